@@ -1,0 +1,162 @@
+"""What every scheduler adapter shares: desired windows in, per-window statuses out.
+
+An adapter turns the published windows of one cluster (as the windows API serves them)
+into that scheduler's own objects: Slurm reservations, Kueue ClusterQueues, ... It runs
+either next to the scheduler (Slurm: `slurm_sync`) or inside Docket (Kueue: pure
+rendering to YAML). Both start from the same `DesiredWindow`; an adapter that changes a
+live scheduler implements `SchedulerSync` and reports one `SyncStatus` per window.
+
+Standard library only (Python 3.11+): this module is copied to scheduler hosts that have no Django.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+
+class WindowFormatError(ValueError):
+    """A window from the API does not have the contract's shape; nothing may be synced from it."""
+
+
+class SyncState(enum.StrEnum):
+    """The states the sync-status endpoint accepts."""
+
+    IN_SYNC = "in_sync"
+    SHORT = "short"  # the scheduler holds fewer resources than the window asked for
+    FAILED = "failed"  # the scheduler holds nothing for the window
+
+
+@dataclass(frozen=True)
+class DesiredWindow:
+    """One published window of the cluster, as the scheduler should hold it.
+
+    Invariants (checked by `from_api`): `start < end`, both timezone-aware UTC;
+    `gpu_count > 0`; `gpus_per_node > 0`. `account` is None when Docket has no
+    scheduler account mapped for the team; `scheduler_label` may be empty when the pool
+    has none configured. Adapters decide what they can do with such a window.
+    """
+
+    id: int
+    plan_version: int
+    cluster: str
+    pool: str
+    gpu_model: str
+    scheduler_label: str
+    gpu_count: int
+    gpus_per_node: int
+    start: datetime
+    end: datetime
+    team: str
+    account: str | None
+    tier: str
+    request_id: int | None
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> DesiredWindow:
+        """Parse one element of the windows API's `results`; raise WindowFormatError if malformed."""
+        try:
+            window = cls(
+                id=_int(data, "id"),
+                plan_version=_int(data, "plan_version"),
+                cluster=_str(data, "cluster"),
+                pool=_str(data, "pool"),
+                gpu_model=_str(data, "gpu_model"),
+                scheduler_label=_str(data, "scheduler_label", allow_empty=True),
+                gpu_count=_int(data, "gpu_count"),
+                gpus_per_node=_int(data, "gpus_per_node"),
+                start=parse_utc(_str(data, "start")),
+                end=parse_utc(_str(data, "end")),
+                team=_str(data, "team"),
+                account=_str(data, "account") if data.get("account") is not None else None,
+                tier=_str(data, "tier"),
+                request_id=_int(data, "request_id") if data.get("request_id") is not None else None,
+            )
+        except WindowFormatError as exc:
+            raise WindowFormatError(f"window {data.get('id', '?')}: {exc}") from None
+        if window.gpu_count <= 0 or window.gpus_per_node <= 0:
+            raise WindowFormatError(f"window {window.id}: gpu_count and gpus_per_node must be positive")
+        if window.end <= window.start:
+            raise WindowFormatError(f"window {window.id}: end {window.end} is not after start {window.start}")
+        return window
+
+    def is_active(self, at: datetime) -> bool:
+        """True while the window holds its GPUs: start <= at < end."""
+        return self.start <= at < self.end
+
+
+def parse_windows(results: Sequence[Mapping[str, Any]]) -> list[DesiredWindow]:
+    """Parse the API's `results`, all or nothing, and refuse duplicate window ids.
+
+    All or nothing because adapters delete what is not desired: a window silently
+    dropped from a half-understood plan would delete its scheduler objects.
+    """
+    windows = [DesiredWindow.from_api(item) for item in results]
+    seen: set[int] = set()
+    for window in windows:
+        if window.id in seen:
+            raise WindowFormatError(f"window {window.id} appears twice")
+        seen.add(window.id)
+    return windows
+
+
+@dataclass(frozen=True)
+class SyncStatus:
+    """How the scheduler holds one window after a sync; the body of sync-status, per window."""
+
+    window: int
+    state: SyncState
+    nodes_requested: int
+    nodes_reserved: int
+    message: str = ""
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "window": self.window,
+            "state": self.state.value,
+            "nodes_requested": self.nodes_requested,
+            "nodes_reserved": self.nodes_reserved,
+            "message": self.message,
+        }
+
+
+class SchedulerSync(Protocol):
+    """An adapter that makes a live scheduler hold exactly the desired windows.
+
+    `sync` must be idempotent (a second call with the same windows changes nothing),
+    touch only the objects the adapter itself created, and return exactly one status per
+    desired window. With `dry_run` it prints what it would do and changes nothing.
+    """
+
+    def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]: ...
+
+
+def parse_utc(value: str) -> datetime:
+    """Parse an ISO 8601 timestamp with an offset ("Z" accepted) into an aware UTC datetime."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise WindowFormatError(f"{value!r} is not an ISO 8601 timestamp") from None
+    if parsed.tzinfo is None:
+        raise WindowFormatError(f"{value!r} has no UTC offset")
+    return parsed.astimezone(UTC)
+
+
+def _int(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key)
+    # bool is an int in Python; a true/false here is a malformed payload, not 1/0.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise WindowFormatError(f"{key} must be an integer, got {value!r}")
+    return value
+
+
+def _str(data: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:
+    value = data.get(key)
+    if value is None and allow_empty:
+        return ""
+    if not isinstance(value, str) or (not value and not allow_empty):
+        raise WindowFormatError(f"{key} must be a non-empty string, got {value!r}")
+    return value

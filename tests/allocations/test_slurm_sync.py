@@ -1,0 +1,538 @@
+"""The Slurm sync: reconcile() on plain data, and the executor and CLI against a real slurmctld.
+
+The real-controller tests share one private slurmctld per module (tests/allocations/
+slurm_testbed.py) and start from an empty reservation table each. Docket's side is a tiny
+stdlib HTTP server that speaks the windows contract (FakeDocketWindowsApi); it stands in
+for the real API only until that lands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus, WindowFormatError, parse_windows
+from allocations.adapters.client import DocketClient, poll
+from allocations.adapters.slurm_sync import (
+    Create,
+    Delete,
+    Keep,
+    Report,
+    Reservation,
+    SlurmSync,
+    Update,
+    main,
+    nodes_needed,
+    parse_fields,
+    parse_reservations,
+    reconcile,
+)
+from tests.allocations.slurm_testbed import SlurmTestbed, slurmctld  # noqa: F401  (fixture)
+
+TOKEN = "atlas-scheduler-token"
+NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+DAY = timedelta(days=1)
+
+
+def window_json(window_id: int, **overrides: Any) -> dict[str, Any]:
+    """One window as the windows API serves it; defaults: 12 A100 GPUs in 2 days for team search."""
+    data: dict[str, Any] = {
+        "id": window_id,
+        "plan_version": 3,
+        "cluster": "atlas",
+        "pool": "a100",
+        "gpu_model": "A100",
+        "scheduler_label": "a100",
+        "gpu_count": 12,
+        "gpus_per_node": 8,
+        "start": (NOW + 2 * DAY).isoformat().replace("+00:00", "Z"),
+        "end": (NOW + 4 * DAY).isoformat().replace("+00:00", "Z"),
+        "team": "search",
+        "account": "search-acct",
+        "tier": "standard",
+        "request_id": 40 + window_id,
+    }
+    data.update(overrides)
+    return data
+
+
+def window(window_id: int, **overrides: Any) -> DesiredWindow:
+    return DesiredWindow.from_api(window_json(window_id, **overrides))
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+# --- pure parts --------------------------------------------------------------------------
+
+
+def test_window_parses_the_contract_and_refuses_malformed_ones() -> None:
+    parsed = window(17)
+    assert parsed.start == NOW + 2 * DAY
+    assert parsed.start.tzinfo is not None
+    assert nodes_needed(parsed) == 2
+    assert window(5, account=None).account is None
+    with pytest.raises(WindowFormatError, match="end"):
+        window(1, end=iso(NOW))
+    with pytest.raises(WindowFormatError, match="id must be an integer"):
+        window(True)
+    with pytest.raises(WindowFormatError, match="no UTC offset"):
+        window(1, start="2026-12-01T08:00:00")
+    with pytest.raises(WindowFormatError, match="appears twice"):
+        parse_windows([window_json(1), window_json(1)])
+
+
+def test_scontrol_line_splits_on_first_equals_and_null_is_empty() -> None:
+    line = (
+        "ReservationName=docket-w17 StartTime=2026-12-01T08:00:00 EndTime=2026-12-03T08:00:00 "
+        "Duration=2-00:00:00 Nodes=gpu[01-02] NodeCnt=2 CoreCnt=128 Features=a100 PartitionName=gpu "
+        "Flags= TRES=cpu=128 Users=(null) Groups=(null) Accounts=search-acct,ads State=INACTIVE"
+    )
+    fields = parse_fields(line)
+    assert fields["TRES"] == "cpu=128"
+    assert fields["Users"] == ""
+    assert fields["Flags"] == ""
+    [reservation] = parse_reservations(line + "\n")
+    assert reservation.window_id == 17
+    assert reservation.node_count == 2
+    assert reservation.accounts == {"search-acct", "ads"}
+    assert reservation.start == datetime(2026, 12, 1, 8, tzinfo=UTC)
+    assert parse_reservations("No reservations in the system\n") == []
+
+
+def reservation_for(desired: DesiredWindow, **overrides: Any) -> Reservation:
+    fields: dict[str, Any] = {
+        "name": f"docket-w{desired.id}",
+        "start": desired.start,
+        "end": desired.end,
+        "node_count": nodes_needed(desired),
+        "features": desired.scheduler_label,
+        "accounts": frozenset({desired.account}),
+    }
+    fields.update(overrides)
+    return Reservation(**fields)
+
+
+def test_reconcile_never_names_reservations_without_the_prefix() -> None:
+    foreign = [
+        Reservation("maintenance", NOW, NOW + DAY, 4),
+        Reservation("docket-weekly", NOW, NOW + DAY, 1),
+        Reservation("docket-w12x", NOW, NOW + DAY, 1),
+    ]
+    assert reconcile([], foreign, NOW) == []
+
+
+def test_active_reservation_only_moves_its_end() -> None:
+    desired = window(17, start=iso(NOW - DAY), end=iso(NOW + 3 * DAY))
+    current = reservation_for(desired, start=NOW - DAY + timedelta(minutes=5), end=NOW + 2 * DAY)
+    [action] = reconcile([desired], [current], NOW)
+    assert isinstance(action, Update)
+    assert action.changes == (("EndTime", (NOW + 3 * DAY).strftime("%Y-%m-%dT%H:%M:%S")),)
+
+
+def test_active_reservation_whose_start_moved_ahead_is_recreated() -> None:
+    desired = window(17)  # starts in two days
+    current = reservation_for(desired, start=NOW - timedelta(hours=1))
+    delete, create = reconcile([desired], [current], NOW)
+    assert isinstance(delete, Delete) and delete.recreate and delete.name == "docket-w17"
+    assert isinstance(create, Create) and create.start == desired.start
+
+
+def test_window_already_begun_is_created_starting_now() -> None:
+    [create] = reconcile([window(17, start=iso(NOW - DAY))], [], NOW)
+    assert isinstance(create, Create) and create.start is None
+    assert "StartTime=now" in create.argv()
+
+
+def test_unmapped_window_loses_its_old_reservation() -> None:
+    desired = window(17, account=None)
+    delete, report = reconcile([desired], [reservation_for(window(17))], NOW)
+    assert isinstance(delete, Delete) and not delete.recreate
+    assert isinstance(report, Report) and report.state is SyncState.FAILED
+    assert "no Slurm account mapped for team search" in report.message
+
+
+def test_reconcile_of_a_matching_reservation_keeps_it() -> None:
+    desired = window(17)
+    [action] = reconcile([desired], [reservation_for(desired)], NOW)
+    assert isinstance(action, Keep)
+
+
+def test_unreachable_docket_exits_2_and_runs_no_scontrol(tmp_path: Path) -> None:
+    out = io.StringIO()
+    # Port 9 (discard) on localhost: nothing listens, the connection is refused at once.
+    missing_scontrol = SlurmTestbed(root=tmp_path, conf=tmp_path, scontrol=str(tmp_path / "none"), env={})
+
+    code = run_cli("http://127.0.0.1:9", missing_scontrol, out)
+
+    assert code == 2
+    assert "sync failed" in out.getvalue()
+
+
+def run_cli(url: str, testbed: SlurmTestbed, out: io.StringIO, *extra: str) -> int:
+    argv = ["--url", url, "--token", TOKEN, "--cluster", "atlas", "--once", "--scontrol", testbed.scontrol, *extra]
+    return main(argv, env=testbed.env, out=out)
+
+
+# --- a fake Docket, only until the real windows API lands --------------------------------
+
+
+class FakeDocketWindowsApi:
+    """Serves the windows contract for one cluster on 127.0.0.1 and records what schedulers send.
+
+    Two windows per page, so `next` is followed; the ETag is a hash of the plan.
+    """
+
+    page_size = 2
+
+    def __init__(self) -> None:
+        self.windows: list[dict[str, Any]] = []
+        self.plan_version: int | None = 3
+        self.posted: list[list[dict[str, Any]]] = []
+        self.requests: list[tuple[str, str | None]] = []  # (path, If-None-Match)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def etag(self) -> str:
+        digest = hashlib.sha256(json.dumps([self.plan_version, self.windows], sort_keys=True).encode())
+        return f'"{digest.hexdigest()[:16]}"'
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def _json(self, status: int, body: object, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                if self.headers.get("Authorization") == f"Bearer {TOKEN}":
+                    return True
+                self._json(401, {"detail": "Invalid token."})
+                return False
+
+            def do_GET(self) -> None:
+                api.requests.append((self.path, self.headers.get("If-None-Match")))
+                if not self._authorized():
+                    return
+                url = urllib.parse.urlsplit(self.path)
+                query = urllib.parse.parse_qs(url.query)
+                if url.path != "/api/v1/windows/" or query.get("cluster") != ["atlas"]:
+                    self._json(404, {"detail": "Not found."})
+                    return
+                etag = api.etag()
+                if self.headers.get("If-None-Match") == etag:
+                    self.send_response(304)
+                    self.send_header("ETag", etag)
+                    self.end_headers()
+                    return
+                page = int(query.get("page", ["1"])[0])
+                start = (page - 1) * api.page_size
+                more = start + api.page_size < len(api.windows)
+                body = {
+                    "count": len(api.windows),
+                    "next": f"{api.url}/api/v1/windows/?cluster=atlas&page={page + 1}" if more else None,
+                    "previous": None,
+                    "cursor": 100 + len(api.posted),
+                    "plan_version": api.plan_version,
+                    "results": api.windows[start : start + api.page_size],
+                }
+                self._json(200, body, {"ETag": etag})
+
+            def do_POST(self) -> None:
+                if not self._authorized():
+                    return
+                if self.path != "/api/v1/windows/sync-status/":
+                    self._json(404, {"detail": "Not found."})
+                    return
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                api.posted.append(body["statuses"])
+                self._json(200, {"updated": len(body["statuses"])})
+
+        return Handler
+
+    def __enter__(self) -> FakeDocketWindowsApi:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(timeout=5)
+
+
+@pytest.fixture
+def docket() -> Iterator[FakeDocketWindowsApi]:
+    with FakeDocketWindowsApi() as api:
+        yield api
+
+
+# --- against a real slurmctld ------------------------------------------------------------
+
+
+@pytest.fixture
+def slurm(slurmctld: SlurmTestbed) -> Iterator[SlurmTestbed]:  # noqa: F811
+    """The module's controller with no reservations at the start of the test."""
+    slurmctld.delete_all_reservations()
+    yield slurmctld
+
+
+def reservations(testbed: SlurmTestbed) -> dict[str, Reservation]:
+    return {r.name: r for r in parse_reservations(testbed.run("-o", "show", "reservation").stdout)}
+
+
+def sync(testbed: SlurmTestbed, windows: list[DesiredWindow], *, dry_run: bool = False) -> tuple[list[SyncStatus], str]:
+    out = io.StringIO()
+    statuses = SlurmSync(scontrol=testbed.scontrol, env=testbed.env, out=out).sync(
+        windows, now=datetime.now(UTC), dry_run=dry_run
+    )
+    return statuses, out.getvalue()
+
+
+def plan_v1() -> list[DesiredWindow]:
+    return [
+        window(17),
+        window(18, pool="h100", gpu_model="H100", scheduler_label="h100", gpu_count=16, team="ads", account="ads"),
+        window(19, gpu_count=8, start=iso(NOW + 5 * DAY), end=iso(NOW + 6 * DAY)),
+    ]
+
+
+@pytest.mark.slurm
+def test_first_sync_creates_one_reservation_per_window(slurm: SlurmTestbed) -> None:
+    statuses, out = sync(slurm, plan_v1())
+
+    assert [(s.window, s.state, s.nodes_requested, s.nodes_reserved) for s in statuses] == [
+        (17, SyncState.IN_SYNC, 2, 2),
+        (18, SyncState.IN_SYNC, 2, 2),
+        (19, SyncState.IN_SYNC, 1, 1),
+    ]
+    assert "window 17: 12 GPUs → 2 nodes (16 GPUs)" in out
+    held = reservations(slurm)
+    assert sorted(held) == ["docket-w17", "docket-w18", "docket-w19"]
+    w17 = held["docket-w17"]
+    assert (w17.start, w17.end) == (NOW + 2 * DAY, NOW + 4 * DAY)
+    assert (w17.node_count, w17.features, w17.accounts) == (2, "a100", {"search-acct"})
+    assert (held["docket-w18"].features, held["docket-w18"].accounts) == ("h100", {"ads"})
+
+
+@pytest.mark.slurm
+def test_new_plan_version_updates_and_deletes(slurm: SlurmTestbed) -> None:
+    sync(slurm, plan_v1())
+    nodes_before = reservations(slurm)["docket-w17"].nodes
+    plan_v2 = [
+        window(17, plan_version=4, gpu_count=20, start=iso(NOW + 3 * DAY), end=iso(NOW + 5 * DAY)),
+        window(18, plan_version=4, pool="h100", scheduler_label="h100", gpu_count=16, team="ads", account="ads-2"),
+        # 19 is gone; 20 is new
+        window(20, plan_version=4, gpu_count=4),
+    ]
+
+    statuses, out = sync(slurm, plan_v2)
+
+    assert {s.window: s.state for s in statuses} == {
+        17: SyncState.IN_SYNC,
+        18: SyncState.IN_SYNC,
+        20: SyncState.IN_SYNC,
+    }
+    held = reservations(slurm)
+    assert sorted(held) == ["docket-w17", "docket-w18", "docket-w20"]
+    w17 = held["docket-w17"]
+    assert (w17.start, w17.end, w17.node_count) == (NOW + 3 * DAY, NOW + 5 * DAY, 3)
+    assert w17.nodes != nodes_before  # grew in place from 2 to 3 nodes
+    assert held["docket-w18"].accounts == {"ads-2"}
+    assert held["docket-w20"].node_count == 1
+    assert "delete docket-w19 (window 19 is no longer published)" in out
+
+
+@pytest.mark.slurm
+def test_second_run_changes_nothing(slurm: SlurmTestbed) -> None:
+    sync(slurm, plan_v1())
+    before = reservations(slurm)
+
+    statuses, out = sync(slurm, plan_v1())
+
+    assert reservations(slurm) == before
+    assert all(s.state is SyncState.IN_SYNC for s in statuses)
+    assert not any(word in out for word in ("create ", "update ", "delete "))
+    assert out.count(": in sync") == 3
+
+
+@pytest.mark.slurm
+def test_window_too_large_for_pool_is_reported_failed_with_slurms_message(slurm: SlurmTestbed) -> None:
+    statuses, out = sync(slurm, [window(30, gpu_count=100)])
+
+    [status] = statuses
+    assert status.state is SyncState.FAILED
+    assert (status.nodes_requested, status.nodes_reserved) == (13, 0)
+    assert "Requested node configuration is not available" in status.message
+    assert "window 30: 100 GPUs → 13 nodes (104 GPUs)" in out
+    assert reservations(slurm) == {}
+
+
+@pytest.mark.slurm
+def test_fewer_nodes_read_back_is_reported_short(slurm: SlurmTestbed, monkeypatch: pytest.MonkeyPatch) -> None:
+    executor = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO())
+    real_read_back = executor.read_back
+
+    def read_back_one_node(name: str) -> Reservation | None:
+        # Slurm can hold fewer nodes than NodeCnt and still exit 0; the read-back must catch it.
+        held = real_read_back(name)
+        return replace(held, node_count=1) if held else None
+
+    monkeypatch.setattr(executor, "read_back", read_back_one_node)
+    [status] = executor.sync([window(17)], now=datetime.now(UTC), dry_run=False)
+
+    assert status.state is SyncState.SHORT
+    assert (status.nodes_requested, status.nodes_reserved) == (2, 1)
+    assert status.message.startswith("short by 1 nodes")
+
+
+@pytest.mark.slurm
+def test_unknown_team_mapping_is_reported_and_not_created(slurm: SlurmTestbed) -> None:
+    statuses, _out = sync(slurm, [window(17), window(21, team="vision", account=None)])
+
+    by_window = {s.window: s for s in statuses}
+    assert by_window[17].state is SyncState.IN_SYNC
+    assert by_window[21].state is SyncState.FAILED
+    assert by_window[21].message == "no Slurm account mapped for team vision"
+    assert sorted(reservations(slurm)) == ["docket-w17"]
+
+
+@pytest.mark.slurm
+def test_feature_change_and_active_start_move_recreate_the_reservation(slurm: SlurmTestbed) -> None:
+    started = window(17, start=iso(NOW - DAY))
+    sync(slurm, [started, window(18)])
+    assert reservations(slurm)["docket-w17"].state == "ACTIVE"
+
+    moved = window(17, start=iso(NOW + 2 * DAY))
+    rehomed = window(18, scheduler_label="h100", pool="h100")
+    statuses, out = sync(slurm, [moved, rehomed])
+
+    assert all(s.state is SyncState.IN_SYNC for s in statuses), statuses
+    held = reservations(slurm)
+    assert (held["docket-w17"].start, held["docket-w17"].state) == (NOW + 2 * DAY, "INACTIVE")
+    assert held["docket-w18"].features == "h100"
+    assert out.count("delete docket-w1") == 2
+
+
+@pytest.mark.slurm
+def test_reservations_not_created_by_docket_are_left_alone(slurm: SlurmTestbed) -> None:
+    for name in ("maintenance", "docket-weekly"):
+        slurm.run(
+            "create",
+            "reservation",
+            f"ReservationName={name}",
+            "StartTime=now",
+            "Duration=60",
+            "NodeCnt=1",
+            "Users=root",
+        )
+    sync(slurm, [window(17)])
+
+    sync(slurm, [])
+
+    assert sorted(reservations(slurm)) == ["docket-weekly", "maintenance"]
+
+
+@pytest.mark.slurm
+def test_cli_once_syncs_every_page_and_reports_every_window(slurm: SlurmTestbed, docket: FakeDocketWindowsApi) -> None:
+    docket.windows = [
+        window_json(17),
+        window_json(18, pool="h100", scheduler_label="h100", team="ads", account="ads"),
+        window_json(19, gpu_count=8),
+        window_json(21, team="vision", account=None),
+    ]
+    out = io.StringIO()
+
+    code = run_cli(docket.url, slurm, out)
+
+    assert code == 1, out.getvalue()  # window 21 failed
+    assert sorted(reservations(slurm)) == ["docket-w17", "docket-w18", "docket-w19"]
+    [posted] = docket.posted
+    assert [(s["window"], s["state"]) for s in posted] == [
+        (17, "in_sync"),
+        (18, "in_sync"),
+        (19, "in_sync"),
+        (21, "failed"),
+    ]
+    assert posted[0] == {
+        "window": 17,
+        "state": "in_sync",
+        "nodes_requested": 2,
+        "nodes_reserved": 2,
+        "message": "reserved 12 GPUs on 2 nodes (16 GPUs)",
+    }
+    assert [path for path, _etag in docket.requests] == [
+        "/api/v1/windows/?cluster=atlas",
+        "/api/v1/windows/?cluster=atlas&page=2",
+    ]
+
+
+@pytest.mark.slurm
+def test_cli_dry_run_changes_nothing_and_reports_nothing(slurm: SlurmTestbed, docket: FakeDocketWindowsApi) -> None:
+    sync(slurm, [window(17), window(19)])
+    before = reservations(slurm)
+    docket.windows = [window_json(17, gpu_count=24), window_json(20)]
+    out = io.StringIO()
+
+    code = run_cli(docket.url, slurm, out, "--dry-run")
+
+    assert code == 0
+    assert reservations(slurm) == before
+    assert docket.posted == []
+    plan = out.getvalue()
+    assert "would delete docket-w19" in plan
+    assert "would update docket-w17: scontrol update ReservationName=docket-w17 NodeCnt=3" in plan
+    assert "would create docket-w20" in plan
+
+
+@pytest.mark.slurm
+def test_unchanged_plan_costs_one_304_then_sleeps(slurm: SlurmTestbed, docket: FakeDocketWindowsApi) -> None:
+    docket.windows = [window_json(17)]
+    client = DocketClient(docket.url, TOKEN, "atlas")
+    executor = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO())
+    slept: list[float] = []
+    out = io.StringIO()
+
+    poll(client, executor, interval_s=30, resync_s=3600, dry_run=False, passes=2, sleep=slept.append, out=out)
+
+    assert slept == [30, 30]
+    assert [etag for _path, etag in docket.requests] == [None, docket.etag()]
+    assert len(docket.posted) == 1  # the second pass reported nothing
+    assert "windows unchanged (304); nothing to do" in out.getvalue()
+    assert sorted(reservations(slurm)) == ["docket-w17"]
+
+
+@pytest.mark.slurm
+def test_refused_update_is_failed_and_says_what_is_still_held(slurm: SlurmTestbed) -> None:
+    # 2 + 6 nodes: every A100 node is taken over the same two days.
+    sync(slurm, [window(17), window(19, gpu_count=48)])
+
+    statuses, _out = sync(slurm, [window(17, gpu_count=24), window(19, gpu_count=48)])
+
+    status = next(s for s in statuses if s.window == 17)
+    assert status.state is SyncState.FAILED
+    assert (status.nodes_requested, status.nodes_reserved) == (3, 2)
+    assert "Error updating the reservation" in status.message
+    assert reservations(slurm)["docket-w17"].node_count == 2
