@@ -1,0 +1,92 @@
+"""Resources and their tenants: teams, clusters and GPU pools.
+
+This app knows nothing of committees: a team here is only the tenant of allocation windows.
+"""
+
+from __future__ import annotations
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+
+class Team(models.Model):
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    slug = models.SlugField(_("slug"), max_length=50, unique=True)
+    fair_share_weight = models.PositiveIntegerField(
+        _("fair-share weight"),
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text=_("The team's entitled share is its weight over the sum of all teams' weights."),
+    )
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
+        constraints = [
+            models.CheckConstraint(condition=Q(fair_share_weight__gt=0), name="team_fair_share_weight_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SchedulerKind(models.TextChoices):
+    SLURM = "slurm", _("Slurm")
+    KUEUE = "kueue", _("Kubernetes / Kueue")
+    OTHER = "other", _("Other")
+
+
+class Cluster(models.Model):
+    slug = models.SlugField(_("slug"), max_length=50, unique=True)
+    name = models.CharField(_("name"), max_length=100)
+    scheduler_kind = models.CharField(_("scheduler"), max_length=10, choices=SchedulerKind.choices)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("cluster")
+        verbose_name_plural = _("clusters")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GpuPool(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="pools", verbose_name=_("cluster"))
+    slug = models.SlugField(_("slug"), max_length=50)
+    gpu_model = models.CharField(_("GPU model"), max_length=50)
+    gpu_count = models.PositiveIntegerField(_("GPUs"), validators=[MinValueValidator(1)])
+    gpus_per_node = models.PositiveIntegerField(_("GPUs per node"), default=8, validators=[MinValueValidator(1)])
+    burst_reserve_pct = models.PositiveSmallIntegerField(
+        _("burst reserve %"), default=20, validators=[MaxValueValidator(99)], help_text=_("Held back from standard windows; preemptible work may use it.")
+    )
+    standby_pct = models.PositiveSmallIntegerField(
+        _("cold standby %"), default=10, validators=[MaxValueValidator(99)], help_text=_("Never allocated: spare capacity for failures.")
+    )
+    scheduler_label = models.CharField(
+        _("scheduler label"),
+        max_length=50,
+        blank=True,
+        help_text=_("How the scheduler selects this pool's nodes, e.g. the Slurm feature 'a100'."),
+    )
+
+    class Meta:
+        ordering = ["cluster__name", "slug"]
+        verbose_name = _("GPU pool")
+        verbose_name_plural = _("GPU pools")
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "slug"], name="gpupool_unique_slug_per_cluster"),
+            models.CheckConstraint(condition=Q(gpu_count__gt=0), name="gpupool_gpu_count_positive"),
+            models.CheckConstraint(condition=Q(gpus_per_node__gt=0), name="gpupool_gpus_per_node_positive"),
+            models.CheckConstraint(
+                condition=Q(burst_reserve_pct__gte=0)
+                & Q(standby_pct__gte=0)
+                & Q(burst_reserve_pct__lt=100 - F("standby_pct")),
+                name="gpupool_reserves_below_100_pct",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.slug}/{self.slug} ({self.gpu_count}× {self.gpu_model})"

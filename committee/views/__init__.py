@@ -1,0 +1,1 @@
+"""Pages of the committee app, one module per area."""

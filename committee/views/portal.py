@@ -1,0 +1,210 @@
+"""Team portal pages. Views parse input, call one service, render."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from committee import selectors, services
+from committee.forms import (
+    AlternativeFormSet,
+    GpuRequestForm,
+    ImpactForecastForm,
+    TeamChoiceForm,
+    UsageReportForm,
+    alternatives_initial,
+)
+from committee.models import GpuRequest
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return redirect("committee:portal")
+
+
+@login_required
+def portal(request: HttpRequest) -> HttpResponse:
+    """My teams' requests, this cycle first."""
+    gpu_requests = list(selectors.request_list_for_team_member(viewer=request.user))
+    by_cycle = [(cycle, list(rows)) for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)]
+    return render(
+        request,
+        "committee/portal.html",
+        {
+            "teams": selectors.team_list_for_user(user=request.user),
+            "intake_cycle": selectors.cycle_open_for_intake(),
+            "by_cycle": by_cycle,
+        },
+    )
+
+
+def _attach_service_errors(exc: ValidationError, forms: dict[str, Any]) -> None:
+    """Put a service's ValidationError on the form field it names, else on the main form."""
+    main = forms["request"]
+    if not hasattr(exc, "error_dict"):
+        main.add_error(None, exc)
+        return
+    for key, errors in exc.message_dict.items():
+        prefix, _sep, rest = key.partition(".")
+        if prefix == "usage" and rest in forms["usage"].fields:
+            forms["usage"].add_error(rest, errors)
+        elif prefix == "forecast" and rest in forms["forecast"].fields:
+            forms["forecast"].add_error(rest, errors)
+        elif prefix == "alternatives":
+            index, _sep, field = rest.partition(".")
+            alt_forms = [f for f in forms["alternatives"].forms if not _deleted(f)]
+            target = alt_forms[int(index)] if index.isdigit() and int(index) < len(alt_forms) else None
+            if target is not None and field in target.fields:
+                target.add_error(field, errors)
+            else:
+                main.add_error(None, errors)
+        elif key in main.fields:
+            main.add_error(key, errors)
+        else:
+            main.add_error(None, errors)
+
+
+def _deleted(form: Any) -> bool:
+    return bool(form.cleaned_data.get("DELETE")) if hasattr(form, "cleaned_data") else False
+
+
+def _bound_forms(request: HttpRequest, gpu_request: GpuRequest | None) -> dict[str, Any]:
+    data = request.POST if request.method == "POST" else None
+    return {
+        "request": GpuRequestForm(data, instance=gpu_request),
+        "usage": UsageReportForm(data, instance=getattr(gpu_request, "usage_report", None)),
+        "forecast": ImpactForecastForm(data, instance=getattr(gpu_request, "impact_forecast", None)),
+        "alternatives": AlternativeFormSet(
+            data, prefix="alt", initial=None if data else alternatives_initial(gpu_request)
+        ),
+    }
+
+
+def _forms_valid(forms: dict[str, Any]) -> bool:
+    results = [form.is_valid() for form in forms.values()]  # validate every form, to show every error
+    return all(results)
+
+
+def _payload(forms: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "fields": forms["request"].cleaned_data,
+        "usage": forms["usage"].cleaned_data,
+        "forecast": forms["forecast"].cleaned_data,
+        "alternatives": [
+            {k: v for k, v in f.cleaned_data.items() if k != "DELETE"}
+            for f in forms["alternatives"].forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        ],
+    }
+
+
+def _render_form(
+    request: HttpRequest,
+    forms: dict[str, Any],
+    *,
+    gpu_request: GpuRequest | None,
+    team_form: Any,
+    cycle: Any,
+    status: int = 200,
+) -> HttpResponse:
+    context = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle}
+    return render(request, "committee/request_form.html", context, status=status)
+
+
+@login_required
+def request_create(request: HttpRequest) -> HttpResponse:
+    cycle = selectors.cycle_open_for_intake()
+    teams = list(selectors.team_list_for_user(user=request.user))
+    if not teams:
+        raise PermissionDenied(_("You are not a member of any team."))
+    if cycle is None or not cycle.intake_open:
+        messages.error(request, _("No cycle is open for intake right now."))
+        return redirect("committee:portal")
+    forms = _bound_forms(request, None)
+    team_form = TeamChoiceForm(request.POST or None, user=request.user, initial={"team": teams[0]})
+    if request.method == "POST":
+        if _forms_valid(forms) and team_form.is_valid():
+            try:
+                gpu_request = services.gpu_request_create(
+                    actor=request.user, team=team_form.cleaned_data["team"], cycle=cycle, **_payload(forms)
+                )
+            except ValidationError as exc:
+                _attach_service_errors(exc, forms)
+            else:
+                messages.success(request, _("Draft saved. Submit it when it is ready for the committee."))
+                return redirect("committee:request-detail", pk=gpu_request.pk)
+        return _render_form(request, forms, gpu_request=None, team_form=team_form, cycle=cycle, status=400)
+    return _render_form(request, forms, gpu_request=None, team_form=team_form, cycle=cycle)
+
+
+def _own_request(request: HttpRequest, pk: int) -> GpuRequest:
+    """A request of one of the viewer's own teams (committee members don't edit other teams' requests)."""
+    try:
+        return selectors.request_list_for_team_member(viewer=request.user).get(pk=pk)
+    except GpuRequest.DoesNotExist:
+        raise Http404("No such request") from None
+
+
+@login_required
+def request_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    gpu_request = _own_request(request, pk)
+    if not gpu_request.cycle.intake_open or gpu_request.status not in ("draft", "submitted"):
+        messages.error(request, _("This request can no longer be edited."))
+        return redirect("committee:request-detail", pk=pk)
+    forms = _bound_forms(request, gpu_request)
+    if request.method == "POST":
+        if _forms_valid(forms):
+            try:
+                services.gpu_request_update(actor=request.user, gpu_request=gpu_request, **_payload(forms))
+            except ValidationError as exc:
+                _attach_service_errors(exc, forms)
+            else:
+                messages.success(request, _("Request saved."))
+                return redirect("committee:request-detail", pk=pk)
+        return _render_form(
+            request, forms, gpu_request=gpu_request, team_form=None, cycle=gpu_request.cycle, status=400
+        )
+    return _render_form(request, forms, gpu_request=gpu_request, team_form=None, cycle=gpu_request.cycle)
+
+
+@login_required
+def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=pk)
+    can_edit = (
+        gpu_request.cycle.intake_open
+        and gpu_request.status in ("draft", "submitted")
+        and selectors.user_is_team_member(user=request.user, team=gpu_request.team)
+    )
+    return render(request, "committee/request_detail.html", {"gpu_request": gpu_request, "can_edit": can_edit})
+
+
+def _transition(request: HttpRequest, pk: int, service: Any, done: str) -> HttpResponse:
+    gpu_request = _own_request(request, pk)
+    try:
+        service(actor=request.user, gpu_request=gpu_request)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, done)
+    return redirect("committee:request-detail", pk=pk)
+
+
+@login_required
+@require_POST
+def request_submit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _transition(request, pk, services.gpu_request_submit, _("Submitted to the committee."))
+
+
+@login_required
+@require_POST
+def request_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+    return _transition(request, pk, services.gpu_request_withdraw, _("Request withdrawn."))

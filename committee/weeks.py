@@ -1,0 +1,67 @@
+"""ISO-week arithmetic in the committee's time zone (settings.TIME_ZONE)."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+
+WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
+
+
+def committee_zone() -> ZoneInfo:
+    return ZoneInfo(settings.TIME_ZONE)
+
+
+def parse_week(week: str) -> date:
+    """The Monday of an ISO week written as YYYY-Www; ValueError if malformed."""
+    match = WEEK_RE.match(week)
+    if not match:
+        raise ValueError(f"week must look like 2026-W49, got {week!r}")
+    year, number = int(match.group(1)), int(match.group(2))
+    try:
+        return date.fromisocalendar(year, number, 1)
+    except ValueError:
+        raise ValueError(f"{week} is not a week of {year}") from None
+
+
+def week_label(day: date) -> str:
+    year, number, _ = day.isocalendar()
+    return f"{year}-W{number:02d}"
+
+
+def week_bounds(week: str) -> tuple[datetime, datetime]:
+    """Monday 00:00 to the next Monday 00:00 in the committee's zone, as aware datetimes."""
+    monday = parse_week(week)
+    zone = committee_zone()
+    start = datetime.combine(monday, time.min, tzinfo=zone)
+    end = datetime.combine(monday + timedelta(days=7), time.min, tzinfo=zone)
+    return start, end
+
+
+def cycle_schedule(week: str) -> dict[str, datetime]:
+    """The default calendar of the cycle that allocates `week`.
+
+    Intake runs in the week before and closes on its Friday at 18:00; the committee meets on
+    the allocation week's Monday at 09:00 (committee time).
+    """
+    start, end = week_bounds(week)
+    zone = committee_zone()
+    friday_before = (start - timedelta(days=3)).date()
+    return {
+        "starts_at": start,
+        "ends_at": end,
+        "intake_closes_at": datetime.combine(friday_before, time(18, 0), tzinfo=zone),
+        "review_at": datetime.combine(start.date(), time(9, 0), tzinfo=zone),
+    }
+
+
+def next_week_label(now: datetime) -> str:
+    local = now.astimezone(committee_zone()).date()
+    return week_label(local + timedelta(days=7))
+
+
+def current_week_label(now: datetime) -> str:
+    return week_label(now.astimezone(committee_zone()).date())

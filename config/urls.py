@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from committee.views import portal as portal_views
+
+api_v1 = [
+    path("", include("allocations.api.urls")),
+    path("", include("committee.api.urls")),
+    path("", include("reports.api.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", portal_views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("committee.urls")),
+    path("", include("allocations.urls")),
+    path("archive/", include("reports.urls")),
+    path("api/v1/", include(api_v1)),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,1 @@
+"""The decision archive, PDF exports and charts."""

@@ -1,0 +1,72 @@
+"""Shared fixtures: named personas and a small world they live in."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from allocations.models import Cluster, GpuPool, SchedulerKind, Team
+from committee import weeks
+from committee.models import CommitteeSeat, MembershipRole, SeatRole, TeamMembership
+from committee.services import cycle_create
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require(condition: bool, what: str) -> None:
+    """Skip when a local machine lacks a service or tool; in CI that is a failure, never a skip."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is missing in CI")
+    pytest.skip(f"{what} is not available on this machine")
+
+
+def make_user(username: str, **extra: object) -> object:
+    first = username.replace("-", " ").title()
+    return get_user_model().objects.create_user(
+        username=username, password="pw", first_name=first, email=f"{username}@example.com", **extra
+    )
+
+
+@pytest.fixture
+def world(db: object) -> SimpleNamespace:
+    """Two clusters with a pool each, teams A and B, a committee, and next week's cycle open for intake.
+
+    Personas: chair, reviewer (product lead), tech (tech lead, also a member of team B),
+    finance, lead_a (lead of team A), member_a, member_b (member of team B), outsider (no team).
+    """
+    now = timezone.now()
+    atlas = Cluster.objects.create(slug="atlas", name="Atlas", scheduler_kind=SchedulerKind.SLURM)
+    orion = Cluster.objects.create(slug="orion", name="Orion", scheduler_kind=SchedulerKind.KUEUE)
+    a100 = GpuPool.objects.create(
+        cluster=atlas, slug="a100", gpu_model="A100", gpu_count=64, gpus_per_node=8, scheduler_label="a100"
+    )
+    h100 = GpuPool.objects.create(
+        cluster=orion, slug="h100", gpu_model="H100", gpu_count=32, gpus_per_node=8, scheduler_label="h100"
+    )
+    team_a = Team.objects.create(name="Team A", slug="team-a", fair_share_weight=2)
+    team_b = Team.objects.create(name="Team B", slug="team-b", fair_share_weight=1)
+    people = {name: make_user(name) for name in
+              ("chair", "reviewer", "tech", "finance", "lead_a", "member_a", "member_b", "outsider")}
+    since = timezone.localdate() - timedelta(days=30)
+    for name, seat in (("chair", SeatRole.CHAIR), ("reviewer", SeatRole.PRODUCT_LEAD),
+                       ("tech", SeatRole.TECH_LEAD), ("finance", SeatRole.FINANCE)):
+        CommitteeSeat.objects.create(user=people[name], role=seat, active_from=since)
+    TeamMembership.objects.create(user=people["lead_a"], team=team_a, role=MembershipRole.LEAD)
+    TeamMembership.objects.create(user=people["member_a"], team=team_a)
+    TeamMembership.objects.create(user=people["member_b"], team=team_b)
+    TeamMembership.objects.create(user=people["tech"], team=team_b)
+    cycle = cycle_create(week=weeks.next_week_label(now))
+    if cycle.intake_closes_at <= now:
+        cycle.intake_closes_at = now + timedelta(days=1)
+        cycle.review_at = now + timedelta(days=2)
+        cycle.save()
+    return SimpleNamespace(
+        atlas=atlas, orion=orion, a100=a100, h100=h100, team_a=team_a, team_b=team_b, cycle=cycle, **people
+    )
