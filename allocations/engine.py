@@ -353,7 +353,12 @@ class _Week:
 
 
 def _gpus(count: int, pool: PoolCapacity) -> str:
-    return f"{count} {pool.gpu_model or ('GPU' if count == 1 else 'GPUs')}"
+    """ "16 A100", or "1 GPU" / "16 GPUs" when the pool names no model."""
+    return f"{count} {pool.gpu_model}" if pool.gpu_model else _plural_gpus(count)
+
+
+def _plural_gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
 
 
 def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tuple[int, int, bool] | None, Explanation]:
@@ -405,11 +410,13 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
         limit = timeline.total_limit if demand.preemptible_ok else timeline.standard_limit
         if minimum > limit:
             kind = "including the burst reserve" if demand.preemptible_ok else "for standard windows"
-            return refuse(f"needs at least {minimum} GPUs, the {pool.key} pool has {limit} {kind}; no fit this week")
+            return refuse(
+                f"needs at least {_plural_gpus(minimum)}, the {pool.key} pool has {limit} {kind}; no fit this week"
+            )
         full_from, full_to = _blocked_span(free, lo, hi, minimum)
         text = (
             f"{pool.key} pool full from {week.label(full_from)} to {week.label(full_to)} "
-            f"(needs {minimum} GPUs for {hours} h by {week.label(hi)})"
+            f"(needs {_plural_gpus(minimum)} for {hours} h by {week.label(hi)})"
         )
         later = _first_run(free, lo, week.hours, minimum, hours)
         if later < 0:
@@ -423,7 +430,7 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
     parts = []
     if placed < count:
         parts.append(
-            f"shortened to {placed} GPUs: only {placed} free for {hours} h "
+            f"shortened to {_plural_gpus(placed)}: only {placed} free for {hours} h "
             f"between {week.label(lo)} and {week.label(hi)}"
         )
     placed_text = f"placed {week.span(start, start + hours)} on {_gpus(placed, pool)}"
