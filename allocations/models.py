@@ -60,10 +60,16 @@ class GpuPool(models.Model):
     gpu_count = models.PositiveIntegerField(_("GPUs"), validators=[MinValueValidator(1)])
     gpus_per_node = models.PositiveIntegerField(_("GPUs per node"), default=8, validators=[MinValueValidator(1)])
     burst_reserve_pct = models.PositiveSmallIntegerField(
-        _("burst reserve %"), default=20, validators=[MaxValueValidator(99)], help_text=_("Held back from standard windows; preemptible work may use it.")
+        _("burst reserve %"),
+        default=20,
+        validators=[MaxValueValidator(99)],
+        help_text=_("Held back from standard windows; preemptible work may use it."),
     )
     standby_pct = models.PositiveSmallIntegerField(
-        _("cold standby %"), default=10, validators=[MaxValueValidator(99)], help_text=_("Never allocated: spare capacity for failures.")
+        _("cold standby %"),
+        default=10,
+        validators=[MaxValueValidator(99)],
+        help_text=_("Never allocated: spare capacity for failures."),
     )
     scheduler_label = models.CharField(
         _("scheduler label"),
@@ -90,3 +96,53 @@ class GpuPool(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster.slug}/{self.slug} ({self.gpu_count}× {self.gpu_model})"
+
+
+class UsageRecord(models.Model):
+    """GPU use a scheduler reported for a team on a pool over a period.
+
+    Feeds the fairness criterion and pre-fills each team's next usage report. The idempotency
+    key is chosen by the client: the same key again changes nothing.
+    """
+
+    pool = models.ForeignKey(GpuPool, on_delete=models.PROTECT, related_name="usage_records", verbose_name=_("pool"))
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="usage_records", verbose_name=_("team"))
+    period_start = models.DateTimeField(_("period start"))
+    period_end = models.DateTimeField(_("period end"))
+    gpu_hours_used = models.DecimalField(
+        _("GPU-hours used"), max_digits=12, decimal_places=2, validators=[MinValueValidator(0)]
+    )
+    mean_utilization_pct = models.DecimalField(
+        _("mean utilization %"),
+        max_digits=5,
+        decimal_places=1,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    mean_queue_wait_minutes = models.DecimalField(
+        _("mean queue wait (minutes)"), max_digits=10, decimal_places=1, default=0, validators=[MinValueValidator(0)]
+    )
+    idempotency_key = models.CharField(_("idempotency key"), max_length=100)
+    reported_by = models.CharField(_("reported by"), max_length=100, blank=True)
+    reported_at = models.DateTimeField(_("reported"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["period_start", "id"]
+        verbose_name = _("usage record")
+        verbose_name_plural = _("usage records")
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "idempotency_key"], name="usage_unique_key_per_pool"),
+            models.CheckConstraint(condition=Q(period_end__gt=F("period_start")), name="usage_period_end_after_start"),
+            models.CheckConstraint(condition=Q(gpu_hours_used__gte=0), name="usagerecord_gpu_hours_not_negative"),
+            models.CheckConstraint(
+                condition=Q(mean_utilization_pct__gte=0) & Q(mean_utilization_pct__lte=100),
+                name="usagerecord_utilization_0_100",
+            ),
+            models.CheckConstraint(condition=Q(mean_queue_wait_minutes__gte=0), name="usagerecord_wait_not_negative"),
+        ]
+        indexes = [
+            # Fair share and dashboards: a period's usage summed per team.
+            models.Index(fields=["period_start", "team"], name="usagerecord_period_team_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} on {self.pool}: {self.gpu_hours_used} GPU-h"
