@@ -24,6 +24,7 @@ reservation back, because Slurm may hold fewer nodes than asked and still exit 0
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import os
 import re
@@ -515,18 +516,24 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         client = DocketClient(args.url, args.token, args.cluster)
     except DocketError as exc:
         parser.error(str(exc))
+    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
+        # Under systemd stdout is a pipe; without this the journal gets lines minutes late.
+        sys.stdout.reconfigure(line_buffering=True)
     stream = out or sys.stdout
     adapter = SlurmSync(scontrol=args.scontrol, env=env, out=stream)
     if not args.once:
-        poll(
-            client,
-            adapter,
-            interval_s=args.interval,
-            resync_s=args.resync,
-            dry_run=args.dry_run,
-            out=stream,
-            errors=(DocketError, SlurmError),
-        )
+        try:
+            poll(
+                client,
+                adapter,
+                interval_s=args.interval,
+                resync_s=args.resync,
+                dry_run=args.dry_run,
+                out=stream,
+                errors=(DocketError, SlurmError),
+            )
+        except KeyboardInterrupt:
+            return 130
         return 0
     try:
         result = run_pass(client, adapter, dry_run=args.dry_run, out=stream)

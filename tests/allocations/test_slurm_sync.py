@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -536,3 +538,13 @@ def test_refused_update_is_failed_and_says_what_is_still_held(slurm: SlurmTestbe
     assert (status.nodes_requested, status.nodes_reserved) == (3, 2)
     assert "Error updating the reservation" in status.message
     assert reservations(slurm)["docket-w17"].node_count == 2
+
+
+def test_sync_module_imports_neither_django_nor_yaml() -> None:
+    # It is copied to Slurm hosts that have only Python's standard library.
+    code = (
+        "import sys, allocations.adapters.slurm_sync\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'yaml', 'rest_framework'}))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
+    assert result.stdout.strip() == "[]"
