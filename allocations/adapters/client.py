@@ -68,12 +68,13 @@ class DocketClient:
         windows, and when the pages keep disagreeing on the plan version.
         """
         for _attempt in range(MAX_FETCH_ATTEMPTS):
-            snapshot = self._fetch_all_pages(etag)
-            if snapshot is None or snapshot is not _MIXED:
-                return snapshot
+            try:
+                return self._fetch_all_pages(etag)
+            except _PlanChanged:
+                continue
         raise DocketError(f"the plan kept changing while reading {MAX_FETCH_ATTEMPTS} times; try again later")
 
-    def _fetch_all_pages(self, etag: str | None) -> Any:
+    def _fetch_all_pages(self, etag: str | None) -> WindowsSnapshot | None:
         headers = {"If-None-Match": etag} if etag else {}
         status, body, response_headers = self._request("GET", self.windows_url, headers=headers)
         if status == 304:
@@ -85,7 +86,7 @@ class DocketClient:
         results: list[Any] = []
         while True:
             if page.get("plan_version") != plan_version:
-                return _MIXED
+                raise _PlanChanged
             items = page.get("results")
             if not isinstance(items, list):
                 raise DocketError("windows response has no 'results' list")
@@ -95,7 +96,7 @@ class DocketClient:
                 break
             next_url = urllib.parse.urljoin(self.windows_url, str(next_url))
             if _origin(next_url) != self._origin:
-                raise DocketError(f"refusing to send the token to {next_url}: not {self._origin}")
+                raise DocketError(f"refusing to send the token to {next_url}: not Docket's origin {self.base_url}")
             _status, body, _headers = self._request("GET", next_url)
             page = _json_object(body, next_url)
         try:
@@ -144,7 +145,8 @@ class DocketClient:
             raise DocketError(f"{method} {url}: {exc}") from None
 
 
-_MIXED = object()  # sentinel: pages of two plan versions
+class _PlanChanged(Exception):
+    """A later page belongs to another plan version than the first: read all pages again."""
 
 
 def _origin(url: str) -> tuple[str, str]:

@@ -364,7 +364,8 @@ class SlurmSync:
             print("dry run: the plan below changes nothing and reports nothing", file=self.out)
             for action in actions:
                 print(f"  would {describe(action)}", file=self.out)
-            return [_predicted_status(action) for action in actions if not isinstance(action, Delete)]
+            predicted = [_predicted_status(action) for action in actions if not isinstance(action, Delete)]
+            return sorted(predicted, key=lambda status: status.window)
         return self.execute(actions)
 
     def execute(self, actions: Sequence[Action]) -> list[SyncStatus]:
@@ -399,7 +400,7 @@ class SlurmSync:
         if isinstance(action, Keep):
             return _held(window, action.reservation.node_count)
         if isinstance(action, Report):
-            return SyncStatus(window.id, action.state, nodes_needed(window), 0, action.message)
+            return _reported(action)
         if window.id in blocked:
             return _failed(window, blocked[window.id])
         result = self._run(action.argv())
@@ -446,9 +447,13 @@ def _failed(window: DesiredWindow, message: str, *, nodes_reserved: int = 0) -> 
     return SyncStatus(window.id, SyncState.FAILED, nodes_needed(window), nodes_reserved, message)
 
 
+def _reported(action: Report) -> SyncStatus:
+    return SyncStatus(action.window.id, action.state, nodes_needed(action.window), 0, action.message)
+
+
 def _predicted_status(action: Action) -> SyncStatus:
     if isinstance(action, Report):
-        return SyncStatus(action.window.id, action.state, nodes_needed(action.window), 0, action.message)
+        return _reported(action)
     if isinstance(action, Keep):
         return _held(action.window, action.reservation.node_count)
     assert isinstance(action, (Create, Update))

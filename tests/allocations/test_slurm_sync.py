@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus, WindowFormatError, parse_windows
-from allocations.adapters.client import DocketClient, poll
+from allocations.adapters.client import DocketClient, DocketError, poll
 from allocations.adapters.slurm_sync import (
     Create,
     Delete,
@@ -203,6 +203,8 @@ class FakeDocketWindowsApi:
         self.windows: list[dict[str, Any]] = []
         self.plan_version: int | None = 3
         self.posted: list[list[dict[str, Any]]] = []
+        self.next_base: str | None = None  # where `next` links point; default: this server
+        self.after_page: Callable[[int], None] | None = None  # called with each page number served
         self.requests: list[tuple[str, str | None]] = []  # (path, If-None-Match)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -255,13 +257,17 @@ class FakeDocketWindowsApi:
                 more = start + api.page_size < len(api.windows)
                 body = {
                     "count": len(api.windows),
-                    "next": f"{api.url}/api/v1/windows/?cluster=atlas&page={page + 1}" if more else None,
+                    "next": f"{api.next_base or api.url}/api/v1/windows/?cluster=atlas&page={page + 1}"
+                    if more
+                    else None,
                     "previous": None,
                     "cursor": 100 + len(api.posted),
                     "plan_version": api.plan_version,
                     "results": api.windows[start : start + api.page_size],
                 }
                 self._json(200, body, {"ETag": etag})
+                if api.after_page:
+                    api.after_page(page)
 
             def do_POST(self) -> None:
                 if not self._authorized():
@@ -289,6 +295,31 @@ class FakeDocketWindowsApi:
 def docket() -> Iterator[FakeDocketWindowsApi]:
     with FakeDocketWindowsApi() as api:
         yield api
+
+
+def test_plan_published_between_pages_is_read_again(docket: FakeDocketWindowsApi) -> None:
+    docket.windows = [window_json(17), window_json(18), window_json(19)]
+
+    def publish_v4_once(page: int) -> None:
+        if page == 1 and docket.plan_version == 3:
+            docket.plan_version = 4
+            docket.windows = [window_json(i, plan_version=4) for i in (17, 18, 20)]
+
+    docket.after_page = publish_v4_once
+    snapshot = DocketClient(docket.url, TOKEN, "atlas").fetch_windows()
+
+    assert snapshot is not None and snapshot.plan_version == 4
+    assert [(w.id, w.plan_version) for w in snapshot.windows] == [(17, 4), (18, 4), (20, 4)]
+    assert len(docket.requests) == 4  # two pages of v3 then v4, then two pages of v4
+
+
+def test_token_is_not_sent_to_a_next_link_on_another_host(docket: FakeDocketWindowsApi) -> None:
+    docket.windows = [window_json(17), window_json(18), window_json(19)]
+    docket.next_base = "http://127.0.0.2:1"
+
+    with pytest.raises(DocketError, match="refusing to send the token"):
+        DocketClient(docket.url, TOKEN, "atlas").fetch_windows()
+    assert len(docket.requests) == 1
 
 
 # --- against a real slurmctld ------------------------------------------------------------
