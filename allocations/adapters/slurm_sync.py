@@ -122,7 +122,11 @@ def parse_fields(line: str) -> dict[str, str]:
 
 
 def parse_reservations(text: str) -> list[Reservation]:
-    """Parse `scontrol -o show reservation` output (one line per reservation)."""
+    """Parse `scontrol -o show reservation` output (one line per reservation).
+
+    Raises SlurmError only for an unreadable docket-w* line: acting on a reservation of
+    ours that we misread could delete or duplicate it.
+    """
     reservations = []
     for line in text.splitlines():
         if not line.startswith("ReservationName="):
@@ -142,6 +146,8 @@ def parse_reservations(text: str) -> list[Reservation]:
                 )
             )
         except (KeyError, ValueError) as exc:
+            if window_id_of(fields.get("ReservationName", "")) is None:
+                continue  # not ours: an odd reservation of someone else's must not stop the sync
             raise SlurmError(f"cannot read reservation line {line!r}: {exc}") from None
     return reservations
 

@@ -32,6 +32,7 @@ from allocations.adapters.slurm_sync import (
     Keep,
     Report,
     Reservation,
+    SlurmError,
     SlurmSync,
     Update,
     main,
@@ -112,6 +113,10 @@ def test_scontrol_line_splits_on_first_equals_and_null_is_empty() -> None:
     assert reservation.accounts == {"search-acct", "ads"}
     assert reservation.start == datetime(2026, 12, 1, 8, tzinfo=UTC)
     assert parse_reservations("No reservations in the system\n") == []
+    odd = "ReservationName=maint StartTime=Unknown EndTime=Unknown NodeCnt=1\n"
+    assert parse_reservations(odd) == []
+    with pytest.raises(SlurmError, match="cannot read reservation line"):
+        parse_reservations(odd.replace("maint", "docket-w3"))
 
 
 def reservation_for(desired: DesiredWindow, **overrides: Any) -> Reservation:
