@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -98,7 +99,7 @@ def _slurm_conf(root: Path, port: int) -> str:
 ClusterName=docket-test
 SlurmctldHost=localhost
 SlurmctldPort={port}
-SlurmUser=root
+SlurmUser={pwd.getpwuid(os.geteuid()).pw_name}
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket={munge_socket}
