@@ -70,3 +70,11 @@ def world(db: object) -> SimpleNamespace:
     return SimpleNamespace(
         atlas=atlas, orion=orion, a100=a100, h100=h100, team_a=team_a, team_b=team_b, cycle=cycle, **people
     )
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Keep each phase's report on the test item, so fixtures can tell whether the test failed."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

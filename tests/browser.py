@@ -1,0 +1,52 @@
+"""A real browser for tests: Playwright driving Debian's Chromium against a live server.
+
+Import the fixtures into a test module with `from tests.browser import browser_page, sign_in  # noqa: F401`.
+Without Chromium the tests skip locally and fail in CI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import require
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", "test-results"))
+
+
+@pytest.fixture
+def browser_page(live_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh page in headless Chromium; on failure a screenshot lands in test-results/."""
+    require(Path(CHROMIUM).exists(), "Chromium (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
+    # between browser steps are still synchronous and safe.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(15000)
+        try:
+            yield page
+        finally:
+            report = getattr(request.node, "rep_call", None)
+            if report is not None and report.failed:
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+            context.close()
+            browser.close()
+
+
+def sign_in(page: Any, username: str, password: str = "pw") -> None:
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state("networkidle")
