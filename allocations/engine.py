@@ -290,28 +290,34 @@ def _best_fit(free: list[int], lo: int, hi: int, hours: int, count: int, minimum
     One pass of a sliding-window minimum over [lo, hi): the deque holds the hours of the
     current window whose free counts increase from front to back, so its front is the
     window's minimum. O(hi - lo); two C-level shortcuts answer the common cases first.
+    Requires ``hi - lo >= hours``.
     """
     if min(free[lo : lo + hours]) >= count:  # fits at the earliest start
         return lo, count
     if max(free[lo:hi]) < minimum:  # no single hour has room
         return None
     window: deque[int] = deque()
-    best_start, best_count = -1, minimum - 1
-    for hour in range(lo, hi):
+    push, pop, popleft = window.append, window.pop, window.popleft
+    for hour in range(lo, lo + hours - 1):  # fill the first window but one hour
         value = free[hour]
         while window and free[window[-1]] >= value:
-            window.pop()
-        window.append(hour)
-        start = hour - hours + 1
-        if start < lo:
-            continue
+            pop()
+        push(hour)
+    best_start, best_count = -1, minimum - 1
+    start = lo
+    for hour in range(lo + hours - 1, hi):  # hour is the last of [start, start + hours)
+        value = free[hour]
+        while window and free[window[-1]] >= value:
+            pop()
+        push(hour)
         if window[0] < start:
-            window.popleft()
+            popleft()
         smallest = free[window[0]]
-        if smallest >= count:
-            return start, count
         if smallest > best_count:  # strictly more GPUs: earlier starts win ties
+            if smallest >= count:
+                return start, count
             best_start, best_count = start, smallest
+        start += 1
     return None if best_start < 0 else (best_start, best_count)
 
 
@@ -353,7 +359,7 @@ class _Week:
 
 
 def _gpus(count: int, pool: PoolCapacity) -> str:
-    """ "16 A100", or "1 GPU" / "16 GPUs" when the pool names no model."""
+    """GPUs with their model ("16 A100"), or "1 GPU" / "16 GPUs" when the pool names none."""
     return f"{count} {pool.gpu_model}" if pool.gpu_model else _plural_gpus(count)
 
 
@@ -373,25 +379,21 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
 
     if timeline is None:
         return refuse(f"unknown pool {demand.pool!r}")
-    count, minimum, hours = (
-        demand.gpu_count,
-        demand.min_gpu_count,
-        demand.duration_hours,
-    )
+    count, minimum, duration = demand.gpu_count, demand.min_gpu_count, demand.duration_hours
     if minimum > count:
         return refuse(f"minimum {minimum} GPUs is more than the {count} asked")
     lo, hi = week.bounds(demand)
-    if hi - lo < hours:
+    if hi - lo < duration:
         if demand.latest_end <= week.start or demand.earliest_start >= week.instants[-1]:
             return refuse(
                 f"its window {_utc(demand.earliest_start)}{_DASH}{_utc(demand.latest_end)} UTC "
                 f"lies outside the week {_utc(week.start)}{_DASH}{_utc(week.instants[-1])} UTC"
             )
         if hi > lo:
-            return refuse(f"its window {week.span(lo, hi)} cannot hold {hours} h")
+            return refuse(f"its window {week.span(lo, hi)} cannot hold {duration} h")
         return refuse(
             f"its window {_utc(demand.earliest_start)}{_DASH}{_utc(demand.latest_end)} UTC "
-            f"holds no whole hour, so cannot hold {hours} h"
+            f"holds no whole hour, so cannot hold {duration} h"
         )
 
     pool = timeline.pool
@@ -399,12 +401,12 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
     free = timeline.standard
     fit = None
     if minimum <= timeline.standard_limit:
-        fit = _best_fit(free, lo, hi, hours, count, minimum)
+        fit = _best_fit(free, lo, hi, duration, count, minimum)
     if fit is None and demand.preemptible_ok:
         preemptible = True
         free = timeline.total
         if minimum <= timeline.total_limit:
-            fit = _best_fit(free, lo, hi, hours, count, minimum)
+            fit = _best_fit(free, lo, hi, duration, count, minimum)
 
     if fit is None:
         limit = timeline.total_limit if demand.preemptible_ok else timeline.standard_limit
@@ -416,31 +418,31 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
         full_from, full_to = _blocked_span(free, lo, hi, minimum)
         text = (
             f"{pool.key} pool full from {week.label(full_from)} to {week.label(full_to)} "
-            f"(needs {_plural_gpus(minimum)} for {hours} h by {week.label(hi)})"
+            f"(needs {_plural_gpus(minimum)} for {duration} h by {week.label(hi)})"
         )
-        later = _first_run(free, lo, week.hours, minimum, hours)
+        later = _first_run(free, lo, week.hours, minimum, duration)
         if later < 0:
             text += "; no fit this week"
         else:
-            later_count = min(count, min(free[later : later + hours]))
-            text += f"; next fit would be {week.span(later, later + hours)} on {_gpus(later_count, pool)}"
+            later_count = min(count, min(free[later : later + duration]))
+            text += f"; next fit would be {week.span(later, later + duration)} on {_gpus(later_count, pool)}"
         return refuse(text)
 
     start, placed = fit
     parts = []
     if placed < count:
         parts.append(
-            f"shortened to {_plural_gpus(placed)}: only {placed} free for {hours} h "
+            f"shortened to {_plural_gpus(placed)}: only {placed} free for {duration} h "
             f"between {week.label(lo)} and {week.label(hi)}"
         )
-    placed_text = f"placed {week.span(start, start + hours)} on {_gpus(placed, pool)}"
+    placed_text = f"placed {week.span(start, start + duration)} on {_gpus(placed, pool)}"
     if preemptible:
         placed_text += ", preemptible (in the burst reserve)"
     parts.append(placed_text)
     if start > lo:
         full_from, full_to = _blocked_span(free, lo, start, placed)
         parts.append(f"queued: {pool.key} pool full from {week.label(full_from)} to {week.label(full_to)}")
-    timeline.take(start, start + hours, placed, preemptible)
+    timeline.take(start, start + duration, placed, preemptible)
     explanation = Explanation(demand.ref, placed=True, shortened=placed < count, text="; ".join(parts))
     return (start, placed, preemptible), explanation
 

@@ -3,6 +3,15 @@
 Generates reproducible random demands (fixed seed) over 20 pools, times ``allocate()`` with
 ``time.perf_counter`` best-of-N, and prints a Markdown table for docs/benchmarks.md.
 Target: 10,000 demands over 20 pools in at most 1 s.
+
+Three scenarios, so that every path of the engine is timed:
+
+* ``contended``: pools of 8 to 512 GPUs, far more demand than capacity; most demands are
+  refused, which exercises the explanations (full period, next fit).
+* ``roomy``: the same demands on pools 16 times larger; most demands are placed.
+* ``fragmented``: the worst case found so far. Short random windows chop every pool's
+  timeline into many distinct free counts, then every demand asks for more GPUs than the
+  pool has, so each one runs the full sliding-window search for its best reduced count.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,60 +31,105 @@ from allocations.engine import AllocationResult, Demand, PoolCapacity, allocate
 
 WEEK_START = datetime(2024, 1, 1, tzinfo=UTC)  # a Monday
 HOURS = 168
+N_POOLS = 20
 POOL_SIZES = (8, 16, 32, 64, 128, 256, 512)
 MODELS = ("A100", "H100", "L40S", "V100")
 GPU_COUNTS = (1, 2, 4, 8, 8, 16, 16, 32, 64)
 DURATIONS = (2, 4, 8, 12, 24, 24, 48, 72, 96, 168)
 TARGET_SECONDS = 1.0
 
+Scenario = Callable[[random.Random, int], tuple[list[PoolCapacity], list[Demand]]]
 
-def make_pools(rng: random.Random, n: int = 20) -> list[PoolCapacity]:
-    """``n`` pools of mixed sizes and models, default reserves."""
+
+def at_hour(hour: int) -> datetime:
+    return WEEK_START + timedelta(hours=hour)
+
+
+def make_pools(rng: random.Random, scale: int = 1) -> list[PoolCapacity]:
+    """20 pools of mixed sizes and models, default reserves."""
     return [
-        PoolCapacity(
-            key=f"pool-{i:02d}",
-            gpu_count=rng.choice(POOL_SIZES),
-            gpu_model=rng.choice(MODELS),
-        )
-        for i in range(n)
+        PoolCapacity(key=f"pool-{i:02d}", gpu_count=rng.choice(POOL_SIZES) * scale, gpu_model=rng.choice(MODELS))
+        for i in range(N_POOLS)
     ]
 
 
 def make_demands(rng: random.Random, pools: list[PoolCapacity], n: int) -> list[Demand]:
     """``n`` demands spread over ``pools``; about a third accept preemptible capacity.
 
-    Most demands fit inside the week; windows start anywhere, slack is 0 to 3 days, and a
-    few percent reach outside the week or name an unknown pool, so every path runs.
+    Windows start anywhere in the week (a few before it), slack is 0 to 3 days, and 1% name
+    an unknown pool, so the refusal paths run too.
     """
     demands = []
     for ref in range(1, n + 1):
-        pool = rng.choice(pools)
-        key = pool.key if rng.random() > 0.01 else "no-such-pool"
+        key = rng.choice(pools).key if rng.random() > 0.01 else "no-such-pool"
         gpu_count = rng.choice(GPU_COUNTS)
-        min_gpu_count = rng.randint(1, gpu_count)
         duration_hours = rng.choice(DURATIONS)
         start_hour = rng.randint(-12, HOURS - duration_hours)
-        slack_hours = rng.randint(0, 72)
         demands.append(
             Demand(
                 ref=ref,
                 pool=key,
                 gpu_count=gpu_count,
-                min_gpu_count=min_gpu_count,
+                min_gpu_count=rng.randint(1, gpu_count),
                 duration_hours=duration_hours,
-                earliest_start=WEEK_START + timedelta(hours=start_hour),
-                latest_end=WEEK_START + timedelta(hours=start_hour + duration_hours + slack_hours),
+                earliest_start=at_hour(start_hour),
+                latest_end=at_hour(start_hour + duration_hours + rng.randint(0, 72)),
                 preemptible_ok=rng.random() < 0.3,
             )
         )
     return demands
 
 
-def run(n_demands: int, repeat: int, seed: int) -> dict[str, object]:
-    """Time ``allocate()`` ``repeat`` times on one generated input; return one table row."""
-    rng = random.Random(seed)
+def contended(rng: random.Random, n: int) -> tuple[list[PoolCapacity], list[Demand]]:
     pools = make_pools(rng)
-    demands = make_demands(rng, pools, n_demands)
+    return pools, make_demands(rng, pools, n)
+
+
+def roomy(rng: random.Random, n: int) -> tuple[list[PoolCapacity], list[Demand]]:
+    pools = make_pools(rng, scale=16)
+    return pools, make_demands(rng, pools, n)
+
+
+def fragmented(rng: random.Random, n: int) -> tuple[list[PoolCapacity], list[Demand]]:
+    pools = [PoolCapacity(key=f"pool-{i:02d}", gpu_count=2000, gpu_model="H100") for i in range(N_POOLS)]
+    demands = []
+    for ref in range(1, n + 1):
+        pool = pools[ref % N_POOLS].key
+        if ref <= n * 3 // 10:  # short windows of random size: a jagged timeline
+            start_hour = rng.randint(0, HOURS - 3)
+            demands.append(
+                Demand(
+                    ref=ref,
+                    pool=pool,
+                    gpu_count=rng.randint(1, 60),
+                    min_gpu_count=1,
+                    duration_hours=rng.randint(1, 3),
+                    earliest_start=at_hour(start_hour),
+                    latest_end=at_hour(start_hour + 3),
+                )
+            )
+        else:  # more than any pool has, over the whole week: the full reduced-count search
+            demands.append(
+                Demand(
+                    ref=ref,
+                    pool=pool,
+                    gpu_count=5000,
+                    min_gpu_count=1,
+                    duration_hours=rng.randint(2, 120),
+                    earliest_start=WEEK_START,
+                    latest_end=at_hour(HOURS),
+                    preemptible_ok=rng.random() < 0.3,
+                )
+            )
+    return pools, demands
+
+
+SCENARIOS: dict[str, Scenario] = {"contended": contended, "roomy": roomy, "fragmented": fragmented}
+
+
+def run(scenario: str, n_demands: int, repeat: int, seed: int) -> dict[str, object]:
+    """Time ``allocate()`` ``repeat`` times on one generated input; return one table row."""
+    pools, demands = SCENARIOS[scenario](random.Random(seed), n_demands)
     timings = []
     result: AllocationResult | None = None
     for _ in range(repeat):
@@ -84,6 +139,7 @@ def run(n_demands: int, repeat: int, seed: int) -> dict[str, object]:
     assert result is not None
     explanations = result.explanations
     return {
+        "scenario": scenario,
         "demands": n_demands,
         "pools": len(pools),
         "placed": sum(e.placed for e in explanations),
@@ -97,25 +153,34 @@ def run(n_demands: int, repeat: int, seed: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="runs per size (best-of-N)")
+    parser = argparse.ArgumentParser(description="Benchmark allocations.engine.allocate().")
+    parser.add_argument("--repeat", type=int, default=7, help="runs per row (best-of-N)")
     parser.add_argument("--seed", type=int, default=20240101)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000], help="demand counts")
+    parser.add_argument("--scenarios", nargs="+", choices=sorted(SCENARIOS), default=list(SCENARIOS))
     args = parser.parse_args(argv)
 
-    rows = [run(n, args.repeat, args.seed) for n in args.sizes]
-    print("| demands | pools | placed | shortened | not placed | preemptible | best (ms) | median (ms) | runs |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = [run(scenario, n, args.repeat, args.seed) for scenario in args.scenarios for n in args.sizes]
+    print(
+        "| scenario | demands | pools | placed | shortened | not placed | preemptible "
+        "| best (ms) | median (ms) | runs |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
-            f"| {row['demands']:,} | {row['pools']} | {row['placed']:,} "
+            f"| {row['scenario']} | {row['demands']:,} | {row['pools']} | {row['placed']:,} "
             f"| {row['shortened']:,} | {row['not placed']:,} | {row['preemptible']:,} "
             f"| {row['best'] * 1000:.0f} | {row['median'] * 1000:.0f} | {row['repeat']} |"
         )
-    slowest = max((r for r in rows if r["demands"] == 10_000), key=lambda r: r["best"], default=None)
-    if slowest is not None:
+    at_target = [row for row in rows if row["demands"] == 10_000]
+    if at_target:
+        slowest = max(at_target, key=lambda row: row["best"])
         verdict = "meets" if slowest["best"] <= TARGET_SECONDS else "MISSES"
-        print(f"\n10,000 demands: best {slowest['best']:.3f} s, {verdict} the ≤ 1 s target")
+        print(
+            f"\nslowest 10,000-demand row ({slowest['scenario']}): best {slowest['best']:.3f} s, "
+            f"{verdict} the 1 s target"
+        )
+        return 0 if slowest["best"] <= TARGET_SECONDS else 1
     return 0
 
 
