@@ -182,6 +182,9 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
 DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1)
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0)
 DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1)
+# The archive's PDFs: charts are drawn by Chromium (through kaleido); without it PDFs have no charts.
+CHROMIUM_PATH = env_str("CHROMIUM_PATH", "/usr/bin/chromium")
+DOCKET_PDF_ROOT = Path(env_str("DOCKET_PDF_ROOT", str(MEDIA_ROOT / "archive-pdf")))
 
 LOGGING = {
     "version": 1,
