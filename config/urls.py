@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from committee.views import portal as portal_views
+from committee.views.auth import ThrottledLoginView
 
 api_v1 = [
     path("", include("allocations.api.urls")),
@@ -15,7 +16,7 @@ api_v1 = [
 
 urlpatterns = [
     path("", portal_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("committee.urls")),
     path("", include("allocations.urls")),
