@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Sum
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    DecimalField,
+    F,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.utils import timezone
 
-from allocations.models import UsageRecord
+from allocations.models import (
+    AllocationPlan,
+    AllocationWindow,
+    Cluster,
+    ClusterAccount,
+    GpuPool,
+    PlanExplanation,
+    Team,
+    UsageRecord,
+)
 
 
 def usage_gpu_hours_by_team(*, since: datetime, until: datetime) -> dict[int, Decimal]:
@@ -18,3 +43,274 @@ def usage_gpu_hours_by_team(*, since: datetime, until: datetime) -> dict[int, De
         .annotate(total=Sum("gpu_hours_used"))
     )
     return {row["team_id"]: row["total"] for row in rows}
+
+
+def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dict[int, Decimal]]:
+    """GPU-hours used per team id in each of the `weeks` whole weeks before `until`, latest week first.
+
+    A record counts in the week its period starts in: index 0 holds [until − 7 days, until). One query.
+    """
+    since = until - timedelta(weeks=weeks)
+    rows = (
+        UsageRecord.objects.filter(period_start__gte=since, period_start__lt=until)
+        .values("team_id", "period_start")
+        .annotate(total=Sum("gpu_hours_used"))
+    )
+    buckets: list[dict[int, Decimal]] = [{} for _week in range(weeks)]
+    for row in rows:
+        index = min(weeks - 1, int((until - row["period_start"]) / timedelta(weeks=1)))
+        bucket = buckets[index]
+        bucket[row["team_id"]] = bucket.get(row["team_id"], Decimal(0)) + row["total"]
+    return buckets
+
+
+# --- published windows ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowSnapshot:
+    """A cluster's windows as of one point of the change sequence.
+
+    `windows` (unordered, unfiltered by pool/team/time) holds the windows live at `cursor` in
+    the scope asked for and, with `since`, the windows withdrawn after `since`; each row is
+    annotated with `withdrawn_seq` (None when live). `versions` maps each week in scope to
+    its current version as of `cursor`; `plan_version` is the version of the plan published
+    last among them. Windows are never edited, so reading `windows` later, in other
+    statements, still gives exactly this snapshot.
+    """
+
+    cluster: Cluster
+    cursor: int
+    plan_version: int | None
+    versions: dict[str, int]
+    windows: QuerySet[AllocationWindow]
+
+
+class SnapshotUnavailable(ValueError):
+    """`as_of` names a change that has not happened yet."""
+
+
+def change_seq_latest() -> int:
+    """The change sequence of the latest published plan (0 before any)."""
+    return AllocationPlan.objects.aggregate(top=Max("change_seq"))["top"] or 0
+
+
+def window_snapshot(
+    *,
+    cluster: Cluster,
+    week: str | None = None,
+    since: int | None = None,
+    as_of: int | None = None,
+    ends_after: datetime | None = None,
+) -> WindowSnapshot:
+    """The windows of `cluster` that the current plans hold, read as of one change.
+
+    Scope: the windows of `week`, or, without it, those that end after `ends_after`
+    (default: now). `as_of` pins the snapshot to an earlier change (the windows API's page
+    links carry it, so the pages of one list never mix two plans); by default the latest.
+    With `since`, only what changed after it: windows published after `since` that are still
+    live, and windows live at `since` that a later version withdrew.
+
+    One query for the plans and the cursor; the returned queryset is lazy.
+    """
+    plans = AllocationPlan.objects.all()
+    if week is not None:
+        plans = plans.filter(week=week)
+    else:
+        ends_after = ends_after or timezone.now()
+        plans = plans.filter(week_ends_at__gt=ends_after)
+    if as_of is not None:
+        plans = plans.filter(change_seq__lte=as_of)
+    rows = list(
+        plans.annotate(top=Subquery(AllocationPlan.objects.order_by("-change_seq").values("change_seq")[:1]))
+        .order_by("change_seq")
+        .values_list("week", "version", "change_seq", "top")
+    )
+    top = rows[0][3] if rows else change_seq_latest()
+    if as_of is not None and as_of > top:
+        raise SnapshotUnavailable(f"as_of {as_of} is ahead of the latest change {top}")
+    cursor = top if as_of is None else as_of
+    versions = {plan_week: version for plan_week, version, _seq, _top in rows}  # ascending seq: last wins
+    plan_version = rows[-1][1] if rows else None
+
+    windows = AllocationWindow.objects.filter(cluster=cluster, created_seq__lte=cursor)
+    windows = windows.filter(week=week) if week is not None else windows.filter(end__gt=ends_after)
+    live = Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=cursor)
+    if since is None:
+        windows = windows.filter(live)
+    else:
+        added = live & Q(created_seq__gt=since)
+        withdrawn = Q(created_seq__lte=since, withdrawal__change_seq__gt=since, withdrawal__change_seq__lte=cursor)
+        windows = windows.filter(added | withdrawn)
+    windows = windows.annotate(withdrawn_seq=Case(
+        When(withdrawal__change_seq__lte=cursor, then=F("withdrawal__change_seq")), default=None
+    ))
+    return WindowSnapshot(
+        cluster=cluster, cursor=cursor, plan_version=plan_version, versions=versions, windows=windows
+    )
+
+
+@dataclass(frozen=True)
+class SchedulerReference:
+    """What a window's JSON shows of its pool, team and account: read once per list."""
+
+    pools: dict[int, tuple[str, str, str, int]]  # id -> (slug, gpu_model, scheduler_label, gpus_per_node)
+    teams: dict[int, tuple[str, str | None]]  # id -> (slug, account on the cluster or None)
+
+    def fingerprint(self) -> str:
+        """Changes whenever anything shown of a pool, team or account changes."""
+        payload = repr((sorted(self.pools.items()), sorted(self.teams.items())))
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
+    """The cluster's pools and every team with its account on the cluster. Two queries."""
+    pools = {
+        pk: (slug, model, label, per_node)
+        for pk, slug, model, label, per_node in GpuPool.objects.filter(cluster=cluster).values_list(
+            "pk", "slug", "gpu_model", "scheduler_label", "gpus_per_node"
+        )
+    }
+    account = ClusterAccount.objects.filter(cluster=cluster, team=OuterRef("pk")).values("account")[:1]
+    teams = {
+        pk: (slug, acct)
+        for pk, slug, acct in Team.objects.annotate(acct=Subquery(account)).values_list("pk", "slug", "acct")
+    }
+    return SchedulerReference(pools=pools, teams=teams)
+
+
+def window_list_for_kueue(*, cluster: Cluster, at: datetime) -> tuple[WindowSnapshot, QuerySet[AllocationWindow]]:
+    """Live windows of the current plans whose week has not ended at `at`, for the Kueue export.
+
+    Windows that ended earlier in the week stay in, so a team keeps its ClusterQueue (at zero
+    quota) between its windows.
+    """
+    snapshot = window_snapshot(cluster=cluster, ends_after=at)
+    weeks = list(snapshot.versions)
+    windows = AllocationWindow.objects.filter(
+        cluster=cluster, week__in=weeks, created_seq__lte=snapshot.cursor
+    ).filter(Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=snapshot.cursor))
+    windows = windows.annotate(withdrawn_seq=Value(None, output_field=BigIntegerField()))
+    return snapshot, windows.order_by("id")
+
+
+def window_detail(*, cluster: Cluster, window_id: int) -> tuple[QuerySet[AllocationWindow], dict[str, int]] | None:
+    """One window of `cluster` (a one-row queryset annotated with `withdrawn_seq`) and its week's version."""
+    window = AllocationWindow.objects.filter(cluster=cluster, pk=window_id).values_list("week", flat=True).first()
+    if window is None:
+        return None
+    plan = plan_for_week(week=window)
+    versions = {window: plan.version} if plan else {}
+    rows = AllocationWindow.objects.filter(pk=window_id).annotate(withdrawn_seq=F("withdrawal__change_seq"))
+    return rows, versions
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+def plan_week_list(*, limit: int = 12) -> list[str]:
+    """The weeks that have a published plan, latest week first."""
+    return list(
+        AllocationPlan.objects.order_by("-week").values_list("week", flat=True).distinct()[:limit]
+    )
+
+
+def plan_for_week(*, week: str, version: int | None = None) -> AllocationPlan | None:
+    """A week's plan: the given version, or the current (highest) one."""
+    plans = AllocationPlan.objects.filter(week=week).select_related("supersedes")
+    if version is not None:
+        return plans.filter(version=version).first()
+    return plans.order_by("-version").first()
+
+
+def plan_week_current(*, now: datetime | None = None) -> str | None:
+    """The week whose plan covers `now`, else the latest week with a plan."""
+    now = now or timezone.now()
+    covering = AllocationPlan.objects.filter(week_starts_at__lte=now, week_ends_at__gt=now).order_by("-week").first()
+    if covering is not None:
+        return covering.week
+    latest = AllocationPlan.objects.order_by("-week").first()
+    return latest.week if latest else None
+
+
+def plan_window_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
+    """The windows `plan` holds (its own and those carried over into it), with their sync status."""
+    return (
+        AllocationWindow.objects.filter(week=plan.week, created_seq__lte=plan.change_seq)
+        .filter(Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq))
+        .select_related("cluster", "pool", "team", "sync_status")
+        .order_by("cluster__name", "pool__slug", "start", "id")
+    )
+
+
+def plan_withdrawn_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
+    """The windows of the version before `plan` that `plan` withdrew."""
+    return (
+        AllocationWindow.objects.filter(withdrawal__plan=plan)
+        .select_related("cluster", "pool", "team")
+        .order_by("cluster__name", "pool__slug", "start", "id")
+    )
+
+
+def plan_explanation_map(*, plan: AllocationPlan) -> dict[int, PlanExplanation]:
+    return {explanation.request_ref: explanation for explanation in plan.explanations.all()}
+
+
+@dataclass(frozen=True)
+class RequestAllocation:
+    """What the current plan gives one request: its windows and the engine's explanation."""
+
+    plan: AllocationPlan
+    explanation: PlanExplanation | None
+    windows: list[AllocationWindow]
+
+
+def request_allocation(*, request_ref: int) -> RequestAllocation | None:
+    """The current plan of the week that last explained `request_ref`, or None if never planned.
+
+    Three queries at most.
+    """
+    last = (
+        PlanExplanation.objects.filter(request_ref=request_ref).select_related("plan").order_by("-plan__change_seq")
+        .first()
+    )
+    if last is None:
+        return None
+    plan = plan_for_week(week=last.plan.week) or last.plan
+    explanation = last if last.plan_id == plan.pk else plan.explanations.filter(request_ref=request_ref).first()
+    windows = list(plan_window_list(plan=plan).filter(request_ref=request_ref))
+    return RequestAllocation(plan=plan, explanation=explanation, windows=windows)
+
+
+# --- usage pre-fill ---------------------------------------------------------------------------
+
+
+def usage_report_initial(*, team: Team, since: datetime, until: datetime) -> dict[str, Decimal]:
+    """A team's usage report for [since, until) from Docket's own records, for a form's initial values.
+
+    gpu_hours_granted: GPU-hours of the team's live windows (current plans) inside the period;
+    gpu_hours_used and mean_utilization_pct (weighted by GPU-hours used) from the usage
+    records whose period starts in it. Empty when the team has neither. Two queries.
+    """
+    granted = Decimal(0)
+    windows = (
+        AllocationWindow.objects.filter(team=team, start__lt=until, end__gt=since, withdrawal__isnull=True)
+        .values_list("gpu_count", "start", "end")
+    )
+    for gpu_count, start, end in windows:
+        hours = Decimal((min(end, until) - max(start, since)).total_seconds()) / 3600
+        granted += gpu_count * hours
+    used = UsageRecord.objects.filter(team=team, period_start__gte=since, period_start__lt=until).aggregate(
+        hours=Sum("gpu_hours_used"),
+        weighted=Sum(F("gpu_hours_used") * F("mean_utilization_pct"), output_field=DecimalField()),
+    )
+    if not granted and used["hours"] is None:
+        return {}
+    hours_used = used["hours"] or Decimal(0)
+    utilization = (Decimal(used["weighted"]) / hours_used) if hours_used else Decimal(0)
+    tenth = Decimal("0.1")
+    return {
+        "gpu_hours_granted": granted.quantize(tenth),
+        "gpu_hours_used": Decimal(hours_used).quantize(tenth),
+        "mean_utilization_pct": min(Decimal(100), utilization.quantize(tenth)),
+    }

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import GpuPool, Team
+from committee import scoring
 
 
 class MembershipRole(models.TextChoices):
@@ -76,6 +77,99 @@ class CycleStatus(models.TextChoices):
     PUBLISHED = "published", _("Published")
 
 
+class Criterion(models.TextChoices):
+    """The charter's four criteria; fairness is computed, the others are scored by members."""
+
+    BUSINESS_IMPACT = scoring.BUSINESS_IMPACT, _("Business impact")
+    FEASIBILITY = scoring.FEASIBILITY, _("Feasibility of alternatives")
+    URGENCY = scoring.URGENCY, _("Time urgency")
+    FAIRNESS = scoring.FAIRNESS, _("Fairness")
+
+
+def rubric_version_current_pk() -> int:
+    """A new cycle pins the latest rubric version; in an empty database that is the charter's version 1.
+
+    Version 1 is also written by a data migration; creating it here too keeps a flushed database
+    (a transactional test, a restored dump without it) from failing to open a cycle.
+    """
+    latest = RubricVersion.objects.order_by("-number").values_list("pk", flat=True).first()
+    if latest is not None:
+        return latest
+    version, _created = RubricVersion.objects.get_or_create(
+        number=1,
+        defaults={
+            **{f"{c}_weight_pct": w for c, w in scoring.DEFAULT_WEIGHTS.items()},
+            **{f"{c}_guidance": g for c, g in scoring.DEFAULT_GUIDANCE.items()},
+            "reason": "The committee's charter.",
+            "author_name": "Docket",
+        },
+    )
+    return version.pk
+
+
+class RubricVersion(models.Model):
+    """One version of the published rubric. Versions are never edited: a change is a new version.
+
+    The four criteria are fixed by the charter, so each has its own weight and guidance column and
+    the database itself holds the rule that the weights are whole percents adding up to 100.
+    """
+
+    number = models.PositiveIntegerField(_("version"), unique=True)
+    business_impact_weight_pct = models.PositiveSmallIntegerField(_("business impact weight %"))
+    feasibility_weight_pct = models.PositiveSmallIntegerField(_("feasibility of alternatives weight %"))
+    urgency_weight_pct = models.PositiveSmallIntegerField(_("time urgency weight %"))
+    fairness_weight_pct = models.PositiveSmallIntegerField(_("fairness weight %"))
+    business_impact_guidance = models.TextField(_("business impact guidance"))
+    feasibility_guidance = models.TextField(_("feasibility of alternatives guidance"))
+    urgency_guidance = models.TextField(_("time urgency guidance"))
+    fairness_guidance = models.TextField(_("fairness guidance"))
+    reason = models.TextField(_("reason for the change"))
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    author_name = models.CharField(_("changed by"), max_length=150)
+    created_at = models.DateTimeField(_("changed"), default=timezone.now)
+
+    class Meta:
+        ordering = ["-number"]
+        verbose_name = _("rubric version")
+        verbose_name_plural = _("rubric versions")
+        constraints = [
+            models.CheckConstraint(condition=Q(number__gt=0), name="rubric_number_positive"),
+            *[
+                models.CheckConstraint(
+                    condition=Q(**{f"{c}_weight_pct__gte": 0, f"{c}_weight_pct__lte": 100}),
+                    name=f"rubric_{c}_weight_0_100",
+                )
+                for c in scoring.CRITERIA
+            ],
+            models.CheckConstraint(
+                condition=Q(
+                    business_impact_weight_pct=100
+                    - F("feasibility_weight_pct")
+                    - F("urgency_weight_pct")
+                    - F("fairness_weight_pct")
+                ),
+                name="rubric_weights_sum_100",
+                violation_error_message=_("The weights must add up to 100%."),
+            ),
+            models.CheckConstraint(condition=~Q(reason=""), name="rubric_reason_required"),
+        ]
+
+    def __str__(self) -> str:
+        return f"v{self.number} ({self.weights_label})"
+
+    def weights(self) -> dict[str, int]:
+        return {c: getattr(self, f"{c}_weight_pct") for c in scoring.CRITERIA}
+
+    def guidance(self) -> dict[str, str]:
+        return {c: getattr(self, f"{c}_guidance") for c in scoring.CRITERIA}
+
+    @property
+    def weights_label(self) -> str:
+        return "/".join(str(w) for w in self.weights().values())
+
+
 class ReviewCycle(models.Model):
     """One week of the committee's cycle; `week` is the ISO week of the allocation, e.g. 2026-W49."""
 
@@ -85,6 +179,17 @@ class ReviewCycle(models.Model):
     intake_closes_at = models.DateTimeField(_("intake closes"))
     review_at = models.DateTimeField(_("review meeting"))
     status = models.CharField(_("status"), max_length=12, choices=CycleStatus.choices, default=CycleStatus.OPEN)
+    rubric = models.ForeignKey(
+        RubricVersion,
+        on_delete=models.PROTECT,
+        related_name="cycles",
+        default=rubric_version_current_pk,
+        verbose_name=_("rubric version"),
+        help_text=_("Pinned when the cycle opens: a rubric change applies from the next cycle."),
+    )
+    intake_closed_at = models.DateTimeField(_("intake closed"), null=True, blank=True)
+    finalized_at = models.DateTimeField(_("finalized"), null=True, blank=True)
+    finalized_by_name = models.CharField(_("finalized by"), max_length=150, blank=True)
 
     class Meta:
         ordering = ["-starts_at"]
@@ -355,3 +460,170 @@ class RequestEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action}"
+
+
+class Score(models.Model):
+    """One member's score of one request on one member-scored criterion; revised in place until finalized."""
+
+    request = models.ForeignKey(GpuRequest, on_delete=models.CASCADE, related_name="scores")
+    member = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="scores")
+    member_name = models.CharField(_("member"), max_length=150)
+    criterion = models.CharField(_("criterion"), max_length=20, choices=Criterion.choices)
+    value = models.PositiveSmallIntegerField(
+        _("score"), validators=[MinValueValidator(scoring.SCORE_MIN), MaxValueValidator(scoring.SCORE_MAX)]
+    )
+    note = models.TextField(_("note"), blank=True)
+    created_at = models.DateTimeField(_("scored"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("revised"), auto_now=True)
+
+    class Meta:
+        ordering = ["request", "criterion", "member_name"]
+        verbose_name = _("score")
+        verbose_name_plural = _("scores")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["member", "request", "criterion"], name="score_one_per_member_request_criterion"
+            ),
+            models.CheckConstraint(
+                condition=Q(value__gte=scoring.SCORE_MIN) & Q(value__lte=scoring.SCORE_MAX), name="score_value_0_10"
+            ),
+            models.CheckConstraint(
+                condition=Q(criterion__in=scoring.MEMBER_SCORED), name="score_criterion_member_scored"
+            ),
+        ]
+        # The review page reads a cycle's scores by request id: the foreign key's index serves it.
+
+    def __str__(self) -> str:
+        return f"{self.member_name}: {self.criterion} {self.value}"
+
+
+class DecisionOutcome(models.TextChoices):
+    GRANT = "grant", _("Grant")
+    PARTIAL = "partial", _("Partial grant")
+    DEFER = "defer", _("Defer")
+    REJECT = "reject", _("Reject")
+
+
+class Decision(models.Model):
+    """The committee's decision on one request, with its rationale.
+
+    Names, title and week are copied so the record reads the same after a user or request is gone.
+    `priority_rank` and `weighted_total` are frozen when the cycle is finalized: the order in which
+    the allocation engine places granted requests.
+    """
+
+    request = models.OneToOneField(GpuRequest, on_delete=models.PROTECT, related_name="decision")
+    cycle = models.ForeignKey(ReviewCycle, on_delete=models.PROTECT, related_name="decisions")
+    outcome = models.CharField(_("decision"), max_length=10, choices=DecisionOutcome.choices)
+    requested_gpu_count = models.PositiveIntegerField(_("GPUs requested"))
+    granted_gpu_count = models.PositiveIntegerField(_("GPUs granted"), null=True, blank=True)
+    rationale = models.TextField(_("rationale"))
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_by_name = models.CharField(_("decided by"), max_length=150)
+    decided_at = models.DateTimeField(_("decided"), default=timezone.now)
+    team_name = models.CharField(_("team"), max_length=100)
+    request_title = models.CharField(_("request"), max_length=200)
+    cycle_week = models.CharField(_("ISO week"), max_length=8)
+    weighted_total = models.DecimalField(_("weighted total"), max_digits=5, decimal_places=2, null=True, blank=True)
+    priority_rank = models.PositiveIntegerField(_("rank"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["cycle", "priority_rank", "id"]
+        verbose_name = _("decision")
+        verbose_name_plural = _("decisions")
+        constraints = [
+            models.CheckConstraint(condition=~Q(rationale=""), name="decision_rationale_required"),
+            models.CheckConstraint(
+                condition=(
+                    Q(outcome=DecisionOutcome.GRANT, granted_gpu_count=F("requested_gpu_count"))
+                    | Q(
+                        outcome=DecisionOutcome.PARTIAL,
+                        granted_gpu_count__gt=0,
+                        granted_gpu_count__lt=F("requested_gpu_count"),
+                    )
+                    | Q(outcome__in=[DecisionOutcome.DEFER, DecisionOutcome.REJECT], granted_gpu_count__isnull=True)
+                ),
+                name="decision_granted_gpus_match_outcome",
+            ),
+            models.CheckConstraint(
+                condition=Q(weighted_total__isnull=True) | Q(weighted_total__gte=0, weighted_total__lte=100),
+                name="decision_total_0_100",
+            ),
+            models.UniqueConstraint(fields=["cycle", "priority_rank"], name="decision_unique_rank_per_cycle"),
+        ]
+        indexes = [
+            # Publishing and the archive: a cycle's decisions in priority order.
+            models.Index(fields=["cycle", "outcome", "priority_rank"], name="decision_cycle_outcome_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.request_title}: {self.get_outcome_display()}"
+
+
+class FairShareSnapshot(models.Model):
+    """A team's decayed GPU use and weight when the cycle's intake closed.
+
+    The review ranks with these, so usage reported during the meeting does not move the ranking
+    under the committee's feet, and a finalized week's fairness scores can be recomputed exactly.
+    """
+
+    cycle = models.ForeignKey(ReviewCycle, on_delete=models.CASCADE, related_name="fair_shares")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="+")
+    team_name = models.CharField(_("team"), max_length=100)
+    weight = models.PositiveIntegerField(_("fair-share weight"))
+    total_weight = models.PositiveIntegerField(_("sum of weights"))
+    decayed_gpu_hours = models.DecimalField(_("decayed GPU-hours used"), max_digits=14, decimal_places=2)
+    total_decayed_gpu_hours = models.DecimalField(_("all teams' decayed GPU-hours"), max_digits=14, decimal_places=2)
+    as_of = models.DateTimeField(_("usage up to"))
+
+    class Meta:
+        ordering = ["cycle", "team_name"]
+        verbose_name = _("fair-share snapshot")
+        verbose_name_plural = _("fair-share snapshots")
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "team"], name="fairshare_unique_cycle_team"),
+            models.CheckConstraint(
+                condition=Q(weight__gt=0) & Q(total_weight__gte=F("weight")), name="fairshare_weight_within_total"
+            ),
+            models.CheckConstraint(
+                condition=Q(decayed_gpu_hours__gte=0) & Q(total_decayed_gpu_hours__gte=F("decayed_gpu_hours")),
+                name="fairshare_usage_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team_name} in {self.cycle}"
+
+    def share(self) -> scoring.FairShare:
+        return scoring.FairShare(
+            team_id=self.team_id,
+            decayed_gpu_hours=float(self.decayed_gpu_hours),
+            total_decayed_gpu_hours=float(self.total_decayed_gpu_hours),
+            weight=self.weight,
+            total_weight=self.total_weight,
+        )
+
+
+class PersonalToken(models.Model):
+    """A person's API token for scripts. Only a SHA-256 of the token is stored; it is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens")
+    name = models.CharField(_("name"), max_length=100)
+    # Unique, hence indexed: every token request looks the hash up.
+    token_hash = models.CharField(_("token hash"), max_length=64, unique=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["user", "name"]
+        verbose_name = _("personal token")
+        verbose_name_plural = _("personal tokens")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="personaltoken_unique_name_per_user"),
+            models.CheckConstraint(condition=~Q(name=""), name="personaltoken_name_required"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.name}"

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
+from django.utils import timezone
 
+from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool, Team
+from committee import scoring
 from committee.models import (
     CommitteeSeat,
+    Criterion,
     CycleStatus,
+    Decision,
+    DecisionOutcome,
     GpuRequest,
+    RequestStatus,
     ReviewCycle,
+    RubricVersion,
+    Score,
     SeatRole,
     TeamMembership,
+    rubric_version_current_pk,
 )
 
 User = AbstractBaseUser | AnonymousUser
@@ -75,3 +90,375 @@ def request_get_for_viewer(*, viewer: User, pk: int) -> GpuRequest:
 def request_list_for_team_member(*, viewer: User) -> QuerySet[GpuRequest]:
     """The team portal: only the viewer's own teams, even for committee members."""
     return _request_queryset().filter(team__memberships__user=viewer).order_by("-cycle__starts_at", "team__name", "id")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cycles and the rubric
+
+
+def cycle_list() -> QuerySet[ReviewCycle]:
+    return ReviewCycle.objects.select_related("rubric").order_by("-starts_at")
+
+
+def cycle_get(*, week: str) -> ReviewCycle:
+    """The cycle of an ISO week, with its pinned rubric; Http404 if there is none."""
+    try:
+        return cycle_list().get(week=week)
+    except ReviewCycle.DoesNotExist:
+        raise Http404("No such cycle") from None
+
+
+def cycle_for_review() -> ReviewCycle | None:
+    """The cycle the review page opens on: the one in review, else the latest decided one, else the open one."""
+    cycles = cycle_list()
+    return (
+        cycles.filter(status=CycleStatus.IN_REVIEW).order_by("starts_at").first()
+        or cycles.filter(status__in=[CycleStatus.FINALIZED, CycleStatus.PUBLISHED]).first()
+        or cycles.filter(status=CycleStatus.OPEN).order_by("starts_at").first()
+    )
+
+
+def rubric_current() -> RubricVersion:
+    """The version a cycle opened now would pin."""
+    return RubricVersion.objects.get(pk=rubric_version_current_pk())
+
+
+@dataclass(frozen=True)
+class RubricChange:
+    """One version of the rubric next to the one before it: who changed what, when and why."""
+
+    version: RubricVersion
+    previous: RubricVersion | None
+    cycle_weeks: tuple[str, ...]
+
+    @property
+    def weight_changes(self) -> list[tuple[str, int | None, int, bool]]:
+        """(criterion label, old weight, new weight, changed) for each criterion."""
+        new = self.version.weights()
+        old = self.previous.weights() if self.previous else {}
+        return [
+            (str(Criterion(c).label), old.get(c), new[c], old.get(c) != new[c]) for c in scoring.CRITERIA
+        ]
+
+    @property
+    def guidance_changed(self) -> list[str]:
+        if self.previous is None:
+            return []
+        old, new = self.previous.guidance(), self.version.guidance()
+        return [str(Criterion(c).label) for c in scoring.CRITERIA if old[c] != new[c]]
+
+
+def rubric_history() -> list[RubricChange]:
+    """Every rubric version, newest first, each with its predecessor and the cycles that pinned it. Two queries."""
+    versions = list(
+        RubricVersion.objects.order_by("number").prefetch_related(
+            Prefetch("cycles", queryset=ReviewCycle.objects.order_by("starts_at").only("id", "week", "rubric_id"))
+        )
+    )
+    changes = [
+        RubricChange(
+            version=version,
+            previous=versions[index - 1] if index else None,
+            cycle_weeks=tuple(c.week for c in version.cycles.all()),
+        )
+        for index, version in enumerate(versions)
+    ]
+    return changes[::-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fair share
+
+
+def fair_share_live(*, as_of: datetime) -> dict[int, scoring.FairShare]:
+    """Every team's fair-share factor from the usage reported in the trailing weeks before `as_of`. Two queries."""
+    weights = dict(Team.objects.values_list("id", "fair_share_weight"))
+    weekly = allocation_selectors.usage_gpu_hours_by_team_per_week(
+        until=as_of, weeks=settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
+    )
+    decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)
+    return scoring.fair_shares(decayed=decayed, weights=weights)
+
+
+def fair_share_for_cycle(*, cycle: ReviewCycle) -> dict[int, scoring.FairShare]:
+    """The factors a cycle is ranked with: frozen when intake closed; live (as of now) while it is open."""
+    snapshots = list(cycle.fair_shares.all())
+    if snapshots:
+        return {s.team_id: s.share() for s in snapshots}
+    return fair_share_live(as_of=cycle.intake_closed_at or timezone.now())
+
+
+# ---------------------------------------------------------------------------------------------
+# The weekly review
+
+REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
+
+
+@dataclass
+class ReviewRow:
+    """One request in review: its evidence (prefetched), its scores and where the rubric ranks it."""
+
+    request: GpuRequest
+    result: scoring.RequestResult
+    fair_share: scoring.FairShare | None
+    suggestions: dict[str, scoring.Suggestion]
+    quadrant: str | None = None
+    # Filled by cycle_review for the person looking:
+    conflict: bool = False
+    inputs: list[ScoreInput] = field(default_factory=list)
+    scored_by: list[MemberScores] = field(default_factory=list)
+
+    @property
+    def decision(self) -> Decision | None:
+        return getattr(self.request, "decision", None)
+
+    @property
+    def scores(self) -> list[Score]:
+        return list(self.request.scores.all())
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """What the page shows beside one score input: guidance, the viewer's score, the suggestion."""
+
+    criterion: str
+    label: str
+    weight_pct: int
+    guidance: str
+    score: Score | None
+    suggestion: scoring.Suggestion | None
+
+
+@dataclass(frozen=True)
+class MemberScores:
+    """One committee member's scores of one request, in criterion order; `conflict` when it is their team's."""
+
+    name: str
+    values: tuple[int | None, ...]
+    conflict: bool
+
+
+@dataclass(frozen=True)
+class PoolLoad:
+    """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours."""
+
+    pool: GpuPool
+    requested_gpu_hours: int
+    granted_gpu_hours: int
+    standard_gpu_hours: int
+    burst_gpu_hours: int
+
+    @property
+    def capacity_gpu_hours(self) -> int:
+        return self.standard_gpu_hours + self.burst_gpu_hours
+
+    @property
+    def oversubscribed(self) -> bool:
+        return self.requested_gpu_hours > self.capacity_gpu_hours
+
+    @property
+    def demand_pct(self) -> int:
+        if not self.capacity_gpu_hours:
+            return 0
+        return round(100 * self.requested_gpu_hours / self.capacity_gpu_hours)
+
+
+@dataclass
+class CycleReview:
+    cycle: ReviewCycle
+    rubric: RubricVersion
+    weights: dict[str, int]
+    quorum: int
+    rows: list[ReviewRow]
+    members: list[tuple[int, str]]
+    pools: list[PoolLoad]
+    intensity_threshold: Decimal
+
+    @property
+    def ranked(self) -> list[ReviewRow]:
+        return [r for r in self.rows if r.result.rank is not None]
+
+    @property
+    def incomplete(self) -> list[ReviewRow]:
+        return [r for r in self.rows if r.result.rank is None]
+
+    @property
+    def undecided_ranked(self) -> list[ReviewRow]:
+        return [r for r in self.ranked if r.decision is None]
+
+
+def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
+    """The cycle's requests in review with their evidence, decision and scores: four queries for any number."""
+    return list(
+        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES)
+        .select_related("team", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
+        .prefetch_related(
+            "alternatives",
+            Prefetch("scores", queryset=Score.objects.order_by("criterion", "member_name", "id")),
+        )
+        .order_by("submitted_at", "id")
+    )
+
+
+def _suggestions(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> dict[str, scoring.Suggestion]:
+    return {
+        scoring.URGENCY: scoring.urgency_suggestion(deadline=gpu_request.deadline, window_end=cycle.ends_at),
+        scoring.FEASIBILITY: scoring.feasibility_suggestion(
+            requested_gpu_hours=gpu_request.requested_gpu_hours,
+            baseline_gpu_hours=gpu_request.baseline_gpu_hours,
+            alternatives=[
+                scoring.AlternativeOption(description=a.description, gpu_hours=a.gpu_hours, feasible=a.feasible)
+                for a in gpu_request.alternatives.all()
+            ],
+        ),
+    }
+
+
+def score_sheet(*, gpu_request: GpuRequest, fair_share: scoring.FairShare | None) -> scoring.ScoreSheet:
+    """A request's scores as plain data for the arithmetic (uses the prefetched `scores`)."""
+    member_scores: dict[str, list[int]] = {c: [] for c in scoring.MEMBER_SCORED}
+    for score in gpu_request.scores.all():
+        member_scores[score.criterion].append(score.value)
+    computed = {scoring.FAIRNESS: fair_share.score} if fair_share is not None else {}
+    return scoring.ScoreSheet(
+        request_id=gpu_request.pk,
+        submitted_at=gpu_request.submitted_at or gpu_request.created_at,
+        member_scores=member_scores,
+        computed_scores=computed,
+    )
+
+
+def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) -> list[ReviewRow]:
+    """Every submitted or decided request of the cycle, ranked by the rubric the cycle pinned.
+
+    Ranked requests come first (rank 1, 2, …; ties to the earlier submission, then the lower id),
+    then those below quorum (rank None). `weights` ranks under other weights instead (the what-if);
+    nothing is written either way. A constant number of queries, whatever the number of requests.
+    """
+    weights = weights or cycle.rubric.weights()
+    gpu_requests = _review_requests(cycle=cycle)
+    shares = fair_share_for_cycle(cycle=cycle) if gpu_requests else {}
+    by_id = {r.pk: r for r in gpu_requests}
+    sheets = [score_sheet(gpu_request=r, fair_share=shares.get(r.team_id)) for r in gpu_requests]
+    results = scoring.rank_requests(sheets=sheets, weights=weights, quorum=settings.DOCKET_SCORE_QUORUM)
+    return [
+        ReviewRow(
+            request=by_id[result.request_id],
+            result=result,
+            fair_share=shares.get(by_id[result.request_id].team_id),
+            suggestions=_suggestions(gpu_request=by_id[result.request_id], cycle=cycle),
+        )
+        for result in results
+    ]
+
+
+def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
+    hours = round((cycle.ends_at - cycle.starts_at) / timedelta(hours=1))
+    requested: dict[int, int] = {}
+    granted: dict[int, int] = {}
+    for row in rows:
+        r = row.request
+        requested[r.pool_id] = requested.get(r.pool_id, 0) + r.requested_gpu_hours
+        decision = row.decision
+        if decision is not None and decision.granted_gpu_count:
+            granted[r.pool_id] = granted.get(r.pool_id, 0) + decision.granted_gpu_count * r.duration_hours
+    loads = []
+    for pool in pool_list():
+        total = pool.gpu_count * hours
+        standard = total * (100 - pool.burst_reserve_pct - pool.standby_pct) // 100
+        burst = total * pool.burst_reserve_pct // 100
+        loads.append(
+            PoolLoad(
+                pool=pool,
+                requested_gpu_hours=requested.get(pool.pk, 0),
+                granted_gpu_hours=granted.get(pool.pk, 0),
+                standard_gpu_hours=standard,
+                burst_gpu_hours=burst,
+            )
+        )
+    return loads
+
+
+def cycle_review(*, cycle: ReviewCycle, viewer: User) -> CycleReview:
+    """Everything the weekly review page shows, for one committee member. Constant number of queries.
+
+    The caller checks that the viewer has a committee seat; rows of the viewer's own teams are
+    marked `conflict` and carry no score inputs.
+    """
+    rows = cycle_ranking(cycle=cycle)
+    seats = list(CommitteeSeat.objects.active().select_related("user").order_by("role", "user__username"))
+    members: dict[int, str] = {}
+    for seat in seats:
+        members.setdefault(seat.user_id, seat.user.get_full_name() or seat.user.get_username())
+    teams_of: dict[int, set[int]] = {}
+    for user_id, team_id in TeamMembership.objects.filter(user_id__in=[*members, viewer.pk]).values_list(
+        "user_id", "team_id"
+    ):
+        teams_of.setdefault(user_id, set()).add(team_id)
+    weights = cycle.rubric.weights()
+    guidance = cycle.rubric.guidance()
+    threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
+    for row in rows:
+        r = row.request
+        row.conflict = r.team_id in teams_of.get(viewer.pk, set())
+        mine = {s.criterion: s for s in r.scores.all() if s.member_id == viewer.pk}
+        row.inputs = [
+            ScoreInput(
+                criterion=c,
+                label=str(Criterion(c).label),
+                weight_pct=weights[c],
+                guidance=guidance[c],
+                score=mine.get(c),
+                suggestion=row.suggestions.get(c),
+            )
+            for c in scoring.MEMBER_SCORED
+        ]
+        values: dict[int, dict[str, int]] = {}
+        for s in r.scores.all():
+            values.setdefault(s.member_id, {})[s.criterion] = s.value
+        row.scored_by = [
+            MemberScores(
+                name=name,
+                values=tuple(values.get(user_id, {}).get(c) for c in scoring.MEMBER_SCORED),
+                conflict=r.team_id in teams_of.get(user_id, set()),
+            )
+            for user_id, name in members.items()
+        ]
+        row.quadrant = scoring.matrix_quadrant(
+            impact=row.result.criterion(scoring.BUSINESS_IMPACT).score,
+            gpu_hours=r.requested_gpu_hours,
+            threshold_gpu_hours=threshold,
+        )
+    return CycleReview(
+        cycle=cycle,
+        rubric=cycle.rubric,
+        weights=weights,
+        quorum=settings.DOCKET_SCORE_QUORUM,
+        rows=rows,
+        members=list(members.items()),
+        pools=_pool_loads(cycle=cycle, rows=rows),
+        intensity_threshold=threshold,
+    )
+
+
+def decision_list_for_cycle(*, cycle: ReviewCycle) -> QuerySet[Decision]:
+    """A cycle's decisions in priority order (frozen at finalize), then the unranked ones."""
+    return (
+        Decision.objects.filter(cycle=cycle)
+        .select_related("request", "request__team", "request__pool", "request__pool__cluster")
+        .order_by("priority_rank", "id")
+    )
+
+
+def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
+    """What the allocation engine places: grants and partial grants, highest priority first."""
+    return decision_list_for_cycle(cycle=cycle).filter(
+        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL]
+    )
+
+
+def decision_visible_to(*, viewer: User, gpu_request: GpuRequest) -> bool:
+    """The committee sees decisions as they are entered; the team once the cycle is finalized."""
+    if user_is_committee(user=viewer):
+        return True
+    return gpu_request.status == RequestStatus.DECIDED and user_is_team_member(user=viewer, team=gpu_request.team)

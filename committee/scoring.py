@@ -1,0 +1,465 @@
+"""The rubric's arithmetic: plain data in, plain data out; no ORM, no clock.
+
+Everything the weekly review shows as a number comes from here, so it can be checked by hand
+(docs/rubric.md works the examples) and tested without a database:
+
+- weighted totals and their arithmetic, quorum, and the deterministic ranking;
+- the fair-share factor F = 2^(−U/S) with usage decayed by age;
+- the suggestions beside the score inputs (time urgency, feasibility of alternatives);
+- the priority matrix quadrant of a request.
+
+Member scores are whole numbers 0–10; means and totals are exact fractions, rounded once (to
+two decimals) for display and ranking, so two requests that show the same total are tied.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from django.utils.translation import gettext as _
+
+BUSINESS_IMPACT = "business_impact"
+FEASIBILITY = "feasibility"
+URGENCY = "urgency"
+FAIRNESS = "fairness"
+
+CRITERIA: tuple[str, ...] = (BUSINESS_IMPACT, FEASIBILITY, URGENCY, FAIRNESS)
+MEMBER_SCORED: tuple[str, ...] = (BUSINESS_IMPACT, FEASIBILITY, URGENCY)
+COMPUTED: tuple[str, ...] = (FAIRNESS,)
+
+DEFAULT_WEIGHTS: dict[str, int] = {BUSINESS_IMPACT: 40, FEASIBILITY: 30, URGENCY: 20, FAIRNESS: 10}
+DEFAULT_GUIDANCE: dict[str, str] = {
+    BUSINESS_IMPACT: "Revenue, retention or risk reduction the forecast shows, weighed by its confidence.",
+    FEASIBILITY: (
+        "High when the request already is the efficient option (no cheaper variant works, or it adopted one "
+        "that saves at least 30% GPU-hours); low when a feasible cheaper alternative exists and is not used."
+    ),
+    URGENCY: "How soon the deadline is and what slips if it is missed.",
+    FAIRNESS: (
+        "Computed: the team's recent share of GPU-hours against its entitled share, "
+        "as the fair-share factor 10 × 2^(−usage share / entitled share)."
+    ),
+}
+
+SCORE_MIN = 0
+SCORE_MAX = 10
+TWO_PLACES = Decimal("0.01")
+
+# The "efficiency lever" of the charter: a saving of at least this share of GPU-hours matters.
+LEVER_PCT = 30
+# Time urgency: full marks when the deadline falls inside the allocation week; after it, the
+# suggestion halves every URGENCY_HALF_LIFE_DAYS days, and never drops below URGENCY_FLOOR.
+URGENCY_HALF_LIFE_DAYS = 14
+URGENCY_FLOOR = 1
+URGENCY_NO_DEADLINE = 1
+# The priority matrix: business impact at or above this mean counts as high.
+MATRIX_IMPACT_THRESHOLD = Decimal(5)
+
+
+def rounded(value: Fraction | Decimal | float) -> Decimal:
+    """Two decimals, half away from zero: the one rounding every displayed number goes through."""
+    if isinstance(value, Fraction):
+        return (Decimal(value.numerator) / Decimal(value.denominator)).quantize(TWO_PLACES, ROUND_HALF_UP)
+    return Decimal(str(value)).quantize(TWO_PLACES, ROUND_HALF_UP)
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights
+
+
+def weights_errors(weights: Mapping[str, object]) -> dict[str, str]:
+    """What is wrong with a set of weights, by criterion ("__all__" for the sum); empty when valid."""
+    errors: dict[str, str] = {}
+    for criterion in CRITERIA:
+        value = weights.get(criterion)
+        if isinstance(value, bool) or not isinstance(value, int):
+            errors[criterion] = _("Give a whole percent.")
+        elif not 0 <= value <= 100:
+            errors[criterion] = _("A weight is between 0 and 100%.")
+    unknown = set(weights) - set(CRITERIA)
+    if unknown:
+        errors["__all__"] = _("Unknown criteria: %(names)s.") % {"names": ", ".join(sorted(unknown))}
+    elif not errors:
+        total = sum(int(weights[c]) for c in CRITERIA)  # type: ignore[call-overload]
+        if total != 100:
+            errors["__all__"] = _("The weights must add up to 100%%; they add up to %(total)d%%.") % {"total": total}
+    return errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Totals, quorum and ranking
+
+
+@dataclass(frozen=True)
+class ScoreSheet:
+    """One request's inputs: every member's scores per member-scored criterion, the computed scores."""
+
+    request_id: int
+    submitted_at: datetime
+    member_scores: Mapping[str, Sequence[int]]
+    computed_scores: Mapping[str, Decimal]
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    criterion: str
+    weight_pct: int
+    score: Decimal | None  # mean of the members' scores (or the computed score), 0–10
+    count: int  # how many member scores; 0 for a computed criterion
+    points: Decimal | None  # weight_pct × score / 10, the criterion's part of the 0–100 total
+    computed: bool
+    below_quorum: bool
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    request_id: int
+    submitted_at: datetime
+    criteria: tuple[CriterionResult, ...]
+    total: Decimal | None  # 0–100; None when below quorum
+    rank: int | None = None  # 1-based among complete requests; None when below quorum
+
+    @property
+    def complete(self) -> bool:
+        return self.total is not None
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(c.criterion for c in self.criteria if c.below_quorum)
+
+    def criterion(self, name: str) -> CriterionResult:
+        return next(c for c in self.criteria if c.criterion == name)
+
+    @property
+    def arithmetic(self) -> str:
+        """The sum as a person would write it: "40% × 7.50 + 30% × 6.00 + … = 63.70"."""
+        terms = [
+            f"{c.weight_pct}% × {c.score if c.score is not None else '?'}" for c in self.criteria if c.weight_pct
+        ]
+        return " + ".join(terms) + f" = {self.total if self.total is not None else '?'}"
+
+
+def criterion_mean(values: Sequence[int]) -> Fraction | None:
+    """The exact mean of the members' scores, or None when nobody has scored."""
+    if not values:
+        return None
+    return Fraction(sum(values), len(values))
+
+
+def weighted_total(*, weights: Mapping[str, int], scores: Mapping[str, Fraction | Decimal]) -> Fraction:
+    """Σ weight% × score / 10 over the criteria, exactly: 0–100 when the weights add up to 100."""
+    return sum((Fraction(weights[c]) * Fraction(scores[c]) / 10 for c in CRITERIA), Fraction(0))
+
+
+def quorum_missing(
+    *, member_scores: Mapping[str, Sequence[int]], weights: Mapping[str, int], quorum: int
+) -> tuple[str, ...]:
+    """The member-scored criteria with fewer than `quorum` scores (a criterion weighted 0% needs none)."""
+    return tuple(c for c in MEMBER_SCORED if weights[c] > 0 and len(member_scores.get(c, ())) < quorum)
+
+
+def request_result(*, sheet: ScoreSheet, weights: Mapping[str, int], quorum: int) -> RequestResult:
+    """A request's breakdown and total; no total while a member-scored criterion has fewer than `quorum` scores."""
+    lines: list[CriterionResult] = []
+    exact: dict[str, Fraction | Decimal] = {}
+    missing = quorum_missing(member_scores=sheet.member_scores, weights=weights, quorum=quorum)
+    complete = True
+    for criterion in CRITERIA:
+        if criterion in COMPUTED:
+            value = sheet.computed_scores.get(criterion)
+            count, below = 0, value is None
+            mean: Fraction | Decimal | None = value
+        else:
+            values = list(sheet.member_scores.get(criterion, ()))
+            count = len(values)
+            mean = criterion_mean(values)
+            below = criterion in missing
+        if mean is not None:
+            exact[criterion] = mean
+        else:
+            exact[criterion] = Fraction(0)
+        complete = complete and not below
+        lines.append(
+            CriterionResult(
+                criterion=criterion,
+                weight_pct=weights[criterion],
+                score=rounded(mean) if mean is not None else None,
+                count=count,
+                points=rounded(Fraction(weights[criterion]) * Fraction(mean) / 10) if mean is not None else None,
+                computed=criterion in COMPUTED,
+                below_quorum=below,
+            )
+        )
+    total = rounded(weighted_total(weights=weights, scores=exact)) if complete else None
+    return RequestResult(
+        request_id=sheet.request_id, submitted_at=sheet.submitted_at, criteria=tuple(lines), total=total
+    )
+
+
+def rank_results(results: Iterable[RequestResult]) -> list[RequestResult]:
+    """Complete requests by total, highest first; a tie goes to the earlier submission, then the lower id.
+
+    Requests below quorum follow, unranked, in submission order.
+    """
+    items = list(results)
+    ranked = sorted(
+        (r for r in items if r.complete),
+        key=lambda r: (-(r.total or Decimal(0)), r.submitted_at, r.request_id),
+    )
+    incomplete = sorted((r for r in items if not r.complete), key=lambda r: (r.submitted_at, r.request_id))
+    numbered = [replace(r, rank=index) for index, r in enumerate(ranked, start=1)]
+    return numbered + incomplete
+
+
+def rank_requests(*, sheets: Iterable[ScoreSheet], weights: Mapping[str, int], quorum: int) -> list[RequestResult]:
+    return rank_results(request_result(sheet=s, weights=weights, quorum=quorum) for s in sheets)
+
+
+def rank_moves(*, before: Sequence[RequestResult], after: Sequence[RequestResult]) -> dict[int, int]:
+    """How many places each ranked request moves from `before` to `after` (positive = up); 0 if it stays."""
+    old = {r.request_id: r.rank for r in before if r.rank is not None}
+    moves: dict[int, int] = {}
+    for r in after:
+        if r.rank is not None and r.request_id in old:
+            moves[r.request_id] = old[r.request_id] - r.rank  # type: ignore[operator]
+    return moves
+
+
+# ---------------------------------------------------------------------------------------------
+# Fair share
+
+
+@dataclass(frozen=True)
+class FairShare:
+    team_id: int
+    decayed_gpu_hours: float
+    total_decayed_gpu_hours: float
+    weight: int
+    total_weight: int
+
+    @property
+    def usage_share(self) -> float:
+        """U: the team's share of all decayed GPU-hours used (0 when nobody used any)."""
+        if self.total_decayed_gpu_hours <= 0:
+            return 0.0
+        return self.decayed_gpu_hours / self.total_decayed_gpu_hours
+
+    @property
+    def entitled_share(self) -> float:
+        """S: the team's fair-share weight over the sum of all teams' weights."""
+        return self.weight / self.total_weight
+
+    @property
+    def factor(self) -> float:
+        """F = 2^(−U/S): 1 for a team that used nothing, ½ for one that used exactly its share."""
+        return math.pow(2.0, -self.usage_share / self.entitled_share)
+
+    @property
+    def score(self) -> Decimal:
+        """The fairness criterion: 10 × F, two decimals."""
+        return rounded(10 * self.factor)
+
+    def explanation(self) -> str:
+        return _(
+            "Fair share: the team used %(u).1f%% of recent GPU-hours (decayed) against an entitled %(s).1f%% "
+            "(weight %(w)d of %(tw)d); F = 2^(−%(u_f).3f / %(s_f).3f) = %(f).3f, score 10 × F = %(score)s."
+        ) % {
+            "u": 100 * self.usage_share,
+            "s": 100 * self.entitled_share,
+            "w": self.weight,
+            "tw": self.total_weight,
+            "u_f": self.usage_share,
+            "s_f": self.entitled_share,
+            "f": self.factor,
+            "score": self.score,
+        }
+
+
+def decay_factor(*, weeks_ago: int, half_life_weeks: float) -> float:
+    """How much usage from `weeks_ago` whole weeks back counts: 2^(−weeks_ago / half_life)."""
+    if half_life_weeks <= 0:
+        raise ValueError("the fair-share half-life must be a positive number of weeks")
+    return math.pow(2.0, -weeks_ago / half_life_weeks)
+
+
+def decayed_usage(
+    *, weekly_usage: Sequence[Mapping[int, float | Decimal]], half_life_weeks: float
+) -> dict[int, float]:
+    """Per team, Σ GPU-hours × decay; `weekly_usage[k]` holds the usage of the week k weeks back (0 = latest)."""
+    totals: dict[int, float] = {}
+    for weeks_ago, week in enumerate(weekly_usage):
+        weight = decay_factor(weeks_ago=weeks_ago, half_life_weeks=half_life_weeks)
+        for team_id, gpu_hours in week.items():
+            totals[team_id] = totals.get(team_id, 0.0) + float(gpu_hours) * weight
+    return totals
+
+
+def fair_shares(*, decayed: Mapping[int, float], weights: Mapping[int, int]) -> dict[int, FairShare]:
+    """Each team's fair-share factor. U counts every team's usage; S every team's weight."""
+    total_usage = sum(decayed.values())
+    total_weight = sum(weights.values())
+    if total_weight <= 0:
+        return {}
+    return {
+        team_id: FairShare(
+            team_id=team_id,
+            decayed_gpu_hours=decayed.get(team_id, 0.0),
+            total_decayed_gpu_hours=total_usage,
+            weight=weight,
+            total_weight=total_weight,
+        )
+        for team_id, weight in weights.items()
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Suggestions
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A value offered beside a score input, with the sentence that explains it. Never applied by itself."""
+
+    criterion: str
+    value: int
+    explanation: str
+    numbers: Mapping[str, object] = field(default_factory=dict)
+
+
+def urgency_suggestion(*, deadline: datetime | None, window_end: datetime) -> Suggestion:
+    """Time urgency from the deadline; `window_end` is the end of the allocation week.
+
+    Due inside the allocation week (or already past): 10. Later: 10 × 2^(−days after the week / 14),
+    rounded, at least 1, so 2 weeks after the week → 5, 4 weeks → 3 (2.5 rounds up), 6 weeks → 1.
+    No deadline: 1.
+    """
+    if deadline is None:
+        return Suggestion(URGENCY, URGENCY_NO_DEADLINE, _("No deadline given: nothing slips on a date."))
+    days_after = (deadline - window_end).total_seconds() / 86400
+    if days_after <= 0:
+        return Suggestion(
+            URGENCY, SCORE_MAX, _("Due within the allocation week: the work must run now."), {"days_after": 0}
+        )
+    raw = SCORE_MAX * math.pow(2.0, -days_after / URGENCY_HALF_LIFE_DAYS)
+    value = max(URGENCY_FLOOR, int(Decimal(str(raw)).quantize(Decimal(1), ROUND_HALF_UP)))
+    return Suggestion(
+        URGENCY,
+        value,
+        _(
+            "Due %(days).0f days after the allocation week: 10 × 2^(−%(days).0f/%(half)d) = %(raw).1f, so %(value)d."
+        )
+        % {"days": days_after, "half": URGENCY_HALF_LIFE_DAYS, "raw": raw, "value": value},
+        {"days_after": round(days_after, 1)},
+    )
+
+
+@dataclass(frozen=True)
+class AlternativeOption:
+    description: str
+    gpu_hours: int
+    feasible: bool
+
+
+FEASIBILITY_LEVER_USED = 9
+FEASIBILITY_NO_CHEAPER = 8
+FEASIBILITY_SMALL_SAVING = 5
+FEASIBILITY_LEVER_UNUSED = 2
+
+
+def feasibility_suggestion(
+    *, requested_gpu_hours: int, baseline_gpu_hours: int | None, alternatives: Sequence[AlternativeOption]
+) -> Suggestion:
+    """The efficiency lever, checked in this order:
+
+    1. the request saves ≥ 30% GPU-hours against the team's baseline plan → 9;
+    2. a feasible alternative would save ≥ 30% of the request and is not used → 2;
+    3. no feasible alternative is cheaper than the request → 8;
+    4. a feasible alternative is cheaper, by less than 30% → 5.
+    """
+    if baseline_gpu_hours and requested_gpu_hours < baseline_gpu_hours:
+        saving = baseline_gpu_hours - requested_gpu_hours
+        pct = Decimal(100 * saving) / Decimal(baseline_gpu_hours)
+        if pct >= LEVER_PCT:
+            return Suggestion(
+                FEASIBILITY,
+                FEASIBILITY_LEVER_USED,
+                _(
+                    "Already efficient: it saves %(saving)s GPU-hours (%(pct)s%%) against the team's baseline "
+                    "plan of %(baseline)s."
+                )
+                % {"saving": f"{saving:,}", "pct": rounded(pct).normalize(), "baseline": f"{baseline_gpu_hours:,}"},
+                {"saving_gpu_hours": saving, "saving_pct": rounded(pct)},
+            )
+    cheaper = [a for a in alternatives if a.feasible and a.gpu_hours < requested_gpu_hours]
+    if not cheaper:
+        return Suggestion(
+            FEASIBILITY,
+            FEASIBILITY_NO_CHEAPER,
+            _("No feasible alternative is cheaper than the %(requested)s GPU-hours requested.")
+            % {"requested": f"{requested_gpu_hours:,}"},
+        )
+    best = min(cheaper, key=lambda a: a.gpu_hours)
+    saving = requested_gpu_hours - best.gpu_hours
+    pct = Decimal(100 * saving) / Decimal(requested_gpu_hours)
+    numbers = {"saving_gpu_hours": saving, "saving_pct": rounded(pct), "alternative": best.description}
+    params = {"alt": best.description, "saving": f"{saving:,}", "pct": rounded(pct).normalize()}
+    if pct >= LEVER_PCT:
+        return Suggestion(
+            FEASIBILITY,
+            FEASIBILITY_LEVER_UNUSED,
+            _("“%(alt)s” is feasible and would save %(saving)s GPU-hours (%(pct)s%%); the request does not use it.")
+            % params,
+            numbers,
+        )
+    return Suggestion(
+        FEASIBILITY,
+        FEASIBILITY_SMALL_SAVING,
+        _("“%(alt)s” is feasible but would save only %(saving)s GPU-hours (%(pct)s%%), under the 30%% lever.")
+        % params,
+        numbers,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Priority matrix
+
+DO_FIRST = "do_first"
+COST_BENEFIT = "cost_benefit"
+WHEN_FREE = "when_free"
+DEFER_OR_REDESIGN = "defer_or_redesign"
+
+
+def quadrant_labels() -> dict[str, str]:
+    return {
+        DO_FIRST: _("High impact, low intensity: do first"),
+        COST_BENEFIT: _("High impact, high intensity: cost-benefit review, consider the alternative"),
+        WHEN_FREE: _("Low impact, low intensity: schedule when free"),
+        DEFER_OR_REDESIGN: _("Low impact, high intensity: defer or redesign"),
+    }
+
+
+def intensity_threshold(gpu_hours: Sequence[int]) -> Decimal:
+    """Compute intensity counts as high at or above the median requested GPU-hours of the cycle."""
+    if not gpu_hours:
+        return Decimal(0)
+    ordered = sorted(gpu_hours)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return Decimal(ordered[middle])
+    return Decimal(ordered[middle - 1] + ordered[middle]) / 2
+
+
+def matrix_quadrant(*, impact: Decimal | None, gpu_hours: int, threshold_gpu_hours: Decimal) -> str | None:
+    """Which quadrant of the priority matrix a request sits in; None until its impact has been scored."""
+    if impact is None:
+        return None
+    high_impact = impact >= MATRIX_IMPACT_THRESHOLD
+    high_intensity = gpu_hours >= threshold_gpu_hours
+    if high_impact:
+        return COST_BENEFIT if high_intensity else DO_FIRST
+    return DEFER_OR_REDESIGN if high_intensity else WHEN_FREE

@@ -1,0 +1,275 @@
+"""The weekly review: closing intake, scoring, deciding, finalizing.
+
+The cycle moves open → in_review (cycle_close_intake) → finalized (cycle_finalize); publishing
+(finalized → published) lives in committee/services/publishing.py. Every write here locks the
+cycle row first, so a score or a decision cannot slip in while the chair finalizes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from allocations.models import Team
+from committee import scoring, selectors, signals
+from committee.models import (
+    Criterion,
+    CycleStatus,
+    Decision,
+    DecisionOutcome,
+    FairShareSnapshot,
+    GpuRequest,
+    RequestStatus,
+    ReviewCycle,
+    Score,
+)
+from committee.services.requests import actor_name, request_event_record
+
+AUTO_DEFER_NAME = "Docket"
+
+
+def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
+    return ReviewCycle.objects.select_for_update().select_related("rubric").get(pk=cycle.pk)
+
+
+def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
+    if cycle.status != status:
+        raise ValidationError(
+            _("Cannot %(doing)s: week %(week)s is %(status)s, not %(expected)s.")
+            % {
+                "doing": doing,
+                "week": cycle.week,
+                "status": cycle.get_status_display().lower(),
+                "expected": CycleStatus(status).label.lower(),
+            },
+            code="wrong_state",
+        )
+
+
+def _require_reviewer(*, actor: AbstractBaseUser, gpu_request: GpuRequest, doing: str) -> None:
+    """A committee seat, and not a member of the request's team (conflict of interest)."""
+    if not selectors.user_is_committee(user=actor):
+        raise PermissionDenied(_("Only committee members %(doing)s.") % {"doing": doing})
+    if selectors.user_is_team_member(user=actor, team=gpu_request.team):
+        raise PermissionDenied(
+            _("You are a member of %(team)s: you do not %(doing)s its requests.")
+            % {"team": gpu_request.team.name, "doing": doing}
+        )
+
+
+def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[GpuRequest, ReviewCycle]:
+    cycle = _lock_cycle(gpu_request.cycle)
+    _require_status(cycle, CycleStatus.IN_REVIEW, doing)
+    locked = GpuRequest.objects.select_related("team").get(pk=gpu_request.pk)
+    if locked.status != RequestStatus.SUBMITTED:
+        raise ValidationError(
+            _("Only submitted requests are reviewed; this one is %(status)s.")
+            % {"status": locked.get_status_display().lower()}
+        )
+    return locked, cycle
+
+
+@transaction.atomic
+def cycle_close_intake(
+    *, cycle: ReviewCycle, actor: AbstractBaseUser | None = None, now: datetime | None = None
+) -> ReviewCycle:
+    """Close intake: the cycle goes to review, its requests freeze, the fair-share factors are frozen.
+
+    `actor` is the chair closing by hand, or None for the scheduled clock (Celery beat). Refused
+    with a ValidationError unless the cycle is open. Writes one FairShareSnapshot per team, from the
+    usage reported before this moment, which the review then ranks with.
+    """
+    if actor is not None and not selectors.user_is_chair(user=actor):
+        raise PermissionDenied(_("Only the chair closes intake."))
+    locked = _lock_cycle(cycle)
+    _require_status(locked, CycleStatus.OPEN, _("close intake"))
+    now = now or timezone.now()
+    shares = selectors.fair_share_live(as_of=now)
+    names = dict(Team.objects.filter(pk__in=shares).values_list("pk", "name"))
+    FairShareSnapshot.objects.bulk_create(
+        FairShareSnapshot(
+            cycle=locked,
+            team_id=team_id,
+            team_name=names[team_id],
+            weight=share.weight,
+            total_weight=share.total_weight,
+            decayed_gpu_hours=scoring.rounded(share.decayed_gpu_hours),
+            total_decayed_gpu_hours=scoring.rounded(share.total_decayed_gpu_hours),
+            as_of=now,
+        )
+        for team_id, share in shares.items()
+    )
+    locked.status = CycleStatus.IN_REVIEW
+    locked.intake_closed_at = now
+    locked.save(update_fields=["status", "intake_closed_at"])
+    return locked
+
+
+@transaction.atomic
+def score_record(
+    *, actor: AbstractBaseUser, gpu_request: GpuRequest, criterion: str, value: int, note: str = ""
+) -> Score:
+    """Record (or revise) the actor's 0–10 score of a request on one member-scored criterion.
+
+    Refused (PermissionDenied) unless the actor has a committee seat and is not a member of the
+    request's team; refused (ValidationError) unless the cycle is in review, the request submitted,
+    the criterion member-scored and the value a whole number 0–10. Fairness is computed, never scored.
+    """
+    _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("score"))
+    if criterion not in scoring.MEMBER_SCORED:
+        raise ValidationError(
+            {"criterion": [_("“%(criterion)s” is not scored by members.") % {"criterion": criterion}]}
+        )
+    if isinstance(value, bool) or not isinstance(value, int) or not scoring.SCORE_MIN <= value <= scoring.SCORE_MAX:
+        raise ValidationError({"value": [_("A score is a whole number from 0 to 10.")]})
+    locked, _cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
+    score, _created = Score.objects.update_or_create(
+        member=actor,
+        request=locked,
+        criterion=criterion,
+        defaults={"value": value, "note": (note or "").strip(), "member_name": actor_name(actor)},
+    )
+    return score
+
+
+@transaction.atomic
+def decision_record(
+    *,
+    actor: AbstractBaseUser,
+    gpu_request: GpuRequest,
+    outcome: str,
+    rationale: str,
+    granted_gpu_count: int | None = None,
+) -> Decision:
+    """Record (or revise) the committee's decision on a request while the cycle is in review.
+
+    Grant gives every GPU asked for; partial a count from the request's minimum up to one less
+    than asked; defer and reject none. A rationale is required. Grants need a ranked request (a
+    quorum of scores). Same conflict-of-interest rule as scoring. The team sees the decision once
+    the cycle is finalized; no event is written on the request until then.
+    """
+    _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("decide on"))
+    locked, cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
+    errors: dict[str, list[str]] = {}
+    rationale = (rationale or "").strip()
+    if not rationale:
+        errors["rationale"] = [_("Write the rationale: the team reads it with the decision.")]
+    if outcome not in DecisionOutcome.values:
+        errors["outcome"] = [_("Choose grant, partial, defer or reject.")]
+    granted: int | None = None
+    if outcome == DecisionOutcome.GRANT:
+        granted = locked.gpu_count
+    elif outcome == DecisionOutcome.PARTIAL:
+        if granted_gpu_count is None or not locked.min_gpu_count <= granted_gpu_count < locked.gpu_count:
+            errors["granted_gpu_count"] = [
+                _("A partial grant gives from %(min)d to %(max)d GPUs (the request's minimum to one less than asked).")
+                % {"min": locked.min_gpu_count, "max": locked.gpu_count - 1}
+            ]
+        else:
+            granted = granted_gpu_count
+    if outcome in (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL):
+        sheet_scores = {c: [s.value for s in locked.scores.all() if s.criterion == c] for c in scoring.MEMBER_SCORED}
+        missing = scoring.quorum_missing(
+            member_scores=sheet_scores, weights=cycle.rubric.weights(), quorum=settings.DOCKET_SCORE_QUORUM
+        )
+        if missing:
+            errors.setdefault("outcome", []).append(
+                _("Not ranked yet: %(criteria)s need %(quorum)d member scores each before a grant.")
+                % {
+                    "criteria": ", ".join(str(Criterion(c).label) for c in missing),
+                    "quorum": settings.DOCKET_SCORE_QUORUM,
+                }
+            )
+    if errors:
+        raise ValidationError(errors)
+    decision, _created = Decision.objects.update_or_create(
+        request=locked,
+        defaults={
+            "cycle": cycle,
+            "outcome": outcome,
+            "requested_gpu_count": locked.gpu_count,
+            "granted_gpu_count": granted,
+            "rationale": rationale,
+            "decided_by": actor,
+            "decided_by_name": actor_name(actor),
+            "decided_at": timezone.now(),
+            "team_name": locked.team.name,
+            "request_title": locked.title,
+            "cycle_week": cycle.week,
+        },
+    )
+    return decision
+
+
+@transaction.atomic
+def cycle_finalize(*, cycle: ReviewCycle, actor: AbstractBaseUser) -> ReviewCycle:
+    """Close the review: every ranked request must have a decision.
+
+    Freezes each decision's rank and weighted total, gives requests below quorum that have no
+    decision an automatic "defer" (with a rationale naming the missing scores), sets every request
+    in review to decided, writes a "decided" event on each, and marks the cycle finalized. Refused
+    (ValidationError, nothing written) unless the cycle is in review and every ranked request is
+    decided. After commit, sends `cycle_finalized(cycle=…)`; the archive listens.
+    """
+    if not selectors.user_is_chair(user=actor):
+        raise PermissionDenied(_("Only the chair finalizes the week."))
+    locked = _lock_cycle(cycle)
+    _require_status(locked, CycleStatus.IN_REVIEW, _("finalize"))
+    rows = selectors.cycle_ranking(cycle=locked)
+    undecided = [row.request.title for row in rows if row.result.rank is not None and row.decision is None]
+    if undecided:
+        raise ValidationError(
+            _("Every ranked request needs a decision first; still undecided: %(titles)s.")
+            % {"titles": "; ".join(undecided)},
+            code="undecided",
+        )
+    now = timezone.now()
+    for row in rows:
+        request, result = row.request, row.result
+        decision = row.decision
+        if decision is None:
+            decision = Decision(
+                request=request,
+                cycle=locked,
+                outcome=DecisionOutcome.DEFER,
+                requested_gpu_count=request.gpu_count,
+                rationale=_(
+                    "Deferred automatically: not ranked, because %(criteria)s had fewer than %(quorum)d member "
+                    "scores when the week was finalized."
+                )
+                % {
+                    "criteria": ", ".join(str(Criterion(c).label).lower() for c in result.missing),
+                    "quorum": settings.DOCKET_SCORE_QUORUM,
+                },
+                decided_by=None,
+                decided_by_name=AUTO_DEFER_NAME,
+                decided_at=now,
+                team_name=request.team.name,
+                request_title=request.title,
+                cycle_week=locked.week,
+            )
+        decision.priority_rank = result.rank
+        decision.weighted_total = result.total
+        decision.save()
+        request_event_record(
+            request=request,
+            actor=actor,
+            action="decided",
+            detail=decision.get_outcome_display()
+            + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else ""),
+        )
+    GpuRequest.objects.filter(pk__in=[row.request.pk for row in rows]).update(
+        status=RequestStatus.DECIDED, updated_at=now
+    )
+    locked.status = CycleStatus.FINALIZED
+    locked.finalized_at = now
+    locked.finalized_by_name = actor_name(actor)
+    locked.save(update_fields=["status", "finalized_at", "finalized_by_name"])
+    transaction.on_commit(lambda: signals.cycle_finalized.send(sender=ReviewCycle, cycle=locked))
+    return locked

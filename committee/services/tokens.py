@@ -1,0 +1,45 @@
+"""Personal API tokens for scripts. Only a hash is stored; the token is shown once."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+
+from committee.models import PersonalToken
+
+TOKEN_PREFIX = "dkt_"  # noqa: S105 (a label, not a secret)
+
+
+def personal_token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def personal_token_create(*, user: AbstractBaseUser, name: str) -> tuple[PersonalToken, str]:
+    """A new token for `user`, labelled `name` (unique per user). Returns the row and the token itself.
+
+    The token is not stored, only its SHA-256: whoever creates it must copy it now. It acts with
+    exactly the user's permissions, in the API only.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": [_("Give the token a name, e.g. the script that uses it.")]})
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    try:
+        with transaction.atomic():
+            row = PersonalToken.objects.create(user=user, name=name, token_hash=personal_token_hash(token))
+    except IntegrityError:
+        raise ValidationError(
+            {"name": [_("You already have a token named “%(name)s”.") % {"name": name}]}
+        ) from None
+    return row, token
+
+
+def personal_token_revoke(*, user: AbstractBaseUser, name: str) -> bool:
+    """Delete the user's token named `name`; False if there was none."""
+    deleted, _rows = PersonalToken.objects.filter(user=user, name=name).delete()
+    return bool(deleted)
