@@ -1,0 +1,166 @@
+"""Shapes of the scheduler API: explicit input serializers, and the window as schedulers read it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from allocations.models import SyncState, UsageRecord, WindowTier
+
+# The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
+WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "tier", "request_ref",
+                  "withdrawn_seq")
+
+
+def utc_iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with a 'Z', to the second (windows lie on the engine's hour grid)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class WindowSerializer(serializers.Serializer):
+    """One window, as the adapters parse it (allocations/adapters/base.py `DesiredWindow`).
+
+    The fields document the shape; `to_representation` builds it straight from a
+    `WINDOW_COLUMNS` row and the context (`cluster` slug, `versions` week → plan version,
+    `reference` pools/teams/accounts), because a list of 500 windows through 15 DRF fields
+    each would cost more than everything else the request does.
+    """
+
+    id = serializers.IntegerField()
+    plan_version = serializers.IntegerField(help_text=_("The current plan version of the window's week."))
+    cluster = serializers.CharField()
+    pool = serializers.CharField()
+    gpu_model = serializers.CharField()
+    scheduler_label = serializers.CharField(allow_blank=True)
+    gpu_count = serializers.IntegerField()
+    gpus_per_node = serializers.IntegerField()
+    start = serializers.DateTimeField(help_text=_("UTC, ISO 8601."))
+    end = serializers.DateTimeField(help_text=_("UTC, ISO 8601; the window holds its GPUs while start ≤ t < end."))
+    team = serializers.CharField()
+    account = serializers.CharField(allow_null=True, help_text=_("The team's scheduler account on the cluster."))
+    tier = serializers.ChoiceField(choices=WindowTier.choices)
+    request_id = serializers.IntegerField(allow_null=True)
+    withdrawn = serializers.BooleanField(
+        help_text=_("True only in a `since` list: a newer plan version no longer holds this window.")
+    )
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, withdrawn_seq = instance
+        context: Mapping[str, Any] = self.context
+        pool_slug, gpu_model, label, per_node = context["reference"].pools[pool_id]
+        team_slug, account = context["reference"].teams[team_id]
+        return {
+            "id": window_id,
+            "plan_version": context["versions"].get(week),
+            "cluster": context["cluster"],
+            "pool": pool_slug,
+            "gpu_model": gpu_model,
+            "scheduler_label": label,
+            "gpu_count": gpu_count,
+            "gpus_per_node": per_node,
+            "start": utc_iso(start),
+            "end": utc_iso(end),
+            "team": team_slug,
+            "account": account,
+            "tier": tier,
+            "request_id": request_ref,
+            "withdrawn": withdrawn_seq is not None,
+        }
+
+
+class WindowListSerializer(serializers.Serializer):
+    """The windows list's envelope (documentation only)."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    cursor = serializers.IntegerField(help_text=_("Change sequence of this snapshot: pass it as `since` next time."))
+    plan_version = serializers.IntegerField(allow_null=True)
+    results = WindowSerializer(many=True)
+
+
+class WindowPageSerializer(serializers.Serializer):
+    """Paging of the windows list: keyset on the window id, so pages stay exact as windows end."""
+
+    after = serializers.IntegerField(required=False, min_value=0)
+    before = serializers.IntegerField(required=False, min_value=1)
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "after" in attrs and "before" in attrs:
+            raise serializers.ValidationError(_("Use either after or before."))
+        return attrs
+
+
+class KueueQuerySerializer(serializers.Serializer):
+    cluster = serializers.SlugField()
+    at = serializers.DateTimeField(required=False, help_text=_("Quotas as of this time (default: now)."))
+
+
+class SyncStatusItemSerializer(serializers.Serializer):
+    window = serializers.IntegerField(min_value=1)
+    state = serializers.ChoiceField(choices=SyncState.choices)
+    nodes_requested = serializers.IntegerField(min_value=0)
+    nodes_reserved = serializers.IntegerField(min_value=0)
+    message = serializers.CharField(allow_blank=True, max_length=2000, required=False, default="")
+
+
+class SyncStatusReportSerializer(serializers.Serializer):
+    statuses = SyncStatusItemSerializer(many=True, max_length=10000)
+
+
+class SyncStatusResultSerializer(serializers.Serializer):
+    recorded = serializers.IntegerField()
+
+
+class UsageInputSerializer(serializers.Serializer):
+    """What a scheduler reports; the cluster is its token's, never a field."""
+
+    team = serializers.SlugField()
+    pool = serializers.SlugField(help_text=_("A pool of the token's cluster."))
+    window = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+    period_start = serializers.DateTimeField()
+    period_end = serializers.DateTimeField()
+    gpu_hours_used = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
+    mean_utilization_pct = serializers.DecimalField(max_digits=5, decimal_places=1, min_value=0, max_value=100)
+    mean_queue_wait_minutes = serializers.DecimalField(
+        max_digits=10, decimal_places=1, min_value=0, required=False, default=0
+    )
+    idempotency_key = serializers.CharField(
+        max_length=100, help_text=_("Chosen by the client: the same key again changes nothing.")
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["period_end"] <= attrs["period_start"]:
+            raise serializers.ValidationError({"period_end": [_("The period must end after it starts.")]})
+        return attrs
+
+
+class UsageRecordSerializer(serializers.ModelSerializer):
+    cluster = serializers.CharField(source="pool.cluster.slug")
+    pool = serializers.CharField(source="pool.slug")
+    team = serializers.CharField(source="team.slug")
+    window = serializers.IntegerField(source="window_id", allow_null=True)
+
+    class Meta:
+        model = UsageRecord
+        fields = (
+            "id",
+            "cluster",
+            "pool",
+            "team",
+            "window",
+            "period_start",
+            "period_end",
+            "gpu_hours_used",
+            "mean_utilization_pct",
+            "mean_queue_wait_minutes",
+            "idempotency_key",
+            "reported_by",
+            "reported_at",
+        )
+        read_only_fields = fields

@@ -1,0 +1,298 @@
+"""The scheduler API. Each view parses its input, calls one selector or service, and answers."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponse
+from django.utils import timezone
+from django.utils.http import parse_etags
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from allocations import selectors, services
+from allocations.adapters.base import DesiredWindow
+from allocations.adapters.kueue import render_yaml
+from allocations.api.authentication import IsSchedulerClient, SchedulerTokenAuthentication
+from allocations.api.filtersets import WindowFilterSet
+from allocations.api.serializers import (
+    WINDOW_COLUMNS,
+    KueueQuerySerializer,
+    SyncStatusReportSerializer,
+    SyncStatusResultSerializer,
+    UsageInputSerializer,
+    UsageRecordSerializer,
+    WindowListSerializer,
+    WindowPageSerializer,
+    WindowSerializer,
+)
+from allocations.models import AllocationWindow, Cluster, SchedulerClient
+
+ETAG_FORMAT = "windows-v1"  # change when the body's shape changes, so old ETags stop matching
+
+
+def _drf_errors(exc: DjangoValidationError) -> exceptions.ValidationError:
+    if hasattr(exc, "error_dict"):
+        return exceptions.ValidationError(exc.message_dict)
+    return exceptions.ValidationError({"non_field_errors": exc.messages})
+
+
+class SchedulerAPIView(APIView):
+    """Only scheduler tokens authenticate here: sessions and personal tokens get 401."""
+
+    authentication_classes = [SchedulerTokenAuthentication]
+    permission_classes = [IsSchedulerClient]
+    renderer_classes = [JSONRenderer]
+
+    @staticmethod
+    def client(request: Request) -> SchedulerClient:
+        client = request.auth
+        assert isinstance(client, SchedulerClient)  # IsSchedulerClient ran
+        return client
+
+    def cluster_for(self, request: Request, slug: str) -> Cluster:
+        """The token's cluster if it is the one asked for; 404 otherwise (other clusters do not exist for it)."""
+        cluster = self.client(request).cluster
+        if slug != cluster.slug:
+            raise exceptions.NotFound(_("No cluster %s for this token.") % slug)
+        return cluster
+
+
+WINDOW_PARAMETERS = [
+    OpenApiParameter("cluster", str, required=True, description="Cluster slug; must be the token's cluster."),
+    OpenApiParameter("week", str, description="ISO week, e.g. 2026-W49. Without it: the windows not yet ended."),
+    OpenApiParameter("pool", str, description="Pool slug."),
+    OpenApiParameter("team", str, description="Team slug."),
+    OpenApiParameter("active_at", OpenApiTypes.DATETIME, description="Windows holding their GPUs at this time."),
+    OpenApiParameter("since", int, description="Only what changed after this cursor, withdrawn windows included."),
+    OpenApiParameter("as_of", int, description="Read as of this change sequence (page links carry it)."),
+    OpenApiParameter("ends_after", OpenApiTypes.DATETIME, description="Without week: windows ending after this."),
+    OpenApiParameter("after", int, description="Page: windows with a larger id."),
+    OpenApiParameter("before", int, description="Page: windows with a smaller id."),
+    OpenApiParameter("page_size", int, description="Windows per page, 1 to 1000."),
+    OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, description="An ETag from an earlier answer."),
+]
+
+
+class WindowListView(SchedulerAPIView):
+    """The cluster's published windows: a strong ETag, a change cursor, keyset pages."""
+
+    @extend_schema(
+        operation_id="windows_list",
+        parameters=WINDOW_PARAMETERS,
+        responses={200: WindowListSerializer, 304: OpenApiResponse(description="Unchanged since that ETag.")},
+    )
+    def get(self, request: Request) -> Response:
+        filters = WindowFilterSet(request.query_params, queryset=AllocationWindow.objects.none())
+        page = WindowPageSerializer(data=request.query_params)
+        filters_valid, page_valid = filters.is_valid(), page.is_valid()
+        if not (filters_valid and page_valid):
+            raise exceptions.ValidationError({**filters.errors, **page.errors})
+        params = filters.form.cleaned_data
+        cluster = self.cluster_for(request, params["cluster"])
+        try:
+            snapshot = selectors.window_snapshot(
+                cluster=cluster,
+                week=params["week"] or None,
+                since=_int_or_none(params["since"]),
+                as_of=_int_or_none(params["as_of"]),
+                ends_after=params["ends_after"],
+            )
+        except selectors.SnapshotUnavailable as exc:
+            raise exceptions.ValidationError({"as_of": [str(exc)]}) from None
+        reference = selectors.scheduler_reference(cluster=cluster)
+        windows = filters.filter_queryset(snapshot.windows)
+        count = windows.count()
+
+        # Windows never change, and without a publish the set in scope can only shrink (windows
+        # end), so the cursor, the versions, the count and what is shown of pools, teams and
+        # accounts determine the body byte for byte: a strong ETag without building it.
+        etag = _etag(request, cluster, snapshot, count, reference.fingerprint())
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+        if _etag_matches(request, etag):
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+
+        size = page.validated_data.get("page_size") or _default_page_size()
+        after, before = page.validated_data.get("after"), page.validated_data.get("before")
+        rows_qs = windows.values_list(*WINDOW_COLUMNS)
+        if before is not None:
+            rows = list(rows_qs.filter(id__lt=before).order_by("-id")[: size + 1])
+            more_before, rows = len(rows) > size, rows[:size][::-1]
+            more_after = bool(rows)
+        else:
+            rows_qs = rows_qs.filter(id__gt=after) if after is not None else rows_qs
+            rows = list(rows_qs.order_by("id")[: size + 1])
+            more_after, rows = len(rows) > size, rows[:size]
+            more_before = after is not None and bool(rows)
+        context = {"cluster": cluster.slug, "versions": snapshot.versions, "reference": reference}
+        body = {
+            "count": count,
+            "next": _page_link(request, snapshot.cursor, after=rows[-1][0]) if more_after else None,
+            "previous": _page_link(request, snapshot.cursor, before=rows[0][0]) if more_before else None,
+            "cursor": snapshot.cursor,
+            "plan_version": snapshot.plan_version,
+            "results": WindowSerializer(rows, many=True, context=context).data,
+        }
+        return Response(body, headers=headers)
+
+
+class WindowDetailView(SchedulerAPIView):
+    """One window of the token's cluster, live or withdrawn."""
+
+    @extend_schema(operation_id="windows_retrieve", responses={200: WindowSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        cluster = self.client(request).cluster
+        found = selectors.window_detail(cluster=cluster, window_id=pk)
+        if found is None:
+            raise exceptions.NotFound(_("No window %s on this token's cluster.") % pk)
+        windows, versions = found
+        row = windows.values_list(*WINDOW_COLUMNS).get()
+        reference = selectors.scheduler_reference(cluster=cluster)
+        context = {"cluster": cluster.slug, "versions": versions, "reference": reference}
+        return Response(WindowSerializer(row, context=context).data)
+
+
+class KueueExportView(SchedulerAPIView):
+    """The cluster's quotas as Kueue objects (YAML for `kubectl apply -f -`)."""
+
+    @extend_schema(
+        operation_id="windows_kueue",
+        parameters=[KueueQuerySerializer],
+        responses={(200, "application/yaml"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request) -> HttpResponse:
+        query = KueueQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        cluster = self.cluster_for(request, query.validated_data["cluster"])
+        at = query.validated_data.get("at") or timezone.now()
+        return HttpResponse(kueue_yaml(cluster=cluster, at=at), content_type="application/yaml; charset=utf-8")
+
+
+def kueue_yaml(*, cluster: Cluster, at: datetime) -> str:
+    """The Kueue export of `cluster` at `at`: the same windows, in the same shape, as the windows API."""
+    snapshot, windows = selectors.window_list_for_kueue(cluster=cluster, at=at)
+    reference = selectors.scheduler_reference(cluster=cluster)
+    rows = windows.values_list(*WINDOW_COLUMNS)
+    context = {"cluster": cluster.slug, "versions": snapshot.versions, "reference": reference}
+    desired = [DesiredWindow.from_api(item) for item in WindowSerializer(list(rows), many=True, context=context).data]
+    return render_yaml(desired, at=at)
+
+
+class SyncStatusView(SchedulerAPIView):
+    """How the scheduler holds each window after a sync; the committee sees the latest beside the window."""
+
+    @extend_schema(
+        operation_id="windows_sync_status",
+        request=SyncStatusReportSerializer,
+        responses={200: SyncStatusResultSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        report = SyncStatusReportSerializer(data=request.data)
+        report.is_valid(raise_exception=True)
+        try:
+            recorded = services.sync_status_record(
+                client=self.client(request), statuses=report.validated_data["statuses"]
+            )
+        except DjangoValidationError as exc:
+            raise _drf_errors(exc) from None
+        return Response({"recorded": recorded})
+
+
+class UsageCreateView(SchedulerAPIView):
+    """Usage a scheduler measured; idempotent on (pool, idempotency_key)."""
+
+    @extend_schema(
+        operation_id="usage_create",
+        request=UsageInputSerializer,
+        responses={
+            201: UsageRecordSerializer,
+            400: OpenApiResponse(description="Field errors; nothing stored."),
+            409: OpenApiResponse(description="The idempotency key was used for different data; nothing stored."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = UsageInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            result = services.usage_record(
+                client=self.client(request),
+                team_slug=values["team"],
+                pool_slug=values["pool"],
+                window_id=values["window"],
+                period_start=values["period_start"],
+                period_end=values["period_end"],
+                gpu_hours_used=values["gpu_hours_used"],
+                mean_utilization_pct=values["mean_utilization_pct"],
+                mean_queue_wait_minutes=values["mean_queue_wait_minutes"],
+                idempotency_key=values["idempotency_key"],
+            )
+        except DjangoValidationError as exc:
+            raise _drf_errors(exc) from None
+        except services.IdempotencyConflict as exc:
+            return Response(
+                {
+                    "idempotency_key": [_("This key was already used for different data (record %s).")
+                                        % exc.record.pk]
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+        return Response(UsageRecordSerializer(result.record).data, status=status.HTTP_201_CREATED, headers=headers)
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _default_page_size() -> int:
+    return int(settings.REST_FRAMEWORK.get("PAGE_SIZE") or 100)
+
+
+def _etag(request: Request, cluster: Cluster, snapshot: selectors.WindowSnapshot, count: int, fingerprint: str) -> str:
+    params = sorted((key, value) for key, values in request.query_params.lists() for value in values)
+    key = repr((
+        ETAG_FORMAT,
+        request.get_host(),
+        request.path,
+        params,
+        cluster.pk,
+        cluster.slug,
+        snapshot.cursor,
+        sorted(snapshot.versions.items()),
+        snapshot.plan_version,
+        count,
+        fingerprint,
+    ))
+    return '"' + hashlib.sha256(key.encode()).hexdigest()[:40] + '"'
+
+
+def _etag_matches(request: Request, etag: str) -> bool:
+    header = request.headers.get("If-None-Match")
+    if not header:
+        return False
+    # If-None-Match compares weakly (RFC 9110 13.1.2): W/"x" matches "x".
+    candidates = {tag.removeprefix("W/") for tag in parse_etags(header)}
+    return "*" in candidates or etag in candidates
+
+
+def _page_link(request: Request, cursor: int, **position: int) -> str:
+    params = [(k, v) for k, values in request.query_params.lists() for v in values if k not in ("after", "before",
+                                                                                                  "as_of")]
+    params.append(("as_of", str(cursor)))
+    params.extend((k, str(v)) for k, v in position.items())
+    return request.build_absolute_uri(request.path + "?" + urlencode(params))

@@ -1,0 +1,441 @@
+"""Every write of the allocations app: publishing plans, scheduler clients, usage and sync status.
+
+One function per operation; the pages, the API, the management commands and the committee's
+publishing glue all call these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from allocations.engine import EngineWindow, Explanation
+from allocations.models import (
+    AllocationPlan,
+    AllocationWindow,
+    Cluster,
+    GpuPool,
+    PlanExplanation,
+    PlanSequence,
+    SchedulerClient,
+    SyncState,
+    Team,
+    UsageRecord,
+    WindowSyncStatus,
+    WindowTier,
+    WindowWithdrawal,
+)
+
+# "Docket scheduler": lets the authentication class tell its tokens from other kinds.
+TOKEN_PREFIX = "dks_"  # noqa: S105 (a prefix, not a secret)
+TOKEN_PREFIX_SHOWN = 12  # characters of the token kept in clear, to tell tokens apart
+LAST_SEEN_RESOLUTION = timedelta(minutes=1)  # write last_seen_at at most this often per client
+FUTURE_SKEW = timedelta(minutes=5)  # clocks of scheduler hosts may run a little ahead
+
+# --- publishing -------------------------------------------------------------------------------
+
+
+def _window_key(
+    *, pool_id: int, team_id: int, gpu_count: int, start: datetime, end: datetime, tier: str, request_ref: int | None
+) -> tuple[Any, ...]:
+    """What a scheduler sees of a window: equal keys in two versions are the same window."""
+    return (pool_id, team_id, gpu_count, start, end, tier, request_ref)
+
+
+def plan_current(*, week: str) -> AllocationPlan | None:
+    """The highest published version of `week`, or None."""
+    return AllocationPlan.objects.filter(week=week).order_by("-version").first()
+
+
+@transaction.atomic
+def plan_publish(
+    *,
+    week: str,
+    week_starts_at: datetime,
+    week_ends_at: datetime,
+    source_ref: str,
+    windows: Sequence[EngineWindow],
+    explanations: Sequence[Explanation],
+    pools: Mapping[str, GpuPool],
+    teams: Mapping[int, Team],
+    published_by_name: str,
+    note: str = "",
+) -> AllocationPlan:
+    """Publish the engine's result for `week` as its next plan version, in one transaction.
+
+    `pools` maps the engine's pool keys to pools; `teams` maps each demand's ref (the request
+    id) to its team. Version n+1 supersedes n. A window of n that n+1 places identically
+    (pool, team, GPUs, start, end, tier, request) is carried over, keeping its id; the other
+    windows of n are withdrawn (a `WindowWithdrawal` at this plan's change sequence) and the
+    new ones are created. No window row is ever updated.
+
+    Invariants: publishes are serialized on the `PlanSequence` row, so `change_seq` grows in
+    commit order and a poller reading in a snapshot sees all of a plan or none of it. Any
+    error rolls the whole publish back: the previous version stays current.
+
+    Raises ValidationError for a window outside the week or naming an unknown pool or
+    request, and for an explanation naming an unknown request.
+    """
+    _check_publishable(
+        week_starts_at=week_starts_at,
+        week_ends_at=week_ends_at,
+        windows=windows,
+        explanations=explanations,
+        pools=pools,
+        teams=teams,
+    )
+    sequence, _created = PlanSequence.objects.select_for_update().get_or_create(pk=1)
+    sequence.value += 1
+    sequence.save(update_fields=["value"])
+    change_seq = sequence.value
+
+    previous = plan_current(week=week)
+    plan = AllocationPlan.objects.create(
+        week=week,
+        version=previous.version + 1 if previous else 1,
+        change_seq=change_seq,
+        week_starts_at=week_starts_at,
+        week_ends_at=week_ends_at,
+        source_ref=source_ref,
+        published_by_name=published_by_name,
+        supersedes=previous,
+        note=note,
+    )
+
+    carried: dict[tuple[Any, ...], list[AllocationWindow]] = {}
+    if previous is not None:
+        for window in AllocationWindow.objects.filter(week=week, withdrawal__isnull=True).order_by("id"):
+            key = _window_key(
+                pool_id=window.pool_id,
+                team_id=window.team_id,
+                gpu_count=window.gpu_count,
+                start=window.start,
+                end=window.end,
+                tier=window.tier,
+                request_ref=window.request_ref,
+            )
+            carried.setdefault(key, []).append(window)
+
+    texts = {explanation.ref: explanation.text for explanation in explanations}
+    new_windows = []
+    for engine_window in windows:
+        pool, team = pools[engine_window.pool], teams[engine_window.ref]
+        key = _window_key(
+            pool_id=pool.pk,
+            team_id=team.pk,
+            gpu_count=engine_window.gpu_count,
+            start=engine_window.start,
+            end=engine_window.end,
+            tier=engine_window.tier,
+            request_ref=engine_window.ref,
+        )
+        if carried.get(key):
+            carried[key].pop(0)  # the same window, still placed: keep it
+            continue
+        new_windows.append(
+            AllocationWindow(
+                plan=plan,
+                week=week,
+                cluster_id=pool.cluster_id,
+                pool=pool,
+                team=team,
+                gpu_count=engine_window.gpu_count,
+                start=engine_window.start,
+                end=engine_window.end,
+                tier=engine_window.tier,
+                request_ref=engine_window.ref,
+                explanation=texts.get(engine_window.ref, ""),
+                created_seq=change_seq,
+            )
+        )
+    AllocationWindow.objects.bulk_create(new_windows)
+    WindowWithdrawal.objects.bulk_create(
+        WindowWithdrawal(window=window, plan=plan, change_seq=change_seq)
+        for leftovers in carried.values()
+        for window in leftovers
+    )
+    PlanExplanation.objects.bulk_create(
+        PlanExplanation(
+            plan=plan,
+            request_ref=explanation.ref,
+            position=position,
+            placed=explanation.placed,
+            shortened=explanation.shortened,
+            text=explanation.text,
+        )
+        for position, explanation in enumerate(explanations, start=1)
+    )
+    return plan
+
+
+def _check_publishable(
+    *,
+    week_starts_at: datetime,
+    week_ends_at: datetime,
+    windows: Sequence[EngineWindow],
+    explanations: Sequence[Explanation],
+    pools: Mapping[str, GpuPool],
+    teams: Mapping[int, Team],
+) -> None:
+    errors: list[str] = []
+    if week_ends_at <= week_starts_at:
+        errors.append(_("The week must end after it starts."))
+    tiers = {choice.value for choice in WindowTier}
+    for window in windows:
+        if window.pool not in pools:
+            errors.append(_("Window for request %(ref)s names unknown pool %(pool)s.") % {"ref": window.ref,
+                                                                                           "pool": window.pool})
+        if window.ref not in teams:
+            errors.append(_("Window names request %(ref)s, which has no team.") % {"ref": window.ref})
+        if window.tier not in tiers:
+            errors.append(_("Window for request %(ref)s has unknown tier %(tier)s.") % {"ref": window.ref,
+                                                                                         "tier": window.tier})
+        if not (week_starts_at <= window.start < window.end <= week_ends_at):
+            errors.append(_("Window for request %(ref)s lies outside the week.") % {"ref": window.ref})
+    refs = [explanation.ref for explanation in explanations]
+    if len(set(refs)) != len(refs):
+        errors.append(_("A request is explained twice."))
+    if errors:
+        raise ValidationError(errors)
+
+
+# --- scheduler clients ------------------------------------------------------------------------
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A client and its token in clear: show the token once, it is not stored."""
+
+    client: SchedulerClient
+    token: str
+
+
+def scheduler_client_create(*, cluster: Cluster, name: str, token: str | None = None) -> IssuedToken:
+    """Register a scheduler of `cluster` and issue its token; only the token's hash is stored.
+
+    `token` is for the demo's documented, deterministic tokens only; everything else lets
+    the service draw 256 random bits. Raises ValidationError when the name is taken on the
+    cluster or a given token does not look like one.
+    """
+    token = token or _new_token()
+    if not token.startswith(TOKEN_PREFIX) or len(token) < 32:
+        raise ValidationError({"token": _("A scheduler token starts with %s and has 32 characters or more.")
+                               % TOKEN_PREFIX})
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": _("Give the scheduler a name.")})
+    if SchedulerClient.objects.filter(cluster=cluster, name=name).exists():
+        raise ValidationError({"name": _("Cluster %(cluster)s already has a scheduler named %(name)s.")
+                               % {"cluster": cluster.slug, "name": name}})
+    client = SchedulerClient.objects.create(
+        cluster=cluster, name=name, token_prefix=token[:TOKEN_PREFIX_SHOWN], token_hash=token_hash(token)
+    )
+    return IssuedToken(client=client, token=token)
+
+
+def scheduler_client_rotate(*, client: SchedulerClient) -> IssuedToken:
+    """Replace a client's token; the old one stops working at once. Reactivates the client."""
+    token = _new_token()
+    client.token_prefix = token[:TOKEN_PREFIX_SHOWN]
+    client.token_hash = token_hash(token)
+    client.is_active = True
+    client.save(update_fields=["token_prefix", "token_hash", "is_active"])
+    return IssuedToken(client=client, token=token)
+
+
+def scheduler_client_seen(*, client: SchedulerClient, now: datetime | None = None) -> None:
+    """Note that the client called; writes at most once per LAST_SEEN_RESOLUTION per client."""
+    now = now or timezone.now()
+    if client.last_seen_at is None or now - client.last_seen_at >= LAST_SEEN_RESOLUTION:
+        SchedulerClient.objects.filter(pk=client.pk).update(last_seen_at=now)
+        client.last_seen_at = now
+
+
+# --- sync status ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def sync_status_record(*, client: SchedulerClient, statuses: Sequence[Mapping[str, Any]]) -> int:
+    """Store each window's latest sync status as reported by `client`; all or nothing.
+
+    Each status: window (id), state, nodes_requested, nodes_reserved, message. Every window
+    must be a window of the client's cluster (ValidationError naming the position otherwise,
+    nothing stored). A window's earlier status is replaced. Returns the number stored.
+    """
+    ids = [status["window"] for status in statuses]
+    known = set(AllocationWindow.objects.filter(cluster_id=client.cluster_id, pk__in=ids).values_list("pk", flat=True))
+    errors = {
+        f"statuses.{index}.window": [_("No window %(id)s on cluster %(cluster)s.")
+                                     % {"id": window_id, "cluster": client.cluster.slug}]
+        for index, window_id in enumerate(ids)
+        if window_id not in known
+    }
+    if len(set(ids)) != len(ids):
+        errors["statuses"] = [_("A window appears twice.")]
+    if errors:
+        raise ValidationError(errors)
+    states = {choice.value for choice in SyncState}
+    now = timezone.now()
+    for status in statuses:
+        if status["state"] not in states:
+            raise ValidationError({"statuses": [_("Unknown state %s.") % status["state"]]})
+        WindowSyncStatus.objects.update_or_create(
+            window_id=status["window"],
+            defaults={
+                "client_name": client.name,
+                "state": status["state"],
+                "nodes_requested": status["nodes_requested"],
+                "nodes_reserved": status["nodes_reserved"],
+                "message": status.get("message", ""),
+                "reported_at": now,
+            },
+        )
+    return len(statuses)
+
+
+# --- usage ------------------------------------------------------------------------------------
+
+
+class IdempotencyConflict(Exception):
+    """The idempotency key was used before with different data; nothing was changed."""
+
+    def __init__(self, record: UsageRecord) -> None:
+        super().__init__(f"idempotency key {record.idempotency_key!r} was used for different data")
+        self.record = record
+
+
+@dataclass(frozen=True)
+class UsageResult:
+    record: UsageRecord
+    replayed: bool  # True when the key was seen before: nothing changed
+
+
+USAGE_VALUE_FIELDS = (
+    "period_start",
+    "period_end",
+    "gpu_hours_used",
+    "mean_utilization_pct",
+    "mean_queue_wait_minutes",
+)
+
+
+def _same_usage(record: UsageRecord, *, team: Team | None, window_id: int | None, values: Mapping[str, Any]) -> bool:
+    if team is None or record.team_id != team.pk or record.window_id != window_id:
+        return False
+    for name in USAGE_VALUE_FIELDS:
+        stored, given = getattr(record, name), values[name]
+        if isinstance(stored, Decimal):
+            if stored != Decimal(str(given)):
+                return False
+        elif stored != given:
+            return False
+    return True
+
+
+def usage_record(
+    *,
+    client: SchedulerClient,
+    team_slug: str,
+    pool_slug: str,
+    window_id: int | None,
+    period_start: datetime,
+    period_end: datetime,
+    gpu_hours_used: Decimal,
+    mean_utilization_pct: Decimal,
+    mean_queue_wait_minutes: Decimal,
+    idempotency_key: str,
+    now: datetime | None = None,
+) -> UsageResult:
+    """Store what `client`'s scheduler reports a team used on one of its cluster's pools.
+
+    Idempotent on (pool, idempotency_key): the same key with the same data returns the first
+    record and changes nothing (`replayed`); with different data it raises
+    IdempotencyConflict and changes nothing. Bad data raises ValidationError keyed by field
+    and stores nothing: a pool or window of another cluster, a window of another team or
+    pool or not overlapping the period, a period ending in the future, or more GPU-hours
+    than the pool holds over the period.
+    """
+    now = now or timezone.now()
+    cluster = client.cluster
+    pool = GpuPool.objects.filter(cluster=cluster, slug=pool_slug).first()
+    if pool is None:
+        raise ValidationError({"pool": _("No pool %(pool)s on cluster %(cluster)s.")
+                               % {"pool": pool_slug, "cluster": cluster.slug}})
+    team = Team.objects.filter(slug=team_slug).first()
+    values = {
+        "period_start": period_start,
+        "period_end": period_end,
+        "gpu_hours_used": gpu_hours_used,
+        "mean_utilization_pct": mean_utilization_pct,
+        "mean_queue_wait_minutes": mean_queue_wait_minutes,
+    }
+    existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
+    if existing is not None:
+        if _same_usage(existing, team=team, window_id=window_id, values=values):
+            return UsageResult(record=existing, replayed=True)
+        raise IdempotencyConflict(existing)
+
+    errors: dict[str, list[str]] = {}
+    if team is None:
+        errors["team"] = [_("No team %s.") % team_slug]
+    if period_end <= period_start:
+        errors["period_end"] = [_("The period must end after it starts.")]
+    elif period_end > now + FUTURE_SKEW:
+        errors["period_end"] = [_("The period ends in the future.")]
+    else:
+        hours = Decimal((period_end - period_start).total_seconds()) / 3600
+        if gpu_hours_used > pool.gpu_count * hours:
+            errors["gpu_hours_used"] = [
+                _("%(pool)s holds %(max)s GPU-hours over this period.")
+                % {"pool": pool.slug, "max": (pool.gpu_count * hours).quantize(Decimal("0.01"))}
+            ]
+    window = None
+    if window_id is not None:
+        window = AllocationWindow.objects.filter(pk=window_id, cluster=cluster).first()
+        if window is None:
+            errors["window"] = [_("No window %(id)s on cluster %(cluster)s.") % {"id": window_id,
+                                                                                 "cluster": cluster.slug}]
+        elif window.pool_id != pool.pk or (team is not None and window.team_id != team.pk):
+            errors["window"] = [_("Window %s belongs to another team or pool.") % window_id]
+        elif not (window.start < period_end and period_start < window.end):
+            errors["window"] = [_("Window %s does not overlap the period.") % window_id]
+    if errors:
+        raise ValidationError(errors)
+
+    try:
+        with transaction.atomic():
+            record = UsageRecord.objects.create(
+                pool=pool,
+                team=team,
+                window=window,
+                idempotency_key=idempotency_key,
+                reported_by=client.name,
+                **values,
+            )
+    except IntegrityError:
+        # The same key won a race against us: answer as it was answered.
+        existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
+        if existing is None:
+            raise
+        if _same_usage(existing, team=team, window_id=window_id, values=values):
+            return UsageResult(record=existing, replayed=True)
+        raise IdempotencyConflict(existing) from None
+    return UsageResult(record=record, replayed=False)

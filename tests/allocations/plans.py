@@ -1,0 +1,63 @@
+"""Publishing plans and issuing scheduler tokens for the allocations tests, through the services."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from allocations import services
+from allocations.engine import EngineWindow, Explanation
+from allocations.models import AllocationPlan, GpuPool, Team
+from committee import weeks
+
+
+@dataclass(frozen=True)
+class W:
+    """A window to publish: hours are offsets from the week's start."""
+
+    pool: GpuPool
+    team: Team
+    gpus: int
+    start_h: int
+    end_h: int
+    ref: int
+    tier: str = "standard"
+
+
+def this_week() -> str:
+    return weeks.current_week_label(timezone.now())
+
+
+def week_start(week: str) -> datetime:
+    return weeks.week_bounds(week)[0]
+
+
+def publish(windows: Sequence[W], *, week: str | None = None, by: str = "Chris Chair",
+            explanations: Sequence[Explanation] | None = None, **extra: Any) -> AllocationPlan:
+    week = week or this_week()
+    start, end = weeks.week_bounds(week)
+    engine_windows = [
+        EngineWindow(ref=w.ref, pool=f"{w.pool.cluster.slug}/{w.pool.slug}", gpu_count=w.gpus,
+                     start=start + timedelta(hours=w.start_h), end=start + timedelta(hours=w.end_h), tier=w.tier)
+        for w in windows
+    ]
+    if explanations is None:
+        explanations = [Explanation(ref=w.ref, placed=True, shortened=False, text=f"placed {w.ref}") for w in windows]
+    pools = {f"{w.pool.cluster.slug}/{w.pool.slug}": w.pool for w in windows}
+    teams = {w.ref: w.team for w in windows}
+    return services.plan_publish(
+        week=week, week_starts_at=start, week_ends_at=end, source_ref=extra.pop("source_ref", "test"),
+        windows=engine_windows, explanations=explanations, pools=pools, teams=teams, published_by_name=by, **extra,
+    )
+
+
+def token_for(cluster: Any, name: str = "sync") -> str:
+    return services.scheduler_client_create(cluster=cluster, name=name).token
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
