@@ -1,0 +1,150 @@
+"""Plotly figures of a decision record, and their SVG through kaleido driving Chromium.
+
+The figures are built from a decision record's structured data (the snapshot in its revision),
+never from live tables, so a PDF of an old revision draws the charts as they were. Static export
+needs a Chromium: `settings.CHROMIUM_PATH` (environment `CHROMIUM_PATH`, default Debian's
+/usr/bin/chromium). Without one, `render_svgs` says so and the PDF is made without charts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+logger = logging.getLogger(__name__)
+
+CHART_WIDTH = 900
+CHART_HEIGHT = 480
+RENDER_TIMEOUT_SECONDS = 90
+PALETTE = ["#1e88e5", "#43a047", "#fb8c00", "#8e24aa", "#e53935", "#00897b"]
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    title: str
+    figure: go.Figure
+
+
+@dataclass(frozen=True)
+class RenderedCharts:
+    svgs: dict[str, str]
+    missing_reason: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_reason
+
+
+def chromium_path() -> str | None:
+    """The Chromium binary to draw charts with, or None when there is none."""
+    configured = getattr(settings, "CHROMIUM_PATH", "") or os.environ.get("CHROMIUM_PATH", "")
+    if configured and Path(configured).is_file() and os.access(configured, os.X_OK):
+        return configured
+    return None
+
+
+def _layout(title: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "title": {"text": title, "x": 0.02},
+        "template": "plotly_white",
+        "font": {"family": "DejaVu Sans, Arial, sans-serif", "size": 13},
+        "margin": {"l": 60, "r": 30, "t": 70, "b": 60},
+        "legend": {"orientation": "h", "y": -0.15},
+        **extra,
+    }
+
+
+def scores_figure(data: Mapping[str, Any]) -> Chart | None:
+    """Each request's weighted total, stacked by criterion (weight × mean score), in ranking order."""
+    ranking: Sequence[Mapping[str, Any]] = data.get("ranking") or []
+    criteria: Sequence[Mapping[str, Any]] = (data.get("rubric") or {}).get("criteria") or []
+    if not ranking or not criteria:
+        return None
+    labels = [f"#{row.get('rank', '?')} {row.get('team', '')}: {str(row.get('title', ''))[:40]}" for row in ranking]
+    figure = go.Figure()
+    for index, criterion in enumerate(criteria):
+        key = criterion.get("key")
+        weight = float(criterion.get("weight_pct", 0))
+        values = []
+        for row in ranking:
+            score = (row.get("scores") or {}).get(key)
+            values.append(round(weight * float(score) / 10, 2) if score is not None else 0)
+        figure.add_bar(
+            name=f"{criterion.get('label', key)} ({weight:g}%)",
+            y=labels,
+            x=values,
+            orientation="h",
+            marker_color=PALETTE[index % len(PALETTE)],
+        )
+    title = _("Weighted scores by request (0–100)")
+    figure.update_layout(
+        **_layout(title, barmode="stack", height=max(CHART_HEIGHT, 60 + 28 * len(labels))),
+        yaxis={"autorange": "reversed", "automargin": True},
+        xaxis={"range": [0, 100], "title": {"text": _("weighted total")}},
+    )
+    return Chart("scores", title, figure)
+
+
+def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
+    """Per GPU pool: the week's allocatable GPU-hours against what was asked for and what was granted."""
+    pools: Sequence[Mapping[str, Any]] = data.get("capacity") or []
+    if not pools:
+        return None
+    names = [str(p.get("pool", "")) for p in pools]
+    title = _("Demand vs capacity (GPU-hours)")
+    figure = go.Figure()
+    series = [
+        (_("capacity"), "capacity_gpu_hours", "#90a4ae"),
+        (_("requested"), "requested_gpu_hours", "#fb8c00"),
+        (_("granted"), "granted_gpu_hours", "#43a047"),
+    ]
+    for label, key, color in series:
+        figure.add_bar(name=label, x=names, y=[float(p.get(key) or 0) for p in pools], marker_color=color)
+    figure.update_layout(**_layout(title, barmode="group", height=CHART_HEIGHT), yaxis={"title": {"text": "GPU-h"}})
+    return Chart("demand", title, figure)
+
+
+def decision_record_charts(data: Mapping[str, Any]) -> list[Chart]:
+    return [chart for chart in (scores_figure(data), demand_capacity_figure(data)) if chart is not None]
+
+
+async def _svgs_async(charts: Sequence[Chart], browser: str) -> dict[str, str]:
+    import kaleido
+
+    # No MathJax (it would come from a CDN); plotly.js comes from the installed plotly package.
+    async with kaleido.Kaleido(n=1, timeout=RENDER_TIMEOUT_SECONDS, mathjax=False, path=browser) as engine:
+        result = {}
+        for chart in charts:
+            image = await engine.calc_fig(
+                chart.figure, opts={"format": "svg", "width": CHART_WIDTH, "height": chart.figure.layout.height}
+            )
+            result[chart.key] = image.decode("utf-8") if isinstance(image, bytes) else str(image)
+        return result
+
+
+def render_svgs(charts: Sequence[Chart]) -> RenderedCharts:
+    """SVG of each chart, keyed by chart key. Never raises: a missing or failing Chromium is reported instead."""
+    if not charts:
+        return RenderedCharts({})
+    browser = chromium_path()
+    if browser is None:
+        return RenderedCharts({}, _("No Chromium was found (setting CHROMIUM_PATH), so this PDF has no charts."))
+    try:
+        # A thread of its own: the caller may already run an event loop (an async worker, a browser test).
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            svgs = pool.submit(asyncio.run, _svgs_async(charts, browser)).result(timeout=RENDER_TIMEOUT_SECONDS * 2)
+    except Exception:
+        logger.exception("Drawing the charts with %s failed", browser)
+        return RenderedCharts({}, _("Drawing the charts failed, so this PDF has no charts."))
+    return RenderedCharts(svgs)

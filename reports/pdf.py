@@ -1,0 +1,85 @@
+"""PDF of an archive revision with WeasyPrint: any page, and decision records in a print layout.
+
+The HTML given to WeasyPrint is built from the revision's snapshot (its sanitized Markdown and,
+for decision records, its structured data and charts). WeasyPrint fetches nothing from the
+network or the disk: only `data:` URLs (the charts) resolve, so a link or image in a page's text
+can never make the server request an internal address while rendering (no SSRF).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils import translation
+from weasyprint import HTML
+from weasyprint.urls import URLFetcher
+
+from reports import charts as charts_module
+from reports.markdown import render as render_markdown
+from reports.models import PageKind, PageRevision
+
+Progress = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class PdfResult:
+    content: bytes
+    charts_included: bool
+    charts_note: str
+
+
+def _no_progress(step: str, pct: int) -> None:
+    return None
+
+
+def _data_uri_svg(svg: str) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+
+
+def print_context(*, revision: PageRevision, rendered: charts_module.RenderedCharts | None = None) -> dict[str, Any]:
+    """What the print templates need, from the revision alone."""
+    data: Mapping[str, Any] = revision.data or {}
+    chart_list = []
+    if rendered is not None:
+        for chart in charts_module.decision_record_charts(data):
+            svg = rendered.svgs.get(chart.key)
+            if svg:
+                chart_list.append({"title": chart.title, "src": _data_uri_svg(svg)})
+    return {
+        "page": revision.page,
+        "revision": revision,
+        "html": render_markdown(revision.body),
+        "data": data,
+        "charts": chart_list,
+        "charts_note": rendered.missing_reason if rendered is not None else "",
+    }
+
+
+def is_decision_record(revision: PageRevision) -> bool:
+    return revision.page.kind == PageKind.DECISION_RECORD and bool(revision.data)
+
+
+def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_progress) -> PdfResult:
+    """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text."""
+    rendered: charts_module.RenderedCharts | None = None
+    with translation.override(translation.get_language() or "en"):
+        if is_decision_record(revision):
+            progress("charts", 20)
+            rendered = charts_module.render_svgs(charts_module.decision_record_charts(revision.data))
+            template = "reports/print/decision_record.html"
+        else:
+            template = "reports/print/page.html"
+        progress("typesetting", 60)
+        html = render_to_string(template, print_context(revision=revision, rendered=rendered))
+    document = HTML(string=html, url_fetcher=URLFetcher(allowed_protocols={"data"}), base_url=None)
+    content = document.write_pdf()
+    assert content is not None
+    return PdfResult(
+        content=content,
+        charts_included=bool(rendered and rendered.svgs),
+        charts_note=rendered.missing_reason if rendered is not None else "",
+    )

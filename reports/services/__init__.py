@@ -1,0 +1,25 @@
+"""Every write of the archive; import from here. One module per concept."""
+
+from reports.services.exports import pdf_export_path, pdf_export_render, pdf_export_request
+from reports.services.pages import (
+    SYSTEM_AUTHOR,
+    EditConflict,
+    page_append_system,
+    page_create,
+    page_create_system,
+    page_revision_restore,
+    page_revision_save,
+)
+
+__all__ = [
+    "SYSTEM_AUTHOR",
+    "EditConflict",
+    "page_append_system",
+    "page_create",
+    "page_create_system",
+    "page_revision_restore",
+    "page_revision_save",
+    "pdf_export_path",
+    "pdf_export_render",
+    "pdf_export_request",
+]

@@ -1,0 +1,288 @@
+"""Archive pages. Views parse input, call one service or selector, render.
+
+Everyone signed in reads every page; only committee members see and use the edit, create and
+restore actions (the services refuse everyone else again). No view deletes anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from reports import selectors, services
+from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
+from reports.markdown import render as render_markdown
+from reports.models import ExportStatus, Page, PageKind, PageRevision
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200) -> HttpResponse:
+    """Render an archive page: every one shows the chain's head so readers can keep it elsewhere."""
+    context.setdefault("chain_head", selectors.chain_head())
+    context.setdefault("can_edit", selectors.user_can_edit(user=request.user))
+    return render(request, template, context, status=status)
+
+
+def _require_editor(request: HttpRequest) -> None:
+    if not selectors.user_can_edit(user=request.user):
+        raise PermissionDenied(_("Only committee members can edit the archive."))
+
+
+def _form_errors_from(exc: ValidationError, form: Any) -> None:
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, exc)
+
+
+@login_required
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    pages = list(selectors.page_list(viewer=request.user))
+    groups = [(label, [p for p in pages if p.kind == kind]) for kind, label in PageKind.choices]
+    return _render(
+        request,
+        "reports/index.html",
+        {
+            "groups": groups,
+            "recent": selectors.recent_changes(viewer=request.user),
+            "search_form": SearchForm(),
+        },
+    )
+
+
+@login_required
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    form = SearchForm(request.GET)
+    query = form.cleaned_data["q"] if form.is_valid() else ""
+    hits = selectors.page_search(viewer=request.user, query=query)
+    return _render(request, "reports/search.html", {"search_form": form, "query": query, "hits": hits})
+
+
+@login_required
+@require_GET
+def chain(request: HttpRequest) -> HttpResponse:
+    return _render(request, "reports/chain.html", {})
+
+
+@login_required
+@require_GET
+def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    revision = page.latest_revision
+    return _render(
+        request,
+        "reports/page_detail.html",
+        {
+            "page": page,
+            "revision": revision,
+            "is_latest": True,
+            "html": render_markdown(revision.body),
+            "backlinks": selectors.backlinks(page=page),
+            "charts": selectors.revision_charts(revision=revision),
+            "export": selectors.export_for_revision(revision=revision),
+        },
+    )
+
+
+@login_required
+@require_GET
+def revision_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """The permalink of one revision: its content as it was saved, forever."""
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    revision = selectors.revision_get(page=page, number=number)
+    return _render(
+        request,
+        "reports/page_detail.html",
+        {
+            "page": page,
+            "revision": revision,
+            "is_latest": revision.pk == page.latest_revision_id,
+            "html": render_markdown(revision.body),
+            "restore_form": RestoreForm(initial={"base_revision_id": page.latest_revision_id}),
+            "charts": selectors.revision_charts(revision=revision),
+            "export": selectors.export_for_revision(revision=revision),
+        },
+    )
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, slug: str) -> HttpResponse:
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    revisions = list(selectors.revision_list(page=page))
+    return _render(request, "reports/history.html", {"page": page, "revisions": revisions})
+
+
+@login_required
+@require_GET
+def compare(request: HttpRequest, slug: str) -> HttpResponse:
+    """Any two revisions side by side: ?old=<number>&new=<number> (either order)."""
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        latest = page.latest_revision.number
+        return redirect(f"{reverse('reports:compare', args=[page.slug])}?old={max(1, latest - 1)}&new={latest}")
+    old_number, new_number = sorted((form.cleaned_data["old"], form.cleaned_data["new"]))
+    old = selectors.revision_get(page=page, number=old_number)
+    new = selectors.revision_get(page=page, number=new_number)
+    return _render(
+        request,
+        "reports/compare.html",
+        {"page": page, "old": old, "new": new, "diff": selectors.revision_compare(old=old, new=new)},
+    )
+
+
+def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) -> dict[str, Any]:
+    """What an editor sees when someone saved first: their text kept, and how it differs from the newer revision."""
+    title = form.cleaned_data.get("title", "") if hasattr(form, "cleaned_data") else ""
+    body = form.cleaned_data.get("body", "") if hasattr(form, "cleaned_data") else ""
+    base = PageRevision.objects.filter(pk=conflict.base_revision_id, page=page).first()
+    data = form.data.copy()
+    # The editor has now seen the newer revision: the next save is against it.
+    data["base_revision_id"] = str(conflict.latest.pk)
+    return {
+        "form": type(form)(data),
+        "conflict": conflict.latest,
+        "conflict_diff": selectors.text_compare(old=conflict.latest, title=title, body=body),
+        "meanwhile_diff": selectors.revision_compare(old=base, new=conflict.latest) if base else None,
+        "base": base,
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def page_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    _require_editor(request)
+    latest = page.latest_revision
+    context: dict[str, Any] = {"page": page, "latest": latest}
+    if request.method == "POST":
+        form = PageEditForm(request.POST)
+        if form.is_valid():
+            try:
+                revision = services.page_revision_save(
+                    actor=request.user,
+                    page=page,
+                    base_revision_id=form.cleaned_data["base_revision_id"],
+                    title=form.cleaned_data["title"],
+                    body=form.cleaned_data["body"],
+                    summary=form.cleaned_data["summary"],
+                )
+            except services.EditConflict as conflict:
+                context.update(_conflict_context(page, conflict, form))
+                context["latest"] = conflict.latest
+                return _render(request, "reports/page_form.html", context, status=409)
+            except ValidationError as exc:
+                _form_errors_from(exc, form)
+            else:
+                messages.success(request, _("Saved as revision %(n)d.") % {"n": revision.number})
+                return redirect(page)
+        context["form"] = form
+        return _render(request, "reports/page_form.html", context, status=400)
+    context["form"] = PageEditForm(
+        initial={"title": latest.title, "body": latest.body, "base_revision_id": latest.pk, "summary": ""}
+    )
+    return _render(request, "reports/page_form.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def page_create(request: HttpRequest) -> HttpResponse:
+    _require_editor(request)
+    form = PageCreateForm(request.POST or None, initial={"summary": _("First version")})
+    if request.method == "POST" and form.is_valid():
+        try:
+            page = services.page_create(
+                actor=request.user,
+                slug=form.cleaned_data["slug"],
+                title=form.cleaned_data["title"],
+                body=form.cleaned_data["body"],
+                summary=form.cleaned_data["summary"],
+            )
+        except ValidationError as exc:
+            _form_errors_from(exc, form)
+        else:
+            messages.success(request, _("Page created."))
+            return redirect(page)
+    status = 400 if request.method == "POST" else 200
+    return _render(request, "reports/page_form.html", {"form": form, "creating": True}, status=status)
+
+
+@login_required
+@require_POST
+def revision_restore(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    _require_editor(request)
+    revision = selectors.revision_get(page=page, number=number)
+    form = RestoreForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("The restore form was incomplete; nothing changed."))
+        return redirect(revision)
+    try:
+        restored = services.page_revision_restore(
+            actor=request.user,
+            page=page,
+            number=number,
+            base_revision_id=form.cleaned_data["base_revision_id"],
+            summary=form.cleaned_data["summary"],
+        )
+    except services.EditConflict as conflict:
+        messages.error(
+            request,
+            _("Someone saved revision %(n)d while you were looking; nothing was restored. Check it, then try again.")
+            % {"n": conflict.latest.number},
+        )
+        return redirect(reverse("reports:compare", args=[page.slug]) + f"?old={number}&new={conflict.latest.number}")
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(revision)
+    messages.success(
+        request, _("Revision %(old)d restored as revision %(new)d.") % {"old": number, "new": restored.number}
+    )
+    return redirect(page)
+
+
+@login_required
+@require_POST
+def revision_pdf(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """Ask for the PDF of a revision; the work happens in a Celery task, this page follows its progress."""
+    page = selectors.page_get(viewer=request.user, slug=slug)
+    revision = selectors.revision_get(page=page, number=number)
+    export = services.pdf_export_request(actor=request.user, revision=revision)
+    return redirect("reports:export", pk=export.pk)
+
+
+@login_required
+@require_GET
+def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    export = selectors.export_get(viewer=request.user, pk=pk)
+    return _render(request, "reports/export_detail.html", {"export": export, "page": export.revision.page})
+
+
+@login_required
+@require_GET
+def export_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    """The progress fragment htmx polls every second until the file is ready or the task failed."""
+    export = selectors.export_get(viewer=request.user, pk=pk)
+    # The fragment replaces the polling element; once done or failed it has no trigger, so polling stops.
+    return render(request, "reports/_export_progress.html", {"export": export})
+
+
+@login_required
+@require_GET
+def export_download(request: HttpRequest, pk: int) -> FileResponse:
+    export = selectors.export_get(viewer=request.user, pk=pk)
+    path = services.pdf_export_path(export=export)
+    if export.status != ExportStatus.DONE or path is None or not path.is_file():
+        raise Http404(_("This PDF is not ready."))
+    return FileResponse(path.open("rb"), as_attachment=True, filename=export.file_name, content_type="application/pdf")
