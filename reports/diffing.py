@@ -1,6 +1,6 @@
 """Side-by-side differences between two texts, computed when a page is viewed (never stored).
 
-`difflib.SequenceMatcher` pairs lines; within a changed pair a second, character-level match
+`difflib.SequenceMatcher` pairs lines; within a changed pair a second, word-level match
 marks what exactly changed. The result is plain data (rows of segments) that a template escapes
 and renders, and that the API returns as JSON.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,17 +72,23 @@ class RevisionDiff:
         return any(f.diff.changed for f in self.fields)
 
 
+_TOKEN_RE = re.compile(r"\w+|\s+|[^\w\s]")
+
+
 def _segments(old: str, new: str) -> tuple[tuple[Segment, ...], tuple[Segment, ...]]:
+    """Mark what changed within a changed line, word by word (characters would fragment words)."""
     if len(old) + len(new) > INTRALINE_LIMIT:
         return (Segment(old, True),), (Segment(new, True),)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    old_tokens = _TOKEN_RE.findall(old)
+    new_tokens = _TOKEN_RE.findall(new)
+    matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
     left: list[Segment] = []
     right: list[Segment] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if i2 > i1:
-            left.append(Segment(old[i1:i2], tag != "equal"))
+            left.append(Segment("".join(old_tokens[i1:i2]), tag != "equal"))
         if j2 > j1:
-            right.append(Segment(new[j1:j2], tag != "equal"))
+            right.append(Segment("".join(new_tokens[j1:j2]), tag != "equal"))
     return tuple(left), tuple(right)
 
 

@@ -69,7 +69,7 @@ class DiffSegmentSerializer(serializers.Serializer):
 
 
 class DiffRowSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["equal", "insert", "delete", "replace"])
+    kind = serializers.CharField(help_text=_("equal, insert (right only), delete (left only) or replace."))
     left_number = serializers.IntegerField(allow_null=True)
     left = DiffSegmentSerializer(many=True)
     right_number = serializers.IntegerField(allow_null=True)
