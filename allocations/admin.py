@@ -1,6 +1,23 @@
-from django.contrib import admin
+from __future__ import annotations
 
-from allocations.models import Cluster, GpuPool, Team
+from typing import Any
+
+from django.contrib import admin, messages
+from django.http import HttpRequest
+from django.utils.translation import gettext as _
+
+from allocations import services
+from allocations.models import (
+    AllocationPlan,
+    AllocationWindow,
+    Cluster,
+    ClusterAccount,
+    GpuPool,
+    SchedulerClient,
+    Team,
+    UsageRecord,
+    WindowSyncStatus,
+)
 
 
 @admin.register(Team)
@@ -26,3 +43,92 @@ class ClusterAdmin(admin.ModelAdmin):
 class GpuPoolAdmin(admin.ModelAdmin):
     list_display = ("__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct")
     list_filter = ("cluster", "gpu_model")
+
+
+# --- plans, windows and schedulers ------------------------------------------------------------
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Published rows are written by services only: the admin shows them and changes nothing."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(AllocationPlan)
+class AllocationPlanAdmin(ReadOnlyAdmin):
+    list_display = ("week", "version", "published_at", "published_by_name", "source_ref", "change_seq")
+    list_filter = ("week",)
+    search_fields = ("week", "published_by_name", "source_ref")
+
+
+@admin.register(AllocationWindow)
+class AllocationWindowAdmin(ReadOnlyAdmin):
+    list_display = ("id", "week", "cluster", "pool", "team", "gpu_count", "start", "end", "tier", "request_ref")
+    list_filter = ("week", "cluster", "tier")
+    list_select_related = ("cluster", "pool", "pool__cluster", "team")
+
+
+@admin.register(WindowSyncStatus)
+class WindowSyncStatusAdmin(ReadOnlyAdmin):
+    list_display = ("window", "state", "nodes_requested", "nodes_reserved", "client_name", "reported_at")
+    list_filter = ("state",)
+
+
+@admin.register(UsageRecord)
+class UsageRecordAdmin(ReadOnlyAdmin):
+    list_display = ("team", "pool", "period_start", "period_end", "gpu_hours_used", "mean_utilization_pct",
+                    "reported_by")
+    list_filter = ("pool", "team")
+    list_select_related = ("team", "pool", "pool__cluster")
+
+
+@admin.register(ClusterAccount)
+class ClusterAccountAdmin(admin.ModelAdmin):
+    list_display = ("cluster", "team", "account")
+    list_filter = ("cluster",)
+
+
+@admin.register(SchedulerClient)
+class SchedulerClientAdmin(admin.ModelAdmin):
+    """Adding a scheduler issues its token and shows it once; only its hash is stored."""
+
+    list_display = ("name", "cluster", "token_prefix", "is_active", "created_at", "last_seen_at")
+    list_filter = ("cluster", "is_active")
+    readonly_fields = ("token_prefix", "created_at", "last_seen_at")
+    actions = ["issue_new_token"]
+
+    def get_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> list[str]:
+        if obj is None:
+            return ["cluster", "name"]
+        return ["cluster", "name", "is_active", "token_prefix", "created_at", "last_seen_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> list[str]:
+        return [*self.readonly_fields, "cluster"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: SchedulerClient, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        issued = services.scheduler_client_create(cluster=obj.cluster, name=obj.name)
+        obj.pk = issued.client.pk
+        obj.refresh_from_db()
+        self._show_token(request, issued)
+
+    @admin.action(description=_("Issue a new token (the old one stops working)"))
+    def issue_new_token(self, request: HttpRequest, queryset: Any) -> None:
+        for client in queryset.select_related("cluster"):
+            self._show_token(request, services.scheduler_client_rotate(client=client))
+
+    def _show_token(self, request: HttpRequest, issued: services.IssuedToken) -> None:
+        messages.warning(
+            request,
+            _("Token for %(name)s (%(cluster)s): %(token)s — copy it now, it is not shown again.")
+            % {"name": issued.client.name, "cluster": issued.client.cluster.slug, "token": issued.token},
+        )

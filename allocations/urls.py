@@ -1,5 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from allocations import views
 
 app_name = "allocations"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("windows/", views.window_list, name="windows"),
+]

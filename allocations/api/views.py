@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,8 +21,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from allocations import selectors, services
-from allocations.adapters.base import DesiredWindow
-from allocations.adapters.kueue import render_yaml
 from allocations.api.authentication import IsSchedulerClient, SchedulerTokenAuthentication
 from allocations.api.filtersets import WindowFilterSet
 from allocations.api.serializers import (
@@ -37,6 +34,7 @@ from allocations.api.serializers import (
     WindowPageSerializer,
     WindowSerializer,
 )
+from allocations.exports import kueue_yaml
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 
 ETAG_FORMAT = "windows-v1"  # change when the body's shape changes, so old ETags stop matching
@@ -177,16 +175,6 @@ class KueueExportView(SchedulerAPIView):
         cluster = self.cluster_for(request, query.validated_data["cluster"])
         at = query.validated_data.get("at") or timezone.now()
         return HttpResponse(kueue_yaml(cluster=cluster, at=at), content_type="application/yaml; charset=utf-8")
-
-
-def kueue_yaml(*, cluster: Cluster, at: datetime) -> str:
-    """The Kueue export of `cluster` at `at`: the same windows, in the same shape, as the windows API."""
-    snapshot, windows = selectors.window_list_for_kueue(cluster=cluster, at=at)
-    reference = selectors.scheduler_reference(cluster=cluster)
-    rows = windows.values_list(*WINDOW_COLUMNS)
-    context = {"cluster": cluster.slug, "versions": snapshot.versions, "reference": reference}
-    desired = [DesiredWindow.from_api(item) for item in WindowSerializer(list(rows), many=True, context=context).data]
-    return render_yaml(desired, at=at)
 
 
 class SyncStatusView(SchedulerAPIView):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
@@ -10,10 +11,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from committee import selectors, services
+from allocations import selectors as allocation_selectors
+from committee import selectors, services, weeks
 from committee.forms import (
     AlternativeFormSet,
     GpuRequestForm,
@@ -80,12 +83,25 @@ def _bound_forms(request: HttpRequest, gpu_request: GpuRequest | None) -> dict[s
     data = request.POST if request.method == "POST" else None
     return {
         "request": GpuRequestForm(data, instance=gpu_request),
-        "usage": UsageReportForm(data, instance=getattr(gpu_request, "usage_report", None)),
+        "usage": UsageReportForm(
+            data,
+            instance=getattr(gpu_request, "usage_report", None),
+            initial=None if data or gpu_request else _usage_initial(request),
+        ),
         "forecast": ImpactForecastForm(data, instance=getattr(gpu_request, "impact_forecast", None)),
         "alternatives": AlternativeFormSet(
             data, prefix="alt", initial=None if data else alternatives_initial(gpu_request)
         ),
     }
+
+
+def _usage_initial(request: HttpRequest) -> dict[str, Any]:
+    """Last calendar week's usage of the viewer's first team, from its windows and the schedulers' reports."""
+    team = selectors.team_list_for_user(user=request.user).first()
+    if team is None:
+        return {}
+    since, until = weeks.week_bounds(weeks.week_label(timezone.localdate() - timedelta(days=7)))
+    return allocation_selectors.usage_report_initial(team=team, since=since, until=until)
 
 
 def _forms_valid(forms: dict[str, Any]) -> bool:

@@ -1,0 +1,36 @@
+"""Pages of the allocations app: the published plan of a week, window by window."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+
+from allocations import selectors
+
+
+@login_required
+def window_list(request: HttpRequest) -> HttpResponse:
+    """A week's plan (the current version unless ?version= names another) with each window's sync status."""
+    week = request.GET.get("week") or selectors.plan_week_current()
+    version_param = request.GET.get("version")
+    if version_param is not None and not version_param.isdigit():
+        raise Http404(_("No such version"))
+    plan = selectors.plan_for_week(week=week, version=int(version_param) if version_param else None) if week else None
+    if plan is None and (version_param or request.GET.get("week")):
+        raise Http404(_("No plan published for that week"))
+    context: dict[str, object] = {"week": week, "plan": plan, "weeks": selectors.plan_week_list()}
+    if plan is not None:
+        current = selectors.plan_for_week(week=plan.week)
+        context.update(
+            {
+                "windows": list(selectors.plan_window_list(plan=plan)),
+                "withdrawn": list(selectors.plan_withdrawn_list(plan=plan)),
+                "not_placed": [e for e in plan.explanations.all() if not e.placed],
+                "current": current,
+                "is_current": current is not None and current.pk == plan.pk,
+                "versions": range(current.version, 0, -1) if current else [],
+            }
+        )
+    return render(request, "allocations/window_list.html", context)

@@ -1,0 +1,43 @@
+"""The windows page: a week's published plan, each window with its scheduler's latest sync status."""
+
+from __future__ import annotations
+
+from allocations import services
+from allocations.models import SyncState
+from tests.allocations.plans import W, publish, this_week
+
+
+def test_people_see_the_current_plan_with_sync_status(world, client):
+    plan = publish([W(world.a100, world.team_a, 16, 8, 56, ref=1, tier="priority"),
+                    W(world.h100, world.team_b, 8, 0, 24, ref=2)])
+    window = plan.windows.get(request_ref=1)
+    sync = services.scheduler_client_create(cluster=world.atlas, name="slurm-sync").client
+    services.sync_status_record(client=sync, statuses=[{
+        "window": window.pk, "state": SyncState.SHORT, "nodes_requested": 2, "nodes_reserved": 1,
+        "message": "short by 1 node: gpu03 is down"}])
+    client.force_login(world.member_b)
+    page = client.get("/windows/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert f'id="window-{window.pk}"' in html and "short by 1 node: gpu03 is down" in html
+    assert "Team A" in html and "Team B" in html and "not reported yet" in html
+    assert 'id="superseded"' not in html
+
+
+def test_an_old_version_says_it_is_superseded_and_what_was_withdrawn(world, client):
+    publish([W(world.a100, world.team_a, 16, 8, 56, ref=1)])
+    second = publish([W(world.a100, world.team_a, 8, 8, 56, ref=1)], note="Corrected: team A asked for 8.")
+    client.force_login(world.chair)
+    old = client.get("/windows/", {"week": this_week(), "version": 1}).content.decode()
+    assert 'id="superseded"' in old and "version 2" in old
+    new = client.get("/windows/", {"week": this_week()}).content.decode()
+    assert "Corrected: team A asked for 8." in new and "Withdrawn by version 2" in new
+    assert second.version == 2
+
+
+def test_anonymous_is_sent_to_sign_in_and_unknown_weeks_are_404(world, client):
+    assert client.get("/windows/").status_code == 302
+    client.force_login(world.outsider)
+    assert client.get("/windows/").status_code == 200  # nothing published yet: says so
+    assert client.get("/windows/", {"week": "2031-W01"}).status_code == 404
+    assert client.get("/windows/", {"week": this_week(), "version": "x"}).status_code == 404
