@@ -6,8 +6,8 @@ from django import forms
 from django.forms import formset_factory
 from django.utils.translation import gettext_lazy as _
 
-from committee import selectors
-from committee.models import Alternative, GpuRequest, ImpactForecast, UsageReport
+from committee import scoring, selectors
+from committee.models import Alternative, Criterion, DecisionOutcome, GpuRequest, ImpactForecast, UsageReport
 from committee.services import REQUEST_FIELDS
 
 
@@ -81,3 +81,72 @@ class TeamChoiceForm(forms.Form):
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = selectors.team_list_for_user(user=user)  # type: ignore[attr-defined]
+
+
+# --- The weekly review and the rubric --------------------------------------------------------
+
+
+class ScoreForm(forms.Form):
+    """One member's score of one request on one criterion, saved inline."""
+
+    criterion = forms.ChoiceField(choices=[])
+    value = forms.IntegerField(label=_("Score"), min_value=0, max_value=10)
+    note = forms.CharField(label=_("Note"), required=False, max_length=2000)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["criterion"].choices = [(c, Criterion(c).label) for c in scoring.MEMBER_SCORED]  # type: ignore[attr-defined]
+
+
+class DecisionForm(forms.Form):
+    outcome = forms.ChoiceField(label=_("Decision"), widget=forms.RadioSelect, choices=[])
+    granted_gpu_count = forms.IntegerField(
+        label=_("GPUs granted (partial)"), required=False, min_value=1,
+        help_text=_("Only for a partial grant: from the request's minimum to one less than asked."),
+    )
+    rationale = forms.CharField(
+        label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=5000,
+        help_text=_("Required. The team reads it with the decision."),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["outcome"].choices = DecisionOutcome.choices  # type: ignore[attr-defined]
+
+
+class WeightsForm(forms.Form):
+    """Four whole-percent weights that add up to 100."""
+
+    business_impact = forms.IntegerField(label=_("Business impact %"), min_value=0, max_value=100)
+    feasibility = forms.IntegerField(label=_("Feasibility of alternatives %"), min_value=0, max_value=100)
+    urgency = forms.IntegerField(label=_("Time urgency %"), min_value=0, max_value=100)
+    fairness = forms.IntegerField(label=_("Fairness %"), min_value=0, max_value=100)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if not self.errors:
+            total_error = scoring.weights_errors(self.weights()).get("__all__")
+            if total_error:
+                raise forms.ValidationError(total_error)
+        return cleaned
+
+    def weights(self) -> dict[str, int]:
+        return {c: self.cleaned_data.get(c) for c in scoring.CRITERIA}  # type: ignore[misc]
+
+
+class RubricChangeForm(WeightsForm):
+    business_impact_guidance = forms.CharField(
+        label=_("Business impact guidance"), widget=forms.Textarea(attrs={"rows": 2})
+    )
+    feasibility_guidance = forms.CharField(
+        label=_("Feasibility of alternatives guidance"), widget=forms.Textarea(attrs={"rows": 2})
+    )
+    urgency_guidance = forms.CharField(label=_("Time urgency guidance"), widget=forms.Textarea(attrs={"rows": 2}))
+    fairness_guidance = forms.CharField(label=_("Fairness guidance"), widget=forms.Textarea(attrs={"rows": 2}))
+    reason = forms.CharField(
+        label=_("Why the rubric changes"), widget=forms.Textarea(attrs={"rows": 3}), max_length=5000,
+        help_text=_("Required; published with the new version."),
+    )
+
+    def guidance(self) -> dict[str, str]:
+        return {c: self.cleaned_data[f"{c}_guidance"] for c in scoring.CRITERIA}

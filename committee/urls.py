@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.views import portal
+from committee.views import portal, publishing, review, rubric
 
 app_name = "committee"
 
@@ -12,3 +12,19 @@ urlpatterns = [
     path("requests/<int:pk>/submit/", portal.request_submit, name="request-submit"),
     path("requests/<int:pk>/withdraw/", portal.request_withdraw, name="request-withdraw"),
 ]
+
+# The weekly review and the rubric.
+urlpatterns += [
+    path("review/", review.review_home, name="review"),
+    path("review/<str:week>/", review.review_cycle, name="review-cycle"),
+    path("review/<str:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
+    path("review/<str:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
+    path("review/<str:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
+    path("review/<str:week>/finalize/", review.cycle_finalize, name="cycle-finalize"),
+    path("review/<str:week>/what-if/", review.what_if, name="review-what-if"),
+    path("rubric/", rubric.rubric_page, name="rubric"),
+    path("rubric/change/", rubric.rubric_change, name="rubric-change"),
+]
+
+# Publishing the allocation.
+urlpatterns += [path("review/<str:week>/publish/", publishing.cycle_publish, name="cycle-publish")]

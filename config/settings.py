@@ -136,6 +136,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # First: a scheduler token is never a person (request.user stays anonymous).
         "allocations.api.authentication.SchedulerTokenAuthentication",
+        "committee.api.authentication.PersonalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -159,6 +160,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ImpactKindEnum": "committee.models.ImpactKind",
+        "CycleStatusEnum": "committee.models.CycleStatus",
+        "RequestStatusEnum": "committee.models.RequestStatus",
+        "DecisionOutcomeEnum": "committee.models.DecisionOutcome",
+        "PageKindEnum": "reports.models.PageKind",
+    },
 }
 
 # Celery: without a broker, tasks run eagerly in-process so the app works with nothing else running.

@@ -1,1 +1,21 @@
-urlpatterns: list = []
+from django.urls import path
+
+from committee.api import views
+
+urlpatterns = [
+    path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
+    path("cycles/<str:week>/", views.CycleDetailView.as_view(), name="api-cycle"),
+    path("cycles/<str:week>/close-intake/", views.CycleCloseIntakeView.as_view(), name="api-cycle-close-intake"),
+    path("cycles/<str:week>/finalize/", views.CycleFinalizeView.as_view(), name="api-cycle-finalize"),
+    path("cycles/<str:week>/ranking/", views.CycleRankingView.as_view(), name="api-cycle-ranking"),
+    path("cycles/<str:week>/what-if/", views.CycleWhatIfView.as_view(), name="api-cycle-what-if"),
+    path("requests/", views.RequestListView.as_view(), name="api-requests"),
+    path("teams/<slug:team>/requests/", views.TeamRequestCreateView.as_view(), name="api-team-requests"),
+    path("requests/<int:pk>/", views.RequestDetailView.as_view(), name="api-request"),
+    path("requests/<int:pk>/submit/", views.RequestSubmitView.as_view(), name="api-request-submit"),
+    path("requests/<int:pk>/withdraw/", views.RequestWithdrawView.as_view(), name="api-request-withdraw"),
+    path("requests/<int:pk>/scores/", views.RequestScoresView.as_view(), name="api-request-scores"),
+    path("requests/<int:pk>/decision/", views.RequestDecisionView.as_view(), name="api-request-decision"),
+    path("rubric/", views.RubricView.as_view(), name="api-rubric"),
+    path("rubric/versions/", views.RubricVersionsView.as_view(), name="api-rubric-versions"),
+]

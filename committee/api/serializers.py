@@ -1,0 +1,320 @@
+"""Serializers of the committee API: explicit fields only.
+
+Output serializers describe what a reader sees. Input serializers (`*InputSerializer`) list the
+only fields a client may send: status, team, cycle, totals, ranks and authorship are set by the
+services, never by a client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from committee import scoring, selectors
+from committee.models import (
+    Alternative,
+    CycleStatus,
+    Decision,
+    DecisionOutcome,
+    GpuRequest,
+    ImpactForecast,
+    RequestStatus,
+    ReviewCycle,
+    Score,
+    UsageReport,
+)
+from committee.services import REQUEST_FIELDS
+
+# ---------------------------------------------------------------------------------------------
+# The rubric
+
+
+class WeightsSerializer(serializers.Serializer):
+    """Four whole percents adding up to 100."""
+
+    business_impact = serializers.IntegerField(min_value=0, max_value=100)
+    feasibility = serializers.IntegerField(min_value=0, max_value=100)
+    urgency = serializers.IntegerField(min_value=0, max_value=100)
+    fairness = serializers.IntegerField(min_value=0, max_value=100)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        error = scoring.weights_errors(attrs).get("__all__")
+        if error:
+            raise serializers.ValidationError(error)
+        return attrs
+
+
+class GuidanceSerializer(serializers.Serializer):
+    business_impact = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    feasibility = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    urgency = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    fairness = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+
+class RubricVersionSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    weights = WeightsSerializer()
+    guidance = GuidanceSerializer()
+    reason = serializers.CharField()
+    author_name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class RubricChangeSerializer(serializers.Serializer):
+    """One entry of the rubric's history: the version, the weights before it, the cycles that pinned it."""
+
+    version = RubricVersionSerializer()
+    previous_weights = serializers.SerializerMethodField()
+    cycle_weeks = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema_field(WeightsSerializer(allow_null=True))
+    def get_previous_weights(self, change: selectors.RubricChange) -> dict[str, int] | None:
+        return change.previous.weights() if change.previous else None
+
+
+class RubricChangeInputSerializer(serializers.Serializer):
+    weights = WeightsSerializer()
+    guidance = GuidanceSerializer(required=False)
+    reason = serializers.CharField(max_length=5000)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cycles
+
+
+class CycleSerializer(serializers.ModelSerializer):
+    status = serializers.ChoiceField(choices=CycleStatus.choices, read_only=True)
+    rubric_version = serializers.IntegerField(source="rubric.number", read_only=True)
+
+    class Meta:
+        model = ReviewCycle
+        fields = (
+            "week",
+            "status",
+            "starts_at",
+            "ends_at",
+            "intake_closes_at",
+            "review_at",
+            "intake_closed_at",
+            "finalized_at",
+            "finalized_by_name",
+            "rubric_version",
+        )
+        read_only_fields = fields
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests and their evidence
+
+
+class UsageReportSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = UsageReport
+        fields = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct", "notes")
+
+
+class ImpactForecastSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ImpactForecast
+        fields = ("kind", "estimated_value", "value_unit", "confidence", "narrative")
+
+
+class AlternativeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Alternative
+        fields = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    outcome = serializers.ChoiceField(choices=DecisionOutcome.choices, read_only=True)
+
+    class Meta:
+        model = Decision
+        fields = (
+            "outcome",
+            "requested_gpu_count",
+            "granted_gpu_count",
+            "rationale",
+            "decided_by_name",
+            "decided_at",
+            "team_name",
+            "request_title",
+            "cycle_week",
+            "priority_rank",
+            "weighted_total",
+        )
+        read_only_fields = fields
+
+
+class RequestSerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team_name = serializers.CharField(source="team.name", read_only=True)
+    cycle = serializers.CharField(source="cycle.week", read_only=True)
+    status = serializers.ChoiceField(choices=RequestStatus.choices, read_only=True)
+    requested_gpu_hours = serializers.IntegerField(read_only=True)
+    usage_report = UsageReportSerializer(read_only=True, allow_null=True)
+    impact_forecast = ImpactForecastSerializer(read_only=True, allow_null=True)
+    alternatives = AlternativeSerializer(many=True, read_only=True)
+    decision = serializers.SerializerMethodField()
+
+    class Meta:
+        model = GpuRequest
+        fields = (
+            "id",
+            "team",
+            "team_name",
+            "cycle",
+            *REQUEST_FIELDS,
+            "requested_gpu_hours",
+            "status",
+            "submitted_at",
+            "usage_report",
+            "impact_forecast",
+            "alternatives",
+            "decision",
+        )
+        read_only_fields = fields
+
+    @extend_schema_field(DecisionSerializer(allow_null=True))
+    def get_decision(self, gpu_request: GpuRequest) -> dict[str, Any] | None:
+        """The committee sees the decision as it is entered; the team once the week is finalized."""
+        decision = getattr(gpu_request, "decision", None)
+        request = self.context.get("request")
+        if decision is None or request is None:
+            return None
+        if not selectors.decision_visible_to(viewer=request.user, gpu_request=gpu_request):
+            return None
+        return DecisionSerializer(decision).data
+
+
+class UsageReportInputSerializer(UsageReportSerializer):
+    pass
+
+
+class ImpactForecastInputSerializer(ImpactForecastSerializer):
+    pass
+
+
+class AlternativeInputSerializer(AlternativeSerializer):
+    pass
+
+
+class RequestInputSerializer(serializers.ModelSerializer):
+    """What a team sends to file or replace a request. The team comes from the URL; status from the services."""
+
+    usage_report = UsageReportInputSerializer()
+    impact_forecast = ImpactForecastInputSerializer()
+    alternatives = AlternativeInputSerializer(many=True, required=False)
+
+    class Meta:
+        model = GpuRequest
+        fields = (*REQUEST_FIELDS, "usage_report", "impact_forecast", "alternatives")
+        validators: list[Any] = []  # the services check every invariant, with the team and cycle they know
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = dict(self.validated_data)
+        usage = data.pop("usage_report")
+        forecast = data.pop("impact_forecast")
+        alternatives = data.pop("alternatives", [])
+        return {"fields": data, "usage": usage, "forecast": forecast, "alternatives": alternatives}
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores and decisions
+
+
+class ScoreSerializer(serializers.ModelSerializer):
+    request = serializers.PrimaryKeyRelatedField(read_only=True)
+    member = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Score
+        fields = ("id", "request", "member", "member_name", "criterion", "value", "note", "updated_at")
+        read_only_fields = fields
+
+
+class ScoreInputSerializer(serializers.Serializer):
+    """The caller's own score of a request on one member-scored criterion (fairness is computed)."""
+
+    criterion = serializers.ChoiceField(choices=[(c, c) for c in scoring.MEMBER_SCORED])
+    value = serializers.IntegerField(min_value=scoring.SCORE_MIN, max_value=scoring.SCORE_MAX)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class DecisionInputSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=DecisionOutcome.choices)
+    granted_gpu_count = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")
+    )
+    rationale = serializers.CharField(max_length=5000)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking and what-if
+
+
+class CriterionResultSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    weight_pct = serializers.IntegerField()
+    score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
+    count = serializers.IntegerField(help_text=_("How many member scores; 0 for a computed criterion."))
+    points = serializers.DecimalField(max_digits=5, decimal_places=2, allow_null=True)
+    computed = serializers.BooleanField()
+    below_quorum = serializers.BooleanField()
+
+
+class SuggestionSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    value = serializers.IntegerField()
+    explanation = serializers.CharField()
+
+
+class RankingRowSerializer(serializers.Serializer):
+    """One request of a cycle's ranking; `rank` and `total` are null below quorum."""
+
+    request = serializers.IntegerField(source="request.pk")
+    title = serializers.CharField(source="request.title")
+    team = serializers.CharField(source="request.team.slug")
+    team_name = serializers.CharField(source="request.team.name")
+    pool = serializers.IntegerField(source="request.pool_id")
+    requested_gpu_hours = serializers.IntegerField(source="request.requested_gpu_hours")
+    submitted_at = serializers.DateTimeField(source="result.submitted_at")
+    rank = serializers.IntegerField(source="result.rank", allow_null=True)
+    total = serializers.DecimalField(source="result.total", max_digits=5, decimal_places=2, allow_null=True)
+    arithmetic = serializers.CharField(source="result.arithmetic")
+    missing = serializers.ListField(source="result.missing", child=serializers.CharField())
+    criteria = CriterionResultSerializer(source="result.criteria", many=True)
+    fairness_explanation = serializers.SerializerMethodField()
+    suggestions = serializers.SerializerMethodField()
+    decision = serializers.SerializerMethodField()
+
+    def get_fairness_explanation(self, row: selectors.ReviewRow) -> str:
+        return row.fair_share.explanation() if row.fair_share else ""
+
+    @extend_schema_field(SuggestionSerializer(many=True))
+    def get_suggestions(self, row: selectors.ReviewRow) -> list[dict[str, Any]]:
+        return [
+            {"criterion": s.criterion, "value": s.value, "explanation": s.explanation}
+            for s in row.suggestions.values()
+        ]
+
+    @extend_schema_field(DecisionSerializer(allow_null=True))
+    def get_decision(self, row: selectors.ReviewRow) -> dict[str, Any] | None:
+        return DecisionSerializer(row.decision).data if row.decision else None
+
+
+class WhatIfRowSerializer(RankingRowSerializer):
+    move = serializers.SerializerMethodField(help_text=_("Places moved against the current ranking; up is positive."))
+
+    def get_move(self, row: selectors.ReviewRow) -> int:
+        return int(self.context.get("moves", {}).get(row.request.pk, 0))
+
+
+class WhatIfSerializer(serializers.Serializer):
+    current_weights = WeightsSerializer()
+    proposed_weights = WeightsSerializer()
+    current = RankingRowSerializer(many=True)
+    proposed = WhatIfRowSerializer(many=True)

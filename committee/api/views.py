@@ -1,0 +1,341 @@
+"""The committee's REST API: the same selectors and services as the pages, with the same permissions.
+
+Each view parses its input with an explicit serializer, calls one selector or service, and answers.
+A service's PermissionDenied becomes 403, its ValidationError 400 with the same messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, generics, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from allocations.models import Team
+from committee import scoring, selectors, services
+from committee.api.filtersets import CycleFilterSet, RequestFilterSet
+from committee.api.permissions import IsChair, IsCommitteeMember
+from committee.api.serializers import (
+    CycleSerializer,
+    DecisionInputSerializer,
+    DecisionSerializer,
+    RankingRowSerializer,
+    RequestInputSerializer,
+    RequestSerializer,
+    RubricChangeInputSerializer,
+    RubricChangeSerializer,
+    RubricVersionSerializer,
+    ScoreInputSerializer,
+    ScoreSerializer,
+    WeightsSerializer,
+    WhatIfSerializer,
+)
+from committee.models import GpuRequest, ReviewCycle, Score
+
+
+def _service(call: Callable[..., Any], **kwargs: Any) -> Any:
+    """Run a service; its ValidationError becomes the API's 400 with the same messages, keyed by field."""
+    try:
+        return call(**kwargs)
+    except DjangoValidationError as exc:
+        if hasattr(exc, "error_dict"):
+            raise exceptions.ValidationError(exc.message_dict) from None
+        raise exceptions.ValidationError({"non_field_errors": exc.messages}) from None
+
+
+def _cycle(week: str) -> ReviewCycle:
+    return selectors.cycle_get(week=week)
+
+
+def _readable_request(request: Request, pk: int) -> GpuRequest:
+    """A request the caller may read (their team's, or any for the committee); 404 otherwise."""
+    return selectors.request_get_for_viewer(viewer=request.user, pk=pk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cycles
+
+
+@extend_schema(tags=["cycles"])
+class CycleListView(generics.ListAPIView):
+    """Every weekly cycle, newest first. Anyone signed in: weeks and their state are not secret."""
+
+    serializer_class = CycleSerializer
+    filterset_class = CycleFilterSet
+
+    def get_queryset(self) -> QuerySet[ReviewCycle]:
+        return selectors.cycle_list()
+
+
+@extend_schema(tags=["cycles"])
+class CycleDetailView(generics.RetrieveAPIView):
+    serializer_class = CycleSerializer
+    lookup_field = "week"
+
+    def get_queryset(self) -> QuerySet[ReviewCycle]:
+        return selectors.cycle_list()
+
+
+class CycleTransitionView(APIView):
+    permission_classes = [IsAuthenticated, IsChair]
+    service: Callable[..., ReviewCycle]
+
+    def post(self, request: Request, week: str) -> Response:
+        cycle = _service(type(self).service, cycle=_cycle(week), actor=request.user)
+        return Response(CycleSerializer(selectors.cycle_get(week=cycle.week)).data)
+
+
+@extend_schema(tags=["cycles"], request=None, responses=CycleSerializer)
+class CycleCloseIntakeView(CycleTransitionView):
+    """Close intake (the chair): requests freeze and the cycle goes to review. 400 unless the cycle is open."""
+
+    service = services.cycle_close_intake
+
+    @extend_schema(operation_id="cycles_close_intake")
+    def post(self, request: Request, week: str) -> Response:
+        return super().post(request, week)
+
+
+@extend_schema(tags=["cycles"], request=None, responses=CycleSerializer)
+class CycleFinalizeView(CycleTransitionView):
+    """Finalize (the chair) once every ranked request has a decision. 400 otherwise, naming what is missing."""
+
+    service = services.cycle_finalize
+
+    @extend_schema(operation_id="cycles_finalize")
+    def post(self, request: Request, week: str) -> Response:
+        return super().post(request, week)
+
+
+@extend_schema(tags=["review"])
+class CycleRankingView(APIView):
+    """The cycle's requests ranked by its pinned rubric, with each criterion's mean, points and the arithmetic."""
+
+    permission_classes = [IsAuthenticated, IsCommitteeMember]
+
+    @extend_schema(responses=RankingRowSerializer(many=True), operation_id="cycles_ranking")
+    def get(self, request: Request, week: str) -> Response:
+        rows = selectors.cycle_ranking(cycle=_cycle(week))
+        return Response(RankingRowSerializer(rows, many=True).data)
+
+
+@extend_schema(tags=["review"])
+class CycleWhatIfView(APIView):
+    """The chair's preview: the ranking under other weights beside the current one. Nothing is saved."""
+
+    permission_classes = [IsAuthenticated, IsChair]
+
+    @extend_schema(parameters=[WeightsSerializer], responses=WhatIfSerializer, operation_id="cycles_what_if")
+    def get(self, request: Request, week: str) -> Response:
+        cycle = _cycle(week)
+        query = WeightsSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        weights = dict(query.validated_data)
+        current = selectors.cycle_ranking(cycle=cycle)
+        proposed = selectors.cycle_ranking(cycle=cycle, weights=weights)
+        moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
+        body = {
+            "current_weights": cycle.rubric.weights(),
+            "proposed_weights": weights,
+            "current": current,
+            "proposed": proposed,
+        }
+        return Response(WhatIfSerializer(body, context={"moves": moves}).data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+
+
+@extend_schema(tags=["requests"])
+class RequestListView(generics.ListAPIView):
+    """Requests the caller may read: their teams' requests, or every request for the committee."""
+
+    serializer_class = RequestSerializer
+    filterset_class = RequestFilterSet
+    queryset = GpuRequest.objects.none()  # the schema's model; get_queryset scopes the real one
+
+    def get_queryset(self) -> QuerySet[GpuRequest]:
+        if getattr(self, "swagger_fake_view", False):
+            return GpuRequest.objects.none()
+        return selectors.request_list_for_viewer(viewer=self.request.user).select_related("decision")
+
+
+@extend_schema(tags=["requests"])
+class TeamRequestCreateView(APIView):
+    """File a draft request for a team in the cycle open for intake. Only the team's members."""
+
+    @extend_schema(
+        request=RequestInputSerializer, responses={201: RequestSerializer}, operation_id="teams_requests_create"
+    )
+    def post(self, request: Request, team: str) -> Response:
+        team_obj = get_object_or_404(Team, slug=team)
+        cycle = selectors.cycle_open_for_intake()
+        if cycle is None:
+            raise exceptions.ValidationError({"non_field_errors": ["No cycle is open for intake right now."]})
+        body = RequestInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        created = _service(
+            services.gpu_request_create, actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs()
+        )
+        fresh = _readable_request(request, created.pk)
+        return Response(RequestSerializer(fresh, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["requests"])
+class RequestDetailView(APIView):
+    """One request with its evidence; a team member replaces it whole (PUT) while intake is open."""
+
+    @extend_schema(responses=RequestSerializer, operation_id="requests_retrieve")
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
+
+    @extend_schema(request=RequestInputSerializer, responses=RequestSerializer, operation_id="requests_update")
+    def put(self, request: Request, pk: int) -> Response:
+        gpu_request = _readable_request(request, pk)
+        body = RequestInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        _service(services.gpu_request_update, actor=request.user, gpu_request=gpu_request, **body.service_kwargs())
+        return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
+
+
+class RequestTransitionView(APIView):
+    service: Callable[..., GpuRequest]
+
+    def post(self, request: Request, pk: int) -> Response:
+        gpu_request = _readable_request(request, pk)
+        _service(type(self).service, actor=request.user, gpu_request=gpu_request)
+        return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
+
+
+@extend_schema(tags=["requests"], request=None, responses=RequestSerializer)
+class RequestSubmitView(RequestTransitionView):
+    """Put a draft in front of the committee (a team member, while intake is open)."""
+
+    service = services.gpu_request_submit
+
+    @extend_schema(operation_id="requests_submit")
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)
+
+
+@extend_schema(tags=["requests"], request=None, responses=RequestSerializer)
+class RequestWithdrawView(RequestTransitionView):
+    """Take a draft or submitted request back (a team member, while intake is open)."""
+
+    service = services.gpu_request_withdraw
+
+    @extend_schema(operation_id="requests_withdraw")
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores and decisions
+
+
+@extend_schema(tags=["review"])
+class RequestScoresView(APIView):
+    """Every member's scores of a request (committee), and recording the caller's own score."""
+
+    permission_classes = [IsAuthenticated, IsCommitteeMember]
+
+    def _request(self, request: Request, pk: int) -> GpuRequest:
+        return _readable_request(request, pk)
+
+    @extend_schema(responses=ScoreSerializer(many=True), operation_id="requests_scores_list")
+    def get(self, request: Request, pk: int) -> Response:
+        gpu_request = self._request(request, pk)
+        scores = Score.objects.filter(request=gpu_request).select_related("member").order_by("criterion", "member_name")
+        return Response(ScoreSerializer(scores, many=True).data)
+
+    @extend_schema(request=ScoreInputSerializer, responses=ScoreSerializer, operation_id="requests_scores_record")
+    def post(self, request: Request, pk: int) -> Response:
+        """Record or revise the caller's score on one criterion. Refused for a request of the caller's own team."""
+        gpu_request = self._request(request, pk)
+        body = ScoreInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        score = _service(services.score_record, actor=request.user, gpu_request=gpu_request, **body.validated_data)
+        return Response(ScoreSerializer(score).data)
+
+
+@extend_schema(tags=["review"])
+class RequestDecisionView(APIView):
+    """A request's decision: the committee sees it as entered, the team once the week is finalized."""
+
+    @extend_schema(responses=DecisionSerializer, operation_id="requests_decision_retrieve")
+    def get(self, request: Request, pk: int) -> Response:
+        gpu_request = _readable_request(request, pk)
+        decision = getattr(gpu_request, "decision", None)
+        if decision is None or not selectors.decision_visible_to(viewer=request.user, gpu_request=gpu_request):
+            raise Http404("No decision yet")
+        return Response(DecisionSerializer(decision).data)
+
+    @extend_schema(
+        request=DecisionInputSerializer, responses=DecisionSerializer, operation_id="requests_decision_record"
+    )
+    def put(self, request: Request, pk: int) -> Response:
+        """Record or revise the decision (committee, not on the caller's own team's request)."""
+        if not selectors.user_is_committee(user=request.user):
+            raise exceptions.PermissionDenied(IsCommitteeMember.message)
+        gpu_request = _readable_request(request, pk)
+        body = DecisionInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        decision = _service(
+            services.decision_record, actor=request.user, gpu_request=gpu_request, **body.validated_data
+        )
+        return Response(DecisionSerializer(decision).data)
+
+
+# ---------------------------------------------------------------------------------------------
+# The rubric
+
+
+@extend_schema(tags=["rubric"])
+class RubricView(APIView):
+    """The current rubric: the version a cycle opened now would pin."""
+
+    @extend_schema(responses=RubricVersionSerializer, operation_id="rubric_retrieve")
+    def get(self, request: Request) -> Response:
+        return Response(RubricVersionSerializer(selectors.rubric_current()).data)
+
+
+@extend_schema(tags=["rubric"])
+class RubricVersionsView(APIView):
+    """The rubric's history, newest first (anyone signed in); a new version (the chair)."""
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "POST":
+            return [IsAuthenticated(), IsChair()]
+        return [IsAuthenticated()]
+
+    @extend_schema(responses=RubricChangeSerializer(many=True), operation_id="rubric_versions_list")
+    def get(self, request: Request) -> Response:
+        return Response(RubricChangeSerializer(selectors.rubric_history(), many=True).data)
+
+    @extend_schema(
+        request=RubricChangeInputSerializer,
+        responses={201: RubricVersionSerializer},
+        operation_id="rubric_versions_create",
+    )
+    def post(self, request: Request) -> Response:
+        """Save a new version with a reason; it applies from the next cycle to open."""
+        body = RubricChangeInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        version = _service(
+            services.rubric_change,
+            actor=request.user,
+            weights=body.validated_data["weights"],
+            guidance=body.validated_data.get("guidance"),
+            reason=body.validated_data["reason"],
+        )
+        return Response(RubricVersionSerializer(version).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,234 @@
+"""The weekly review pages (committee only). Views parse input, call one service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from committee import scoring, selectors, services
+from committee.forms import DecisionForm, ScoreForm, WeightsForm
+from committee.matrix import priority_matrix_figure
+from committee.models import CycleStatus, GpuRequest, ReviewCycle
+
+
+def require_committee(request: HttpRequest) -> None:
+    if not selectors.user_is_committee(user=request.user):
+        raise PermissionDenied(_("The weekly review is for committee members."))
+
+
+def require_chair(request: HttpRequest) -> None:
+    if not selectors.user_is_chair(user=request.user):
+        raise PermissionDenied(_("Only the chair can do this."))
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _request_in_cycle(cycle: ReviewCycle, pk: int) -> GpuRequest:
+    try:
+        return GpuRequest.objects.select_related("team", "cycle").get(pk=pk, cycle=cycle)
+    except GpuRequest.DoesNotExist:
+        raise Http404("No such request in this cycle") from None
+
+
+def _row(review: selectors.CycleReview, pk: int) -> selectors.ReviewRow:
+    return next(row for row in review.rows if row.request.pk == pk)
+
+
+def _anchor(cycle: ReviewCycle, pk: int) -> str:
+    return reverse("committee:review-cycle", args=[cycle.week]) + f"#request-{pk}"
+
+
+def _error_messages(exc: ValidationError) -> list[str]:
+    return list(exc.messages)
+
+
+@login_required
+def review_home(request: HttpRequest) -> HttpResponse:
+    require_committee(request)
+    cycle = selectors.cycle_for_review()
+    if cycle is None:
+        return render(request, "committee/review.html", {"review": None, "cycles": []})
+    return redirect("committee:review-cycle", week=cycle.week)
+
+
+@login_required
+@require_GET
+def review_cycle(request: HttpRequest, week: str) -> HttpResponse:
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+    context = {
+        "review": review,
+        "cycle": cycle,
+        "cycles": list(selectors.cycle_list()[:12]),
+        "matrix": priority_matrix_figure(review),
+        "quadrants": scoring.quadrant_labels(),
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+    }
+    return render(request, "committee/review.html", context)
+
+
+@login_required
+@require_POST
+def score_save(request: HttpRequest, week: str, pk: int) -> HttpResponse:
+    """Save one score; with htmx, answer with the re-drawn input and the re-ranked table."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    gpu_request = _request_in_cycle(cycle, pk)
+    form = ScoreForm(request.POST)
+    errors: list[str] = []
+    if form.is_valid():
+        try:
+            services.score_record(
+                actor=request.user,
+                gpu_request=gpu_request,
+                criterion=form.cleaned_data["criterion"],
+                value=form.cleaned_data["value"],
+                note=form.cleaned_data["note"],
+            )
+        except ValidationError as exc:
+            errors = _error_messages(exc)
+    else:
+        errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+    if not _is_htmx(request):
+        for error in errors:
+            messages.error(request, error)
+        if not errors:
+            messages.success(request, _("Score saved."))
+        return redirect(_anchor(cycle, pk))
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+    row = _row(review, pk)
+    criterion = request.POST.get("criterion", "")
+    score_input = next((i for i in row.inputs if i.criterion == criterion), None)
+    if score_input is None:
+        raise Http404("No such criterion")
+    context = {
+        "review": review,
+        "cycle": cycle,
+        "row": row,
+        "input": score_input,
+        "errors": errors,
+        "saved": not errors,
+        "posted": request.POST if errors else None,
+        "matrix": priority_matrix_figure(review),
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        "oob": True,
+    }
+    return render(request, "committee/_score_saved.html", context)
+
+
+@login_required
+def decision_save(request: HttpRequest, week: str, pk: int) -> HttpResponse:
+    """The decision form of one request: inline on the review page (htmx), or as its own page."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    gpu_request = _request_in_cycle(cycle, pk)
+    if selectors.user_is_team_member(user=request.user, team=gpu_request.team):
+        raise PermissionDenied(_("You are a member of %(team)s: you do not decide on its requests.")
+                               % {"team": gpu_request.team.name})
+    decision = getattr(gpu_request, "decision", None)
+    initial = (
+        {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count, "rationale": decision.rationale}
+        if decision
+        else {}
+    )
+    form = DecisionForm(request.POST or None, initial=initial)
+    saved = False
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.decision_record(
+                actor=request.user,
+                gpu_request=gpu_request,
+                outcome=form.cleaned_data["outcome"],
+                rationale=form.cleaned_data["rationale"],
+                granted_gpu_count=form.cleaned_data["granted_gpu_count"],
+            )
+        except ValidationError as exc:
+            _attach(form, exc)
+        else:
+            saved = True
+            if not _is_htmx(request):
+                messages.success(request, _("Decision saved."))
+                return redirect(_anchor(cycle, pk))
+    if _is_htmx(request):
+        review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+        context = {"review": review, "cycle": cycle, "row": _row(review, pk), "form": form, "saved": saved,
+                   "oob": True, "in_review": cycle.status == CycleStatus.IN_REVIEW}
+        return render(request, "committee/_decision_saved.html", context)
+    status = 400 if request.method == "POST" else 200
+    context = {"cycle": cycle, "gpu_request": gpu_request, "form": form,
+               "in_review": cycle.status == CycleStatus.IN_REVIEW}
+    return render(request, "committee/decision_form.html", context, status=status)
+
+
+def _attach(form: Any, exc: ValidationError) -> None:
+    if hasattr(exc, "error_dict"):
+        for key, errors in exc.message_dict.items():
+            form.add_error(key if key in form.fields else None, errors)
+    else:
+        form.add_error(None, exc)
+
+
+def _cycle_transition(request: HttpRequest, week: str, service: Any, done: str) -> HttpResponse:
+    require_chair(request)
+    cycle = selectors.cycle_get(week=week)
+    try:
+        service(cycle=cycle, actor=request.user)
+    except ValidationError as exc:
+        for message in _error_messages(exc):
+            messages.error(request, message)
+    else:
+        messages.success(request, done % {"week": cycle.week})
+    return redirect("committee:review-cycle", week=cycle.week)
+
+
+@login_required
+@require_POST
+def cycle_close_intake(request: HttpRequest, week: str) -> HttpResponse:
+    return _cycle_transition(
+        request, week, services.cycle_close_intake, _("Intake for week %(week)s is closed; the review is open.")
+    )
+
+
+@login_required
+@require_POST
+def cycle_finalize(request: HttpRequest, week: str) -> HttpResponse:
+    return _cycle_transition(
+        request, week, services.cycle_finalize, _("Week %(week)s is finalized: the decisions are final.")
+    )
+
+
+@login_required
+@require_GET
+def what_if(request: HttpRequest, week: str) -> HttpResponse:
+    """The ranking under other weights, beside the current one. Reads only: nothing is saved."""
+    require_chair(request)
+    cycle = selectors.cycle_get(week=week)
+    current_weights = cycle.rubric.weights()
+    form = WeightsForm(request.GET if "business_impact" in request.GET else None, initial=current_weights)
+    current = selectors.cycle_ranking(cycle=cycle)
+    proposed: list[selectors.ReviewRow] | None = None
+    moves: dict[int, int] = {}
+    if form.is_bound and form.is_valid():
+        proposed = selectors.cycle_ranking(cycle=cycle, weights=form.weights())
+        moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
+    context = {
+        "cycle": cycle,
+        "form": form,
+        "current": [(row, 0) for row in current],
+        "proposed": None if proposed is None else [(row, moves.get(row.request.pk, 0)) for row in proposed],
+        "current_weights": current_weights,
+        "proposed_weights": form.weights() if proposed is not None else None,
+    }
+    template = "committee/_what_if_results.html" if _is_htmx(request) else "committee/what_if.html"
+    return render(request, template, context)

@@ -1,0 +1,63 @@
+"""The published rubric and its history (anyone signed in); changing it (the chair)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from committee import scoring, selectors, services
+from committee.forms import RubricChangeForm
+from committee.models import Criterion
+
+
+@login_required
+@require_GET
+def rubric_page(request: HttpRequest) -> HttpResponse:
+    current = selectors.rubric_current()
+    criteria = [
+        (str(Criterion(c).label), weight, current.guidance()[c], c in scoring.COMPUTED)
+        for c, weight in current.weights().items()
+    ]
+    context = {
+        "current": current,
+        "criteria": criteria,
+        "history": selectors.rubric_history(),
+        "open_cycle": selectors.cycle_open_for_intake(),
+    }
+    return render(request, "committee/rubric.html", context)
+
+
+@login_required
+def rubric_change(request: HttpRequest) -> HttpResponse:
+    if not selectors.user_is_chair(user=request.user):
+        raise PermissionDenied(_("Only the chair changes the rubric."))
+    current = selectors.rubric_current()
+    initial = {**current.weights(), **{f"{c}_guidance": g for c, g in current.guidance().items()}}
+    form = RubricChangeForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = services.rubric_change(
+                actor=request.user,
+                weights=form.weights(),
+                guidance=form.guidance(),
+                reason=form.cleaned_data["reason"],
+            )
+        except ValidationError as exc:
+            if hasattr(exc, "error_dict"):
+                for key, errors in exc.message_dict.items():
+                    form.add_error(key if key in form.fields else None, errors)
+            else:
+                form.add_error(None, exc)
+        else:
+            messages.success(
+                request,
+                _("Rubric version %(n)d saved. It applies from the next cycle to open.") % {"n": version.number},
+            )
+            return redirect("committee:rubric")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "committee/rubric_change.html", {"form": form, "current": current}, status=status)
