@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import views
+from committee.api import publishing, views
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -18,4 +18,7 @@ urlpatterns = [
     path("requests/<int:pk>/decision/", views.RequestDecisionView.as_view(), name="api-request-decision"),
     path("rubric/", views.RubricView.as_view(), name="api-rubric"),
     path("rubric/versions/", views.RubricVersionsView.as_view(), name="api-rubric-versions"),
+]
+urlpatterns += [
+    path("cycles/<str:week>/publish/", publishing.CyclePublishView.as_view(), name="api-cycle-publish"),
 ]

@@ -1,5 +1,6 @@
 """Every write of the committee app, one module per concept; import from here."""
 
+from committee.services.publishing import cycle_publish
 from committee.services.requests import (
     REQUEST_FIELDS,
     actor_name,
@@ -25,6 +26,7 @@ __all__ = [
     "cycle_close_intake",
     "cycle_create",
     "cycle_finalize",
+    "cycle_publish",
     "decision_record",
     "gpu_request_create",
     "gpu_request_submit",

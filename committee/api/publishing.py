@@ -1,0 +1,79 @@
+"""POST /api/v1/cycles/<week>/publish/: the chair publishes a finalized week (or a correction)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from allocations import selectors as allocation_selectors
+from allocations.models import AllocationPlan, PlanExplanation
+from committee import selectors, services
+
+
+class IsChairPerson(BasePermission):
+    message = _("Only the chair publishes the allocation.")
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return selectors.user_is_chair(user=request.user)
+
+
+class PublishInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000, help_text=_("Required for a correction (version 2 on).")
+    )
+
+
+class PlanExplanationSerializer(serializers.ModelSerializer):
+    request_id = serializers.IntegerField(source="request_ref")
+
+    class Meta:
+        model = PlanExplanation
+        fields = ("request_id", "position", "placed", "shortened", "text")
+        read_only_fields = fields
+
+
+class PublishedPlanSerializer(serializers.ModelSerializer):
+    cursor = serializers.IntegerField(source="change_seq", help_text=_("The windows API's change sequence."))
+    supersedes_version = serializers.IntegerField(source="supersedes.version", allow_null=True, default=None)
+    window_count = serializers.SerializerMethodField()
+    explanations = PlanExplanationSerializer(many=True)
+
+    class Meta:
+        model = AllocationPlan
+        fields = ("week", "version", "cursor", "supersedes_version", "published_at", "published_by_name",
+                  "source_ref", "note", "window_count", "explanations")
+        read_only_fields = fields
+
+    def get_window_count(self, plan: AllocationPlan) -> int:
+        return allocation_selectors.plan_window_list(plan=plan).count()
+
+
+class CyclePublishView(APIView):
+    """Run the engine on the week's grants and publish the windows as the week's next plan version."""
+
+    permission_classes = [IsAuthenticated, IsChairPerson]
+
+    @extend_schema(
+        tags=["cycles"],
+        operation_id="cycles_publish",
+        request=PublishInputSerializer,
+        responses={201: PublishedPlanSerializer, 400: OpenApiResponse(description="Not finalized, or no reason.")},
+    )
+    def post(self, request: Request, week: str) -> Response:
+        data = PublishInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        cycle = selectors.cycle_get(week=week)
+        try:
+            plan = services.cycle_publish(actor=request.user, cycle=cycle, reason=data.validated_data.get("reason", ""))
+        except DjangoValidationError as exc:
+            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+            raise exceptions.ValidationError(detail) from None
+        return Response(PublishedPlanSerializer(plan).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,133 @@
+"""Publishing a finalized week: decisions become engine demands, the engine's windows a plan version.
+
+The committee's side of the seam with allocations/: this module knows decisions and requests;
+`allocations.services.plan_publish` knows only pools, teams, windows and plain request ids.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from allocations import engine
+from allocations.models import AllocationPlan, GpuPool
+from allocations.services import plan_publish
+from committee import selectors, signals
+from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
+from committee.services.requests import actor_name, request_event_record
+
+
+def pool_key(pool: GpuPool) -> str:
+    """The engine's name for a pool; it appears in explanations ("atlas/a100 pool full from ...")."""
+    return f"{pool.cluster.slug}/{pool.slug}"
+
+
+def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
+    """The engine's demands for a cycle, highest priority first, each with its decision.
+
+    Grants ask for the GPUs requested, partial grants for the GPUs granted (their minimum
+    capped at that count); deferrals and rejections ask for nothing. Order: the priority rank
+    frozen at finalize, then unranked decisions by id (a decision taken on a request that
+    missed quorum still gets placed, after every ranked one).
+    """
+    decisions = sorted(
+        selectors.decision_list_granted(cycle=cycle),
+        key=lambda d: (d.priority_rank is None, d.priority_rank or 0, d.pk),
+    )
+    demands = []
+    for decision in decisions:
+        request = decision.request
+        if decision.outcome == DecisionOutcome.PARTIAL:
+            count = decision.granted_gpu_count or 0
+        else:
+            count = decision.requested_gpu_count
+        demands.append(
+            (
+                engine.Demand(
+                    ref=request.pk,
+                    pool=pool_key(request.pool),
+                    gpu_count=count,
+                    min_gpu_count=min(request.min_gpu_count, count),
+                    duration_hours=request.duration_hours,
+                    earliest_start=request.earliest_start,
+                    latest_end=request.latest_end,
+                    preemptible_ok=request.preemptible_ok,
+                ),
+                decision,
+            )
+        )
+    return demands
+
+
+@transaction.atomic
+def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = "") -> AllocationPlan:
+    """Place a finalized week's grants with the engine and publish them as the week's next plan version.
+
+    Only the chair. The cycle must be finalized (first publish, version 1) or published
+    (a correction: version n+1 supersedes n, and `reason` is required). The engine runs on
+    every pool's capacity over the cycle's week, with the grants in priority order. In one
+    transaction: the plan and its windows (allocations.services.plan_publish), a
+    "published" event on each placed request with the engine's explanation, and the cycle's
+    status set to published. After commit, sends `cycle_published(cycle=…, plan=…)`.
+
+    Raises PermissionDenied for anyone but the chair, ValidationError (nothing written) for
+    a cycle in another state or a correction without a reason.
+    """
+    if not selectors.user_is_chair(user=actor):
+        raise PermissionDenied(_("Only the chair publishes the allocation."))
+    locked = ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
+    if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
+        raise ValidationError(
+            _("Cannot publish week %(week)s: it is %(status)s; finalize it first.")
+            % {"week": locked.week, "status": locked.get_status_display().lower()},
+            code="wrong_state",
+        )
+    reason = reason.strip()
+    correction = locked.status == CycleStatus.PUBLISHED
+    if correction and not reason:
+        raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
+
+    pools = {pool_key(pool): pool for pool in GpuPool.objects.select_related("cluster")}
+    demands = cycle_demands(cycle=locked)
+    hours = int((locked.ends_at - locked.starts_at).total_seconds() // 3600)
+    result = engine.allocate(
+        week_start=locked.starts_at,
+        pools=[
+            engine.PoolCapacity(
+                key=key,
+                gpu_count=pool.gpu_count,
+                gpu_model=pool.gpu_model,
+                burst_reserve_pct=pool.burst_reserve_pct,
+                standby_pct=pool.standby_pct,
+            )
+            for key, pool in sorted(pools.items())
+        ],
+        demands=[demand for demand, _decision in demands],
+        hours=hours,
+    )
+    requests = {decision.request.pk: decision.request for _demand, decision in demands}
+    plan = plan_publish(
+        week=locked.week,
+        week_starts_at=locked.starts_at,
+        week_ends_at=locked.ends_at,
+        source_ref=f"review-cycle:{locked.pk}",
+        windows=result.windows,
+        explanations=result.explanations,
+        pools=pools,
+        teams={ref: request.team for ref, request in requests.items()},
+        published_by_name=actor_name(actor),
+        note=reason,
+    )
+    for explanation in result.explanations:
+        request_event_record(
+            request=requests[explanation.ref],
+            actor=actor,
+            action="published",
+            detail=_("plan version %(version)d: %(text)s") % {"version": plan.version, "text": explanation.text},
+        )
+    locked.status = CycleStatus.PUBLISHED
+    locked.save(update_fields=["status"])
+    transaction.on_commit(lambda: signals.cycle_published.send(sender=ReviewCycle, cycle=locked, plan=plan))
+    return plan
