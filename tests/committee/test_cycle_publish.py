@@ -150,3 +150,10 @@ def test_team_sees_its_windows_and_the_engines_explanation(world, finalized, cli
     client.force_login(world.member_b)
     deferred = client.get(f"/requests/{third.pk}/").content.decode()
     assert 'id="allocation"' not in deferred  # nothing was asked of the engine for a deferral
+
+
+def test_review_page_offers_the_chair_the_publish_button(world, finalized, client):
+    client.force_login(world.chair)
+    assert 'id="publish-plan"' in client.get(f"/review/{world.cycle.week}/").content.decode()
+    client.force_login(world.reviewer)
+    assert 'id="publish-plan"' not in client.get(f"/review/{world.cycle.week}/").content.decode()
