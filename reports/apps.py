@@ -5,3 +5,15 @@ from django.utils.translation import gettext_lazy as _
 class ReportsConfig(AppConfig):
     name = "reports"
     verbose_name = _("Reports")
+
+    def ready(self) -> None:
+        # reports depends on committee, never the other way: the archive subscribes to its signals.
+        from committee import signals
+        from reports import receivers
+
+        signals.cycle_finalized.connect(receivers.on_cycle_finalized, dispatch_uid="reports.cycle_finalized")
+        signals.rubric_changed.connect(receivers.on_rubric_changed, dispatch_uid="reports.rubric_changed")
+        # Sent by publishing (committee/services/publishing.py) once that lands.
+        cycle_published = getattr(signals, "cycle_published", None)
+        if cycle_published is not None:
+            cycle_published.connect(receivers.on_cycle_published, dispatch_uid="reports.cycle_published")

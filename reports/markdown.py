@@ -45,7 +45,8 @@ URL_SCHEMES = {"http", "https", "mailto"}
 # Removed with their content, not just their tags.
 DROPPED_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "noscript", "template", "svg", "math"}
 
-WIKILINK_RE = r"\[\[([^\[\]|\n]{1,120})(?:\|([^\[\]\n]{1,200}))?\]\]"
+# The label separator may be written "\|" inside a table row, where a bare "|" would split the cell.
+WIKILINK_RE = r"(?<!\\)\[\[([^\[\]|\\\n]{1,120})(?:\\?\|([^\[\]\n]{1,200}))?\]\]"
 PAGE_SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
 REQUEST_RE = re.compile(r"^request:(\d{1,12})$")
 
@@ -77,8 +78,9 @@ def _wikilink_target(target: str) -> tuple[str | None, str]:
 
 class WikiLinkExtension(Extension):
     def extendMarkdown(self, md: markdown.Markdown) -> None:
-        # Above "link" (160) so [[…]] is not read as a reference link.
-        md.inlinePatterns.register(_WikiLinkProcessor(WIKILINK_RE, md), "docket_wikilink", 175)
+        # Above "escape" (180), so "\|" inside [[…]] reaches us, and above "link" (160), so [[…]] is not read
+        # as a reference link; below "backtick" (190), so code spans stay literal.
+        md.inlinePatterns.register(_WikiLinkProcessor(WIKILINK_RE, md), "docket_wikilink", 185)
 
 
 def linked_slugs(text: str) -> set[str]:

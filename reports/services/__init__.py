@@ -10,10 +10,12 @@ from reports.services.pages import (
     page_revision_restore,
     page_revision_save,
 )
+from reports.services.records import decision_record_sync, policy_page_sync
 
 __all__ = [
     "SYSTEM_AUTHOR",
     "EditConflict",
+    "decision_record_sync",
     "page_append_system",
     "page_create",
     "page_create_system",
@@ -22,4 +24,5 @@ __all__ = [
     "pdf_export_path",
     "pdf_export_render",
     "pdf_export_request",
+    "policy_page_sync",
 ]

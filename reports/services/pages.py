@@ -8,6 +8,7 @@ deadlocking, and a save checks the page's latest revision only while it holds th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ MAX_SUMMARY_CHARS = 300
 MAX_TITLE_CHARS = 200
 # First path segments under /archive/ that are not pages.
 RESERVED_SLUGS = frozenset({"new", "search", "exports", "chain", "recent", "api", "static"})
+# Generated pages live at these addresses; people cannot take them first.
+GENERATED_PREFIXES = ("decision-record-", "rubric-v")
 
 
 class EditConflict(Exception):
@@ -156,7 +159,7 @@ def _validate_slug(slug: str) -> str:
         raise ValidationError({"slug": [_("Use only lowercase letters, digits, hyphens and underscores.")]}) from None
     if len(slug) > 100:
         raise ValidationError({"slug": [_("Keep the address under 100 characters.")]})
-    if slug in RESERVED_SLUGS:
+    if slug in RESERVED_SLUGS or slug.startswith(GENERATED_PREFIXES):
         raise ValidationError({"slug": [_("“%(slug)s” is reserved; choose another address.") % {"slug": slug}]})
     return slug
 
@@ -286,16 +289,21 @@ def page_revision_restore(
     )
 
 
-def page_append_system(*, page: Page, title: str, body: str, data: Any, summary: str) -> PageRevision | None:
+def page_append_system(
+    *, page: Page, title: str, data: Any, summary: str, body_from: Callable[[str | None], str]
+) -> PageRevision | None:
     """Append a generated revision to a page unless its content (title, body, data) is already current.
 
-    Returns the new revision, or None when nothing changed (so a generator can run any number of
-    times). Runs in its own transaction with the page locked.
+    `body_from` receives the latest body (read under the page's lock) and returns the new one, so
+    a generator can keep what people wrote around its part. Returns the new revision, or None when
+    nothing changed (a generator can run any number of times). Runs in its own transaction.
     """
-    title, body, summary = _clean_text(title=title, body=body, summary=summary)
     with transaction.atomic():
         locked = _page_lock(page.pk)
         latest = locked.latest_revision
+        title, body, summary = _clean_text(
+            title=title, body=body_from(latest.body if latest else None), summary=summary
+        )
         normalized = chain.normalize_data(data if data is not None else {})
         if latest is not None and (latest.title, latest.body, latest.data) == (title, body, normalized):
             return None

@@ -8,8 +8,11 @@ from typing import Any
 import pytest
 from django.db import connection
 
+from committee import services as committee_services
 from reports import services
 from reports.models import Page
+from tests.committee.reviewing import close, decide, score
+from tests.factories import file_request
 
 
 @pytest.fixture(autouse=True)
@@ -38,3 +41,31 @@ def edit(world: Any, page: Page, body: str, *, actor: Any = None, summary: str =
 
 def on_postgresql() -> bool:
     return connection.vendor == "postgresql"
+
+
+RATIONALES = {
+    "first": "Strongest revenue case this week; no cheaper variant reaches the quality bar.",
+    "second": "Useful but the distilled variant covers most of it: eight GPUs, not twenty-four.",
+    "third": "Deferred: the deadline is next month and the pool is full.",
+}
+
+
+@pytest.fixture
+def week(world, django_capture_on_commit_callbacks):
+    """Three requests scored by three members, decided (grant, partial, defer) and finalized; signals delivered."""
+    first = file_request(world, title="Ranker retrain", gpu_count=16, min_gpu_count=8)
+    second = file_request(world, team=world.team_b, title="Vision model | v2", gpu_count=24, min_gpu_count=8)
+    third = file_request(world, team=world.team_b, pool=world.h100, title="Speech *fine-tune*", gpu_count=8,
+                         min_gpu_count=4)
+    close(world)
+    for member in (world.chair, world.reviewer, world.finance):
+        score(member, first, 9, 8, 9)
+        score(member, second, 6, 6, 5)
+        score(member, third, 3, 3, 3)
+    decide(world, first, rationale=RATIONALES["first"])
+    decide(world, second, outcome="partial", granted_gpu_count=8, rationale=RATIONALES["second"])
+    decide(world, third, outcome="defer", rationale=RATIONALES["third"])
+    with django_capture_on_commit_callbacks(execute=True):
+        world.cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    world.requests = (first, second, third)
+    return world

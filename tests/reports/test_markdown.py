@@ -68,6 +68,15 @@ def test_wiki_links_point_at_archive_pages_and_requests():
     assert 'href="/archive/charter/"' in html
 
 
+def test_wiki_links_work_inside_table_rows_with_an_escaped_separator():
+    html = render("| Request | Team |\n|---|---|\n| [[request:7\\|Ranker]] | A |")
+    assert '<td><a class="request-link" href="/requests/7/"' in html and ">Ranker</a></td>" in html
+
+
+def test_an_escaped_bracket_is_not_a_link():
+    assert "<a" not in render("\\[[charter]]")
+
+
 def test_wiki_link_labels_are_text_not_html():
     html = render("[[charter|<b>bold</b>]]")
     assert "<b>" not in html and "&lt;b&gt;" in html

@@ -109,7 +109,8 @@ def test_restore_with_a_stale_view_is_a_conflict(world):
         services.page_revision_restore(actor=world.chair, page=page, number=1, base_revision_id=first)
 
 
-@pytest.mark.parametrize("slug", ["new", "search", "Has Space", "", "exports", "a/b"])
+@pytest.mark.parametrize("slug", ["new", "search", "Has Space", "", "exports", "a/b", "decision-record-2026-w01",
+                                  "rubric-v9"])
 def test_bad_or_reserved_addresses_are_refused(world, slug):
     with pytest.raises(ValidationError):
         make_page(world, slug=slug)
@@ -132,6 +133,9 @@ def test_structured_data_is_carried_over_by_text_edits(world):
 def test_system_append_is_idempotent(world):
     page = services.page_create_system(slug="rubric-v1", kind="policy", source_key="rubric:1", title="Rubric",
                                        body="w", data={"w": 1}, summary="Generated")
-    assert services.page_append_system(page=page, title="Rubric", body="w", data={"w": 1}, summary="again") is None
-    revision = services.page_append_system(page=page, title="Rubric", body="w2", data={"w": 1}, summary="changed")
+    assert services.page_append_system(page=page, title="Rubric", body_from=lambda old: "w", data={"w": 1},
+                                       summary="again") is None
+    revision = services.page_append_system(page=page, title="Rubric", body_from=lambda old: old + "2", data={"w": 1},
+                                           summary="changed")
+    assert revision.body == "w2"
     assert revision is not None and revision.author_name == services.SYSTEM_AUTHOR

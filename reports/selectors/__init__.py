@@ -1,0 +1,48 @@
+"""Every non-trivial read of the archive; import from here. One module per concept."""
+
+from reports.selectors.integrity import VerifyResult, archive_verify
+from reports.selectors.pages import (
+    ChainHead,
+    backlinks,
+    chain_head,
+    export_for_revision,
+    export_get,
+    page_get,
+    page_list,
+    recent_changes,
+    revision_charts,
+    revision_compare,
+    revision_get,
+    revision_list,
+    snapshot,
+    text_compare,
+    user_can_edit,
+    user_can_read,
+)
+from reports.selectors.records import decision_record_data, policy_data
+from reports.selectors.search import SearchHit, page_search
+
+__all__ = [
+    "ChainHead",
+    "SearchHit",
+    "VerifyResult",
+    "archive_verify",
+    "backlinks",
+    "chain_head",
+    "decision_record_data",
+    "export_for_revision",
+    "export_get",
+    "page_get",
+    "page_list",
+    "page_search",
+    "policy_data",
+    "recent_changes",
+    "revision_charts",
+    "revision_compare",
+    "revision_get",
+    "revision_list",
+    "snapshot",
+    "text_compare",
+    "user_can_edit",
+    "user_can_read",
+]

@@ -1,0 +1,125 @@
+"""Reads of archive pages and revisions, scoped to who asks: everyone signed in reads every page."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils.translation import gettext as _
+
+from committee import selectors as committee_selectors
+from reports import charts, diffing
+from reports.markdown import linked_slugs
+from reports.models import GENESIS_HASH, ArchiveChain, Page, PageKind, PageRevision, PdfExport
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def user_can_read(*, user: User) -> bool:
+    return bool(user.is_authenticated)
+
+
+def user_can_edit(*, user: User) -> bool:
+    return committee_selectors.user_is_committee(user=user)
+
+
+def page_list(*, viewer: User, kind: str | None = None) -> QuerySet[Page]:
+    """Pages with their latest revision, newest change first; nothing for anonymous viewers."""
+    if not user_can_read(user=viewer):
+        return Page.objects.none()
+    queryset = Page.objects.select_related("latest_revision").filter(latest_revision__isnull=False)
+    if kind:
+        queryset = queryset.filter(kind=kind)
+    return queryset.order_by("-updated_at", "slug")
+
+
+def page_get(*, viewer: User, slug: str) -> Page:
+    try:
+        return page_list(viewer=viewer).get(slug=slug)
+    except Page.DoesNotExist:
+        raise Http404(_("No archive page at this address.")) from None
+
+
+def revision_list(*, page: Page) -> QuerySet[PageRevision]:
+    """A page's history, newest first (body and data deferred: the list shows only who, when, why)."""
+    return page.revisions.select_related("page").defer("body", "data").order_by("-number")
+
+
+def revision_get(*, page: Page, number: int) -> PageRevision:
+    try:
+        return page.revisions.select_related("page").get(number=number)
+    except PageRevision.DoesNotExist:
+        raise Http404(_("This page has no such revision.")) from None
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    position: int
+    hash: str
+
+
+def chain_head() -> ChainHead:
+    """The archive's current head (position and hash), to be shown on every page and kept elsewhere."""
+    row = ArchiveChain.objects.filter(pk=1).values_list("head_position", "head_hash").first()
+    if row is None:
+        return ChainHead(0, GENESIS_HASH)
+    return ChainHead(*row)
+
+
+def recent_changes(*, viewer: User, limit: int = 15) -> QuerySet[PageRevision]:
+    if not user_can_read(user=viewer):
+        return PageRevision.objects.none()
+    return PageRevision.objects.select_related("page").defer("body", "data").order_by("-position")[:limit]
+
+
+def backlinks(*, page: Page) -> list[Page]:
+    """Pages whose current text links to `page` with [[slug]]."""
+    candidates = Page.objects.select_related("latest_revision").filter(
+        latest_revision__body__icontains=f"[[{page.slug}"
+    ).exclude(pk=page.pk).order_by("title")
+    return [p for p in candidates if page.slug in linked_slugs(p.latest_revision.body)]
+
+
+def _labels() -> dict[str, str]:
+    return {"title": _("Title"), "body": _("Text"), "data": _("Structured data")}
+
+
+def snapshot(revision: PageRevision) -> dict[str, object]:
+    return {"title": revision.title, "body": revision.body, "data": revision.data}
+
+
+def revision_compare(*, old: PageRevision, new: PageRevision) -> diffing.RevisionDiff:
+    """Side-by-side differences between two revisions, computed now from their snapshots."""
+    return diffing.diff_snapshots(snapshot(old), snapshot(new), labels=_labels())
+
+
+def text_compare(*, old: PageRevision, title: str, body: str) -> diffing.RevisionDiff:
+    """A stored revision against text an editor has not saved (shown on an edit conflict)."""
+    labels = {"title": _("Title"), "body": _("Text")}
+    return diffing.diff_snapshots(snapshot(old), {"title": title, "body": body}, labels=labels)
+
+
+def export_for_revision(*, revision: PageRevision) -> PdfExport | None:
+    return PdfExport.objects.filter(revision=revision).first()
+
+
+def export_get(*, viewer: User, pk: int) -> PdfExport:
+    if not user_can_read(user=viewer):
+        raise Http404
+    try:
+        return PdfExport.objects.select_related("revision", "revision__page").get(pk=pk)
+    except PdfExport.DoesNotExist:
+        raise Http404(_("No such export.")) from None
+
+
+def revision_charts(*, revision: PageRevision) -> list[dict[str, object]]:
+    """The decision record's charts as Plotly figure JSON, for the page to draw in the browser."""
+    if revision.page.kind != PageKind.DECISION_RECORD or not revision.data:
+        return []
+    return [
+        {"key": c.key, "title": c.title, "figure": json.loads(c.figure.to_json()), "script_id": f"chart-{c.key}"}
+        for c in charts.decision_record_charts(revision.data)
+    ]

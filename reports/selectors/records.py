@@ -1,0 +1,207 @@
+"""The structured data of generated pages: a week's decision record and a rubric version's policy page.
+
+Everything is copied into JSON-native values (numbers, strings, labels already formatted), so
+the snapshot reads the same forever and hashes the same on every database.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from decimal import Decimal
+
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+
+from allocations import selectors as allocation_selectors
+from allocations.models import AllocationWindow, GpuPool
+from committee import scoring
+from committee import selectors as committee_selectors
+from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
+from reports import chain
+from reports.models import Page
+
+
+def _when(value: datetime | None) -> str:
+    if value is None:
+        return "—"
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M ") + str(timezone.get_current_timezone_name())
+
+
+def _iso(value: datetime | None) -> str | None:
+    return chain.timestamp(value) if value is not None else None
+
+
+def _num(value: Decimal | float | int | None) -> float | int | None:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    return float(round(Decimal(str(value)), 2))
+
+
+def _pool_label(pool: GpuPool) -> str:
+    return f"{pool.cluster.slug}/{pool.slug}"
+
+
+def _window(window: AllocationWindow) -> dict[str, object]:
+    return {
+        "id": window.pk,
+        "cluster": window.cluster.slug,
+        "pool": window.pool.slug,
+        "team": window.team.name,
+        "gpu_count": window.gpu_count,
+        "start": _iso(window.start),
+        "end": _iso(window.end),
+        "start_label": _when(window.start),
+        "end_label": _when(window.end),
+        "tier": window.tier,
+        "tier_label": str(window.get_tier_display()),
+        "request_id": window.request_ref,
+    }
+
+
+def _plan_data(*, week: str) -> tuple[dict[str, object] | None, dict[str, object] | None]:
+    plan = allocation_selectors.plan_for_week(week=week)
+    if plan is None:
+        return None, None
+    windows = list(allocation_selectors.plan_window_list(plan=plan))
+    plan_data = {
+        "version": plan.version,
+        "published_at": _iso(plan.published_at),
+        "published_label": _when(plan.published_at),
+        "published_by": plan.published_by_name,
+        "note": plan.note,
+        "windows": [_window(w) for w in windows],
+    }
+    if plan.supersedes_id is None:
+        return plan_data, None
+    added = [w for w in windows if w.created_seq == plan.change_seq]
+    withdrawn = list(allocation_selectors.plan_withdrawn_list(plan=plan))
+    changes = {
+        "from_version": plan.version - 1,
+        "added": [_window(w) for w in added],
+        "withdrawn": [_window(w) for w in withdrawn],
+        "carried": len(windows) - len(added),
+    }
+    return plan_data, changes
+
+
+def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
+    """A week's decision record as structured data: rubric, participants, ranking with every criterion's
+    score, decisions with rationale, demand against capacity, and the published plan with its changes.
+
+    Reads through the committee's and allocations' selectors; a constant number of queries.
+    """
+    # The review page's selector, for no particular viewer: rows, scores and pool loads.
+    review = committee_selectors.cycle_review(cycle=cycle, viewer=AnonymousUser())
+    weights = review.weights
+    criteria = [
+        {"key": c, "label": str(Criterion(c).label), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
+        for c in scoring.CRITERIA
+    ]
+    ranking = []
+    scored: dict[str, set[int]] = {}
+    decided: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    for row in review.rows:
+        request = row.request
+        decision = row.decision
+        for score in request.scores.all():
+            scored.setdefault(score.member_name, set()).add(request.pk)
+        if decision is not None:
+            outcomes[decision.outcome] += 1
+            if decision.decided_by_name and decision.decided_by_id is not None:
+                decided[decision.decided_by_name] += 1
+        frozen = decision is not None and decision.priority_rank is not None
+        ranking.append(
+            {
+                "rank": decision.priority_rank if frozen else row.result.rank,
+                "request_id": request.pk,
+                "title": request.title,
+                "team": request.team.name,
+                "pool": _pool_label(request.pool),
+                "gpu_count": request.gpu_count,
+                "duration_hours": request.duration_hours,
+                "gpu_hours": request.requested_gpu_hours,
+                "scores": {c.criterion: _num(c.score) for c in row.result.criteria},
+                "score_counts": {c.criterion: c.count for c in row.result.criteria if not c.computed},
+                "total": _num(decision.weighted_total if frozen else row.result.total),
+                "decision": decision.outcome if decision else None,
+                "decision_label": str(decision.get_outcome_display()) if decision else None,
+                "granted_gpu_count": decision.granted_gpu_count if decision else None,
+                "rationale": decision.rationale if decision else "",
+                "decided_by": decision.decided_by_name if decision else "",
+            }
+        )
+    ranking.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, r["request_id"]))
+    names = sorted(set(scored) | set(decided))
+    plan, changes = _plan_data(week=cycle.week)
+    previous = (
+        ReviewCycle.objects.filter(starts_at__lt=cycle.starts_at).order_by("-starts_at").values_list("week", flat=True)
+        .first()
+    )
+    previous_slug = None
+    if previous and Page.objects.filter(source_key=f"cycle:{previous}").exists():
+        previous_slug = f"decision-record-{previous.lower()}"
+    return {
+        "schema": 1,
+        "cycle": {
+            "week": cycle.week,
+            "status": cycle.status,
+            "status_label": str(cycle.get_status_display()),
+            "starts_at": _iso(cycle.starts_at),
+            "ends_at": _iso(cycle.ends_at),
+            "starts_label": _when(cycle.starts_at),
+            "ends_label": _when(cycle.ends_at),
+            "finalized_at": _iso(cycle.finalized_at),
+            "finalized_label": _when(cycle.finalized_at),
+            "finalized_by": cycle.finalized_by_name,
+        },
+        "rubric": {"version": review.rubric.number, "criteria": criteria},
+        "quorum": review.quorum,
+        "participants": [{"name": n, "scored": len(scored.get(n, ())), "decided": decided.get(n, 0)} for n in names],
+        "outcome_counts": dict(outcomes),
+        "outcome_labels": [[value, str(label)] for value, label in DecisionOutcome.choices],
+        "ranking": ranking,
+        "capacity": [
+            {
+                "pool": _pool_label(load.pool),
+                "capacity_gpu_hours": load.capacity_gpu_hours,
+                "requested_gpu_hours": load.requested_gpu_hours,
+                "granted_gpu_hours": load.granted_gpu_hours,
+            }
+            for load in review.pools
+        ],
+        "plan": plan,
+        "plan_changes": changes,
+        "previous_record": previous_slug,
+    }
+
+
+def policy_data(*, rubric_version: RubricVersion) -> dict[str, object]:
+    """A rubric version next to the one before it: old and new weights, guidance, the reason and who changed it."""
+    previous = RubricVersion.objects.filter(number__lt=rubric_version.number).order_by("-number").first()
+    old_weights = previous.weights() if previous else {}
+    old_guidance = previous.guidance() if previous else {}
+    weights, guidance = rubric_version.weights(), rubric_version.guidance()
+    return {
+        "schema": 1,
+        "version": rubric_version.number,
+        "previous_version": previous.number if previous else None,
+        "reason": rubric_version.reason,
+        "changed_by": rubric_version.author_name,
+        "changed_at": _iso(rubric_version.created_at),
+        "changed_label": _when(rubric_version.created_at),
+        "criteria": [
+            {
+                "key": c,
+                "label": str(Criterion(c).label),
+                "weight_pct": weights[c],
+                "previous_weight_pct": old_weights.get(c),
+                "guidance": guidance[c],
+                "guidance_changed": bool(previous) and old_guidance.get(c) != guidance[c],
+            }
+            for c in scoring.CRITERIA
+        ],
+    }

@@ -1,0 +1,119 @@
+"""The decision record: generated when the chair finalizes a week, updated when its plan is published."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from committee import services as committee_services
+from reports import selectors, services
+from reports.models import Page, PageKind, PageRevision
+from tests.reports.conftest import RATIONALES
+
+
+def record(world):
+    return Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}")
+
+
+def publish(world, capture, **extra):
+    with capture(execute=True):
+        return committee_services.cycle_publish(actor=world.chair, cycle=world.cycle, **extra)
+
+
+def test_finalize_archives_the_record(week):
+    page = record(week)
+    revision = page.latest_revision
+    assert page.kind == PageKind.DECISION_RECORD and page.slug == f"decision-record-{week.cycle.week.lower()}"
+    assert (revision.number, revision.author_name) == (1, services.SYSTEM_AUTHOR)
+    assert revision.summary == f"Generated: week {week.cycle.week} finalized"
+    assert selectors.archive_verify().ok
+
+
+def test_record_data_has_rubric_participants_every_score_and_each_decision(week):
+    data = record(week).latest_revision.data
+    assert data["rubric"]["version"] == 1
+    assert [c["weight_pct"] for c in data["rubric"]["criteria"]] == [40, 30, 20, 10]
+    assert {p["name"] for p in data["participants"]} == {"Chair", "Reviewer", "Finance"}
+    assert all(p["scored"] == 3 for p in data["participants"])
+    first, second, third = data["ranking"]
+    assert (first["rank"], first["title"], first["decision"]) == (1, "Ranker retrain", "grant")
+    assert first["scores"]["business_impact"] == 9.0 and first["scores"]["urgency"] == 9.0
+    assert set(first["scores"]) == {"business_impact", "feasibility", "urgency", "fairness"}
+    assert first["total"] is not None and first["total"] > second["total"] > third["total"]
+    assert (second["decision"], second["granted_gpu_count"]) == ("partial", 8)
+    assert [r["rationale"] for r in data["ranking"]] == list(RATIONALES.values())
+    assert data["plan"] is None
+
+
+def test_record_text_shows_ranking_rationale_and_links(week, client):
+    first = week.requests[0]
+    body = record(week).latest_revision.body
+    for rationale in RATIONALES.values():
+        assert rationale in body
+    assert f"[[request:{first.pk}|Ranker retrain]]" in body and "[[rubric-v1|version 1]]" in body
+    assert f"| [[request:{first.pk}\\|Ranker retrain]] |" in body  # in the ranking table
+    client.force_login(week.member_a)
+    html = client.get(reverse("reports:page", args=[record(week).slug])).content.decode()
+    assert html.count(f'href="/requests/{first.pk}/"') == 2  # the ranking table and the decision's details
+    assert 'href="/archive/rubric-v1/"' in html
+    assert "Vision model | v2" in html and "Speech *fine-tune*" in html  # titles shown as typed
+    assert "Not published yet" in html
+    assert 'class="plotly-chart"' in html  # the record's charts, drawn in the browser
+
+
+def test_the_rubric_version_gets_its_policy_page(week):
+    policy = Page.objects.get(source_key="rubric:1")
+    assert policy.slug == "rubric-v1" and policy.kind == PageKind.POLICY
+    assert "40%" in policy.latest_revision.body
+
+
+def test_publish_adds_the_windows_as_a_new_revision(week, django_capture_on_commit_callbacks):
+    plan = publish(week, django_capture_on_commit_callbacks)
+    page = record(week)
+    revision = page.latest_revision
+    assert revision.number == 2 and revision.summary == "Updated: plan version 1 published"
+    windows = revision.data["plan"]["windows"]
+    assert {w["request_id"] for w in windows} == {week.requests[0].pk, week.requests[1].pk}
+    assert revision.data["plan"]["version"] == plan.version == 1
+    assert "## Published windows" in revision.body and "first published version" in revision.body
+    assert "Not published yet" not in revision.body
+
+
+def test_a_correction_records_what_changed(week, django_capture_on_commit_callbacks):
+    publish(week, django_capture_on_commit_callbacks)
+    publish(week, django_capture_on_commit_callbacks, reason="Recomputed after a node failure.")
+    revision = record(week).latest_revision
+    changes = revision.data["plan_changes"]
+    assert revision.number == 3 and changes["from_version"] == 1
+    assert "Compared with version 1" in revision.body and "Recomputed after a node failure" in revision.body
+
+
+def test_sync_is_idempotent(week):
+    assert services.decision_record_sync(cycle=week.cycle) is None
+    assert PageRevision.objects.filter(page=record(week)).count() == 1
+
+
+def test_committee_notes_survive_the_update_at_publish(week, client, django_capture_on_commit_callbacks):
+    page = record(week)
+    client.force_login(week.tech)
+    body = page.latest_revision.body.replace("Notes added by committee members go here.",
+                                             "The tech lead abstained on team B's requests.")
+    response = client.post(reverse("reports:page-edit", args=[page.slug]), {
+        "title": page.title, "body": body, "summary": "Note the abstention",
+        "base_revision_id": page.latest_revision_id})
+    assert response.status_code == 302
+    publish(week, django_capture_on_commit_callbacks)
+    latest = record(week).latest_revision
+    assert latest.number == 3 and "The tech lead abstained" in latest.body and "## Published windows" in latest.body
+
+
+def test_rubric_change_writes_a_policy_page(week, django_capture_on_commit_callbacks):
+    weights = {"business_impact": 35, "feasibility": 30, "urgency": 20, "fairness": 15}
+    with django_capture_on_commit_callbacks(execute=True):
+        committee_services.rubric_change(actor=week.chair, weights=weights, reason="Fairness mattered more.")
+    page = Page.objects.get(source_key="rubric:2")
+    data = page.latest_revision.data
+    assert page.title == "Rubric version 2" and data["previous_version"] == 1
+    impact = next(c for c in data["criteria"] if c["key"] == "business_impact")
+    assert (impact["previous_weight_pct"], impact["weight_pct"]) == (40, 35)
+    body = page.latest_revision.body
+    assert ("Fairness mattered more." in body and "[[rubric-v1|version 1]]" in body and "−5" in body) or "-5" in body
