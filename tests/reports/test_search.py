@@ -37,7 +37,9 @@ def test_title_matches_count(world):
 def test_snippets_are_escaped(world):
     make_page(world, body="<script>alert(1)</script> ranking <b>bold</b>")
     (hit,) = selectors.page_search(viewer=world.member_a, query="ranking")
-    assert "<script" not in hit.snippet and "&lt;" in hit.snippet and "<b>" not in hit.snippet
+    # SQLite's snippet shows the tags escaped; PostgreSQL's headline drops them. Neither lets one through.
+    assert "<mark>ranking</mark>" in hit.snippet
+    assert "<script" not in hit.snippet and "<b>" not in hit.snippet
 
 
 def test_anonymous_gets_nothing(world):
