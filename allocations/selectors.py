@@ -288,29 +288,31 @@ def request_allocation(*, request_ref: int) -> RequestAllocation | None:
 def usage_report_initial(*, team: Team, since: datetime, until: datetime) -> dict[str, Decimal]:
     """A team's usage report for [since, until) from Docket's own records, for a form's initial values.
 
-    gpu_hours_granted: GPU-hours of the team's live windows (current plans) inside the period;
-    gpu_hours_used and mean_utilization_pct (weighted by GPU-hours used) from the usage
-    records whose period starts in it. Empty when the team has neither. Two queries.
+    gpu_hours_granted: GPU-hours of the team's live windows (current plans) inside the period,
+    if it had any; gpu_hours_used and mean_utilization_pct (weighted by GPU-hours used) from
+    the usage records whose period starts in it, if there are any. Only what is known is
+    returned: an empty dict leaves the form blank. Two queries.
     """
-    granted = Decimal(0)
-    windows = (
+    tenth = Decimal("0.1")
+    initial: dict[str, Decimal] = {}
+    windows = list(
         AllocationWindow.objects.filter(team=team, start__lt=until, end__gt=since, withdrawal__isnull=True)
         .values_list("gpu_count", "start", "end")
     )
-    for gpu_count, start, end in windows:
-        hours = Decimal((min(end, until) - max(start, since)).total_seconds()) / 3600
-        granted += gpu_count * hours
+    if windows:
+        granted = sum(
+            (gpu_count * Decimal((min(end, until) - max(start, since)).total_seconds()) / 3600
+             for gpu_count, start, end in windows),
+            Decimal(0),
+        )
+        initial["gpu_hours_granted"] = granted.quantize(tenth)
     used = UsageRecord.objects.filter(team=team, period_start__gte=since, period_start__lt=until).aggregate(
         hours=Sum("gpu_hours_used"),
         weighted=Sum(F("gpu_hours_used") * F("mean_utilization_pct"), output_field=DecimalField()),
     )
-    if not granted and used["hours"] is None:
-        return {}
-    hours_used = used["hours"] or Decimal(0)
-    utilization = (Decimal(used["weighted"]) / hours_used) if hours_used else Decimal(0)
-    tenth = Decimal("0.1")
-    return {
-        "gpu_hours_granted": granted.quantize(tenth),
-        "gpu_hours_used": Decimal(hours_used).quantize(tenth),
-        "mean_utilization_pct": min(Decimal(100), utilization.quantize(tenth)),
-    }
+    if used["hours"] is not None:
+        hours_used = Decimal(used["hours"])
+        utilization = Decimal(used["weighted"]) / hours_used if hours_used else Decimal(0)
+        initial["gpu_hours_used"] = hours_used.quantize(tenth)
+        initial["mean_utilization_pct"] = min(Decimal(100), utilization.quantize(tenth))
+    return initial

@@ -70,11 +70,13 @@ def plan_publish(
     teams: Mapping[int, Team],
     published_by_name: str,
     note: str = "",
+    refs_are_requests: bool = True,
 ) -> AllocationPlan:
     """Publish the engine's result for `week` as its next plan version, in one transaction.
 
     `pools` maps the engine's pool keys to pools; `teams` maps each demand's ref (the request
-    id) to its team. Version n+1 supersedes n. A window of n that n+1 places identically
+    id) to its team. With `refs_are_requests=False` (a plan placed for no request, like the
+    demo's history) the windows keep no request reference and `explanations` must be empty. Version n+1 supersedes n. A window of n that n+1 places identically
     (pool, team, GPUs, start, end, tier, request) is carried over, keeping its id; the other
     windows of n are withdrawn (a `WindowWithdrawal` at this plan's change sequence) and the
     new ones are created. No window row is ever updated.
@@ -86,6 +88,8 @@ def plan_publish(
     Raises ValidationError for a window outside the week or naming an unknown pool or
     request, and for an explanation naming an unknown request.
     """
+    if not refs_are_requests and explanations:
+        raise ValidationError(_("Explanations belong to requests; this plan places none."))
     _check_publishable(
         week_starts_at=week_starts_at,
         week_ends_at=week_ends_at,
@@ -137,7 +141,7 @@ def plan_publish(
             start=engine_window.start,
             end=engine_window.end,
             tier=engine_window.tier,
-            request_ref=engine_window.ref,
+            request_ref=engine_window.ref if refs_are_requests else None,
         )
         if carried.get(key):
             carried[key].pop(0)  # the same window, still placed: keep it
@@ -153,7 +157,7 @@ def plan_publish(
                 start=engine_window.start,
                 end=engine_window.end,
                 tier=engine_window.tier,
-                request_ref=engine_window.ref,
+                request_ref=engine_window.ref if refs_are_requests else None,
                 explanation=texts.get(engine_window.ref, ""),
                 created_seq=change_seq,
             )

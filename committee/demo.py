@@ -7,6 +7,7 @@ the features they show are built.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -16,11 +17,23 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from allocations.models import Cluster, GpuPool, SchedulerKind, Team
+from allocations import engine
+from allocations import services as allocation_services
+from allocations.models import (
+    AllocationPlan,
+    Cluster,
+    ClusterAccount,
+    GpuPool,
+    SchedulerClient,
+    SchedulerKind,
+    Team,
+    UsageRecord,
+)
 from committee import weeks
 from committee.models import (
     Alternative,
     CommitteeSeat,
+    CycleStatus,
     GpuRequest,
     ImpactForecast,
     MembershipRole,
@@ -31,7 +44,7 @@ from committee.models import (
     TeamMembership,
     UsageReport,
 )
-from committee.services import cycle_create
+from committee.services import cycle_create, cycle_publish
 
 DEMO_PASSWORD = "docket-demo"  # noqa: S105 (printed for the demo on purpose)
 
@@ -303,5 +316,97 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     now = now or timezone.now()
     pools = seed_resources()
     logins = seed_people()
+    seed_scheduler_side(pools=pools, now=now)
     seed_intake_cycle(pools=pools, now=now)
+    seed_published_week(now=now)
     return logins
+
+
+# --- allocations: accounts, scheduler clients, four weeks of history, the published week --------
+
+# DEMO ONLY: publicly known scheduler tokens, printed by seed_demo so that `curl` works right after
+# `make run`. Never run seed_demo on a real deployment: real tokens come from `manage.py scheduler_token`.
+DEMO_SCHEDULER_TOKENS = {
+    "atlas": "dks_DEMO-ONLY-atlas-token-publicly-known",
+    "orion": "dks_DEMO-ONLY-orion-token-publicly-known",
+}
+HISTORY_WEEKS = 4
+# A usual past week per pool: team, GPUs, hours, and the share of it the team used (ads: half).
+HISTORY = {
+    "a100": [("search", 32, 72, 0.93), ("ads", 16, 96, 0.50), ("recommendations", 16, 72, 0.96),
+             ("vision", 8, 72, 0.97), ("speech", 8, 84, 0.92), ("research", 8, 96, 0.98)],
+    "h100": [("search", 8, 96, 0.91), ("recommendations", 16, 72, 0.95), ("vision", 8, 72, 0.88),
+             ("speech", 8, 72, 0.94)],
+}
+
+
+def seed_scheduler_side(*, pools: dict[str, GpuPool], now: datetime) -> None:
+    """Slurm accounts on atlas (account = team slug), a demo scheduler per cluster, and four past
+    weeks of published windows with the usage the schedulers reported for them."""
+    atlas = pools["a100"].cluster
+    for team in Team.objects.all():
+        ClusterAccount.objects.get_or_create(cluster=atlas, team=team, defaults={"account": team.slug})
+    for cluster in Cluster.objects.filter(slug__in=DEMO_SCHEDULER_TOKENS):
+        if not SchedulerClient.objects.filter(cluster=cluster, name="demo-sync").exists():
+            allocation_services.scheduler_client_create(
+                cluster=cluster, name="demo-sync", token=DEMO_SCHEDULER_TOKENS[cluster.slug]
+            )
+    teams = {team.slug: team for team in Team.objects.all()}
+    for back in range(HISTORY_WEEKS, 0, -1):
+        week = weeks.week_label(now.astimezone(weeks.committee_zone()).date() - timedelta(weeks=back))
+        if not AllocationPlan.objects.filter(week=week).exists():
+            _seed_history_week(week=week, pools=pools, teams=teams)
+
+
+def _seed_history_week(*, week: str, pools: dict[str, GpuPool], teams: dict[str, Team]) -> None:
+    start, end = weeks.week_bounds(week)
+    demands, owners, shares = [], {}, {}
+    for pool_slug, rows in HISTORY.items():
+        for team_slug, gpus, hours, share in rows:
+            ref = len(demands) + 1
+            demands.append(engine.Demand(ref=ref, pool=pool_slug, gpu_count=gpus, min_gpu_count=gpus // 2,
+                                         duration_hours=hours, earliest_start=start, latest_end=end))
+            owners[ref], shares[(team_slug, pool_slug)] = teams[team_slug], share
+    result = engine.allocate(
+        week_start=start,
+        pools=[engine.PoolCapacity(key=slug, gpu_count=p.gpu_count, gpu_model=p.gpu_model,
+                                   burst_reserve_pct=p.burst_reserve_pct, standby_pct=p.standby_pct)
+               for slug, p in pools.items()],
+        demands=demands,
+        hours=int((end - start).total_seconds() // 3600),
+    )
+    plan = allocation_services.plan_publish(
+        week=week, week_starts_at=start, week_ends_at=end, source_ref="demo-history", windows=result.windows,
+        explanations=[], pools=pools, teams=owners, published_by_name="Chris Chair",
+        note="Demo: the committee's allocation before this demo's first week.", refs_are_requests=False,
+    )
+    for window in plan.windows.select_related("team", "pool", "pool__cluster"):
+        share = shares[(window.team.slug, window.pool.slug)]
+        day = window.start
+        while day < window.end:
+            until = min(window.end, day.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1))
+            hours = Decimal((until - day).total_seconds()) / 3600
+            wobble = Decimal(_dice(week, window.team.slug, day) % 7 - 3) / 100  # ±3%: days differ
+            used = (window.gpu_count * hours * (Decimal(share) + wobble)).quantize(Decimal("0.01"))
+            UsageRecord.objects.create(
+                pool=window.pool, team=window.team, window=window, period_start=day, period_end=until,
+                gpu_hours_used=max(Decimal(0), min(used, window.gpu_count * hours)),
+                mean_utilization_pct=min(Decimal(100), (Decimal(share) * 100 + wobble * 50).quantize(Decimal("0.1"))),
+                mean_queue_wait_minutes=Decimal(5 + _dice(window.team.slug, day) % 30),
+                idempotency_key=f"demo:{week}:{window.team.slug}:{day:%Y-%m-%dT%H}",
+                reported_by="demo-sync",
+            )
+            day = until
+
+
+def _dice(*parts: object) -> int:
+    """A number fixed by its inputs (unlike hash(), the same in every process): the demo never changes."""
+    return zlib.crc32(repr(parts).encode())
+
+
+def seed_published_week(*, now: datetime) -> None:
+    """Publish the current week once it is finalized, so its windows are active now."""
+    cycle = ReviewCycle.objects.filter(week=weeks.current_week_label(now)).first()
+    if cycle is not None and cycle.status == CycleStatus.FINALIZED:
+        chair = get_user_model().objects.get(username="chair")
+        cycle_publish(actor=chair, cycle=cycle)

@@ -1,6 +1,9 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
-from committee.demo import DEMO_PASSWORD, seed_demo
+from committee.demo import DEMO_PASSWORD, DEMO_SCHEDULER_TOKENS, seed_demo
+from committee.weeks import current_week_label
 
 
 class Command(BaseCommand):
@@ -13,3 +16,9 @@ class Command(BaseCommand):
         width = max(len(name) for name, _ in logins)
         for name, what in logins:
             self.stdout.write(f"  {name.ljust(width)}  {what}")
+        self.stdout.write("Scheduler tokens (DEMO ONLY, publicly known; real ones: manage.py scheduler_token):")
+        for cluster, token in DEMO_SCHEDULER_TOKENS.items():
+            self.stdout.write(f"  {cluster}  {token}")
+        cluster, token = next(iter(DEMO_SCHEDULER_TOKENS.items()))
+        url = f"{settings.SITE_URL}/api/v1/windows/?cluster={cluster}&week={current_week_label(timezone.now())}"
+        self.stdout.write(f"  try: curl -i -H 'Authorization: Bearer {token}' '{url}'")

@@ -1,0 +1,59 @@
+"""seed_demo's allocation side: accounts, demo scheduler tokens, four weeks of windows and usage."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django.core.management import call_command
+from django.db.models import Sum
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from allocations.models import AllocationPlan, AllocationWindow, ClusterAccount, SchedulerClient, UsageRecord
+from committee import weeks
+from committee.demo import DEMO_SCHEDULER_TOKENS
+from committee.models import ReviewCycle
+
+
+def _counts():
+    return [m.objects.count() for m in (AllocationPlan, AllocationWindow, UsageRecord, SchedulerClient,
+                                        ClusterAccount)]
+
+
+def test_demo_tokens_read_the_demo_windows(db, capsys):
+    call_command("seed_demo")
+    out = capsys.readouterr().out
+    assert DEMO_SCHEDULER_TOKENS["atlas"] in out and "DEMO ONLY" in out and "curl" in out
+    last_week = weeks.week_label(timezone.localdate() - timedelta(days=7))
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {DEMO_SCHEDULER_TOKENS['atlas']}")
+    response = api.get("/api/v1/windows/", {"cluster": "atlas", "week": last_week})
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert results and all(w["account"] == w["team"] for w in results)  # slurm account = team slug on atlas
+    assert api.get("/api/v1/windows/", {"cluster": "orion"}).status_code == 404
+    current = ReviewCycle.objects.filter(week=weeks.current_week_label(timezone.now())).first()
+    if current is not None:  # the review side seeds this week finalized: it is published, active now
+        assert current.status == "published"
+        live = api.get("/api/v1/windows/", {"cluster": "atlas", "active_at": timezone.now().isoformat()})
+        assert live.json()["count"] > 0
+
+
+def test_four_weeks_of_usage_with_one_team_using_half(db):
+    call_command("seed_demo")
+    assert AllocationPlan.objects.filter(source_ref="demo-history").count() == 4
+    for team in ("ads", "search"):
+        granted = sum(w.gpu_hours for w in AllocationWindow.objects.filter(team__slug=team, pool__slug="a100",
+                                                                           plan__source_ref="demo-history"))
+        used = UsageRecord.objects.filter(team__slug=team, pool__slug="a100").aggregate(h=Sum("gpu_hours_used"))["h"]
+        ratio = Decimal(used) / Decimal(granted)
+        assert (Decimal("0.4") < ratio < Decimal("0.6")) == (team == "ads")
+    assert UsageRecord.objects.values("period_start__date").distinct().count() >= 4 * 3
+
+
+def test_seeding_twice_changes_nothing(db):
+    call_command("seed_demo")
+    first = _counts()
+    call_command("seed_demo")
+    assert _counts() == first
