@@ -15,6 +15,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.translation import gettext as _
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
@@ -50,6 +51,7 @@ def print_context(*, revision: PageRevision, rendered: charts_module.RenderedCha
             if svg:
                 chart_list.append({"title": chart.title, "src": _data_uri_svg(svg)})
     return {
+        "summary_lines": _summary_lines(data) if is_decision_record(revision) else [],
         "page": revision.page,
         "revision": revision,
         "html": render_markdown(revision.body),
@@ -57,6 +59,27 @@ def print_context(*, revision: PageRevision, rendered: charts_module.RenderedCha
         "charts": chart_list,
         "charts_note": rendered.missing_reason if rendered is not None else "",
     }
+
+
+def _summary_lines(data: Mapping[str, Any]) -> list[str]:
+    cycle = data.get("cycle") or {}
+    counts = data.get("outcome_counts") or {}
+    labels = data.get("outcome_labels") or []
+    lines = [
+        _("Week %(week)s: %(start)s – %(end)s")
+        % {"week": cycle.get("week", ""), "start": cycle.get("starts_label", ""), "end": cycle.get("ends_label", "")},
+        _("Status: %(status)s") % {"status": cycle.get("status_label", "")},
+        _("%(n)d requests reviewed: %(outcomes)s")
+        % {
+            "n": len(data.get("ranking") or []),
+            "outcomes": ", ".join(f"{label} {counts.get(key, 0)}" for key, label in labels),
+        },
+    ]
+    plan = data.get("plan")
+    if plan:
+        windows = len(plan.get("windows") or [])
+        lines.append(_("Plan version %(v)d: %(n)d windows") % {"v": plan["version"], "n": windows})
+    return lines
 
 
 def is_decision_record(revision: PageRevision) -> bool:

@@ -1,0 +1,41 @@
+"""The PDF of a demo week: cover, ranking, rationale, windows and both charts, extracted back out as text."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from django.urls import reverse
+
+from committee import services as committee_services
+from reports import services
+from reports.models import ExportStatus, Page, PdfExport
+from tests.conftest import require
+from tests.reports.conftest import RATIONALES, week  # noqa: F401
+from tests.reports.test_pdf_export import pdf_text
+
+
+def test_the_weeks_pdf_has_the_decisions_and_the_charts(client, week, django_capture_on_commit_callbacks):  # noqa: F811
+    require(Path("/usr/bin/chromium").exists() or shutil.which("chromium") is not None, "Chromium")
+    with django_capture_on_commit_callbacks(execute=True):
+        committee_services.cycle_publish(actor=week.chair, cycle=week.cycle)
+    page = Page.objects.get(source_key=f"cycle:{week.cycle.week}")
+    client.force_login(week.member_b)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("reports:revision-pdf", args=[page.slug, page.latest_revision.number]))
+    export = PdfExport.objects.get(revision=page.latest_revision)
+    assert export.status == ExportStatus.DONE and export.charts_included, export.error or export.note
+    text = " ".join(pdf_text(services.pdf_export_path(export=export)).split())
+
+    assert f"Decision record {week.cycle.week}" in text and page.latest_revision.hash in text  # the cover
+    for rationale in RATIONALES.values():
+        assert " ".join(rationale.split()) in text
+    # The ranking table (cells wrap, so the row's numbers are checked in order).
+    assert re.search(r"Rank Request Team Pool GPU- Business .*Total Decision", text)
+    assert re.search(r"1 Ranker Team atlas/ 768 9\.00 8\.00 9\.00 10\.00 88\.00 Grant", text)
+    assert "Published windows" in text and "Priority" in text
+    # The charts: their titles, axis titles and legends are text inside the SVG figures.
+    assert text.count("Weighted scores by request") >= 2  # the SVG's own title and the figure caption
+    assert "weighted total" in text and "Business impact (40%)" in text
+    assert text.count("Demand vs capacity") >= 2 and "requested" in text and "granted" in text

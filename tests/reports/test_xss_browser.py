@@ -1,0 +1,57 @@
+"""The XSS corpus in a real browser (Playwright on Debian's Chromium): stored, rendered, poked; no dialog opens."""
+
+from __future__ import annotations
+
+import pytest
+
+from reports import services
+from tests.browser import browser_page, sign_in  # noqa: F401
+from tests.reports.xss_corpus import XSS_PAYLOADS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Fire the events the payloads listen for on every element of the page's text (a user moving the
+# mouse over, focusing and toggling things), without following links.
+POKE = """() => {
+  for (const el of document.querySelectorAll('.markdown-body *, .snippet *, table.diff *')) {
+    for (const type of ['mouseover', 'mouseenter', 'pointerenter', 'focus', 'toggle', 'animationstart']) {
+      el.dispatchEvent(new Event(type, {bubbles: true}));
+    }
+    if (el.tagName === 'DETAILS') { el.open = true; }
+  }
+  return document.querySelectorAll('.markdown-body').length;
+}"""
+
+
+def test_no_payload_opens_a_dialog(browser_page, world):  # noqa: F811
+    page = browser_page
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    slugs = []
+    for index, payload in enumerate(XSS_PAYLOADS):
+        slug = f"xss-{index}"
+        created = services.page_create(actor=world.chair, slug=slug, title=f"Payload {index}",
+                                       body=f"Payload {index} follows.\n\n{payload}\n\nxss-marker", summary="x")
+        services.page_revision_save(actor=world.chair, page=created, base_revision_id=created.latest_revision_id,
+                                    title=f"Payload {index}", body=f"{payload}\n\nxss-marker changed",
+                                    summary="x")
+        slugs.append(slug)
+
+    sign_in(page, "member_a")
+    # The detector works: a real script on the page does open a dialog.
+    page.goto("/archive/")
+    page.evaluate("() => alert('control')")
+    assert dialogs == ["control"]
+    dialogs.clear()
+
+    for slug in slugs:
+        for url in (f"/archive/{slug}/", f"/archive/{slug}/revisions/1/", f"/archive/{slug}/compare/?old=1&new=2"):
+            page.goto(url)
+            assert page.evaluate(POKE) >= (1 if "compare" not in url else 0)
+    page.goto("/archive/search/?q=xss-marker")
+    page.evaluate(POKE)
+    page.wait_for_timeout(300)  # let any timer- or load-driven payload run
+    assert dialogs == []
+    # Nothing was injected into the DOM either.
+    page.goto(f"/archive/{slugs[0]}/")
+    assert page.locator(".markdown-body script, .markdown-body iframe, .markdown-body svg").count() == 0
