@@ -12,11 +12,11 @@ from committee import services as committee_services
 from reports import services
 from reports.models import ExportStatus, Page, PdfExport
 from tests.conftest import require
-from tests.reports.conftest import RATIONALES, week  # noqa: F401
+from tests.reports.conftest import RATIONALES
 from tests.reports.test_pdf_export import pdf_text
 
 
-def test_the_weeks_pdf_has_the_decisions_and_the_charts(client, week, django_capture_on_commit_callbacks):  # noqa: F811
+def test_the_weeks_pdf_has_the_decisions_and_the_charts(client, week, django_capture_on_commit_callbacks):
     require(Path("/usr/bin/chromium").exists() or shutil.which("chromium") is not None, "Chromium")
     with django_capture_on_commit_callbacks(execute=True):
         committee_services.cycle_publish(actor=week.chair, cycle=week.cycle)
