@@ -12,8 +12,5 @@ class ReportsConfig(AppConfig):
         from reports import receivers
 
         signals.cycle_finalized.connect(receivers.on_cycle_finalized, dispatch_uid="reports.cycle_finalized")
+        signals.cycle_published.connect(receivers.on_cycle_published, dispatch_uid="reports.cycle_published")
         signals.rubric_changed.connect(receivers.on_rubric_changed, dispatch_uid="reports.rubric_changed")
-        # Sent by publishing (committee/services/publishing.py) once that lands.
-        cycle_published = getattr(signals, "cycle_published", None)
-        if cycle_published is not None:
-            cycle_published.connect(receivers.on_cycle_published, dispatch_uid="reports.cycle_published")
