@@ -29,7 +29,7 @@ from allocations.models import (
     Team,
     UsageRecord,
 )
-from committee import weeks
+from committee import scoring, selectors, weeks
 from committee.models import (
     Alternative,
     CommitteeSeat,
@@ -44,7 +44,14 @@ from committee.models import (
     TeamMembership,
     UsageReport,
 )
-from committee.services import cycle_create, cycle_publish
+from committee.services import (
+    cycle_close_intake,
+    cycle_create,
+    cycle_finalize,
+    cycle_publish,
+    decision_record,
+    score_record,
+)
 
 DEMO_PASSWORD = "docket-demo"  # noqa: S105 (printed for the demo on purpose)
 
@@ -318,6 +325,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     logins = seed_people()
     seed_scheduler_side(pools=pools, now=now)
     seed_intake_cycle(pools=pools, now=now)
+    seed_reviewed_week(pools=pools, now=now)
     seed_published_week(now=now)
     return logins
 
@@ -410,3 +418,90 @@ def seed_published_week(*, now: datetime) -> None:
     if cycle is not None and cycle.status == CycleStatus.FINALIZED:
         chair = get_user_model().objects.get(username="chair")
         cycle_publish(actor=chair, cycle=cycle)
+
+
+# --- the committee: the current week scored, decided and finalized -------------------------------
+
+# How a member reads an impact forecast before adjusting for the narrative: by its confidence.
+IMPACT_BY_CONFIDENCE = {"high": 8, "medium": 6, "low": 3}
+
+
+def seed_reviewed_week(*, pools: dict[str, GpuPool], now: datetime) -> ReviewCycle:
+    """The current week's cycle as the committee left it after last Monday's review.
+
+    Its requests were filed before intake closed, every member scored them (close to the
+    suggestions, a point either way; nobody scores their own team's), the chair recorded a
+    decision for each ranked request in rank order until each pool was full, and finalized.
+    Publishing is `seed_published_week`'s step. Idempotent: a finalized cycle is left alone.
+    """
+    cycle = cycle_create(week=weeks.current_week_label(now))
+    if cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
+        return cycle
+    filed_at = cycle.intake_closes_at - timedelta(days=2)
+    specs = [spec for spec in REQUESTS if spec.status == RequestStatus.SUBMITTED]
+    for offset, spec in enumerate(specs):
+        _demo_request(spec=spec, cycle=cycle, pools=pools, at=filed_at + timedelta(hours=offset))
+    chair = get_user_model().objects.get(username="chair")
+    if cycle.status == CycleStatus.OPEN:
+        cycle = cycle_close_intake(cycle=cycle, actor=chair, now=min(now, cycle.intake_closes_at))
+    members = [seat.user for seat in CommitteeSeat.objects.active().select_related("user").order_by("role")]
+    for row in selectors.cycle_ranking(cycle=cycle):
+        _score_as_the_committee(row=row, members=members)
+    _decide_in_rank_order(cycle=cycle, chair=chair)
+    return cycle_finalize(cycle=cycle, actor=chair)
+
+
+def _score_as_the_committee(*, row: selectors.ReviewRow, members: list[Any]) -> None:
+    gpu_request = row.request
+    forecast = gpu_request.impact_forecast
+    base = {
+        scoring.BUSINESS_IMPACT: IMPACT_BY_CONFIDENCE[forecast.confidence],
+        scoring.FEASIBILITY: row.suggestions[scoring.FEASIBILITY].value,
+        scoring.URGENCY: row.suggestions[scoring.URGENCY].value,
+    }
+    for member in members:
+        if TeamMembership.objects.filter(user=member, team=gpu_request.team).exists():
+            continue  # conflict of interest: the tech lead does not score Research
+        for criterion, value in base.items():
+            nudge = _dice(member.username, gpu_request.title, criterion) % 3 - 1
+            score_record(actor=member, gpu_request=gpu_request, criterion=criterion,
+                         value=max(0, min(10, value + nudge)))
+
+
+def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
+    """Grant in rank order while a pool has standard GPU-hours left (preemptible work may use the burst
+    reserve), give what fits above the request's minimum as a partial grant, defer the rest; reject
+    low-impact requests that also rank in the bottom half."""
+    hours = round((cycle.ends_at - cycle.starts_at) / timedelta(hours=1))
+    pools = GpuPool.objects.all()
+    standard = {p.pk: p.gpu_count * hours * (100 - p.burst_reserve_pct - p.standby_pct) // 100 for p in pools}
+    burst = {p.pk: p.gpu_count * hours * p.burst_reserve_pct // 100 for p in pools}
+    rows = [row for row in selectors.cycle_ranking(cycle=cycle) if row.result.rank is not None]
+    for row in rows:
+        r, rank, total = row.request, row.result.rank, row.result.total
+        left = standard[r.pool_id] + (burst[r.pool_id] if r.preemptible_ok else 0)
+        impact = row.result.criterion(scoring.BUSINESS_IMPACT).score or Decimal(0)
+        where = f"{r.pool.cluster.slug}/{r.pool.slug}"
+        fits_gpus = min(r.gpu_count, left // r.duration_hours)
+        if impact < 4 and rank > len(rows) // 2:
+            outcome, granted = "reject", None
+            rationale = (f"Ranked #{rank} ({total}). Business impact {impact} of 10 on an exploratory forecast; "
+                         f"resubmit with a concrete result the work unlocks.")
+        elif fits_gpus >= r.gpu_count:
+            outcome, granted = "grant", r.gpu_count
+            rationale = f"Ranked #{rank} ({total}). Fits within {where}'s capacity this week."
+        elif fits_gpus >= r.min_gpu_count:
+            outcome, granted = "partial", fits_gpus
+            rationale = (f"Ranked #{rank} ({total}). {where} is over-subscribed: {fits_gpus} of {r.gpu_count} GPUs, "
+                         f"at least the {r.min_gpu_count} the work runs on.")
+        else:
+            outcome, granted = "defer", None
+            rationale = (f"Ranked #{rank} ({total}). {where} is full with higher-ranked work; "
+                         f"first in line next week if it is refiled.")
+        if granted:
+            used = granted * r.duration_hours
+            from_standard = min(used, standard[r.pool_id])
+            standard[r.pool_id] -= from_standard
+            burst[r.pool_id] -= used - from_standard
+        decision_record(actor=chair, gpu_request=r, outcome=outcome, rationale=rationale,
+                        granted_gpu_count=granted if outcome == "partial" else None)

@@ -4,9 +4,21 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from allocations.models import Cluster, GpuPool, Team
-from committee.models import CommitteeSeat, GpuRequest, RequestStatus, ReviewCycle
+from committee import weeks
+from committee.models import (
+    CommitteeSeat,
+    CycleStatus,
+    Decision,
+    FairShareSnapshot,
+    GpuRequest,
+    RequestStatus,
+    ReviewCycle,
+    RubricVersion,
+    Score,
+)
 
-MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle)
+MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, RubricVersion, Score, Decision,
+          FairShareSnapshot)
 
 
 def _counts():
@@ -30,6 +42,27 @@ def test_seed_demo_builds_the_demo_and_prints_logins(db, capsys):
     # The cases a committee meets: an efficiency lever, a distilled variant at ~30%, an urgent launch.
     assert GpuRequest.objects.filter(baseline_gpu_hours__isnull=False).exists()
     assert GpuRequest.objects.filter(deadline__isnull=False).exists()
+    assert cycle.rubric.number == 1  # the open cycle pins the charter's rubric
+
+
+def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(db):
+    from django.utils import timezone
+
+    call_command("seed_demo")
+    cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
+    assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
+    assert cycle.finalized_by_name == "Chris Chair" and cycle.rubric.number == 1
+    requests = GpuRequest.objects.filter(cycle=cycle)
+    assert requests.count() >= 10 and set(requests.values_list("status", flat=True)) == {RequestStatus.DECIDED}
+    decisions = Decision.objects.filter(cycle=cycle)
+    assert decisions.count() == requests.count()
+    assert all(d.rationale and d.priority_rank for d in decisions)
+    assert decisions.filter(outcome="grant").exists() and decisions.exclude(outcome="grant").exists()
+    # Everyone scored everything except their own team's: the tech lead is in Research.
+    scores = Score.objects.filter(request__cycle=cycle)
+    assert scores.filter(member__username="tech", request__team__slug="research").count() == 0
+    assert scores.filter(member__username="tech").count() == 3 * (requests.count() - 1)
+    assert FairShareSnapshot.objects.filter(cycle=cycle).count() == Team.objects.count()
 
 
 def test_seed_demo_twice_changes_nothing(db):
