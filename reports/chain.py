@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from reports.models import GENESIS_HASH
 
 
@@ -132,16 +134,23 @@ def verify_rows(rows: Iterable[ChainRow], *, expected_head: tuple[int, str] | No
                 checked,
                 running,
                 row,
-                f"position {row.position} where {expected_position} was expected: a revision is missing or moved",
+                _("position %(found)d where %(expected)d was expected: a revision is missing or moved")
+                % {"found": row.position, "expected": expected_position},
             )
         if row.prev_hash != running:
             return ChainReport(
-                False, checked, checked, running, row, "its previous hash does not match the revision before it"
+                False, checked, checked, running, row, _("its previous hash does not match the revision before it")
             )
         recomputed = link_hash(running, row.payload)
         if recomputed != row.hash:
             return ChainReport(
-                False, checked, checked, running, row, f"its content hashes to {recomputed}, not the stored {row.hash}"
+                False,
+                checked,
+                checked,
+                running,
+                row,
+                _("its content hashes to %(recomputed)s, not the stored %(stored)s")
+                % {"recomputed": recomputed, "stored": row.hash},
             )
         running = row.hash
         checked += 1
@@ -153,7 +162,10 @@ def verify_rows(rows: Iterable[ChainRow], *, expected_head: tuple[int, str] | No
             checked,
             running,
             None,
-            f"the recorded head is position {position} ({head_hash}), but the chain ends at position {checked}"
-            f" ({running}): revisions after position {checked} are missing or changed",
+            _(
+                "the recorded head is position %(position)d (%(head)s), but the chain ends at position %(end)d "
+                "(%(running)s): revisions after position %(end)d are missing or changed"
+            )
+            % {"position": position, "head": head_hash, "end": checked, "running": running},
         )
     return ChainReport(True, checked, checked, running)

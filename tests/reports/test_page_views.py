@@ -190,3 +190,17 @@ def test_archive_nav_item_is_shown_to_signed_in_people(client, world):
     client.force_login(world.member_a)
     body = client.get(reverse("reports:index")).content.decode()
     assert f'href="{reverse("reports:index")}"' in body and ">Archive<" in body
+
+
+def test_index_and_history_queries_do_not_grow_with_rows(client, world, django_assert_max_num_queries):
+    page = make_page(world, slug="busy", title="Busy", body="0")
+    for i in range(1, 30):
+        edit(world, page, str(i))
+    for i in range(20):
+        make_page(world, slug=f"page-{i}", title=f"Page {i}")
+    client.force_login(world.member_a)
+    with django_assert_max_num_queries(10):
+        assert client.get(reverse("reports:index")).status_code == 200
+    with django_assert_max_num_queries(10):
+        response = client.get(reverse("reports:history", args=["busy"]))
+    assert len(response.context["revisions"]) == 30
