@@ -167,14 +167,16 @@ def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
     """The cluster's pools and every team with its account on the cluster. Two queries."""
     pools = {
         pk: (slug, model, label, per_node)
-        for pk, slug, model, label, per_node in GpuPool.objects.filter(cluster=cluster).values_list(
-            "pk", "slug", "gpu_model", "scheduler_label", "gpus_per_node"
-        )
+        for pk, slug, model, label, per_node in GpuPool.objects.filter(cluster=cluster)
+        .order_by()  # the default ordering would join the cluster table for nothing
+        .values_list("pk", "slug", "gpu_model", "scheduler_label", "gpus_per_node")
     }
-    account = ClusterAccount.objects.filter(cluster=cluster, team=OuterRef("pk")).values("account")[:1]
+    account = ClusterAccount.objects.filter(cluster=cluster, team=OuterRef("pk")).order_by().values("account")[:1]
     teams = {
         pk: (slug, acct)
-        for pk, slug, acct in Team.objects.annotate(acct=Subquery(account)).values_list("pk", "slug", "acct")
+        for pk, slug, acct in Team.objects.annotate(acct=Subquery(account))
+        .order_by()
+        .values_list("pk", "slug", "acct")
     }
     return SchedulerReference(pools=pools, teams=teams)
 
