@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from itertools import pairwise
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -118,3 +119,38 @@ def test_withdrawn_then_republished_window_is_a_new_window(world):
     live = list(selectors.plan_window_list(plan=third))
     assert len(live) == 1 and live[0].plan == third
     assert WindowWithdrawal.objects.count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_publishes_get_consecutive_versions_in_commit_order(world):
+    import threading
+
+    from django.db import connection, connections
+
+    from tests.conftest import require
+
+    require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    week, barrier = this_week(), threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def publish_one(gpus: int) -> None:
+        try:
+            barrier.wait(timeout=10)
+            publish([W(world.a100, world.team_a, gpus, 0, 10, ref=1)], week=week)
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=publish_one, args=(gpus,)) for gpus in (1, 2, 3, 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not errors
+    plans = list(AllocationPlan.objects.filter(week=week).order_by("version"))
+    assert [p.version for p in plans] == [1, 2, 3, 4]
+    assert [p.change_seq for p in plans] == sorted(p.change_seq for p in plans)
+    assert all(later.supersedes_id == earlier.pk for earlier, later in pairwise(plans))
+    assert len(list(selectors.plan_window_list(plan=plans[-1]))) == 1
