@@ -230,3 +230,15 @@ def test_list_runs_a_constant_number_of_queries(world, api, atlas_token):
     with_fifty = _queries_for_list(api, atlas_token, fifty)
     assert get(api, atlas_token, cluster="atlas", week=fifty).json()["count"] == 50
     assert with_one == with_fifty <= 6
+
+
+@pytest.mark.parametrize("persona", ["lead_a", "chair"])
+def test_a_persons_api_token_gets_nothing_from_scheduler_endpoints(world, api, persona):
+    from committee.services import personal_token_create
+
+    publish([W(world.a100, world.team_a, 16, 8, 56, ref=1)])
+    _row, token = personal_token_create(user=getattr(world, persona), name="script")
+    headers = {"HTTP_AUTHORIZATION": f"Token {token}"}
+    assert api.get(URL, {"cluster": "atlas"}, **headers).status_code == 401
+    assert api.get(URL + "kueue/", {"cluster": "atlas"}, **headers).status_code == 401
+    assert api.post("/api/v1/usage/", {}, format="json", **headers).status_code == 401
