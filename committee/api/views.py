@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, generics, status
 from rest_framework.permissions import IsAuthenticated
@@ -181,7 +182,7 @@ class TeamRequestCreateView(APIView):
         team_obj = get_object_or_404(Team, slug=team)
         cycle = selectors.cycle_open_for_intake()
         if cycle is None:
-            raise exceptions.ValidationError({"non_field_errors": ["No cycle is open for intake right now."]})
+            raise exceptions.ValidationError({"non_field_errors": [_("No cycle is open for intake right now.")]})
         body = RequestInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         created = _service(
