@@ -341,3 +341,15 @@ def test_schema_and_docs_are_served_without_a_cdn(client, world):
     assert schema.status_code == 200 and b"/api/v1/cycles/{week}/ranking/" in schema.content
     docs = client.get(f"{API}/docs/").content.decode()
     assert "cdn" not in docs.lower() and "/static/drf_spectacular_sidecar/" in docs
+
+
+def test_another_teams_request_cannot_be_changed_submitted_or_withdrawn(api, world):
+    draft = file_request(world, submit=False)
+    as_user(api, world.member_b)
+    assert api.post(f"{API}/requests/{draft.pk}/submit/").status_code == 404
+    assert api.post(f"{API}/requests/{draft.pk}/withdraw/").status_code == 404
+    assert api.put(f"{API}/requests/{draft.pk}/", request_body(world), format="json").status_code == 404
+    # The committee reads every request but files for no team: changing one is refused.
+    as_user(api, world.reviewer)
+    assert api.post(f"{API}/requests/{draft.pk}/submit/").status_code == 403
+    assert GpuRequest.objects.get(pk=draft.pk).status == "draft"
