@@ -415,9 +415,25 @@ def _dice(*parts: object) -> int:
 def seed_published_week(*, now: datetime) -> None:
     """Publish the current week once it is finalized, so its windows are active now."""
     cycle = ReviewCycle.objects.filter(week=weeks.current_week_label(now)).first()
-    if cycle is not None and cycle.status == CycleStatus.FINALIZED:
-        chair = get_user_model().objects.get(username="chair")
-        cycle_publish(actor=chair, cycle=cycle)
+    if cycle is None or cycle.status != CycleStatus.FINALIZED:
+        return
+    chair = get_user_model().objects.get(username="chair")
+    plan = cycle_publish(actor=chair, cycle=cycle)
+    # What the Slurm sync on atlas reported after its first pass: all held but one node short.
+    sync = SchedulerClient.objects.get(cluster__slug="atlas", name="demo-sync")
+    statuses = []
+    for index, window in enumerate(plan.windows.filter(cluster=sync.cluster).select_related("pool").order_by("id")):
+        nodes = -(-window.gpu_count // window.pool.gpus_per_node)
+        short = index == 1 and nodes > 1
+        statuses.append({
+            "window": window.pk,
+            "state": "short" if short else "in_sync",
+            "nodes_requested": nodes,
+            "nodes_reserved": nodes - 1 if short else nodes,
+            "message": f"short by 1 node: gpu07 is drained (reserved {nodes - 1} of {nodes})" if short
+            else f"reserved {window.gpu_count} GPUs on {nodes} nodes ({nodes * window.pool.gpus_per_node} GPUs)",
+        })
+    allocation_services.sync_status_record(client=sync, statuses=statuses)
 
 
 # --- the committee: the current week scored, decided and finalized -------------------------------

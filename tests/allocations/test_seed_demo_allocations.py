@@ -10,7 +10,14 @@ from django.db.models import Sum
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from allocations.models import AllocationPlan, AllocationWindow, ClusterAccount, SchedulerClient, UsageRecord
+from allocations.models import (
+    AllocationPlan,
+    AllocationWindow,
+    ClusterAccount,
+    SchedulerClient,
+    UsageRecord,
+    WindowSyncStatus,
+)
 from committee import weeks
 from committee.demo import DEMO_SCHEDULER_TOKENS
 from committee.models import ReviewCycle
@@ -38,6 +45,7 @@ def test_demo_tokens_read_the_demo_windows(db, capsys):
         assert current.status == "published"
         live = api.get("/api/v1/windows/", {"cluster": "atlas", "active_at": timezone.now().isoformat()})
         assert live.json()["count"] > 0
+        assert WindowSyncStatus.objects.filter(state="short").count() == 1  # one node short, beside its window
 
 
 def test_four_weeks_of_usage_with_one_team_using_half(db):
