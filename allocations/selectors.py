@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import (
     BigIntegerField,
@@ -148,6 +149,30 @@ def window_snapshot(
     return WindowSnapshot(
         cluster=cluster, cursor=cursor, plan_version=plan_version, versions=versions, windows=windows
     )
+
+
+@dataclass(frozen=True)
+class WindowPage:
+    rows: list[tuple[Any, ...]]
+    more_before: bool
+    more_after: bool
+
+
+def window_page(
+    *, windows: QuerySet[Any], size: int, after: int | None = None, before: int | None = None
+) -> WindowPage:
+    """One page of `windows` (a values_list whose first column is the id), keyed on the id.
+
+    Keyset, not offset: a window that ends between two page reads drops out without shifting
+    the others, so no window is skipped. One query (it reads one row more than `size`).
+    """
+    if before is not None:
+        rows = list(windows.filter(id__lt=before).order_by("-id")[: size + 1])
+        return WindowPage(rows=rows[:size][::-1], more_before=len(rows) > size, more_after=bool(rows))
+    if after is not None:
+        windows = windows.filter(id__gt=after)
+    rows = list(windows.order_by("id")[: size + 1])
+    return WindowPage(rows=rows[:size], more_before=after is not None and bool(rows), more_after=len(rows) > size)
 
 
 @dataclass(frozen=True)

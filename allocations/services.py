@@ -76,8 +76,10 @@ def plan_publish(
 
     `pools` maps the engine's pool keys to pools; `teams` maps each demand's ref (the request
     id) to its team. With `refs_are_requests=False` (a plan placed for no request, like the
-    demo's history) the windows keep no request reference and `explanations` must be empty. Version n+1 supersedes n. A window of n that n+1 places identically
-    (pool, team, GPUs, start, end, tier, request) is carried over, keeping its id; the other
+    demo's history) the windows keep no request reference and `explanations` must be empty.
+
+    Version n+1 supersedes n. A window of n that n+1 places identically (pool, team, GPUs,
+    start, end, tier, request) is carried over, keeping its id; the other
     windows of n are withdrawn (a `WindowWithdrawal` at this plan's change sequence) and the
     new ones are created. No window row is ever updated.
 

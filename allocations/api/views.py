@@ -121,26 +121,20 @@ class WindowListView(SchedulerAPIView):
         if _etag_matches(request, etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
 
-        size = page.validated_data.get("page_size") or _default_page_size()
-        after, before = page.validated_data.get("after"), page.validated_data.get("before")
-        rows_qs = windows.values_list(*WINDOW_COLUMNS)
-        if before is not None:
-            rows = list(rows_qs.filter(id__lt=before).order_by("-id")[: size + 1])
-            more_before, rows = len(rows) > size, rows[:size][::-1]
-            more_after = bool(rows)
-        else:
-            rows_qs = rows_qs.filter(id__gt=after) if after is not None else rows_qs
-            rows = list(rows_qs.order_by("id")[: size + 1])
-            more_after, rows = len(rows) > size, rows[:size]
-            more_before = after is not None and bool(rows)
+        rows = selectors.window_page(
+            windows=windows.values_list(*WINDOW_COLUMNS),
+            size=page.validated_data.get("page_size") or _default_page_size(),
+            after=page.validated_data.get("after"),
+            before=page.validated_data.get("before"),
+        )
         context = {"cluster": cluster.slug, "versions": snapshot.versions, "reference": reference}
         body = {
             "count": count,
-            "next": _page_link(request, snapshot.cursor, after=rows[-1][0]) if more_after else None,
-            "previous": _page_link(request, snapshot.cursor, before=rows[0][0]) if more_before else None,
+            "next": _page_link(request, snapshot.cursor, after=rows.rows[-1][0]) if rows.more_after else None,
+            "previous": _page_link(request, snapshot.cursor, before=rows.rows[0][0]) if rows.more_before else None,
             "cursor": snapshot.cursor,
             "plan_version": snapshot.plan_version,
-            "results": WindowSerializer(rows, many=True, context=context).data,
+            "results": WindowSerializer(rows.rows, many=True, context=context).data,
         }
         return Response(body, headers=headers)
 
