@@ -72,6 +72,14 @@ class GpuPool(models.Model):
         validators=[MaxValueValidator(99)],
         help_text=_("Never allocated: spare capacity for failures."),
     )
+    cost_per_gpu_hour = models.DecimalField(
+        _("cost per GPU-hour"),
+        max_digits=10,
+        decimal_places=4,
+        default=0,
+        validators=[MinValueValidator(0)],
+        help_text=_("What one GPU-hour of this pool costs; the monthly review multiplies GPU-hours used by it."),
+    )
     scheduler_label = models.CharField(
         _("scheduler label"),
         max_length=50,
@@ -93,6 +101,7 @@ class GpuPool(models.Model):
                 & Q(burst_reserve_pct__lt=100 - F("standby_pct")),
                 name="gpupool_reserves_below_100_pct",
             ),
+            models.CheckConstraint(condition=Q(cost_per_gpu_hour__gte=0), name="gpupool_cost_not_negative"),
         ]
 
     def __str__(self) -> str:
