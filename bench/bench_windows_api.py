@@ -109,6 +109,10 @@ def main() -> int:
     for name, values in measured.items():
         rounds = ", ".join(f"{v:.0f}" for v in values)
         print(f"| {name} | {medians[name]:.0f} | {rounds} | {medians[name] / bare:.0%} |")
+    bare_rounds = measured["bare Django JSON view"]
+    for name in ("windows API (200)", "windows API (304, If-None-Match)"):
+        per_round = [value / base_value for value, base_value in zip(measured[name], bare_rounds, strict=True)]
+        print(f"{name} / bare, round by round: " + ", ".join(f"{ratio:.2f}" for ratio in per_round))
     ok = ratio_200 >= 0.5 and ratio_304 >= 0.8
     print(f"\nwindows/bare = {ratio_200:.2f} (target >= 0.50); 304/bare = {ratio_304:.2f} (target >= 0.80): "
           + ("targets met" if ok else "TARGET MISSED"))
