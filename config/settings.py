@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import plotly
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import (
@@ -179,7 +180,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
 CELERY_TIMEZONE = TIME_ZONE
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# The weekly clock, in the committee's time zone (CELERY_TIMEZONE); see docs/operations.md.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "open-next-cycle": {"task": "committee.open_cycle", "schedule": crontab(minute=0, hour=0, day_of_week="mon")},
+    "remind-teams": {"task": "committee.remind_teams", "schedule": crontab(minute=0, hour=10, day_of_week="thu")},
+    "close-due-intake": {
+        "task": "committee.close_due_intake",
+        "schedule": crontab(minute=0, hour=18, day_of_week="fri"),
+    },
+    "remind-committee": {
+        "task": "committee.remind_committee",
+        "schedule": crontab(minute=0, hour=6, day_of_week="mon"),
+    },
+    "send-digests": {"task": "committee.send_digests", "schedule": crontab(minute=0, hour=7)},
+    "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab()},  # every minute
+}
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "docket@localhost")
@@ -202,6 +217,8 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
 DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1)
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0)
 DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1)
+# The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
+DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 # The archive's PDFs: charts are drawn by Chromium (through kaleido); without it PDFs have no charts.
 CHROMIUM_PATH = env_str("CHROMIUM_PATH", "/usr/bin/chromium")
 DOCKET_PDF_ROOT = Path(env_str("DOCKET_PDF_ROOT", str(MEDIA_ROOT / "archive-pdf")))

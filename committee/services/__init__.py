@@ -1,5 +1,19 @@
 """Every write of the committee app, one module per concept; import from here."""
 
+from committee.services.clock import (
+    committee_remind_review,
+    cycle_close_due_intake,
+    cycle_open_next,
+    teams_remind_unfiled,
+)
+from committee.services.notifications import (
+    digests_send,
+    notification_preferences_set,
+    notifications_for_decisions_published,
+    notifications_for_intake_closed,
+    notifications_for_request_submitted,
+    notifications_record,
+)
 from committee.services.publishing import cycle_publish
 from committee.services.requests import (
     REQUEST_FIELDS,
@@ -23,19 +37,29 @@ from committee.services.tokens import personal_token_create, personal_token_hash
 __all__ = [
     "REQUEST_FIELDS",
     "actor_name",
+    "committee_remind_review",
+    "cycle_close_due_intake",
     "cycle_close_intake",
     "cycle_create",
     "cycle_finalize",
+    "cycle_open_next",
     "cycle_publish",
     "decision_record",
+    "digests_send",
     "gpu_request_create",
     "gpu_request_submit",
     "gpu_request_update",
     "gpu_request_withdraw",
+    "notification_preferences_set",
+    "notifications_for_decisions_published",
+    "notifications_for_intake_closed",
+    "notifications_for_request_submitted",
+    "notifications_record",
     "personal_token_create",
     "personal_token_hash",
     "personal_token_revoke",
     "request_event_record",
     "rubric_change",
     "score_record",
+    "teams_remind_unfiled",
 ]

@@ -16,6 +16,7 @@ from allocations.models import AllocationPlan, GpuPool
 from allocations.services import plan_publish
 from committee import selectors, signals
 from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
+from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_event_record
 
 
@@ -70,7 +71,8 @@ def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = 
     every pool's capacity over the cycle's week, with the grants in priority order. In one
     transaction: the plan and its windows (allocations.services.plan_publish), a
     "published" event on each placed request with the engine's explanation, and the cycle's
-    status set to published. After commit, sends `cycle_published(cycle=…, plan=…)`.
+    status set to published; an outbox message for the teams' "decision published" notifications.
+    After commit, sends `cycle_published(cycle=…, plan=…)`.
 
     Raises PermissionDenied for anyone but the chair, ValidationError (nothing written) for
     a cycle in another state or a correction without a reason.
@@ -129,5 +131,6 @@ def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = 
         )
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
+    notify_decisions_published(cycle=locked, plan=plan)
     transaction.on_commit(lambda: signals.cycle_published.send(sender=ReviewCycle, cycle=locked, plan=plan))
     return plan

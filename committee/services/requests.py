@@ -24,6 +24,7 @@ from committee.models import (
     ReviewCycle,
     UsageReport,
 )
+from committee.services.notifications import notify_request_submitted
 
 REQUEST_FIELDS = (
     "pool",
@@ -174,7 +175,10 @@ def gpu_request_update(
 
 @transaction.atomic
 def gpu_request_submit(*, actor: AbstractBaseUser, gpu_request: GpuRequest) -> GpuRequest:
-    """Put a draft in front of the committee. Only while intake is open."""
+    """Put a draft in front of the committee. Only while intake is open.
+
+    Enqueues (outbox, in this transaction) the team's "request submitted" notification.
+    """
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status != RequestStatus.DRAFT:
@@ -186,6 +190,7 @@ def gpu_request_submit(*, actor: AbstractBaseUser, gpu_request: GpuRequest) -> G
     locked.submitted_at = timezone.now()
     locked.save(update_fields=["status", "submitted_by", "submitted_at", "updated_at"])
     request_event_record(request=locked, actor=actor, action="submitted")
+    notify_request_submitted(gpu_request=locked)
     return locked
 
 

@@ -29,6 +29,7 @@ from committee.models import (
     ReviewCycle,
     Score,
 )
+from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_event_record
 
 AUTO_DEFER_NAME = "Docket"
@@ -83,7 +84,8 @@ def cycle_close_intake(
 
     `actor` is the chair closing by hand, or None for the scheduled clock (Celery beat). Refused
     with a ValidationError unless the cycle is open. Writes one FairShareSnapshot per team, from the
-    usage reported before this moment, which the review then ranks with.
+    usage reported before this moment, which the review then ranks with. Enqueues (outbox, in
+    this transaction) the committee's "intake closed" notification.
     """
     if actor is not None and not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair closes intake."))
@@ -108,6 +110,7 @@ def cycle_close_intake(
     locked.status = CycleStatus.IN_REVIEW
     locked.intake_closed_at = now
     locked.save(update_fields=["status", "intake_closed_at"])
+    notify_intake_closed(cycle=locked)
     return locked
 
 

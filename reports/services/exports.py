@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from committee.outbox import outbox_enqueue
 from reports import pdf
 from reports.models import ExportStatus, ExportStep, PageRevision, PdfExport
 from reports.services.pages import Author
@@ -44,18 +45,13 @@ def _file_name(revision: PageRevision) -> str:
     return f"{revision.page.slug}-r{revision.number}-{revision.hash[:12]}.pdf"
 
 
-def _enqueue(export_id: int) -> None:
-    from reports.tasks import render_pdf_export
-
-    render_pdf_export.delay(export_id)
-
-
 def pdf_export_request(*, actor: AbstractBaseUser, revision: PageRevision) -> PdfExport:
     """The export of `revision`, queued for rendering unless it is ready or being rendered.
 
     Side effects: creates the row on first request; resets a failed export (or one whose file
-    went missing) to pending; enqueues `render_pdf_export` with transaction.on_commit, so the
-    worker never looks for a row that is not committed yet.
+    went missing) to pending; enqueues `render_pdf_export` through the outbox (written in this
+    transaction, relayed after commit), so the worker never looks for a row that is not committed
+    yet and the export is rendered even if the broker was down when it was asked for.
     """
     with transaction.atomic():
         export, _created = PdfExport.objects.select_for_update().get_or_create(
@@ -76,7 +72,11 @@ def pdf_export_request(*, actor: AbstractBaseUser, revision: PageRevision) -> Pd
             export.started_at is None or export.started_at < timezone.now() - STALE_AFTER
         )
         if export.status == ExportStatus.PENDING or stale:
-            transaction.on_commit(lambda: _enqueue(export.pk))
+            outbox_enqueue(
+                task_name="reports.render_pdf_export",
+                key=f"pdf-export:{export.pk}:{export.attempts}",
+                kwargs={"export_id": export.pk},
+            )
     return export
 
 

@@ -1,0 +1,249 @@
+"""The outbox: work that a change asks for is written in the change's own transaction, then relayed to Celery.
+
+A task sent to the broker inside a transaction can run before the transaction commits (or after
+it rolled back); a task sent after commit is lost when the broker is down at that moment. So the
+work is written down with the change, as an `OutboxMessage`, and is exactly as durable:
+
+1. `outbox_enqueue(...)`, inside the change's transaction, writes the message (once per key) and
+   asks for it to be relayed when the transaction commits;
+2. after commit, `outbox_relay` hands it to the broker if the broker answers within
+   settings.CELERY_BROKER_CONNECTION_TIMEOUT. If it does not, the message waits and nothing is
+   raised: the user's action has succeeded all the same, and no page shows an error;
+3. the `relay_outbox` beat job (and command) relays whatever waits, and hands a message over
+   again when it was handed over REDELIVER_AFTER ago and is still not done (a broker that lost it);
+4. the task runs with the task id "outbox-<message id>". A task that runs twice does its work
+   once: Docket's own tasks mark the message done in the same transaction as their effect
+   (`outbox_once`); a task that guards itself otherwise (the PDF export claims its row) is marked
+   done when it succeeds.
+
+Without a broker (CELERY_TASK_ALWAYS_EAGER), step 2 runs the task in-process after commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from celery import Task
+from celery.signals import task_postrun
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from committee.models import OutboxMessage
+from config.celery import app
+
+logger = logging.getLogger(__name__)
+
+TASK_ID_PREFIX = "outbox-"
+# A message handed to the broker this long ago and still not done is handed over again.
+REDELIVER_AFTER = timedelta(minutes=15)
+# After this many hand-overs a message stops being relayed; the admin shows it with its last error.
+MAX_RELAY_ATTEMPTS = 20
+RELAY_BATCH = 500
+
+
+@dataclass(frozen=True)
+class RelayResult:
+    relayed: int  # handed to the broker, or run in-process without one
+    waiting: int  # left waiting: the broker did not answer
+    failed: int  # run in-process and raised (recorded on the message)
+    broker_down: bool
+
+
+def task_id_for(message: OutboxMessage) -> str:
+    return f"{TASK_ID_PREFIX}{message.pk}"
+
+
+def message_id_from(task_id: str | None) -> int | None:
+    """The outbox message a task id names, or None for a task that did not come through the outbox."""
+    if not task_id or not task_id.startswith(TASK_ID_PREFIX):
+        return None
+    suffix = task_id[len(TASK_ID_PREFIX) :]
+    return int(suffix) if suffix.isdigit() else None
+
+
+def outbox_enqueue(*, task_name: str, key: str, kwargs: Mapping[str, Any] | None = None) -> OutboxMessage:
+    """Write down the work `task_name(**kwargs)` in the caller's transaction and relay it after commit.
+
+    Call it inside the transaction of the change that needs the work. `key` names the work:
+    asking again with the same key writes nothing new (the existing message is relayed again
+    if it is not done). Side effect after commit: `outbox_relay` for this message, which never
+    raises (a failure is logged and the beat job retries).
+    """
+    message, _created = OutboxMessage.objects.get_or_create(
+        key=key, defaults={"task_name": task_name, "kwargs": dict(kwargs or {})}
+    )
+    if message.done_at is None:
+        transaction.on_commit(partial(_relay_after_commit, message.pk), robust=True)
+    return message
+
+
+def _relay_after_commit(message_id: int) -> None:
+    try:
+        outbox_relay(message_ids=[message_id])
+    except Exception:  # the user's change is committed; the beat job relays what is left
+        logger.exception("Relaying outbox message %s failed; it waits for the relay job", message_id)
+
+
+def _waiting(now: datetime) -> Q:
+    return (
+        Q(done_at__isnull=True, relay_attempts__lt=MAX_RELAY_ATTEMPTS)
+        & (Q(relayed_at__isnull=True) | Q(relayed_at__lt=now - REDELIVER_AFTER))
+    )
+
+
+def _claim(message: OutboxMessage, now: datetime) -> bool:
+    """Take the message for this relay run: one conditional UPDATE, so two relays never both send it."""
+    return bool(
+        OutboxMessage.objects.filter(_waiting(now), pk=message.pk).update(
+            relayed_at=now, relay_attempts=F("relay_attempts") + 1
+        )
+    )
+
+
+def broker_answers() -> bool:
+    """Whether the broker accepts a connection within CELERY_BROKER_CONNECTION_TIMEOUT (one try, no retries)."""
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(
+                max_retries=1, interval_start=0, interval_step=0, timeout=settings.CELERY_BROKER_CONNECTION_TIMEOUT
+            )
+    except Exception as exc:
+        logger.warning("The Celery broker does not answer: %s", exc)
+        return False
+    return True
+
+
+def _task(name: str) -> Task:
+    if name not in app.tasks:
+        app.loader.import_default_modules()  # discovers every app's tasks.py
+    return app.tasks[name]
+
+
+def outbox_relay(
+    *, message_ids: Sequence[int] | None = None, now: datetime | None = None, limit: int = RELAY_BATCH
+) -> RelayResult:
+    """Hand the waiting messages (all, or those of `message_ids`) to Celery, oldest first.
+
+    Waiting: not done, never handed over or handed over more than REDELIVER_AFTER ago, fewer
+    than MAX_RELAY_ATTEMPTS hand-overs. With a broker, each message is claimed (relayed_at,
+    relay_attempts) and sent as task id "outbox-<id>"; when the broker does not answer, nothing
+    is claimed and the messages keep waiting. Without a broker (eager mode) each task runs here,
+    now. Never raises for a broker that is down or a task that fails; the error is recorded on
+    the message and logged.
+    """
+    now = now or timezone.now()
+    queryset = OutboxMessage.objects.filter(_waiting(now))
+    if message_ids is not None:
+        queryset = queryset.filter(pk__in=list(message_ids))
+    messages = list(queryset.order_by("id")[:limit])
+    if not messages:
+        return RelayResult(relayed=0, waiting=0, failed=0, broker_down=False)
+    if app.conf.task_always_eager:
+        return _run_in_process(messages, now)
+    if not broker_answers():
+        return RelayResult(relayed=0, waiting=len(messages), failed=0, broker_down=True)
+    relayed = 0
+    try:
+        with app.connection_for_write() as connection:
+            for message in messages:
+                if not _claim(message, now):
+                    continue
+                try:
+                    app.send_task(
+                        message.task_name,
+                        kwargs=message.kwargs,
+                        task_id=task_id_for(message),
+                        connection=connection,
+                        retry=False,
+                    )
+                except Exception as exc:
+                    # Not handed over after all: give the claim back so the next relay sends it.
+                    OutboxMessage.objects.filter(pk=message.pk).update(
+                        relayed_at=None, last_error=f"{type(exc).__name__}: {exc}"[:2000]
+                    )
+                    raise
+                relayed += 1
+    except Exception:
+        logger.exception("The broker went away while relaying the outbox")
+        return RelayResult(relayed=relayed, waiting=len(messages) - relayed, failed=0, broker_down=True)
+    return RelayResult(relayed=relayed, waiting=0, failed=0, broker_down=False)
+
+
+def _run_in_process(messages: Sequence[OutboxMessage], now: datetime) -> RelayResult:
+    relayed = failed = 0
+    for message in messages:
+        if not _claim(message, now):
+            continue
+        try:
+            task = _task(message.task_name)
+            result = task.apply(kwargs=message.kwargs, task_id=task_id_for(message), throw=True)
+        except Exception as exc:
+            logger.exception("Outbox task %s (%s) failed", message.task_name, message.key)
+            OutboxMessage.objects.filter(pk=message.pk).update(last_error=f"{type(exc).__name__}: {exc}"[:2000])
+            failed += 1
+            continue
+        if result.successful():
+            outbox_mark_done(message_id=message.pk, by=_worker_name(None))
+        relayed += 1
+    return RelayResult(relayed=relayed, waiting=0, failed=failed, broker_down=False)
+
+
+def _worker_name(task: Task | None) -> str:
+    hostname = getattr(getattr(task, "request", None), "hostname", None) if task is not None else None
+    return f"{hostname or 'in-process@' + socket.gethostname()} pid {os.getpid()}"
+
+
+def outbox_mark_done(*, message_id: int, by: str) -> bool:
+    """Record that a message's work is done, unless it already is. True when this call recorded it."""
+    return bool(
+        OutboxMessage.objects.filter(pk=message_id, done_at__isnull=True).update(
+            done_at=timezone.now(), done_by=by[:200], last_error=""
+        )
+    )
+
+
+@contextmanager
+def outbox_once(task: Task) -> Iterator[bool]:
+    """A transaction in which a task does its work once per outbox message.
+
+    Yields True when this run is the first to do the message's work (the message is marked
+    done inside the same transaction, so if the work fails and rolls back, so does the mark);
+    False when a previous delivery already did it. A task called directly (not through the
+    outbox) always yields True.
+    """
+    with transaction.atomic():
+        message_id = message_id_from(task.request.id)
+        if message_id is None:
+            yield True
+            return
+        yield outbox_mark_done(message_id=message_id, by=_worker_name(task))
+
+
+def _on_task_postrun(sender: Task | None = None, task_id: str | None = None, state: str | None = None,
+                     **kwargs: Any) -> None:
+    """A task relayed from the outbox succeeded: its message is done (no-op if the task recorded it itself)."""
+    message_id = message_id_from(task_id)
+    if message_id is None or state != "SUCCESS":
+        return
+    try:
+        outbox_mark_done(message_id=message_id, by=_worker_name(sender))
+    except Exception:
+        logger.exception("Could not mark outbox message %s done", message_id)
+
+
+task_postrun.connect(_on_task_postrun, weak=False, dispatch_uid="committee.outbox.task_postrun")
+
+
+def outbox_waiting_count() -> int:
+    """How many messages wait to be relayed or done: for the operator's command output."""
+    return OutboxMessage.objects.filter(done_at__isnull=True).count()

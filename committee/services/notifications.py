@@ -1,0 +1,381 @@
+"""Notifications: what people are told, recorded as rows and emailed as one digest per person per day.
+
+Recording. A user action that should tell people something (a submission, closing intake,
+publishing) writes an outbox message in its own transaction (`notify_*`); the message's task
+records one `Notification` per recipient (`notifications_for_*`). The clock's reminders record
+theirs directly (committee/services/clock.py). Recording the same thing twice writes nothing new:
+a notification is unique per (recipient, kind, key).
+
+Sending. `digests_send` (beat, daily) writes each person at most one email per day (committee
+time) listing everything recorded for them since their previous digest, grouped by kind, leaving
+out the kinds they opted out of on their profile page. Never one email per event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.mail import EmailMessage
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import formats, timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from allocations.models import AllocationPlan
+from committee import weeks
+from committee.models import (
+    CommitteeSeat,
+    Decision,
+    DecisionOutcome,
+    GpuRequest,
+    Notification,
+    NotificationDigest,
+    NotificationKind,
+    NotificationOptOut,
+    RequestStatus,
+    ReviewCycle,
+    TeamMembership,
+)
+from committee.outbox import outbox_enqueue
+
+TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
+COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
+
+
+def _person(user: AbstractBaseUser | None) -> str:
+    # committee.services.requests.actor_name, which cannot be imported here: requests imports this module.
+    if user is None:
+        return ""
+    return user.get_full_name() or user.get_username()  # type: ignore[attr-defined]
+
+
+# --- recording ---------------------------------------------------------------------------------
+
+
+def notifications_record(
+    *, recipient_ids: Iterable[int], kind: str, key: str, params: Mapping[str, Any]
+) -> int:
+    """Record one notification of `kind` about `key` for each recipient; returns how many were new.
+
+    Idempotent: a recipient who already has this (kind, key) gets nothing new, so a job or a
+    task that runs twice records once. Opt-outs are applied when the digest is written.
+    """
+    wanted = set(recipient_ids)
+    if not wanted:
+        return 0
+    existing = set(
+        Notification.objects.filter(kind=kind, key=key, recipient_id__in=wanted).values_list("recipient_id", flat=True)
+    )
+    new = sorted(wanted - existing)
+    Notification.objects.bulk_create(
+        [Notification(recipient_id=user_id, kind=kind, key=key, params=dict(params)) for user_id in new],
+        ignore_conflicts=True,  # a concurrent run recorded it first
+    )
+    return len(new)
+
+
+def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
+    """Active members' user ids per team id."""
+    members: dict[int, list[int]] = {}
+    rows = TeamMembership.objects.filter(team_id__in=list(team_ids), user__is_active=True).order_by("user_id")
+    for team_id, user_id in rows.values_list("team_id", "user_id"):
+        members.setdefault(team_id, []).append(user_id)
+    return members
+
+
+def committee_member_ids(*, on: date | None = None) -> list[int]:
+    """User ids of everyone holding an active committee seat (a person with two seats counts once)."""
+    seats = CommitteeSeat.objects.active(on).filter(user__is_active=True)
+    return sorted(set(seats.values_list("user_id", flat=True)))
+
+
+def notify_request_submitted(*, gpu_request: GpuRequest) -> None:
+    """Inside the submission's transaction: after commit, the team hears that the request was submitted.
+
+    Enqueues (outbox) `committee.notify_request_submitted`.
+    """
+    outbox_enqueue(
+        task_name="committee.notify_request_submitted",
+        key=f"notify:request-submitted:{gpu_request.pk}",
+        kwargs={"request_id": gpu_request.pk},
+    )
+
+
+def notify_intake_closed(*, cycle: ReviewCycle) -> None:
+    """Inside the transaction that closed intake: after commit, the committee hears what waits for its scores.
+
+    Enqueues (outbox) `committee.notify_intake_closed`.
+    """
+    outbox_enqueue(
+        task_name="committee.notify_intake_closed",
+        key=f"notify:intake-closed:{cycle.pk}",
+        kwargs={"cycle_id": cycle.pk},
+    )
+
+
+def notify_decisions_published(*, cycle: ReviewCycle, plan: AllocationPlan) -> None:
+    """Inside the publishing transaction: after commit, each team hears the decisions on its requests.
+
+    Enqueues (outbox) `committee.notify_decisions_published`; a correction (plan version n+1) is
+    a new message, so teams hear about it too.
+    """
+    outbox_enqueue(
+        task_name="committee.notify_decisions_published",
+        key=f"notify:published:{cycle.pk}:v{plan.version}",
+        kwargs={"cycle_id": cycle.pk, "plan_id": plan.pk},
+    )
+
+
+def notifications_for_request_submitted(*, request_id: int) -> int:
+    """Record a "request submitted" notification for each member of the request's team. Idempotent."""
+    gpu_request = GpuRequest.objects.select_related("team", "cycle", "submitted_by").get(pk=request_id)
+    members = team_member_ids(team_ids=[gpu_request.team_id]).get(gpu_request.team_id, [])
+    return notifications_record(
+        recipient_ids=members,
+        kind=NotificationKind.REQUEST_SUBMITTED,
+        key=f"request:{gpu_request.pk}",
+        params={
+            "team": gpu_request.team.name,
+            "title": gpu_request.title,
+            "week": gpu_request.cycle.week,
+            "by": _person(gpu_request.submitted_by),
+            "path": reverse("committee:request-detail", args=[gpu_request.pk]),
+        },
+    )
+
+
+def notifications_for_intake_closed(*, cycle_id: int) -> int:
+    """Record an "intake closed" notification for each committee member. Idempotent."""
+    cycle = ReviewCycle.objects.get(pk=cycle_id)
+    count = GpuRequest.objects.filter(cycle=cycle, status=RequestStatus.SUBMITTED).count()
+    return notifications_record(
+        recipient_ids=committee_member_ids(),
+        kind=NotificationKind.INTAKE_CLOSED,
+        key=f"cycle:{cycle.week}:intake-closed",
+        params={
+            "week": cycle.week,
+            "count": count,
+            "review_at": cycle.review_at.isoformat(),
+            "path": reverse("committee:review-cycle", args=[cycle.week]),
+        },
+    )
+
+
+def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int:
+    """Record, for each decided request of the cycle, a notification for each member of its team. Idempotent."""
+    cycle = ReviewCycle.objects.get(pk=cycle_id)
+    plan = AllocationPlan.objects.get(pk=plan_id)
+    decisions = list(Decision.objects.filter(cycle=cycle).select_related("request").order_by("priority_rank", "id"))
+    members = team_member_ids(team_ids={d.request.team_id for d in decisions})
+    recorded = 0
+    for decision in decisions:
+        recorded += notifications_record(
+            recipient_ids=members.get(decision.request.team_id, []),
+            kind=NotificationKind.DECISION_PUBLISHED,
+            key=f"decision:{decision.request_id}:plan-v{plan.version}",
+            params={
+                "team": decision.team_name,
+                "title": decision.request_title,
+                "week": cycle.week,
+                "outcome": decision.outcome,
+                "granted_gpu_count": decision.granted_gpu_count,
+                "requested_gpu_count": decision.requested_gpu_count,
+                "version": plan.version,
+                "path": reverse("committee:request-detail", args=[decision.request_id]),
+            },
+        )
+    return recorded
+
+
+# --- the words ---------------------------------------------------------------------------------
+
+
+def _when(value: str | None) -> str:
+    if not value:
+        return ""
+    moment = datetime.fromisoformat(value).astimezone(weeks.committee_zone())
+    return formats.date_format(moment, "l j F, H:i")
+
+
+def kind_heading(kind: str) -> str:
+    return {
+        NotificationKind.INTAKE_CLOSING: _("Intake closes soon"),
+        NotificationKind.REQUEST_SUBMITTED: _("Requests submitted"),
+        NotificationKind.DECISION_PUBLISHED: _("Decisions published"),
+        NotificationKind.INTAKE_CLOSED: _("Intake closed"),
+        NotificationKind.REVIEW_COMING: _("The review is coming up"),
+    }.get(kind, kind)
+
+
+def notification_text(notification: Notification) -> str:
+    """One line of a digest, in the active language, from the notification's details."""
+    p = notification.params
+    kind = notification.kind
+    if kind == NotificationKind.INTAKE_CLOSING:
+        text = _("Intake for week %(week)s closes %(closes)s and %(team)s has not submitted a request.") % {
+            "week": p.get("week"), "closes": _when(p.get("closes_at")), "team": p.get("team")
+        }
+        drafts = int(p.get("drafts") or 0)
+        if drafts:
+            text += " " + ngettext(
+                "It has %(n)d draft: submit it before then.", "It has %(n)d drafts: submit them before then.", drafts
+            ) % {"n": drafts}
+        return text
+    if kind == NotificationKind.REQUEST_SUBMITTED:
+        return _("%(team)s: “%(title)s” was submitted for week %(week)s by %(by)s.") % {
+            "team": p.get("team"), "title": p.get("title"), "week": p.get("week"), "by": p.get("by") or _("a member")
+        }
+    if kind == NotificationKind.DECISION_PUBLISHED:
+        outcome = p.get("outcome")
+        label = DecisionOutcome(outcome).label if outcome in DecisionOutcome.values else str(outcome)
+        if outcome == DecisionOutcome.PARTIAL:
+            label = _("%(label)s, %(granted)s of %(requested)s GPUs") % {
+                "label": label, "granted": p.get("granted_gpu_count"), "requested": p.get("requested_gpu_count")
+            }
+        return _("%(team)s: “%(title)s” — %(outcome)s (week %(week)s, plan version %(version)s).") % {
+            "team": p.get("team"), "title": p.get("title"), "outcome": label, "week": p.get("week"),
+            "version": p.get("version"),
+        }
+    if kind == NotificationKind.INTAKE_CLOSED:
+        return ngettext(
+            "Intake for week %(week)s closed with %(count)d request to score before the review on %(review)s.",
+            "Intake for week %(week)s closed with %(count)d requests to score before the review on %(review)s.",
+            int(p.get("count") or 0),
+        ) % {"week": p.get("week"), "count": int(p.get("count") or 0), "review": _when(p.get("review_at"))}
+    if kind == NotificationKind.REVIEW_COMING:
+        return _("The review of week %(week)s is on %(review)s: %(unscored)d of %(count)d requests still need your "
+                 "scores.") % {
+            "week": p.get("week"), "review": _when(p.get("review_at")), "unscored": int(p.get("unscored") or 0),
+            "count": int(p.get("count") or 0),
+        }
+    return str(notification.key)
+
+
+def _link(path: str | None) -> str:
+    return f"{settings.SITE_URL.rstrip('/')}{path}" if path else ""
+
+
+def digest_email(*, user: AbstractBaseUser, notifications: list[Notification], day: date) -> EmailMessage:
+    """The digest email of one person for one day: the notifications grouped by kind, oldest first."""
+    groups = []
+    for kind in NotificationKind:
+        rows = [n for n in notifications if n.kind == kind]
+        if rows:
+            groups.append(
+                {
+                    "heading": kind_heading(kind),
+                    "lines": [(notification_text(n), _link(n.params.get("path"))) for n in rows],
+                }
+            )
+    context = {
+        "user": user,
+        "name": _person(user),
+        "groups": groups,
+        "day": day,
+        "profile_url": _link(reverse("committee:profile")),
+    }
+    subject = ngettext(
+        "Docket: %(n)d update for %(day)s", "Docket: %(n)d updates for %(day)s", len(notifications)
+    ) % {"n": len(notifications), "day": formats.date_format(day, "l j F")}
+    body = render_to_string("committee/email/digest.txt", context)
+    return EmailMessage(subject=subject, body=body, to=[user.email])
+
+
+# --- sending -----------------------------------------------------------------------------------
+
+
+def digests_send(*, now: datetime) -> int:
+    """Email each person who has waiting notifications their digest of the day; returns how many were sent.
+
+    At most one digest per person per committee-time day (a database constraint): running this
+    twice on a day sends nothing the second time, and what was recorded after a person's digest
+    waits for the next day's. Notifications of kinds the person opted out of are marked skipped
+    and never sent; so are those of a person without an email address or an active account.
+    Each person's digest is written and sent in its own transaction: if sending fails, nothing of
+    it is recorded and the next run tries again.
+    """
+    day = now.astimezone(weeks.committee_zone()).date()
+    waiting = set(
+        Notification.objects.filter(digest__isnull=True, skipped=False).values_list("recipient_id", flat=True)
+    )
+    done_today = set(
+        NotificationDigest.objects.filter(day=day, recipient_id__in=waiting).values_list("recipient_id", flat=True)
+    )
+    sent = 0
+    for user_id in sorted(waiting - done_today):
+        if _digest_send_one(user_id=user_id, day=day, now=now):
+            sent += 1
+    return sent
+
+
+def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
+    user = get_user_model().objects.get(pk=user_id)
+    try:
+        with transaction.atomic():
+            notifications = list(
+                Notification.objects.select_for_update()
+                .filter(recipient=user, digest__isnull=True, skipped=False)
+                .order_by("created_at", "id")
+            )
+            opted_out = set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))
+            deliverable = bool(user.is_active and user.email)
+            included = [n for n in notifications if deliverable and n.kind not in opted_out]
+            skipped = [n.pk for n in notifications if n not in included]
+            if skipped:
+                Notification.objects.filter(pk__in=skipped).update(skipped=True)
+            if not included:
+                return False
+            digest = NotificationDigest.objects.create(
+                recipient=user, day=day, email=user.email, sent_at=now, notification_count=len(included)
+            )
+            Notification.objects.filter(pk__in=[n.pk for n in included]).update(digest=digest)
+            with translation.override(settings.LANGUAGE_CODE):
+                digest_email(user=user, notifications=included, day=day).send()
+    except IntegrityError:
+        return False  # another run sent this person's digest of the day first
+    return True
+
+
+# --- preferences ---------------------------------------------------------------------------------
+
+
+def notification_kinds_for(*, user: AbstractBaseUser) -> list[str]:
+    """The kinds a person can receive: the team kinds if they are in a team, the committee's if they hold a seat."""
+    kinds: list[str] = []
+    if TeamMembership.objects.filter(user=user).exists():
+        kinds += TEAM_KINDS
+    if CommitteeSeat.objects.active().filter(user=user).exists():
+        kinds += COMMITTEE_KINDS
+    return kinds
+
+
+def notification_opt_outs(*, user: AbstractBaseUser) -> set[str]:
+    return set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))
+
+
+@transaction.atomic
+def notification_preferences_set(*, user: AbstractBaseUser, receive: Iterable[str], kinds: Iterable[str]) -> set[str]:
+    """Among `kinds` (the kinds the form showed), opt the user out of those not in `receive`, back in to the others.
+
+    Returns the user's opt-outs afterwards. Kinds outside `kinds` keep their setting. Raises
+    ValueError for an unknown kind.
+    """
+    shown = set(kinds)
+    wanted = set(receive)
+    unknown = (shown | wanted) - set(NotificationKind.values)
+    if unknown:
+        raise ValueError(f"unknown notification kinds: {sorted(unknown)}")
+    off = shown - wanted
+    NotificationOptOut.objects.filter(user=user, kind__in=shown - off).delete()
+    NotificationOptOut.objects.bulk_create(
+        [NotificationOptOut(user=user, kind=kind, created_at=timezone.now()) for kind in sorted(off)],
+        ignore_conflicts=True,
+    )
+    return notification_opt_outs(user=user)
