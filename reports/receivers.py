@@ -12,12 +12,17 @@ from committee.models import ReviewCycle, RubricVersion
 from reports import services
 
 
+def _committed(cycle: ReviewCycle) -> ReviewCycle:
+    # The sender's instance may be older than the database (finalized and published in one go).
+    return ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk)
+
+
 def on_cycle_finalized(sender: Any, *, cycle: ReviewCycle, **kwargs: Any) -> None:
-    services.decision_record_sync(cycle=cycle)
+    services.decision_record_sync(cycle=_committed(cycle))
 
 
 def on_cycle_published(sender: Any, *, cycle: ReviewCycle, **kwargs: Any) -> None:
-    services.decision_record_sync(cycle=ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk))
+    services.decision_record_sync(cycle=_committed(cycle))
 
 
 def on_rubric_changed(sender: Any, *, rubric_version: RubricVersion, **kwargs: Any) -> None:
