@@ -117,3 +117,24 @@ def test_rubric_change_writes_a_policy_page(week, django_capture_on_commit_callb
     assert (impact["previous_weight_pct"], impact["weight_pct"]) == (40, 35)
     body = page.latest_revision.body
     assert ("Fairness mattered more." in body and "[[rubric-v1|version 1]]" in body and "−5" in body) or "-5" in body
+
+
+def test_finalize_and_publish_in_one_transaction_record_the_committed_state(world,
+                                                                             django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    from tests.committee.reviewing import close, decide, score
+    from tests.factories import file_request
+
+    gpu_request = file_request(world, title="Ranker retrain")
+    close(world)
+    for member in (world.chair, world.reviewer):
+        score(member, gpu_request, 8, 8, 8)
+    decide(world, gpu_request)
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+        committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+    page = Page.objects.get(source_key=f"cycle:{world.cycle.week}")
+    assert page.revisions.count() == 1  # the second signal found nothing new
+    data = page.latest_revision.data
+    assert data["cycle"]["status"] == "published" and data["plan"]["version"] == 1
