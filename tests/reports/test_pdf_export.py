@@ -6,6 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from django.urls import reverse
 
 from reports import pdf, services
@@ -155,12 +156,13 @@ def test_rendering_fetches_nothing_from_the_network(world, monkeypatch):
     assert result.content.startswith(b"%PDF") and opened == []
 
 
-def test_export_pages_need_sign_in_and_downloads_need_a_ready_file(client, world):
+@pytest.mark.parametrize("persona", ["member_a", "outsider", "chair"])
+def test_export_pages_need_sign_in_and_downloads_need_a_ready_file(client, world, persona):
     page = make_page(world)
     export = PdfExport.objects.create(revision=page.latest_revision, requested_by_name="x")
     for name in ("reports:export", "reports:export-progress", "reports:export-download"):
         assert client.get(reverse(name, args=[export.pk])).status_code == 302
-    client.force_login(world.outsider)
+    client.force_login(getattr(world, persona))
     assert client.get(reverse("reports:export", args=[export.pk])).status_code == 200
     assert client.get(reverse("reports:export-download", args=[export.pk])).status_code == 404
     assert client.get(reverse("reports:export", args=[export.pk + 100])).status_code == 404
