@@ -22,6 +22,10 @@ class WindowFormatError(ValueError):
     """A window from the API does not have the contract's shape; nothing may be synced from it."""
 
 
+# The sync-status endpoint refuses a longer message, and one refused status loses the whole report.
+MESSAGE_MAX_CHARS = 2000
+
+
 class SyncState(enum.StrEnum):
     """The states the sync-status endpoint accepts."""
 
@@ -114,12 +118,15 @@ class SyncStatus:
     message: str = ""
 
     def to_api(self) -> dict[str, Any]:
+        message = self.message
+        if len(message) > MESSAGE_MAX_CHARS:
+            message = message[: MESSAGE_MAX_CHARS - 1] + "…"
         return {
             "window": self.window,
             "state": self.state.value,
             "nodes_requested": self.nodes_requested,
             "nodes_reserved": self.nodes_reserved,
-            "message": self.message,
+            "message": message,
         }
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from allocations.adapters.slurm_sync import Reservation, parse_reservations
 from tests.conftest import require
 
 BINARIES = ("munged", "slurmctld", "scontrol")
@@ -70,6 +71,10 @@ class SlurmTestbed:
             for token in line.split()
             if token.startswith("ReservationName=")
         ]
+
+    def reservations(self) -> dict[str, Reservation]:
+        """Every reservation the controller holds, by name, read as the sync reads them."""
+        return {r.name: r for r in parse_reservations(self.run("-o", "show", "reservation").stdout)}
 
     def delete_all_reservations(self) -> None:
         """Leave the controller as a fresh one for the next test."""
@@ -250,3 +255,14 @@ def slurmctld() -> Iterator[SlurmTestbed]:
             yield testbed
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(name="slurm")
+def clean_slurmctld(slurmctld: SlurmTestbed) -> SlurmTestbed:
+    """`slurm`: the module's controller with no reservations at the start of the test.
+
+    Import both fixtures into a test module: `from tests.allocations.slurm_testbed import
+    clean_slurmctld, slurmctld`.
+    """
+    slurmctld.delete_all_reservations()
+    return slurmctld
