@@ -150,3 +150,17 @@ class RubricChangeForm(WeightsForm):
 
     def guidance(self) -> dict[str, str]:
         return {c: self.cleaned_data[f"{c}_guidance"] for c in scoring.CRITERIA}
+
+
+class NotificationPreferencesForm(forms.Form):
+    """The kinds of notification a person receives in their daily digest; unticked ones are opted out of."""
+
+    receive = forms.MultipleChoiceField(
+        label=_("Tell me in my daily digest when"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args: Any, kinds: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from committee.models import NotificationKind
+
+        self.fields["receive"].choices = [(kind, NotificationKind(kind).label) for kind in kinds]

@@ -199,8 +199,11 @@ def _run_in_process(messages: Sequence[OutboxMessage], now: datetime) -> RelayRe
 
 
 def _worker_name(task: Task | None) -> str:
-    hostname = getattr(getattr(task, "request", None), "hostname", None) if task is not None else None
-    return f"{hostname or 'in-process@' + socket.gethostname()} pid {os.getpid()}"
+    """Who did the work, for the operator: a worker's node name and pid, or "in-process" (eager mode)."""
+    request = getattr(task, "request", None)
+    if request is None or getattr(request, "is_eager", False) or not getattr(request, "hostname", None):
+        return f"in-process@{socket.gethostname()} pid {os.getpid()}"
+    return f"{request.hostname} pid {os.getpid()}"
 
 
 def outbox_mark_done(*, message_id: int, by: str) -> bool:

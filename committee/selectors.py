@@ -22,6 +22,8 @@ from committee.models import (
     Decision,
     DecisionOutcome,
     GpuRequest,
+    Notification,
+    NotificationDigest,
     RequestStatus,
     ReviewCycle,
     RubricVersion,
@@ -462,3 +464,21 @@ def decision_visible_to(*, viewer: User, gpu_request: GpuRequest) -> bool:
     if user_is_committee(user=viewer):
         return True
     return gpu_request.status == RequestStatus.DECIDED and user_is_team_member(user=viewer, team=gpu_request.team)
+
+
+# ---------------------------------------------------------------------------------------------
+# Notifications
+
+
+def digest_list_for_user(*, user: User, limit: int = 7) -> list[NotificationDigest]:
+    """The person's latest digests, newest first."""
+    if not user.is_authenticated:
+        return []
+    return list(NotificationDigest.objects.filter(recipient=user).order_by("-day")[:limit])
+
+
+def notification_waiting_count(*, user: User) -> int:
+    """How many of the person's notifications wait for their next digest."""
+    if not user.is_authenticated:
+        return 0
+    return Notification.objects.filter(recipient=user, digest__isnull=True, skipped=False).count()

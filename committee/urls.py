@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.views import portal, publishing, review, rubric
+from committee.views import portal, profile, publishing, review, rubric
 
 app_name = "committee"
 
@@ -28,3 +28,6 @@ urlpatterns += [
 
 # Publishing the allocation.
 urlpatterns += [path("review/<str:week>/publish/", publishing.cycle_publish, name="cycle-publish")]
+
+# A person's profile: their notification settings.
+urlpatterns += [path("profile/", profile.profile, name="profile")]

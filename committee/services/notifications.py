@@ -13,6 +13,7 @@ out the kinds they opted out of on their profile page. Never one email per event
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
@@ -44,6 +45,8 @@ from committee.models import (
     TeamMembership,
 )
 from committee.outbox import outbox_enqueue
+
+logger = logging.getLogger(__name__)
 
 TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
 COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
@@ -299,7 +302,7 @@ def digests_send(*, now: datetime) -> int:
     waits for the next day's. Notifications of kinds the person opted out of are marked skipped
     and never sent; so are those of a person without an email address or an active account.
     Each person's digest is written and sent in its own transaction: if sending fails, nothing of
-    it is recorded and the next run tries again.
+    it is recorded, the failure is logged, the others are sent, and the next run tries again.
     """
     day = now.astimezone(weeks.committee_zone()).date()
     waiting = set(
@@ -310,8 +313,11 @@ def digests_send(*, now: datetime) -> int:
     )
     sent = 0
     for user_id in sorted(waiting - done_today):
-        if _digest_send_one(user_id=user_id, day=day, now=now):
-            sent += 1
+        try:
+            if _digest_send_one(user_id=user_id, day=day, now=now):
+                sent += 1
+        except Exception:  # one person's mail server trouble must not hold back everyone else's digest
+            logger.exception("The digest of user %s could not be sent; the next run tries again", user_id)
     return sent
 
 
