@@ -22,3 +22,13 @@ CELERY_TASK_ALWAYS_EAGER = True
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+# A test that starts its own Celery worker (tests/committee/test_outbox_redis.py) needs a test database that
+# another process can open. PostgreSQL always is one; on SQLite, DOCKET_TEST_DB_FILE=1 puts the test database in
+# a file instead of memory (pytest-django adds the xdist worker's suffix to the name).
+if os.environ.get("DOCKET_TEST_DB_FILE") == "1" and DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    import hashlib
+    import tempfile
+
+    _checkout = hashlib.sha256(str(BASE_DIR).encode()).hexdigest()[:12]  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": f"{tempfile.gettempdir()}/docket-test-{_checkout}.sqlite3"}  # noqa: F405
