@@ -41,6 +41,11 @@ def world(db: object) -> SimpleNamespace:
     Personas: chair, reviewer (product lead), tech (tech lead, also a member of team B),
     finance, lead_a (lead of team A), member_a, member_b (member of team B), outsider (no team).
     """
+    return build_world()
+
+
+def build_world() -> SimpleNamespace:
+    """The `world` fixture's rows, for fixtures of a wider scope that build them once (database access is theirs)."""
     now = timezone.now()
     atlas = Cluster.objects.create(slug="atlas", name="Atlas", scheduler_kind=SchedulerKind.SLURM)
     orion = Cluster.objects.create(slug="orion", name="Orion", scheduler_kind=SchedulerKind.KUEUE)

@@ -1,0 +1,449 @@
+"""The permission matrix: every URL pattern × every role × each method it accepts → the expected status.
+
+The table below is the specification. `test_every_url_pattern_has_a_row` walks the URL
+configuration, so a new URL without a row fails here: no endpoint ships untested. Each row
+points at real objects of one populated Docket (tests/security_world.py, built once for the
+module); every case runs in its own savepoint, so writes that succeed change nothing for the
+next case.
+
+Roles, in the order of each row's status string:
+
+    anon  team_a  team_b  committee  chair  sched_a  sched_b
+
+Pages are visited with a session (people signed in) and APIs with personal tokens; scheduler
+tokens are sent as `Authorization: Bearer` everywhere, so the rows also show that a scheduler
+token opens no page and no person's endpoint. Object-level rows name the object in their label
+(team B reading team A's request → 404, scheduler B reading cluster A's windows → 404).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from django.core.cache import cache
+from django.urls import URLPattern, URLResolver, get_resolver, resolve
+from django.utils import timezone
+
+from allocations.models import AllocationPlan
+from committee.models import GpuRequest, Score
+from tests.security_world import ROLES, client_for
+from tests.security_world import estate as build_estate
+
+Kwargs = Callable[[SimpleNamespace], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Row:
+    route: str
+    label: str
+    methods: dict[str, str]  # method → seven statuses, one per role (ROLES order)
+    kwargs: Kwargs = field(default=lambda e: {})
+    query: Kwargs = field(default=lambda e: {})
+    body: Kwargs = field(default=lambda e: {})
+
+    @property
+    def api(self) -> bool:
+        return self.route.startswith("api/")
+
+    def path(self, estate: SimpleNamespace) -> str:
+        values = self.kwargs(estate)
+        return "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), self.route)
+
+
+# --- bodies ---------------------------------------------------------------------------------------
+
+
+def _local(value: Any) -> str:
+    return timezone.localtime(value).strftime("%Y-%m-%dT%H:%M")
+
+
+def request_form(e: SimpleNamespace, *, team: Any, pool: Any, title: str = "Matrix request") -> dict[str, Any]:
+    """The portal's request form, filled in validly for the open cycle."""
+    start = e.open.starts_at + timedelta(hours=8)
+    return {
+        "team": team.pk, "title": title, "pool": pool.pk, "gpu_count": "8", "min_gpu_count": "4",
+        "duration_hours": "24", "earliest_start": _local(start), "latest_end": _local(start + timedelta(hours=96)),
+        "baseline_gpu_hours": "", "deadline": "", "slip_consequence": "",
+        "usage-gpu_hours_granted": "100", "usage-gpu_hours_used": "80", "usage-mean_utilization_pct": "80",
+        "usage-notes": "", "forecast-kind": "revenue", "forecast-estimated_value": "1000",
+        "forecast-value_unit": "USD/week", "forecast-confidence": "medium", "forecast-narrative": "Lift.",
+        "alt-TOTAL_FORMS": "0", "alt-INITIAL_FORMS": "0", "alt-MIN_NUM_FORMS": "0", "alt-MAX_NUM_FORMS": "20",
+    }
+
+
+def request_json(e: SimpleNamespace, *, pool: Any, title: str = "Matrix request") -> dict[str, Any]:
+    """The API's request body, valid for the open cycle."""
+    start = e.open.starts_at + timedelta(hours=8)
+    return {
+        "pool": pool.pk, "title": title, "gpu_count": 8, "min_gpu_count": 4, "duration_hours": 24,
+        "earliest_start": start.isoformat(), "latest_end": (start + timedelta(hours=96)).isoformat(),
+        "preemptible_ok": False, "baseline_gpu_hours": None, "deadline": None, "slip_consequence": "",
+        "usage_report": {"gpu_hours_granted": "100", "gpu_hours_used": "80", "mean_utilization_pct": "80",
+                         "notes": ""},
+        "impact_forecast": {"kind": "revenue", "estimated_value": "1000", "value_unit": "USD/week",
+                            "confidence": "medium", "narrative": "Lift."},
+        "alternatives": [],
+    }
+
+
+WEIGHTS = {"business_impact": 40, "feasibility": 30, "urgency": 20, "fairness": 10}
+GUIDANCE = {f"{c}_guidance": f"Guidance for {c}." for c in WEIGHTS}
+
+
+def usage_json(e: SimpleNamespace) -> dict[str, Any]:
+    end = timezone.now() - timedelta(hours=1)
+    return {"team": "team-a", "pool": "a100", "window": None, "period_start": (end - timedelta(hours=2)).isoformat(),
+            "period_end": end.isoformat(), "gpu_hours_used": "10.00", "mean_utilization_pct": "80.0",
+            "idempotency_key": "matrix-1"}
+
+
+def sync_json(e: SimpleNamespace) -> dict[str, Any]:
+    return {"statuses": [{"window": e.window_a.pk, "state": "in_sync", "nodes_requested": 2, "nodes_reserved": 2}]}
+
+
+def page_edit(e: SimpleNamespace, *, stale: bool = False) -> dict[str, Any]:
+    base = e.charter.revisions.order_by("number").first() if stale else e.charter.latest_revision
+    return {"title": "Charter", "body": "# Charter\n\nEdited by the matrix.", "summary": "Matrix edit",
+            "base_revision_id": base.pk}
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+#       roles:  anon team_a team_b committee chair sched_a sched_b
+ALL_302 = "302 302 302 302 302 302 302"
+SIGNED_IN = "302 200 200 200 200 302 302"  # a page anyone signed in reads
+EDITORS = "302 403 403 200 200 302 302"  # a page for committee members
+CHAIR = "302 403 403 403 200 302 302"  # a page for the chair
+API_PEOPLE = "401 200 200 200 200 403 403"  # an API anyone signed in reads; schedulers are not people
+SCHEDULERS_ONLY_A = "401 401 401 401 401 200 404"  # cluster A's scheduler; B is told there is no such cluster
+
+week = {
+    "open": lambda e: {"week": e.open.week},
+    "review": lambda e: {"week": e.review.week},
+    "published": lambda e: {"week": e.published.week},
+}
+
+
+def pk(name: str) -> Kwargs:
+    return lambda e: {"pk": getattr(e, name).pk}
+
+
+def page(slug_of: str, number: int | None = None) -> Kwargs:
+    def kwargs(e: SimpleNamespace) -> dict[str, Any]:
+        values: dict[str, Any] = {"slug": getattr(e, slug_of).slug}
+        if number is not None:
+            values["number"] = number
+        return values
+
+    return kwargs
+
+
+TABLE: list[Row] = [
+    # Sign-in and the home page.
+    Row("", "home redirects", {"GET": ALL_302}),
+    Row("accounts/login/", "sign-in form and sign-in", {"GET": "200 200 200 200 200 200 200", "POST": ALL_302},
+        body=lambda e: {"username": "member_a", "password": "pw"}),
+    Row("accounts/logout/", "sign-out is a POST", {"GET": "405 405 405 405 405 405 405", "POST": ALL_302}),
+    Row("profile/", "own notification settings", {"GET": SIGNED_IN, "POST": "302 302 302 302 302 302 302"}),
+    # The team portal.
+    Row("requests/", "my teams' requests", {"GET": SIGNED_IN}),
+    Row("requests/new/", "file for team B on a100: team A may not choose team B; no team, no form",
+        {"GET": "302 200 200 403 403 302 302", "POST": "302 400 302 403 403 302 302"},
+        body=lambda e: request_form(e, team=e.world.team_b, pool=e.world.a100)),
+    Row("requests/<int:pk>/", "team A's draft: team B gets 404, the committee reads it",
+        {"GET": "302 200 404 200 200 302 302"}, kwargs=pk("draft_a")),
+    Row("requests/<int:pk>/", "team B's draft: team A gets 404",
+        {"GET": "302 404 200 200 200 302 302"}, kwargs=pk("draft_b")),
+    Row("requests/<int:pk>/edit/", "team A's draft: only team A edits; the committee does not",
+        {"GET": "302 200 404 404 404 302 302", "POST": "302 302 404 404 404 302 302"}, kwargs=pk("draft_a"),
+        body=lambda e: {k: v for k, v in request_form(e, team=e.world.team_a, pool=e.world.a100).items()
+                        if k != "team"}),
+    Row("requests/<int:pk>/submit/", "team A's draft", {"POST": "302 302 404 404 404 302 302"},
+        kwargs=pk("draft_a")),
+    Row("requests/<int:pk>/withdraw/", "team A's submitted request", {"POST": "302 302 404 404 404 302 302"},
+        kwargs=pk("submitted_a")),
+    # The weekly review (committee) and the chair's actions.
+    Row("review/", "redirects the committee to the week in review", {"GET": "302 403 403 302 302 302 302"}),
+    Row("review/<str:week>/", "the week in review", {"GET": EDITORS}, kwargs=week["review"]),
+    Row("review/<str:week>/requests/<int:pk>/score/", "team A's request in review: team members may not score",
+        {"POST": "302 403 403 302 302 302 302"}, kwargs=lambda e: {"week": e.review.week, "pk": e.review_a.pk},
+        body=lambda e: {"criterion": "business_impact", "value": "7", "note": ""}),
+    Row("review/<str:week>/requests/<int:pk>/score/", "a request of another week: 404",
+        {"POST": "302 403 403 404 404 302 302"}, kwargs=lambda e: {"week": e.published.week, "pk": e.review_a.pk},
+        body=lambda e: {"criterion": "business_impact", "value": "7", "note": ""}),
+    Row("review/<str:week>/requests/<int:pk>/decision/", "team A's request in review",
+        {"GET": EDITORS, "POST": "302 403 403 302 302 302 302"},
+        kwargs=lambda e: {"week": e.review.week, "pk": e.review_a.pk},
+        body=lambda e: {"outcome": "grant", "granted_gpu_count": "", "rationale": "Matrix decision."}),
+    Row("review/<str:week>/close-intake/", "the open week", {"POST": "302 403 403 403 302 302 302"},
+        kwargs=week["open"]),
+    Row("review/<str:week>/finalize/", "the week in review (refused with a message: undecided requests)",
+        {"POST": "302 403 403 403 302 302 302"}, kwargs=week["review"]),
+    Row("review/<str:week>/publish/", "a correction of the published week", {"POST": "302 403 403 403 302 302 302"},
+        kwargs=week["published"], body=lambda e: {"reason": "Matrix correction."}),
+    Row("review/<str:week>/what-if/", "the chair's preview", {"GET": CHAIR}, kwargs=week["review"],
+        query=lambda e: WEIGHTS),
+    Row("rubric/", "the published rubric", {"GET": SIGNED_IN}),
+    Row("rubric/change/", "the chair changes the rubric", {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"},
+        body=lambda e: {**WEIGHTS, **GUIDANCE, "reason": "Matrix change."}),
+    # Published windows (a page for people).
+    Row("windows/", "the published plan", {"GET": SIGNED_IN}, query=lambda e: {"week": e.published.week}),
+    # The archive.
+    Row("archive/", "index", {"GET": SIGNED_IN}),
+    Row("archive/search/", "search", {"GET": SIGNED_IN}, query=lambda e: {"q": "charter"}),
+    Row("archive/chain/", "the chain head", {"GET": SIGNED_IN}),
+    Row("archive/new/", "new page", {"GET": EDITORS, "POST": "302 403 403 302 302 302 302"},
+        body=lambda e: {"slug": "matrix-page", "title": "Matrix", "body": "Text.", "summary": "First version"}),
+    Row("archive/exports/<int:pk>/", "the decision record's PDF export", {"GET": SIGNED_IN}, kwargs=pk("export")),
+    Row("archive/exports/<int:pk>/progress/", "its progress fragment", {"GET": SIGNED_IN}, kwargs=pk("export")),
+    Row("archive/exports/<int:pk>/download/", "its file", {"GET": SIGNED_IN}, kwargs=pk("export")),
+    Row("archive/<slug:slug>/", "the decision record", {"GET": SIGNED_IN}, kwargs=page("record")),
+    Row("archive/<slug:slug>/", "no such page", {"GET": "302 404 404 404 404 302 302"},
+        kwargs=lambda e: {"slug": "no-such-page"}),
+    Row("archive/<slug:slug>/edit/", "the charter", {"GET": EDITORS, "POST": "302 403 403 302 302 302 302"},
+        kwargs=page("charter"), body=page_edit),
+    Row("archive/<slug:slug>/edit/", "the charter from a stale revision: a conflict, not a silent overwrite",
+        {"POST": "302 403 403 409 409 302 302"}, kwargs=page("charter"), body=lambda e: page_edit(e, stale=True)),
+    Row("archive/<slug:slug>/history/", "the charter", {"GET": SIGNED_IN}, kwargs=page("charter")),
+    Row("archive/<slug:slug>/compare/", "revisions 1 and 2", {"GET": SIGNED_IN}, kwargs=page("charter"),
+        query=lambda e: {"old": 1, "new": 2}),
+    Row("archive/<slug:slug>/revisions/<int:number>/", "revision 1", {"GET": SIGNED_IN},
+        kwargs=page("charter", 1)),
+    Row("archive/<slug:slug>/revisions/<int:number>/restore/", "revision 1 as a new revision",
+        {"POST": "302 403 403 302 302 302 302"}, kwargs=page("charter", 1),
+        body=lambda e: {"base_revision_id": e.charter.latest_revision_id, "summary": "Matrix restore"}),
+    Row("archive/<slug:slug>/revisions/<int:number>/pdf/", "anyone signed in asks for a PDF",
+        {"POST": ALL_302}, kwargs=page("record", 1)),
+    # The scheduler API: a token reads and writes its own cluster only.
+    Row("api/v1/windows/", "cluster A's windows: scheduler B gets 404", {"GET": SCHEDULERS_ONLY_A},
+        query=lambda e: {"cluster": "atlas", "week": e.published.week}),
+    Row("api/v1/windows/<int:pk>/", "a window of cluster A: scheduler B gets 404", {"GET": SCHEDULERS_ONLY_A},
+        kwargs=pk("window_a")),
+    Row("api/v1/windows/kueue/", "cluster B's quotas: scheduler A gets 404",
+        {"GET": "401 401 401 401 401 404 200"}, query=lambda e: {"cluster": "orion"}),
+    Row("api/v1/windows/sync-status/", "status of a cluster A window: scheduler B is refused",
+        {"POST": "401 401 401 401 401 200 400"}, body=sync_json),
+    Row("api/v1/usage/", "usage on cluster A's pool: scheduler B is refused",
+        {"POST": "401 401 401 401 401 201 400"}, body=usage_json),
+    # The committee's API.
+    Row("api/v1/cycles/", "all weeks", {"GET": API_PEOPLE}),
+    Row("api/v1/cycles/<str:week>/", "a week", {"GET": API_PEOPLE}, kwargs=week["review"]),
+    Row("api/v1/cycles/<str:week>/close-intake/", "the open week", {"POST": "401 403 403 403 200 403 403"},
+        kwargs=week["open"]),
+    Row("api/v1/cycles/<str:week>/finalize/", "the week in review (400 for the chair: undecided requests)",
+        {"POST": "401 403 403 403 400 403 403"}, kwargs=week["review"]),
+    Row("api/v1/cycles/<str:week>/publish/", "a correction of the published week",
+        {"POST": "401 403 403 403 201 403 403"}, kwargs=week["published"], body=lambda e: {"reason": "Correction."}),
+    Row("api/v1/cycles/<str:week>/ranking/", "the week in review", {"GET": "401 403 403 200 200 403 403"},
+        kwargs=week["review"]),
+    Row("api/v1/cycles/<str:week>/what-if/", "the chair's preview", {"GET": "401 403 403 403 200 403 403"},
+        kwargs=week["review"], query=lambda e: WEIGHTS),
+    Row("api/v1/requests/", "requests the caller may read", {"GET": API_PEOPLE}),
+    Row("api/v1/teams/<slug:team>/requests/", "file for team B: only team B's members",
+        {"POST": "401 403 201 403 403 403 403"}, kwargs=lambda e: {"team": "team-b"},
+        body=lambda e: request_json(e, pool=e.world.a100)),
+    Row("api/v1/requests/<int:pk>/", "team A's draft: team B gets 404; the committee reads but does not write",
+        {"GET": "401 200 404 200 200 403 403", "PUT": "401 200 404 403 403 403 403"}, kwargs=pk("draft_a"),
+        body=lambda e: request_json(e, pool=e.world.a100, title="Embedding backfill v2")),
+    Row("api/v1/requests/<int:pk>/submit/", "team A's draft", {"POST": "401 200 404 403 403 403 403"},
+        kwargs=pk("draft_a")),
+    Row("api/v1/requests/<int:pk>/withdraw/", "team A's submitted request", {"POST": "401 200 404 403 403 403 403"},
+        kwargs=pk("submitted_a")),
+    Row("api/v1/requests/<int:pk>/scores/", "team A's request in review: no team member reads or writes scores",
+        {"GET": "401 403 403 200 200 403 403", "POST": "401 403 403 200 200 403 403"}, kwargs=pk("review_a"),
+        body=lambda e: {"criterion": "urgency", "value": 6}),
+    Row("api/v1/requests/<int:pk>/decision/", "team A's published decision: team A reads it, team B gets 404",
+        {"GET": "401 200 404 200 200 403 403"}, kwargs=pk("pub_a")),
+    Row("api/v1/requests/<int:pk>/decision/", "team A's request in review: only the committee decides",
+        {"GET": "401 404 404 404 404 403 403", "PUT": "401 403 403 200 200 403 403"}, kwargs=pk("review_a"),
+        body=lambda e: {"outcome": "grant", "rationale": "Matrix decision."}),
+    Row("api/v1/rubric/", "the current rubric", {"GET": API_PEOPLE}),
+    Row("api/v1/rubric/versions/", "history for all; a new version by the chair",
+        {"GET": API_PEOPLE, "POST": "401 403 403 403 201 403 403"},
+        body=lambda e: {"weights": {**WEIGHTS, "business_impact": 50, "feasibility": 20}, "reason": "Matrix change."}),
+    # The archive's API (read-only).
+    Row("api/v1/archive/pages/", "pages", {"GET": API_PEOPLE}),
+    Row("api/v1/archive/pages/<slug:slug>/", "the decision record", {"GET": API_PEOPLE}, kwargs=page("record")),
+    Row("api/v1/archive/pages/<slug:slug>/revisions/", "the charter's revisions", {"GET": API_PEOPLE},
+        kwargs=page("charter")),
+    Row("api/v1/archive/pages/<slug:slug>/revisions/<int:number>/", "revision 1", {"GET": API_PEOPLE},
+        kwargs=page("charter", 1)),
+    Row("api/v1/archive/pages/<slug:slug>/diff/", "revisions 1 and 2", {"GET": API_PEOPLE}, kwargs=page("charter"),
+        query=lambda e: {"old": 1, "new": 2}),
+    Row("api/v1/archive/chain/", "the chain head", {"GET": API_PEOPLE}),
+    # The API's schema and docs are public: they hold no data.
+    Row("api/v1/schema/", "OpenAPI schema", {"GET": "200 200 200 200 200 200 200"}),
+    Row("api/v1/docs/", "Swagger UI", {"GET": "200 200 200 200 200 200 200"}),
+]
+
+EXCLUDED_PREFIXES = ("admin/", "static/", "media/")  # admin: see test_admin_refuses_everyone_but_staff
+
+
+def cases() -> list[Any]:
+    params = []
+    for row in TABLE:
+        for method, statuses in row.methods.items():
+            expected = [int(s) for s in statuses.split()]
+            assert len(expected) == len(ROLES), f"{row.route} {method}: {len(expected)} statuses for 7 roles"
+            for role, status in zip(ROLES, expected, strict=True):
+                params.append(pytest.param(row, method, role, status, id=f"{method} /{row.route} {row.label} {role}"))
+    return params
+
+
+def url_routes(resolver: URLResolver | None = None, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every (route, callback) the URL configuration serves, outside the excluded prefixes."""
+    found: list[tuple[str, Any]] = []
+    for entry in (resolver or get_resolver()).url_patterns:
+        route = prefix + str(entry.pattern)
+        if route.startswith(EXCLUDED_PREFIXES):
+            continue
+        if isinstance(entry, URLResolver):
+            found.extend(url_routes(entry, route))
+        elif isinstance(entry, URLPattern):
+            found.append((route, entry.callback))
+    return found
+
+
+@pytest.fixture(scope="module")
+def estate(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from build_estate(django_db_blocker, tmp_path_factory.mktemp("pdf"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle() -> None:
+    cache.clear()  # the sign-in throttle counts failures per address; each case starts at zero
+
+
+# --- the tests ------------------------------------------------------------------------------------
+
+
+def test_every_url_pattern_has_a_row() -> None:
+    served = {route for route, _callback in url_routes()}
+    specified = {row.route for row in TABLE}
+    assert not served - specified, f"URL patterns without a row in the permission matrix: {sorted(served - specified)}"
+    assert not specified - served, f"rows for URL patterns that no longer exist: {sorted(specified - served)}"
+
+
+def test_api_rows_cover_every_method_the_view_accepts() -> None:
+    rows: dict[str, set[str]] = {}
+    for row in TABLE:
+        rows.setdefault(row.route, set()).update(row.methods)
+    for route, callback in url_routes():
+        view_class = getattr(callback, "cls", None)
+        if view_class is None:
+            continue
+        accepted = {m.upper() for m in view_class.http_method_names if hasattr(view_class, m)} - {"OPTIONS", "HEAD"}
+        assert rows[route] == accepted, f"/{route}: the view takes {sorted(accepted)}, the table {sorted(rows[route])}"
+
+
+@pytest.mark.parametrize(("row", "method", "role", "expected"), cases())
+def test_permission(estate: SimpleNamespace, db: Any, row: Row, method: str, role: str, expected: int) -> None:
+    client = client_for(estate, role, api=row.api)
+    path = row.path(estate)
+    assert resolve(path).route == row.route, f"{path} resolves to another pattern"
+    body = row.body(estate) if method != "GET" else row.query(estate)
+    if method == "GET":
+        response = client.get(path, body)
+    elif row.api:
+        response = client.generic(method, path + _query(row.query(estate)), json.dumps(body),
+                                  content_type="application/json")
+    else:
+        response = client.generic(method, path + _query(row.query(estate)), _form(body),
+                                  content_type="application/x-www-form-urlencoded")
+    detail = response.content[:300].decode(errors="replace") if response.status_code != expected else ""
+    assert response.status_code == expected, f"{role} {method} {path}: {response.status_code} ≠ {expected} {detail}"
+    if response.status_code == 302 and not row.route.startswith("accounts/"):
+        to_login = response["Location"].startswith("/accounts/login/")
+        # Nobody signed in is sent to sign in; someone signed in never is (their session worked).
+        assert to_login == (role == "anon" or role.startswith("sched_")), response["Location"]
+
+
+def _query(values: dict[str, Any]) -> str:
+    return "?" + urlencode(values) if values else ""
+
+
+def _form(values: dict[str, Any]) -> str:
+    return urlencode(values, doseq=True)
+
+
+# --- object-level cases beyond the seven roles ----------------------------------------------------
+
+
+def test_committee_member_of_team_b_cannot_score_or_decide_team_b(estate: SimpleNamespace, db: Any) -> None:
+    """The tech lead sits on the committee and in team B: a conflict of interest, refused on the page and the API."""
+    tech = estate.world.tech
+    from rest_framework.test import APIClient
+
+    client = client_for(estate, "anon", api=False)
+    client.force_login(tech)
+    review_b = f"/review/{estate.review.week}/requests/{estate.review_b.pk}"
+    assert client.post(f"{review_b}/score/", {"criterion": "urgency", "value": "5"}).status_code == 403
+    assert client.post(f"{review_b}/decision/", {"outcome": "grant", "rationale": "x"}).status_code == 403
+    api = APIClient()
+    api.force_authenticate(tech)
+    base = f"/api/v1/requests/{estate.review_b.pk}"
+    assert api.post(f"{base}/scores/", {"criterion": "urgency", "value": 5}, format="json").status_code == 403
+    assert api.put(f"{base}/decision/", {"outcome": "grant", "rationale": "x"}, format="json").status_code == 403
+    assert not Score.objects.filter(member=tech, request=estate.review_b).exists()
+
+
+def test_lists_are_scoped_to_the_callers_teams(estate: SimpleNamespace, db: Any) -> None:
+    """Team B's list holds no request of team A (and the other way round); the committee's holds all."""
+    titles = {}
+    for role in ("team_a", "team_b", "committee"):
+        response = client_for(estate, role, api=True).get("/api/v1/requests/", {"page_size": 100})
+        titles[role] = {r["team"] for r in response.json()["results"]}
+    assert titles["team_a"] == {"team-a"} and titles["team_b"] == {"team-b"}
+    assert titles["committee"] == {"team-a", "team-b"}
+    page = client_for(estate, "team_b", api=False).get("/requests/").content.decode()
+    assert estate.draft_b.title in page and estate.draft_a.title not in page
+
+
+def test_scheduler_b_reads_nothing_of_cluster_a(estate: SimpleNamespace, db: Any) -> None:
+    client = client_for(estate, "sched_b", api=True)
+    body = client.get("/api/v1/windows/", {"cluster": "orion", "week": estate.published.week}).json()
+    assert body["results"] and {w["cluster"] for w in body["results"]} == {"orion"}
+    assert estate.window_a.pk not in {w["id"] for w in body["results"]}
+    assert client.get(f"/api/v1/windows/{estate.window_a.pk}/").status_code == 404
+    assert client.get(f"/api/v1/windows/{estate.window_b.pk}/").status_code == 200
+
+
+def test_refused_writes_change_nothing(estate: SimpleNamespace, db: Any) -> None:
+    before = (GpuRequest.objects.count(), AllocationPlan.objects.count(), Score.objects.count())
+    client_for(estate, "team_a", api=True).post(
+        "/api/v1/teams/team-b/requests/", request_json(estate, pool=estate.world.a100), content_type="application/json"
+    )
+    client_for(estate, "committee", api=True).post(
+        f"/api/v1/cycles/{estate.published.week}/publish/", {"reason": "x"}, content_type="application/json"
+    )
+    client_for(estate, "team_b", api=True).post(
+        f"/api/v1/requests/{estate.review_a.pk}/scores/", {"criterion": "urgency", "value": 1},
+        content_type="application/json",
+    )
+    assert (GpuRequest.objects.count(), AllocationPlan.objects.count(), Score.objects.count()) == before
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_admin_refuses_everyone_but_staff(estate: SimpleNamespace, db: Any, role: str) -> None:
+    client = client_for(estate, role, api=False)
+    for path in ("/admin/", "/admin/committee/gpurequest/", "/admin/auth/user/"):
+        response = client.get(path)
+        assert response.status_code == 302 and response["Location"].startswith("/admin/login/"), (role, path)
+
+
+def test_admin_opens_for_staff(estate: SimpleNamespace, db: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    staff = get_user_model().objects.create_user(username="operator", password="pw", is_staff=True,
+                                                 is_superuser=True)
+    client = client_for(estate, "anon", api=False)
+    client.force_login(staff)
+    assert client.get("/admin/").status_code == 200
