@@ -34,6 +34,7 @@ from committee.models import (
     Alternative,
     CommitteeSeat,
     CycleStatus,
+    Decision,
     GpuRequest,
     ImpactForecast,
     MembershipRole,
@@ -327,6 +328,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_intake_cycle(pools=pools, now=now)
     seed_reviewed_week(pools=pools, now=now)
     seed_published_week(now=now)
+    seed_dashboard_history(pools=pools, now=now)
     return logins
 
 
@@ -521,3 +523,92 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
             burst[r.pool_id] -= used - from_standard
         decision_record(actor=chair, gpu_request=r, outcome=outcome, rationale=rationale,
                         granted_gpu_count=granted if outcome == "partial" else None)
+
+
+# --- the dashboards: pool costs, the committee's previous weeks, usage reported before Docket ------
+
+POOL_COSTS = {"a100": Decimal("2.40"), "h100": Decimal("4.10")}  # per GPU-hour, for the monthly review
+# The history weeks' requests are the HISTORY rows (granted in full), except these, which asked for more
+# than they got, and these new ones, deferred: (weeks back, pool, team, GPUs asked, hours).
+HISTORY_ASKED_MORE = {(3, "a100", "vision"): 24, (3, "a100", "research"): 24}
+HISTORY_DEFERRED = [(2, "h100", "ads", 8, 48), (1, "h100", "research", 16, 72)]
+# Before Docket allocated them, the schedulers reported usage for months (the monthly review's baseline).
+# Ads trained on H100 then; it moved to A100 with Docket. Queues were shorter.
+BEFORE_DOCKET_WEEKS = range(HISTORY_WEEKS + 1, HISTORY_WEEKS + 17)
+BEFORE_DOCKET_ADS = ("ads", 16, 96, 0.50)
+
+
+def seed_dashboard_history(*, pools: dict[str, GpuPool], now: datetime) -> None:
+    """What the dashboards and the monthly review show: a cost per GPU-hour on each pool, the review cycles of
+    the four history weeks (their requests and decisions, some asking for more than the pool had), and daily
+    usage of the sixteen weeks before them. Idempotent: each week is seeded once."""
+    for slug, cost in POOL_COSTS.items():
+        GpuPool.objects.filter(pk=pools[slug].pk, cost_per_gpu_hour=0).update(cost_per_gpu_hour=cost)
+    today = now.astimezone(weeks.committee_zone()).date()
+    for back in range(HISTORY_WEEKS, 0, -1):
+        week = weeks.week_label(today - timedelta(weeks=back))
+        if not ReviewCycle.objects.filter(week=week).exists():
+            _seed_history_cycle(week=week, back=back, pools=pools)
+    teams = {team.slug: team for team in Team.objects.all()}
+    for back in BEFORE_DOCKET_WEEKS:
+        week = weeks.week_label(today - timedelta(weeks=back))
+        if not UsageRecord.objects.filter(idempotency_key__startswith=f"demo-before:{week}:").exists():
+            _seed_usage_before_docket(week=week, pools=pools, teams=teams)
+
+
+def _seed_history_cycle(*, week: str, back: int, pools: dict[str, GpuPool]) -> None:
+    schedule = weeks.cycle_schedule(week)
+    decided_at = schedule["review_at"] + timedelta(hours=2)
+    cycle = ReviewCycle.objects.create(
+        week=week, **schedule, status=CycleStatus.PUBLISHED, intake_closed_at=schedule["intake_closes_at"],
+        finalized_at=decided_at, finalized_by_name="Chris Chair",
+    )
+    chair = get_user_model().objects.get(username="chair")
+    rows = [(pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
+            for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs]
+    rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
+    for rank, (pool_slug, team_slug, asked, hours, granted) in enumerate(rows, start=1):
+        team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
+        lead = get_user_model().objects.get(username=f"{team_slug}-lead")
+        title = f"Weekly {pool.gpu_model} training ({team.name})"
+        gpu_request = GpuRequest.objects.create(
+            team=team, cycle=cycle, pool=pool, title=title, gpu_count=asked, min_gpu_count=max(1, asked // 3),
+            duration_hours=hours, earliest_start=schedule["starts_at"], latest_end=schedule["ends_at"],
+            status=RequestStatus.DECIDED, created_by=lead, submitted_by=lead,
+            submitted_at=schedule["intake_closes_at"] - timedelta(days=1),
+        )
+        if granted is None:
+            outcome, rationale = "defer", f"Ranked #{rank}. {pool.cluster.slug}/{pool.slug} is full this week."
+        elif granted < asked:
+            outcome, rationale = "partial", f"Ranked #{rank}. {granted} of {asked} GPUs: the pool is over-subscribed."
+        else:
+            outcome, rationale = "grant", f"Ranked #{rank}. Fits this week."
+        Decision.objects.create(
+            request=gpu_request, cycle=cycle, outcome=outcome, requested_gpu_count=asked,
+            granted_gpu_count=granted if outcome != "defer" else None, rationale=rationale, decided_by=chair,
+            decided_by_name="Chris Chair", decided_at=decided_at, team_name=team.name, request_title=title,
+            cycle_week=week, priority_rank=rank,
+        )
+
+
+def _seed_usage_before_docket(*, week: str, pools: dict[str, GpuPool], teams: dict[str, Team]) -> None:
+    start, _end = weeks.week_bounds(week)
+    rows = [(pool, *spec) for pool, specs in HISTORY.items() for spec in specs if (pool, spec[0]) != ("a100", "ads")]
+    rows.append(("h100", *BEFORE_DOCKET_ADS))
+    records = []
+    for day_index in range(7):
+        day = start + timedelta(days=day_index)
+        until = day + timedelta(days=1)
+        for pool_slug, team_slug, gpus, hours, share in rows:
+            wobble = Decimal(_dice(week, team_slug, pool_slug, day_index) % 7 - 3) / 100
+            used = (Decimal(gpus * hours) / 7 * (Decimal(share) + wobble)).quantize(Decimal("0.01"))
+            records.append(UsageRecord(
+                pool=pools[pool_slug], team=teams[team_slug], period_start=day, period_end=until,
+                gpu_hours_used=max(Decimal(0), used),
+                mean_utilization_pct=min(Decimal(100), (Decimal(share) * 100 + wobble * 50).quantize(Decimal("0.1"))),
+                mean_queue_wait_minutes=Decimal(6 + _dice(team_slug, pool_slug, day) % 8),
+                idempotency_key=f"demo-before:{week}:{team_slug}:{pool_slug}:{day_index}",
+                reported_by="demo-sync",
+            ))
+    UsageRecord.objects.bulk_create(records)
+

@@ -106,3 +106,10 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
         charts_included=bool(rendered and rendered.svgs),
         charts_note=rendered.missing_reason if rendered is not None else "",
     )
+
+
+def html_to_pdf(*, html: str) -> bytes:
+    """The PDF of an HTML document, fetching nothing but `data:` URLs (the same rule as the archive's PDFs)."""
+    content = HTML(string=html, url_fetcher=URLFetcher(allowed_protocols={"data"}), base_url=None).write_pdf()
+    assert content is not None
+    return content

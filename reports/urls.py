@@ -3,6 +3,7 @@
 from django.urls import path
 
 from reports import views
+from reports.dashboards import views as dashboard_views
 
 app_name = "reports"
 
@@ -14,6 +15,15 @@ urlpatterns = [
     path("exports/<int:pk>/", views.export_detail, name="export"),
     path("exports/<int:pk>/progress/", views.export_progress, name="export-progress"),
     path("exports/<int:pk>/download/", views.export_download, name="export-download"),
+    # Dashboards, the monthly review and capacity planning (before the pages: "dashboards" is a reserved slug).
+    path("dashboards/", dashboard_views.dashboards, name="dashboards"),
+    path("dashboards/monthly/", dashboard_views.monthly_review, name="monthly-review"),
+    path("dashboards/monthly.csv", dashboard_views.monthly_review_csv, name="monthly-review-csv"),
+    path("dashboards/monthly/<str:month>/review/", dashboard_views.monthly_review_open, name="monthly-review-open"),
+    path("dashboards/capacity/", dashboard_views.capacity_planning, name="capacity-planning"),
+    path("dashboards/capacity.csv", dashboard_views.capacity_planning_csv, name="capacity-planning-csv"),
+    path("dashboards/capacity.pdf", dashboard_views.capacity_planning_pdf, name="capacity-planning-pdf"),
+    path("dashboards/<slug:key>.csv", dashboard_views.dashboard_csv, name="dashboard-csv"),
     path("<slug:slug>/", views.page_detail, name="page"),
     path("<slug:slug>/edit/", views.page_edit, name="page-edit"),
     path("<slug:slug>/history/", views.history, name="history"),

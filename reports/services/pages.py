@@ -29,9 +29,9 @@ MAX_BODY_CHARS = 200_000
 MAX_SUMMARY_CHARS = 300
 MAX_TITLE_CHARS = 200
 # First path segments under /archive/ that are not pages.
-RESERVED_SLUGS = frozenset({"new", "search", "exports", "chain", "recent", "api", "static"})
+RESERVED_SLUGS = frozenset({"new", "search", "exports", "chain", "recent", "api", "static", "dashboards"})
 # Generated pages live at these addresses; people cannot take them first.
-GENERATED_PREFIXES = ("decision-record-", "rubric-v")
+GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-")
 
 
 class EditConflict(Exception):

@@ -1,0 +1,144 @@
+"""Plotly figures of the dashboards' tables. Each figure is drawn from its `Table` alone (plain data in, figure out).
+
+The browser draws them with the plotly.js the app serves (static/plotly/plotly.min.js, from the plotly
+package); the capacity-planning PDF has tables only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import plotly.graph_objects as go
+from django.utils.translation import gettext as _
+
+from reports.charts import PALETTE
+from reports.dashboards.selectors import Table
+
+HEIGHT = 380
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, Decimal | int | float) else None
+
+
+def _layout(**extra: Any) -> dict[str, Any]:
+    return {
+        "template": "plotly_white",
+        "height": HEIGHT,
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
+        "legend": {"orientation": "h", "y": -0.2},
+        "font": {"family": "system-ui, sans-serif", "size": 12},
+        **extra,
+    }
+
+
+def _series(table: Table, group: str, x: str, y: str) -> dict[str, tuple[list[Any], list[float | None]]]:
+    """{group value: (x values, y values)} in the table's row order."""
+    series: dict[str, tuple[list[Any], list[float | None]]] = {}
+    for row in table.as_dicts():
+        xs, ys = series.setdefault(str(row[group]), ([], []))
+        xs.append(row[x])
+        ys.append(_num(row[y]))
+    return series
+
+
+def granted_used_figure(table: Table) -> go.Figure:
+    figure = go.Figure()
+    granted = _series(table, "team", "week", "granted_gpu_hours")
+    used = _series(table, "team", "week", "used_gpu_hours")
+    for index, team in enumerate(granted):
+        color = PALETTE[index % len(PALETTE)]
+        figure.add_bar(name=_("%(team)s granted") % {"team": team}, x=granted[team][0], y=granted[team][1],
+                       offsetgroup=team, marker={"color": color, "opacity": 0.35})
+        figure.add_bar(name=_("%(team)s used") % {"team": team}, x=used[team][0], y=used[team][1],
+                       offsetgroup=team, marker={"color": color}, width=0.08)
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": "GPU-h"}}))
+    return figure
+
+
+def utilization_figure(table: Table) -> go.Figure:
+    figure = go.Figure()
+    of_capacity = _series(table, "pool", "week", "used_of_capacity_pct")
+    mean = _series(table, "pool", "week", "mean_utilization_pct")
+    for index, pool in enumerate(of_capacity):
+        color = PALETTE[index % len(PALETTE)]
+        figure.add_scatter(name=_("%(pool)s used / capacity") % {"pool": pool}, x=of_capacity[pool][0],
+                           y=of_capacity[pool][1], mode="lines+markers", line={"color": color})
+        figure.add_scatter(name=_("%(pool)s mean GPU utilization") % {"pool": pool}, x=mean[pool][0],
+                           y=mean[pool][1], mode="lines+markers", line={"color": color, "dash": "dot"})
+    figure.update_layout(**_layout(yaxis={"title": {"text": "%"}, "rangemode": "tozero"}))
+    return figure
+
+
+def queue_wait_figure(table: Table) -> go.Figure:
+    figure = go.Figure()
+    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "mean_queue_wait_minutes").items()):
+        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]})
+    figure.update_layout(**_layout(yaxis={"title": {"text": _("minutes")}, "rangemode": "tozero"}))
+    return figure
+
+
+def demand_capacity_figure(table: Table) -> go.Figure:
+    rows = table.as_dicts()
+    week = [r["week"] for r in rows]
+    figure = go.Figure()
+    figure.add_bar(name=_("requested"), x=week, y=[_num(r["requested_gpu_hours"]) for r in rows],
+                   marker_color="#fb8c00")
+    figure.add_bar(name=_("granted"), x=week, y=[_num(r["granted_gpu_hours"]) for r in rows], marker_color="#43a047")
+    figure.add_scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
+                       mode="lines+markers", line={"color": "#546e7a", "dash": "dash"})
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": "GPU-h"}}))
+    return figure
+
+
+def fair_share_figure(table: Table) -> go.Figure:
+    figure = go.Figure()
+    for index, (team, (xs, ys)) in enumerate(_series(table, "team", "week", "factor").items()):
+        figure.add_scatter(name=team, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]})
+    figure.update_layout(**_layout(yaxis={"title": {"text": "F"}, "range": [0, 1.05]}))
+    return figure
+
+
+def scores_figure(table: Table) -> go.Figure:
+    figure = go.Figure()
+    for index, (criterion, (xs, ys)) in enumerate(_series(table, "criterion", "score", "count").items()):
+        figure.add_bar(name=criterion, x=xs, y=ys, marker_color=PALETTE[index % len(PALETTE)])
+    figure.update_layout(**_layout(barmode="group", xaxis={"title": {"text": _("score")}, "dtick": 1},
+                                   yaxis={"title": {"text": _("scores given")}}))
+    return figure
+
+
+FIGURES: dict[str, Callable[[Table], go.Figure]] = {
+    "granted-used": granted_used_figure,
+    "utilization": utilization_figure,
+    "queue-wait": queue_wait_figure,
+    "demand-capacity": demand_capacity_figure,
+    "fair-share": fair_share_figure,
+    "scores": scores_figure,
+}
+
+
+def figure_json(table: Table) -> dict[str, Any]:
+    """The figure as JSON-ready data, for the page to embed with json_script and draw in the browser."""
+    result: dict[str, Any] = json.loads(FIGURES[table.key](table).to_json())
+    return result
+
+
+def capacity_figure(plan: Any) -> dict[str, Any]:
+    """Weekly demand per pool over the trailing weeks, each pool's mean as a dashed line (a CapacityPlan in)."""
+    figure = go.Figure()
+    for index, pool_plan in enumerate(plan.pools):
+        color = PALETTE[index % len(PALETTE)]
+        xs = [w.week for w in pool_plan.weeks]
+        figure.add_bar(name=_("%(pool)s demand") % {"pool": pool_plan.label}, x=xs,
+                       y=[float(w.requested_gpu_hours) for w in pool_plan.weeks], marker_color=color)
+        if pool_plan.peak_to_mean is not None:
+            figure.add_scatter(name=_("%(pool)s mean") % {"pool": pool_plan.label}, x=xs,
+                               y=[float(pool_plan.peak_to_mean.mean)] * len(xs), mode="lines",
+                               line={"color": color, "dash": "dash"})
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-hours requested")}}))
+    result: dict[str, Any] = json.loads(figure.to_json())
+    return result

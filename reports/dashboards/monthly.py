@@ -1,0 +1,292 @@
+"""The monthly review: each month's utilization, queue wait and cost against a baseline, flagged beyond ±10%.
+
+For a month (committee time), per pool and for all pools together:
+
+- utilization: GPU-hours used ÷ (GPUs × hours of the month), in %: how much of the pool was used;
+- queue wait: the schedulers' mean queue wait in minutes, weighted by GPU-hours used;
+- cost: GPU-hours used × the pool's cost per GPU-hour (GpuPool.cost_per_gpu_hour, in
+  settings.DOCKET_COST_CURRENCY).
+
+A month that is still running counts up to now ("to date"). A metric's baseline is the mean of its
+values over the baseline months (by default the three months before) in which the pool had usage
+reported; months without any are left out, so a pool that is new has no baseline yet. Cost is
+compared per hour, so a short month or a month to date is not flagged for its length: the baseline
+cost of a month is the baseline months' mean cost per hour × the month's hours.
+
+A metric is flagged when it is off its baseline by more than 10% of the baseline:
+|value − baseline| > 10% × baseline, in exact decimals (10.0% is not flagged). No baseline, no flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+
+from django.conf import settings
+from django.db.models import Count, DecimalField, F, Sum
+from django.db.models.functions import TruncMonth
+from django.utils.translation import gettext as _
+
+from allocations.models import GpuPool, UsageRecord
+from committee import weeks
+from reports.dashboards.selectors import Column, Table, pool_label, q
+from reports.models import Page
+
+FLAG_THRESHOLD_PCT = Decimal(10)
+DEFAULT_BASELINE_MONTHS = 3
+MAX_BASELINE_MONTHS = 12
+ALL_POOLS = "*"
+
+
+def deviation_pct(*, value: Decimal | None, baseline: Decimal | None) -> Decimal | None:
+    """How far `value` is off `baseline`, in % of the baseline; None without a (non-zero) baseline."""
+    if value is None or baseline is None or baseline == 0:
+        return None
+    return (value - baseline) * 100 / baseline
+
+
+def is_flagged(*, value: Decimal | None, baseline: Decimal | None, threshold_pct: Decimal = FLAG_THRESHOLD_PCT) -> bool:
+    """More than `threshold_pct` off the baseline, either way (exactly the threshold is not flagged)."""
+    if value is None or baseline is None or baseline == 0:
+        return False
+    return abs(value - baseline) * 100 > threshold_pct * abs(baseline)
+
+
+# --- months ----------------------------------------------------------------------------------------
+
+
+def parse_month(month: str) -> date:
+    """The first day of a month written YYYY-MM; ValueError if malformed."""
+    try:
+        first = datetime.strptime(month, "%Y-%m").date()
+    except ValueError:
+        raise ValueError(f"a month looks like 2026-11, got {month!r}") from None
+    return first
+
+
+def month_label(day: date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"
+
+
+def shift_month(month: str, by: int) -> str:
+    first = parse_month(month)
+    index = first.year * 12 + first.month - 1 + by
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """The month's first instant and the next month's, in the committee's time zone."""
+    zone = weeks.committee_zone()
+    start = datetime.combine(parse_month(month), datetime.min.time(), tzinfo=zone)
+    end = datetime.combine(parse_month(shift_month(month, 1)), datetime.min.time(), tzinfo=zone)
+    return start, end
+
+
+def _hours(start: datetime, end: datetime) -> Decimal:
+    return Decimal(int((end - start).total_seconds())) / 3600
+
+
+# --- the numbers -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeriodFigures:
+    """One pool's (or all pools') figures over one month, exact."""
+
+    hours: Decimal
+    capacity_gpu_hours: Decimal
+    used_gpu_hours: Decimal
+    wait_weighted: Decimal
+    wait_plain: Decimal
+    records: int
+    cost: Decimal
+
+    @property
+    def has_usage(self) -> bool:
+        return self.records > 0
+
+    @property
+    def utilization_pct(self) -> Decimal | None:
+        return self.used_gpu_hours * 100 / self.capacity_gpu_hours if self.capacity_gpu_hours else None
+
+    @property
+    def queue_wait_minutes(self) -> Decimal | None:
+        if self.used_gpu_hours:
+            return self.wait_weighted / self.used_gpu_hours
+        return self.wait_plain / self.records if self.records else None
+
+    @property
+    def cost_per_hour(self) -> Decimal | None:
+        return self.cost / self.hours if self.hours else None
+
+
+def _figures(pools: Sequence[GpuPool], rows: dict[int, dict[str, Decimal | int]], hours: Decimal) -> PeriodFigures:
+    used = sum((Decimal(rows[p.pk]["used"]) for p in pools if p.pk in rows), Decimal(0))
+    return PeriodFigures(
+        hours=hours,
+        capacity_gpu_hours=sum((p.gpu_count * hours for p in pools), Decimal(0)),
+        used_gpu_hours=used,
+        wait_weighted=sum((Decimal(rows[p.pk]["wait"]) for p in pools if p.pk in rows), Decimal(0)),
+        wait_plain=sum((Decimal(rows[p.pk]["wait_plain"]) for p in pools if p.pk in rows), Decimal(0)),
+        records=sum(int(rows[p.pk]["records"]) for p in pools if p.pk in rows),
+        cost=sum((Decimal(rows[p.pk]["used"]) * p.cost_per_gpu_hour for p in pools if p.pk in rows), Decimal(0)),
+    )
+
+
+def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str, PeriodFigures]]:
+    """{month: {pool key or ALL_POOLS: figures}} for each month, up to `now` for a month still running. One query."""
+    zone = weeks.committee_zone()
+    pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
+    first = min(month_bounds(m)[0] for m in months)
+    last = max(month_bounds(m)[1] for m in months)
+    decimal = DecimalField(max_digits=20, decimal_places=4)
+    rows = (
+        UsageRecord.objects.filter(period_start__gte=first, period_start__lt=min(last, now))
+        .annotate(month=TruncMonth("period_start", tzinfo=zone))
+        .values("month", "pool_id")
+        .annotate(
+            used=Sum("gpu_hours_used"),
+            wait=Sum(F("gpu_hours_used") * F("mean_queue_wait_minutes"), output_field=decimal),
+            wait_plain=Sum("mean_queue_wait_minutes"),
+            records=Count("id"),
+        )
+        .order_by()
+    )
+    by_month: dict[str, dict[int, dict[str, Decimal | int]]] = {}
+    for row in rows:
+        by_month.setdefault(month_label(row["month"].astimezone(zone).date()), {})[row["pool_id"]] = row
+    result: dict[str, dict[str, PeriodFigures]] = {}
+    for month in months:
+        start, end = month_bounds(month)
+        hours = _hours(start, max(start, min(end, now)))
+        usage = by_month.get(month, {})
+        result[month] = {pool_label(p): _figures([p], usage, hours) for p in pools}
+        result[month][ALL_POOLS] = _figures(pools, usage, hours)
+    return result
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    value: Decimal | None
+    baseline: Decimal | None
+    deviation_pct: Decimal | None
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class PoolReview:
+    key: str  # "atlas/a100", or ALL_POOLS
+    label: str
+    metrics: tuple[Metric, ...]
+
+    @property
+    def flagged(self) -> bool:
+        return any(m.flagged for m in self.metrics)
+
+
+@dataclass(frozen=True)
+class MonthlyReview:
+    month: str
+    to_date: bool
+    baseline_months: tuple[str, ...]
+    currency: str
+    rows: tuple[PoolReview, ...]
+
+    @property
+    def flagged(self) -> bool:
+        return any(row.flagged for row in self.rows)
+
+    @property
+    def flags(self) -> list[tuple[PoolReview, Metric]]:
+        return [(row, metric) for row in self.rows for metric in row.metrics if metric.flagged]
+
+    def table(self) -> Table:
+        rows = tuple(
+            (self.month, row.label, metric.label, metric.unit, q(metric.value, 2), q(metric.baseline, 2),
+             q(metric.deviation_pct), _("yes") if metric.flagged else _("no"))
+            for row in self.rows
+            for metric in row.metrics
+        )
+        return Table(
+            key="monthly-review",
+            title=_("Monthly review %(month)s") % {"month": self.month},
+            columns=(
+                Column("month", _("Month")),
+                Column("pool", _("Pool")),
+                Column("metric", _("Metric")),
+                Column("unit", _("Unit")),
+                Column("value", _("Value")),
+                Column("baseline", _("Baseline")),
+                Column("deviation_pct", _("Off baseline %")),
+                Column("flagged", _("Flagged")),
+            ),
+            rows=rows,
+            note=_("Baseline: the mean of %(months)s.") % {"months": ", ".join(self.baseline_months)},
+        )
+
+
+def _mean(values: Sequence[Decimal | None]) -> Decimal | None:
+    present = [v for v in values if v is not None]
+    return sum(present, Decimal(0)) / len(present) if present else None
+
+
+def _metric(key: str, label: str, unit: str, value: Decimal | None, baseline: Decimal | None) -> Metric:
+    return Metric(
+        key=key, label=label, unit=unit, value=value, baseline=baseline,
+        deviation_pct=deviation_pct(value=value, baseline=baseline),
+        flagged=is_flagged(value=value, baseline=baseline),
+    )
+
+
+def monthly_review(*, month: str, now: datetime, baseline_months: int = DEFAULT_BASELINE_MONTHS) -> MonthlyReview:
+    """The month's metrics per pool and for all pools, each against its baseline, flagged beyond ±10%.
+
+    ValueError for a malformed month or a baseline of fewer than 1 or more than MAX_BASELINE_MONTHS months.
+    """
+    parse_month(month)
+    if not 1 <= baseline_months <= MAX_BASELINE_MONTHS:
+        raise ValueError(f"the baseline is 1 to {MAX_BASELINE_MONTHS} months")
+    before = tuple(shift_month(month, -k) for k in range(baseline_months, 0, -1))
+    figures = month_figures(months=[*before, month], now=now)
+    currency = settings.DOCKET_COST_CURRENCY
+    rows = []
+    for key in figures[month]:
+        current = figures[month][key]
+        past = [figures[m][key] for m in before if figures[m][key].has_usage]
+        cost_rate = _mean([p.cost_per_hour for p in past])
+        metrics = (
+            _metric("utilization", _("Utilization"), "%", current.utilization_pct if current.has_usage else None,
+                    _mean([p.utilization_pct for p in past])),
+            _metric("queue_wait", _("Queue wait"), _("minutes"), current.queue_wait_minutes,
+                    _mean([p.queue_wait_minutes for p in past])),
+            _metric("cost", _("Cost"), currency, current.cost if current.has_usage else None,
+                    cost_rate * current.hours if cost_rate is not None else None),
+        )
+        rows.append(PoolReview(key=key, label=_("All pools") if key == ALL_POOLS else key, metrics=metrics))
+    _start, end = month_bounds(month)
+    return MonthlyReview(
+        month=month, to_date=now < end, baseline_months=before, currency=currency, rows=tuple(rows)
+    )
+
+
+def month_list(*, now: datetime, limit: int = 24) -> list[str]:
+    """The months with usage reported, latest first (none after `now`)."""
+    zone = weeks.committee_zone()
+    months = (
+        UsageRecord.objects.filter(period_start__lt=now)
+        .annotate(month=TruncMonth("period_start", tzinfo=zone))
+        .values_list("month", flat=True)
+        .distinct()
+        .order_by("-month")[:limit]
+    )
+    return [month_label(m.astimezone(zone).date()) for m in months]
+
+
+def monthly_review_page(*, month: str) -> Page | None:
+    """The archive page where the committee recorded the month's parameter review, if it was opened."""
+    return Page.objects.filter(source_key=f"monthly-review:{month}").select_related("latest_revision").first()

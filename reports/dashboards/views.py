@@ -1,0 +1,206 @@
+"""Dashboard pages. Views parse the filter, call the selectors, render: the page, a table's CSV, a PDF.
+
+Anyone signed in sees the dashboards, scoped by `selectors.dashboard_scope` (their own teams'
+numbers; the committee every team's). The monthly review and capacity planning are the
+committee's pages.
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from committee import selectors as committee_selectors
+from committee import weeks
+from reports import pdf
+from reports.dashboards import capacity, charts, monthly, selectors
+from reports.dashboards.forms import DashboardFilterForm
+from reports.dashboards.selectors import Table
+from reports.dashboards.services import monthly_review_page_open
+
+
+def _require_committee(request: HttpRequest) -> None:
+    if not committee_selectors.user_is_committee(user=request.user):
+        raise PermissionDenied(_("The monthly review and capacity planning are the committee's pages."))
+
+
+def csv_response(table: Table, *, filename: str) -> HttpResponse:
+    """A table as CSV: one header row of column names, then the rows (an empty cell for no value)."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow([column.label for column in table.columns])
+    for row in table.rows:
+        writer.writerow(["" if value is None else value for value in row])
+    return response
+
+
+@login_required
+@require_GET
+def dashboards(request: HttpRequest) -> HttpResponse:
+    scope = selectors.dashboard_scope(viewer=request.user)
+    form = DashboardFilterForm(request.GET or None, scope=scope, now=timezone.now())
+    filters = form.filters()
+    query = request.GET.urlencode()
+    chart_list = [
+        {
+            "table": table,
+            "figure": charts.figure_json(table),
+            "script_id": f"chart-{table.key}",
+            "csv_url": reverse("reports:dashboard-csv", args=[table.key]) + (f"?{query}" if query else ""),
+        }
+        for table in selectors.dashboard_tables(scope=scope, filters=filters)
+    ]
+    return render(
+        request,
+        "reports/dashboards/index.html",
+        {"form": form, "filters": filters, "scope": scope, "charts": chart_list},
+    )
+
+
+@login_required
+@require_GET
+def dashboard_csv(request: HttpRequest, key: str) -> HttpResponse:
+    scope = selectors.dashboard_scope(viewer=request.user)
+    if key not in selectors.chart_keys_for(scope=scope):
+        raise Http404(_("No such chart."))
+    form = DashboardFilterForm(request.GET or None, scope=scope, now=timezone.now())
+    if request.GET and not form.is_valid():
+        return HttpResponseBadRequest(" ".join(str(e) for errors in form.errors.values() for e in errors))
+    filters = form.filters()
+    (table,) = selectors.dashboard_tables(scope=scope, filters=filters, keys=[key])
+    return csv_response(table, filename=f"docket-{key}-{filters.weeks[0]}-{filters.weeks[-1]}.csv")
+
+
+def _monthly_args(request: HttpRequest) -> tuple[str, int]:
+    now = timezone.now()
+    months = monthly.month_list(now=now)
+    month = request.GET.get("month") or (months[0] if months else monthly.month_label(timezone.localdate(now)))
+    baseline = request.GET.get("baseline") or str(monthly.DEFAULT_BASELINE_MONTHS)
+    if not baseline.isdigit():
+        raise ValueError("baseline")
+    return month, int(baseline)
+
+
+@login_required
+@require_GET
+def monthly_review(request: HttpRequest) -> HttpResponse:
+    _require_committee(request)
+    now = timezone.now()
+    try:
+        month, baseline = _monthly_args(request)
+        review = monthly.monthly_review(month=month, now=now, baseline_months=baseline)
+    except ValueError:
+        return HttpResponseBadRequest(_("Give the month as 2026-11 and the baseline as 1 to 12 months."))
+    return render(
+        request,
+        "reports/dashboards/monthly.html",
+        {
+            "review": review,
+            "months": monthly.month_list(now=now),
+            "baseline": baseline,
+            "page": monthly.monthly_review_page(month=month),
+            "csv_url": reverse("reports:monthly-review-csv") + f"?month={month}&baseline={baseline}",
+        },
+    )
+
+
+@login_required
+@require_GET
+def monthly_review_csv(request: HttpRequest) -> HttpResponse:
+    _require_committee(request)
+    try:
+        month, baseline = _monthly_args(request)
+        review = monthly.monthly_review(month=month, now=timezone.now(), baseline_months=baseline)
+    except ValueError:
+        return HttpResponseBadRequest(_("Give the month as 2026-11 and the baseline as 1 to 12 months."))
+    return csv_response(review.table(), filename=f"docket-monthly-review-{month}.csv")
+
+
+@login_required
+@require_POST
+def monthly_review_open(request: HttpRequest, month: str) -> HttpResponse:
+    """A flag opens the archive page of the month's parameter review; the member goes on to write it there."""
+    _require_committee(request)
+    baseline = request.POST.get("baseline", "")
+    try:
+        page = monthly_review_page_open(
+            actor=request.user, month=month, now=timezone.now(),
+            baseline_months=int(baseline) if baseline.isdigit() else monthly.DEFAULT_BASELINE_MONTHS,
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(reverse("reports:monthly-review") + f"?month={month}")
+    messages.success(request, _("Write the committee's parameter review below, then save."))
+    return redirect("reports:page-edit", slug=page.slug)
+
+
+def _capacity_plan(request: HttpRequest) -> capacity.CapacityPlan:
+    raw = request.GET.get("weeks") or str(capacity.DEFAULT_TRAILING_WEEKS)
+    if not raw.isdigit():
+        raise ValueError("weeks")
+    return capacity.capacity_plan(now=timezone.now(), trailing_weeks=int(raw))
+
+
+def _capacity_context(plan: capacity.CapacityPlan) -> dict[str, Any]:
+    return {
+        "plan": plan,
+        "table": plan.table(),
+        "figure": charts.capacity_figure(plan),
+        "generated_at": timezone.now(),
+        "zone": weeks.committee_zone(),
+    }
+
+
+@login_required
+@require_GET
+def capacity_planning(request: HttpRequest) -> HttpResponse:
+    _require_committee(request)
+    try:
+        plan = _capacity_plan(request)
+    except ValueError:
+        return HttpResponseBadRequest(_("Give the trailing weeks as a number from 1 to 52."))
+    query = f"?weeks={len(plan.weeks)}"
+    context = _capacity_context(plan)
+    context.update(
+        csv_url=reverse("reports:capacity-planning-csv") + query,
+        pdf_url=reverse("reports:capacity-planning-pdf") + query,
+    )
+    return render(request, "reports/dashboards/capacity.html", context)
+
+
+@login_required
+@require_GET
+def capacity_planning_csv(request: HttpRequest) -> HttpResponse:
+    _require_committee(request)
+    try:
+        plan = _capacity_plan(request)
+    except ValueError:
+        return HttpResponseBadRequest(_("Give the trailing weeks as a number from 1 to 52."))
+    return csv_response(plan.table(), filename=f"docket-capacity-planning-{plan.weeks[-1]}.csv")
+
+
+@login_required
+@require_GET
+def capacity_planning_pdf(request: HttpRequest) -> HttpResponse:
+    """The capacity plan as a PDF (tables; WeasyPrint fetches nothing, as for the archive's PDFs)."""
+    _require_committee(request)
+    try:
+        plan = _capacity_plan(request)
+    except ValueError:
+        return HttpResponseBadRequest(_("Give the trailing weeks as a number from 1 to 52."))
+    html = render_to_string("reports/dashboards/print/capacity.html", _capacity_context(plan), request=request)
+    response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="docket-capacity-planning-{plan.weeks[-1]}.pdf"'
+    return response
