@@ -287,8 +287,8 @@ def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> 
             hours = _sum(s.used_gpu_hours for s in sums)
             capacity = pool.gpu_count * week_hours(week)
             mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
-            used = hours if sums else None  # None: nothing reported for the week (yet)
-            rows.append((week, pool_label(pool), q(capacity), q(used), pct(used, capacity), q(mean)))
+            reported = hours if sums else None  # None: nothing reported for the week (yet)
+            rows.append((week, pool_label(pool), q(capacity), q(reported), pct(reported, capacity), q(mean)))
     return Table(
         key="utilization",
         title=_("Utilization per pool"),
