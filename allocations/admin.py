@@ -41,7 +41,10 @@ class ClusterAdmin(admin.ModelAdmin):
 
 @admin.register(GpuPool)
 class GpuPoolAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct")
+    list_display = (
+        "__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct",
+        "cost_per_gpu_hour",
+    )
     list_filter = ("cluster", "gpu_model")
 
 

@@ -5,6 +5,10 @@ from committee.models import (
     CommitteeSeat,
     GpuRequest,
     ImpactForecast,
+    Notification,
+    NotificationDigest,
+    NotificationOptOut,
+    OutboxMessage,
     RequestEvent,
     ReviewCycle,
     TeamMembership,
@@ -61,3 +65,45 @@ class GpuRequestAdmin(admin.ModelAdmin):
     search_fields = ("title", "team__name")
     list_select_related = ("team", "cycle", "pool", "pool__cluster")
     inlines = [UsageReportInline, ImpactForecastInline, AlternativeInline, RequestEventInline]
+
+
+# --- the outbox and notifications: written by services only, shown here ------------------------
+
+
+class _ShownOnly(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(OutboxMessage)
+class OutboxMessageAdmin(_ShownOnly):
+    list_display = ("key", "task_name", "created_at", "relayed_at", "relay_attempts", "done_at", "done_by")
+    list_filter = ("task_name", ("done_at", admin.EmptyFieldListFilter))
+    search_fields = ("key", "last_error")
+
+
+@admin.register(Notification)
+class NotificationAdmin(_ShownOnly):
+    list_display = ("recipient", "kind", "key", "created_at", "digest", "skipped")
+    list_filter = ("kind", "skipped")
+    search_fields = ("recipient__username", "key")
+    list_select_related = ("recipient", "digest")
+
+
+@admin.register(NotificationDigest)
+class NotificationDigestAdmin(_ShownOnly):
+    list_display = ("recipient", "day", "email", "sent_at", "notification_count")
+    list_filter = ("day",)
+    search_fields = ("recipient__username", "email")
+
+
+@admin.register(NotificationOptOut)
+class NotificationOptOutAdmin(admin.ModelAdmin):
+    list_display = ("user", "kind", "created_at")
+    list_filter = ("kind",)

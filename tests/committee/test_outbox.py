@@ -162,3 +162,14 @@ def test_a_pdf_asked_for_while_the_broker_is_down_renders_when_it_is_relayed(
     assert outbox.outbox_relay().relayed == 1
     export.refresh_from_db()
     assert export.status == ExportStatus.DONE
+
+
+def test_the_admin_shows_the_outbox_and_changes_nothing(client, world):
+    from django.contrib.auth import get_user_model
+
+    outbox.outbox_enqueue(task_name="committee.notify_request_submitted", key="k:admin", kwargs={"request_id": 1})
+    admin_user = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(admin_user)
+    listing = client.get("/admin/committee/outboxmessage/")
+    assert listing.status_code == 200 and "k:admin" in listing.content.decode()
+    assert client.get("/admin/committee/outboxmessage/add/").status_code == 403
