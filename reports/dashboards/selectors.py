@@ -238,6 +238,14 @@ def _sum(values: Iterable[Decimal]) -> Decimal:
     return sum(values, Decimal(0))
 
 
+def _group(items: Iterable[tuple[tuple[Any, ...], Any]], key: Any) -> dict[Any, list[Any]]:
+    """The values of `items` grouped by `key(their tuple key)`, in one pass."""
+    groups: dict[Any, list[Any]] = {}
+    for item_key, value in items:
+        groups.setdefault(key(item_key), []).append(value)
+    return groups
+
+
 # --- the charts' tables --------------------------------------------------------------------------
 
 
@@ -247,11 +255,13 @@ def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table
     granted = granted_gpu_hours(filters=filters, team_ids=team_ids)
     used = usage_sums(filters=filters, team_ids=team_ids)
     teams = [team for team in scope.teams if team.pk in team_ids]
+    granted_by = _group(granted.items(), lambda k: (k[0], k[1]))
+    used_by = _group(used.items(), lambda k: (k[0], k[1]))
     rows = []
     for week in filters.weeks:
         for team in teams:
-            g = _sum(v for (w, t, _p), v in granted.items() if w == week and t == team.pk)
-            sums = [v for (w, t, _p), v in used.items() if w == week and t == team.pk]
+            g = _sum(granted_by.get((week, team.pk), []))
+            sums = used_by.get((week, team.pk), [])
             u = _sum(s.used_gpu_hours for s in sums) if sums else None  # None: nothing reported (yet)
             rows.append((week, team.name, q(g), q(u), pct(u, g)))
     return Table(
@@ -280,10 +290,11 @@ def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> 
     """Per week and pool: capacity, GPU-hours used, used as a share of capacity, and the mean GPU utilization."""
     used = usage_sums(filters=filters, team_ids=_pool_team_filter(scope=scope, filters=filters))
     pools = list(filters.pools())
+    used_by = _group(used.items(), lambda k: (k[0], k[2]))
     rows = []
     for week in filters.weeks:
         for pool in pools:
-            sums = [v for (w, _t, p), v in used.items() if w == week and p == pool.pk]
+            sums = used_by.get((week, pool.pk), [])
             hours = _sum(s.used_gpu_hours for s in sums)
             capacity = pool.gpu_count * week_hours(week)
             mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
@@ -309,10 +320,11 @@ def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
     """Per week and pool: the mean queue wait the schedulers reported, weighted by GPU-hours used."""
     used = usage_sums(filters=filters, team_ids=_pool_team_filter(scope=scope, filters=filters))
     pools = list(filters.pools())
+    used_by = _group(used.items(), lambda k: (k[0], k[2]))
     rows = []
     for week in filters.weeks:
         for pool in pools:
-            sums = [v for (w, _t, p), v in used.items() if w == week and p == pool.pk]
+            sums = used_by.get((week, pool.pk), [])
             records = sum(s.records for s in sums)
             hours = _sum(s.used_gpu_hours for s in sums)
             if hours:
@@ -342,10 +354,12 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
     requested = requested_gpu_hours(filters=filters, team_ids=team_ids)
     granted = granted_gpu_hours(filters=filters, team_ids=team_ids)
     pools = list(filters.pools())
+    asked_by = _group(requested.items(), lambda k: k[0])
+    given_by = _group(granted.items(), lambda k: k[0])
     rows = []
     for week in filters.weeks:
-        asked = _sum(v for (w, _p), v in requested.items() if w == week)
-        given = _sum(v for (w, _t, _p), v in granted.items() if w == week)
+        asked = _sum(asked_by.get(week, []))
+        given = _sum(given_by.get(week, []))
         capacity = _sum(p.gpu_count * week_hours(week) * (100 - p.standby_pct) / 100 for p in pools)
         rows.append((week, q(asked), q(given), q(capacity), pct(asked, capacity)))
     return Table(

@@ -35,14 +35,26 @@ def _require_committee(request: HttpRequest) -> None:
         raise PermissionDenied(_("The monthly review and capacity planning are the committee's pages."))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell: empty for no value; text a spreadsheet would run as a formula (a team named "=…") is quoted."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def csv_response(table: Table, *, filename: str) -> HttpResponse:
-    """A table as CSV: one header row of column names, then the rows (an empty cell for no value)."""
+    """A table as CSV: one header row of column names, then the rows (numbers as numbers)."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
     writer.writerow([column.label for column in table.columns])
     for row in table.rows:
-        writer.writerow(["" if value is None else value for value in row])
+        writer.writerow([_cell(value) for value in row])
     return response
 
 

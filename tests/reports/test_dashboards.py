@@ -275,3 +275,12 @@ def test_the_demo_shows_four_weeks_of_history_and_its_monthly_review_flags_somet
     assert review.flagged
     page = client.get(reverse("reports:monthly-review")).content.decode()
     assert "Open the parameter review" in page
+
+
+def test_a_team_name_a_spreadsheet_would_run_is_quoted_in_the_csv(client, dash):
+    from allocations.models import Team
+
+    Team.objects.create(name='=HYPERLINK("http://evil.example")', slug="evil")
+    client.force_login(dash.world.chair)
+    teams = {row["Team"] for row in csv_rows(client, "granted-used")}
+    assert "'=HYPERLINK(\"http://evil.example\")" in teams and not any(t.startswith("=") for t in teams)
