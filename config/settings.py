@@ -57,6 +57,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost, so it sees a view's exception first: a database that cannot be reached answers 503.
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -83,6 +85,9 @@ DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 DATABASES = {"default": database_from_url("DATABASE_URL", DATABASE_URL)}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)
+# With persistent connections, check a kept connection at the start of each request (a SELECT 1) so
+# that after a database restart each worker reconnects instead of failing its next request.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A shared cache (Redis) in production, so login throttling and rate limits hold across workers.
@@ -142,9 +147,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # The API is for scripts and schedulers: JSON in (no form encodings, whose empty fields and
+    # flattened lists would say something else than the schema), JSON out.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1),
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.openapi.DocketAutoSchema",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -178,6 +186,9 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis: a task taken by a worker that died without acknowledging it (acks_late) goes back to the
+# queue after this many seconds. Keep it above the longest task's run time and any countdown.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
 CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
 CELERY_TIMEZONE = TIME_ZONE
 # The weekly clock, in the committee's time zone (CELERY_TIMEZONE); see docs/operations.md.
@@ -193,7 +204,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": crontab(minute=0, hour=6, day_of_week="mon"),
     },
     "send-digests": {"task": "committee.send_digests", "schedule": crontab(minute=0, hour=7)},
-    "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab()},  # every minute
+    # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
+    "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
 }
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
