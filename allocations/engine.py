@@ -127,8 +127,14 @@ def allocate(
     pools: Sequence[PoolCapacity],
     demands: Sequence[Demand],
     hours: int = 168,
+    fixed: Sequence[EngineWindow] = (),
 ) -> AllocationResult:
     """Place ``demands`` (highest priority first) on the pools over [week_start, +hours).
+
+    ``fixed`` are windows already in force that must not move (a correction keeps the windows
+    that have started): they are booked first, returned unchanged among the windows, and
+    their refs may not appear among ``demands``. A fixed window may exceed what a pool has
+    left if its capacity shrank; it is kept anyway and nothing else is placed beside it.
 
     Each demand is placed on its pool's hourly timeline at the earliest start where its full
     GPU count fits for the whole duration; failing that, with the largest count down to its
@@ -164,6 +170,19 @@ def allocate(
     windows: list[EngineWindow] = []
     explanations: list[Explanation] = []
     priority_given = False
+    for window in fixed:
+        if window.ref in seen_refs:
+            raise ValueError(f"ref {window.ref!r} is both a fixed window and a demand")
+        timeline = timelines.get(window.pool)
+        if timeline is None:
+            raise ValueError(f"fixed window {window.ref!r} names an unknown pool {window.pool!r}")
+        _check_aware(f"fixed window {window.ref!r}: start", window.start)
+        _check_aware(f"fixed window {window.ref!r}: end", window.end)
+        first, last = week.hour_index(window.start), week.hour_index(window.end)
+        if first < last:
+            timeline.take(first, last, window.gpu_count, window.tier == TIER_PREEMPTIBLE)
+        priority_given = priority_given or window.tier == TIER_PRIORITY
+        windows.append(window)
     for demand in demands:
         placement, explanation = _place(demand, timelines.get(demand.pool), week)
         explanations.append(explanation)
@@ -340,6 +359,10 @@ class _Week:
         first = -((self.start - demand.earliest_start) // _HOUR)  # ceiling division
         last = (demand.latest_end - self.start) // _HOUR
         return max(0, min(first, self.hours)), max(0, min(last, self.hours))
+
+    def hour_index(self, instant: datetime) -> int:
+        """The hour of the grid an instant falls in (rounded down), clamped to the week."""
+        return max(0, min((instant - self.start) // _HOUR, self.hours))
 
     def label(self, hour: int) -> str:
         text = self._labels.get(hour)

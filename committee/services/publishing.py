@@ -6,13 +6,17 @@ The committee's side of the seam with allocations/: this module knows decisions 
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations import engine
 from allocations.models import AllocationPlan, GpuPool
+from allocations.selectors import plan_for_week, plan_window_list
 from allocations.services import plan_publish
 from committee import selectors, signals
 from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
@@ -62,13 +66,52 @@ def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]
     return demands
 
 
+def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
+    """The current plan's windows of `week` that have started by `now`: a correction keeps them.
+
+    A running job's reservation must not move under it, so these go to the engine as fixed
+    windows and come out of the new version unchanged (same row, same id).
+    """
+    plan = plan_for_week(week=week)
+    if plan is None:
+        return []
+    return [
+        engine.EngineWindow(
+            ref=window.request_ref,
+            pool=pool_key(window.pool),
+            gpu_count=window.gpu_count,
+            start=window.start,
+            end=window.end,
+            tier=window.tier,
+        )
+        for window in plan_window_list(plan=plan).select_related("pool__cluster")
+        if window.start <= now and window.request_ref is not None
+    ]
+
+
+def _kept_explanations(started: list[engine.EngineWindow]) -> list[engine.Explanation]:
+    return [
+        engine.Explanation(
+            ref=window.ref,
+            placed=True,
+            shortened=False,
+            text=_("kept as published: running since %(start)s on %(count)d GPUs")
+            % {"start": f"{window.start:%a %H:%M}", "count": window.gpu_count},
+        )
+        for window in started
+    ]
+
+
 @transaction.atomic
-def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = "") -> AllocationPlan:
+def cycle_publish(
+    *, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
+) -> AllocationPlan:
     """Place a finalized week's grants with the engine and publish them as the week's next plan version.
 
     Only the chair. The cycle must be finalized (first publish, version 1) or published
     (a correction: version n+1 supersedes n, and `reason` is required). The engine runs on
-    every pool's capacity over the cycle's week, with the grants in priority order. In one
+    every pool's capacity over the cycle's week, with the grants in priority order; in a
+    correction the windows that have started by `now` are kept as they are. In one
     transaction: the plan and its windows (allocations.services.plan_publish), a
     "published" event on each placed request with the engine's explanation, and the cycle's
     status set to published; an outbox message for the teams' "decision published" notifications.
@@ -93,6 +136,9 @@ def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = 
 
     pools = {pool_key(pool): pool for pool in GpuPool.objects.select_related("cluster")}
     demands = cycle_demands(cycle=locked)
+    started = started_windows(week=locked.week, now=now or timezone.now()) if correction else []
+    kept_refs = {window.ref for window in started}
+    placing = [(demand, decision) for demand, decision in demands if demand.ref not in kept_refs]
     hours = int((locked.ends_at - locked.starts_at).total_seconds() // 3600)
     result = engine.allocate(
         week_start=locked.starts_at,
@@ -106,9 +152,11 @@ def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = 
             )
             for key, pool in sorted(pools.items())
         ],
-        demands=[demand for demand, _decision in demands],
+        demands=[demand for demand, _decision in placing],
         hours=hours,
+        fixed=started,
     )
+    explanations = [*_kept_explanations(started), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     plan = plan_publish(
         week=locked.week,
@@ -116,13 +164,13 @@ def cycle_publish(*, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = 
         week_ends_at=locked.ends_at,
         source_ref=f"review-cycle:{locked.pk}",
         windows=result.windows,
-        explanations=result.explanations,
+        explanations=explanations,
         pools=pools,
         teams={ref: request.team for ref, request in requests.items()},
         published_by_name=actor_name(actor),
         note=reason,
     )
-    for explanation in result.explanations:
+    for explanation in explanations:
         request_event_record(
             request=requests[explanation.ref],
             actor=actor,

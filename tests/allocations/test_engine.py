@@ -547,3 +547,39 @@ def test_windows_match_the_rules_written_out_naively(
     assert [
         (w.ref, w.pool, w.gpu_count, (w.start - WEEK) // HOUR, (w.end - WEEK) // HOUR, w.tier) for w in result.windows
     ] == _reference_allocate(hours, pools, demands)
+
+
+# --- fixed windows (a correction keeps what has started) ---------------------------------
+
+
+def test_fixed_window_is_kept_and_its_capacity_taken():
+    week_start = datetime(2026, 12, 7, tzinfo=UTC)
+    pool = PoolCapacity(key="a100", gpu_count=10, gpu_model="A100", burst_reserve_pct=0, standby_pct=0)
+    running = EngineWindow(
+        ref=1, pool="a100", gpu_count=8, start=week_start, end=week_start + timedelta(hours=24), tier="priority"
+    )
+    demand = Demand(
+        ref=2, pool="a100", gpu_count=4, min_gpu_count=4, duration_hours=10,
+        earliest_start=week_start, latest_end=week_start + timedelta(hours=168),
+    )
+    result = allocate(week_start=week_start, pools=[pool], demands=[demand], fixed=[running])
+    assert result.windows[0] == running
+    placed = result.windows[1]
+    assert placed.start == week_start + timedelta(hours=24)  # only 2 GPUs free while the fixed one runs
+    assert placed.tier == "standard"  # the week's priority window is the fixed one
+    assert [e.ref for e in result.explanations] == [2]
+
+
+def test_fixed_window_may_not_also_be_a_demand_nor_name_an_unknown_pool():
+    week_start = datetime(2026, 12, 7, tzinfo=UTC)
+    pool = PoolCapacity(key="a100", gpu_count=10)
+    window = EngineWindow(ref=1, pool="a100", gpu_count=2, start=week_start,
+                          end=week_start + timedelta(hours=2), tier="standard")
+    demand = Demand(ref=1, pool="a100", gpu_count=2, min_gpu_count=2, duration_hours=2,
+                    earliest_start=week_start, latest_end=week_start + timedelta(hours=10))
+    with pytest.raises(ValueError, match="both a fixed window and a demand"):
+        allocate(week_start=week_start, pools=[pool], demands=[demand], fixed=[window])
+    with pytest.raises(ValueError, match="unknown pool"):
+        allocate(week_start=week_start, pools=[pool], demands=[],
+                 fixed=[EngineWindow(ref=3, pool="h100", gpu_count=1, start=week_start,
+                                     end=week_start + timedelta(hours=1), tier="standard")])

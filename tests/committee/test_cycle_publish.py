@@ -157,3 +157,23 @@ def test_review_page_offers_the_chair_the_publish_button(world, finalized, clien
     assert 'id="publish-plan"' in client.get(f"/review/{world.cycle.week}/").content.decode()
     client.force_login(world.reviewer)
     assert 'id="publish-plan"' not in client.get(f"/review/{world.cycle.week}/").content.decode()
+
+
+def test_a_correction_keeps_the_windows_that_have_started(world, finalized):
+    first, second, _third = finalized
+    services.cycle_publish(actor=world.chair, cycle=world.cycle)
+    before = {w.request_ref: w for w in AllocationWindow.objects.all()}
+    running = min(before.values(), key=lambda w: w.start)
+    now = running.start + (running.end - running.start) / 2  # mid-run
+    world.a100.gpu_count = 32  # half the pool went down while the first window runs
+    world.a100.save()
+    plan = services.cycle_publish(actor=world.chair, cycle=world.cycle, reason="Half of atlas/a100 is down.", now=now)
+    live = {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}
+    kept = live[running.request_ref]
+    assert (kept.pk, kept.start, kept.end, kept.gpu_count) == (running.pk, running.start, running.end,
+                                                              running.gpu_count)
+    assert not WindowWithdrawal.objects.filter(window=running).exists()
+    explanations = {e.request_ref: e.text for e in plan.explanations.all()}
+    assert explanations[running.request_ref].startswith("kept as published: running since")
+    other = next(ref for ref in (first.pk, second.pk) if ref != running.request_ref)
+    assert other in explanations  # the rest was placed again around the running window
