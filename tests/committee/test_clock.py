@@ -238,3 +238,15 @@ def test_a_week_runs_from_open_to_published_with_the_clock_and_the_chairs_two_cl
     to_team_a = next(m for m in mail.outbox if m.to == ["lead_a@example.com"])
     assert "“Ranker retrain” — Grant (week 2027-W10, plan version 1)" in to_team_a.body
     assert "Vision model" not in to_team_a.body
+
+
+def test_remaining_estimate_counts_to_the_committees_friday_18_00():
+    app = Celery("clock-test", set_as_current=False)
+    app.conf.timezone = "Europe/Berlin"
+    original = django_settings.CELERY_BEAT_SCHEDULE["close-due-intake"]["schedule"]
+    now = FRIDAY_18 - timedelta(hours=1, minutes=30)
+    schedule = crontab(minute=original._orig_minute, hour=original._orig_hour,
+                       day_of_week=original._orig_day_of_week, nowfun=lambda: now, app=app)
+    last_run = FRIDAY_18 - timedelta(days=7)
+    assert schedule.remaining_estimate(last_run) == timedelta(hours=1, minutes=30)
+    assert not schedule.is_due(last_run).is_due
