@@ -7,7 +7,15 @@ from django.forms import formset_factory
 from django.utils.translation import gettext_lazy as _
 
 from committee import scoring, selectors
-from committee.models import Alternative, Criterion, DecisionOutcome, GpuRequest, ImpactForecast, UsageReport
+from committee.models import (
+    Alternative,
+    Criterion,
+    DecisionOutcome,
+    GpuRequest,
+    ImpactForecast,
+    NotificationKind,
+    UsageReport,
+)
 from committee.services import REQUEST_FIELDS
 
 
@@ -161,6 +169,4 @@ class NotificationPreferencesForm(forms.Form):
 
     def __init__(self, *args: Any, kinds: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from committee.models import NotificationKind
-
         self.fields["receive"].choices = [(kind, NotificationKind(kind).label) for kind in kinds]
