@@ -36,15 +36,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_until(check: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.1) -> Any:
-    """Poll `check` until it returns something truthy; fail naming `what` after `timeout` seconds."""
+def wait_until(check: Callable[[], Any], *, timeout: float, what: str | Callable[[], str],
+               interval: float = 0.1) -> Any:
+    """Poll `check` until it returns something truthy; fail naming `what` (or what it returns) after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+            raise AssertionError(f"{what() if callable(what) else what}: not within {timeout:.0f} s")
         time.sleep(interval)
 
 

@@ -97,15 +97,23 @@ def _write_atomically(path: Path, content: bytes) -> None:
         raise
 
 
-def pdf_export_render(*, export_id: int) -> bool:
+def pdf_export_render(*, export_id: int, take_over: bool = False) -> bool:
     """Render the export's PDF to DOCKET_PDF_ROOT, recording progress on the row as it goes.
 
     Returns True when this call did the work, False when there was nothing to do (already done,
     failed, or claimed by another run that is still fresh). A failure is recorded on the row
     (status failed, with the error) instead of raised, so the page can say what happened.
+
+    `take_over` also claims a render that is marked running however fresh: the task passes it
+    for a redelivered message, whose first delivery died with its worker (a render it started
+    will never finish, and waiting STALE_AFTER would leave the export stuck). Should that render
+    be alive after all, both write the same file name atomically: the work is done twice, the
+    file exists once.
     """
     now = timezone.now()
     claimable = Q(status=ExportStatus.PENDING) | Q(status=ExportStatus.RUNNING, started_at__lt=now - STALE_AFTER)
+    if take_over:
+        claimable |= Q(status=ExportStatus.RUNNING)
     claimed = (
         PdfExport.objects.filter(pk=export_id)
         .filter(claimable)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from reports import pdf, services
 from reports.models import ExportStatus, PageKind, PdfExport
@@ -103,6 +104,27 @@ def test_the_task_does_its_work_once_when_run_twice(world, monkeypatch):
     assert render_pdf_export.apply(args=[export.pk]).get() is True
     assert render_pdf_export.apply(args=[export.pk]).get() is False
     assert calls == [page.latest_revision.pk]
+
+
+def test_a_redelivered_task_takes_over_the_render_its_dead_worker_left_running(world):
+    page = make_page(world)
+    export = PdfExport.objects.create(revision=page.latest_revision, requested_by_name="x", attempts=1,
+                                      status=ExportStatus.RUNNING, step="charts", started_at=timezone.now())
+    from reports.tasks import render_pdf_export
+
+    assert render_pdf_export.apply(args=[export.pk]).get() is False  # a first delivery leaves a fresh claim alone
+    render_pdf_export.push_request(delivery_info={"redelivered": True})  # its worker died before acking it
+    try:
+        assert render_pdf_export.run(export.pk) is True
+    finally:
+        render_pdf_export.pop_request()
+    export.refresh_from_db()
+    assert (export.status, export.attempts) == (ExportStatus.DONE, 2)
+    render_pdf_export.push_request(delivery_info={"redelivered": True})
+    try:
+        assert render_pdf_export.run(export.pk) is False  # done is done, redelivered or not
+    finally:
+        render_pdf_export.pop_request()
 
 
 def test_asking_again_reuses_the_export(client, world, django_capture_on_commit_callbacks):
