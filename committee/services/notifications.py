@@ -157,7 +157,8 @@ def notifications_for_request_submitted(*, request_id: int) -> int:
 def notifications_for_intake_closed(*, cycle_id: int) -> int:
     """Record an "intake closed" notification for each committee member. Idempotent."""
     cycle = ReviewCycle.objects.get(pk=cycle_id)
-    count = GpuRequest.objects.filter(cycle=cycle, status=RequestStatus.SUBMITTED).count()
+    # Submitted or already decided: the same requests, however late the task runs after intake closed.
+    count = GpuRequest.objects.filter(cycle=cycle, status__in=[RequestStatus.SUBMITTED, RequestStatus.DECIDED]).count()
     return notifications_record(
         recipient_ids=committee_member_ids(),
         kind=NotificationKind.INTAKE_CLOSED,

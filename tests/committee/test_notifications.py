@@ -161,3 +161,15 @@ def test_publishing_tells_each_team_its_own_decisions(world, django_capture_on_c
     services.digests_send(now=MORNING)
     (to_b,) = _mail_to(world.member_b)
     assert "“Vision model” — Partial grant, 8 of 24 GPUs" in to_b.body
+
+
+def test_the_intake_closed_count_holds_however_late_the_task_runs(world, django_capture_on_commit_callbacks):
+    ranker = file_request(world, title="Ranker retrain")
+    with django_capture_on_commit_callbacks(execute=False):
+        close(world)  # the worker is slow: the committee decides before the notification task runs
+    for member in (world.chair, world.reviewer, world.finance):
+        score(member, ranker, 8, 8, 8)
+    decide(world, ranker)
+    services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    services.notifications_for_intake_closed(cycle_id=world.cycle.pk)
+    assert {n.params["count"] for n in Notification.objects.filter(kind=NotificationKind.INTAKE_CLOSED)} == {1}
