@@ -181,6 +181,8 @@ class LoadResult:
     # Each distinct 200 body, reduced to what is checked: (plan_version, cursor, window ids) -> responses.
     bodies: Counter[tuple[int, int, frozenset[int]]] = field(default_factory=Counter)
     malformed: Counter[str] = field(default_factory=Counter)  # inconsistent within one response
+    load_before: float = float("nan")  # the machine's 1-minute load average around the run
+    load_after: float = float("nan")
 
     @property
     def error_count(self) -> int:
@@ -296,8 +298,11 @@ def run_load(base_url: str, token: str, *, pollers: int, duration: float, timeou
     """`pollers` concurrent pollers on the windows list for `duration` seconds (each request at most `timeout`)."""
     if not 1 <= pollers <= 500 or not 1 <= duration <= 300:
         raise ValueError("keep the load bounded: 1-500 pollers, 1-300 s")
-    return asyncio.run(_run(base_url, token, pollers=pollers, duration=duration, timeout=timeout,
-                            cluster=cluster, week=week))
+    load_before = os.getloadavg()[0]
+    result = asyncio.run(_run(base_url, token, pollers=pollers, duration=duration, timeout=timeout,
+                              cluster=cluster, week=week))
+    result.load_before, result.load_after = load_before, os.getloadavg()[0]
+    return result
 
 
 # --- checking against the database ---------------------------------------------------------------
@@ -390,12 +395,15 @@ process, one connection per request, half of them sending back their last ETag. 
 stopped by pid before the script exits, which is non-zero on any error or incomplete response.
 
 Measured {date.today().isoformat()}, {os.cpu_count()} cores, Python {platform.python_version()},
-PostgreSQL on the same machine, pollers, publisher and server sharing the cores:
+PostgreSQL on the same machine, pollers, publisher and server sharing the cores (load average
+{result.load_before:.1f} before the run, {result.load_after:.1f} after it):
 
 {table}
 
 Errors by kind: {errors}. The latencies are queueing, mostly: {args.pollers} pollers with no think
-time against {args.workers} sync workers. The property is the point: a poller never sees a version
+time against {args.workers} sync workers. A conditional poll answers 304 only when no version was
+published since that poller's previous answer, so the share of 304s falls as the latency
+approaches the publish interval. The property is the point: a poller never sees a version
 half-written, because `plan_publish` writes a version in one transaction and the windows API reads
 every page of a list as of one change sequence (docs/scheduler-api.md, docs/reliability.md).
 CI runs the same pieces smaller (`tests/test_load_during_publish.py`: 50 pollers for 10 s,
