@@ -24,3 +24,5 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
 ]
+
+handler404 = "config.errors.page_not_found"

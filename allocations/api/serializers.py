@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from allocations.models import SyncState, UsageRecord, WindowTier
+from config.serializers import StrictJSONMixin
 
 # The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
 WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "tier", "request_ref",
@@ -101,15 +102,21 @@ class KueueQuerySerializer(serializers.Serializer):
     at = serializers.DateTimeField(required=False, help_text=_("Quotas as of this time (default: now)."))
 
 
-class SyncStatusItemSerializer(serializers.Serializer):
-    window = serializers.IntegerField(min_value=1)
+# Numbers past their column's range are refused here (400) rather than overflow the database (500).
+# Window ids are 64-bit (BigAutoField).
+MAX_WINDOW_ID = 2**63 - 1
+MAX_NODES = 2**31 - 1  # the column is a PositiveIntegerField (32 bits)
+
+
+class SyncStatusItemSerializer(StrictJSONMixin, serializers.Serializer):
+    window = serializers.IntegerField(min_value=1, max_value=MAX_WINDOW_ID)
     state = serializers.ChoiceField(choices=SyncState.choices)
-    nodes_requested = serializers.IntegerField(min_value=0)
-    nodes_reserved = serializers.IntegerField(min_value=0)
+    nodes_requested = serializers.IntegerField(min_value=0, max_value=MAX_NODES)
+    nodes_reserved = serializers.IntegerField(min_value=0, max_value=MAX_NODES)
     message = serializers.CharField(allow_blank=True, max_length=2000, required=False, default="")
 
 
-class SyncStatusReportSerializer(serializers.Serializer):
+class SyncStatusReportSerializer(StrictJSONMixin, serializers.Serializer):
     statuses = SyncStatusItemSerializer(many=True, max_length=10000)
 
 
@@ -117,12 +124,14 @@ class SyncStatusResultSerializer(serializers.Serializer):
     recorded = serializers.IntegerField()
 
 
-class UsageInputSerializer(serializers.Serializer):
+class UsageInputSerializer(StrictJSONMixin, serializers.Serializer):
     """What a scheduler reports; the cluster is its token's, never a field."""
 
     team = serializers.SlugField()
     pool = serializers.SlugField(help_text=_("A pool of the token's cluster."))
-    window = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+    window = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_WINDOW_ID, default=None
+    )
     period_start = serializers.DateTimeField()
     period_end = serializers.DateTimeField()
     gpu_hours_used = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)

@@ -67,18 +67,33 @@ class SchedulerAPIView(APIView):
         return cluster
 
 
+# What each parameter takes, as the filterset and the page serializer check it (min, max, pattern).
+SLUG: dict[str, Any] = {"type": "string", "pattern": r"^[-a-zA-Z0-9_]+$"}
 WINDOW_PARAMETERS = [
-    OpenApiParameter("cluster", str, required=True, description="Cluster slug; must be the token's cluster."),
-    OpenApiParameter("week", str, description="ISO week, e.g. 2026-W49. Without it: the windows not yet ended."),
+    OpenApiParameter("cluster", SLUG, required=True, description="Cluster slug; must be the token's cluster."),
+    OpenApiParameter(
+        "week",
+        {"type": "string", "pattern": r"^\d{4}-W\d{2}$"},
+        description="ISO week, e.g. 2026-W49. Without it: the windows not yet ended.",
+    ),
     OpenApiParameter("pool", str, description="Pool slug."),
     OpenApiParameter("team", str, description="Team slug."),
     OpenApiParameter("active_at", OpenApiTypes.DATETIME, description="Windows holding their GPUs at this time."),
-    OpenApiParameter("since", int, description="Only what changed after this cursor, withdrawn windows included."),
-    OpenApiParameter("as_of", int, description="Read as of this change sequence (page links carry it)."),
+    OpenApiParameter(
+        "since", {"type": "integer", "minimum": 0},
+        description="Only what changed after this cursor, withdrawn windows included.",
+    ),
+    OpenApiParameter(
+        "as_of", {"type": "integer", "minimum": 0}, description="Read as of this change sequence (page links carry it)."
+    ),
     OpenApiParameter("ends_after", OpenApiTypes.DATETIME, description="Without week: windows ending after this."),
-    OpenApiParameter("after", int, description="Page: windows with a larger id."),
-    OpenApiParameter("before", int, description="Page: windows with a smaller id."),
-    OpenApiParameter("page_size", int, description="Windows per page, 1 to 1000."),
+    OpenApiParameter(
+        "after", {"type": "integer", "minimum": 0}, description="Page: windows with a larger id. Not with `before`."
+    ),
+    OpenApiParameter(
+        "before", {"type": "integer", "minimum": 1}, description="Page: windows with a smaller id. Not with `after`."
+    ),
+    OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": 1000}, description="Windows per page."),
     OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, description="An ETag from an earlier answer."),
 ]
 

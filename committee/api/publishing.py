@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +16,8 @@ from rest_framework.views import APIView
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, PlanExplanation
 from committee import selectors, services
+from committee.api.views import service_error
+from config.serializers import StrictJSONMixin
 
 
 class IsChairPerson(BasePermission):
@@ -25,7 +27,7 @@ class IsChairPerson(BasePermission):
         return selectors.user_is_chair(user=request.user)
 
 
-class PublishInputSerializer(serializers.Serializer):
+class PublishInputSerializer(StrictJSONMixin, serializers.Serializer):
     reason = serializers.CharField(
         required=False, allow_blank=True, max_length=2000, help_text=_("Required for a correction (version 2 on).")
     )
@@ -65,7 +67,11 @@ class CyclePublishView(APIView):
         tags=["cycles"],
         operation_id="cycles_publish",
         request=PublishInputSerializer,
-        responses={201: PublishedPlanSerializer, 400: OpenApiResponse(description="Not finalized, or no reason.")},
+        responses={
+            201: PublishedPlanSerializer,
+            400: OpenApiResponse(description="A correction without a reason."),
+            409: OpenApiResponse(description="The week is not finalized (nor published)."),
+        },
     )
     def post(self, request: Request, week: str) -> Response:
         data = PublishInputSerializer(data=request.data)
@@ -74,6 +80,5 @@ class CyclePublishView(APIView):
         try:
             plan = services.cycle_publish(actor=request.user, cycle=cycle, reason=data.validated_data.get("reason", ""))
         except DjangoValidationError as exc:
-            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-            raise exceptions.ValidationError(detail) from None
+            raise service_error(exc) from None
         return Response(PublishedPlanSerializer(plan).data, status=status.HTTP_201_CREATED)

@@ -27,12 +27,13 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
+from config.serializers import StrictJSONMixin
 
 # ---------------------------------------------------------------------------------------------
 # The rubric
 
 
-class WeightsSerializer(serializers.Serializer):
+class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
     """Four whole percents adding up to 100."""
 
     business_impact = serializers.IntegerField(min_value=0, max_value=100)
@@ -47,7 +48,7 @@ class WeightsSerializer(serializers.Serializer):
         return attrs
 
 
-class GuidanceSerializer(serializers.Serializer):
+class GuidanceSerializer(StrictJSONMixin, serializers.Serializer):
     business_impact = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     feasibility = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     urgency = serializers.CharField(required=False, allow_blank=True, max_length=2000)
@@ -75,7 +76,7 @@ class RubricChangeSerializer(serializers.Serializer):
         return change.previous.weights() if change.previous else None
 
 
-class RubricChangeInputSerializer(serializers.Serializer):
+class RubricChangeInputSerializer(StrictJSONMixin, serializers.Serializer):
     weights = WeightsSerializer()
     guidance = GuidanceSerializer(required=False)
     reason = serializers.CharField(max_length=5000)
@@ -190,19 +191,19 @@ class RequestSerializer(serializers.ModelSerializer):
         return DecisionSerializer(decision).data
 
 
-class UsageReportInputSerializer(UsageReportSerializer):
+class UsageReportInputSerializer(StrictJSONMixin, UsageReportSerializer):
     pass
 
 
-class ImpactForecastInputSerializer(ImpactForecastSerializer):
+class ImpactForecastInputSerializer(StrictJSONMixin, ImpactForecastSerializer):
     pass
 
 
-class AlternativeInputSerializer(AlternativeSerializer):
+class AlternativeInputSerializer(StrictJSONMixin, AlternativeSerializer):
     pass
 
 
-class RequestInputSerializer(serializers.ModelSerializer):
+class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
     """What a team sends to file or replace a request. The team comes from the URL; status from the services."""
 
     usage_report = UsageReportInputSerializer()
@@ -236,7 +237,7 @@ class ScoreSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ScoreInputSerializer(serializers.Serializer):
+class ScoreInputSerializer(StrictJSONMixin, serializers.Serializer):
     """The caller's own score of a request on one member-scored criterion (fairness is computed)."""
 
     criterion = serializers.ChoiceField(choices=[(c, c) for c in scoring.MEMBER_SCORED])
@@ -244,7 +245,7 @@ class ScoreInputSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
-class DecisionInputSerializer(serializers.Serializer):
+class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
     outcome = serializers.ChoiceField(choices=DecisionOutcome.choices)
     granted_gpu_count = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")

@@ -43,14 +43,33 @@ from committee.api.serializers import (
 from committee.models import GpuRequest, ReviewCycle, Score
 
 
+class StateConflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = _("This cannot be done in the current state.")
+    default_code = "conflict"
+
+
+# A request that is fine in itself but meets its target in the wrong state (closing intake twice,
+# scoring a week that is not in review, publishing a week not finalized) conflicts with that state:
+# 409, so a client can tell it from a request it should correct (400).
+STATE_CONFLICT_CODES = {"wrong_state"}
+
+
+def service_error(exc: DjangoValidationError) -> exceptions.APIException:
+    """A service's ValidationError as the API's answer: the same messages, keyed by field; 400, or 409 for a state."""
+    detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+    codes = {error.code for error in (exc.error_list if not hasattr(exc, "error_dict") else [])}
+    if codes & STATE_CONFLICT_CODES:
+        return StateConflict(detail)
+    return exceptions.ValidationError(detail)
+
+
 def _service(call: Callable[..., Any], **kwargs: Any) -> Any:
-    """Run a service; its ValidationError becomes the API's 400 with the same messages, keyed by field."""
+    """Run a service; its ValidationError becomes the API's 400 (409 for a wrong state) with the same messages."""
     try:
         return call(**kwargs)
     except DjangoValidationError as exc:
-        if hasattr(exc, "error_dict"):
-            raise exceptions.ValidationError(exc.message_dict) from None
-        raise exceptions.ValidationError({"non_field_errors": exc.messages}) from None
+        raise service_error(exc) from None
 
 
 def _cycle(week: str) -> ReviewCycle:

@@ -46,7 +46,17 @@ def test_windows_of_another_cluster_are_refused_and_nothing_is_stored(world, pla
     assert not WindowSyncStatus.objects.exists()
 
 
-@pytest.mark.parametrize("bad", [{"state": "great"}, {"nodes_reserved": -1}, {"window": "x"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"state": "great"},
+        {"nodes_reserved": -1},
+        {"window": "x"},
+        {"window": 2**70},  # once a database overflow (500), found by the API fuzzing
+        {"nodes_reserved": 2**40},  # the same
+        {"message": 0},  # not a string (DRF would have stored "0"), found by the API fuzzing
+    ],
+)
 def test_malformed_status_is_400(world, plan, api, bad):
     response = api.post(URL, {"statuses": [{**status(plan.windows.get(request_ref=1)), **bad}]}, format="json")
     assert response.status_code == 400

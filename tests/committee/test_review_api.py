@@ -118,13 +118,23 @@ def test_only_the_chair_closes_intake_and_finalizes(api, world, who):
     assert world.cycle.status == CycleStatus.IN_REVIEW
 
 
+def test_a_wrong_state_is_a_conflict_and_changes_nothing(api, world):
+    """409 when the request is fine but its target is in the wrong state (found by the API fuzzing)."""
+    a = file_request(world)
+    scored = as_user(api, world.reviewer).post(f"{API}/requests/{a.pk}/scores/", {"criterion": "urgency", "value": 5})
+    assert scored.status_code == 409 and "not in review" in scored.json()["non_field_errors"][0]
+    published = as_user(api, world.chair).post(f"{API}/cycles/{world.cycle.week}/publish/", {})
+    assert published.status_code == 409 and "finalize it first" in published.json()["non_field_errors"][0]
+    assert not Score.objects.exists() and world.cycle.status == CycleStatus.OPEN
+
+
 def test_chair_drives_the_cycle_and_wrong_states_are_refused(api, world):
     a = file_request(world)
     as_user(api, world.chair)
     response = api.post(f"{API}/cycles/{world.cycle.week}/close-intake/")
     assert response.status_code == 200 and response.json()["status"] == "in_review"
     again = api.post(f"{API}/cycles/{world.cycle.week}/close-intake/")
-    assert again.status_code == 400 and "in review, not open" in again.json()["non_field_errors"][0]
+    assert again.status_code == 409 and "in review, not open" in again.json()["non_field_errors"][0]
     for member in (world.chair, world.reviewer):
         score(member, a, 7, 6, 5)
     refused = api.post(f"{API}/cycles/{world.cycle.week}/finalize/")
@@ -353,3 +363,25 @@ def test_another_teams_request_cannot_be_changed_submitted_or_withdrawn(api, wor
     as_user(api, world.reviewer)
     assert api.post(f"{API}/requests/{draft.pk}/submit/").status_code == 403
     assert GpuRequest.objects.get(pk=draft.pk).status == "draft"
+
+
+def test_request_list_filters_by_pool_id_and_refuses_a_fraction(api, world):
+    """The pool filter is an id: 1.5 is refused (found by the API fuzzing), an empty value is no filter."""
+    a = file_request(world)
+    as_user(api, world.reviewer)
+    assert [r["id"] for r in api.get(f"{API}/requests/", {"pool": world.a100.pk}).json()["results"]] == [a.pk]
+    assert api.get(f"{API}/requests/", {"pool": world.h100.pk}).json()["results"] == []
+    assert api.get(f"{API}/requests/", {"pool": "1.5"}).status_code == 400
+    assert api.get(f"{API}/requests/", {"pool": ""}).json()["count"] == 1
+
+
+def test_a_body_value_of_another_json_type_is_refused(api, world):
+    """A string field does not take a number, an integer not a string (DRF would convert; the API fuzzing found it)."""
+    a = file_request(world)
+    close(world)
+    as_user(api, world.reviewer)
+    for body in ({"criterion": "urgency", "value": "5"}, {"criterion": "urgency", "value": 5, "note": 7},
+                 {"criterion": "urgency", "value": True}):
+        response = api.post(f"{API}/requests/{a.pk}/scores/", body, format="json")
+        assert response.status_code == 400 and "Incorrect type" in str(response.json())
+    assert not Score.objects.exists()

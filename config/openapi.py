@@ -1,0 +1,106 @@
+"""The OpenAPI schema's view of errors: every operation documents the error answers it can give.
+
+drf-spectacular documents what a view declares (200, 201, 304…). The answers that DRF itself
+gives are the same on every endpoint, so they are added here once instead of on each view:
+
+    400  the input (body or query) is invalid; a field → messages object, or {"detail": ...}
+    401  no credentials, or unknown/revoked ones
+    403  signed in, but this caller may not do this (or a scheduler token on a person's endpoint)
+    404  what the path or query names does not exist for this caller (or a page past the end)
+    409  (writes) valid, but not in the current state of what it acts on (e.g. closing intake twice)
+
+A status a view declares itself (with its own description) wins.
+
+Decimal fields travel as strings; their pattern here says exactly what the field takes (a digit
+is required, a minus sign only where negative values are allowed, and the maximum when it is a
+power of ten, as percentages are), so a client that follows the schema is never refused.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import build_basic_type
+from drf_spectacular.types import OpenApiTypes
+from rest_framework import serializers
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text=_("What went wrong, in words."))
+
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+class DocketAutoSchema(AutoSchema):
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        responses: dict[str, Any] = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        for code, body, description in self._error_answers():
+            if code in responses:
+                continue
+            response = self._get_response_for_code(body, code, direction=direction)
+            response["description"] = str(description)
+            responses[code] = response
+        return responses
+
+    def _error_answers(self) -> list[tuple[str, Any, Any]]:
+        answers: list[tuple[str, Any, Any]] = []
+        if self.method not in SAFE_METHODS or self._has_query_parameters():
+            validation = build_basic_type(OpenApiTypes.OBJECT)
+            validation["description"] = str(_("Each invalid field with its messages, or `detail`."))
+            answers.append(("400", validation, _("Invalid input; nothing was changed.")))
+        if self.get_auth():
+            answers.append(("401", ErrorSerializer, _("No credentials, or unknown or revoked ones.")))
+            answers.append(("403", ErrorSerializer, _("This caller may not do this.")))
+        if self.method not in SAFE_METHODS:
+            conflict = build_basic_type(OpenApiTypes.OBJECT)
+            conflict["description"] = str(_("Messages by field (`non_field_errors` for the whole), or `detail`."))
+            answers.append(("409", conflict, _("Not in the current state of what it acts on.")))
+        if "{" in self.path or self.method == "GET":
+            answers.append(("404", ErrorSerializer, _("Not found, or not this caller's to see.")))
+        return answers
+
+    def _map_serializer_field(self, field: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.DecimalField) and schema.get("type") == "string" and "pattern" in schema:
+            schema["pattern"] = decimal_pattern(field)
+        return schema
+
+    def _get_parameters(self) -> list[dict[str, Any]]:
+        """An optional query parameter sent empty (`?page=`) counts as not sent, as Django's forms read it."""
+        parameters: list[dict[str, Any]] = super()._get_parameters()
+        for parameter in parameters:
+            if parameter.get("in") == "query" and not parameter.get("required"):
+                parameter["allowEmptyValue"] = True
+        return parameters
+
+    def _has_query_parameters(self) -> bool:
+        return any(parameter.get("in") == "query" for parameter in self._get_parameters())
+
+
+def decimal_pattern(field: serializers.DecimalField) -> str:
+    """The strings a DecimalField takes, as a regular expression (ECMA 262, as OpenAPI wants)."""
+    places = field.decimal_places or 0
+    whole = field.max_digits - places if field.max_digits is not None else None
+    fraction = rf"(?:\.\d{{0,{places}}})?" if places else ""
+    maximum = Decimal(field.max_value) if field.max_value is not None else None
+    alternatives = []
+    if maximum is not None and maximum > 0 and _power_of_ten(maximum):
+        # e.g. 100 (a percentage): up to two whole digits with any fraction, or 100 itself.
+        below = rf"\d{{1,{len(str(int(maximum))) - 1}}}{fraction}"
+        alternatives += [below, str(int(maximum)) + fraction.replace(r"\d", "0")]
+    elif whole != 0:
+        alternatives.append((rf"\d{{1,{whole}}}" if whole is not None else r"\d+") + fraction)
+    if places:
+        alternatives.append(rf"\.\d{{1,{places}}}")
+    negative = field.min_value is None or Decimal(field.min_value) < 0
+    return "^" + ("-?" if negative else "") + "(?:" + "|".join(alternatives) + ")$"
+
+
+def _power_of_ten(value: Decimal) -> bool:
+    return value == value.to_integral_value() and str(int(value)).rstrip("0") == "1"
