@@ -235,6 +235,20 @@ TABLE: list[Row] = [
     Row("archive/dashboards/capacity/", "capacity planning", {"GET": EDITORS}),
     Row("archive/dashboards/capacity.csv", "its numbers", {"GET": EDITORS}),
     Row("archive/dashboards/capacity.pdf", "its PDF", {"GET": EDITORS}),
+    # Dashboards: everyone signed in, each team its own numbers; the monthly review and capacity planning
+    # are the committee's.
+    Row("archive/dashboards/", "dashboards", {"GET": SIGNED_IN}),
+    Row("archive/dashboards/<slug:key>.csv", "utilization, a chart for everyone", {"GET": SIGNED_IN},
+        kwargs=lambda e: {"key": "utilization"}),
+    Row("archive/dashboards/<slug:key>.csv", "score distribution: the committee's chart, 404 for the teams",
+        {"GET": "302 404 404 200 200 302 302"}, kwargs=lambda e: {"key": "scores"}),
+    Row("archive/dashboards/monthly/", "the monthly review", {"GET": EDITORS}),
+    Row("archive/dashboards/monthly.csv", "its CSV", {"GET": EDITORS}),
+    Row("archive/dashboards/monthly/<str:month>/review/", "open the month's parameter review",
+        {"POST": "302 403 403 302 302 302 302"}, kwargs=lambda e: {"month": timezone.localdate().strftime("%Y-%m")}),
+    Row("archive/dashboards/capacity/", "capacity planning", {"GET": EDITORS}),
+    Row("archive/dashboards/capacity.csv", "its CSV", {"GET": EDITORS}),
+    Row("archive/dashboards/capacity.pdf", "its PDF", {"GET": EDITORS}),
     # The scheduler API: a token reads and writes its own cluster only.
     Row("api/v1/windows/", "cluster A's windows: scheduler B gets 404", {"GET": SCHEDULERS_ONLY_A},
         query=lambda e: {"cluster": "atlas", "week": e.published.week}),
