@@ -222,19 +222,6 @@ TABLE: list[Row] = [
         body=lambda e: {"base_revision_id": e.charter.latest_revision_id, "summary": "Matrix restore"}),
     Row("archive/<slug:slug>/revisions/<int:number>/pdf/", "anyone signed in asks for a PDF",
         {"POST": ALL_302}, kwargs=page("record", 1)),
-    # Dashboards: anyone signed in (their own teams' numbers); the monthly review and capacity planning: committee.
-    Row("archive/dashboards/", "the dashboards", {"GET": SIGNED_IN}),
-    Row("archive/dashboards/<slug:key>.csv", "granted vs used: each sees their own teams", {"GET": SIGNED_IN},
-        kwargs=lambda e: {"key": "granted-used"}),
-    Row("archive/dashboards/<slug:key>.csv", "the members' scores: the committee's only",
-        {"GET": "302 404 404 200 200 302 302"}, kwargs=lambda e: {"key": "scores"}),
-    Row("archive/dashboards/monthly/", "the monthly review", {"GET": EDITORS}),
-    Row("archive/dashboards/monthly.csv", "its numbers", {"GET": EDITORS}),
-    Row("archive/dashboards/monthly/<str:month>/review/", "a flag opens the parameter review page",
-        {"POST": "302 403 403 302 302 302 302"}, kwargs=lambda e: {"month": "2026-11"}),
-    Row("archive/dashboards/capacity/", "capacity planning", {"GET": EDITORS}),
-    Row("archive/dashboards/capacity.csv", "its numbers", {"GET": EDITORS}),
-    Row("archive/dashboards/capacity.pdf", "its PDF", {"GET": EDITORS}),
     # Dashboards: everyone signed in, each team its own numbers; the monthly review and capacity planning
     # are the committee's.
     Row("archive/dashboards/", "dashboards", {"GET": SIGNED_IN}),
