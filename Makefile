@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n auto --dist loadfile
 
 .PHONY: run test lint install install-dev worker beat clean
 
