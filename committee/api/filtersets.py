@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django import forms
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
 from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
 
+MAX_ID = 2**63 - 1  # ids are 64-bit; a larger number is refused (400) rather than overflow the database (500)
 
-@extend_schema_field(OpenApiTypes.INT)
+
+class IdField(forms.IntegerField):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, min_value=1, max_value=MAX_ID, **kwargs)
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_ID})
 class IdFilter(django_filters.NumberFilter):
-    """An id: a whole number (NumberFilter alone takes 3.5 and documents a number)."""
+    """An id: a whole number in the id range (NumberFilter alone takes 3.5 and documents a number)."""
 
-    field_class = forms.IntegerField
+    field_class = IdField
 
 
 class RequestFilterSet(django_filters.FilterSet):

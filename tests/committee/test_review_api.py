@@ -372,6 +372,7 @@ def test_request_list_filters_by_pool_id_and_refuses_a_fraction(api, world):
     assert [r["id"] for r in api.get(f"{API}/requests/", {"pool": world.a100.pk}).json()["results"]] == [a.pk]
     assert api.get(f"{API}/requests/", {"pool": world.h100.pk}).json()["results"] == []
     assert api.get(f"{API}/requests/", {"pool": "1.5"}).status_code == 400
+    assert api.get(f"{API}/requests/", {"pool": 2**70}).status_code == 400  # once a database overflow (500)
     assert api.get(f"{API}/requests/", {"pool": ""}).json()["count"] == 1
 
 
