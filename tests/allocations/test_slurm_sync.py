@@ -301,6 +301,13 @@ def test_token_is_not_sent_to_a_next_link_on_another_host(docket: FakeDocketWind
     assert len(docket.requests) == 1
 
 
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://docket.example/", "docket.example", "http://"])
+def test_client_opens_only_http_urls(url: str) -> None:
+    """The client's urlopen never sees another scheme (bandit B310, accepted in bandit-accepted.toml)."""
+    with pytest.raises(DocketError, match="is not an http"):
+        DocketClient(url, TOKEN, "atlas")
+
+
 # --- against a real slurmctld ------------------------------------------------------------
 
 
