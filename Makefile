@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?= -n auto --dist loadfile
 
-.PHONY: run test lint install install-dev worker beat clean
+.PHONY: run test lint audit audit-deps install install-dev worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,19 @@ test: install-dev
 
 lint: install-dev
 	$(PY) -m ruff check .
+
+# Security checks (docs/security.md): bandit against bandit-accepted.toml, check --deploy and the headers,
+# then pip-audit on requirements.txt (needs PyPI's advisory data; says so and passes when it cannot reach it).
+PIP_AUDIT_VERSION ?= 2.10.1
+AUDIT_VENV ?= /tmp/docket-pip-audit
+
+audit: install-dev audit-deps
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_security_scans.py tests/test_deploy_checks.py
+
+audit-deps:
+	$(PYTHON) -m venv $(AUDIT_VENV)
+	$(AUDIT_VENV)/bin/pip install --quiet pip-audit==$(PIP_AUDIT_VERSION) || echo "pip-audit could not be installed"
+	$(PYTHON) .ci/audit_dependencies.py $(AUDIT_VENV)/bin/pip-audit
 
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=info
