@@ -141,3 +141,18 @@ def test_session_cookie_is_secure_httponly_and_expires(world: Any, settings: Any
     cookie = response.cookies[settings.SESSION_COOKIE_NAME]
     assert cookie["secure"] and cookie["httponly"] and cookie["samesite"] == "Lax"
     assert int(cookie["max-age"]) == settings.SESSION_COOKIE_AGE
+
+
+def test_writes_without_the_csrf_token_are_refused(world: Any) -> None:
+    """A page or the API used with the session cookie needs the CSRF token; a personal token needs none (no cookie)."""
+    from committee.services import personal_token_create
+
+    browser = Client(enforce_csrf_checks=True)
+    assert browser.post("/accounts/login/", {"username": "member_a", "password": "pw"}).status_code == 403
+    browser.force_login(world.member_a)
+    assert browser.post("/profile/", {"receive": []}).status_code == 403
+    assert browser.post("/requests/new/", {}).status_code == 403
+    assert browser.post("/api/v1/teams/team-a/requests/", {}, content_type="application/json").status_code == 403
+    _row, token = personal_token_create(user=world.member_a, name="script")
+    script = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {token}")
+    assert script.post("/api/v1/teams/team-a/requests/", {}, content_type="application/json").status_code == 400
