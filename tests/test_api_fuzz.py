@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import CHECKS, load_all_checks
 
@@ -32,7 +34,16 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", get_wsgi_application(
 
 @pytest.fixture(scope="module")
 def estate(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from build_estate(django_db_blocker, tmp_path_factory.mktemp("pdf"))
+    # Calls go through Django's real WSGI handler, which closes the database connection after each
+    # request (CONN_MAX_AGE=0); that would end the estate's transaction. Django's test client keeps
+    # the connection the same way.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield from build_estate(django_db_blocker, tmp_path_factory.mktemp("pdf"))
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 # Rules that OpenAPI cannot state (a relation between two fields, or to rows in the database), by

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import django_filters
-from django.core.validators import RegexValidator
+from django.core.validators import RegexValidator, validate_slug
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
@@ -34,8 +34,8 @@ class WindowFilterSet(django_filters.FilterSet):
     ends_after = django_filters.IsoDateTimeFilter(
         method="_snapshot", help_text=_("Without `week`: windows ending after this time (default: now).")
     )
-    pool = django_filters.CharFilter(field_name="pool__slug", help_text=_("Pool slug."))
-    team = django_filters.CharFilter(field_name="team__slug", help_text=_("Team slug."))
+    pool = django_filters.CharFilter(field_name="pool__slug", validators=[validate_slug], help_text=_("Pool slug."))
+    team = django_filters.CharFilter(field_name="team__slug", validators=[validate_slug], help_text=_("Team slug."))
     active_at = django_filters.IsoDateTimeFilter(
         method="_active_at", help_text=_("Windows holding their GPUs at this time: start ≤ t < end.")
     )

@@ -76,8 +76,8 @@ WINDOW_PARAMETERS = [
         {"type": "string", "pattern": r"^\d{4}-W\d{2}$"},
         description="ISO week, e.g. 2026-W49. Without it: the windows not yet ended.",
     ),
-    OpenApiParameter("pool", str, description="Pool slug."),
-    OpenApiParameter("team", str, description="Team slug."),
+    OpenApiParameter("pool", SLUG, description="Pool slug."),
+    OpenApiParameter("team", SLUG, description="Team slug."),
     OpenApiParameter("active_at", OpenApiTypes.DATETIME, description="Windows holding their GPUs at this time."),
     OpenApiParameter(
         "since", {"type": "integer", "minimum": 0},

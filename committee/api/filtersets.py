@@ -9,6 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 
+from allocations.api.filtersets import WEEK_VALIDATOR
 from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
 
 MAX_ID = 2**63 - 1  # ids are 64-bit; a larger number is refused (400) rather than overflow the database (500)
@@ -26,9 +27,22 @@ class IdFilter(django_filters.NumberFilter):
     field_class = IdField
 
 
+@extend_schema_field({"type": "string", "pattern": r"^[-a-zA-Z0-9_]+$"})
+class SlugFilter(django_filters.CharFilter):
+    """A slug; anything else is refused (400) rather than matching nothing."""
+
+    field_class = forms.SlugField
+
+
+@extend_schema_field({"type": "string", "pattern": WEEK_VALIDATOR.regex.pattern})
+class WeekFilter(django_filters.CharFilter):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, validators=[WEEK_VALIDATOR], **kwargs)
+
+
 class RequestFilterSet(django_filters.FilterSet):
-    week = django_filters.CharFilter(field_name="cycle__week", help_text=_("ISO week of the cycle, e.g. 2026-W49."))
-    team = django_filters.CharFilter(field_name="team__slug", help_text=_("Team slug."))
+    week = WeekFilter(field_name="cycle__week", help_text=_("ISO week of the cycle, e.g. 2026-W49."))
+    team = SlugFilter(field_name="team__slug", help_text=_("Team slug."))
     status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
     pool = IdFilter(field_name="pool_id", help_text=_("GPU pool id."))
 
