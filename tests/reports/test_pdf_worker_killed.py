@@ -22,6 +22,7 @@ from committee.models import OutboxMessage
 from config.celery import app
 from reports.models import ExportStatus, Page, PdfExport
 from reports.services.exports import pdf_export_request
+from tests.browser import CHROMIUM
 from tests.conftest import require
 from tests.processes import SECRET_KEY, app_env, celery_worker, database_url, log_tail, redis_server, stop, wait_until
 
@@ -36,6 +37,7 @@ def export_row(pk: int) -> PdfExport:
 
 def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf_root, tmp_path, monkeypatch):
     require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    require(Path(CHROMIUM).exists(), "Chromium, which draws the record's charts: the render that takes a while")
     record = Page.objects.get(source_key=f"cycle:{week.cycle.week}")
     logs = tmp_path / "first-worker.log", tmp_path / "second-worker.log"
     with redis_server(tmp_path / "redis") as redis:
