@@ -183,6 +183,8 @@ SPECTACULAR_SETTINGS = {
 # Celery: without a broker, tasks run eagerly in-process so the app works with nothing else running.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "memory://"  # eager: nothing is sent; names a transport so kombu does not warn
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
