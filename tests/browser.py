@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from tests.conftest import require
 
@@ -42,6 +43,9 @@ def browser_page(live_server: Any, request: pytest.FixtureRequest) -> Iterator[A
                 page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
             context.close()
             browser.close()
+            # While Playwright's loop runs in this thread, Django opens this thread's ORM
+            # connection anew; close it, or it outlives the test database at teardown.
+            connections.close_all()
 
 
 def sign_in(page: Any, username: str, password: str = "pw") -> None:
