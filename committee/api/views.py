@@ -50,9 +50,10 @@ class StateConflict(exceptions.APIException):
 
 
 # A request that is fine in itself but meets its target in the wrong state (closing intake twice,
-# scoring a week that is not in review, publishing a week not finalized) conflicts with that state:
-# 409, so a client can tell it from a request it should correct (400).
-STATE_CONFLICT_CODES = {"wrong_state"}
+# scoring a week that is not in review, editing after intake closed, finalizing with requests still
+# undecided, publishing a week not finalized) conflicts with that state: 409, so a client can tell
+# it from a request it should correct (400).
+STATE_CONFLICT_CODES = {"wrong_state", "undecided"}
 
 
 def service_error(exc: DjangoValidationError) -> exceptions.APIException:

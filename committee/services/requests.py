@@ -67,7 +67,10 @@ def _check_can_edit(*, actor: AbstractBaseUser, team: Team, cycle: ReviewCycle) 
     if not selectors.user_is_team_member(user=actor, team=team):
         raise PermissionDenied(_("Only members of %(team)s can file its requests.") % {"team": team.name})
     if not cycle.intake_open:
-        raise ValidationError(_("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week})
+        raise ValidationError(
+            _("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week},
+            code="wrong_state",
+        )
 
 
 def _full_clean(instance: Any, *, exclude: Sequence[str] = ()) -> None:
@@ -162,7 +165,9 @@ def gpu_request_update(
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
-        raise ValidationError(_("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()})
+        raise ValidationError(
+            _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}, code="wrong_state"
+        )
     _apply_fields(locked, fields)
     _full_clean(locked)
     locked.save()
@@ -183,7 +188,8 @@ def gpu_request_submit(*, actor: AbstractBaseUser, gpu_request: GpuRequest) -> G
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status != RequestStatus.DRAFT:
         raise ValidationError(
-            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()}
+            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()},
+            code="wrong_state",
         )
     locked.status = RequestStatus.SUBMITTED
     locked.submitted_by = actor
@@ -200,7 +206,10 @@ def gpu_request_withdraw(*, actor: AbstractBaseUser, gpu_request: GpuRequest) ->
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
-        raise ValidationError(_("A %(status)s request cannot be withdrawn.") % {"status": locked.get_status_display()})
+        raise ValidationError(
+            _("A %(status)s request cannot be withdrawn.") % {"status": locked.get_status_display()},
+            code="wrong_state",
+        )
     locked.status = RequestStatus.WITHDRAWN
     locked.save(update_fields=["status", "updated_at"])
     request_event_record(request=locked, actor=actor, action="withdrawn")

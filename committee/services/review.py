@@ -71,7 +71,8 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
     if locked.status != RequestStatus.SUBMITTED:
         raise ValidationError(
             _("Only submitted requests are reviewed; this one is %(status)s.")
-            % {"status": locked.get_status_display().lower()}
+            % {"status": locked.get_status_display().lower()},
+            code="wrong_state",
         )
     return locked, cycle
 

@@ -126,6 +126,11 @@ def test_a_wrong_state_is_a_conflict_and_changes_nothing(api, world):
     published = as_user(api, world.chair).post(f"{API}/cycles/{world.cycle.week}/publish/", {})
     assert published.status_code == 409 and "finalize it first" in published.json()["non_field_errors"][0]
     assert not Score.objects.exists() and world.cycle.status == CycleStatus.OPEN
+    close(world)
+    as_user(api, world.lead_a)
+    for action in ("submit", "withdraw"):  # intake has closed: the request is frozen
+        response = api.post(f"{API}/requests/{a.pk}/{action}/")
+        assert response.status_code == 409 and "Intake for" in response.json()["non_field_errors"][0]
 
 
 def test_chair_drives_the_cycle_and_wrong_states_are_refused(api, world):
@@ -138,7 +143,7 @@ def test_chair_drives_the_cycle_and_wrong_states_are_refused(api, world):
     for member in (world.chair, world.reviewer):
         score(member, a, 7, 6, 5)
     refused = api.post(f"{API}/cycles/{world.cycle.week}/finalize/")
-    assert refused.status_code == 400 and "Ranker retrain" in refused.json()["non_field_errors"][0]
+    assert refused.status_code == 409 and "Ranker retrain" in refused.json()["non_field_errors"][0]
     decide(world, a)
     assert api.post(f"{API}/cycles/{world.cycle.week}/finalize/").json()["status"] == "finalized"
 
