@@ -20,7 +20,7 @@ Conventions, the same in every table:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -286,20 +286,27 @@ def _pool_team_filter(*, scope: DashboardScope, filters: DashboardFilter) -> set
     return {filters.team.pk} & scope.team_ids
 
 
-def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week and pool: capacity, GPU-hours used, used as a share of capacity, and the mean GPU utilization."""
+def _usage_per_week_and_pool(
+    *, scope: DashboardScope, filters: DashboardFilter
+) -> Iterator[tuple[str, Any, list[Any]]]:
+    """(week, pool, that pool's usage sums of that week) for every week and chosen pool, in order."""
     used = usage_sums(filters=filters, team_ids=_pool_team_filter(scope=scope, filters=filters))
-    pools = list(filters.pools())
     used_by = _group(used.items(), lambda k: (k[0], k[2]))
-    rows = []
+    pools = list(filters.pools())
     for week in filters.weeks:
         for pool in pools:
-            sums = used_by.get((week, pool.pk), [])
-            hours = _sum(s.used_gpu_hours for s in sums)
-            capacity = pool.gpu_count * week_hours(week)
-            mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
-            reported = hours if sums else None  # None: nothing reported for the week (yet)
-            rows.append((week, pool_label(pool), q(capacity), q(reported), pct(reported, capacity), q(mean)))
+            yield week, pool, used_by.get((week, pool.pk), [])
+
+
+def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
+    """Per week and pool: capacity, GPU-hours used, used as a share of capacity, and the mean GPU utilization."""
+    rows = []
+    for week, pool, sums in _usage_per_week_and_pool(scope=scope, filters=filters):
+        hours = _sum(s.used_gpu_hours for s in sums)
+        capacity = pool.gpu_count * week_hours(week)
+        mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
+        reported = hours if sums else None  # None: nothing reported for the week (yet)
+        rows.append((week, pool_label(pool), q(capacity), q(reported), pct(reported, capacity), q(mean)))
     return Table(
         key="utilization",
         title=_("Utilization per pool"),
@@ -318,22 +325,17 @@ def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> 
 
 def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
     """Per week and pool: the mean queue wait the schedulers reported, weighted by GPU-hours used."""
-    used = usage_sums(filters=filters, team_ids=_pool_team_filter(scope=scope, filters=filters))
-    pools = list(filters.pools())
-    used_by = _group(used.items(), lambda k: (k[0], k[2]))
     rows = []
-    for week in filters.weeks:
-        for pool in pools:
-            sums = used_by.get((week, pool.pk), [])
-            records = sum(s.records for s in sums)
-            hours = _sum(s.used_gpu_hours for s in sums)
-            if hours:
-                mean = _sum(s.wait_weighted for s in sums) / hours
-            elif records:
-                mean = _sum(s.wait_plain for s in sums) / records
-            else:
-                mean = None
-            rows.append((week, pool_label(pool), q(mean), records))
+    for week, pool, sums in _usage_per_week_and_pool(scope=scope, filters=filters):
+        records = sum(s.records for s in sums)
+        hours = _sum(s.used_gpu_hours for s in sums)
+        if hours:
+            mean = _sum(s.wait_weighted for s in sums) / hours
+        elif records:
+            mean = _sum(s.wait_plain for s in sums) / records
+        else:
+            mean = None
+        rows.append((week, pool_label(pool), q(mean), records))
     return Table(
         key="queue-wait",
         title=_("Queue wait per pool (minutes)"),
