@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.db import connections
+from django.utils import timezone
 
 from tests.conftest import require
 
@@ -54,3 +56,42 @@ def sign_in(page: Any, username: str, password: str = "pw") -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_load_state("networkidle")
+
+
+def fill_request_form(
+    page: Any,
+    *,
+    world: Any,
+    title: str,
+    usage: tuple[str, str, str] = ("800", "420", "52"),
+    narrative: str = "A fresher ranker lifts conversion.",
+    alternatives: tuple[tuple[str, str], ...] = (),
+) -> None:
+    """Fill the request form as a team member would: 16 A100 (at least 8) for 48 h, with evidence."""
+    start = world.cycle.starts_at + timedelta(hours=8)
+    page.get_by_label("Title").fill(title)
+    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPUs", exact=True).fill("16")
+    page.get_by_label("Minimum acceptable GPUs").fill("8")
+    page.get_by_label("Duration (hours)").fill("48")
+    page.get_by_label("Earliest start").fill(local_input(start))
+    page.get_by_label("Latest end").fill(local_input(start + timedelta(hours=72)))
+    granted, used, utilization = usage
+    page.get_by_label("GPU-hours granted last week").fill(granted)
+    page.get_by_label("GPU-hours used last week").fill(used)
+    page.get_by_label("Mean utilization %").fill(utilization)
+    page.get_by_label("Kind of impact").select_option("revenue")
+    page.get_by_label("Estimated value").fill("90000")
+    page.get_by_label("Unit").fill("USD/week")
+    page.get_by_label("Confidence").select_option("high")
+    page.get_by_label("Narrative").fill(narrative)
+    for description, gpu_hours in alternatives:
+        page.get_by_role("button", name="Add an alternative").click()
+        row = page.locator(".alternative-row").last
+        row.get_by_label("Description").fill(description)
+        row.get_by_label("GPU-hours it would need").fill(gpu_hours)
+
+
+def local_input(value: datetime) -> str:
+    """A datetime as a datetime-local input takes it, in the committee's zone."""
+    return timezone.localtime(value).strftime("%Y-%m-%dT%H:%M")

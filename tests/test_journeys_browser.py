@@ -18,18 +18,16 @@ import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.db import connection, connections
-from django.utils import timezone
 
 from allocations.services import scheduler_client_create
 from committee.models import GpuRequest, RequestStatus
 from reports.models import Page, PageRevision
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, sign_in
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, fill_request_form, sign_in
 from tests.committee.reviewing import score
 from tests.conftest import require
 from tests.factories import file_request
@@ -110,32 +108,16 @@ def people(server: Server, request: pytest.FixtureRequest) -> Iterator[People]:
             connections.close_all()
 
 
-def _local(value: Any) -> str:
-    return timezone.localtime(value).strftime("%Y-%m-%dT%H:%M")
-
-
 def file_and_submit(page: Any, world: Any) -> GpuRequest:
-    start = world.cycle.starts_at + timedelta(hours=8)
     page.get_by_role("button", name="File a request").click()
-    page.get_by_label("Title").fill(TITLE)
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
-    page.get_by_label("GPUs", exact=True).fill("16")
-    page.get_by_label("Minimum acceptable GPUs").fill("8")
-    page.get_by_label("Duration (hours)").fill("48")
-    page.get_by_label("Earliest start").fill(_local(start))
-    page.get_by_label("Latest end").fill(_local(start + timedelta(hours=72)))
-    page.get_by_label("GPU-hours granted last week").fill("800")
-    page.get_by_label("GPU-hours used last week").fill("760")
-    page.get_by_label("Mean utilization %").fill("91")
-    page.get_by_label("Kind of impact").select_option("revenue")
-    page.get_by_label("Estimated value").fill("90000")
-    page.get_by_label("Unit").fill("USD/week")
-    page.get_by_label("Confidence").select_option("high")
-    page.get_by_label("Narrative").fill("A fresher ranker lifts holiday conversion.")
-    page.get_by_role("button", name="Add an alternative").click()
-    row = page.locator(".alternative-row").last
-    row.get_by_label("Description").fill("Distilled student ranker")
-    row.get_by_label("GPU-hours it would need").fill("300")
+    fill_request_form(
+        page,
+        world=world,
+        title=TITLE,
+        usage=("800", "760", "91"),
+        narrative="A fresher ranker lifts holiday conversion.",
+        alternatives=(("Distilled student ranker", "300"),),
+    )
     page.get_by_role("button", name="Save").click()
     page.get_by_text("Draft saved").wait_for()
     page.get_by_role("button", name="Submit to the committee").click()

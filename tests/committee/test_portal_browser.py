@@ -2,46 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from committee.models import GpuRequest, RequestStatus
-from tests.browser import browser_page, sign_in  # noqa: F401
+from tests.browser import browser_page, fill_request_form, sign_in  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _local(value):
-    return timezone.localtime(value).strftime("%Y-%m-%dT%H:%M")
 
 
 def test_team_member_files_and_submits_a_request_with_two_alternatives(browser_page, world):  # noqa: F811
     page = browser_page
     sign_in(page, "lead_a")
     page.get_by_role("button", name="File a request").click()
-    start = world.cycle.starts_at + timedelta(hours=8)
-    page.get_by_label("Title").fill("Holiday ranker retrain")
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
-    page.get_by_label("GPUs", exact=True).fill("16")
-    page.get_by_label("Minimum acceptable GPUs").fill("8")
-    page.get_by_label("Duration (hours)").fill("48")
-    page.get_by_label("Earliest start").fill(_local(start))
-    page.get_by_label("Latest end").fill(_local(start + timedelta(hours=72)))
-    page.get_by_label("GPU-hours granted last week").fill("800")
-    page.get_by_label("GPU-hours used last week").fill("420")
-    page.get_by_label("Mean utilization %").fill("52")
-    page.get_by_label("Kind of impact").select_option("revenue")
-    page.get_by_label("Estimated value").fill("90000")
-    page.get_by_label("Unit").fill("USD/week")
-    page.get_by_label("Confidence").select_option("high")
-    page.get_by_label("Narrative").fill("A fresher ranker lifts conversion.")
-    for description, hours in (("Distilled student ranker", "300"), ("bf16 mixed precision", "600")):
-        page.get_by_role("button", name="Add an alternative").click()
-        row = page.locator(".alternative-row").last
-        row.get_by_label("Description").fill(description)
-        row.get_by_label("GPU-hours it would need").fill(hours)
+    fill_request_form(
+        page,
+        world=world,
+        title="Holiday ranker retrain",
+        alternatives=(("Distilled student ranker", "300"), ("bf16 mixed precision", "600")),
+    )
     page.locator(".alternative-row").first.get_by_label("Feasible for us").check()
     page.get_by_role("button", name="Save").click()
     page.get_by_text("Draft saved").wait_for()
