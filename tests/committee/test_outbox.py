@@ -27,10 +27,12 @@ def _closed_port() -> int:
 
 
 @pytest.fixture
-def broker_down(settings):
+def broker_down(settings, monkeypatch):
     """A broker URL where nothing listens: Redis is down."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{_closed_port()}/0"
+    # Celery takes the CELERY_BROKER_URL variable (set in CI) over the setting.
+    monkeypatch.setenv("CELERY_BROKER_URL", settings.CELERY_BROKER_URL)
     settings.CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
 
 

@@ -197,7 +197,7 @@ def _finalized_week(world: Any) -> Any:
 
 
 def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_once_it_is_back(
-    start_worker, redis_server, world, client, settings
+    start_worker, redis_server, world, client, settings, monkeypatch
 ):
     week = _finalized_week(world)
     draft = file_request(world, title="Eval sweep", submit=False)
@@ -207,6 +207,7 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     # From here on Docket has a broker, and the broker goes down.
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.CELERY_BROKER_URL = redis_server.url
+    monkeypatch.setenv("CELERY_BROKER_URL", redis_server.url)  # Celery reads the variable before settings
     settings.CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
     redis_server.stop()
 
