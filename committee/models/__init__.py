@@ -1,0 +1,77 @@
+"""People and the weekly process: memberships, seats, review cycles and GPU requests."""
+
+from committee.models.cycles import (
+    Criterion,
+    CycleStatus,
+    ReviewCycle,
+    RubricVersion,
+    rubric_version_current_pk,
+)
+from committee.models.notifications import (
+    Notification,
+    NotificationDigest,
+    NotificationKind,
+    NotificationOptOut,
+)
+from committee.models.outbox import (
+    OutboxMessage,
+)
+from committee.models.people import (
+    CommitteeSeat,
+    CommitteeSeatQuerySet,
+    MembershipRole,
+    SeatRole,
+    TeamMembership,
+)
+from committee.models.requests import (
+    AddHours,
+    Alternative,
+    Confidence,
+    GpuRequest,
+    ImpactForecast,
+    ImpactKind,
+    RequestEvent,
+    RequestStatus,
+    UsageReport,
+)
+from committee.models.review import (
+    Decision,
+    DecisionOutcome,
+    FairShareSnapshot,
+    Score,
+)
+from committee.models.tokens import (
+    PersonalToken,
+)
+
+__all__ = [
+    "AddHours",
+    "Alternative",
+    "CommitteeSeat",
+    "CommitteeSeatQuerySet",
+    "Confidence",
+    "Criterion",
+    "CycleStatus",
+    "Decision",
+    "DecisionOutcome",
+    "FairShareSnapshot",
+    "GpuRequest",
+    "ImpactForecast",
+    "ImpactKind",
+    "MembershipRole",
+    "Notification",
+    "NotificationDigest",
+    "NotificationKind",
+    "NotificationOptOut",
+    "OutboxMessage",
+    "PersonalToken",
+    "RequestEvent",
+    "RequestStatus",
+    "ReviewCycle",
+    "RubricVersion",
+    "Score",
+    "SeatRole",
+    "TeamMembership",
+    "UsageReport",
+    "rubric_version_current_pk",
+]

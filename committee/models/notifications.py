@@ -1,0 +1,103 @@
+"""Notification events, daily digests and opt-outs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class NotificationKind(models.TextChoices):
+    INTAKE_CLOSING = "intake_closing", _("Intake closes soon and my team has not submitted a request")
+    REQUEST_SUBMITTED = "request_submitted", _("A request of my team was submitted")
+    DECISION_PUBLISHED = "decision_published", _("The decisions on my team's requests are published")
+    INTAKE_CLOSED = "intake_closed", _("Intake closed: requests wait for the committee's scores")
+    REVIEW_COMING = "review_coming", _("The weekly review is coming up")
+
+
+class NotificationDigest(models.Model):
+    """The one email a person gets on a day (committee time), listing what happened since the last one."""
+
+    recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField(_("day"))
+    email = models.CharField(_("sent to"), max_length=254)
+    sent_at = models.DateTimeField(_("sent"))
+    notification_count = models.PositiveIntegerField(_("notifications"))
+
+    class Meta:
+        ordering = ["-day", "recipient"]
+        verbose_name = _("notification digest")
+        verbose_name_plural = _("notification digests")
+        constraints = [
+            models.UniqueConstraint(fields=["recipient", "day"], name="digest_one_per_person_per_day"),
+            models.CheckConstraint(condition=Q(notification_count__gt=0), name="digest_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} {self.day}"
+
+
+class Notification(models.Model):
+    """One thing a person is told about, in their next daily digest.
+
+    Recording the same (recipient, kind, key) again writes nothing. The words are made when the
+    digest is written, from `params`, so they follow the reader's language. `skipped` marks a
+    notification of a kind the person had opted out of when their digest was written.
+    """
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications", verbose_name=_("recipient")
+    )
+    kind = models.CharField(_("kind"), max_length=30, choices=NotificationKind.choices)
+    key = models.CharField(_("about"), max_length=200)
+    params = models.JSONField(_("details"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("recorded"), default=timezone.now)
+    digest = models.ForeignKey(
+        NotificationDigest, on_delete=models.PROTECT, null=True, blank=True, related_name="notifications"
+    )
+    skipped = models.BooleanField(_("skipped (opted out)"), default=False)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name = _("notification")
+        verbose_name_plural = _("notifications")
+        constraints = [
+            models.UniqueConstraint(fields=["recipient", "kind", "key"], name="notification_once_per_recipient"),
+            models.CheckConstraint(
+                condition=Q(skipped=False) | Q(digest__isnull=True), name="notification_skipped_not_sent"
+            ),
+        ]
+        indexes = [
+            # The digest job: the notifications waiting for a digest, per person.
+            models.Index(
+                fields=["recipient", "created_at"],
+                condition=Q(digest__isnull=True, skipped=False),
+                name="notification_waiting_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.recipient_id} {self.kind} {self.key}"
+
+
+class NotificationOptOut(models.Model):
+    """A person does not want one kind of notification in their digest."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_opt_outs")
+    kind = models.CharField(_("kind"), max_length=30, choices=NotificationKind.choices)
+    created_at = models.DateTimeField(_("since"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("notification opt-out")
+        verbose_name_plural = _("notification opt-outs")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind"], name="optout_once_per_kind"),
+            models.CheckConstraint(
+                condition=Q(kind__in=[choice.value for choice in NotificationKind]), name="optout_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} without {self.kind}"

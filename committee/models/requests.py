@@ -1,0 +1,266 @@
+"""A team's GPU request and its evidence: usage report, impact forecast, alternatives, history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from allocations.models import GpuPool, Team
+from committee.models.cycles import ReviewCycle
+
+
+class AddHours(models.Func):
+    """`datetime + n hours` in SQL, for the constraint that a request's window holds its duration."""
+
+    output_field = models.DateTimeField()
+    arity = 2
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        # Django stores SQLite datetimes as 'YYYY-MM-DD HH:MM:SS[.ffffff]', which sorts as text.
+        template = "datetime(%(expressions)s || ' hours')"
+        return self.as_sql(compiler, connection, template=template, arg_joiner=", '+' || ", **extra)
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        template = "(%(expressions)s))"
+        return self.as_sql(compiler, connection, template=template, arg_joiner=" + make_interval(hours => ", **extra)
+
+
+class RequestStatus(models.TextChoices):
+    DRAFT = "draft", _("Draft")
+    SUBMITTED = "submitted", _("Submitted")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+    DECIDED = "decided", _("Decided")
+
+
+class GpuRequest(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="gpu_requests", verbose_name=_("team"))
+    cycle = models.ForeignKey(ReviewCycle, on_delete=models.PROTECT, related_name="requests", verbose_name=_("cycle"))
+    pool = models.ForeignKey(GpuPool, on_delete=models.PROTECT, related_name="gpu_requests", verbose_name=_("GPU pool"))
+    title = models.CharField(_("title"), max_length=200)
+    gpu_count = models.PositiveIntegerField(_("GPUs"), validators=[MinValueValidator(1)])
+    min_gpu_count = models.PositiveIntegerField(
+        _("minimum acceptable GPUs"),
+        validators=[MinValueValidator(1)],
+        help_text=_("The fewest GPUs the work can still run on."),
+    )
+    duration_hours = models.PositiveIntegerField(_("duration (hours)"), validators=[MinValueValidator(1)])
+    earliest_start = models.DateTimeField(_("earliest start"))
+    latest_end = models.DateTimeField(_("latest end"))
+    preemptible_ok = models.BooleanField(
+        _("preemptible is fine"), default=False, help_text=_("The job checkpoints and can be preempted.")
+    )
+    baseline_gpu_hours = models.PositiveIntegerField(
+        _("baseline plan (GPU-hours)"),
+        validators=[MinValueValidator(1)],
+        null=True,
+        blank=True,
+        help_text=_("GPU-hours the team's original plan needed, before any efficiency change it adopted."),
+    )
+    deadline = models.DateTimeField(_("deadline"), null=True, blank=True)
+    slip_consequence = models.TextField(_("what slips if the deadline is missed"), blank=True)
+    status = models.CharField(_("status"), max_length=10, choices=RequestStatus.choices, default=RequestStatus.DRAFT)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("created by")
+    )
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("submitted by"),
+    )
+    submitted_at = models.DateTimeField(_("submitted"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["cycle", "team__name", "id"]
+        verbose_name = _("GPU request")
+        verbose_name_plural = _("GPU requests")
+        constraints = [
+            models.CheckConstraint(condition=Q(gpu_count__gt=0), name="request_gpu_count_positive"),
+            models.CheckConstraint(condition=Q(min_gpu_count__gt=0), name="request_min_gpu_count_positive"),
+            models.CheckConstraint(condition=Q(min_gpu_count__lte=F("gpu_count")), name="request_min_not_above_count"),
+            models.CheckConstraint(condition=Q(duration_hours__gt=0), name="request_duration_positive"),
+            models.CheckConstraint(condition=Q(latest_end__gt=F("earliest_start")), name="request_end_after_start"),
+            models.CheckConstraint(
+                condition=Q(latest_end__gte=AddHours(F("earliest_start"), F("duration_hours"))),
+                name="request_window_holds_duration",
+            ),
+            models.CheckConstraint(
+                condition=Q(baseline_gpu_hours__isnull=True) | Q(baseline_gpu_hours__gt=0),
+                name="request_baseline_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[RequestStatus.DRAFT, RequestStatus.WITHDRAWN])
+                | Q(submitted_at__isnull=False),
+                name="request_submitted_has_time",
+            ),
+            models.UniqueConstraint(
+                fields=["team", "pool", "cycle"],
+                condition=~Q(status=RequestStatus.WITHDRAWN),
+                name="request_one_active_per_team_pool_cycle",
+                violation_error_message=_("Your team already has an active request for this pool in this cycle."),
+            ),
+        ]
+        indexes = [
+            # The team portal: a team's requests, newest cycle first.
+            models.Index(fields=["team", "cycle"], name="request_team_cycle_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} · {self.title} ({self.cycle})"
+
+    @property
+    def requested_gpu_hours(self) -> int:
+        return self.gpu_count * self.duration_hours
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        errors: dict[str, list[str]] = {}
+        if self.gpu_count and self.min_gpu_count and self.min_gpu_count > self.gpu_count:
+            errors.setdefault("min_gpu_count", []).append(
+                str(_("The minimum cannot be more than the GPUs requested."))
+            )
+        if self.pool_id and self.gpu_count and self.gpu_count > self.pool.gpu_count:
+            errors.setdefault("gpu_count", []).append(
+                str(
+                    _("The pool %(pool)s has only %(count)d GPUs.")
+                    % {"pool": self.pool.slug, "count": self.pool.gpu_count}
+                )
+            )
+        if self.earliest_start and self.latest_end:
+            if self.latest_end <= self.earliest_start:
+                errors.setdefault("latest_end", []).append(str(_("The latest end must be after the earliest start.")))
+            elif self.duration_hours:
+                span_hours = (self.latest_end - self.earliest_start).total_seconds() / 3600
+                if span_hours < self.duration_hours:
+                    errors.setdefault("duration_hours", []).append(
+                        str(
+                            _("From earliest start to latest end there are %(span)g hours, fewer than %(hours)d.")
+                            % {"span": round(span_hours, 1), "hours": self.duration_hours}
+                        )
+                    )
+        if errors:
+            raise ValidationError(errors)
+
+
+class UsageReport(models.Model):
+    """The team's own account of last week's GPU use, filed with the request."""
+
+    request = models.OneToOneField(GpuRequest, on_delete=models.CASCADE, related_name="usage_report")
+    gpu_hours_granted = models.DecimalField(
+        _("GPU-hours granted last week"), max_digits=10, decimal_places=1, validators=[MinValueValidator(0)]
+    )
+    gpu_hours_used = models.DecimalField(
+        _("GPU-hours used last week"), max_digits=10, decimal_places=1, validators=[MinValueValidator(0)]
+    )
+    mean_utilization_pct = models.DecimalField(
+        _("mean utilization %"),
+        max_digits=5,
+        decimal_places=1,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    notes = models.TextField(_("notes"), blank=True)
+
+    class Meta:
+        verbose_name = _("usage report")
+        constraints = [
+            models.CheckConstraint(condition=Q(gpu_hours_granted__gte=0), name="usage_granted_not_negative"),
+            models.CheckConstraint(condition=Q(gpu_hours_used__gte=0), name="usage_used_not_negative"),
+            models.CheckConstraint(
+                condition=Q(mean_utilization_pct__gte=0) & Q(mean_utilization_pct__lte=100),
+                name="usage_utilization_0_100",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"usage for {self.request_id}"
+
+
+class ImpactKind(models.TextChoices):
+    REVENUE = "revenue", _("Revenue")
+    RETENTION = "retention", _("Retention")
+    RISK_REDUCTION = "risk_reduction", _("Risk reduction")
+    OTHER = "other", _("Other")
+
+
+class Confidence(models.TextChoices):
+    LOW = "low", _("Low")
+    MEDIUM = "medium", _("Medium")
+    HIGH = "high", _("High")
+
+
+class ImpactForecast(models.Model):
+    request = models.OneToOneField(GpuRequest, on_delete=models.CASCADE, related_name="impact_forecast")
+    kind = models.CharField(_("kind of impact"), max_length=20, choices=ImpactKind.choices)
+    estimated_value = models.DecimalField(
+        _("estimated value"), max_digits=14, decimal_places=2, validators=[MinValueValidator(0)]
+    )
+    value_unit = models.CharField(_("unit"), max_length=40, help_text=_("e.g. USD/week, % churn, incidents avoided"))
+    confidence = models.CharField(_("confidence"), max_length=10, choices=Confidence.choices)
+    narrative = models.TextField(_("narrative"))
+
+    class Meta:
+        verbose_name = _("impact forecast")
+        constraints = [
+            models.CheckConstraint(condition=Q(estimated_value__gte=0), name="forecast_value_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.estimated_value} {self.value_unit}"
+
+
+class Alternative(models.Model):
+    """A cheaper way to do the work (distilled model, mixed precision, smaller batch…)."""
+
+    request = models.ForeignKey(GpuRequest, on_delete=models.CASCADE, related_name="alternatives")
+    description = models.CharField(_("description"), max_length=300)
+    gpu_hours = models.PositiveIntegerField(_("GPU-hours it would need"), validators=[MinValueValidator(1)])
+    quality_change = models.CharField(_("expected quality change"), max_length=100, blank=True)
+    cost_estimate = models.DecimalField(
+        _("cost estimate"), max_digits=12, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    feasible = models.BooleanField(_("feasible for us"), default=False)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = _("alternative")
+        verbose_name_plural = _("alternatives")
+        constraints = [
+            models.CheckConstraint(condition=Q(gpu_hours__gt=0), name="alternative_gpu_hours_positive"),
+            models.CheckConstraint(
+                condition=Q(cost_estimate__isnull=True) | Q(cost_estimate__gte=0), name="alternative_cost_not_negative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class RequestEvent(models.Model):
+    """Append-only history of a request. Names are copied so the row reads the same after a user is gone."""
+
+    request = models.ForeignKey(GpuRequest, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(default=timezone.now)
+    actor_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=30)
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [
+            # The request page's history list.
+            models.Index(fields=["request", "at"], name="requestevent_request_at_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.action}"

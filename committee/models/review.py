@@ -1,0 +1,159 @@
+"""The committee's work on a request: scores, decisions, the fair-share figures frozen at intake close."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from allocations.models import Team
+from committee import scoring
+from committee.models.cycles import Criterion, ReviewCycle
+from committee.models.requests import GpuRequest
+
+
+class Score(models.Model):
+    """One member's score of one request on one member-scored criterion; revised in place until finalized."""
+
+    request = models.ForeignKey(GpuRequest, on_delete=models.CASCADE, related_name="scores")
+    member = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="scores")
+    member_name = models.CharField(_("member"), max_length=150)
+    criterion = models.CharField(_("criterion"), max_length=20, choices=Criterion.choices)
+    value = models.PositiveSmallIntegerField(
+        _("score"), validators=[MinValueValidator(scoring.SCORE_MIN), MaxValueValidator(scoring.SCORE_MAX)]
+    )
+    note = models.TextField(_("note"), blank=True)
+    created_at = models.DateTimeField(_("scored"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("revised"), auto_now=True)
+
+    class Meta:
+        ordering = ["request", "criterion", "member_name"]
+        verbose_name = _("score")
+        verbose_name_plural = _("scores")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["member", "request", "criterion"], name="score_one_per_member_request_criterion"
+            ),
+            models.CheckConstraint(
+                condition=Q(value__gte=scoring.SCORE_MIN) & Q(value__lte=scoring.SCORE_MAX), name="score_value_0_10"
+            ),
+            models.CheckConstraint(
+                condition=Q(criterion__in=scoring.MEMBER_SCORED), name="score_criterion_member_scored"
+            ),
+        ]
+        # The review page reads a cycle's scores by request id: the foreign key's index serves it.
+
+    def __str__(self) -> str:
+        return f"{self.member_name}: {self.criterion} {self.value}"
+
+
+class DecisionOutcome(models.TextChoices):
+    GRANT = "grant", _("Grant")
+    PARTIAL = "partial", _("Partial grant")
+    DEFER = "defer", _("Defer")
+    REJECT = "reject", _("Reject")
+
+
+class Decision(models.Model):
+    """The committee's decision on one request, with its rationale.
+
+    Names, title and week are copied so the record reads the same after a user or request is gone.
+    `priority_rank` and `weighted_total` are frozen when the cycle is finalized: the order in which
+    the allocation engine places granted requests.
+    """
+
+    request = models.OneToOneField(GpuRequest, on_delete=models.PROTECT, related_name="decision")
+    cycle = models.ForeignKey(ReviewCycle, on_delete=models.PROTECT, related_name="decisions")
+    outcome = models.CharField(_("decision"), max_length=10, choices=DecisionOutcome.choices)
+    requested_gpu_count = models.PositiveIntegerField(_("GPUs requested"))
+    granted_gpu_count = models.PositiveIntegerField(_("GPUs granted"), null=True, blank=True)
+    rationale = models.TextField(_("rationale"))
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_by_name = models.CharField(_("decided by"), max_length=150)
+    decided_at = models.DateTimeField(_("decided"), default=timezone.now)
+    team_name = models.CharField(_("team"), max_length=100)
+    request_title = models.CharField(_("request"), max_length=200)
+    cycle_week = models.CharField(_("ISO week"), max_length=8)
+    weighted_total = models.DecimalField(_("weighted total"), max_digits=5, decimal_places=2, null=True, blank=True)
+    priority_rank = models.PositiveIntegerField(_("rank"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["cycle", "priority_rank", "id"]
+        verbose_name = _("decision")
+        verbose_name_plural = _("decisions")
+        constraints = [
+            models.CheckConstraint(condition=~Q(rationale=""), name="decision_rationale_required"),
+            models.CheckConstraint(
+                condition=(
+                    Q(outcome=DecisionOutcome.GRANT, granted_gpu_count=F("requested_gpu_count"))
+                    | Q(
+                        outcome=DecisionOutcome.PARTIAL,
+                        granted_gpu_count__gt=0,
+                        granted_gpu_count__lt=F("requested_gpu_count"),
+                    )
+                    | Q(outcome__in=[DecisionOutcome.DEFER, DecisionOutcome.REJECT], granted_gpu_count__isnull=True)
+                ),
+                name="decision_granted_gpus_match_outcome",
+            ),
+            models.CheckConstraint(
+                condition=Q(weighted_total__isnull=True) | Q(weighted_total__gte=0, weighted_total__lte=100),
+                name="decision_total_0_100",
+            ),
+            models.UniqueConstraint(fields=["cycle", "priority_rank"], name="decision_unique_rank_per_cycle"),
+        ]
+        indexes = [
+            # Publishing and the archive: a cycle's decisions in priority order.
+            models.Index(fields=["cycle", "outcome", "priority_rank"], name="decision_cycle_outcome_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.request_title}: {self.get_outcome_display()}"
+
+
+class FairShareSnapshot(models.Model):
+    """A team's decayed GPU use and weight when the cycle's intake closed.
+
+    The review ranks with these, so usage reported during the meeting does not move the ranking
+    under the committee's feet, and a finalized week's fairness scores can be recomputed exactly.
+    """
+
+    cycle = models.ForeignKey(ReviewCycle, on_delete=models.CASCADE, related_name="fair_shares")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="+")
+    team_name = models.CharField(_("team"), max_length=100)
+    weight = models.PositiveIntegerField(_("fair-share weight"))
+    total_weight = models.PositiveIntegerField(_("sum of weights"))
+    decayed_gpu_hours = models.DecimalField(_("decayed GPU-hours used"), max_digits=14, decimal_places=2)
+    total_decayed_gpu_hours = models.DecimalField(_("all teams' decayed GPU-hours"), max_digits=14, decimal_places=2)
+    as_of = models.DateTimeField(_("usage up to"))
+
+    class Meta:
+        ordering = ["cycle", "team_name"]
+        verbose_name = _("fair-share snapshot")
+        verbose_name_plural = _("fair-share snapshots")
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "team"], name="fairshare_unique_cycle_team"),
+            models.CheckConstraint(
+                condition=Q(weight__gt=0) & Q(total_weight__gte=F("weight")), name="fairshare_weight_within_total"
+            ),
+            models.CheckConstraint(
+                condition=Q(decayed_gpu_hours__gte=0) & Q(total_decayed_gpu_hours__gte=F("decayed_gpu_hours")),
+                name="fairshare_usage_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team_name} in {self.cycle}"
+
+    def share(self) -> scoring.FairShare:
+        return scoring.FairShare(
+            team_id=self.team_id,
+            decayed_gpu_hours=float(self.decayed_gpu_hours),
+            total_decayed_gpu_hours=float(self.total_decayed_gpu_hours),
+            weight=self.weight,
+            total_weight=self.total_weight,
+        )
