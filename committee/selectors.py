@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -33,28 +33,28 @@ from committee.models import (
     rubric_version_current_pk,
 )
 
-User = AbstractBaseUser | AnonymousUser
+Viewer = User | AnonymousUser
 
 
-def user_is_committee(*, user: User) -> bool:
+def user_is_committee(*, user: Viewer) -> bool:
     if not user.is_authenticated:
         return False
     return CommitteeSeat.objects.active().filter(user=user).exists()
 
 
-def user_is_chair(*, user: User) -> bool:
+def user_is_chair(*, user: Viewer) -> bool:
     if not user.is_authenticated:
         return False
     return CommitteeSeat.objects.active().filter(user=user, role=SeatRole.CHAIR).exists()
 
 
-def team_list_for_user(*, user: User) -> QuerySet[Team]:
+def team_list_for_user(*, user: Viewer) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()
     return Team.objects.filter(memberships__user=user).order_by("name")
 
 
-def user_is_team_member(*, user: User, team: Team) -> bool:
+def user_is_team_member(*, user: Viewer, team: Team) -> bool:
     return user.is_authenticated and TeamMembership.objects.filter(user=user, team=team).exists()
 
 
@@ -73,7 +73,7 @@ def _request_queryset() -> QuerySet[GpuRequest]:
     ).prefetch_related(Prefetch("alternatives"))
 
 
-def request_list_for_viewer(*, viewer: User) -> QuerySet[GpuRequest]:
+def request_list_for_viewer(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """Requests a person may read: their teams' requests, or all of them for the committee."""
     queryset = _request_queryset().order_by("-cycle__starts_at", "team__name", "id")
     if user_is_committee(user=viewer):
@@ -81,7 +81,7 @@ def request_list_for_viewer(*, viewer: User) -> QuerySet[GpuRequest]:
     return queryset.filter(team__memberships__user=viewer)
 
 
-def request_get_for_viewer(*, viewer: User, pk: int) -> GpuRequest:
+def request_get_for_viewer(*, viewer: Viewer, pk: int) -> GpuRequest:
     """One request, or Http404 if it does not exist or is not the viewer's to read."""
     try:
         return request_list_for_viewer(viewer=viewer).prefetch_related("events").get(pk=pk)
@@ -89,7 +89,7 @@ def request_get_for_viewer(*, viewer: User, pk: int) -> GpuRequest:
         raise Http404("No such request") from None
 
 
-def request_list_for_team_member(*, viewer: User) -> QuerySet[GpuRequest]:
+def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """The team portal: only the viewer's own teams, even for committee members."""
     return _request_queryset().filter(team__memberships__user=viewer).order_by("-cycle__starts_at", "team__name", "id")
 
@@ -260,9 +260,11 @@ class PoolLoad:
 
     @property
     def demand_pct(self) -> int:
+        """Requested over capacity in whole percent, rounded up: 100.2% reads 101%, never an
+        over-subscribed "100%"."""
         if not self.capacity_gpu_hours:
             return 0
-        return round(100 * self.requested_gpu_hours / self.capacity_gpu_hours)
+        return -(-100 * self.requested_gpu_hours // self.capacity_gpu_hours)
 
 
 @dataclass
@@ -381,7 +383,7 @@ def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
     return loads
 
 
-def cycle_review(*, cycle: ReviewCycle, viewer: User) -> CycleReview:
+def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
     """Everything the weekly review page shows, for one committee member. Constant number of queries.
 
     The caller checks that the viewer has a committee seat; rows of the viewer's own teams are
@@ -459,7 +461,7 @@ def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
     )
 
 
-def decision_visible_to(*, viewer: User, gpu_request: GpuRequest) -> bool:
+def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:
     """The committee sees decisions as they are entered; the team once the cycle is finalized."""
     if user_is_committee(user=viewer):
         return True
@@ -470,14 +472,14 @@ def decision_visible_to(*, viewer: User, gpu_request: GpuRequest) -> bool:
 # Notifications
 
 
-def digest_list_for_user(*, user: User, limit: int = 7) -> list[NotificationDigest]:
+def digest_list_for_user(*, user: Viewer, limit: int = 7) -> list[NotificationDigest]:
     """The person's latest digests, newest first."""
     if not user.is_authenticated:
         return []
     return list(NotificationDigest.objects.filter(recipient=user).order_by("-day")[:limit])
 
 
-def notification_waiting_count(*, user: User) -> int:
+def notification_waiting_count(*, user: Viewer) -> int:
     """How many of the person's notifications wait for their next digest."""
     if not user.is_authenticated:
         return 0

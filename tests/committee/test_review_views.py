@@ -23,6 +23,7 @@ from committee.models import (
     RubricVersion,
     Score,
 )
+from committee.selectors import PoolLoad
 from tests.committee.reviewing import bulk_requests, bulk_teams, close, decide, score, two_requests_in_review
 from tests.factories import file_request
 
@@ -399,3 +400,13 @@ def test_review_page_runs_the_same_queries_for_10_and_200_requests(client, world
         response = client.get(url(world, "review-cycle"))
     assert response.content.decode().count('class="review-request"') == 200
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
+
+
+@pytest.mark.parametrize(
+    ("requested", "capacity", "shown", "over"),
+    [(9696, 9676, 101, True), (9676, 9676, 100, False), (3840, 4838, 80, False), (10, 0, 0, True)],
+)
+def test_demand_percent_never_shows_an_oversubscribed_pool_as_100(requested, capacity, shown, over):
+    load = PoolLoad(pool=None, requested_gpu_hours=requested, granted_gpu_hours=0,  # type: ignore[arg-type]
+                    standard_gpu_hours=capacity, burst_gpu_hours=0)
+    assert (load.demand_pct, load.oversubscribed) == (shown, over)
