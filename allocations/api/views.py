@@ -175,15 +175,27 @@ class KueueExportView(SchedulerAPIView):
 
     @extend_schema(
         operation_id="windows_kueue",
-        parameters=[KueueQuerySerializer],
-        responses={(200, "application/yaml"): OpenApiTypes.STR},
+        parameters=[
+            KueueQuerySerializer,
+            OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, description="An earlier answer's ETag."),
+        ],
+        responses={
+            (200, "application/yaml"): OpenApiTypes.STR,
+            304: OpenApiResponse(description="The same objects as that ETag's answer."),
+        },
     )
     def get(self, request: Request) -> HttpResponse:
         query = KueueQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         cluster = self.cluster_for(request, query.validated_data["cluster"])
         at = query.validated_data.get("at") or timezone.now()
-        return HttpResponse(kueue_yaml(cluster=cluster, at=at), content_type="application/yaml; charset=utf-8")
+        body = kueue_yaml(cluster=cluster, at=at)
+        # The YAML is small; its own hash is the ETag, so `kubectl apply` runs only when quotas change.
+        etag = '"kueue-' + hashlib.sha256(body.encode()).hexdigest()[:40] + '"'
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+        if _etag_matches(request, etag):
+            return HttpResponse(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+        return HttpResponse(body, content_type="application/yaml; charset=utf-8", headers=headers)
 
 
 class SyncStatusView(SchedulerAPIView):

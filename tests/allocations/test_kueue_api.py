@@ -58,3 +58,19 @@ def call_command_output(*args, **kwargs) -> str:
     out = StringIO()
     call_command(*args, stdout=out, **kwargs)
     return out.getvalue()
+
+
+def test_etag_answers_304_until_the_quotas_change(world):
+    week = this_week()
+    start = week_start(week)
+    publish([W(world.h100, world.team_a, 16, 0, 48, ref=1)], week=week)
+    api = APIClient()
+    api.credentials(**bearer(token_for(world.orion)))
+    at = (start + timedelta(hours=12)).isoformat()
+    first = api.get(URL, {"cluster": "orion", "at": at})
+    etag = first["ETag"]
+    again = api.get(URL, {"cluster": "orion", "at": at}, HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again.content == b"" and again["ETag"] == etag
+    later = api.get(URL, {"cluster": "orion", "at": (start + timedelta(hours=60)).isoformat()},
+                    HTTP_IF_NONE_MATCH=etag)  # the window has ended: team A's quota drops to 0
+    assert later.status_code == 200 and later["ETag"] != etag
