@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from allocations import selectors
+from config.http import AuthenticatedHttpRequest
 
 
 @login_required
-def window_list(request: HttpRequest) -> HttpResponse:
+def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A week's plan (the current version unless ?version= names another) with each window's sync status."""
     week = request.GET.get("week") or selectors.plan_week_current()
     version_param = request.GET.get("version")

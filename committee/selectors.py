@@ -75,6 +75,8 @@ def _request_queryset() -> QuerySet[GpuRequest]:
 
 def request_list_for_viewer(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """Requests a person may read: their teams' requests, or all of them for the committee."""
+    if not viewer.is_authenticated:
+        return GpuRequest.objects.none()
     queryset = _request_queryset().order_by("-cycle__starts_at", "team__name", "id")
     if user_is_committee(user=viewer):
         return queryset
@@ -91,6 +93,8 @@ def request_get_for_viewer(*, viewer: Viewer, pk: int) -> GpuRequest:
 
 def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """The team portal: only the viewer's own teams, even for committee members."""
+    if not viewer.is_authenticated:
+        return GpuRequest.objects.none()
     return _request_queryset().filter(team__memberships__user=viewer).order_by("-cycle__starts_at", "team__name", "id")
 
 
@@ -402,9 +406,11 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
     weights = cycle.rubric.weights()
     guidance = cycle.rubric.guidance()
     threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
+    # An anonymous viewer (the archive's record of a week) is in no team: no row is a conflict.
+    viewer_teams = teams_of.get(viewer.pk, set()) if viewer.is_authenticated else set()
     for row in rows:
         r = row.request
-        row.conflict = r.team_id in teams_of.get(viewer.pk, set())
+        row.conflict = r.team_id in viewer_teams
         mine = {s.criterion: s for s in r.scores.all() if s.member_id == viewer.pk}
         row.inputs = [
             ScoreInput(

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.http import AuthenticatedHttpRequest
 from reports import selectors, services
 from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
 from reports.markdown import render as render_markdown
@@ -45,7 +46,7 @@ def _form_errors_from(exc: ValidationError, form: Any) -> None:
 
 @login_required
 @require_GET
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: AuthenticatedHttpRequest) -> HttpResponse:
     pages = list(selectors.page_list(viewer=request.user))
     groups = [(label, [p for p in pages if p.kind == kind]) for kind, label in PageKind.choices]
     return _render(
@@ -61,7 +62,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def search(request: HttpRequest) -> HttpResponse:
+def search(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
     hits = selectors.page_search(viewer=request.user, query=query)
@@ -70,13 +71,13 @@ def search(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def chain(request: HttpRequest) -> HttpResponse:
+def chain(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _render(request, "reports/chain.html", {})
 
 
 @login_required
 @require_GET
-def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
     revision = page.latest_revision
     return _render(
@@ -96,7 +97,7 @@ def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def revision_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+def revision_detail(request: AuthenticatedHttpRequest, slug: str, number: int) -> HttpResponse:
     """The permalink of one revision: its content as it was saved, forever."""
     page = selectors.page_get(viewer=request.user, slug=slug)
     revision = selectors.revision_get(page=page, number=number)
@@ -117,7 +118,7 @@ def revision_detail(request: HttpRequest, slug: str, number: int) -> HttpRespons
 
 @login_required
 @require_GET
-def history(request: HttpRequest, slug: str) -> HttpResponse:
+def history(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
     revisions = list(selectors.revision_list(page=page))
     return _render(request, "reports/history.html", {"page": page, "revisions": revisions})
@@ -125,7 +126,7 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def compare(request: HttpRequest, slug: str) -> HttpResponse:
+def compare(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Any two revisions side by side: ?old=<number>&new=<number> (either order)."""
     page = selectors.page_get(viewer=request.user, slug=slug)
     form = CompareForm(request.GET)
@@ -161,7 +162,7 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def page_edit(request: HttpRequest, slug: str) -> HttpResponse:
+def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
     _require_editor(request)
     latest = page.latest_revision
@@ -197,7 +198,7 @@ def page_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def page_create(request: HttpRequest) -> HttpResponse:
+def page_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_editor(request)
     form = PageCreateForm(request.POST or None, initial={"summary": _("First version")})
     if request.method == "POST" and form.is_valid():
@@ -220,7 +221,7 @@ def page_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def revision_restore(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+def revision_restore(request: AuthenticatedHttpRequest, slug: str, number: int) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
     _require_editor(request)
     revision = selectors.revision_get(page=page, number=number)
@@ -254,7 +255,7 @@ def revision_restore(request: HttpRequest, slug: str, number: int) -> HttpRespon
 
 @login_required
 @require_POST
-def revision_pdf(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+def revision_pdf(request: AuthenticatedHttpRequest, slug: str, number: int) -> HttpResponse:
     """Ask for the PDF of a revision; the work happens in a Celery task, this page follows its progress."""
     page = selectors.page_get(viewer=request.user, slug=slug)
     revision = selectors.revision_get(page=page, number=number)
@@ -264,14 +265,14 @@ def revision_pdf(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def export_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     export = selectors.export_get(viewer=request.user, pk=pk)
     return _render(request, "reports/export_detail.html", {"export": export, "page": export.revision.page})
 
 
 @login_required
 @require_GET
-def export_progress(request: HttpRequest, pk: int) -> HttpResponse:
+def export_progress(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The progress fragment htmx polls every second until the file is ready or the task failed."""
     export = selectors.export_get(viewer=request.user, pk=pk)
     # The fragment replaces the polling element; once done or failed it has no trigger, so polling stops.
@@ -280,7 +281,7 @@ def export_progress(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def export_download(request: HttpRequest, pk: int) -> FileResponse:
+def export_download(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     export = selectors.export_get(viewer=request.user, pk=pk)
     path = services.pdf_export_path(export=export)
     if export.status != ExportStatus.DONE or path is None or not path.is_file():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -24,7 +24,7 @@ LAST_USED_PRECISION = timedelta(minutes=1)
 class PersonalTokenAuthentication(BaseAuthentication):
     """A person's token for scripts (`manage.py personal_token`). Other Authorization schemes pass through."""
 
-    def authenticate(self, request: Request) -> tuple[AbstractBaseUser, PersonalToken] | None:
+    def authenticate(self, request: Request) -> tuple[User, PersonalToken] | None:
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() != KEYWORD:
             return None

@@ -17,6 +17,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, PlanExplanation
 from committee import selectors, services
 from committee.api.views import service_error
+from config.http import AuthenticatedRequest
 from config.serializers import StrictJSONMixin
 
 
@@ -73,7 +74,7 @@ class CyclePublishView(APIView):
             409: OpenApiResponse(description="The week is not finalized (nor published)."),
         },
     )
-    def post(self, request: Request, week: str) -> Response:
+    def post(self, request: AuthenticatedRequest, week: str) -> Response:
         data = PublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         cycle = selectors.cycle_get(week=week)

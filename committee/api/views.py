@@ -41,6 +41,7 @@ from committee.api.serializers import (
     WhatIfSerializer,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
+from config.http import AuthenticatedRequest
 
 
 class StateConflict(exceptions.APIException):
@@ -110,7 +111,7 @@ class CycleTransitionView(APIView):
     permission_classes = [IsAuthenticated, IsChair]
     service: Callable[..., ReviewCycle]
 
-    def post(self, request: Request, week: str) -> Response:
+    def post(self, request: AuthenticatedRequest, week: str) -> Response:
         cycle = _service(type(self).service, cycle=_cycle(week), actor=request.user)
         return Response(CycleSerializer(selectors.cycle_get(week=cycle.week)).data)
 
@@ -122,7 +123,7 @@ class CycleCloseIntakeView(CycleTransitionView):
     service = services.cycle_close_intake
 
     @extend_schema(operation_id="cycles_close_intake")
-    def post(self, request: Request, week: str) -> Response:
+    def post(self, request: AuthenticatedRequest, week: str) -> Response:
         return super().post(request, week)
 
 
@@ -133,7 +134,7 @@ class CycleFinalizeView(CycleTransitionView):
     service = services.cycle_finalize
 
     @extend_schema(operation_id="cycles_finalize")
-    def post(self, request: Request, week: str) -> Response:
+    def post(self, request: AuthenticatedRequest, week: str) -> Response:
         return super().post(request, week)
 
 
@@ -198,7 +199,7 @@ class TeamRequestCreateView(APIView):
     @extend_schema(
         request=RequestInputSerializer, responses={201: RequestSerializer}, operation_id="teams_requests_create"
     )
-    def post(self, request: Request, team: str) -> Response:
+    def post(self, request: AuthenticatedRequest, team: str) -> Response:
         team_obj = get_object_or_404(Team, slug=team)
         cycle = selectors.cycle_open_for_intake()
         if cycle is None:
@@ -221,7 +222,7 @@ class RequestDetailView(APIView):
         return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
 
     @extend_schema(request=RequestInputSerializer, responses=RequestSerializer, operation_id="requests_update")
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         gpu_request = _readable_request(request, pk)
         body = RequestInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -232,7 +233,7 @@ class RequestDetailView(APIView):
 class RequestTransitionView(APIView):
     service: Callable[..., GpuRequest]
 
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         gpu_request = _readable_request(request, pk)
         _service(type(self).service, actor=request.user, gpu_request=gpu_request)
         return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
@@ -245,7 +246,7 @@ class RequestSubmitView(RequestTransitionView):
     service = services.gpu_request_submit
 
     @extend_schema(operation_id="requests_submit")
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         return super().post(request, pk)
 
 
@@ -256,7 +257,7 @@ class RequestWithdrawView(RequestTransitionView):
     service = services.gpu_request_withdraw
 
     @extend_schema(operation_id="requests_withdraw")
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         return super().post(request, pk)
 
 
@@ -280,7 +281,7 @@ class RequestScoresView(APIView):
         return Response(ScoreSerializer(scores, many=True).data)
 
     @extend_schema(request=ScoreInputSerializer, responses=ScoreSerializer, operation_id="requests_scores_record")
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         """Record or revise the caller's score on one criterion. Refused for a request of the caller's own team."""
         gpu_request = self._request(request, pk)
         body = ScoreInputSerializer(data=request.data)
@@ -304,7 +305,7 @@ class RequestDecisionView(APIView):
     @extend_schema(
         request=DecisionInputSerializer, responses=DecisionSerializer, operation_id="requests_decision_record"
     )
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         """Record or revise the decision (committee, not on the caller's own team's request)."""
         if not selectors.user_is_committee(user=request.user):
             raise exceptions.PermissionDenied(IsCommitteeMember.message)
@@ -348,7 +349,7 @@ class RubricVersionsView(APIView):
         responses={201: RubricVersionSerializer},
         operation_id="rubric_versions_create",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         """Save a new version with a reason; it applies from the next cycle to open."""
         body = RubricChangeInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
@@ -52,11 +52,11 @@ TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTE
 COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
 
 
-def _person(user: AbstractBaseUser | None) -> str:
+def _person(user: User | None) -> str:
     # committee.services.requests.actor_name, which cannot be imported here: requests imports this module.
     if user is None:
         return ""
-    return user.get_full_name() or user.get_username()  # type: ignore[attr-defined]
+    return user.get_full_name() or user.get_username()
 
 
 # --- recording ---------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ def _link(path: str | None) -> str:
     return f"{settings.SITE_URL.rstrip('/')}{path}" if path else ""
 
 
-def digest_email(*, user: AbstractBaseUser, notifications: list[Notification], day: date) -> EmailMessage:
+def digest_email(*, user: User, notifications: list[Notification], day: date) -> EmailMessage:
     """The digest email of one person for one day: the notifications grouped by kind, oldest first."""
     groups = []
     for kind in NotificationKind:
@@ -353,7 +353,7 @@ def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
 # --- preferences ---------------------------------------------------------------------------------
 
 
-def notification_kinds_for(*, user: AbstractBaseUser) -> list[str]:
+def notification_kinds_for(*, user: User) -> list[str]:
     """The kinds a person can receive: the team kinds if they are in a team, the committee's if they hold a seat."""
     kinds: list[str] = []
     if TeamMembership.objects.filter(user=user).exists():
@@ -363,12 +363,12 @@ def notification_kinds_for(*, user: AbstractBaseUser) -> list[str]:
     return kinds
 
 
-def notification_opt_outs(*, user: AbstractBaseUser) -> set[str]:
+def notification_opt_outs(*, user: User) -> set[str]:
     return set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))
 
 
 @transaction.atomic
-def notification_preferences_set(*, user: AbstractBaseUser, receive: Iterable[str], kinds: Iterable[str]) -> set[str]:
+def notification_preferences_set(*, user: User, receive: Iterable[str], kinds: Iterable[str]) -> set[str]:
     """Among `kinds` (the kinds the form showed), opt the user out of those not in `receive`, back in to the others.
 
     Returns the user's opt-outs afterwards. Kinds outside `kinds` keep their setting. Raises

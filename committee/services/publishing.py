@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -104,7 +104,7 @@ def _kept_explanations(started: list[engine.EngineWindow]) -> list[engine.Explan
 
 @transaction.atomic
 def cycle_publish(
-    *, actor: AbstractBaseUser, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
+    *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
 ) -> AllocationPlan:
     """Place a finalized week's grants with the engine and publish them as the week's next plan version.
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -44,14 +44,14 @@ FORECAST_FIELDS = ("kind", "estimated_value", "value_unit", "confidence", "narra
 ALTERNATIVE_FIELDS = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
 
 
-def actor_name(user: AbstractBaseUser | None) -> str:
+def actor_name(user: User | None) -> str:
     if user is None:
         return "system"
     full = user.get_full_name() if hasattr(user, "get_full_name") else ""
     return full or user.get_username()
 
 
-def request_event_record(*, request: GpuRequest, actor: AbstractBaseUser | None, action: str, detail: str = "") -> None:
+def request_event_record(*, request: GpuRequest, actor: User | None, action: str, detail: str = "") -> None:
     RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail)
 
 
@@ -63,7 +63,7 @@ def cycle_create(*, week: str, status: str = CycleStatus.OPEN, **overrides: date
     return cycle
 
 
-def _check_can_edit(*, actor: AbstractBaseUser, team: Team, cycle: ReviewCycle) -> None:
+def _check_can_edit(*, actor: User, team: Team, cycle: ReviewCycle) -> None:
     if not selectors.user_is_team_member(user=actor, team=team):
         raise PermissionDenied(_("Only members of %(team)s can file its requests.") % {"team": team.name})
     if not cycle.intake_open:
@@ -124,7 +124,7 @@ def _apply_fields(gpu_request: GpuRequest, fields: Mapping[str, Any]) -> None:
 @transaction.atomic
 def gpu_request_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     team: Team,
     cycle: ReviewCycle,
     fields: Mapping[str, Any],
@@ -154,7 +154,7 @@ def _lock(gpu_request: GpuRequest) -> GpuRequest:
 @transaction.atomic
 def gpu_request_update(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     gpu_request: GpuRequest,
     fields: Mapping[str, Any],
     usage: Mapping[str, Any],
@@ -179,7 +179,7 @@ def gpu_request_update(
 
 
 @transaction.atomic
-def gpu_request_submit(*, actor: AbstractBaseUser, gpu_request: GpuRequest) -> GpuRequest:
+def gpu_request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     """Put a draft in front of the committee. Only while intake is open.
 
     Enqueues (outbox, in this transaction) the team's "request submitted" notification.
@@ -201,7 +201,7 @@ def gpu_request_submit(*, actor: AbstractBaseUser, gpu_request: GpuRequest) -> G
 
 
 @transaction.atomic
-def gpu_request_withdraw(*, actor: AbstractBaseUser, gpu_request: GpuRequest) -> GpuRequest:
+def gpu_request_withdraw(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     """Take a draft or submitted request back. The team may then file a new one for the same pool."""
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -53,7 +53,7 @@ def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
         )
 
 
-def _require_reviewer(*, actor: AbstractBaseUser, gpu_request: GpuRequest, doing: str) -> None:
+def _require_reviewer(*, actor: User, gpu_request: GpuRequest, doing: str) -> None:
     """A committee seat, and not a member of the request's team (conflict of interest)."""
     if not selectors.user_is_committee(user=actor):
         raise PermissionDenied(_("Only committee members %(doing)s.") % {"doing": doing})
@@ -79,7 +79,7 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
 
 @transaction.atomic
 def cycle_close_intake(
-    *, cycle: ReviewCycle, actor: AbstractBaseUser | None = None, now: datetime | None = None
+    *, cycle: ReviewCycle, actor: User | None = None, now: datetime | None = None
 ) -> ReviewCycle:
     """Close intake: the cycle goes to review, its requests freeze, the fair-share factors are frozen.
 
@@ -117,7 +117,7 @@ def cycle_close_intake(
 
 @transaction.atomic
 def score_record(
-    *, actor: AbstractBaseUser, gpu_request: GpuRequest, criterion: str, value: int, note: str = ""
+    *, actor: User, gpu_request: GpuRequest, criterion: str, value: int, note: str = ""
 ) -> Score:
     """Record (or revise) the actor's 0–10 score of a request on one member-scored criterion.
 
@@ -145,7 +145,7 @@ def score_record(
 @transaction.atomic
 def decision_record(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     gpu_request: GpuRequest,
     outcome: str,
     rationale: str,
@@ -212,7 +212,7 @@ def decision_record(
 
 
 @transaction.atomic
-def cycle_finalize(*, cycle: ReviewCycle, actor: AbstractBaseUser) -> ReviewCycle:
+def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     """Close the review: every ranked request must have a decision.
 
     Freezes each decision's rank and weighted total, gives requests below quorum that have no

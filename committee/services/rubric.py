@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
@@ -17,7 +17,7 @@ from committee.services.requests import actor_name
 @transaction.atomic
 def rubric_change(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     weights: Mapping[str, int],
     reason: str,
     guidance: Mapping[str, str] | None = None,

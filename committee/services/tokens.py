@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -19,7 +19,7 @@ def personal_token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def personal_token_create(*, user: AbstractBaseUser, name: str) -> tuple[PersonalToken, str]:
+def personal_token_create(*, user: User, name: str) -> tuple[PersonalToken, str]:
     """A new token for `user`, labelled `name` (unique per user). Returns the row and the token itself.
 
     The token is not stored, only its SHA-256: whoever creates it must copy it now. It acts with
@@ -39,7 +39,7 @@ def personal_token_create(*, user: AbstractBaseUser, name: str) -> tuple[Persona
     return row, token
 
 
-def personal_token_revoke(*, user: AbstractBaseUser, name: str) -> bool:
+def personal_token_revoke(*, user: User, name: str) -> bool:
     """Delete the user's token named `name`; False if there was none."""
     deleted, _rows = PersonalToken.objects.filter(user=user, name=name).delete()
     return bool(deleted)

@@ -26,15 +26,16 @@ from committee.forms import (
     alternatives_initial,
 )
 from committee.models import GpuRequest
+from config.http import AuthenticatedHttpRequest
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: AuthenticatedHttpRequest) -> HttpResponse:
     return redirect("committee:portal")
 
 
 @login_required
-def portal(request: HttpRequest) -> HttpResponse:
+def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
     """My teams' requests, this cycle first."""
     gpu_requests = list(selectors.request_list_for_team_member(viewer=request.user))
     by_cycle = [(cycle, list(rows)) for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)]
@@ -136,7 +137,7 @@ def _render_form(
 
 
 @login_required
-def request_create(request: HttpRequest) -> HttpResponse:
+def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     cycle = selectors.cycle_open_for_intake()
     teams = list(selectors.team_list_for_user(user=request.user))
     if not teams:
@@ -170,7 +171,7 @@ def _own_request(request: HttpRequest, pk: int) -> GpuRequest:
 
 
 @login_required
-def request_edit(request: HttpRequest, pk: int) -> HttpResponse:
+def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     gpu_request = _own_request(request, pk)
     if not gpu_request.cycle.intake_open or gpu_request.status not in ("draft", "submitted"):
         messages.error(request, _("This request can no longer be edited."))
@@ -192,7 +193,7 @@ def request_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=pk)
     can_edit = (
         gpu_request.cycle.intake_open
@@ -202,7 +203,7 @@ def request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "committee/request_detail.html", {"gpu_request": gpu_request, "can_edit": can_edit})
 
 
-def _transition(request: HttpRequest, pk: int, service: Any, done: str) -> HttpResponse:
+def _transition(request: AuthenticatedHttpRequest, pk: int, service: Any, done: str) -> HttpResponse:
     gpu_request = _own_request(request, pk)
     try:
         service(actor=request.user, gpu_request=gpu_request)
@@ -216,11 +217,11 @@ def _transition(request: HttpRequest, pk: int, service: Any, done: str) -> HttpR
 
 @login_required
 @require_POST
-def request_submit(request: HttpRequest, pk: int) -> HttpResponse:
+def request_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     return _transition(request, pk, services.gpu_request_submit, _("Submitted to the committee."))
 
 
 @login_required
 @require_POST
-def request_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+def request_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     return _transition(request, pk, services.gpu_request_withdraw, _("Request withdrawn."))

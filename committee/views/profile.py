@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
@@ -12,11 +12,12 @@ from django.views.decorators.http import require_http_methods
 from committee import selectors, services
 from committee.forms import NotificationPreferencesForm
 from committee.services.notifications import notification_kinds_for, notification_opt_outs
+from config.http import AuthenticatedHttpRequest
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def profile(request: HttpRequest) -> HttpResponse:
+def profile(request: AuthenticatedHttpRequest) -> HttpResponse:
     kinds = notification_kinds_for(user=request.user)
     if request.method == "POST":
         form = NotificationPreferencesForm(request.POST, kinds=kinds)

@@ -5,17 +5,18 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from committee import selectors, services
+from config.http import AuthenticatedHttpRequest
 
 
 @login_required
 @require_POST
-def cycle_publish(request: HttpRequest, week: str) -> HttpResponse:
+def cycle_publish(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     if not selectors.user_is_chair(user=request.user):
         raise PermissionDenied(_("Only the chair publishes the allocation."))
     cycle = selectors.cycle_get(week=week)

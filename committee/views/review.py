@@ -17,6 +17,7 @@ from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
+from config.http import AuthenticatedHttpRequest
 
 
 def require_committee(request: HttpRequest) -> None:
@@ -53,7 +54,7 @@ def _error_messages(exc: ValidationError) -> list[str]:
 
 
 @login_required
-def review_home(request: HttpRequest) -> HttpResponse:
+def review_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_for_review()
     if cycle is None:
@@ -63,7 +64,7 @@ def review_home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def review_cycle(request: HttpRequest, week: str) -> HttpResponse:
+def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     review = selectors.cycle_review(cycle=cycle, viewer=request.user)
@@ -80,7 +81,7 @@ def review_cycle(request: HttpRequest, week: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def score_save(request: HttpRequest, week: str, pk: int) -> HttpResponse:
+def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
     """Save one score; with htmx, answer with the re-drawn input and the re-ranked table."""
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
@@ -128,7 +129,7 @@ def score_save(request: HttpRequest, week: str, pk: int) -> HttpResponse:
 
 
 @login_required
-def decision_save(request: HttpRequest, week: str, pk: int) -> HttpResponse:
+def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
     """The decision form of one request: inline on the review page (htmx), or as its own page."""
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
@@ -179,7 +180,7 @@ def _attach(form: Any, exc: ValidationError) -> None:
         form.add_error(None, exc)
 
 
-def _cycle_transition(request: HttpRequest, week: str, service: Any, done: str) -> HttpResponse:
+def _cycle_transition(request: AuthenticatedHttpRequest, week: str, service: Any, done: str) -> HttpResponse:
     require_chair(request)
     cycle = selectors.cycle_get(week=week)
     try:
@@ -194,7 +195,7 @@ def _cycle_transition(request: HttpRequest, week: str, service: Any, done: str) 
 
 @login_required
 @require_POST
-def cycle_close_intake(request: HttpRequest, week: str) -> HttpResponse:
+def cycle_close_intake(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     return _cycle_transition(
         request, week, services.cycle_close_intake, _("Intake for week %(week)s is closed; the review is open.")
     )
@@ -202,7 +203,7 @@ def cycle_close_intake(request: HttpRequest, week: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def cycle_finalize(request: HttpRequest, week: str) -> HttpResponse:
+def cycle_finalize(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     return _cycle_transition(
         request, week, services.cycle_finalize, _("Week %(week)s is finalized: the decisions are final.")
     )
@@ -210,7 +211,7 @@ def cycle_finalize(request: HttpRequest, week: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def what_if(request: HttpRequest, week: str) -> HttpResponse:
+def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     """The ranking under other weights, beside the current one. Reads only: nothing is saved."""
     require_chair(request)
     cycle = selectors.cycle_get(week=week)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -13,11 +13,12 @@ from django.views.decorators.http import require_GET
 from committee import scoring, selectors, services
 from committee.forms import RubricChangeForm
 from committee.models import Criterion
+from config.http import AuthenticatedHttpRequest
 
 
 @login_required
 @require_GET
-def rubric_page(request: HttpRequest) -> HttpResponse:
+def rubric_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     current = selectors.rubric_current()
     criteria = [
         (str(Criterion(c).label), weight, current.guidance()[c], c in scoring.COMPUTED)
@@ -33,7 +34,7 @@ def rubric_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def rubric_change(request: HttpRequest) -> HttpResponse:
+def rubric_change(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not selectors.user_is_chair(user=request.user):
         raise PermissionDenied(_("Only the chair changes the rubric."))
     current = selectors.rubric_current()

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, DecimalField, F, QuerySet, Sum
 from django.db.models.functions import TruncWeek
 from django.utils.translation import gettext as _
@@ -36,7 +36,7 @@ from committee import scoring, weeks
 from committee import selectors as committee_selectors
 from committee.models import Criterion, FairShareSnapshot, GpuRequest, RequestStatus, Score
 
-User = AbstractBaseUser | AnonymousUser
+Viewer = User | AnonymousUser
 HUNDRED = Decimal(100)
 MAX_WEEKS = 52
 REQUESTED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
@@ -92,7 +92,7 @@ class DashboardScope:
         return {team.pk for team in self.teams}
 
 
-def dashboard_scope(*, viewer: User) -> DashboardScope:
+def dashboard_scope(*, viewer: Viewer) -> DashboardScope:
     if committee_selectors.user_is_committee(user=viewer):
         return DashboardScope(committee=True, teams=tuple(Team.objects.order_by("name")))
     return DashboardScope(committee=False, teams=tuple(committee_selectors.team_list_for_user(user=viewer)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
 from django.utils.translation import gettext as _
@@ -71,7 +71,7 @@ def _notes_placeholder() -> str:
 
 
 def monthly_review_page_open(
-    *, actor: AbstractBaseUser, month: str, now: datetime, baseline_months: int = DEFAULT_BASELINE_MONTHS
+    *, actor: User, month: str, now: datetime, baseline_months: int = DEFAULT_BASELINE_MONTHS
 ) -> Page:
     """The archive page of a flagged month's parameter review, created or brought up to date, for the committee.
 

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from committee import selectors as committee_selectors
 from committee import weeks
+from config.http import AuthenticatedHttpRequest
 from reports import pdf
 from reports.dashboards import capacity, charts, monthly, selectors
 from reports.dashboards.forms import DashboardFilterForm
@@ -60,7 +61,7 @@ def csv_response(table: Table, *, filename: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def dashboards(request: HttpRequest) -> HttpResponse:
+def dashboards(request: AuthenticatedHttpRequest) -> HttpResponse:
     scope = selectors.dashboard_scope(viewer=request.user)
     form = DashboardFilterForm(request.GET or None, scope=scope, now=timezone.now())
     filters = form.filters()
@@ -83,7 +84,7 @@ def dashboards(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def dashboard_csv(request: HttpRequest, key: str) -> HttpResponse:
+def dashboard_csv(request: AuthenticatedHttpRequest, key: str) -> HttpResponse:
     scope = selectors.dashboard_scope(viewer=request.user)
     if key not in selectors.chart_keys_for(scope=scope):
         raise Http404(_("No such chart."))
@@ -107,7 +108,7 @@ def _monthly_args(request: HttpRequest) -> tuple[str, int]:
 
 @login_required
 @require_GET
-def monthly_review(request: HttpRequest) -> HttpResponse:
+def monthly_review(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_committee(request)
     now = timezone.now()
     try:
@@ -130,7 +131,7 @@ def monthly_review(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def monthly_review_csv(request: HttpRequest) -> HttpResponse:
+def monthly_review_csv(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_committee(request)
     try:
         month, baseline = _monthly_args(request)
@@ -142,7 +143,7 @@ def monthly_review_csv(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def monthly_review_open(request: HttpRequest, month: str) -> HttpResponse:
+def monthly_review_open(request: AuthenticatedHttpRequest, month: str) -> HttpResponse:
     """A flag opens the archive page of the month's parameter review; the member goes on to write it there."""
     _require_committee(request)
     baseline = request.POST.get("baseline", "")
@@ -177,7 +178,7 @@ def _capacity_context(plan: capacity.CapacityPlan) -> dict[str, Any]:
 
 @login_required
 @require_GET
-def capacity_planning(request: HttpRequest) -> HttpResponse:
+def capacity_planning(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_committee(request)
     try:
         plan = _capacity_plan(request)
@@ -194,7 +195,7 @@ def capacity_planning(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def capacity_planning_csv(request: HttpRequest) -> HttpResponse:
+def capacity_planning_csv(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_committee(request)
     try:
         plan = _capacity_plan(request)
@@ -205,7 +206,7 @@ def capacity_planning_csv(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def capacity_planning_pdf(request: HttpRequest) -> HttpResponse:
+def capacity_planning_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The capacity plan as a PDF (tables; WeasyPrint fetches nothing, as for the archive's PDFs)."""
     _require_committee(request)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils.translation import gettext as _
@@ -15,18 +15,18 @@ from reports import charts, diffing
 from reports.markdown import linked_slugs
 from reports.models import GENESIS_HASH, ArchiveChain, Page, PageKind, PageRevision, PdfExport
 
-User = AbstractBaseUser | AnonymousUser
+Viewer = User | AnonymousUser
 
 
-def user_can_read(*, user: User) -> bool:
+def user_can_read(*, user: Viewer) -> bool:
     return bool(user.is_authenticated)
 
 
-def user_can_edit(*, user: User) -> bool:
+def user_can_edit(*, user: Viewer) -> bool:
     return committee_selectors.user_is_committee(user=user)
 
 
-def page_list(*, viewer: User, kind: str | None = None) -> QuerySet[Page]:
+def page_list(*, viewer: Viewer, kind: str | None = None) -> QuerySet[Page]:
     """Pages with their latest revision, newest change first; nothing for anonymous viewers."""
     if not user_can_read(user=viewer):
         return Page.objects.none()
@@ -36,7 +36,7 @@ def page_list(*, viewer: User, kind: str | None = None) -> QuerySet[Page]:
     return queryset.order_by("-updated_at", "slug")
 
 
-def page_get(*, viewer: User, slug: str) -> Page:
+def page_get(*, viewer: Viewer, slug: str) -> Page:
     try:
         return page_list(viewer=viewer).get(slug=slug)
     except Page.DoesNotExist:
@@ -69,7 +69,7 @@ def chain_head() -> ChainHead:
     return ChainHead(*row)
 
 
-def recent_changes(*, viewer: User, limit: int = 15) -> QuerySet[PageRevision]:
+def recent_changes(*, viewer: Viewer, limit: int = 15) -> QuerySet[PageRevision]:
     if not user_can_read(user=viewer):
         return PageRevision.objects.none()
     return PageRevision.objects.select_related("page").defer("body", "data").order_by("-position")[:limit]
@@ -106,7 +106,7 @@ def export_for_revision(*, revision: PageRevision) -> PdfExport | None:
     return PdfExport.objects.filter(revision=revision).first()
 
 
-def export_get(*, viewer: User, pk: int) -> PdfExport:
+def export_get(*, viewer: Viewer, pk: int) -> PdfExport:
     if not user_can_read(user=viewer):
         raise Http404
     try:

@@ -12,7 +12,7 @@ from django.db.models import F, Q
 from django.utils.safestring import SafeString, mark_safe
 
 from reports.models import Page
-from reports.selectors.pages import User, user_can_read
+from reports.selectors.pages import Viewer, user_can_read
 
 SNIPPET_CHARS = 90
 SEARCH_LIMIT = 50
@@ -51,7 +51,7 @@ def _search_terms(query: str) -> list[str]:
     return [t for t in re.findall(r"[\w.-]+", query) if len(t) > 1][:8]
 
 
-def page_search(*, viewer: User, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+def page_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
     """Pages matching `query` in their current title or text, best first, each with a snippet.
 
     PostgreSQL: full-text search (websearch syntax, English stemming, title weighted above text)

@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -45,7 +45,7 @@ def _file_name(revision: PageRevision) -> str:
     return f"{revision.page.slug}-r{revision.number}-{revision.hash[:12]}.pdf"
 
 
-def pdf_export_request(*, actor: AbstractBaseUser, revision: PageRevision) -> PdfExport:
+def pdf_export_request(*, actor: User, revision: PageRevision) -> PdfExport:
     """The export of `revision`, queued for rendering unless it is ready or being rendered.
 
     Side effects: creates the row on first request; resets a failed export (or one whose file

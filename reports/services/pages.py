@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
@@ -49,13 +49,13 @@ class Author:
     username: str
 
     @classmethod
-    def of(cls, user: AbstractBaseUser | None) -> Author:
+    def of(cls, user: User | None) -> Author:
         if user is None:
             return cls(SYSTEM_AUTHOR, "")
         return cls(actor_name(user)[:150], user.get_username()[:150])
 
 
-def _check_can_edit(actor: AbstractBaseUser) -> None:
+def _check_can_edit(actor: User) -> None:
     if not committee_selectors.user_is_committee(user=actor):
         raise PermissionDenied(_("Only committee members can edit the archive."))
 
@@ -189,7 +189,7 @@ def page_create_system(
 @transaction.atomic
 def page_create(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     slug: str,
     title: str,
     body: str,
@@ -217,7 +217,7 @@ def page_create(
 @transaction.atomic
 def page_revision_save(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     page: Page,
     base_revision_id: int | None,
     title: str,
@@ -254,7 +254,7 @@ def page_revision_save(
 @transaction.atomic
 def page_revision_restore(
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     page: Page,
     number: int,
     base_revision_id: int | None,
