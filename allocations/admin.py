@@ -107,10 +107,10 @@ class SchedulerClientAdmin(admin.ModelAdmin):
     readonly_fields = ("token_prefix", "created_at", "last_seen_at")
     actions = ["issue_new_token"]
 
-    def get_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ["cluster", "name"]
-        return ["cluster", "name", "is_active", "token_prefix", "created_at", "last_seen_at"]
+            return ("cluster", "name")
+        return ("cluster", "name", "is_active", "token_prefix", "created_at", "last_seen_at")
 
     def get_readonly_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> list[str]:
         return [*self.readonly_fields, "cluster"] if obj else []

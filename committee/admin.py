@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 
 from committee.models import (
     Alternative,
@@ -54,7 +56,7 @@ class RequestEventInline(admin.TabularInline):
     readonly_fields = ("at", "actor_name", "action", "detail")
     can_delete = False
 
-    def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: GpuRequest | None = None) -> bool:
         return False
 
 
@@ -71,13 +73,13 @@ class GpuRequestAdmin(admin.ModelAdmin):
 
 
 class _ShownOnly(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

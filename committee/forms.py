@@ -3,9 +3,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import User
 from django.forms import formset_factory
 from django.utils.translation import gettext_lazy as _
 
+from allocations.models import Team
 from committee import scoring, selectors
 from committee.models import (
     Alternative,
@@ -17,6 +19,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
+from config.forms import form_field
 
 
 class DateTimeLocalInput(forms.DateTimeInput):
@@ -42,9 +45,9 @@ class GpuRequestForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["pool"].queryset = selectors.pool_list()
+        form_field(self, "pool", forms.ModelChoiceField).queryset = selectors.pool_list()
         for name in ("earliest_start", "latest_end", "deadline"):
-            self.fields[name].input_formats = DATETIME_INPUT_FORMATS
+            form_field(self, name, forms.DateTimeField).input_formats = DATETIME_INPUT_FORMATS
         self.fields["deadline"].help_text = _("When the result is needed; drives the urgency suggestion.")
 
 
@@ -84,11 +87,11 @@ def alternatives_initial(gpu_request: GpuRequest | None) -> list[dict[str, Any]]
 
 
 class TeamChoiceForm(forms.Form):
-    team = forms.ModelChoiceField(queryset=None, label=_("Team"))  # type: ignore[arg-type]
+    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = selectors.team_list_for_user(user=user)  # type: ignore[attr-defined]
+        form_field(self, "team", forms.ModelChoiceField).queryset = selectors.team_list_for_user(user=user)
 
 
 # --- The weekly review and the rubric --------------------------------------------------------
@@ -103,7 +106,9 @@ class ScoreForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["criterion"].choices = [(c, Criterion(c).label) for c in scoring.MEMBER_SCORED]  # type: ignore[attr-defined]
+        form_field(self, "criterion", forms.ChoiceField).choices = [
+            (c, Criterion(c).label) for c in scoring.MEMBER_SCORED
+        ]
 
 
 class DecisionForm(forms.Form):
@@ -119,7 +124,7 @@ class DecisionForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["outcome"].choices = DecisionOutcome.choices  # type: ignore[attr-defined]
+        form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
 
 
 class WeightsForm(forms.Form):
@@ -139,7 +144,8 @@ class WeightsForm(forms.Form):
         return cleaned
 
     def weights(self) -> dict[str, int]:
-        return {c: self.cleaned_data.get(c) for c in scoring.CRITERIA}  # type: ignore[misc]
+        """The weights of a valid form (every weight is required)."""
+        return {c: self.cleaned_data[c] for c in scoring.CRITERIA}
 
 
 class RubricChangeForm(WeightsForm):
@@ -169,4 +175,6 @@ class NotificationPreferencesForm(forms.Form):
 
     def __init__(self, *args: Any, kinds: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["receive"].choices = [(kind, NotificationKind(kind).label) for kind in kinds]
+        form_field(self, "receive", forms.MultipleChoiceField).choices = [
+            (kind, NotificationKind(kind).label) for kind in kinds
+        ]

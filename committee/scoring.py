@@ -226,7 +226,7 @@ def rank_moves(*, before: Sequence[RequestResult], after: Sequence[RequestResult
     moves: dict[int, int] = {}
     for r in after:
         if r.rank is not None and r.request_id in old:
-            moves[r.request_id] = old[r.request_id] - r.rank  # type: ignore[operator]
+            moves[r.request_id] = old[r.request_id] - r.rank
     return moves
 
 

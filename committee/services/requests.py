@@ -171,8 +171,8 @@ def gpu_request_update(
     _apply_fields(locked, fields)
     _full_clean(locked)
     locked.save()
-    locked.usage_report = UsageReport.objects.filter(request=locked).first()  # type: ignore[assignment]
-    locked.impact_forecast = ImpactForecast.objects.filter(request=locked).first()  # type: ignore[assignment]
+    locked.usage_report = UsageReport.objects.filter(request=locked).first()
+    locked.impact_forecast = ImpactForecast.objects.filter(request=locked).first()
     _write_evidence(gpu_request=locked, usage=usage, forecast=forecast, alternatives=alternatives)
     request_event_record(request=locked, actor=actor, action="edited")
     return locked

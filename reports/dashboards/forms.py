@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from allocations.models import Cluster, GpuPool, Team
 from committee import weeks
+from config.forms import form_field
 from reports.dashboards.selectors import MAX_WEEKS, DashboardFilter, DashboardScope, week_range
 
 DEFAULT_WEEKS = 6
@@ -44,19 +45,23 @@ class DashboardFilterForm(forms.Form):
         label=_("Pool"), queryset=GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"),
         required=False, empty_label=_("All pools"),
     )
-    team = forms.ModelChoiceField(label=_("Team"), queryset=None, to_field_name="slug", required=False)
+    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(
+        label=_("Team"), queryset=None, to_field_name="slug", required=False
+    )
 
     def __init__(self, *args: Any, scope: DashboardScope, now: datetime, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.now = now
-        self.fields["team"].queryset = Team.objects.filter(pk__in=scope.team_ids).order_by("name")
-        self.fields["team"].empty_label = _("All teams") if scope.committee else _("All my teams")
+        team = form_field(self, "team", forms.ModelChoiceField)
+        team.queryset = Team.objects.filter(pk__in=scope.team_ids).order_by("name")
+        team.empty_label = _("All teams") if scope.committee else _("All my teams")
         first, last = default_weeks(now=now)
         self.fields["first_week"].initial = first
         self.fields["last_week"].initial = last
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None, "Form.clean returns cleaned_data"
         first, last = default_weeks(now=self.now)
         first = data.get("first_week") or first
         last = data.get("last_week") or last
