@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as etree
-from typing import Any
 
 import markdown
 import nh3
@@ -52,12 +51,16 @@ REQUEST_RE = re.compile(r"^request:(\d{1,12})$")
 
 
 class _WikiLinkProcessor(InlineProcessor):
-    def handleMatch(self, m: re.Match[str], data: str) -> tuple[Any, int, int]:
+    # The stubs check this against Pattern.handleMatch(m), which InlineProcessor replaced with (m, data);
+    # their own InlineProcessor.handleMatch carries the same ignore.
+    def handleMatch(  # type: ignore[override]
+        self, m: re.Match[str], data: str
+    ) -> tuple[etree.Element | None, int | None, int | None]:
         target = m.group(1).strip()
         label = (m.group(2) or "").strip()
         href, css = _wikilink_target(target)
         if href is None:
-            return None, None, None  # type: ignore[return-value]  # not a link: leave the text as typed
+            return None, None, None  # not a link: leave the text as typed
         element = etree.Element("a")
         element.set("href", href)
         element.set("class", css)

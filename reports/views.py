@@ -79,7 +79,7 @@ def chain(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_GET
 def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
-    revision = page.latest_revision
+    revision = selectors.revision_latest(page=page)
     return _render(
         request,
         "reports/page_detail.html",
@@ -131,7 +131,7 @@ def compare(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
     form = CompareForm(request.GET)
     if not form.is_valid():
-        latest = page.latest_revision.number
+        latest = selectors.revision_latest(page=page).number
         return redirect(f"{reverse('reports:compare', args=[page.slug])}?old={max(1, latest - 1)}&new={latest}")
     old_number, new_number = sorted((form.cleaned_data["old"], form.cleaned_data["new"]))
     old = selectors.revision_get(page=page, number=old_number)
@@ -147,7 +147,11 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
     """What an editor sees when someone saved first: their text kept, and how it differs from the newer revision."""
     title = form.cleaned_data.get("title", "") if hasattr(form, "cleaned_data") else ""
     body = form.cleaned_data.get("body", "") if hasattr(form, "cleaned_data") else ""
-    base = PageRevision.objects.filter(pk=conflict.base_revision_id, page=page).first()
+    base = (
+        PageRevision.objects.filter(pk=conflict.base_revision_id, page=page).first()
+        if conflict.base_revision_id is not None
+        else None  # the editor started from no revision
+    )
     data = form.data.copy()
     # The editor has now seen the newer revision: the next save is against it.
     data["base_revision_id"] = str(conflict.latest.pk)
@@ -165,7 +169,7 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
 def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     page = selectors.page_get(viewer=request.user, slug=slug)
     _require_editor(request)
-    latest = page.latest_revision
+    latest = selectors.revision_latest(page=page)
     context: dict[str, Any] = {"page": page, "latest": latest}
     if request.method == "POST":
         form = PageEditForm(request.POST)

@@ -28,10 +28,14 @@ class RevisionSummarySerializer(serializers.ModelSerializer):
 
 
 class RevisionSerializer(RevisionSummarySerializer):
-    page = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    page: serializers.SlugRelatedField[Page] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     body = serializers.CharField(help_text=_("The Markdown text as saved."))
     html = serializers.SerializerMethodField(help_text=_("The text rendered and sanitized."))
-    data = serializers.JSONField(help_text=_("Structured data of a decision record; {} for other pages."))
+    # DRF's metaclass takes declared fields off the class, so this does not replace `Serializer.data`;
+    # the stubs cannot know that.
+    data = serializers.JSONField(  # type: ignore[assignment]
+        help_text=_("Structured data of a decision record; {} for other pages.")
+    )
 
     class Meta(RevisionSummarySerializer.Meta):
         fields = ["page", *RevisionSummarySerializer.Meta.fields, "body", "html", "data"]
@@ -95,5 +99,6 @@ class RevisionDiffSerializer(serializers.Serializer):
     old = RevisionSummarySerializer()
     new = RevisionSummarySerializer()
     changed = serializers.BooleanField()
-    fields = FieldDiffSerializer(many=True)
+    # Not `Serializer.fields`: DRF's metaclass takes declared fields off the class (the stubs cannot know that).
+    fields = FieldDiffSerializer(many=True)  # type: ignore[assignment]
 

@@ -49,7 +49,7 @@ def archive_verify(*, expected_head_hash: str | None = None) -> VerifyResult:
             yield row
 
     recorded = ArchiveChain.objects.filter(pk=1).values_list("head_position", "head_hash").first()
-    report = chain.verify_rows(rows(), expected_head=tuple(recorded) if recorded else None)
+    report = chain.verify_rows(rows(), expected_head=recorded)
     if not report.ok and report.first_bad is not None:
         bad = report.first_bad
         return VerifyResult(

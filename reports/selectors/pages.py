@@ -43,6 +43,15 @@ def page_get(*, viewer: Viewer, slug: str) -> Page:
         raise Http404(_("No archive page at this address.")) from None
 
 
+def revision_latest(*, page: Page) -> PageRevision:
+    """The page's current revision (loaded with the page by page_list and page_get)."""
+    revision = page.latest_revision
+    # page_create writes a page and its first revision in one transaction, and page_list leaves out
+    # any page without one: a page read here always has a revision.
+    assert revision is not None, f"archive page {page.slug!r} has no revision"
+    return revision
+
+
 def revision_list(*, page: Page) -> QuerySet[PageRevision]:
     """A page's history, newest first (body and data deferred: the list shows only who, when, why)."""
     return page.revisions.select_related("page").defer("body", "data").order_by("-number")
@@ -80,7 +89,7 @@ def backlinks(*, page: Page) -> list[Page]:
     candidates = Page.objects.select_related("latest_revision").filter(
         latest_revision__body__icontains=f"[[{page.slug}"
     ).exclude(pk=page.pk).order_by("title")
-    return [p for p in candidates if page.slug in linked_slugs(p.latest_revision.body)]
+    return [p for p in candidates if page.slug in linked_slugs(revision_latest(page=p).body)]
 
 
 def _labels() -> dict[str, str]:

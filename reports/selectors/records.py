@@ -66,7 +66,7 @@ def _plan_data(*, week: str) -> tuple[dict[str, object] | None, dict[str, object
     if plan is None:
         return None, None
     windows = list(allocation_selectors.plan_window_list(plan=plan))
-    plan_data = {
+    plan_data: dict[str, object] = {
         "version": plan.version,
         "published_at": _iso(plan.published_at),
         "published_label": _when(plan.published_at),
@@ -78,7 +78,7 @@ def _plan_data(*, week: str) -> tuple[dict[str, object] | None, dict[str, object
         return plan_data, None
     added = [w for w in windows if w.created_seq == plan.change_seq]
     withdrawn = list(allocation_selectors.plan_withdrawn_list(plan=plan))
-    changes = {
+    changes: dict[str, object] = {
         "from_version": plan.version - 1,
         "added": [_window(w) for w in added],
         "withdrawn": [_window(w) for w in withdrawn],
@@ -113,10 +113,10 @@ def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
             outcomes[decision.outcome] += 1
             if decision.decided_by_name and decision.decided_by_id is not None:
                 decided[decision.decided_by_name] += 1
-        frozen = decision is not None and decision.priority_rank is not None
+        frozen = decision if decision is not None and decision.priority_rank is not None else None
         ranking.append(
             {
-                "rank": decision.priority_rank if frozen else row.result.rank,
+                "rank": frozen.priority_rank if frozen is not None else row.result.rank,
                 "request_id": request.pk,
                 "title": request.title,
                 "team": request.team.name,
@@ -126,7 +126,7 @@ def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
                 "gpu_hours": request.requested_gpu_hours,
                 "scores": {c.criterion: _num(c.score) for c in row.result.criteria},
                 "score_counts": {c.criterion: c.count for c in row.result.criteria if not c.computed},
-                "total": _num(decision.weighted_total if frozen else row.result.total),
+                "total": _num(frozen.weighted_total if frozen is not None else row.result.total),
                 "decision": decision.outcome if decision else None,
                 "decision_label": str(decision.get_outcome_display()) if decision else None,
                 "granted_gpu_count": decision.granted_gpu_count if decision else None,

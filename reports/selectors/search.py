@@ -12,7 +12,7 @@ from django.db.models import F, Q
 from django.utils.safestring import SafeString, mark_safe
 
 from reports.models import Page
-from reports.selectors.pages import Viewer, user_can_read
+from reports.selectors.pages import Viewer, revision_latest, user_can_read
 
 SNIPPET_CHARS = 90
 SEARCH_LIMIT = 50
@@ -95,10 +95,11 @@ def page_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> lis
     condition = Q()
     for term in terms:
         condition &= Q(title__icontains=term) | Q(latest_revision__body__icontains=term)
-    rows = pages.filter(condition).order_by("-updated_at")[:limit]
+    matches = pages.filter(condition).order_by("-updated_at")[:limit]
     hits = []
-    for page in rows:
-        in_title = sum(t.lower() in page.title.lower() for t in terms)
-        hits.append(SearchHit(page, _plain_snippet(page.latest_revision.body, page.title, terms), float(in_title)))
+    for found in matches:
+        in_title = sum(t.lower() in found.title.lower() for t in terms)
+        body = revision_latest(page=found).body
+        hits.append(SearchHit(found, _plain_snippet(body, found.title, terms), float(in_title)))
     hits.sort(key=lambda h: -h.rank)
     return hits

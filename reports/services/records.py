@@ -66,8 +66,8 @@ def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
     """
     policy_page_sync(rubric_version=cycle.rubric)
     data = selectors.decision_record_data(cycle=cycle)
-    plan = data.get("plan")
-    if cycle.status == CycleStatus.PUBLISHED and plan:
+    plan = data.get("plan")  # the plan's data, or None before one is published
+    if cycle.status == CycleStatus.PUBLISHED and isinstance(plan, dict):
         summary = _("Updated: plan version %(v)d published") % {"v": plan["version"]}
     elif cycle.status == CycleStatus.FINALIZED:
         summary = _("Generated: week %(week)s finalized") % {"week": cycle.week}
