@@ -425,6 +425,7 @@ def usage_record(
             errors["window"] = [_("Window %s does not overlap the period.") % window_id]
     if errors:
         raise ValidationError(errors)
+    assert team is not None, "an unknown team is among the errors above"
 
     try:
         with transaction.atomic():

@@ -7,6 +7,7 @@ deployment fails at start-up instead of silently running with a default.
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -68,7 +69,7 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
     return value
 
 
-def database_from_url(name: str, url: str) -> dict[str, object]:
+def database_from_url(name: str, url: str) -> dict[str, Any]:
     """Turn `postgres://user:pass@host:port/db` or `sqlite:///path` into a DATABASES entry."""
     parts = urlsplit(url)
     if parts.scheme == "sqlite":

@@ -141,7 +141,7 @@ def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str
     pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
     first = min(month_bounds(m)[0] for m in months)
     last = max(month_bounds(m)[1] for m in months)
-    decimal = DecimalField(max_digits=20, decimal_places=4)
+    decimal: DecimalField[Decimal, Decimal] = DecimalField(max_digits=20, decimal_places=4)
     rows = (
         UsageRecord.objects.filter(period_start__gte=first, period_start__lt=min(last, now))
         .annotate(month=TruncMonth("period_start", tzinfo=zone))

@@ -191,7 +191,7 @@ def usage_sums(
     )
     if team_ids is not None:
         records = records.filter(team_id__in=list(team_ids))
-    decimal = DecimalField(max_digits=20, decimal_places=4)
+    decimal: DecimalField[Decimal, Decimal] = DecimalField(max_digits=20, decimal_places=4)
     rows = (
         records.annotate(week_start=TruncWeek("period_start", tzinfo=weeks.committee_zone()))
         .values("week_start", "team_id", "pool_id")
