@@ -35,6 +35,13 @@ class ErrorSerializer(serializers.Serializer):
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
+def _object_schema(description: str) -> dict[str, Any]:
+    schema = build_basic_type(OpenApiTypes.OBJECT)
+    assert schema is not None, "build_basic_type answers None only for OpenApiTypes.NONE"
+    schema["description"] = description
+    return schema
+
+
 class DocketAutoSchema(AutoSchema):
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
@@ -51,15 +58,13 @@ class DocketAutoSchema(AutoSchema):
     def _error_answers(self) -> list[tuple[str, Any, Any]]:
         answers: list[tuple[str, Any, Any]] = []
         if self.method not in SAFE_METHODS or self._has_query_parameters():
-            validation = build_basic_type(OpenApiTypes.OBJECT)
-            validation["description"] = str(_("Each invalid field with its messages, or `detail`."))
+            validation = _object_schema(str(_("Each invalid field with its messages, or `detail`.")))
             answers.append(("400", validation, _("Invalid input; nothing was changed.")))
         if self.get_auth():
             answers.append(("401", ErrorSerializer, _("No credentials, or unknown or revoked ones.")))
             answers.append(("403", ErrorSerializer, _("This caller may not do this.")))
         if self.method not in SAFE_METHODS:
-            conflict = build_basic_type(OpenApiTypes.OBJECT)
-            conflict["description"] = str(_("Messages by field (`non_field_errors` for the whole), or `detail`."))
+            conflict = _object_schema(str(_("Messages by field (`non_field_errors` for the whole), or `detail`.")))
             answers.append(("409", conflict, _("Not in the current state of what it acts on.")))
         if "{" in self.path or self.method == "GET":
             answers.append(("404", ErrorSerializer, _("Not found, or not this caller's to see.")))

@@ -1,12 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from committee.views import portal as portal_views
 from committee.views.auth import ThrottledLoginView
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("", include("allocations.api.urls")),
     path("", include("committee.api.urls")),
     path("", include("reports.api.urls")),

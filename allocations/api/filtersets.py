@@ -11,7 +11,8 @@ from django.utils.translation import gettext_lazy as _
 
 from allocations.models import AllocationWindow
 
-WEEK_VALIDATOR = RegexValidator(r"^\d{4}-W\d{2}$", _("Write the week as YYYY-Www, e.g. 2026-W49."))
+WEEK_PATTERN = r"^\d{4}-W\d{2}$"
+WEEK_VALIDATOR = RegexValidator(WEEK_PATTERN, _("Write the week as YYYY-Www, e.g. 2026-W49."))
 
 
 class WindowFilterSet(django_filters.FilterSet):

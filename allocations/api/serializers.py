@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -117,7 +118,8 @@ class SyncStatusItemSerializer(StrictJSONMixin, serializers.Serializer):
 
 
 class SyncStatusReportSerializer(StrictJSONMixin, serializers.Serializer):
-    statuses = SyncStatusItemSerializer(many=True, max_length=10000)
+    # DRF passes max_length on to the ListSerializer that many=True makes; the stubs do not list it.
+    statuses = SyncStatusItemSerializer(many=True, max_length=10000)  # type: ignore[call-arg]
 
 
 class SyncStatusResultSerializer(serializers.Serializer):
@@ -137,7 +139,7 @@ class UsageInputSerializer(StrictJSONMixin, serializers.Serializer):
     gpu_hours_used = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
     mean_utilization_pct = serializers.DecimalField(max_digits=5, decimal_places=1, min_value=0, max_value=100)
     mean_queue_wait_minutes = serializers.DecimalField(
-        max_digits=10, decimal_places=1, min_value=0, required=False, default=0
+        max_digits=10, decimal_places=1, min_value=0, required=False, default=Decimal(0)
     )
     idempotency_key = serializers.CharField(
         max_length=100, help_text=_("Chosen by the client: the same key again changes nothing.")

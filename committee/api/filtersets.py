@@ -9,7 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 
-from allocations.api.filtersets import WEEK_VALIDATOR
+from allocations.api.filtersets import WEEK_PATTERN, WEEK_VALIDATOR
 from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
 
 MAX_ID = 2**63 - 1  # ids are 64-bit; a larger number is refused (400) rather than overflow the database (500)
@@ -34,7 +34,7 @@ class SlugFilter(django_filters.CharFilter):
     field_class = forms.SlugField
 
 
-@extend_schema_field({"type": "string", "pattern": WEEK_VALIDATOR.regex.pattern})
+@extend_schema_field({"type": "string", "pattern": WEEK_PATTERN})
 class WeekFilter(django_filters.CharFilter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, validators=[WEEK_VALIDATOR], **kwargs)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from allocations.models import Team
 from committee import scoring, selectors
 from committee.models import (
     Alternative,
@@ -151,7 +153,7 @@ class DecisionSerializer(serializers.ModelSerializer):
 
 
 class RequestSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     team_name = serializers.CharField(source="team.name", read_only=True)
     cycle = serializers.CharField(source="cycle.week", read_only=True)
     status = serializers.ChoiceField(choices=RequestStatus.choices, read_only=True)
@@ -228,8 +230,8 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
 
 
 class ScoreSerializer(serializers.ModelSerializer):
-    request = serializers.PrimaryKeyRelatedField(read_only=True)
-    member = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    request: serializers.PrimaryKeyRelatedField[GpuRequest] = serializers.PrimaryKeyRelatedField(read_only=True)
+    member: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = Score

@@ -209,13 +209,14 @@ def _when(value: str | None) -> str:
 
 
 def kind_heading(kind: str) -> str:
-    return {
+    headings: dict[str, str] = {
         NotificationKind.INTAKE_CLOSING: _("Intake closes soon"),
         NotificationKind.REQUEST_SUBMITTED: _("Requests submitted"),
         NotificationKind.DECISION_PUBLISHED: _("Decisions published"),
         NotificationKind.INTAKE_CLOSED: _("Intake closed"),
         NotificationKind.REVIEW_COMING: _("The review is coming up"),
-    }.get(kind, kind)
+    }
+    return headings.get(kind, kind)
 
 
 def notification_text(notification: Notification) -> str:
