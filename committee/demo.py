@@ -370,7 +370,9 @@ def seed_scheduler_side(*, pools: dict[str, GpuPool], now: datetime) -> None:
 
 def _seed_history_week(*, week: str, pools: dict[str, GpuPool], teams: dict[str, Team]) -> None:
     start, end = weeks.week_bounds(week)
-    demands, owners, shares = [], {}, {}
+    demands: list[engine.Demand] = []
+    owners: dict[int, Team] = {}
+    shares: dict[tuple[str, str], float] = {}
     for pool_slug, rows in HISTORY.items():
         for team_slug, gpus, hours, share in rows:
             ref = len(demands) + 1
@@ -395,12 +397,12 @@ def _seed_history_week(*, week: str, pools: dict[str, GpuPool], teams: dict[str,
         day = window.start
         while day < window.end:
             until = min(window.end, day.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1))
-            hours = Decimal((until - day).total_seconds()) / 3600
+            day_hours = Decimal((until - day).total_seconds()) / 3600
             wobble = Decimal(_dice(week, window.team.slug, day) % 7 - 3) / 100  # ±3%: days differ
-            used = (window.gpu_count * hours * (Decimal(share) + wobble)).quantize(Decimal("0.01"))
+            used = (window.gpu_count * day_hours * (Decimal(share) + wobble)).quantize(Decimal("0.01"))
             UsageRecord.objects.create(
                 pool=window.pool, team=window.team, window=window, period_start=day, period_end=until,
-                gpu_hours_used=max(Decimal(0), min(used, window.gpu_count * hours)),
+                gpu_hours_used=max(Decimal(0), min(used, window.gpu_count * day_hours)),
                 mean_utilization_pct=min(Decimal(100), (Decimal(share) * 100 + wobble * 50).quantize(Decimal("0.1"))),
                 mean_queue_wait_minutes=Decimal(5 + _dice(window.team.slug, day) % 30),
                 idempotency_key=f"demo:{week}:{window.team.slug}:{day:%Y-%m-%dT%H}",
@@ -497,6 +499,7 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
     rows = [row for row in selectors.cycle_ranking(cycle=cycle) if row.result.rank is not None]
     for row in rows:
         r, rank, total = row.request, row.result.rank, row.result.total
+        assert rank is not None, "rows holds only ranked requests"
         left = standard[r.pool_id] + (burst[r.pool_id] if r.preemptible_ok else 0)
         impact = row.result.criterion(scoring.BUSINESS_IMPACT).score or Decimal(0)
         where = f"{r.pool.cluster.slug}/{r.pool.slug}"
@@ -564,8 +567,11 @@ def _seed_history_cycle(*, week: str, back: int, pools: dict[str, GpuPool]) -> N
         finalized_at=decided_at, finalized_by_name="Chris Chair",
     )
     chair = get_user_model().objects.get(username="chair")
-    rows = [(pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
-            for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs]
+    # (pool, team, GPUs asked, hours, GPUs granted or None for a deferred request)
+    rows: list[tuple[str, str, int, int, int | None]] = [
+        (pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
+        for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs
+    ]
     rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
     for rank, (pool_slug, team_slug, asked, hours, granted) in enumerate(rows, start=1):
         team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
