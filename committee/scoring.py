@@ -75,17 +75,20 @@ def rounded(value: Fraction | Decimal | float) -> Decimal:
 def weights_errors(weights: Mapping[str, object]) -> dict[str, str]:
     """What is wrong with a set of weights, by criterion ("__all__" for the sum); empty when valid."""
     errors: dict[str, str] = {}
+    whole: dict[str, int] = {}
     for criterion in CRITERIA:
         value = weights.get(criterion)
         if isinstance(value, bool) or not isinstance(value, int):
             errors[criterion] = _("Give a whole percent.")
         elif not 0 <= value <= 100:
             errors[criterion] = _("A weight is between 0 and 100%.")
+        else:
+            whole[criterion] = value
     unknown = set(weights) - set(CRITERIA)
     if unknown:
         errors["__all__"] = _("Unknown criteria: %(names)s.") % {"names": ", ".join(sorted(unknown))}
     elif not errors:
-        total = sum(int(weights[c]) for c in CRITERIA)  # type: ignore[call-overload]
+        total = sum(whole.values())  # every criterion is in `whole`: there are no errors
         if total != 100:
             errors["__all__"] = _("The weights must add up to 100%%; they add up to %(total)d%%.") % {"total": total}
     return errors

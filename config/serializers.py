@@ -38,13 +38,13 @@ def json_types(field: serializers.Field) -> tuple[type, ...] | None:
     return None
 
 
-class StrictJSONMixin:
+class StrictJSONMixin(serializers.Serializer):
     """Refuse a JSON value of another type than the field's (400, naming the field), before DRF converts it."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping) and not isinstance(data, QueryDict):
             errors: dict[str, list[str]] = {}
-            for name, field in self.fields.items():  # type: ignore[attr-defined]
+            for name, field in self.fields.items():
                 if field.read_only or name not in data or data[name] is None:
                     continue
                 expected = json_types(field)
@@ -54,7 +54,7 @@ class StrictJSONMixin:
                     errors[name] = [str(_("Incorrect type: expected %(type)s.") % {"type": _type_name(expected)})]
             if errors:
                 raise serializers.ValidationError(errors)
-        return super().to_internal_value(data)  # type: ignore[misc]
+        return super().to_internal_value(data)
 
 
 JSON_NAMES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}

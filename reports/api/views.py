@@ -31,16 +31,16 @@ from reports.models import Page, PageRevision
 TAG = "archive"
 
 
-class ArchiveAPIMixin:
+class ArchiveAPIMixin(APIView):
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
-        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        response = super().finalize_response(request, response, *args, **kwargs)
         if request.user and request.user.is_authenticated:
             head = selectors.chain_head()
             response["X-Archive-Chain-Head"] = f"{head.position}:{head.hash}"
         return response
 
     def get_page(self) -> Page:
-        return selectors.page_get(viewer=self.request.user, slug=self.kwargs["slug"])  # type: ignore[attr-defined]
+        return selectors.page_get(viewer=self.request.user, slug=self.kwargs["slug"])
 
 
 @extend_schema(tags=[TAG], summary="Archive pages, most recently changed first")
