@@ -9,7 +9,7 @@ can never make the server request an internal address while rendering (no SSRF).
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,17 @@ def _no_progress(step: str, pct: int) -> None:
 
 def _data_uri_svg(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+
+
+def chart_images(charts: Sequence[charts_module.Chart]) -> tuple[list[dict[str, str]], str]:
+    """Each chart as an SVG data URI for a print template, and why charts are missing, if they are."""
+    rendered = charts_module.render_svgs(charts)
+    images = [
+        {"title": chart.title, "src": _data_uri_svg(rendered.svgs[chart.key])}
+        for chart in charts
+        if chart.key in rendered.svgs
+    ]
+    return images, rendered.missing_reason
 
 
 def print_context(*, revision: PageRevision, rendered: charts_module.RenderedCharts | None = None) -> dict[str, Any]:

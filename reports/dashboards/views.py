@@ -20,10 +20,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
+from plotly import graph_objects as go
 
 from committee import selectors as committee_selectors
 from committee import weeks
 from config.http import AuthenticatedHttpRequest
+from reports import charts as report_charts
 from reports import pdf
 from reports.dashboards import capacity, charts, monthly, selectors
 from reports.dashboards.forms import DashboardFilterForm
@@ -207,13 +209,21 @@ def capacity_planning_csv(request: AuthenticatedHttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def capacity_planning_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """The capacity plan as a PDF (tables; WeasyPrint fetches nothing, as for the archive's PDFs)."""
+    """The capacity plan as a PDF: the weekly-demand chart (SVG drawn by kaleido) and the tables.
+
+    WeasyPrint fetches nothing, as for the archive's PDFs; without Chromium the PDF says the chart is missing.
+    """
     _require_committee(request)
     try:
         plan = _capacity_plan(request)
     except ValueError:
         return HttpResponseBadRequest(_("Give the trailing weeks as a number from 1 to 52."))
-    html = render_to_string("reports/dashboards/print/capacity.html", _capacity_context(plan), request=request)
+    context = _capacity_context(plan)
+    figure = go.Figure(context["figure"]).update_layout(height=report_charts.CHART_HEIGHT)
+    context["chart_images"], context["charts_missing"] = pdf.chart_images(
+        [report_charts.Chart("capacity", str(_("Weekly demand per pool")), figure)]
+    )
+    html = render_to_string("reports/dashboards/print/capacity.html", context, request=request)
     response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="docket-capacity-planning-{plan.weeks[-1]}.pdf"'
     return response

@@ -104,5 +104,7 @@ def test_the_page_csv_and_pdf_for_the_committee(client, weeks_of_demand, monkeyp
     text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=response.content, capture_output=True,
                           check=True).stdout.decode()
     assert "Capacity planning" in text and "19.3" in text and "atlas/a100" in text and "2027-W10 (peak)" in text
+    # The chart: its caption, and the axis title and legend drawn as text inside the SVG.
+    assert "Weekly demand per pool" in text and "GPU-hours requested" in text and "atlas/a100 demand" in text
     assert client.get(reverse("reports:capacity-planning"), {"weeks": "many"}).status_code == 400
     assert client.get(reverse("reports:capacity-planning"), {"weeks": "99"}).status_code == 400
