@@ -27,19 +27,21 @@ import argparse
 import json
 import os
 import re
-import signal
-import socket
 import statistics
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = ROOT / ".venv" / "bin"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import production_env, recreate_database  # noqa: E402
+from tests.processes import gunicorn  # noqa: E402
+
 DB_NAME = "docket_bench"
 WEEK = "2030-W10"
 WINDOWS = 500
@@ -56,33 +58,11 @@ def main() -> int:
     if not 1 <= args.duration <= 120 or not 1 <= args.rounds <= 10 or not 1 <= args.connections <= 64:
         parser.error("keep the run bounded: duration 1-120 s, rounds 1-10, connections 1-64")
 
-    pg = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"{pg}/{DB_NAME}",
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
-        "DEBUG": "0",
-        "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "SECURE_SSL_REDIRECT": "0",
-        "SESSION_COOKIE_SECURE": "0",
-        "CSRF_COOKIE_SECURE": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "STATIC_MANIFEST": "0",
-        "DATABASE_CONN_MAX_AGE": "600",
-        "LOG_LEVEL": "ERROR",
-    }
-    recreate_database(pg)
+    env = production_env(db_name=DB_NAME, settings_module="bench.settings")
+    recreate_database(DB_NAME)
     token = seed(env)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [str(VENV_BIN / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-         "--worker-class", "sync", "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )
-    try:
-        wait_until_up(f"{base}/bench/bare-windows/?cluster=bench")
+    with gunicorn(env, log_dir=ROOT / "bench" / "results", workers=args.workers) as server:
+        base = server.url
         windows_url = f"{base}/api/v1/windows/?cluster=bench&week={WEEK}&page_size={WINDOWS}"
         auth = f"Bearer {token}"
         etag, sizes = preflight(base, windows_url, auth)
@@ -95,8 +75,6 @@ def main() -> int:
         for _round in range(args.rounds):
             for name, (url, headers) in scenarios.items():
                 measured[name].append(run_wrk(url, headers, duration=args.duration, connections=args.connections))
-    finally:
-        stop(server)
 
     medians = {name: statistics.median(values) for name, values in measured.items()}
     bare = medians["bare Django JSON view"]
@@ -119,18 +97,11 @@ def main() -> int:
     return 0 if ok else 1
 
 
-def recreate_database(pg: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{pg}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME}")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
 
 
 def seed(env: dict[str, str]) -> str:
     """Migrate and publish 500 windows through the services, in this process; return the token."""
     os.environ.update(env)
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
@@ -163,21 +134,8 @@ def seed(env: dict[str, str]) -> str:
     return services.scheduler_client_create(cluster=cluster, name=TOKEN_NAME).token
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
-def wait_until_up(url: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):  # noqa: S310 (loopback URL built above)
-                return
-        except (urllib.error.URLError, OSError):
-            time.sleep(0.2)
-    raise SystemExit(f"gunicorn did not answer {url} within {timeout_s} s")
 
 
 def preflight(base: str, windows_url: str, auth: str) -> tuple[str, dict[str, int]]:
@@ -216,16 +174,6 @@ def run_wrk(url: str, headers: list[str], *, duration: int, connections: int) ->
     return float(match.group(1))
 
 
-def stop(server: subprocess.Popen[bytes]) -> None:
-    """Stop the gunicorn we started, by its pid: TERM, then KILL after 10 s."""
-    if server.poll() is not None:
-        return
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(timeout=5)
 
 
 if __name__ == "__main__":

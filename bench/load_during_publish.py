@@ -54,6 +54,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.common import production_env, recreate_database  # noqa: E402
+
 DB_NAME = "docket_bench_publish"
 CLUSTER = "loadtest"
 WEEK = "2030-W20"
@@ -347,12 +349,6 @@ def verify(result: LoadResult, *, cluster: str = CLUSTER, week: str = WEEK) -> V
 # --- the benchmark ------------------------------------------------------------------------------
 
 
-def recreate_database(pg: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{pg}/postgres", autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {DB_NAME}")
-        connection.execute(f"CREATE DATABASE {DB_NAME}")
 
 
 def report(args: argparse.Namespace, result: LoadResult, verdict: Verdict, published: list[dict[str, Any]],
@@ -435,25 +431,8 @@ def main() -> int:
         parser.error("keep the run bounded: 1-500 pollers, 5-300 s, 1-16 workers")
     command = ".venv/bin/python bench/load_during_publish.py " + " ".join(sys.argv[1:])
 
-    pg = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"{pg}/{DB_NAME}",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DEBUG": "0",
-        "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "SECURE_SSL_REDIRECT": "0",
-        "SESSION_COOKIE_SECURE": "0",
-        "CSRF_COOKIE_SECURE": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "STATIC_MANIFEST": "0",
-        "DATABASE_CONN_MAX_AGE": "600",
-        "LOG_LEVEL": "ERROR",
-        "PYTHONPATH": str(ROOT),
-    }
-    env.pop("CELERY_BROKER_URL", None)
-    recreate_database(pg)
+    env = production_env(db_name=DB_NAME)
+    recreate_database(DB_NAME)
     os.environ.update(env)
     import django
 
