@@ -299,21 +299,28 @@ def sync_status_record(*, client: SchedulerClient, statuses: Sequence[Mapping[st
     if errors:
         raise ValidationError(errors)
     states = {choice.value for choice in SyncState}
+    unknown = [status["state"] for status in statuses if status["state"] not in states]
+    if unknown:
+        raise ValidationError({"statuses": [_("Unknown state %s.") % unknown[0]]})
     now = timezone.now()
-    for status in statuses:
-        if status["state"] not in states:
-            raise ValidationError({"statuses": [_("Unknown state %s.") % status["state"]]})
-        WindowSyncStatus.objects.update_or_create(
-            window_id=status["window"],
-            defaults={
-                "client_name": client.name,
-                "state": status["state"],
-                "nodes_requested": status["nodes_requested"],
-                "nodes_reserved": status["nodes_reserved"],
-                "message": status.get("message", ""),
-                "reported_at": now,
-            },
-        )
+    # One statement for the whole report, however many windows the cluster holds.
+    WindowSyncStatus.objects.bulk_create(
+        [
+            WindowSyncStatus(
+                window_id=status["window"],
+                client_name=client.name,
+                state=status["state"],
+                nodes_requested=status["nodes_requested"],
+                nodes_reserved=status["nodes_reserved"],
+                message=status.get("message", ""),
+                reported_at=now,
+            )
+            for status in statuses
+        ],
+        update_conflicts=True,
+        unique_fields=["window"],
+        update_fields=["client_name", "state", "nodes_requested", "nodes_reserved", "message", "reported_at"],
+    )
     return len(statuses)
 
 

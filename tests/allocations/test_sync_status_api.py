@@ -76,3 +76,19 @@ def test_the_adapters_client_can_post_its_statuses(transactional_db, world, plan
     client.post_statuses([SyncStatus(window=window.id, state=SyncState.FAILED, nodes_requested=2,
                                      nodes_reserved=0, message="no Slurm account mapped for team team-a")])
     assert WindowSyncStatus.objects.get(window_id=window.id).state == "failed"
+
+
+def test_a_report_runs_the_same_queries_for_1_and_for_40_windows(world, api):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    plan = publish([W(world.a100, world.team_a, 1, hour, hour + 2, ref=hour + 1) for hour in range(40)])
+    windows = list(plan.windows.order_by("pk"))
+    api.post(URL, {"statuses": [status(windows[0])]}, format="json")  # the token's first use also notes last_seen
+    counts = []
+    for batch in (windows[:1], windows):
+        with CaptureQueriesContext(connection) as queries:
+            assert api.post(URL, {"statuses": [status(w) for w in batch]}, format="json").status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+    assert WindowSyncStatus.objects.count() == 40
