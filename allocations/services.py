@@ -6,8 +6,6 @@ publishing glue all call these.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,6 +33,7 @@ from allocations.models import (
     WindowTier,
     WindowWithdrawal,
 )
+from config.tokens import token_hash, token_new
 
 # "Docket scheduler": lets the authentication class tell its tokens from other kinds.
 TOKEN_PREFIX = "dks_"  # noqa: S105 (a prefix, not a secret)
@@ -218,14 +217,6 @@ def _check_publishable(
 # --- scheduler clients ------------------------------------------------------------------------
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
 @dataclass(frozen=True)
 class IssuedToken:
     """A client and its token in clear: show the token once, it is not stored."""
@@ -241,7 +232,7 @@ def scheduler_client_create(*, cluster: Cluster, name: str, token: str | None = 
     the service draw 256 random bits. Raises ValidationError when the name is taken on the
     cluster or a given token does not look like one.
     """
-    token = token or _new_token()
+    token = token or token_new(prefix=TOKEN_PREFIX)
     if not token.startswith(TOKEN_PREFIX) or len(token) < 32:
         raise ValidationError({"token": _("A scheduler token starts with %s and has 32 characters or more.")
                                % TOKEN_PREFIX})
@@ -259,7 +250,7 @@ def scheduler_client_create(*, cluster: Cluster, name: str, token: str | None = 
 
 def scheduler_client_rotate(*, client: SchedulerClient) -> IssuedToken:
     """Replace a client's token; the old one stops working at once. Reactivates the client."""
-    token = _new_token()
+    token = token_new(prefix=TOKEN_PREFIX)
     client.token_prefix = token[:TOKEN_PREFIX_SHOWN]
     client.token_hash = token_hash(token)
     client.is_active = True

@@ -18,7 +18,8 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from allocations.models import SchedulerClient
-from allocations.services import TOKEN_PREFIX, scheduler_client_seen, token_hash
+from allocations.services import TOKEN_PREFIX, scheduler_client_seen
+from config.tokens import token_hash
 
 
 class SchedulerTokenAuthentication(BaseAuthentication):

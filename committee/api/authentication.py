@@ -14,7 +14,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 
 from committee.models import PersonalToken
-from committee.services import personal_token_hash
+from config.tokens import token_hash
 
 KEYWORD = b"token"
 # Writing last_used_at on every call would turn each read into a write; a minute is precise enough.
@@ -34,7 +34,7 @@ class PersonalTokenAuthentication(BaseAuthentication):
             token = parts[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed(_("The token is not ASCII.")) from None
-        row = PersonalToken.objects.select_related("user").filter(token_hash=personal_token_hash(token)).first()
+        row = PersonalToken.objects.select_related("user").filter(token_hash=token_hash(token)).first()
         if row is None or not row.user.is_active:
             raise exceptions.AuthenticationFailed(_("Unknown or revoked token."))
         now = timezone.now()

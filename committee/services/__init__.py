@@ -32,7 +32,7 @@ from committee.services.review import (
     score_record,
 )
 from committee.services.rubric import rubric_change
-from committee.services.tokens import personal_token_create, personal_token_hash, personal_token_revoke
+from committee.services.tokens import personal_token_create, personal_token_revoke
 
 __all__ = [
     "REQUEST_FIELDS",
@@ -56,7 +56,6 @@ __all__ = [
     "notifications_for_request_submitted",
     "notifications_record",
     "personal_token_create",
-    "personal_token_hash",
     "personal_token_revoke",
     "request_event_record",
     "rubric_change",

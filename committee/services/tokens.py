@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from committee.models import PersonalToken
+from config.tokens import token_hash, token_new
 
 TOKEN_PREFIX = "dkt_"  # noqa: S105 (a label, not a secret)
-
-
-def personal_token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def personal_token_create(*, user: User, name: str) -> tuple[PersonalToken, str]:
@@ -28,10 +22,10 @@ def personal_token_create(*, user: User, name: str) -> tuple[PersonalToken, str]
     name = (name or "").strip()
     if not name:
         raise ValidationError({"name": [_("Give the token a name, e.g. the script that uses it.")]})
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = token_new(prefix=TOKEN_PREFIX)
     try:
         with transaction.atomic():
-            row = PersonalToken.objects.create(user=user, name=name, token_hash=personal_token_hash(token))
+            row = PersonalToken.objects.create(user=user, name=name, token_hash=token_hash(token))
     except IntegrityError:
         raise ValidationError(
             {"name": [_("You already have a token named “%(name)s”.") % {"name": name}]}
