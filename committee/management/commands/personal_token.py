@@ -3,11 +3,11 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from committee import services
+from committee.management.arguments import user_named
 
 
 class Command(BaseCommand):
@@ -22,10 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--revoke", action="store_true", help="delete the token with this name instead")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            user = get_user_model().objects.get(username=options["user"])
-        except get_user_model().DoesNotExist:
-            raise CommandError(f"No user named {options['user']}.") from None
+        user = user_named(options["user"])
         if options["revoke"]:
             if not services.personal_token_revoke(user=user, name=options["name"]):
                 raise CommandError(f"{user.get_username()} has no token named {options['name']!r}.")

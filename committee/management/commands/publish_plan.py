@@ -3,13 +3,11 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.http import Http404
 
 from allocations import selectors as allocation_selectors
-from committee import selectors, services
+from committee import services
+from committee.management.arguments import cycle_for_week, refusals_as_command_errors, user_named
 from committee.models import CommitteeSeat, SeatRole
 
 
@@ -25,15 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="", help="why a published plan is corrected")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            cycle = selectors.cycle_get(week=options["week"])
-        except Http404:
-            raise CommandError(f"No cycle for week {options['week']}.") from None
+        cycle = cycle_for_week(options["week"])
         actor = self._chair(options["as_user"])
-        try:
+        with refusals_as_command_errors():
             plan = services.cycle_publish(actor=actor, cycle=cycle, reason=options["reason"])
-        except (ValidationError, PermissionDenied) as exc:
-            raise CommandError(" ".join(getattr(exc, "messages", [str(exc)]))) from None
         windows = allocation_selectors.plan_window_list(plan=plan).count()
         self.stdout.write(self.style.SUCCESS(
             f"Week {plan.week} is published: plan version {plan.version} (change {plan.change_seq}), "
@@ -43,12 +36,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  request {explanation.request_ref}: {explanation.text}")
 
     def _chair(self, username: str | None) -> Any:
-        users = get_user_model().objects
         if username:
-            try:
-                return users.get(username=username)
-            except users.model.DoesNotExist:
-                raise CommandError(f"No user named {username}.") from None
+            return user_named(username)
         chairs = list(CommitteeSeat.objects.active().filter(role=SeatRole.CHAIR).select_related("user"))
         if len(chairs) != 1:
             raise CommandError(f"{len(chairs)} active chairs: name one with --as-user.")
