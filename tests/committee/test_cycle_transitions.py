@@ -165,6 +165,10 @@ def test_close_intake_command_refuses_a_non_chair_and_an_unknown_week(world):
         call_command("close_intake", "--week", world.cycle.week, "--as-user", "reviewer")
     with pytest.raises(CommandError, match="No cycle"):
         call_command("close_intake", "--week", "1999-W01")
+    with pytest.raises(CommandError, match="No user named nobody"):
+        call_command("finalize_cycle", "--week", world.cycle.week, "--as-user", "nobody")
+    world.cycle.refresh_from_db()
+    assert world.cycle.status == CycleStatus.OPEN
 
 
 def test_finalize_cycle_command(world, capsys):
