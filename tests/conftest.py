@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
@@ -14,6 +16,7 @@ from allocations.models import Cluster, GpuPool, SchedulerKind, Team
 from committee import weeks
 from committee.models import CommitteeSeat, MembershipRole, SeatRole, TeamMembership
 from committee.services import cycle_create
+from tests.clock import FIXED_NOW, machine_now
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -25,6 +28,22 @@ def require(condition: bool, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is missing in CI")
     pytest.skip(f"{what} is not available on this machine")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Pin the clock for the whole session too, so collection and wider-scoped fixtures never see the real day."""
+    time_machine.travel(FIXED_NOW, tick=True).start()
+
+
+@pytest.fixture(autouse=True)
+def clock(request: pytest.FixtureRequest) -> Iterator[time_machine.Coordinates]:
+    """Every test starts at FIXED_NOW (tests/clock.py) and ticks from there; `clock.move_to(t)` jumps.
+
+    Tests against a real slurmctld (marked `slurm`) run on the machine's clock, which the controller keeps.
+    """
+    start = machine_now() if request.node.get_closest_marker("slurm") else FIXED_NOW
+    with time_machine.travel(start, tick=True) as traveller:
+        yield traveller
 
 
 def make_user(username: str, **extra: object) -> object:

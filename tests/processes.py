@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from tests.clock import child_env
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # the virtualenv's bin: gunicorn, celery
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -128,7 +130,7 @@ def gunicorn(env: Mapping[str, str], *, log_dir: Path, workers: int = 2, timeout
             [str(BIN / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
              "--worker-class", "sync", "--timeout", str(timeout), "--graceful-timeout", "5",
              "--log-level", "warning"],
-            cwd=ROOT, env=dict(env), stdout=sink, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=child_env(env), stdout=sink, stderr=subprocess.STDOUT,
         )
     server = Server(url=f"http://127.0.0.1:{port}", process=process, log=log)
     try:
@@ -293,5 +295,5 @@ def celery_worker(env: Mapping[str, str], *, name: str, log: Path) -> subprocess
         return subprocess.Popen(
             [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo", "--loglevel=info", "-n", f"{name}@%h",
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=dict(env), stdout=sink, stderr=subprocess.STDOUT,
+            cwd=ROOT, env=child_env(env), stdout=sink, stderr=subprocess.STDOUT,
         )

@@ -23,6 +23,12 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
+# The suite's clock is pinned (tests/clock.py) but Chromium keeps the machine's: a cookie that expires two weeks
+# after the pinned instant would already have expired for the browser on a later day. Cookies last for the
+# browser session instead; tests/test_deploy_checks.py checks the production expiry with these switched back.
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+CSRF_COOKIE_AGE = None
+
 # A test that starts its own Celery worker (tests/committee/test_outbox_redis.py) needs a test database that
 # another process can open. PostgreSQL always is one; on SQLite, DOCKET_TEST_DB_FILE=1 puts the test database in
 # a file instead of memory (pytest-django adds the xdist worker's suffix to the name).

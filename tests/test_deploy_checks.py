@@ -135,6 +135,7 @@ def test_no_template_has_inline_script() -> None:
 
 def test_session_cookie_is_secure_httponly_and_expires(world: Any, settings: Any) -> None:
     settings.SESSION_COOKIE_SECURE = True
+    settings.SESSION_EXPIRE_AT_BROWSER_CLOSE = False
     client = Client()
     response = client.post("/accounts/login/", {"username": "member_a", "password": "pw"}, secure=True)
     assert response.status_code == 302

@@ -28,6 +28,7 @@ import psycopg
 import pytest
 from django.utils import timezone
 
+from tests.clock import child_env
 from tests.processes import ROOT, PrivatePostgres, app_env, gunicorn, log_tail, wait_until
 
 pytestmark = [pytest.mark.postgres]
@@ -85,7 +86,7 @@ def docket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace
         cluster.start()
         cluster.create_database("docket")
         env = app_env(cluster.url("docket"), DATABASE_CONN_MAX_AGE="60")
-        seeded = subprocess.run([sys.executable, "-m", "tests.seed_private_db"], cwd=ROOT, env=env,
+        seeded = subprocess.run([sys.executable, "-m", "tests.seed_private_db"], cwd=ROOT, env=child_env(env),
                                 capture_output=True, text=True, timeout=180, check=False)
         assert seeded.returncode == 0, seeded.stderr[-3000:]
         facts = json.loads(seeded.stdout.strip().splitlines()[-1])

@@ -45,9 +45,11 @@ from allocations.adapters.slurm_sync import (
     reconcile,
 )
 from tests.allocations.slurm_testbed import SlurmTestbed, clean_slurmctld, slurmctld  # noqa: F401  (fixtures)
+from tests.clock import machine_now
 
 TOKEN = "atlas-scheduler-token"
-NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+# slurmctld keeps the machine's clock and refuses reservations in its past (tests/clock.py).
+NOW = machine_now().replace(minute=0, second=0, microsecond=0)
 DAY = timedelta(days=1)
 
 

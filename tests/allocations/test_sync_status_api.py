@@ -13,7 +13,8 @@ URL = "/api/v1/windows/sync-status/"
 
 @pytest.fixture
 def plan(world):
-    return publish([W(world.a100, world.team_a, 16, 8, 56, ref=1), W(world.h100, world.team_b, 8, 0, 24, ref=2)])
+    # Neither window has ended on Wednesday 11:00 (FIXED_NOW): the client fetches the windows that have not ended.
+    return publish([W(world.a100, world.team_a, 16, 8, 120, ref=1), W(world.h100, world.team_b, 8, 72, 96, ref=2)])
 
 
 @pytest.fixture

@@ -71,7 +71,8 @@ def test_scheduler_reads_its_clusters_windows_in_the_contract_shape(world, api, 
 
 
 def test_token_of_one_cluster_gets_nothing_of_another(world, api, atlas_token, orion_token):
-    publish([W(world.a100, world.team_a, 16, 8, 56, ref=1), W(world.h100, world.team_b, 8, 0, 24, ref=2)])
+    # Neither window has ended on Wednesday 11:00 (FIXED_NOW), which the default "not ended" filter needs.
+    publish([W(world.a100, world.team_a, 16, 8, 120, ref=1), W(world.h100, world.team_b, 8, 72, 96, ref=2)])
     assert get(api, atlas_token, cluster="orion").status_code == 404
     assert get(api, orion_token, cluster="atlas").status_code == 404
     assert get(api, atlas_token, cluster="no-such-cluster").status_code == 404

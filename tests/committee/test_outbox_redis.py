@@ -39,6 +39,7 @@ from committee.models import (
 )
 from config.celery import app
 from reports.models import ExportStatus, Page, PageKind, PdfExport
+from tests.clock import child_env
 from tests.committee.reviewing import decide, score
 from tests.conftest import require
 from tests.factories import file_request
@@ -163,7 +164,7 @@ def start_worker(transactional_db: None, tmp_path: Path) -> Iterator[Callable[[s
             process = subprocess.Popen(
                 [str(CELERY), "-A", "config", "worker", "--pool=solo", "--loglevel=INFO", "--without-gossip",
                  "--without-mingle", "--without-heartbeat", "-n", f"docket-test-{os.getpid()}@%h"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env=child_env(env), stdout=log, stderr=subprocess.STDOUT,
             )
         processes.append(process)
         _wait_for("the Celery worker to be ready",
