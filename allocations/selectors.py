@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -49,17 +50,21 @@ def usage_gpu_hours_by_team(*, since: datetime, until: datetime) -> dict[int, De
 def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dict[int, Decimal]]:
     """GPU-hours used per team id in each of the `weeks` whole weeks before `until`, latest week first.
 
-    A record counts in the week its period starts in: index 0 holds [until − 7 days, until). One query.
+    A record counts in the week its period starts in: index 0 holds [until − 1 week, until). Weeks
+    step on the local clock (settings.TIME_ZONE), so across a change of summer time every week still
+    begins at `until`'s local time of day and lasts 167 or 169 hours. One query.
     """
-    since = until - timedelta(weeks=weeks)
+    local_until = until.astimezone(timezone.get_default_timezone())
+    # Aware arithmetic within one zone is wall-clock arithmetic: each bound keeps the local time of day.
+    bounds = [(local_until - timedelta(weeks=k)).astimezone(UTC) for k in range(weeks, -1, -1)]  # oldest first
     rows = (
-        UsageRecord.objects.filter(period_start__gte=since, period_start__lt=until)
+        UsageRecord.objects.filter(period_start__gte=bounds[0], period_start__lt=bounds[-1])
         .values("team_id", "period_start")
         .annotate(total=Sum("gpu_hours_used"))
     )
     buckets: list[dict[int, Decimal]] = [{} for _week in range(weeks)]
     for row in rows:
-        index = min(weeks - 1, int((until - row["period_start"]) / timedelta(weeks=1)))
+        index = weeks - bisect.bisect_right(bounds, row["period_start"])
         bucket = buckets[index]
         bucket[row["team_id"]] = bucket.get(row["team_id"], Decimal(0)) + row["total"]
     return buckets

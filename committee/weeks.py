@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -39,6 +39,12 @@ def week_bounds(week: str) -> tuple[datetime, datetime]:
     start = datetime.combine(monday, time.min, tzinfo=zone)
     end = datetime.combine(monday + timedelta(days=7), time.min, tzinfo=zone)
     return start, end
+
+
+def week_hours(week: str) -> int:
+    """The hours a week really has: 168, or 167 and 169 in the weeks summer time starts and ends."""
+    start, end = week_bounds(week)
+    return int((end.astimezone(UTC) - start.astimezone(UTC)) // timedelta(hours=1))
 
 
 def cycle_schedule(week: str) -> dict[str, datetime]:
