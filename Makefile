@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?= -n auto --dist loadfile
 
-.PHONY: run test lint audit audit-deps install install-dev worker beat clean
+.PHONY: run test test-at lint audit audit-deps install install-dev worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ run: install
 
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The suite started at another instant of the machine's clock (libfaketime: apt-get install faketime). Tests pin
+# their own clock (tests/clock.py); this shows that nothing else, a child process or slurmctld, needs the real day:
+#   make test-at AT="2027-01-03 23:59:30"
+test-at: install-dev
+	@test -n "$(AT)" || { echo 'usage: make test-at AT="YYYY-MM-DD hh:mm:ss" (UTC)'; exit 2; }
+	TZ=UTC faketime -f "@$(AT)" $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-dev
 	$(PY) -m ruff check .
