@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from datetime import timedelta
-from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
 from committee import weeks
-from committee.models import CommitteeSeat, MembershipRole, SeatRole, TeamMembership
+from committee.models import CommitteeSeat, MembershipRole, ReviewCycle, SeatRole, TeamMembership
 from committee.services import cycle_create
 from tests.clock import FIXED_NOW, machine_now
 
@@ -36,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def clock(request: pytest.FixtureRequest) -> Iterator[time_machine.Coordinates]:
+def clock(request: pytest.FixtureRequest) -> Iterator[time_machine.Traveller]:
     """Every test starts at FIXED_NOW (tests/clock.py) and ticks from there; `clock.move_to(t)` jumps.
 
     Tests against a real slurmctld (marked `slurm`) run on the machine's clock, which the controller keeps.
@@ -46,15 +48,40 @@ def clock(request: pytest.FixtureRequest) -> Iterator[time_machine.Coordinates]:
         yield traveller
 
 
-def make_user(username: str, **extra: object) -> object:
+def make_user(username: str, **extra: Any) -> User:
     first = username.replace("-", " ").title()
     return get_user_model().objects.create_user(
         username=username, password="pw", first_name=first, email=f"{username}@example.com", **extra
     )
 
 
+@dataclass
+class World:
+    """The tests' small world: two clusters with a pool each, teams A and B, a committee, next week's cycle.
+
+    Personas: chair, reviewer (product lead), tech (tech lead, also a member of team B), finance,
+    lead_a (lead of team A), member_a, member_b (member of team B), outsider (no team).
+    """
+
+    atlas: Cluster
+    orion: Cluster
+    a100: GpuPool
+    h100: GpuPool
+    team_a: Team
+    team_b: Team
+    cycle: ReviewCycle
+    chair: User
+    reviewer: User
+    tech: User
+    finance: User
+    lead_a: User
+    member_a: User
+    member_b: User
+    outsider: User
+
+
 @pytest.fixture
-def world(db: object) -> SimpleNamespace:
+def world(db: object) -> World:
     """Two clusters with a pool each, teams A and B, a committee, and next week's cycle open for intake.
 
     Personas: chair, reviewer (product lead), tech (tech lead, also a member of team B),
@@ -63,7 +90,7 @@ def world(db: object) -> SimpleNamespace:
     return build_world()
 
 
-def build_world() -> SimpleNamespace:
+def build_world() -> World:
     """The `world` fixture's rows, for fixtures of a wider scope that build them once (database access is theirs)."""
     now = timezone.now()
     atlas = Cluster.objects.create(slug="atlas", name="Atlas", scheduler_kind=SchedulerKind.SLURM)
@@ -91,13 +118,15 @@ def build_world() -> SimpleNamespace:
         cycle.intake_closes_at = now + timedelta(days=1)
         cycle.review_at = now + timedelta(days=2)
         cycle.save()
-    return SimpleNamespace(
+    return World(
         atlas=atlas, orion=orion, a100=a100, h100=h100, team_a=team_a, team_b=team_b, cycle=cycle, **people
     )
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Keep each phase's report on the test item, so fixtures can tell whether the test failed."""
     report = yield
     setattr(item, f"rep_{report.when}", report)

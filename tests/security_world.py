@@ -18,6 +18,7 @@ Roles, as the permission matrix names them:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -36,16 +37,17 @@ from committee import services, weeks
 from committee.models import CycleStatus
 from reports import services as report_services
 from reports.models import ExportStatus, ExportStep, Page, PageKind, PdfExport
+from reports.selectors import revision_latest
 from tests.committee.reviewing import decide, score
-from tests.conftest import build_world
+from tests.conftest import World, build_world
 from tests.factories import file_request
 
 ROLES = ("anon", "team_a", "team_b", "committee", "chair", "sched_a", "sched_b")
 PEOPLE = {"team_a": "member_a", "team_b": "member_b", "committee": "reviewer", "chair": "chair"}
 
 
-def _in_cycle(world: SimpleNamespace, cycle: Any) -> SimpleNamespace:
-    return SimpleNamespace(**{**vars(world), "cycle": cycle})
+def _in_cycle(world: World, cycle: Any) -> World:
+    return dataclasses.replace(world, cycle=cycle)
 
 
 def _cycle(week: str) -> Any:
@@ -112,7 +114,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
                                        summary="Wording")
     charter.refresh_from_db()
     record.refresh_from_db()
-    revision = record.latest_revision
+    revision = revision_latest(page=record)
     file_name = f"{record.slug}-r{revision.number}.pdf"
     pdf_root.mkdir(parents=True, exist_ok=True)
     (pdf_root / file_name).write_bytes(b"%PDF-1.4\n% matrix fixture\n%%EOF\n")
@@ -146,7 +148,7 @@ def restart_ids() -> None:
                 cursor.execute(sql)
         elif connection.vendor == "sqlite":
             for model in models:
-                if not model.objects.exists():
+                if not model._default_manager.exists():
                     cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [model._meta.db_table])
 
 

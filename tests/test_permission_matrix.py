@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from allocations.models import AllocationPlan
 from committee.models import GpuRequest, Score
+from reports.selectors import revision_latest
 from tests.security_world import ROLES, client_for
 from tests.security_world import estate as build_estate
 
@@ -55,7 +56,7 @@ class Row:
 
     def path(self, estate: SimpleNamespace) -> str:
         values = self.kwargs(estate)
-        return "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), self.route)
+        return "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[str(m.group(1))]), self.route)
 
 
 # --- bodies ---------------------------------------------------------------------------------------
@@ -110,7 +111,7 @@ def sync_json(e: SimpleNamespace) -> dict[str, Any]:
 
 
 def page_edit(e: SimpleNamespace, *, stale: bool = False) -> dict[str, Any]:
-    base = e.charter.revisions.order_by("number").first() if stale else e.charter.latest_revision
+    base = e.charter.revisions.order_by("number").first() if stale else revision_latest(page=e.charter)
     return {"title": "Charter", "body": "# Charter\n\nEdited by the matrix.", "summary": "Matrix edit",
             "base_revision_id": base.pk}
 

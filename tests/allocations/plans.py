@@ -59,5 +59,5 @@ def token_for(cluster: Any, name: str = "sync") -> str:
     return services.scheduler_client_create(cluster=cluster, name=name).token
 
 
-def bearer(token: str) -> dict[str, str]:
+def bearer(token: str) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}

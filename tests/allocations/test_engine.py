@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -401,7 +402,7 @@ def test_nonsensical_pool_is_refused(pool: PoolCapacity, message: str) -> None:
     [("gpu_count", 0), ("min_gpu_count", 0), ("duration_hours", 0), ("duration_hours", -3)],
 )
 def test_nonsensical_demand_is_refused(field: str, value: int) -> None:
-    values = {"gpu_count": 4, "min_gpu_count": 1, "duration_hours": 4, field: value}
+    values: dict[str, Any] = {"gpu_count": 4, "min_gpu_count": 1, "duration_hours": 4, field: value}
     bad = Demand(ref=9, pool="a100", earliest_start=WEEK, latest_end=at(7), **values)
     with pytest.raises(ValueError, match=f"demand 9: {field} must be at least 1"):
         run(bad)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from datetime import timedelta
+from typing import Any
 
 from rest_framework.test import APIClient
 
@@ -83,7 +84,8 @@ def test_the_api_serves_exactly_the_engines_windows_for_the_cluster(world):
     _plan, result = _publish(world, week, _demands(world, week_start(week), count=30))
     api = APIClient()
     api.credentials(**bearer(token_for(world.atlas)))
-    seen, url, params = [], "/api/v1/windows/", {"cluster": "atlas", "week": week, "page_size": 7}
+    seen: list[dict[str, Any]] = []
+    url, params = "/api/v1/windows/", {"cluster": "atlas", "week": week, "page_size": "7"}
     page = api.get(url, params).json()
     seen.extend(page["results"])
     while page["next"]:

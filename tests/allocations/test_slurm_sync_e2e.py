@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from rest_framework import serializers
 
 from allocations import selectors, services
 from allocations.adapters.base import MESSAGE_MAX_CHARS, SyncState, SyncStatus
@@ -282,7 +283,8 @@ def test_a_slurm_message_longer_than_the_api_takes_is_cut_not_refused(
 ) -> None:
     plan = publish([W(atlas.a100, atlas.team_a, 8, 8, 56, ref=1)], week=atlas.cycle.week)
     window = plan.windows.get()
-    assert SyncStatusItemSerializer().fields["message"].max_length == MESSAGE_MAX_CHARS
+    message = SyncStatusItemSerializer().fields["message"]
+    assert isinstance(message, serializers.CharField) and message.max_length == MESSAGE_MAX_CHARS
 
     DocketClient(live_server.url, atlas.token, "atlas").post_statuses(
         [SyncStatus(window.pk, SyncState.FAILED, 1, 0, "Error creating the reservation: " + "x" * 3000)]

@@ -71,6 +71,7 @@ def test_the_adapters_client_can_post_its_statuses(transactional_db, world, plan
     token = token_for(world.atlas, "other-sync")
     client = DocketClient(live_server.url, token, "atlas")
     snapshot = client.fetch_windows()
+    assert snapshot is not None
     assert [w.request_id for w in snapshot.windows] == [1]
     assert client.fetch_windows(etag=snapshot.etag) is None  # 304
     window = snapshot.windows[0]

@@ -244,6 +244,7 @@ def test_remaining_estimate_counts_to_the_committees_friday_18_00():
     app = Celery("clock-test", set_as_current=False)
     app.conf.timezone = "Europe/Berlin"
     original = django_settings.CELERY_BEAT_SCHEDULE["close-due-intake"]["schedule"]
+    assert isinstance(original, crontab)
     now = FRIDAY_18 - timedelta(hours=1, minutes=30)
     schedule = crontab(minute=original._orig_minute, hour=original._orig_hour,
                        day_of_week=original._orig_day_of_week, nowfun=lambda: now, app=app)

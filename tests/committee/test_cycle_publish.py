@@ -174,6 +174,7 @@ def test_a_correction_keeps_the_windows_that_have_started(world, finalized):
                                                               running.gpu_count)
     assert not WindowWithdrawal.objects.filter(window=running).exists()
     explanations = {e.request_ref: e.text for e in plan.explanations.all()}
+    assert running.request_ref is not None
     assert explanations[running.request_ref].startswith("kept as published: running since")
     other = next(ref for ref in (first.pk, second.pk) if ref != running.request_ref)
     assert other in explanations  # the rest was placed again around the running window

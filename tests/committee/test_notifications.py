@@ -153,7 +153,7 @@ def test_publishing_tells_each_team_its_own_decisions(world, django_capture_on_c
         services.cycle_finalize(cycle=world.cycle, actor=world.chair)
         services.cycle_publish(actor=world.chair, cycle=world.cycle)
     notes = Notification.objects.filter(kind=NotificationKind.DECISION_PUBLISHED)
-    by_person = {}
+    by_person: dict[str, list[str]] = {}
     for note in notes:
         by_person.setdefault(note.recipient.username, []).append(note.params["title"])
     assert by_person == {"lead_a": ["Ranker retrain"], "member_a": ["Ranker retrain"],

@@ -16,6 +16,7 @@ from committee.models import Notification, NotificationKind, OutboxMessage, Requ
 from committee.tasks import notify_request_submitted
 from reports import services as report_services
 from reports.models import ExportStatus
+from reports.selectors import revision_latest
 from tests.factories import file_request
 from tests.reports.conftest import make_page
 
@@ -142,7 +143,7 @@ def test_a_pdf_export_goes_through_the_outbox(world, django_capture_on_commit_ca
     settings.CHROMIUM_PATH = "/nonexistent"
     page = make_page(world)
     with django_capture_on_commit_callbacks(execute=True):
-        export = report_services.pdf_export_request(actor=world.chair, revision=page.latest_revision)
+        export = report_services.pdf_export_request(actor=world.chair, revision=revision_latest(page=page))
     message = OutboxMessage.objects.get(key=f"pdf-export:{export.pk}:0")
     assert message.task_name == "reports.render_pdf_export" and message.kwargs == {"export_id": export.pk}
     assert message.done_at is not None
@@ -157,7 +158,7 @@ def test_a_pdf_asked_for_while_the_broker_is_down_renders_when_it_is_relayed(
     settings.CHROMIUM_PATH = "/nonexistent"
     page = make_page(world)
     with django_capture_on_commit_callbacks(execute=True):
-        export = report_services.pdf_export_request(actor=world.member_a, revision=page.latest_revision)
+        export = report_services.pdf_export_request(actor=world.member_a, revision=revision_latest(page=page))
     export.refresh_from_db()
     assert export.status == ExportStatus.PENDING
     settings.CELERY_TASK_ALWAYS_EAGER = True  # "the broker is back", here as an in-process run

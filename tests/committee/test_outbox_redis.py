@@ -39,6 +39,7 @@ from committee.models import (
 )
 from config.celery import app
 from reports.models import ExportStatus, Page, PageKind, PdfExport
+from reports.selectors import revision_latest
 from tests.clock import child_env
 from tests.committee.reviewing import decide, score
 from tests.conftest import require
@@ -99,6 +100,7 @@ class RedisServer:
             return False
 
     def start(self) -> None:
+        assert REDIS_SERVER is not None
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -220,15 +222,15 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     response = client.post(reverse("committee:cycle-publish", args=[week.week]), follow=True)
     assert response.status_code == 200 and "is published" in response.content.decode()
     client.force_login(world.member_a)
-    response = client.post(reverse("reports:revision-pdf", args=[record_page.slug, record_page.latest_revision.number]),
-                           follow=True)
+    number = revision_latest(page=record_page).number
+    response = client.post(reverse("reports:revision-pdf", args=[record_page.slug, number]), follow=True)
     assert response.status_code == 200
     assert time.monotonic() - started < 30  # no page hangs on the missing broker
 
     draft.refresh_from_db()
     week.refresh_from_db()
     assert draft.status == RequestStatus.SUBMITTED and week.status == CycleStatus.PUBLISHED
-    export = PdfExport.objects.get(revision=record_page.latest_revision)
+    export = PdfExport.objects.get(revision=revision_latest(page=record_page))
     keys = [f"notify:request-submitted:{draft.pk}", f"notify:published:{week.pk}:v1", f"pdf-export:{export.pk}:0"]
     waiting = OutboxMessage.objects.filter(key__in=keys)
     assert waiting.count() == 3 and not waiting.filter(relayed_at__isnull=False).exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -334,7 +335,7 @@ def test_rubric_and_its_history_for_anyone_signed_in(api, world):
 
 
 def test_chair_changes_the_rubric_over_the_api(api, world):
-    body = {"weights": {"business_impact": 50, "feasibility": 20, "urgency": 20, "fairness": 10},
+    body: dict[str, Any] = {"weights": {"business_impact": 50, "feasibility": 20, "urgency": 20, "fairness": 10},
             "reason": "Impact first this quarter."}
     assert as_user(api, world.reviewer).post(f"{API}/rubric/versions/", body, format="json").status_code == 403
     bad = as_user(api, world.chair).post(

@@ -211,7 +211,9 @@ def test_priority_matrix_is_drawn_with_the_apps_own_plotly(client, world, scored
     body = client.get(url(world, "review-cycle")).content.decode()
     assert '<script src="/static/plotly/plotly.min.js"' in body
     assert "cdn" not in body.lower()
-    figure = json.loads(re.search(r'<script id="matrix-data" type="application/json">(.*?)</script>', body, re.S)[1])
+    data = re.search(r'<script id="matrix-data" type="application/json">(.*?)</script>', body, re.S)
+    assert data is not None, "the page carries the matrix's data"
+    figure = json.loads(data[1])
     names = [trace["name"] for trace in figure["data"]]
     assert names == [
         "High impact, low intensity: do first",

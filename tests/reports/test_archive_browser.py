@@ -15,6 +15,7 @@ from django.core.management import call_command
 
 from reports import services
 from reports.models import Page, PdfExport
+from reports.selectors import revision_latest
 from tests.browser import browser_page, sign_in  # noqa: F401
 from tests.conftest import require
 
@@ -68,7 +69,7 @@ def test_committee_member_edits_the_record_and_downloads_its_pdf(browser_page, w
 
 def test_pdf_page_follows_the_render_until_the_file_is_ready(browser_page, world):  # noqa: F811
     created = services.page_create(actor=world.chair, slug="charter", title="Charter", body="# Charter", summary="x")
-    export = PdfExport.objects.create(revision=created.latest_revision, requested_by_name="Chair")
+    export = PdfExport.objects.create(revision=revision_latest(page=created), requested_by_name="Chair")
     page = browser_page
     sign_in(page, "member_a")
     page.goto(f"/archive/exports/{export.pk}/")
@@ -82,7 +83,7 @@ def test_pdf_page_follows_the_render_until_the_file_is_ready(browser_page, world
 
 def test_pdfs_land_in_the_configured_folder(pdf_root, world):
     created = services.page_create(actor=world.chair, slug="minutes", title="Minutes", body="Present", summary="x")
-    export = PdfExport.objects.create(revision=created.latest_revision, requested_by_name="Chair")
+    export = PdfExport.objects.create(revision=revision_latest(page=created), requested_by_name="Chair")
     services.pdf_export_render(export_id=export.pk)
     export.refresh_from_db()
     assert Path(pdf_root, export.file_name).is_file()

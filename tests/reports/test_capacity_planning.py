@@ -23,14 +23,17 @@ NOW = datetime.fromisoformat("2027-03-10T12:00:00+00:00")  # in week 2027-W10
 
 def test_peak_to_mean_arithmetic():
     ptm = capacity.peak_to_mean([Decimal(100), Decimal(100), Decimal(100), Decimal(140)])
+    assert ptm is not None and ptm.ratio is not None
     assert ptm.mean == 110 and ptm.peak == 140 and ptm.ratio == Decimal(140) / Decimal(110)
     # (1 − 1/R) × (100 − standby): (1 − 110/140) × 90 = 19.2857…
     implied = capacity.implied_burst_reserve_pct(ratio=ptm.ratio, standby_pct=10)
+    assert implied is not None
     assert implied.quantize(Decimal("0.0001")) == Decimal("19.2857")
     assert capacity.implied_burst_reserve_pct(ratio=Decimal(1), standby_pct=10) == 0  # steady demand: no reserve
     assert capacity.implied_burst_reserve_pct(ratio=Decimal(2), standby_pct=0) == 50  # peak twice the mean: half
     assert capacity.peak_to_mean([]) is None
     zero = capacity.peak_to_mean([Decimal(0), Decimal(0)])
+    assert zero is not None
     assert zero.ratio is None and capacity.implied_burst_reserve_pct(ratio=zero.ratio, standby_pct=10) is None
 
 
@@ -70,6 +73,7 @@ def test_the_plan_of_a_pool(weeks_of_demand):
     assert plan.counted_weeks == ("2027-W07", "2027-W08", "2027-W09", "2027-W10")  # W06 had no cycle
     a100 = next(p for p in plan.pools if p.label == "atlas/a100")
     assert [w.requested_gpu_hours for w in a100.weeks] == [100, 100, 100, 140]
+    assert a100.peak_to_mean is not None and a100.implied_reserve_pct is not None
     assert a100.peak_to_mean.mean == 110 and a100.peak_week == "2027-W10"
     assert a100.implied_reserve_pct.quantize(Decimal("0.0001")) == Decimal("19.2857")  # (1 − 110/140) × 90
     assert a100.configured_reserve_gpu_hours == 64 * 168 * Decimal("0.2")
@@ -78,7 +82,7 @@ def test_the_plan_of_a_pool(weeks_of_demand):
     assert a100.turned_away_gpu_hours == 20
     assert a100.turned_away_pct == Decimal(20) * 100 / 300
     h100 = next(p for p in plan.pools if p.label == "orion/h100")
-    assert h100.peak_to_mean.ratio is None and h100.implied_reserve_pct is None
+    assert h100.peak_to_mean is not None and h100.peak_to_mean.ratio is None and h100.implied_reserve_pct is None
 
 
 def test_the_page_csv_and_pdf_for_the_committee(client, weeks_of_demand, monkeypatch):

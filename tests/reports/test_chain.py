@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -11,10 +12,11 @@ from reports import chain
 from reports.models import GENESIS_HASH
 
 
-def payload(**overrides):
-    values = {"page_slug": "charter", "number": 1, "position": 1, "title": "Charter", "body": "Text", "data": {},
-                  "summary": "First", "author_name": "Chris Chair",
-                  "created_at": datetime(2026, 1, 5, 9, 30, tzinfo=UTC), "restored_from": None}
+def payload(**overrides: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "page_slug": "charter", "number": 1, "position": 1, "title": "Charter", "body": "Text", "data": {},
+        "summary": "First", "author_name": "Chris Chair",
+        "created_at": datetime(2026, 1, 5, 9, 30, tzinfo=UTC), "restored_from": None}
     values.update(overrides)
     return chain.revision_payload(**values)
 
@@ -70,7 +72,8 @@ def test_verify_rows_passes_an_intact_chain_and_reports_its_head():
 def test_verify_rows_names_the_row_after_a_gap():
     rows = _rows(4)
     report = chain.verify_rows([rows[0], rows[2], rows[3]])
-    assert not report.ok and report.first_bad.pk == 3 and "missing" in report.problem
+    assert not report.ok and report.first_bad is not None
+    assert report.first_bad.pk == 3 and "missing" in report.problem
 
 
 def test_verify_rows_catches_a_truncated_tail_through_the_recorded_head():

@@ -9,6 +9,7 @@ import json
 import re
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -53,7 +54,7 @@ def pool_name(pool):
 
 
 def granted_by(key):
-    totals = defaultdict(Decimal)
+    totals: defaultdict[Any, Decimal] = defaultdict(Decimal)
     for window in AllocationWindow.objects.filter(withdrawal__isnull=True).select_related("team", "pool__cluster"):
         hours = Decimal(int((window.end - window.start).total_seconds())) / 3600
         totals[key(window)] += window.gpu_count * hours
@@ -68,7 +69,7 @@ def usage_in_range():
 def test_granted_vs_used_per_team_and_week(client, dash):
     client.force_login(dash.world.chair)
     granted = granted_by(lambda w: (w.week, w.team.name))
-    used = defaultdict(Decimal)
+    used: defaultdict[Any, Decimal] = defaultdict(Decimal)
     for record in usage_in_range():
         used[(iso_week(record.period_start), record.team.name)] += record.gpu_hours_used
     rows = csv_rows(client, "granted-used")
@@ -85,7 +86,8 @@ def test_granted_vs_used_per_team_and_week(client, dash):
 
 def test_utilization_and_queue_wait_per_pool(client, dash):
     client.force_login(dash.world.chair)
-    used, weighted_util, weighted_wait, plain_wait, count = (defaultdict(Decimal) for _ in range(5))
+    sums: list[defaultdict[Any, Decimal]] = [defaultdict(Decimal) for _ in range(5)]
+    used, weighted_util, weighted_wait, plain_wait, count = sums
     for record in usage_in_range():
         key = (iso_week(record.period_start), pool_name(record.pool))
         used[key] += record.gpu_hours_used
@@ -111,7 +113,7 @@ def test_utilization_and_queue_wait_per_pool(client, dash):
 
 def test_demand_vs_capacity_per_week(client, dash):
     client.force_login(dash.world.chair)
-    requested = defaultdict(Decimal)
+    requested: defaultdict[Any, Decimal] = defaultdict(Decimal)
     for request in dash.requests:
         if request.status in ("submitted", "decided"):
             requested[request.cycle.week] += request.gpu_count * request.duration_hours
@@ -139,7 +141,7 @@ def test_fair_share_frozen_where_a_cycle_froze_it_computed_elsewhere(client, das
     # Week 1: computed from the usage reported in the trailing weeks before its intake closed.
     as_of = dash.cycles[0].intake_closes_at
     trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
-    weekly = [defaultdict(float) for _ in range(trailing)]
+    weekly: list[defaultdict[Any, float]] = [defaultdict(float) for _ in range(trailing)]
     for record in UsageRecord.objects.all():
         age = as_of - record.period_start
         if record.period_start < as_of and age.total_seconds() < trailing * 7 * 86400:
@@ -160,7 +162,7 @@ def test_score_distribution_per_criterion(client, dash):
     client.force_login(dash.world.chair)
     rows = csv_rows(client, "scores")
     assert len(rows) == 3 * 11
-    counts = defaultdict(int)
+    counts: defaultdict[Any, int] = defaultdict(int)
     for score in Score.objects.all():
         counts[(score.criterion, score.value)] += 1
     labels = {"Business impact": scoring.BUSINESS_IMPACT, "Feasibility of alternatives": scoring.FEASIBILITY,
@@ -202,8 +204,9 @@ def test_the_page_draws_each_chart_with_the_apps_own_plotly_and_shows_its_table(
     for key in ("granted-used", "utilization", "queue-wait", "demand-capacity", "fair-share", "scores"):
         assert f'id="chart-{key}"' in body and f'data-table="{key}"' in body
         assert f"/archive/dashboards/{key}.csv?" in body
-        figure = json.loads(re.search(rf'<script id="chart-{key}" type="application/json">(.*?)</script>', body,
-                                      re.S).group(1))
+        data = re.search(rf'<script id="chart-{key}" type="application/json">(.*?)</script>', body, re.S)
+        assert data is not None, key
+        figure = json.loads(data.group(1))
         assert figure["data"], key
     assert client.get("/static/plotly/plotly.min.js").status_code == 200
 

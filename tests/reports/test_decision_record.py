@@ -7,6 +7,7 @@ from django.urls import reverse
 from committee import services as committee_services
 from reports import selectors, services
 from reports.models import Page, PageKind, PageRevision
+from reports.selectors import revision_latest
 from tests.reports.conftest import RATIONALES
 
 
@@ -21,7 +22,7 @@ def publish(world, capture, **extra):
 
 def test_finalize_archives_the_record(week):
     page = record(week)
-    revision = page.latest_revision
+    revision = revision_latest(page=page)
     assert page.kind == PageKind.DECISION_RECORD and page.slug == f"decision-record-{week.cycle.week.lower()}"
     assert (revision.number, revision.author_name) == (1, services.SYSTEM_AUTHOR)
     assert revision.summary == f"Generated: week {week.cycle.week} finalized"
@@ -29,7 +30,7 @@ def test_finalize_archives_the_record(week):
 
 
 def test_record_data_has_rubric_participants_every_score_and_each_decision(week):
-    data = record(week).latest_revision.data
+    data = revision_latest(page=record(week)).data
     assert data["rubric"]["version"] == 1
     assert [c["weight_pct"] for c in data["rubric"]["criteria"]] == [40, 30, 20, 10]
     assert {p["name"] for p in data["participants"]} == {"Chair", "Reviewer", "Finance"}
@@ -46,7 +47,7 @@ def test_record_data_has_rubric_participants_every_score_and_each_decision(week)
 
 def test_record_text_shows_ranking_rationale_and_links(week, client):
     first = week.requests[0]
-    body = record(week).latest_revision.body
+    body = revision_latest(page=record(week)).body
     for rationale in RATIONALES.values():
         assert rationale in body
     assert f"[[request:{first.pk}|Ranker retrain]]" in body and "[[rubric-v1|version 1]]" in body
@@ -63,13 +64,13 @@ def test_record_text_shows_ranking_rationale_and_links(week, client):
 def test_the_rubric_version_gets_its_policy_page(week):
     policy = Page.objects.get(source_key="rubric:1")
     assert policy.slug == "rubric-v1" and policy.kind == PageKind.POLICY
-    assert "40%" in policy.latest_revision.body
+    assert "40%" in revision_latest(page=policy).body
 
 
 def test_publish_adds_the_windows_as_a_new_revision(week, django_capture_on_commit_callbacks):
     plan = publish(week, django_capture_on_commit_callbacks)
     page = record(week)
-    revision = page.latest_revision
+    revision = revision_latest(page=page)
     assert revision.number == 2 and revision.summary == "Updated: plan version 1 published"
     windows = revision.data["plan"]["windows"]
     assert {w["request_id"] for w in windows} == {week.requests[0].pk, week.requests[1].pk}
@@ -81,7 +82,7 @@ def test_publish_adds_the_windows_as_a_new_revision(week, django_capture_on_comm
 def test_a_correction_records_what_changed(week, django_capture_on_commit_callbacks):
     publish(week, django_capture_on_commit_callbacks)
     publish(week, django_capture_on_commit_callbacks, reason="Recomputed after a node failure.")
-    revision = record(week).latest_revision
+    revision = revision_latest(page=record(week))
     changes = revision.data["plan_changes"]
     assert revision.number == 3 and changes["from_version"] == 1
     assert "Compared with version 1" in revision.body and "Recomputed after a node failure" in revision.body
@@ -95,14 +96,14 @@ def test_sync_is_idempotent(week):
 def test_committee_notes_survive_the_update_at_publish(week, client, django_capture_on_commit_callbacks):
     page = record(week)
     client.force_login(week.tech)
-    body = page.latest_revision.body.replace("Notes added by committee members go here.",
+    body = revision_latest(page=page).body.replace("Notes added by committee members go here.",
                                              "The tech lead abstained on team B's requests.")
     response = client.post(reverse("reports:page-edit", args=[page.slug]), {
         "title": page.title, "body": body, "summary": "Note the abstention",
         "base_revision_id": page.latest_revision_id})
     assert response.status_code == 302
     publish(week, django_capture_on_commit_callbacks)
-    latest = record(week).latest_revision
+    latest = revision_latest(page=record(week))
     assert latest.number == 3 and "The tech lead abstained" in latest.body and "## Published windows" in latest.body
 
 
@@ -111,11 +112,11 @@ def test_rubric_change_writes_a_policy_page(week, django_capture_on_commit_callb
     with django_capture_on_commit_callbacks(execute=True):
         committee_services.rubric_change(actor=week.chair, weights=weights, reason="Fairness mattered more.")
     page = Page.objects.get(source_key="rubric:2")
-    data = page.latest_revision.data
+    data = revision_latest(page=page).data
     assert page.title == "Rubric version 2" and data["previous_version"] == 1
     impact = next(c for c in data["criteria"] if c["key"] == "business_impact")
     assert (impact["previous_weight_pct"], impact["weight_pct"]) == (40, 35)
-    body = page.latest_revision.body
+    body = revision_latest(page=page).body
     assert ("Fairness mattered more." in body and "[[rubric-v1|version 1]]" in body and "−5" in body) or "-5" in body
 
 
@@ -136,5 +137,5 @@ def test_finalize_and_publish_in_one_transaction_record_the_committed_state(worl
         committee_services.cycle_publish(actor=world.chair, cycle=cycle)
     page = Page.objects.get(source_key=f"cycle:{world.cycle.week}")
     assert page.revisions.count() == 1  # the second signal found nothing new
-    data = page.latest_revision.data
+    data = revision_latest(page=page).data
     assert data["cycle"]["status"] == "published" and data["plan"]["version"] == 1

@@ -15,6 +15,7 @@ from allocations.models import UsageRecord
 from reports.dashboards import monthly
 from reports.dashboards.services import monthly_review_page_open
 from reports.models import Page, PageKind
+from reports.selectors import revision_latest
 
 MONTH = "2027-05"
 BASELINE = ("2027-02", "2027-03", "2027-04")
@@ -150,7 +151,7 @@ def test_a_flag_opens_the_archive_page_of_the_parameter_review(client, priced, m
     page = Page.objects.get(source_key=f"monthly-review:{MONTH}")
     assert response.status_code == 302 and response["Location"] == reverse("reports:page-edit", args=[page.slug])
     assert page.slug == "monthly-review-2027-05" and page.kind == PageKind.POLICY
-    body = page.latest_revision.body
+    body = revision_latest(page=page).body
     assert "## Parameter review" in body and "atlas/a100: utilization" in body and "(11.0%)" in body
     # The committee writes its review; the figures, opened again, are brought up to date around it.
     client.post(reverse("reports:page-edit", args=[page.slug]), {
@@ -158,13 +159,13 @@ def test_a_flag_opens_the_archive_page_of_the_parameter_review(client, priced, m
         "body": body.replace("_The committee records here", "We raise the a100 burst reserve to 25%. _Was"),
     })
     page.refresh_from_db()
-    assert page.latest_revision.number == 2
+    assert revision_latest(page=page).number == 2
     again = monthly_review_page_open(actor=priced.chair, month=MONTH, now=AFTER)
-    assert again.pk == page.pk and again.latest_revision.number == 2  # nothing changed: no revision
+    assert again.pk == page.pk and revision_latest(page=again).number == 2  # nothing changed: no revision
     _use(priced.h100, priced.team_b, MONTH, Decimal(50))  # new figures for the month
     updated = monthly_review_page_open(actor=priced.chair, month=MONTH, now=AFTER)
-    assert updated.latest_revision.number == 3
-    assert "We raise the a100 burst reserve to 25%." in updated.latest_revision.body
+    assert revision_latest(page=updated).number == 3
+    assert "We raise the a100 burst reserve to 25%." in revision_latest(page=updated).body
 
 
 def test_nothing_flagged_opens_nothing_and_only_the_committee_opens(client, priced):

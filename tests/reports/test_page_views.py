@@ -96,7 +96,7 @@ def test_committee_member_edits_through_the_form(client, world, page):
         "title": "Charter", "body": "# Charter\n\nNew text.", "summary": "Rewrite",
         "base_revision_id": page.latest_revision_id})
     assert response.status_code == 302 and response["Location"] == reverse("reports:page", args=[page.slug])
-    latest = PageRevision.objects.filter(page=page).order_by("-number").first()
+    latest = PageRevision.objects.filter(page=page).order_by("-number")[0]
     assert (latest.number, latest.author_name, latest.summary) == (3, "Finance", "Rewrite")
 
 
@@ -156,7 +156,7 @@ def test_restore_from_the_permalink(client, world, page):
     response = client.post(reverse("reports:revision-restore", args=[page.slug, 1]),
                            {"base_revision_id": page.latest_revision_id, "summary": "back to the original"})
     assert response.status_code == 302
-    latest = PageRevision.objects.filter(page=page).order_by("-number").first()
+    latest = PageRevision.objects.filter(page=page).order_by("-number")[0]
     assert (latest.number, latest.restored_from) == (3, 1)
     assert latest.body == PageRevision.objects.get(page=page, number=1).body
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from reports import pdf
+from reports.selectors import revision_latest
 from tests.reports.conftest import make_page
 
 HOSTILE_HTML = """
@@ -42,7 +43,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_hostile_html_past_the_sanitizer_fetches_only_data_urls(world, monkeypatch, opened):
     page = make_page(world, body="Text that the sanitizer would have cleaned.")
     monkeypatch.setattr(pdf, "render_markdown", lambda body: HOSTILE_HTML)  # as if nh3 had let it all through
-    result = pdf.render_revision_pdf(revision=page.latest_revision)
+    result = pdf.render_revision_pdf(revision=revision_latest(page=page))
     assert result.content.startswith(b"%PDF")
     assert opened and all(url.startswith("data:") for url in opened), opened
     assert b"root:" not in result.content  # nothing of /etc/passwd
@@ -51,6 +52,6 @@ def test_hostile_html_past_the_sanitizer_fetches_only_data_urls(world, monkeypat
 def test_markdown_images_and_links_to_files_and_internal_hosts_are_not_fetched(world, opened):
     body = "![a](file:///etc/passwd) ![b](http://10.0.0.1/x.png) [c](file:///etc/hostname) <img src='file:///etc/hosts'>"
     page = make_page(world, body=body)
-    result = pdf.render_revision_pdf(revision=page.latest_revision)
+    result = pdf.render_revision_pdf(revision=revision_latest(page=page))
     assert result.content.startswith(b"%PDF")
     assert all(url.startswith("data:") for url in opened), opened

@@ -21,6 +21,7 @@ from django.utils import timezone
 from committee.models import OutboxMessage
 from config.celery import app
 from reports.models import ExportStatus, Page, PdfExport
+from reports.selectors import revision_latest
 from reports.services.exports import pdf_export_request
 from tests.browser import CHROMIUM
 from tests.conftest import require
@@ -53,7 +54,7 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
         try:
             first = celery_worker(env, name="first", log=logs[0])
             try:
-                export = pdf_export_request(actor=week.tech, revision=record.latest_revision)
+                export = pdf_export_request(actor=week.tech, revision=revision_latest(page=record))
                 message = OutboxMessage.objects.get(key=f"pdf-export:{export.pk}:0")
                 assert message.relayed_at is not None  # handed to the broker, not run here
                 wait_until(lambda: export_row(export.pk).status == ExportStatus.RUNNING, timeout=90, interval=0.05,
@@ -69,6 +70,7 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
             assert message.done_at is None
 
             # Redis gives the unacknowledged message out again once its visibility timeout has passed.
+            assert dead.started_at is not None
             time.sleep(max(0.0, (dead.started_at - timezone.now()).total_seconds() + VISIBILITY_TIMEOUT_S + 1))
             second = celery_worker(env, name="second", log=logs[1])
             try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from reports import services
@@ -26,7 +28,11 @@ POKE = """() => {
 def test_no_payload_opens_a_dialog(browser_page, world):  # noqa: F811
     page = browser_page
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    def refuse(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", refuse)
     slugs = []
     for index, payload in enumerate(XSS_PAYLOADS):
         slug = f"xss-{index}"
