@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.engine import EngineWindow, Explanation
-from allocations.explanations import explanation_text
+from allocations.explanations import explanation_text, reasons_as_json
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
@@ -180,6 +180,7 @@ def plan_publish(
             placed=explanation.placed,
             shortened=explanation.shortened,
             text=texts[explanation.ref],
+            reasons=reasons_as_json(explanation.reasons),
         )
         for position, explanation in enumerate(explanations, start=1)
     )
