@@ -6,6 +6,7 @@ total with the burst reserve).
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -60,15 +61,23 @@ def test_instants_two_weeks_on_read_with_the_number_of_weeks():
     ]
 
 
-def test_stored_reasons_render_as_the_engine_reasons_do():
+def test_reasons_stored_as_json_render_as_the_engine_reasons_do():
     result = allocate(week_start=WEEK, pools=[A100], demands=[
         demand(1, 14, 48, at(0), at(2)),
-        demand(2, 8, 24, at(0), at(7), min_gpu_count=2, preemptible_ok=True),
+        demand(2, 8, 24, at(0), at(1), min_gpu_count=2, preemptible_ok=True),  # 4 in the burst reserve
+        demand(3, 16, 24, at(0), at(7), min_gpu_count=3),  # 14 from Wed
+        demand(4, 4, 24, at(1), at(2)),  # pool full, next fit Thu
     ])
+    rendered = []
     for explanation in result.explanations:
-        stored = reasons_as_json(explanation.reasons)
+        stored = json.loads(json.dumps(reasons_as_json(explanation.reasons)))  # as the database keeps it
         assert explanation_text(stored, week_start=WEEK) == explanation_text(explanation.reasons, week_start=WEEK)
-    assert reasons_as_json(result.explanations[1].reasons)[0]["code"] == "placed"
+        rendered.append([reason["code"] for reason in stored])
+    assert rendered == [["placed"], ["shortened", "placed"], ["shortened", "placed", "queued"], ["pool_full"]]
+    assert explanation_text(result.explanations[1].reasons, week_start=WEEK).endswith(
+        "preemptible (in the burst reserve)"
+    )
+    assert result.explanations[3].reasons[0].params["next_fit"]["start"] == "2024-01-04T00:00:00Z"
 
 
 def test_a_language_without_a_catalogue_falls_back_to_the_english_text():
