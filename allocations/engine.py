@@ -2,7 +2,8 @@
 
 A pure function, no Django and no database: ``allocate()`` takes the pools of a week, the
 reserves held back in each pool and the decided demands in priority order, and returns one
-window per placed demand plus one plain-words explanation per demand. See docs/engine.md.
+window per placed demand plus one explanation per demand: reason codes with parameters, which
+``allocations.explanations`` renders as text in the reader's language. See docs/engine.md.
 
 Invariants of every result (the property tests check them):
 
@@ -26,9 +27,10 @@ sliding-window-minimum pass over its own hours (often cut short by a C-level ``m
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 __all__ = [
     "TIER_PREEMPTIBLE",
@@ -39,7 +41,9 @@ __all__ = [
     "EngineWindow",
     "Explanation",
     "PoolCapacity",
+    "Reason",
     "allocate",
+    "instant_param",
     "reserved_gpus",
 ]
 
@@ -48,9 +52,6 @@ TIER_STANDARD = "standard"
 TIER_PREEMPTIBLE = "preemptible"
 
 _HOUR = timedelta(hours=1)
-_WEEK = timedelta(days=7)
-_DASH = "\u2013"  # the en dash of "Tue 08:00 to Thu 08:00" spans
-_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +92,30 @@ class EngineWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class Reason:
+    """One part of an explanation: a code and its parameters, never pre-formatted words.
+
+    Parameters are plain JSON values (ints, strings, booleans, ISO 8601 UTC instants, null, or
+    an object of those), so a reason can be stored as it is and rendered later in any
+    language. The codes and their parameters are listed in docs/engine.md.
+    """
+
+    code: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
-    """Why a demand got what it got. ``shortened`` is true when placed with fewer GPUs."""
+    """Why a demand got what it got, as reasons in reading order.
+
+    ``shortened`` is true when placed with fewer GPUs; ``placed`` and ``shortened`` carry the
+    same facts as the reasons, as flags.
+    """
 
     ref: int
     placed: bool
     shortened: bool
-    text: str
+    reasons: tuple[Reason, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,16 +361,21 @@ def _best_fit(free: list[int], lo: int, hi: int, hours: int, count: int, minimum
 # --- explanations -------------------------------------------------------------------------
 
 
-class _Week:
-    """The hour grid of the week: instants and their labels ("Tue 08:00"), in UTC."""
+def instant_param(instant: datetime) -> str:
+    """An instant as a reason parameter: ISO 8601 in UTC, "2024-01-02T08:00:00Z"."""
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
-    __slots__ = ("_labels", "hours", "instants", "start")
+
+class _Week:
+    """The hour grid of the week: its instants, in UTC, and as reason parameters."""
+
+    __slots__ = ("_params", "hours", "instants", "start")
 
     def __init__(self, start: datetime, hours: int) -> None:
         self.start = start
         self.hours = hours
         self.instants = [start + h * _HOUR for h in range(hours + 1)]
-        self._labels: dict[int, str] = {}
+        self._params: dict[int, str] = {}
 
     def bounds(self, demand: Demand) -> tuple[int, int]:
         """Demand bounds as hour indices: start rounded up, end rounded down, clamped."""
@@ -364,30 +387,12 @@ class _Week:
         """The hour of the grid an instant falls in (rounded down), clamped to the week."""
         return max(0, min((instant - self.start) // _HOUR, self.hours))
 
-    def label(self, hour: int) -> str:
-        text = self._labels.get(hour)
+    def param(self, hour: int) -> str:
+        """The instant of an hour of the grid as a reason parameter."""
+        text = self._params.get(hour)
         if text is None:
-            instant = self.instants[hour]
-            text = f"{_WEEKDAYS[instant.weekday()]} {instant:%H:%M}"
-            weeks = (instant - self.start) // _WEEK
-            if weeks == 1:
-                text = f"next {text}"
-            elif weeks > 1:
-                text = f"{text} (+{weeks} weeks)"
-            self._labels[hour] = text
+            text = self._params[hour] = instant_param(self.instants[hour])
         return text
-
-    def span(self, start: int, end: int) -> str:
-        return f"{self.label(start)}{_DASH}{self.label(end)}"
-
-
-def _gpus(count: int, pool: PoolCapacity) -> str:
-    """GPUs with their model ("16 A100"), or "1 GPU" / "16 GPUs" when the pool names none."""
-    return f"{count} {pool.gpu_model}" if pool.gpu_model else _plural_gpus(count)
-
-
-def _plural_gpus(count: int) -> str:
-    return f"{count} GPU" if count == 1 else f"{count} GPUs"
 
 
 def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tuple[int, int, bool] | None, Explanation]:
@@ -396,27 +401,32 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
     Returns ((start hour, GPU count, preemptible) or None, explanation).
     """
 
-    def refuse(reason: str) -> tuple[None, Explanation]:
-        text = f"not placed: {reason}"
-        return None, Explanation(demand.ref, placed=False, shortened=False, text=text)
+    def refuse(code: str, **params: Any) -> tuple[None, Explanation]:
+        reason = Reason(code, params)
+        return None, Explanation(demand.ref, placed=False, shortened=False, reasons=(reason,))
 
     if timeline is None:
-        return refuse(f"unknown pool {demand.pool!r}")
+        return refuse("unknown_pool", pool=demand.pool)
     count, minimum, duration = demand.gpu_count, demand.min_gpu_count, demand.duration_hours
     if minimum > count:
-        return refuse(f"minimum {minimum} GPUs is more than the {count} asked")
+        return refuse("minimum_above_count", min_gpu_count=minimum, gpu_count=count)
     lo, hi = week.bounds(demand)
     if hi - lo < duration:
         if demand.latest_end <= week.start or demand.earliest_start >= week.instants[-1]:
             return refuse(
-                f"its window {_utc(demand.earliest_start)}{_DASH}{_utc(demand.latest_end)} UTC "
-                f"lies outside the week {_utc(week.start)}{_DASH}{_utc(week.instants[-1])} UTC"
+                "outside_week",
+                earliest_start=instant_param(demand.earliest_start),
+                latest_end=instant_param(demand.latest_end),
+                week_start=week.param(0),
+                week_end=week.param(week.hours),
             )
         if hi > lo:
-            return refuse(f"its window {week.span(lo, hi)} cannot hold {duration} h")
+            return refuse("window_too_short", start=week.param(lo), end=week.param(hi), duration_hours=duration)
         return refuse(
-            f"its window {_utc(demand.earliest_start)}{_DASH}{_utc(demand.latest_end)} UTC "
-            f"holds no whole hour, so cannot hold {duration} h"
+            "window_without_whole_hour",
+            earliest_start=instant_param(demand.earliest_start),
+            latest_end=instant_param(demand.latest_end),
+            duration_hours=duration,
         )
 
     pool = timeline.pool
@@ -434,41 +444,65 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
     if fit is None:
         limit = timeline.total_limit if demand.preemptible_ok else timeline.standard_limit
         if minimum > limit:
-            kind = "including the burst reserve" if demand.preemptible_ok else "for standard windows"
             return refuse(
-                f"needs at least {_plural_gpus(minimum)}, the {pool.key} pool has {limit} {kind}; no fit this week"
+                "pool_too_small",
+                pool=pool.key,
+                min_gpu_count=minimum,
+                available_gpus=limit,
+                capacity="total" if demand.preemptible_ok else "standard",
             )
         full_from, full_to = _blocked_span(free, lo, hi, minimum)
-        text = (
-            f"{pool.key} pool full from {week.label(full_from)} to {week.label(full_to)} "
-            f"(needs {_plural_gpus(minimum)} for {duration} h by {week.label(hi)})"
-        )
         later = _first_run(free, lo, week.hours, minimum, duration)
-        if later < 0:
-            text += "; no fit this week"
-        else:
-            later_count = min(count, min(free[later : later + duration]))
-            text += f"; next fit would be {week.span(later, later + duration)} on {_gpus(later_count, pool)}"
-        return refuse(text)
+        next_fit = None
+        if later >= 0:
+            next_fit = {
+                "start": week.param(later),
+                "end": week.param(later + duration),
+                "gpu_count": min(count, min(free[later : later + duration])),
+                "gpu_model": pool.gpu_model,
+            }
+        return refuse(
+            "pool_full",
+            pool=pool.key,
+            full_from=week.param(full_from),
+            full_to=week.param(full_to),
+            min_gpu_count=minimum,
+            duration_hours=duration,
+            latest_end=week.param(hi),
+            next_fit=next_fit,
+        )
 
     start, placed = fit
-    parts = []
+    reasons = []
     if placed < count:
-        parts.append(
-            f"shortened to {_plural_gpus(placed)}: only {placed} free for {duration} h "
-            f"between {week.label(lo)} and {week.label(hi)}"
+        reasons.append(
+            Reason(
+                "shortened",
+                {
+                    "gpu_count": placed,
+                    "duration_hours": duration,
+                    "earliest_start": week.param(lo),
+                    "latest_end": week.param(hi),
+                },
+            )
         )
-    placed_text = f"placed {week.span(start, start + duration)} on {_gpus(placed, pool)}"
-    if preemptible:
-        placed_text += ", preemptible (in the burst reserve)"
-    parts.append(placed_text)
+    reasons.append(
+        Reason(
+            "placed",
+            {
+                "start": week.param(start),
+                "end": week.param(start + duration),
+                "gpu_count": placed,
+                "gpu_model": pool.gpu_model,
+                "preemptible": preemptible,
+            },
+        )
+    )
     if start > lo:
         full_from, full_to = _blocked_span(free, lo, start, placed)
-        parts.append(f"queued: {pool.key} pool full from {week.label(full_from)} to {week.label(full_to)}")
+        reasons.append(
+            Reason("queued", {"pool": pool.key, "full_from": week.param(full_from), "full_to": week.param(full_to)})
+        )
     timeline.take(start, start + duration, placed, preemptible)
-    explanation = Explanation(demand.ref, placed=True, shortened=placed < count, text="; ".join(parts))
+    explanation = Explanation(demand.ref, placed=True, shortened=placed < count, reasons=tuple(reasons))
     return (start, placed, preemptible), explanation
-
-
-def _utc(instant: datetime) -> str:
-    return f"{instant.astimezone(UTC):%Y-%m-%d %H:%M}"

@@ -11,6 +11,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from allocations.explanations import explanation_text
+
 
 class Team(models.Model):
     name = models.CharField(_("name"), max_length=100, unique=True)
@@ -314,7 +316,12 @@ class WindowWithdrawal(models.Model):
 
 
 class PlanExplanation(models.Model):
-    """The engine's words for one demand of a plan version, placed or not, in priority order."""
+    """The engine's explanation of one demand of a plan version, placed or not, in priority order.
+
+    `reasons` holds the engine's reason codes and parameters (`[{"code": ..., "params": ...}]`,
+    see docs/engine.md); `text` the words they were rendered to when the plan was published,
+    which archived records keep. Rows published before reasons were stored have only `text`.
+    """
 
     plan = models.ForeignKey(AllocationPlan, on_delete=models.PROTECT, related_name="explanations")
     request_ref = models.PositiveBigIntegerField(_("request"))
@@ -322,6 +329,7 @@ class PlanExplanation(models.Model):
     placed = models.BooleanField(_("placed"))
     shortened = models.BooleanField(_("shortened"), default=False)
     text = models.TextField(_("explanation"))
+    reasons = models.JSONField(_("reasons"), default=list, blank=True)
 
     class Meta:
         ordering = ["plan", "position"]
@@ -337,6 +345,12 @@ class PlanExplanation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.plan}: request {self.request_ref}: {self.text}"
+
+    def display_text(self) -> str:
+        """The explanation in the active language, rendered from its reasons (else the text as published)."""
+        if not self.reasons:
+            return self.text
+        return explanation_text(self.reasons, week_start=self.plan.week_starts_at)
 
 
 # --- Schedulers ------------------------------------------------------------------------------

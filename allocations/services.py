@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.engine import EngineWindow, Explanation
+from allocations.explanations import explanation_text, reasons_as_json
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
@@ -76,6 +77,7 @@ def plan_publish(
     `pools` maps the engine's pool keys to pools; `teams` maps each demand's ref (the request
     id) to its team. With `refs_are_requests=False` (a plan placed for no request, like the
     demo's history) the windows keep no request reference and `explanations` must be empty.
+    Explanations' times are read on the grid of the week starting at `week_starts_at`.
 
     Version n+1 supersedes n. A window of n that n+1 places identically (pool, team, GPUs,
     start, end, tier, request) is carried over, keeping its id; the other
@@ -131,7 +133,8 @@ def plan_publish(
             )
             carried.setdefault(key, []).append(window)
 
-    texts = {explanation.ref: explanation.text for explanation in explanations}
+    # The text as published, in the active language: archived records keep it as it was.
+    texts = {e.ref: explanation_text(e.reasons, week_start=week_starts_at) for e in explanations}
     new_windows = []
     for engine_window in windows:
         pool, team = pools[engine_window.pool], teams[engine_window.ref]
@@ -176,7 +179,8 @@ def plan_publish(
             position=position,
             placed=explanation.placed,
             shortened=explanation.shortened,
-            text=explanation.text,
+            text=texts[explanation.ref],
+            reasons=reasons_as_json(explanation.reasons),
         )
         for position, explanation in enumerate(explanations, start=1)
     )

@@ -127,7 +127,7 @@ def seed(env: dict[str, str]) -> str:
         windows.append(EngineWindow(ref=ref, pool="bench/a100" if ref % 3 else "bench/h100", gpu_count=8 + ref % 24,
                                     start=start + timedelta(hours=begin),
                                     end=start + timedelta(hours=begin + 24 + ref % 24), tier="standard"))
-        explanations.append(Explanation(ref=ref, placed=True, shortened=False, text="placed"))
+        explanations.append(Explanation(ref=ref, placed=True, shortened=False, reasons=()))
         owners[ref] = teams[ref % len(teams)]
     services.plan_publish(week=WEEK, week_starts_at=start, week_ends_at=end, source_ref="bench", windows=windows,
                           explanations=explanations, pools=pools, teams=owners, published_by_name="bench")

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations import engine
+from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan, GpuPool
 from allocations.selectors import plan_for_week, plan_window_list
 from allocations.services import plan_publish
@@ -95,8 +96,9 @@ def _kept_explanations(started: list[engine.EngineWindow]) -> list[engine.Explan
             ref=window.ref,
             placed=True,
             shortened=False,
-            text=_("kept as published: running since %(start)s on %(count)d GPUs")
-            % {"start": f"{window.start:%a %H:%M}", "count": window.gpu_count},
+            reasons=(
+                engine.Reason("kept", {"start": engine.instant_param(window.start), "gpu_count": window.gpu_count}),
+            ),
         )
         for window in started
     ]
@@ -175,7 +177,8 @@ def cycle_publish(
             request=requests[explanation.ref],
             actor=actor,
             action="published",
-            detail=_("plan version %(version)d: %(text)s") % {"version": plan.version, "text": explanation.text},
+            detail=_("plan version %(version)d: %(text)s")
+            % {"version": plan.version, "text": explanation_text(explanation.reasons, week_start=locked.starts_at)},
         )
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])

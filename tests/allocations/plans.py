@@ -10,7 +10,7 @@ from typing import Any
 from django.utils import timezone
 
 from allocations import services
-from allocations.engine import EngineWindow, Explanation
+from allocations.engine import EngineWindow, Explanation, Reason, instant_param
 from allocations.models import AllocationPlan, GpuPool, Team
 from committee import weeks
 
@@ -46,13 +46,20 @@ def publish(windows: Sequence[W], *, week: str | None = None, by: str = "Chris C
         for w in windows
     ]
     if explanations is None:
-        explanations = [Explanation(ref=w.ref, placed=True, shortened=False, text=f"placed {w.ref}") for w in windows]
+        explanations = [placed(w) for w in engine_windows]
     pools = {f"{w.pool.cluster.slug}/{w.pool.slug}": w.pool for w in windows}
     teams = {w.ref: w.team for w in windows}
     return services.plan_publish(
         week=week, week_starts_at=start, week_ends_at=end, source_ref=extra.pop("source_ref", "test"),
         windows=engine_windows, explanations=explanations, pools=pools, teams=teams, published_by_name=by, **extra,
     )
+
+
+def placed(window: EngineWindow, *, gpu_model: str = "") -> Explanation:
+    """The engine's explanation of a window placed as asked."""
+    params = {"start": instant_param(window.start), "end": instant_param(window.end), "gpu_count": window.gpu_count,
+              "gpu_model": gpu_model, "preemptible": window.tier == "preemptible"}
+    return Explanation(ref=window.ref, placed=True, shortened=False, reasons=(Reason("placed", params),))
 
 
 def token_for(cluster: Any, name: str = "sync") -> str:

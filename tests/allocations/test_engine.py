@@ -1,5 +1,9 @@
 """Tests of the allocation engine: a pure function, no Django and no database.
 
+Its explanations are reason codes; the tests read them as codes where that is clearer, and as
+the English that allocations.explanations renders from them (in the active language, English
+here) where a reader sees the words.
+
 The week starts Monday 2024-01-01 00:00 UTC. The "a100" pool has 20 GPUs with the default
 reserves: 4 burst (20%) and 2 standby (10%), so standard windows share 14 GPUs and
 preemptible windows may bring the total to 18.
@@ -21,9 +25,11 @@ from allocations.engine import (
     EngineWindow,
     Explanation,
     PoolCapacity,
+    Reason,
     allocate,
     reserved_gpus,
 )
+from allocations.explanations import explanation_text
 
 WEEK = datetime(2024, 1, 1, tzinfo=UTC)  # a Monday
 HOUR = timedelta(hours=1)
@@ -63,7 +69,11 @@ def run(*demands: Demand, pools: tuple[PoolCapacity, ...] = (A100,)) -> Allocati
 
 
 def texts(result: AllocationResult) -> list[str]:
-    return [e.text for e in result.explanations]
+    return [explanation_text(e.reasons, week_start=WEEK) for e in result.explanations]
+
+
+def codes(result: AllocationResult) -> list[list[str]]:
+    return [[reason.code for reason in e.reasons] for e in result.explanations]
 
 
 # --- reserves -----------------------------------------------------------------------------
@@ -95,8 +105,25 @@ def test_demand_fits_at_its_earliest_start() -> None:
 
     assert result.windows == (EngineWindow(1, "a100", 10, at(1, 8), at(3, 8), "priority"),)
     assert result.explanations == (
-        Explanation(1, placed=True, shortened=False, text="placed Tue 08:00–Thu 08:00 on 10 A100"),
+        Explanation(
+            1,
+            placed=True,
+            shortened=False,
+            reasons=(
+                Reason(
+                    "placed",
+                    {
+                        "start": "2024-01-02T08:00:00Z",
+                        "end": "2024-01-04T08:00:00Z",
+                        "gpu_count": 10,
+                        "gpu_model": "A100",
+                        "preemptible": False,
+                    },
+                ),
+            ),
+        ),
     )
+    assert texts(result) == ["placed Tue 08:00–Thu 08:00 on 10 A100"]
 
 
 def test_demand_is_queued_later_in_the_week_when_earlier_hours_are_full() -> None:
@@ -120,14 +147,21 @@ def test_demand_is_shortened_to_the_most_gpus_free_down_to_its_minimum() -> None
     )
 
     assert result.windows[2] == EngineWindow(3, "a100", 6, at(2), at(3), "standard")
-    assert result.explanations[2] == Explanation(
-        3,
-        placed=True,
-        shortened=True,
-        text=(
-            "shortened to 6 GPUs: only 6 free for 24 h between Mon 00:00 and Sun 00:00; "
-            "placed Wed 00:00–Thu 00:00 on 6 A100; queued: a100 pool full from Mon 00:00 to Wed 00:00"
-        ),
+    explanation = result.explanations[2]
+    assert (explanation.ref, explanation.placed, explanation.shortened) == (3, True, True)
+    assert explanation.reasons[0] == Reason(
+        "shortened",
+        {
+            "gpu_count": 6,
+            "duration_hours": 24,
+            "earliest_start": "2024-01-01T00:00:00Z",
+            "latest_end": "2024-01-07T00:00:00Z",
+        },
+    )
+    assert codes(result)[2] == ["shortened", "placed", "queued"]
+    assert texts(result)[2] == (
+        "shortened to 6 GPUs: only 6 free for 24 h between Mon 00:00 and Sun 00:00; "
+        "placed Wed 00:00–Thu 00:00 on 6 A100; queued: a100 pool full from Mon 00:00 to Wed 00:00"
     )
 
 
@@ -155,10 +189,29 @@ def test_deferred_demand_names_the_full_period_and_the_next_fit() -> None:
         2,
         placed=False,
         shortened=False,
-        text=(
-            "not placed: a100 pool full from Tue 00:00 to Thu 00:00 (needs 4 GPUs for 24 h by Thu 00:00); "
-            "next fit would be Fri 00:00–Sat 00:00 on 4 A100"
+        reasons=(
+            Reason(
+                "pool_full",
+                {
+                    "pool": "a100",
+                    "full_from": "2024-01-02T00:00:00Z",
+                    "full_to": "2024-01-04T00:00:00Z",
+                    "min_gpu_count": 4,
+                    "duration_hours": 24,
+                    "latest_end": "2024-01-04T00:00:00Z",
+                    "next_fit": {
+                        "start": "2024-01-05T00:00:00Z",
+                        "end": "2024-01-06T00:00:00Z",
+                        "gpu_count": 4,
+                        "gpu_model": "A100",
+                    },
+                },
+            ),
         ),
+    )
+    assert texts(result)[1] == (
+        "not placed: a100 pool full from Tue 00:00 to Thu 00:00 (needs 4 GPUs for 24 h by Thu 00:00); "
+        "next fit would be Fri 00:00–Sat 00:00 on 4 A100"
     )
 
 
@@ -168,6 +221,7 @@ def test_deferred_demand_says_no_fit_this_week_when_the_pool_stays_full() -> Non
         demand(2, 4, 24, at(1), at(3)),
     )
 
+    assert result.explanations[1].reasons[0].params["next_fit"] is None
     assert texts(result)[1] == (
         "not placed: a100 pool full from Tue 00:00 to Thu 00:00 (needs 4 GPUs for 24 h by Thu 00:00); no fit this week"
     )
@@ -214,6 +268,10 @@ def test_unknown_pool_and_minimum_above_count_are_not_placed_with_a_reason() -> 
     )
 
     assert [w.ref for w in result.windows] == [3]
+    assert [e.reasons for e in result.explanations[:2]] == [
+        (Reason("unknown_pool", {"pool": "h100"}),),
+        (Reason("minimum_above_count", {"min_gpu_count": 5, "gpu_count": 4}),),
+    ]
     assert texts(result)[:2] == [
         "not placed: unknown pool 'h100'",
         "not placed: minimum 5 GPUs is more than the 4 asked",
@@ -529,8 +587,10 @@ def test_windows_keep_every_invariant(week: tuple[int, list[PoolCapacity], list[
         assert max(standard_use[key], default=0) <= pool.gpu_count - burst - standby
 
     for explanation in result.explanations:
-        assert explanation.text.startswith(("placed", "shortened", "not placed: "))
-        assert explanation.shortened == explanation.text.startswith("shortened")
+        text = explanation_text(explanation.reasons, week_start=WEEK)
+        assert text.startswith(("placed", "shortened", "not placed: "))
+        assert explanation.shortened == text.startswith("shortened")
+        assert explanation.placed == ("placed" in [reason.code for reason in explanation.reasons])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from allocations import selectors
-from allocations.engine import EngineWindow, Explanation
+from allocations.engine import EngineWindow, Explanation, Reason
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
@@ -19,7 +19,7 @@ from allocations.models import (
     WindowWithdrawal,
 )
 from allocations.services import plan_current, plan_publish
-from tests.allocations.plans import W, publish, this_week, week_start
+from tests.allocations.plans import W, placed, publish, this_week, week_start
 
 
 def _rows(queryset):
@@ -27,11 +27,14 @@ def _rows(queryset):
 
 
 def test_first_publish_is_version_one_with_its_windows_and_explanations(world):
+    start = week_start(this_week())
+    window = EngineWindow(1, "atlas/a100", 16, start + timedelta(hours=8), start + timedelta(hours=56), "priority")
+    other = EngineWindow(2, "orion/h100", 8, start, start + timedelta(hours=24), "standard")
     plan = publish([W(world.a100, world.team_a, 16, 8, 56, ref=1, tier="priority"),
                     W(world.h100, world.team_b, 8, 0, 24, ref=2)],
-                   explanations=[Explanation(1, True, False, "placed Mon 08:00–Wed 08:00 on 16 A100"),
-                                 Explanation(2, True, False, "placed"),
-                                 Explanation(3, False, False, "not placed: a100 pool full")])
+                   explanations=[placed(window, gpu_model="A100"),
+                                 placed(other),
+                                 Explanation(3, False, False, (Reason("unknown_pool", {"pool": "atlas/v100"}),))])
     assert (plan.version, plan.supersedes, plan.published_by_name) == (1, None, "Chris Chair")
     assert plan.windows.count() == 2
     assert {w.cluster_id for w in plan.windows.all()} == {world.atlas.pk, world.orion.pk}
@@ -95,7 +98,7 @@ def test_a_window_outside_the_week_is_refused_and_nothing_is_stored(world):
             week=week, week_starts_at=start, week_ends_at=start + timedelta(days=7), source_ref="test",
             windows=[EngineWindow(ref=1, pool="atlas/a100", gpu_count=8, start=start - timedelta(hours=1),
                                   end=start + timedelta(hours=3), tier="standard")],
-            explanations=[Explanation(1, True, False, "placed")],
+            explanations=[Explanation(1, True, False, ())],
             pools={"atlas/a100": world.a100}, teams={1: world.team_a}, published_by_name="Chris Chair",
         )
     assert not AllocationPlan.objects.exists() and not PlanSequence.objects.filter(value__gt=0).exists()

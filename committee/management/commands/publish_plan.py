@@ -33,7 +33,7 @@ class Command(BaseCommand):
             f"{windows} window(s)."
         ))
         for explanation in plan.explanations.all():
-            self.stdout.write(f"  request {explanation.request_ref}: {explanation.text}")
+            self.stdout.write(f"  request {explanation.request_ref}: {explanation.display_text()}")
 
     def _chair(self, username: str | None) -> Any:
         if username:

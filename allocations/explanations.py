@@ -1,0 +1,188 @@
+"""The engine's reasons in words: one renderer for every page, command and record.
+
+The engine (allocations/engine.py) explains a demand with reason codes and plain parameters;
+this module turns them into text in the active language, with gettext. In English it reads
+as the engine's explanations always have (docs/engine.md has the table):
+
+    placed Wed 00:00–Thu 00:00 on 8 A100; queued: a100 pool full from Mon 00:00 to Wed 00:00
+
+Times read as the weekday and UTC time of the plan's week ("Tue 08:00", "next Mon 00:00",
+"Mon 00:00 (+2 weeks)"); instants outside it, in a refusal, as dates ("2023-12-29 00:00").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.utils.dates import WEEKDAYS_ABBR
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from allocations.engine import Reason
+
+__all__ = ["explanation_text", "reasons_as_json"]
+
+_WEEK = timedelta(days=7)
+_DASH = "\u2013"  # the en dash of "Tue 08:00–Thu 08:00" spans
+
+# Codes that say why a demand was not placed; an explanation holds one of them, alone.
+_REFUSALS = frozenset(
+    {
+        "unknown_pool",
+        "minimum_above_count",
+        "outside_week",
+        "window_too_short",
+        "window_without_whole_hour",
+        "pool_too_small",
+        "pool_full",
+    }
+)
+
+
+def reasons_as_json(reasons: Iterable[Reason]) -> list[dict[str, Any]]:
+    """Reasons as stored (``PlanExplanation.reasons``): ``[{"code": ..., "params": {...}}]``."""
+    return [{"code": reason.code, "params": dict(reason.params)} for reason in reasons]
+
+
+def explanation_text(reasons: Iterable[Reason | Mapping[str, Any]], *, week_start: datetime) -> str:
+    """An explanation's reasons (engine ``Reason``s or their stored JSON) as one text.
+
+    ``week_start`` is the start of the plan's week, which the weekday labels count from.
+    Raises ``ValueError`` for a code this renderer does not know.
+    """
+    week = _Labels(week_start)
+    parts = []
+    for reason in reasons:
+        if isinstance(reason, Reason):
+            code, params = reason.code, reason.params
+        else:
+            code, params = reason["code"], reason["params"]
+        text = _render(code, params, week)
+        parts.append(_("not placed: %(reason)s") % {"reason": text} if code in _REFUSALS else text)
+    return "; ".join(parts)
+
+
+class _Labels:
+    """Instants as weekday labels of one week, in UTC."""
+
+    def __init__(self, week_start: datetime) -> None:
+        self.start = week_start.astimezone(UTC)
+
+    def at(self, param: str) -> str:
+        instant = _instant(param)
+        text = _("%(weekday)s %(time)s") % {"weekday": WEEKDAYS_ABBR[instant.weekday()], "time": f"{instant:%H:%M}"}
+        weeks = (instant - self.start) // _WEEK
+        if weeks == 1:
+            return _("next %(label)s") % {"label": text}
+        if weeks > 1:
+            return ngettext("%(label)s (+%(weeks)d week)", "%(label)s (+%(weeks)d weeks)", weeks) % {
+                "label": text,
+                "weeks": weeks,
+            }
+        return text
+
+    def span(self, start: str, end: str) -> str:
+        return f"{self.at(start)}{_DASH}{self.at(end)}"
+
+
+def _instant(param: str) -> datetime:
+    return datetime.fromisoformat(param).astimezone(UTC)
+
+
+def _date_span(start: str, end: str) -> str:
+    """Two instants as dates and UTC times: "2023-12-29 00:00–2023-12-31 00:00 UTC"."""
+    return _("%(start)s%(dash)s%(end)s UTC") % {
+        "start": f"{_instant(start):%Y-%m-%d %H:%M}",
+        "dash": _DASH,
+        "end": f"{_instant(end):%Y-%m-%d %H:%M}",
+    }
+
+
+def _gpus(count: int) -> str:
+    """ "1 GPU", "3 GPUs"."""
+    return ngettext("%(count)d GPU", "%(count)d GPUs", count) % {"count": count}
+
+
+def _model_gpus(count: int, model: str) -> str:
+    """GPUs with their model ("16 A100"), or "1 GPU" / "16 GPUs" when the pool names none."""
+    return _("%(count)d %(model)s") % {"count": count, "model": model} if model else _gpus(count)
+
+
+def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
+    if code == "placed":
+        if p["preemptible"]:
+            text = _("placed %(span)s on %(gpus)s, preemptible (in the burst reserve)")
+        else:
+            text = _("placed %(span)s on %(gpus)s")
+        return text % {"span": week.span(p["start"], p["end"]), "gpus": _model_gpus(p["gpu_count"], p["gpu_model"])}
+    if code == "queued":
+        return _("queued: %(pool)s pool full from %(start)s to %(end)s") % {
+            "pool": p["pool"],
+            "start": week.at(p["full_from"]),
+            "end": week.at(p["full_to"]),
+        }
+    if code == "shortened":
+        return _("shortened to %(gpus)s: only %(count)d free for %(hours)d h between %(start)s and %(end)s") % {
+            "gpus": _gpus(p["gpu_count"]),
+            "count": p["gpu_count"],
+            "hours": p["duration_hours"],
+            "start": week.at(p["earliest_start"]),
+            "end": week.at(p["latest_end"]),
+        }
+    if code == "kept":
+        return ngettext(
+            "kept as published: running since %(start)s on %(count)d GPU",
+            "kept as published: running since %(start)s on %(count)d GPUs",
+            p["gpu_count"],
+        ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
+    if code == "unknown_pool":
+        return _("unknown pool %(pool)s") % {"pool": repr(p["pool"])}
+    if code == "minimum_above_count":
+        return ngettext(
+            "minimum %(minimum)d GPU is more than the %(count)d asked",
+            "minimum %(minimum)d GPUs is more than the %(count)d asked",
+            p["min_gpu_count"],
+        ) % {"minimum": p["min_gpu_count"], "count": p["gpu_count"]}
+    if code == "outside_week":
+        return _("its window %(window)s lies outside the week %(week)s") % {
+            "window": _date_span(p["earliest_start"], p["latest_end"]),
+            "week": _date_span(p["week_start"], p["week_end"]),
+        }
+    if code == "window_too_short":
+        return _("its window %(span)s cannot hold %(hours)d h") % {
+            "span": week.span(p["start"], p["end"]),
+            "hours": p["duration_hours"],
+        }
+    if code == "window_without_whole_hour":
+        return _("its window %(window)s holds no whole hour, so cannot hold %(hours)d h") % {
+            "window": _date_span(p["earliest_start"], p["latest_end"]),
+            "hours": p["duration_hours"],
+        }
+    if code == "pool_too_small":
+        if p["capacity"] == "total":
+            text = _("needs at least %(gpus)s, the %(pool)s pool has %(count)d including the burst reserve")
+        else:
+            text = _("needs at least %(gpus)s, the %(pool)s pool has %(count)d for standard windows")
+        text %= {"gpus": _gpus(p["min_gpu_count"]), "pool": p["pool"], "count": p["available_gpus"]}
+        return "; ".join([text, _("no fit this week")])
+    if code == "pool_full":
+        text = _("%(pool)s pool full from %(start)s to %(end)s (needs %(gpus)s for %(hours)d h by %(by)s)") % {
+            "pool": p["pool"],
+            "start": week.at(p["full_from"]),
+            "end": week.at(p["full_to"]),
+            "gpus": _gpus(p["min_gpu_count"]),
+            "hours": p["duration_hours"],
+            "by": week.at(p["latest_end"]),
+        }
+        fit = p["next_fit"]
+        if fit is None:
+            later = _("no fit this week")
+        else:
+            later = _("next fit would be %(span)s on %(gpus)s") % {
+                "span": week.span(fit["start"], fit["end"]),
+                "gpus": _model_gpus(fit["gpu_count"], fit["gpu_model"]),
+            }
+        return "; ".join([text, later])
+    raise ValueError(f"unknown reason code {code!r}")
