@@ -191,4 +191,5 @@ def test_a_correction_explains_a_running_window_as_kept(world, client):
 
     assert f"kept as published: running since {window.start:%a %H:%M} on 16 GPUs" in html
     event = request.events.filter(action="published").order_by("-id").first()
+    assert event is not None
     assert event.detail == f"plan version 2: kept as published: running since {window.start:%a %H:%M} on 16 GPUs"
