@@ -28,6 +28,7 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-for-debug"  # noqa: S105 (DEBUG only)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # JSON under /api/
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
@@ -161,6 +162,8 @@ REST_FRAMEWORK: dict[str, Any] = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # A service's ValidationError is 400 by field, its StateConflict 409: once, for every view.
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",

@@ -25,6 +25,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services.notifications import notify_request_submitted
+from config.errors import StateConflict
 
 REQUEST_FIELDS = (
     "pool",
@@ -67,9 +68,8 @@ def _check_can_edit(*, actor: User, team: Team, cycle: ReviewCycle) -> None:
     if not selectors.user_is_team_member(user=actor, team=team):
         raise PermissionDenied(_("Only members of %(team)s can file its requests.") % {"team": team.name})
     if not cycle.intake_open:
-        raise ValidationError(
-            _("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week},
-            code="wrong_state",
+        raise StateConflict(
+            _("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week}
         )
 
 
@@ -165,8 +165,8 @@ def gpu_request_update(
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
-        raise ValidationError(
-            _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}, code="wrong_state"
+        raise StateConflict(
+            _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}
         )
     _apply_fields(locked, fields)
     _full_clean(locked)
@@ -187,9 +187,8 @@ def gpu_request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status != RequestStatus.DRAFT:
-        raise ValidationError(
-            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()},
-            code="wrong_state",
+        raise StateConflict(
+            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()}
         )
     locked.status = RequestStatus.SUBMITTED
     locked.submitted_by = actor
@@ -206,9 +205,8 @@ def gpu_request_withdraw(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
-        raise ValidationError(
-            _("A %(status)s request cannot be withdrawn.") % {"status": locked.get_status_display()},
-            code="wrong_state",
+        raise StateConflict(
+            _("A %(status)s request cannot be withdrawn.") % {"status": locked.get_status_display()}
         )
     locked.status = RequestStatus.WITHDRAWN
     locked.save(update_fields=["status", "updated_at"])

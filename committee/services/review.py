@@ -31,6 +31,7 @@ from committee.models import (
 )
 from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_event_record
+from config.errors import StateConflict
 
 AUTO_DEFER_NAME = "Docket"
 
@@ -41,15 +42,14 @@ def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
 
 def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
     if cycle.status != status:
-        raise ValidationError(
+        raise StateConflict(
             _("Cannot %(doing)s: week %(week)s is %(status)s, not %(expected)s.")
             % {
                 "doing": doing,
                 "week": cycle.week,
                 "status": cycle.get_status_display().lower(),
                 "expected": CycleStatus(status).label.lower(),
-            },
-            code="wrong_state",
+            }
         )
 
 
@@ -69,10 +69,9 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
     _require_status(cycle, CycleStatus.IN_REVIEW, doing)
     locked = GpuRequest.objects.select_related("team").get(pk=gpu_request.pk)
     if locked.status != RequestStatus.SUBMITTED:
-        raise ValidationError(
+        raise StateConflict(
             _("Only submitted requests are reviewed; this one is %(status)s.")
-            % {"status": locked.get_status_display().lower()},
-            code="wrong_state",
+            % {"status": locked.get_status_display().lower()}
         )
     return locked, cycle
 
@@ -228,10 +227,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     rows = selectors.cycle_ranking(cycle=locked)
     undecided = [row.request.title for row in rows if row.result.rank is not None and row.decision is None]
     if undecided:
-        raise ValidationError(
+        raise StateConflict(
             _("Every ranked request needs a decision first; still undecided: %(titles)s.")
-            % {"titles": "; ".join(undecided)},
-            code="undecided",
+            % {"titles": "; ".join(undecided)}
         )
     now = timezone.now()
     for row in rows:
