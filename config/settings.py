@@ -17,6 +17,7 @@ from config.env import (
     env_list,
     env_str,
 )
+from config.isoweek import WEEK_PATTERN
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -175,6 +176,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    "PATH_CONVERTER_OVERRIDES": {"week": {"type": "string", "pattern": WEEK_PATTERN}},
     "ENUM_NAME_OVERRIDES": {
         "ImpactKindEnum": "committee.models.ImpactKind",
         "CycleStatusEnum": "committee.models.CycleStatus",

@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 
 import django_filters
-from django.core.validators import RegexValidator, validate_slug
+from django.core.validators import validate_slug
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import AllocationWindow
+from config.isoweek import WEEK_PATTERN as WEEK_PATTERN  # re-exported for the committee's filters
+from config.isoweek import validate_iso_week
 
-WEEK_PATTERN = r"^\d{4}-W\d{2}$"
-WEEK_VALIDATOR = RegexValidator(WEEK_PATTERN, _("Write the week as YYYY-Www, e.g. 2026-W49."))
+WEEK_VALIDATOR = validate_iso_week
 
 
 class WindowFilterSet(django_filters.FilterSet):
