@@ -19,6 +19,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
+from config.datetimes import UTCFormDateTimeField
 from config.forms import form_field
 
 
@@ -42,6 +43,8 @@ class GpuRequestForm(forms.ModelForm):
             "deadline": DateTimeLocalInput(),
             "slip_consequence": forms.Textarea(attrs={"rows": 2}),
         }
+        # A time the database cannot store (an offset past ±15:59, a year past 9999 in UTC) is a form error.
+        field_classes = dict.fromkeys(("earliest_start", "latest_end", "deadline"), UTCFormDateTimeField)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

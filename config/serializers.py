@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import models
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 from rest_framework import relations, serializers
+
+from config.datetimes import UTCDateTimeField
 
 
 def json_types(field: serializers.Field) -> tuple[type, ...] | None:
@@ -39,7 +42,16 @@ def json_types(field: serializers.Field) -> tuple[type, ...] | None:
 
 
 class StrictJSONMixin(serializers.Serializer):
-    """Refuse a JSON value of another type than the field's (400, naming the field), before DRF converts it."""
+    """Refuse a JSON value of another type than the field's (400, naming the field), before DRF converts it.
+
+    On a ModelSerializer, a model's DateTimeField becomes config.datetimes.UTCDateTimeField: a
+    time the database cannot store is refused, and the rest arrive in UTC.
+    """
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.DateTimeField: UTCDateTimeField,
+    }
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping) and not isinstance(data, QueryDict):

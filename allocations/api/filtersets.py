@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import AllocationWindow
+from config.datetimes import UTCDateTimeFilter
 from config.isoweek import WEEK_PATTERN as WEEK_PATTERN  # re-exported for the committee's filters
 from config.isoweek import validate_iso_week
 
@@ -33,12 +34,12 @@ class WindowFilterSet(django_filters.FilterSet):
     as_of = django_filters.NumberFilter(
         method="_snapshot", min_value=0, help_text=_("Read as of this change sequence (page links carry it).")
     )
-    ends_after = django_filters.IsoDateTimeFilter(
+    ends_after = UTCDateTimeFilter(
         method="_snapshot", help_text=_("Without `week`: windows ending after this time (default: now).")
     )
     pool = django_filters.CharFilter(field_name="pool__slug", validators=[validate_slug], help_text=_("Pool slug."))
     team = django_filters.CharFilter(field_name="team__slug", validators=[validate_slug], help_text=_("Team slug."))
-    active_at = django_filters.IsoDateTimeFilter(
+    active_at = UTCDateTimeFilter(
         method="_active_at", help_text=_("Windows holding their GPUs at this time: start ≤ t < end.")
     )
 
