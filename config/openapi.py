@@ -70,6 +70,13 @@ class DocketAutoSchema(AutoSchema):
             answers.append(("404", ErrorSerializer, _("Not found, or not this caller's to see.")))
         return answers
 
+    def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        """An input serializer refuses fields it does not list (config.serializers.StrictJSONMixin): say so."""
+        schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and getattr(serializer, "refuses_unknown_fields", False):
+            schema["additionalProperties"] = False
+        return schema
+
     def _map_serializer_field(self, field: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, serializers.DecimalField) and schema.get("type") == "string" and "pattern" in schema:
