@@ -25,6 +25,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services.notifications import notify_request_submitted
+from config.audit import person_name
 from config.errors import StateConflict
 
 REQUEST_FIELDS = (
@@ -46,10 +47,10 @@ ALTERNATIVE_FIELDS = ("description", "gpu_hours", "quality_change", "cost_estima
 
 
 def actor_name(user: User | None) -> str:
+    """Who acted, as the audit columns copy it (config.audit.person_name: cut to fit)."""
     if user is None:
         return "system"
-    full = user.get_full_name() if hasattr(user, "get_full_name") else ""
-    return full or user.get_username()
+    return person_name(user)
 
 
 def request_event_record(*, request: GpuRequest, actor: User | None, action: str, detail: str = "") -> None:
