@@ -81,6 +81,14 @@ class DocketAutoSchema(AutoSchema):
         schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, serializers.DecimalField) and schema.get("type") == "string" and "pattern" in schema:
             schema["pattern"] = decimal_pattern(field)
+        if isinstance(field, serializers.ListSerializer) and schema.get("type") == "array":
+            # many=True with max_length (e.g. a request's alternatives): drf-spectacular leaves it out.
+            # (The stubs do not list ListSerializer's max_length and min_length.)
+            max_items, min_items = getattr(field, "max_length", None), getattr(field, "min_length", None)
+            if max_items is not None:
+                schema["maxItems"] = max_items
+            if min_items is not None:
+                schema["minItems"] = min_items
         return schema
 
     def _get_parameters(self) -> list[dict[str, Any]]:

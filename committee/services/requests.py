@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import Team
-from committee import selectors, weeks
+from committee import limits, selectors, weeks
 from committee.models import (
     Alternative,
     CycleStatus,
@@ -86,6 +86,11 @@ def _write_evidence(
     alternatives: Sequence[Mapping[str, Any]],
 ) -> None:
     errors: dict[str, Any] = {}
+    if len(alternatives) > limits.MAX_ALTERNATIVES:
+        raise ValidationError({"alternatives": [
+            _("List at most %(n)d alternatives; keep the ones the committee should weigh.")
+            % {"n": limits.MAX_ALTERNATIVES}
+        ]})
     usage_report = getattr(gpu_request, "usage_report", None) or UsageReport(request=gpu_request)
     for field in USAGE_FIELDS:
         setattr(usage_report, field, usage.get(field, "" if field == "notes" else None))

@@ -8,6 +8,7 @@ cycle row first, so a score or a decision cannot slip in while the chair finaliz
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -17,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import Team
-from committee import scoring, selectors, signals
+from committee import limits, scoring, selectors, signals
 from committee.models import (
     Criterion,
     CycleStatus,
@@ -131,12 +132,16 @@ def score_record(
         )
     if isinstance(value, bool) or not isinstance(value, int) or not scoring.SCORE_MIN <= value <= scoring.SCORE_MAX:
         raise ValidationError({"value": [_("A score is a whole number from 0 to 10.")]})
+    note = (note or "").strip()
+    too_long = limits.length_errors("note", note, limits.SCORE_NOTE_MAX_LENGTH)
+    if too_long:
+        raise ValidationError(too_long)
     locked, _cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
     score, _created = Score.objects.update_or_create(
         member=actor,
         request=locked,
         criterion=criterion,
-        defaults={"value": value, "note": (note or "").strip(), "member_name": actor_name(actor)},
+        defaults={"value": value, "note": note, "member_name": actor_name(actor)},
     )
     return score
 
@@ -159,10 +164,11 @@ def decision_record(
     """
     _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("decide on"))
     locked, cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[Any]] = {}
     rationale = (rationale or "").strip()
     if not rationale:
         errors["rationale"] = [_("Write the rationale: the team reads it with the decision.")]
+    errors.update(limits.length_errors("rationale", rationale, limits.RATIONALE_MAX_LENGTH))
     if outcome not in DecisionOutcome.values:
         errors["outcome"] = [_("Choose grant, partial, defer or reject.")]
     granted: int | None = None
