@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from config import urls as site_urls
 from tests.allocations.plans import bearer, token_for
 from tests.committee.reviewing import close, score, two_requests_in_review
+from tests.committee.test_review_api import request_body
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 
@@ -116,3 +117,11 @@ def test_the_schema_says_409_where_a_transition_answers_409(api, world):
     for operation in ("close-intake", "finalize"):
         described = schema["paths"]["/api/v1/cycles/{week}/" + operation + "/"]["post"]["description"]
         assert "409" in described and "400" not in described
+
+
+def test_filing_when_no_cycle_is_open_for_intake_is_a_conflict(api, world):
+    close(world)
+    api.force_authenticate(world.lead_a)
+    response = api.post(f"/api/v1/teams/{world.team_a.slug}/requests/", request_body(world), format="json")
+    assert response.status_code == 409
+    assert response.json() == {"non_field_errors": ["No cycle is open for intake right now."]}

@@ -41,6 +41,7 @@ from committee.api.serializers import (
     WhatIfSerializer,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
+from config.errors import StateConflict
 from config.http import AuthenticatedRequest
 
 
@@ -167,7 +168,7 @@ class RequestListView(generics.ListAPIView):
 
 @extend_schema(tags=["requests"])
 class TeamRequestCreateView(APIView):
-    """File a draft request for a team in the cycle open for intake. Only the team's members."""
+    """File a draft request for a team in the cycle open for intake (409 when none is). Only the team's members."""
 
     @extend_schema(
         request=RequestInputSerializer, responses={201: RequestSerializer}, operation_id="teams_requests_create"
@@ -176,7 +177,7 @@ class TeamRequestCreateView(APIView):
         team_obj = get_object_or_404(Team, slug=team)
         cycle = selectors.cycle_open_for_intake()
         if cycle is None:
-            raise exceptions.ValidationError({"non_field_errors": [_("No cycle is open for intake right now.")]})
+            raise StateConflict(_("No cycle is open for intake right now."))
         body = RequestInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         created = services.gpu_request_create(actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs())
