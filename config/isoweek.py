@@ -1,7 +1,8 @@
 """ISO weeks as Docket writes them (2026-W49): one parser for every URL, query parameter and form.
 
 Only weeks that exist are weeks: 2026-W99, 2027-W53 (2027 has 52) and 0000-W01 are refused, as
-are full-width digits and a trailing newline, which `\\d` and `$` would let through. A refused
+are full-width digits and a trailing newline, which `\\d` and `$` would let through, and weeks of
+the years 1 and 9999, whose neighbours or UTC bounds Python cannot hold. A refused
 week never reaches the database (where a NUL byte would be PostgreSQL's error, not ours).
 """
 
@@ -17,6 +18,8 @@ from django.utils.translation import gettext_lazy as _
 # As OpenAPI documents it (ECMA 262: \d is ASCII there) and as the path converter matches it.
 WEEK_PATTERN = r"^\d{4}-W\d{2}$"
 WEEK_RE = re.compile(r"^([0-9]{4})-W([0-9]{2})\Z")
+# A week's neighbours and its bounds in UTC, from any time zone, must be dates Python holds (1 to 9999).
+MIN_YEAR, MAX_YEAR = 2, 9998
 WEEK_MESSAGE = _("Write an ISO week that exists as YYYY-Www, e.g. 2026-W49.")
 
 
@@ -26,6 +29,8 @@ def parse_iso_week(week: str) -> date:
     if not match:
         raise ValueError(f"week must look like 2026-W49, got {week!r}")
     year, number = int(match.group(1)), int(match.group(2))
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise ValueError(f"{week} is outside the years {MIN_YEAR} to {MAX_YEAR}")
     try:
         return date.fromisocalendar(year, number, 1)
     except ValueError:

@@ -85,3 +85,10 @@ def test_an_existing_week_without_a_cycle_is_still_an_empty_list(chair_api):
                                    {"week": "2026-W49", "version": "９"}])
 def test_the_windows_page_answers_404_for_a_week_or_version_that_cannot_exist(chair_browser, query):
     assert chair_browser.get("/windows/", query).status_code == 404
+
+
+@pytest.mark.parametrize(("first", "last"), [("0001-W01", "0001-W02"), ("9999-W51", "9999-W52")])
+def test_the_dashboards_refuse_weeks_at_the_edge_of_the_calendar(chair_browser, first, last):
+    response = chair_browser.get("/archive/dashboards/", {"first_week": first, "last_week": last})
+    assert response.status_code < 500
+    assert response.context["form"].errors
