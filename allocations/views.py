@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
@@ -9,6 +11,10 @@ from django.utils.translation import gettext as _
 
 from allocations import selectors
 from config.http import AuthenticatedHttpRequest
+from config.isoweek import is_iso_week
+
+VERSION_RE = re.compile(r"[0-9]{1,10}")
+MAX_VERSION = 2**31 - 1  # the column's range: a larger number is no version, not a database error
 
 
 @login_required
@@ -16,7 +22,9 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A week's plan (the current version unless ?version= names another) with each window's sync status."""
     week = request.GET.get("week") or selectors.plan_week_current()
     version_param = request.GET.get("version")
-    if version_param is not None and not version_param.isdigit():
+    if week is not None and not is_iso_week(week):
+        raise Http404(_("No such week"))
+    if version_param is not None and not (VERSION_RE.fullmatch(version_param) and int(version_param) <= MAX_VERSION):
         raise Http404(_("No such version"))
     plan = selectors.plan_for_week(week=week, version=int(version_param) if version_param else None) if week else None
     if plan is None and (version_param or request.GET.get("week")):

@@ -8,7 +8,7 @@ from django.forms import formset_factory
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import Team
-from committee import scoring, selectors
+from committee import limits, scoring, selectors
 from committee.models import (
     Alternative,
     Criterion,
@@ -19,6 +19,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
+from config.datetimes import UTCFormDateTimeField
 from config.forms import form_field
 
 
@@ -42,6 +43,8 @@ class GpuRequestForm(forms.ModelForm):
             "deadline": DateTimeLocalInput(),
             "slip_consequence": forms.Textarea(attrs={"rows": 2}),
         }
+        # A time the database cannot store (an offset past ±15:59, a year past 9999 in UTC) is a form error.
+        field_classes = dict.fromkeys(("earliest_start", "latest_end", "deadline"), UTCFormDateTimeField)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,7 +78,11 @@ class AlternativeForm(forms.ModelForm):
         fields = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
 
 
-AlternativeFormSet = formset_factory(AlternativeForm, extra=0, can_delete=True, max_num=20, validate_max=True)
+# At most MAX_ALTERNATIVES kept; a post that claims thousands of rows builds no more than twice that.
+AlternativeFormSet = formset_factory(
+    AlternativeForm, extra=0, can_delete=True, max_num=limits.MAX_ALTERNATIVES, validate_max=True,
+    absolute_max=2 * limits.MAX_ALTERNATIVES,
+)
 
 
 def alternatives_initial(gpu_request: GpuRequest | None) -> list[dict[str, Any]]:
@@ -102,7 +109,7 @@ class ScoreForm(forms.Form):
 
     criterion = forms.ChoiceField(choices=[])
     value = forms.IntegerField(label=_("Score"), min_value=0, max_value=10)
-    note = forms.CharField(label=_("Note"), required=False, max_length=2000)
+    note = forms.CharField(label=_("Note"), required=False, max_length=limits.SCORE_NOTE_MAX_LENGTH)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -118,7 +125,7 @@ class DecisionForm(forms.Form):
         help_text=_("Only for a partial grant: from the request's minimum to one less than asked."),
     )
     rationale = forms.CharField(
-        label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=5000,
+        label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=limits.RATIONALE_MAX_LENGTH,
         help_text=_("Required. The team reads it with the decision."),
     )
 
@@ -150,15 +157,23 @@ class WeightsForm(forms.Form):
 
 class RubricChangeForm(WeightsForm):
     business_impact_guidance = forms.CharField(
-        label=_("Business impact guidance"), widget=forms.Textarea(attrs={"rows": 2})
+        label=_("Business impact guidance"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.GUIDANCE_MAX_LENGTH,
     )
     feasibility_guidance = forms.CharField(
-        label=_("Feasibility of alternatives guidance"), widget=forms.Textarea(attrs={"rows": 2})
+        label=_("Feasibility of alternatives guidance"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.GUIDANCE_MAX_LENGTH,
     )
-    urgency_guidance = forms.CharField(label=_("Time urgency guidance"), widget=forms.Textarea(attrs={"rows": 2}))
-    fairness_guidance = forms.CharField(label=_("Fairness guidance"), widget=forms.Textarea(attrs={"rows": 2}))
+    urgency_guidance = forms.CharField(
+        label=_("Time urgency guidance"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.GUIDANCE_MAX_LENGTH,
+    )
+    fairness_guidance = forms.CharField(
+        label=_("Fairness guidance"), widget=forms.Textarea(attrs={"rows": 2}), max_length=limits.GUIDANCE_MAX_LENGTH
+    )
     reason = forms.CharField(
-        label=_("Why the rubric changes"), widget=forms.Textarea(attrs={"rows": 3}), max_length=5000,
+        label=_("Why the rubric changes"), widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=limits.REASON_MAX_LENGTH,
         help_text=_("Required; published with the new version."),
     )
 

@@ -32,6 +32,7 @@ from committee.models import (
     TeamMembership,
     rubric_version_current_pk,
 )
+from config.isoweek import is_iso_week
 
 Viewer = User | AnonymousUser
 
@@ -107,7 +108,9 @@ def cycle_list() -> QuerySet[ReviewCycle]:
 
 
 def cycle_get(*, week: str) -> ReviewCycle:
-    """The cycle of an ISO week, with its pinned rubric; Http404 if there is none."""
+    """The cycle of an ISO week, with its pinned rubric; Http404 if there is none (or `week` is no week)."""
+    if not is_iso_week(week):
+        raise Http404("No such cycle")
     try:
         return cycle_list().get(week=week)
     except ReviewCycle.DoesNotExist:

@@ -16,18 +16,18 @@ urlpatterns = [
 # The weekly review and the rubric.
 urlpatterns += [
     path("review/", review.review_home, name="review"),
-    path("review/<str:week>/", review.review_cycle, name="review-cycle"),
-    path("review/<str:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
-    path("review/<str:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
-    path("review/<str:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
-    path("review/<str:week>/finalize/", review.cycle_finalize, name="cycle-finalize"),
-    path("review/<str:week>/what-if/", review.what_if, name="review-what-if"),
+    path("review/<week:week>/", review.review_cycle, name="review-cycle"),
+    path("review/<week:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
+    path("review/<week:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
+    path("review/<week:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
+    path("review/<week:week>/finalize/", review.cycle_finalize, name="cycle-finalize"),
+    path("review/<week:week>/what-if/", review.what_if, name="review-what-if"),
     path("rubric/", rubric.rubric_page, name="rubric"),
     path("rubric/change/", rubric.rubric_change, name="rubric-change"),
 ]
 
 # Publishing the allocation.
-urlpatterns += [path("review/<str:week>/publish/", publishing.cycle_publish, name="cycle-publish")]
+urlpatterns += [path("review/<week:week>/publish/", publishing.cycle_publish, name="cycle-publish")]
 
 # A person's profile: their notification settings.
 urlpatterns += [path("profile/", profile.profile, name="profile")]

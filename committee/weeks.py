@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
+from config.isoweek import WEEK_RE as WEEK_RE  # re-exported: the forms match weeks with it
+from config.isoweek import parse_iso_week
 
 
 def committee_zone() -> ZoneInfo:
@@ -16,15 +16,8 @@ def committee_zone() -> ZoneInfo:
 
 
 def parse_week(week: str) -> date:
-    """The Monday of an ISO week written as YYYY-Www; ValueError if malformed."""
-    match = WEEK_RE.match(week)
-    if not match:
-        raise ValueError(f"week must look like 2026-W49, got {week!r}")
-    year, number = int(match.group(1)), int(match.group(2))
-    try:
-        return date.fromisocalendar(year, number, 1)
-    except ValueError:
-        raise ValueError(f"{week} is not a week of {year}") from None
+    """The Monday of an ISO week written as YYYY-Www; ValueError if malformed or the week does not exist."""
+    return parse_iso_week(week)
 
 
 def week_label(day: date) -> str:

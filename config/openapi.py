@@ -70,10 +70,25 @@ class DocketAutoSchema(AutoSchema):
             answers.append(("404", ErrorSerializer, _("Not found, or not this caller's to see.")))
         return answers
 
+    def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        """An input serializer refuses fields it does not list (config.serializers.StrictJSONMixin): say so."""
+        schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and getattr(serializer, "refuses_unknown_fields", False):
+            schema["additionalProperties"] = False
+        return schema
+
     def _map_serializer_field(self, field: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, serializers.DecimalField) and schema.get("type") == "string" and "pattern" in schema:
             schema["pattern"] = decimal_pattern(field)
+        if isinstance(field, serializers.ListSerializer) and schema.get("type") == "array":
+            # many=True with max_length (e.g. a request's alternatives): drf-spectacular leaves it out.
+            # (The stubs do not list ListSerializer's max_length and min_length.)
+            max_items, min_items = getattr(field, "max_length", None), getattr(field, "min_length", None)
+            if max_items is not None:
+                schema["maxItems"] = max_items
+            if min_items is not None:
+                schema["minItems"] = min_items
         return schema
 
     def _get_parameters(self) -> list[dict[str, Any]]:

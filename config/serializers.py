@@ -1,19 +1,28 @@
-"""Input serializers take each JSON value only in the type the schema documents.
+"""Input serializers take each JSON value only in the type the schema documents, and only the fields it lists.
 
 DRF converts on input: a CharField takes 0 as "0", an IntegerField takes "7" and 7.0, a
 BooleanField takes "yes" and 1, a DecimalField takes 3.5. The OpenAPI schema documents one
 type per field, so a client that sends another type is told so (400) instead of being guessed
-at. Query strings are all text, so they are not checked here (their fields parse them).
+at. A decimal string must match the pattern the schema documents (config.openapi.decimal_pattern):
+Python's Decimal also reads "1_000", full-width digits, "1E+5" and "-0", which the schema does not
+allow. A field the input does not list (`status`, `team`, `id`, a total) is refused, naming it,
+rather than silently ignored: a client that sets it would otherwise believe it had. Query strings
+are all text, so they are not checked here (their fields parse them).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import models
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 from rest_framework import relations, serializers
+
+from config.datetimes import UTCDateTimeField
+from config.openapi import decimal_pattern
 
 
 def json_types(field: serializers.Field) -> tuple[type, ...] | None:
@@ -39,11 +48,26 @@ def json_types(field: serializers.Field) -> tuple[type, ...] | None:
 
 
 class StrictJSONMixin(serializers.Serializer):
-    """Refuse a JSON value of another type than the field's (400, naming the field), before DRF converts it."""
+    """Refuse a JSON value of another type than the field's (400, naming the field), before DRF converts it.
+
+    On a ModelSerializer, a model's DateTimeField becomes config.datetimes.UTCDateTimeField: a
+    time the database cannot store is refused, and the rest arrive in UTC.
+    """
+
+    refuses_unknown_fields = True  # read by config.openapi: additionalProperties is false in the schema
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.DateTimeField: UTCDateTimeField,
+    }
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping) and not isinstance(data, QueryDict):
             errors: dict[str, list[str]] = {}
+            for name in data:
+                field = self.fields.get(name)
+                if field is None or field.read_only:
+                    errors[str(name)] = [str(_("This field cannot be set here."))]
             for name, field in self.fields.items():
                 if field.read_only or name not in data or data[name] is None:
                     continue
@@ -52,12 +76,19 @@ class StrictJSONMixin(serializers.Serializer):
                 wrong_bool = isinstance(value, bool) and bool not in (expected or ())
                 if expected is not None and (wrong_bool or not isinstance(value, expected)):
                     errors[name] = [str(_("Incorrect type: expected %(type)s.") % {"type": _type_name(expected)})]
+                elif isinstance(field, serializers.DecimalField) and not _decimal_written_as_documented(field, value):
+                    errors[name] = [str(DECIMAL_MESSAGE % {"pattern": decimal_pattern(field)})]
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 
 
+DECIMAL_MESSAGE = _("Write the number in digits 0-9 with an optional decimal point, as %(pattern)s.")
 JSON_NAMES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def _decimal_written_as_documented(field: serializers.DecimalField, value: str) -> bool:
+    return re.fullmatch(decimal_pattern(field), value, flags=re.ASCII) is not None
 
 
 def _type_name(expected: tuple[type, ...]) -> str:

@@ -17,6 +17,7 @@ from config.env import (
     env_list,
     env_str,
 )
+from config.isoweek import WEEK_PATTERN
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -28,6 +29,7 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-for-debug"  # noqa: S105 (DEBUG only)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # JSON under /api/
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
@@ -152,7 +154,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # The API is for scripts and schedulers: JSON in (no form encodings, whose empty fields and
     # flattened lists would say something else than the schema), JSON out.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1),
     "DEFAULT_SCHEMA_CLASS": "config.openapi.DocketAutoSchema",
@@ -161,6 +163,8 @@ REST_FRAMEWORK: dict[str, Any] = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # A service's ValidationError is 400 by field, its StateConflict 409: once, for every view.
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",
@@ -172,6 +176,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    "PATH_CONVERTER_OVERRIDES": {"week": {"type": "string", "pattern": WEEK_PATTERN}},
     "ENUM_NAME_OVERRIDES": {
         "ImpactKindEnum": "committee.models.ImpactKind",
         "CycleStatusEnum": "committee.models.CycleStatus",

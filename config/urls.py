@@ -1,10 +1,14 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import URLPattern, URLResolver, include, path
+from django.urls import URLPattern, URLResolver, include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from committee.views import portal as portal_views
 from committee.views.auth import ThrottledLoginView
+from config.isoweek import WeekConverter
+
+# Before the apps' URLs are read: every `<week:week>` is an ISO week that exists (else 404).
+register_converter(WeekConverter, "week")
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("allocations.api.urls")),
@@ -26,4 +30,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
 handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.errors import form_errors_add
 from config.http import AuthenticatedHttpRequest
 from reports import selectors, services
 from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
@@ -34,14 +35,6 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any], *, sta
 def _require_editor(request: HttpRequest) -> None:
     if not selectors.user_can_edit(user=request.user):
         raise PermissionDenied(_("Only committee members can edit the archive."))
-
-
-def _form_errors_from(exc: ValidationError, form: Any) -> None:
-    if hasattr(exc, "error_dict"):
-        for field, errors in exc.message_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
-    else:
-        form.add_error(None, exc)
 
 
 @login_required
@@ -188,7 +181,7 @@ def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
                 context["latest"] = conflict.latest
                 return _render(request, "reports/page_form.html", context, status=409)
             except ValidationError as exc:
-                _form_errors_from(exc, form)
+                form_errors_add(form, exc)
             else:
                 messages.success(request, _("Saved as revision %(n)d.") % {"n": revision.number})
                 return redirect(page)
@@ -215,7 +208,7 @@ def page_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 summary=form.cleaned_data["summary"],
             )
         except ValidationError as exc:
-            _form_errors_from(exc, form)
+            form_errors_add(form, exc)
         else:
             messages.success(request, _("Page created."))
             return redirect(page)

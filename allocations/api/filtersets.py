@@ -5,14 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 
 import django_filters
-from django.core.validators import RegexValidator, validate_slug
+from django.core.validators import validate_slug
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import AllocationWindow
+from config.datetimes import UTCDateTimeFilter
+from config.isoweek import WEEK_PATTERN as WEEK_PATTERN  # re-exported for the committee's filters
+from config.isoweek import validate_iso_week
 
-WEEK_PATTERN = r"^\d{4}-W\d{2}$"
-WEEK_VALIDATOR = RegexValidator(WEEK_PATTERN, _("Write the week as YYYY-Www, e.g. 2026-W49."))
+WEEK_VALIDATOR = validate_iso_week
 
 
 class WindowFilterSet(django_filters.FilterSet):
@@ -32,12 +34,12 @@ class WindowFilterSet(django_filters.FilterSet):
     as_of = django_filters.NumberFilter(
         method="_snapshot", min_value=0, help_text=_("Read as of this change sequence (page links carry it).")
     )
-    ends_after = django_filters.IsoDateTimeFilter(
+    ends_after = UTCDateTimeFilter(
         method="_snapshot", help_text=_("Without `week`: windows ending after this time (default: now).")
     )
     pool = django_filters.CharFilter(field_name="pool__slug", validators=[validate_slug], help_text=_("Pool slug."))
     team = django_filters.CharFilter(field_name="team__slug", validators=[validate_slug], help_text=_("Team slug."))
-    active_at = django_filters.IsoDateTimeFilter(
+    active_at = UTCDateTimeFilter(
         method="_active_at", help_text=_("Windows holding their GPUs at this time: start ≤ t < end.")
     )
 

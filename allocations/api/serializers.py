@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from allocations.models import SyncState, UsageRecord, WindowTier
+from config.datetimes import UTCDateTimeField
 from config.serializers import StrictJSONMixin
 
 # The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
@@ -100,7 +101,7 @@ class WindowPageSerializer(serializers.Serializer):
 
 class KueueQuerySerializer(serializers.Serializer):
     cluster = serializers.SlugField()
-    at = serializers.DateTimeField(required=False, help_text=_("Quotas as of this time (default: now)."))
+    at = UTCDateTimeField(required=False, help_text=_("Quotas as of this time (default: now)."))
 
 
 # Numbers past their column's range are refused here (400) rather than overflow the database (500).
@@ -134,8 +135,8 @@ class UsageInputSerializer(StrictJSONMixin, serializers.Serializer):
     window = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=MAX_WINDOW_ID, default=None
     )
-    period_start = serializers.DateTimeField()
-    period_end = serializers.DateTimeField()
+    period_start = UTCDateTimeField()
+    period_end = UTCDateTimeField()
     gpu_hours_used = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
     mean_utilization_pct = serializers.DecimalField(max_digits=5, decimal_places=1, min_value=0, max_value=100)
     mean_queue_wait_minutes = serializers.DecimalField(

@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.http import parse_etags
@@ -38,12 +37,6 @@ from allocations.exports import kueue_yaml
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 
 ETAG_FORMAT = "windows-v1"  # change when the body's shape changes, so old ETags stop matching
-
-
-def _drf_errors(exc: DjangoValidationError) -> exceptions.ValidationError:
-    if hasattr(exc, "error_dict"):
-        return exceptions.ValidationError(exc.message_dict)
-    return exceptions.ValidationError({"non_field_errors": exc.messages})
 
 
 class SchedulerAPIView(APIView):
@@ -209,12 +202,7 @@ class SyncStatusView(SchedulerAPIView):
     def post(self, request: Request) -> Response:
         report = SyncStatusReportSerializer(data=request.data)
         report.is_valid(raise_exception=True)
-        try:
-            recorded = services.sync_status_record(
-                client=self.client(request), statuses=report.validated_data["statuses"]
-            )
-        except DjangoValidationError as exc:
-            raise _drf_errors(exc) from None
+        recorded = services.sync_status_record(client=self.client(request), statuses=report.validated_data["statuses"])
         return Response({"recorded": recorded})
 
 
@@ -247,8 +235,6 @@ class UsageCreateView(SchedulerAPIView):
                 mean_queue_wait_minutes=values["mean_queue_wait_minutes"],
                 idempotency_key=values["idempotency_key"],
             )
-        except DjangoValidationError as exc:
-            raise _drf_errors(exc) from None
         except services.IdempotencyConflict as exc:
             return Response(
                 {

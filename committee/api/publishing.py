@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -16,7 +15,6 @@ from rest_framework.views import APIView
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, PlanExplanation
 from committee import selectors, services
-from committee.api.views import service_error
 from config.http import AuthenticatedRequest
 from config.serializers import StrictJSONMixin
 
@@ -78,8 +76,5 @@ class CyclePublishView(APIView):
         data = PublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         cycle = selectors.cycle_get(week=week)
-        try:
-            plan = services.cycle_publish(actor=request.user, cycle=cycle, reason=data.validated_data.get("reason", ""))
-        except DjangoValidationError as exc:
-            raise service_error(exc) from None
+        plan = services.cycle_publish(actor=request.user, cycle=cycle, reason=data.validated_data.get("reason", ""))
         return Response(PublishedPlanSerializer(plan).data, status=status.HTTP_201_CREATED)

@@ -15,7 +15,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from allocations.models import Team
-from committee import scoring, selectors
+from committee import limits, scoring, selectors
 from committee.models import (
     Alternative,
     CycleStatus,
@@ -51,10 +51,10 @@ class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
 
 
 class GuidanceSerializer(StrictJSONMixin, serializers.Serializer):
-    business_impact = serializers.CharField(required=False, allow_blank=True, max_length=2000)
-    feasibility = serializers.CharField(required=False, allow_blank=True, max_length=2000)
-    urgency = serializers.CharField(required=False, allow_blank=True, max_length=2000)
-    fairness = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    business_impact = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+    feasibility = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+    urgency = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+    fairness = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
 
 
 class RubricVersionSerializer(serializers.Serializer):
@@ -81,7 +81,7 @@ class RubricChangeSerializer(serializers.Serializer):
 class RubricChangeInputSerializer(StrictJSONMixin, serializers.Serializer):
     weights = WeightsSerializer()
     guidance = GuidanceSerializer(required=False)
-    reason = serializers.CharField(max_length=5000)
+    reason = serializers.CharField(max_length=limits.REASON_MAX_LENGTH)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,7 +210,10 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
 
     usage_report = UsageReportInputSerializer()
     impact_forecast = ImpactForecastInputSerializer()
-    alternatives = AlternativeInputSerializer(many=True, required=False)
+    # DRF passes max_length on to the ListSerializer that many=True makes; the stubs do not list it.
+    alternatives = AlternativeInputSerializer(
+        many=True, required=False, max_length=limits.MAX_ALTERNATIVES  # type: ignore[call-arg]
+    )
 
     class Meta:
         model = GpuRequest
@@ -244,7 +247,7 @@ class ScoreInputSerializer(StrictJSONMixin, serializers.Serializer):
 
     criterion = serializers.ChoiceField(choices=[(c, c) for c in scoring.MEMBER_SCORED])
     value = serializers.IntegerField(min_value=scoring.SCORE_MIN, max_value=scoring.SCORE_MAX)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.SCORE_NOTE_MAX_LENGTH)
 
 
 class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
@@ -252,7 +255,7 @@ class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
     granted_gpu_count = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")
     )
-    rationale = serializers.CharField(max_length=5000)
+    rationale = serializers.CharField(max_length=limits.RATIONALE_MAX_LENGTH)
 
 
 # ---------------------------------------------------------------------------------------------

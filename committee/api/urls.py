@@ -4,11 +4,11 @@ from committee.api import publishing, views
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
-    path("cycles/<str:week>/", views.CycleDetailView.as_view(), name="api-cycle"),
-    path("cycles/<str:week>/close-intake/", views.CycleCloseIntakeView.as_view(), name="api-cycle-close-intake"),
-    path("cycles/<str:week>/finalize/", views.CycleFinalizeView.as_view(), name="api-cycle-finalize"),
-    path("cycles/<str:week>/ranking/", views.CycleRankingView.as_view(), name="api-cycle-ranking"),
-    path("cycles/<str:week>/what-if/", views.CycleWhatIfView.as_view(), name="api-cycle-what-if"),
+    path("cycles/<week:week>/", views.CycleDetailView.as_view(), name="api-cycle"),
+    path("cycles/<week:week>/close-intake/", views.CycleCloseIntakeView.as_view(), name="api-cycle-close-intake"),
+    path("cycles/<week:week>/finalize/", views.CycleFinalizeView.as_view(), name="api-cycle-finalize"),
+    path("cycles/<week:week>/ranking/", views.CycleRankingView.as_view(), name="api-cycle-ranking"),
+    path("cycles/<week:week>/what-if/", views.CycleWhatIfView.as_view(), name="api-cycle-what-if"),
     path("requests/", views.RequestListView.as_view(), name="api-requests"),
     path("teams/<slug:team>/requests/", views.TeamRequestCreateView.as_view(), name="api-team-requests"),
     path("requests/<int:pk>/", views.RequestDetailView.as_view(), name="api-request"),
@@ -20,5 +20,5 @@ urlpatterns = [
     path("rubric/versions/", views.RubricVersionsView.as_view(), name="api-rubric-versions"),
 ]
 urlpatterns += [
-    path("cycles/<str:week>/publish/", publishing.CyclePublishView.as_view(), name="api-cycle-publish"),
+    path("cycles/<week:week>/publish/", publishing.CyclePublishView.as_view(), name="api-cycle-publish"),
 ]

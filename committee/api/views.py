@@ -1,7 +1,8 @@
 """The committee's REST API: the same selectors and services as the pages, with the same permissions.
 
 Each view parses its input with an explicit serializer, calls one selector or service, and answers.
-A service's PermissionDenied becomes 403, its ValidationError 400 with the same messages.
+A service's PermissionDenied becomes 403, its ValidationError 400 with the same messages and its
+StateConflict 409 (config.errors.api_exception_handler, for every view).
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -41,37 +41,8 @@ from committee.api.serializers import (
     WhatIfSerializer,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
+from config.errors import StateConflict
 from config.http import AuthenticatedRequest
-
-
-class StateConflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = _("This cannot be done in the current state.")
-    default_code = "conflict"
-
-
-# A request that is fine in itself but meets its target in the wrong state (closing intake twice,
-# scoring a week that is not in review, editing after intake closed, finalizing with requests still
-# undecided, publishing a week not finalized) conflicts with that state: 409, so a client can tell
-# it from a request it should correct (400).
-STATE_CONFLICT_CODES = {"wrong_state", "undecided"}
-
-
-def service_error(exc: DjangoValidationError) -> exceptions.APIException:
-    """A service's ValidationError as the API's answer: the same messages, keyed by field; 400, or 409 for a state."""
-    detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-    codes = {error.code for error in (exc.error_list if not hasattr(exc, "error_dict") else [])}
-    if codes & STATE_CONFLICT_CODES:
-        return StateConflict(detail)
-    return exceptions.ValidationError(detail)
-
-
-def _service(call: Callable[..., Any], **kwargs: Any) -> Any:
-    """Run a service; its ValidationError becomes the API's 400 (409 for a wrong state) with the same messages."""
-    try:
-        return call(**kwargs)
-    except DjangoValidationError as exc:
-        raise service_error(exc) from None
 
 
 def _cycle(week: str) -> ReviewCycle:
@@ -112,13 +83,13 @@ class CycleTransitionView(APIView):
     service: Callable[..., ReviewCycle]
 
     def post(self, request: AuthenticatedRequest, week: str) -> Response:
-        cycle = _service(type(self).service, cycle=_cycle(week), actor=request.user)
+        cycle = type(self).service(cycle=_cycle(week), actor=request.user)
         return Response(CycleSerializer(selectors.cycle_get(week=cycle.week)).data)
 
 
 @extend_schema(tags=["cycles"], request=None, responses=CycleSerializer)
 class CycleCloseIntakeView(CycleTransitionView):
-    """Close intake (the chair): requests freeze and the cycle goes to review. 400 unless the cycle is open."""
+    """Close intake (the chair): requests freeze and the cycle goes to review. 409 unless the cycle is open."""
 
     service = services.cycle_close_intake
 
@@ -129,7 +100,10 @@ class CycleCloseIntakeView(CycleTransitionView):
 
 @extend_schema(tags=["cycles"], request=None, responses=CycleSerializer)
 class CycleFinalizeView(CycleTransitionView):
-    """Finalize (the chair) once every ranked request has a decision. 400 otherwise, naming what is missing."""
+    """Finalize (the chair) once every ranked request has a decision.
+
+    409 while the week is not in review, or while a ranked request is undecided (naming them).
+    """
 
     service = services.cycle_finalize
 
@@ -194,7 +168,7 @@ class RequestListView(generics.ListAPIView):
 
 @extend_schema(tags=["requests"])
 class TeamRequestCreateView(APIView):
-    """File a draft request for a team in the cycle open for intake. Only the team's members."""
+    """File a draft request for a team in the cycle open for intake (409 when none is). Only the team's members."""
 
     @extend_schema(
         request=RequestInputSerializer, responses={201: RequestSerializer}, operation_id="teams_requests_create"
@@ -203,12 +177,10 @@ class TeamRequestCreateView(APIView):
         team_obj = get_object_or_404(Team, slug=team)
         cycle = selectors.cycle_open_for_intake()
         if cycle is None:
-            raise exceptions.ValidationError({"non_field_errors": [_("No cycle is open for intake right now.")]})
+            raise StateConflict(_("No cycle is open for intake right now."))
         body = RequestInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        created = _service(
-            services.gpu_request_create, actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs()
-        )
+        created = services.gpu_request_create(actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs())
         fresh = _readable_request(request, created.pk)
         return Response(RequestSerializer(fresh, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
@@ -226,7 +198,7 @@ class RequestDetailView(APIView):
         gpu_request = _readable_request(request, pk)
         body = RequestInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        _service(services.gpu_request_update, actor=request.user, gpu_request=gpu_request, **body.service_kwargs())
+        services.gpu_request_update(actor=request.user, gpu_request=gpu_request, **body.service_kwargs())
         return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
 
 
@@ -235,13 +207,13 @@ class RequestTransitionView(APIView):
 
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         gpu_request = _readable_request(request, pk)
-        _service(type(self).service, actor=request.user, gpu_request=gpu_request)
+        type(self).service(actor=request.user, gpu_request=gpu_request)
         return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
 
 
 @extend_schema(tags=["requests"], request=None, responses=RequestSerializer)
 class RequestSubmitView(RequestTransitionView):
-    """Put a draft in front of the committee (a team member, while intake is open)."""
+    """Put a draft in front of the committee (a team member, while intake is open; 409 otherwise)."""
 
     service = services.gpu_request_submit
 
@@ -252,7 +224,7 @@ class RequestSubmitView(RequestTransitionView):
 
 @extend_schema(tags=["requests"], request=None, responses=RequestSerializer)
 class RequestWithdrawView(RequestTransitionView):
-    """Take a draft or submitted request back (a team member, while intake is open)."""
+    """Take a draft or submitted request back (a team member, while intake is open; 409 otherwise)."""
 
     service = services.gpu_request_withdraw
 
@@ -286,7 +258,7 @@ class RequestScoresView(APIView):
         gpu_request = self._request(request, pk)
         body = ScoreInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        score = _service(services.score_record, actor=request.user, gpu_request=gpu_request, **body.validated_data)
+        score = services.score_record(actor=request.user, gpu_request=gpu_request, **body.validated_data)
         return Response(ScoreSerializer(score).data)
 
 
@@ -312,9 +284,7 @@ class RequestDecisionView(APIView):
         gpu_request = _readable_request(request, pk)
         body = DecisionInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        decision = _service(
-            services.decision_record, actor=request.user, gpu_request=gpu_request, **body.validated_data
-        )
+        decision = services.decision_record(actor=request.user, gpu_request=gpu_request, **body.validated_data)
         return Response(DecisionSerializer(decision).data)
 
 
@@ -353,8 +323,7 @@ class RubricVersionsView(APIView):
         """Save a new version with a reason; it applies from the next cycle to open."""
         body = RubricChangeInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        version = _service(
-            services.rubric_change,
+        version = services.rubric_change(
             actor=request.user,
             weights=body.validated_data["weights"],
             guidance=body.validated_data.get("guidance"),

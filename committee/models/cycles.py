@@ -8,7 +8,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from committee import scoring
+from committee import limits, scoring
+from committee.limits import bounded_text
 
 
 class CycleStatus(models.TextChoices):
@@ -60,11 +61,13 @@ class RubricVersion(models.Model):
     feasibility_weight_pct = models.PositiveSmallIntegerField(_("feasibility of alternatives weight %"))
     urgency_weight_pct = models.PositiveSmallIntegerField(_("time urgency weight %"))
     fairness_weight_pct = models.PositiveSmallIntegerField(_("fairness weight %"))
-    business_impact_guidance = models.TextField(_("business impact guidance"))
-    feasibility_guidance = models.TextField(_("feasibility of alternatives guidance"))
-    urgency_guidance = models.TextField(_("time urgency guidance"))
-    fairness_guidance = models.TextField(_("fairness guidance"))
-    reason = models.TextField(_("reason for the change"))
+    business_impact_guidance = bounded_text(_("business impact guidance"), max_length=limits.GUIDANCE_MAX_LENGTH)
+    feasibility_guidance = bounded_text(
+        _("feasibility of alternatives guidance"), max_length=limits.GUIDANCE_MAX_LENGTH
+    )
+    urgency_guidance = bounded_text(_("time urgency guidance"), max_length=limits.GUIDANCE_MAX_LENGTH)
+    fairness_guidance = bounded_text(_("fairness guidance"), max_length=limits.GUIDANCE_MAX_LENGTH)
+    reason = bounded_text(_("reason for the change"), max_length=limits.REASON_MAX_LENGTH)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

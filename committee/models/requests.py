@@ -12,6 +12,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import GpuPool, Team
+from committee import limits
+from committee.limits import bounded_text
 from committee.models.cycles import ReviewCycle
 
 
@@ -63,7 +65,9 @@ class GpuRequest(models.Model):
         help_text=_("GPU-hours the team's original plan needed, before any efficiency change it adopted."),
     )
     deadline = models.DateTimeField(_("deadline"), null=True, blank=True)
-    slip_consequence = models.TextField(_("what slips if the deadline is missed"), blank=True)
+    slip_consequence = bounded_text(
+        _("what slips if the deadline is missed"), blank=True, max_length=limits.SLIP_CONSEQUENCE_MAX_LENGTH
+    )
     status = models.CharField(_("status"), max_length=10, choices=RequestStatus.choices, default=RequestStatus.DRAFT)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("created by")
@@ -169,7 +173,7 @@ class UsageReport(models.Model):
         decimal_places=1,
         validators=[MinValueValidator(0), MaxValueValidator(100)],
     )
-    notes = models.TextField(_("notes"), blank=True)
+    notes = bounded_text(_("notes"), blank=True, max_length=limits.USAGE_NOTES_MAX_LENGTH)
 
     class Meta:
         verbose_name = _("usage report")
@@ -207,7 +211,7 @@ class ImpactForecast(models.Model):
     )
     value_unit = models.CharField(_("unit"), max_length=40, help_text=_("e.g. USD/week, % churn, incidents avoided"))
     confidence = models.CharField(_("confidence"), max_length=10, choices=Confidence.choices)
-    narrative = models.TextField(_("narrative"))
+    narrative = bounded_text(_("narrative"), max_length=limits.NARRATIVE_MAX_LENGTH)
 
     class Meta:
         verbose_name = _("impact forecast")

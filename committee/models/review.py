@@ -10,7 +10,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import Team
-from committee import scoring
+from committee import limits, scoring
+from committee.limits import bounded_text
 from committee.models.cycles import Criterion, ReviewCycle
 from committee.models.requests import GpuRequest
 
@@ -25,7 +26,7 @@ class Score(models.Model):
     value = models.PositiveSmallIntegerField(
         _("score"), validators=[MinValueValidator(scoring.SCORE_MIN), MaxValueValidator(scoring.SCORE_MAX)]
     )
-    note = models.TextField(_("note"), blank=True)
+    note = bounded_text(_("note"), blank=True, max_length=limits.SCORE_NOTE_MAX_LENGTH)
     created_at = models.DateTimeField(_("scored"), auto_now_add=True)
     updated_at = models.DateTimeField(_("revised"), auto_now=True)
 
@@ -70,7 +71,7 @@ class Decision(models.Model):
     outcome = models.CharField(_("decision"), max_length=10, choices=DecisionOutcome.choices)
     requested_gpu_count = models.PositiveIntegerField(_("GPUs requested"))
     granted_gpu_count = models.PositiveIntegerField(_("GPUs granted"), null=True, blank=True)
-    rationale = models.TextField(_("rationale"))
+    rationale = bounded_text(_("rationale"), max_length=limits.RATIONALE_MAX_LENGTH)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -23,6 +23,7 @@ from committee import selectors, signals
 from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
 from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_event_record
+from config.errors import StateConflict
 
 
 def pool_key(pool: GpuPool) -> str:
@@ -126,10 +127,9 @@ def cycle_publish(
         raise PermissionDenied(_("Only the chair publishes the allocation."))
     locked = ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
-        raise ValidationError(
+        raise StateConflict(
             _("Cannot publish week %(week)s: it is %(status)s; finalize it first.")
-            % {"week": locked.week, "status": locked.get_status_display().lower()},
-            code="wrong_state",
+            % {"week": locked.week, "status": locked.get_status_display().lower()}
         )
     reason = reason.strip()
     correction = locked.status == CycleStatus.PUBLISHED

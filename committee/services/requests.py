@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import Team
-from committee import selectors, weeks
+from committee import limits, selectors, weeks
 from committee.models import (
     Alternative,
     CycleStatus,
@@ -25,6 +25,8 @@ from committee.models import (
     UsageReport,
 )
 from committee.services.notifications import notify_request_submitted
+from config.audit import person_name
+from config.errors import StateConflict
 
 REQUEST_FIELDS = (
     "pool",
@@ -45,10 +47,10 @@ ALTERNATIVE_FIELDS = ("description", "gpu_hours", "quality_change", "cost_estima
 
 
 def actor_name(user: User | None) -> str:
+    """Who acted, as the audit columns copy it (config.audit.person_name: cut to fit)."""
     if user is None:
         return "system"
-    full = user.get_full_name() if hasattr(user, "get_full_name") else ""
-    return full or user.get_username()
+    return person_name(user)
 
 
 def request_event_record(*, request: GpuRequest, actor: User | None, action: str, detail: str = "") -> None:
@@ -67,9 +69,8 @@ def _check_can_edit(*, actor: User, team: Team, cycle: ReviewCycle) -> None:
     if not selectors.user_is_team_member(user=actor, team=team):
         raise PermissionDenied(_("Only members of %(team)s can file its requests.") % {"team": team.name})
     if not cycle.intake_open:
-        raise ValidationError(
-            _("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week},
-            code="wrong_state",
+        raise StateConflict(
+            _("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week}
         )
 
 
@@ -85,6 +86,11 @@ def _write_evidence(
     alternatives: Sequence[Mapping[str, Any]],
 ) -> None:
     errors: dict[str, Any] = {}
+    if len(alternatives) > limits.MAX_ALTERNATIVES:
+        raise ValidationError({"alternatives": [
+            _("List at most %(n)d alternatives; keep the ones the committee should weigh.")
+            % {"n": limits.MAX_ALTERNATIVES}
+        ]})
     usage_report = getattr(gpu_request, "usage_report", None) or UsageReport(request=gpu_request)
     for field in USAGE_FIELDS:
         setattr(usage_report, field, usage.get(field, "" if field == "notes" else None))
@@ -165,8 +171,8 @@ def gpu_request_update(
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
-        raise ValidationError(
-            _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}, code="wrong_state"
+        raise StateConflict(
+            _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}
         )
     _apply_fields(locked, fields)
     _full_clean(locked)
@@ -187,9 +193,8 @@ def gpu_request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status != RequestStatus.DRAFT:
-        raise ValidationError(
-            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()},
-            code="wrong_state",
+        raise StateConflict(
+            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()}
         )
     locked.status = RequestStatus.SUBMITTED
     locked.submitted_by = actor
@@ -206,9 +211,8 @@ def gpu_request_withdraw(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
-        raise ValidationError(
-            _("A %(status)s request cannot be withdrawn.") % {"status": locked.get_status_display()},
-            code="wrong_state",
+        raise StateConflict(
+            _("A %(status)s request cannot be withdrawn.") % {"status": locked.get_status_display()}
         )
     locked.status = RequestStatus.WITHDRAWN
     locked.save(update_fields=["status", "updated_at"])

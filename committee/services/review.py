@@ -8,6 +8,7 @@ cycle row first, so a score or a decision cannot slip in while the chair finaliz
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -17,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import Team
-from committee import scoring, selectors, signals
+from committee import limits, scoring, selectors, signals
 from committee.models import (
     Criterion,
     CycleStatus,
@@ -31,6 +32,7 @@ from committee.models import (
 )
 from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_event_record
+from config.errors import StateConflict
 
 AUTO_DEFER_NAME = "Docket"
 
@@ -41,15 +43,14 @@ def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
 
 def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
     if cycle.status != status:
-        raise ValidationError(
+        raise StateConflict(
             _("Cannot %(doing)s: week %(week)s is %(status)s, not %(expected)s.")
             % {
                 "doing": doing,
                 "week": cycle.week,
                 "status": cycle.get_status_display().lower(),
                 "expected": CycleStatus(status).label.lower(),
-            },
-            code="wrong_state",
+            }
         )
 
 
@@ -69,10 +70,9 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
     _require_status(cycle, CycleStatus.IN_REVIEW, doing)
     locked = GpuRequest.objects.select_related("team").get(pk=gpu_request.pk)
     if locked.status != RequestStatus.SUBMITTED:
-        raise ValidationError(
+        raise StateConflict(
             _("Only submitted requests are reviewed; this one is %(status)s.")
-            % {"status": locked.get_status_display().lower()},
-            code="wrong_state",
+            % {"status": locked.get_status_display().lower()}
         )
     return locked, cycle
 
@@ -132,12 +132,16 @@ def score_record(
         )
     if isinstance(value, bool) or not isinstance(value, int) or not scoring.SCORE_MIN <= value <= scoring.SCORE_MAX:
         raise ValidationError({"value": [_("A score is a whole number from 0 to 10.")]})
+    note = (note or "").strip()
+    too_long = limits.length_errors("note", note, limits.SCORE_NOTE_MAX_LENGTH)
+    if too_long:
+        raise ValidationError(too_long)
     locked, _cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
     score, _created = Score.objects.update_or_create(
         member=actor,
         request=locked,
         criterion=criterion,
-        defaults={"value": value, "note": (note or "").strip(), "member_name": actor_name(actor)},
+        defaults={"value": value, "note": note, "member_name": actor_name(actor)},
     )
     return score
 
@@ -160,10 +164,11 @@ def decision_record(
     """
     _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("decide on"))
     locked, cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[Any]] = {}
     rationale = (rationale or "").strip()
     if not rationale:
         errors["rationale"] = [_("Write the rationale: the team reads it with the decision.")]
+    errors.update(limits.length_errors("rationale", rationale, limits.RATIONALE_MAX_LENGTH))
     if outcome not in DecisionOutcome.values:
         errors["outcome"] = [_("Choose grant, partial, defer or reject.")]
     granted: int | None = None
@@ -228,10 +233,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     rows = selectors.cycle_ranking(cycle=locked)
     undecided = [row.request.title for row in rows if row.result.rank is not None and row.decision is None]
     if undecided:
-        raise ValidationError(
+        raise StateConflict(
             _("Every ranked request needs a decision first; still undecided: %(titles)s.")
-            % {"titles": "; ".join(undecided)},
-            code="undecided",
+            % {"titles": "; ".join(undecided)}
         )
     now = timezone.now()
     for row in rows:

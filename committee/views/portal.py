@@ -26,6 +26,7 @@ from committee.forms import (
     alternatives_initial,
 )
 from committee.models import GpuRequest
+from config.errors import form_errors_add
 from config.http import AuthenticatedHttpRequest
 
 
@@ -52,28 +53,10 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 def _attach_service_errors(exc: ValidationError, forms: dict[str, Any]) -> None:
     """Put a service's ValidationError on the form field it names, else on the main form."""
-    main = forms["request"]
-    if not hasattr(exc, "error_dict"):
-        main.add_error(None, exc)
-        return
-    for key, errors in exc.message_dict.items():
-        prefix, _sep, rest = key.partition(".")
-        if prefix == "usage" and rest in forms["usage"].fields:
-            forms["usage"].add_error(rest, errors)
-        elif prefix == "forecast" and rest in forms["forecast"].fields:
-            forms["forecast"].add_error(rest, errors)
-        elif prefix == "alternatives":
-            index, _sep, field = rest.partition(".")
-            alt_forms = [f for f in forms["alternatives"].forms if not _deleted(f)]
-            target = alt_forms[int(index)] if index.isdigit() and int(index) < len(alt_forms) else None
-            if target is not None and field in target.fields:
-                target.add_error(field, errors)
-            else:
-                main.add_error(None, errors)
-        elif key in main.fields:
-            main.add_error(key, errors)
-        else:
-            main.add_error(None, errors)
+    alternatives = [f for f in forms["alternatives"].forms if not _deleted(f)]
+    parts = {"usage": forms["usage"], "forecast": forms["forecast"],
+             **{f"alternatives.{index}": alt for index, alt in enumerate(alternatives)}}
+    form_errors_add(forms["request"], exc, parts=parts)
 
 
 def _deleted(form: Any) -> bool:

@@ -17,6 +17,7 @@ from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
+from config.errors import form_errors_add
 from config.http import AuthenticatedHttpRequest
 
 
@@ -155,7 +156,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
             )
         except ValidationError as exc:
-            _attach(form, exc)
+            form_errors_add(form, exc)
         else:
             saved = True
             if not _is_htmx(request):
@@ -170,14 +171,6 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     context = {"cycle": cycle, "gpu_request": gpu_request, "form": form,
                "in_review": cycle.status == CycleStatus.IN_REVIEW}
     return render(request, "committee/decision_form.html", context, status=status)
-
-
-def _attach(form: Any, exc: ValidationError) -> None:
-    if hasattr(exc, "error_dict"):
-        for key, errors in exc.message_dict.items():
-            form.add_error(key if key in form.fields else None, errors)
-    else:
-        form.add_error(None, exc)
 
 
 def _cycle_transition(request: AuthenticatedHttpRequest, week: str, service: Any, done: str) -> HttpResponse:

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from committee import scoring, selectors, services
 from committee.forms import RubricChangeForm
 from committee.models import Criterion
+from config.errors import form_errors_add
 from config.http import AuthenticatedHttpRequest
 
 
@@ -49,11 +50,7 @@ def rubric_change(request: AuthenticatedHttpRequest) -> HttpResponse:
                 reason=form.cleaned_data["reason"],
             )
         except ValidationError as exc:
-            if hasattr(exc, "error_dict"):
-                for key, errors in exc.message_dict.items():
-                    form.add_error(key if key in form.fields else None, errors)
-            else:
-                form.add_error(None, exc)
+            form_errors_add(form, exc)
         else:
             messages.success(
                 request,

@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 
 from committee import selectors as committee_selectors
 from committee.services import actor_name
+from config.audit import fit
 from reports import chain
 from reports.models import ArchiveChain, Page, PageKind, PageRevision
 
@@ -52,7 +53,7 @@ class Author:
     def of(cls, user: User | None) -> Author:
         if user is None:
             return cls(SYSTEM_AUTHOR, "")
-        return cls(actor_name(user)[:150], user.get_username()[:150])
+        return cls(actor_name(user), fit(user.get_username()))
 
 
 def _check_can_edit(actor: User) -> None:

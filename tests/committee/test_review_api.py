@@ -222,9 +222,12 @@ def test_teams_read_their_own_requests_and_the_committee_all(api, world):
 
 def test_team_files_submits_and_withdraws_over_the_api(api, world):
     as_user(api, world.member_a)
-    # What a client must not set is not accepted: status and team in the body are ignored.
+    # What a client must not set is refused, naming it (it used to be ignored silently).
     response = api.post(f"{API}/teams/team-a/requests/", request_body(world, status="decided", team="team-b"),
                         format="json")
+    assert response.status_code == 400 and set(response.json()) == {"status", "team"}
+    assert not GpuRequest.objects.exists()
+    response = api.post(f"{API}/teams/team-a/requests/", request_body(world), format="json")
     assert response.status_code == 201, response.json()
     created = response.json()
     assert created["status"] == "draft" and created["team"] == "team-a"
