@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -246,7 +246,10 @@ class MemberScores:
 
 @dataclass(frozen=True)
 class PoolLoad:
-    """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours."""
+    """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours.
+
+    Capacity is what the engine can place (allocations.selectors.pool_week_capacity).
+    """
 
     pool: GpuPool
     requested_gpu_hours: int
@@ -361,7 +364,6 @@ def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) 
 
 
 def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
-    hours = round((cycle.ends_at - cycle.starts_at) / timedelta(hours=1))
     requested: dict[int, int] = {}
     granted: dict[int, int] = {}
     for row in rows:
@@ -371,17 +373,14 @@ def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
         if decision is not None and decision.granted_gpu_count:
             granted[r.pool_id] = granted.get(r.pool_id, 0) + decision.granted_gpu_count * r.duration_hours
     loads = []
-    for pool in pool_list():
-        total = pool.gpu_count * hours
-        standard = total * (100 - pool.burst_reserve_pct - pool.standby_pct) // 100
-        burst = total * pool.burst_reserve_pct // 100
+    for pool, capacity in allocation_selectors.pool_week_capacity_list(hours=cycle.hours):
         loads.append(
             PoolLoad(
                 pool=pool,
                 requested_gpu_hours=requested.get(pool.pk, 0),
                 granted_gpu_hours=granted.get(pool.pk, 0),
-                standard_gpu_hours=standard,
-                burst_gpu_hours=burst,
+                standard_gpu_hours=capacity.standard_gpu_hours,
+                burst_gpu_hours=capacity.burst_gpu_hours,
             )
         )
     return loads

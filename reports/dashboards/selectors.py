@@ -31,6 +31,7 @@ from django.db.models import Count, DecimalField, F, QuerySet, Sum
 from django.db.models.functions import TruncWeek
 from django.utils.translation import gettext as _
 
+from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Cluster, GpuPool, Team, UsageRecord
 from committee import scoring, weeks
 from committee import selectors as committee_selectors
@@ -362,7 +363,10 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
     for week in filters.weeks:
         asked = _sum(asked_by.get(week, []))
         given = _sum(given_by.get(week, []))
-        capacity = _sum(p.gpu_count * week_hours(week) * (100 - p.standby_pct) / 100 for p in pools)
+        hours = int(week_hours(week))
+        capacity = Decimal(
+            sum(allocation_selectors.pool_week_capacity(pool=p, hours=hours).allocatable_gpu_hours for p in pools)
+        )
         rows.append((week, q(asked), q(given), q(capacity), pct(asked, capacity)))
     return Table(
         key="demand-capacity",
@@ -375,7 +379,10 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
             Column("demand_pct", _("Requested / allocatable %")),
         ),
         rows=tuple(rows),
-        note=_("Allocatable: the pools' GPU-hours less the cold standby (the burst reserve included)."),
+        note=_(
+            "Allocatable: what the allocation engine can place, the pools' GPU-hours less the cold standby "
+            "(in whole GPUs; the burst reserve included)."
+        ),
     )
 
 
