@@ -36,26 +36,80 @@ from committee.models import (
 Viewer = User | AnonymousUser
 
 
-def user_is_committee(*, user: Viewer) -> bool:
+@dataclass(frozen=True)
+class ViewerRoles:
+    """Who a person is to Docket: a committee seat (and whether it is the chair's), and their teams."""
+
+    committee: bool
+    chair: bool
+    team_ids: frozenset[int]
+
+
+NO_ROLES = ViewerRoles(committee=False, chair=False, team_ids=frozenset())
+_ROLES_ATTRIBUTE = "_docket_viewer_roles"
+
+
+class _RequestSerial:
+    """Counts requests (committee.apps connects `viewer_roles_new_request` to request_started).
+
+    A kept answer is reused only within the request it was read in, even when one user instance
+    is sent through many requests (DRF's force_authenticate in tests does this).
+    """
+
+    value = 0
+
+
+def viewer_roles_new_request(**_kwargs: object) -> None:
+    _RequestSerial.value += 1
+
+
+def viewer_roles(*, user: Viewer) -> ViewerRoles:
+    """The viewer's roles, read from the database once (two queries) and kept on the user instance.
+
+    Every guard, selector, serializer and template of a request reads the same answer without
+    asking again (as Django's ModelBackend keeps `_perm_cache` on the user). The answer is kept
+    for one request; outside requests (commands, tasks) for the life of the instance, so code
+    that changes a person's seats or teams and then asks again about the same instance calls
+    `viewer_roles_forget` first.
+    """
     if not user.is_authenticated:
-        return False
-    return CommitteeSeat.objects.active().filter(user=user).exists()
+        return NO_ROLES
+    cached = getattr(user, _ROLES_ATTRIBUTE, None)
+    if isinstance(cached, tuple) and cached[0] == _RequestSerial.value:
+        return cached[1]
+    seats = set(CommitteeSeat.objects.active().filter(user=user).values_list("role", flat=True))
+    roles = ViewerRoles(
+        committee=bool(seats),
+        chair=SeatRole.CHAIR in seats,
+        team_ids=frozenset(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True)),
+    )
+    setattr(user, _ROLES_ATTRIBUTE, (_RequestSerial.value, roles))
+    return roles
+
+
+def viewer_roles_forget(*, user: Viewer) -> None:
+    """Drop the roles kept on `user`, so the next `viewer_roles` reads them again."""
+    if hasattr(user, _ROLES_ATTRIBUTE):
+        delattr(user, _ROLES_ATTRIBUTE)
+
+
+def user_is_committee(*, user: Viewer) -> bool:
+    return viewer_roles(user=user).committee
 
 
 def user_is_chair(*, user: Viewer) -> bool:
-    if not user.is_authenticated:
-        return False
-    return CommitteeSeat.objects.active().filter(user=user, role=SeatRole.CHAIR).exists()
+    return viewer_roles(user=user).chair
 
 
 def team_list_for_user(*, user: Viewer) -> QuerySet[Team]:
-    if not user.is_authenticated:
+    team_ids = viewer_roles(user=user).team_ids
+    if not team_ids:
         return Team.objects.none()
-    return Team.objects.filter(memberships__user=user).order_by("name")
+    return Team.objects.filter(pk__in=team_ids).order_by("name")
 
 
 def user_is_team_member(*, user: Viewer, team: Team) -> bool:
-    return user.is_authenticated and TeamMembership.objects.filter(user=user, team=team).exists()
+    return team.pk in viewer_roles(user=user).team_ids
 
 
 def cycle_open_for_intake() -> ReviewCycle | None:
@@ -78,9 +132,10 @@ def request_list_for_viewer(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     if not viewer.is_authenticated:
         return GpuRequest.objects.none()
     queryset = _request_queryset().order_by("-cycle__starts_at", "team__name", "id")
-    if user_is_committee(user=viewer):
+    roles = viewer_roles(user=viewer)
+    if roles.committee:
         return queryset
-    return queryset.filter(team__memberships__user=viewer)
+    return queryset.filter(team_id__in=roles.team_ids)
 
 
 def request_get_for_viewer(*, viewer: Viewer, pk: int) -> GpuRequest:
@@ -95,7 +150,8 @@ def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """The team portal: only the viewer's own teams, even for committee members."""
     if not viewer.is_authenticated:
         return GpuRequest.objects.none()
-    return _request_queryset().filter(team__memberships__user=viewer).order_by("-cycle__starts_at", "team__name", "id")
+    team_ids = viewer_roles(user=viewer).team_ids
+    return _request_queryset().filter(team_id__in=team_ids).order_by("-cycle__starts_at", "team__name", "id")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,9 +524,10 @@ def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
 
 def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:
     """The committee sees decisions as they are entered; the team once the cycle is finalized."""
-    if user_is_committee(user=viewer):
+    roles = viewer_roles(user=viewer)
+    if roles.committee:
         return True
-    return gpu_request.status == RequestStatus.DECIDED and user_is_team_member(user=viewer, team=gpu_request.team)
+    return gpu_request.status == RequestStatus.DECIDED and gpu_request.team_id in roles.team_ids
 
 
 # ---------------------------------------------------------------------------------------------
