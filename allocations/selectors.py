@@ -295,7 +295,7 @@ def plan_window_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
     return (
         AllocationWindow.objects.filter(week=plan.week, created_seq__lte=plan.change_seq)
         .filter(Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq))
-        .select_related("cluster", "pool", "team", "sync_status")
+        .select_related("cluster", "pool__cluster", "team", "sync_status")
         .order_by("cluster__name", "pool__slug", "start", "id")
     )
 
@@ -304,7 +304,7 @@ def plan_withdrawn_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
     """The windows of the version before `plan` that `plan` withdrew."""
     return (
         AllocationWindow.objects.filter(withdrawal__plan=plan)
-        .select_related("cluster", "pool", "team")
+        .select_related("cluster", "pool__cluster", "team")
         .order_by("cluster__name", "pool__slug", "start", "id")
     )
 
