@@ -142,10 +142,6 @@ def week_hours(week: str) -> Decimal:
     return Decimal(int((end - start).total_seconds())) / 3600
 
 
-def pool_label(pool: GpuPool) -> str:
-    return f"{pool.cluster.slug}/{pool.slug}"
-
-
 def _team_ids(*, scope: DashboardScope, filters: DashboardFilter) -> set[int]:
     """The teams a team chart shows: the chosen team, else every team the viewer may see."""
     if filters.team is not None:
@@ -307,7 +303,7 @@ def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> 
         capacity = pool.gpu_count * week_hours(week)
         mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
         reported = hours if sums else None  # None: nothing reported for the week (yet)
-        rows.append((week, pool_label(pool), q(capacity), q(reported), pct(reported, capacity), q(mean)))
+        rows.append((week, pool.key, q(capacity), q(reported), pct(reported, capacity), q(mean)))
     return Table(
         key="utilization",
         title=_("Utilization per pool"),
@@ -336,7 +332,7 @@ def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
             mean = _sum(s.wait_plain for s in sums) / records
         else:
             mean = None
-        rows.append((week, pool_label(pool), q(mean), records))
+        rows.append((week, pool.key, q(mean), records))
     return Table(
         key="queue-wait",
         title=_("Queue wait per pool (minutes)"),
