@@ -21,9 +21,10 @@ def clock():
 
 def test_a_seat_that_ends_closes_the_review_page_on_the_next_request(client, world):
     client.force_login(world.reviewer)
-    assert client.get(reverse("committee:review")).status_code == 200
+    page = reverse("committee:review-cycle", args=[world.cycle.week])
+    assert client.get(page).status_code == 200
     CommitteeSeat.objects.filter(user=world.reviewer).update(active_to=date(2026, 11, 30))
-    assert client.get(reverse("committee:review")).status_code == 403
+    assert client.get(page).status_code == 403
 
 
 def test_the_api_reads_the_roles_anew_for_each_request_even_for_one_user_instance(world):
