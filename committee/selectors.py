@@ -69,8 +69,7 @@ def viewer_roles(*, user: Viewer) -> ViewerRoles:
     Every guard, selector, serializer and template of a request reads the same answer without
     asking again (as Django's ModelBackend keeps `_perm_cache` on the user). The answer is kept
     for one request; outside requests (commands, tasks) for the life of the instance, so code
-    that changes a person's seats or teams and then asks again about the same instance calls
-    `viewer_roles_forget` first.
+    that changes a person's seats or teams and then asks again loads the user anew.
     """
     if not user.is_authenticated:
         return NO_ROLES
@@ -85,12 +84,6 @@ def viewer_roles(*, user: Viewer) -> ViewerRoles:
     )
     setattr(user, _ROLES_ATTRIBUTE, (_RequestSerial.value, roles))
     return roles
-
-
-def viewer_roles_forget(*, user: Viewer) -> None:
-    """Drop the roles kept on `user`, so the next `viewer_roles` reads them again."""
-    if hasattr(user, _ROLES_ATTRIBUTE):
-        delattr(user, _ROLES_ATTRIBUTE)
 
 
 def user_is_committee(*, user: Viewer) -> bool:
