@@ -6,6 +6,7 @@ deployment fails at start-up instead of silently running with a default.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 from collections.abc import Sequence
@@ -98,14 +99,14 @@ def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
 
 def site_url_for(host: str, port: int) -> str:
     """Where a browser reaches a server bound to host:port: a wildcard address reads as the loopback one."""
-    host = host.strip()
-    if host in {"", "0.0.0.0"}:  # noqa: S104 (a bind address being read, not bound)
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "[::1]"
-    elif ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
+    host = host.strip().strip("[]")
+    try:
+        address = ipaddress.ip_address(host) if host else ipaddress.IPv4Address(0)
+    except ValueError:
+        return f"http://{host}:{port}"  # a host name
+    if address.is_unspecified:  # 0.0.0.0 or ::, "every interface"
+        address = ipaddress.IPv6Address(1) if address.version == 6 else ipaddress.IPv4Address("127.0.0.1")
+    return f"http://[{address}]:{port}" if address.version == 6 else f"http://{address}:{port}"
 
 
 def env_url(name: str, default: str) -> str:

@@ -32,6 +32,8 @@ def settings_with(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         ({"HOST": "0.0.0.0", "PORT": "9000"}, "http://127.0.0.1:9000"),  # noqa: S104 (what make run is given)
         ({"HOST": "docket.local", "PORT": "8080"}, "http://docket.local:8080"),
         ({"HOST": "::1", "PORT": "8123"}, "http://[::1]:8123"),
+        ({"HOST": "::", "PORT": "8123"}, "http://[::1]:8123"),
+        ({"HOST": "", "PORT": "8123"}, "http://127.0.0.1:8123"),
         ({"PORT": "8123", "SITE_URL": "https://docket.example.com/"}, "https://docket.example.com"),
     ],
 )
