@@ -21,6 +21,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# HOST and PORT reach the settings too: SITE_URL (e-mail links, the commands seed_demo prints) follows them.
+run: export HOST := $(HOST)
+run: export PORT := $(PORT)
 run: install
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --no-input
 	DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo

@@ -18,6 +18,7 @@ from allocations.models import (
     UsageRecord,
     WindowSyncStatus,
 )
+from config.admin import ReadOnlyAdmin
 
 
 @admin.register(Team)
@@ -51,17 +52,7 @@ class GpuPoolAdmin(admin.ModelAdmin):
 # --- plans, windows and schedulers ------------------------------------------------------------
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Published rows are written by services only: the admin shows them and changes nothing."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+# Published rows are written by services only: the admin shows them and changes nothing.
 
 
 @admin.register(AllocationPlan)

@@ -42,9 +42,11 @@ __all__ = [
     "Explanation",
     "PoolCapacity",
     "Reason",
+    "WeekCapacity",
     "allocate",
     "instant_param",
     "reserved_gpus",
+    "week_capacity",
 ]
 
 TIER_PRIORITY = "priority"
@@ -137,6 +139,38 @@ def reserved_gpus(pool: PoolCapacity) -> tuple[int, int]:
     burst = pool.burst_reserve_pct * pool.gpu_count // 100
     standby = pool.standby_pct * pool.gpu_count // 100
     return burst, standby
+
+
+@dataclass(frozen=True, slots=True)
+class WeekCapacity:
+    """The GPU-hours ``allocate()`` can place on one pool over a span of hours.
+
+    ``standard_gpu_hours`` take priority and standard windows; ``burst_gpu_hours`` only
+    preemptible ones. Standby is never placed, so it is in neither.
+    """
+
+    standard_gpu_hours: int
+    burst_gpu_hours: int
+
+    @property
+    def allocatable_gpu_hours(self) -> int:
+        return self.standard_gpu_hours + self.burst_gpu_hours
+
+
+def week_capacity(pool: PoolCapacity, *, hours: int = 168) -> WeekCapacity:
+    """What ``allocate()`` can place on ``pool`` over ``hours`` hours, by the same reserve rule.
+
+    Reserves are whole GPUs (``reserved_gpus``), held for every hour, so a pool of 64 GPUs with
+    20% burst and 10% standby keeps 12 + 6 GPUs back: 46 × 168 standard and 12 × 168 burst
+    GPU-hours, not 70% and 20% of 64 × 168.
+    """
+    if hours < 0:
+        raise ValueError(f"hours must not be negative, got {hours}")
+    burst, standby = reserved_gpus(pool)
+    return WeekCapacity(
+        standard_gpu_hours=(pool.gpu_count - burst - standby) * hours,
+        burst_gpu_hours=burst * hours,
+    )
 
 
 def allocate(

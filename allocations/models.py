@@ -107,7 +107,12 @@ class GpuPool(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.cluster.slug}/{self.slug} ({self.gpu_count}× {self.gpu_model})"
+        return f"{self.key} ({self.gpu_count}× {self.gpu_model})"
+
+    @property
+    def key(self) -> str:
+        """"cluster/pool", e.g. "atlas/a100": how the engine, explanations and pages name a pool."""
+        return f"{self.cluster.slug}/{self.slug}"
 
 
 class UsageRecord(models.Model):

@@ -25,6 +25,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
+from allocations import engine
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
@@ -68,6 +69,35 @@ def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dic
         bucket = buckets[index]
         bucket[row["team_id"]] = bucket.get(row["team_id"], Decimal(0)) + row["total"]
     return buckets
+
+
+# --- capacity ---------------------------------------------------------------------------------
+
+
+def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:
+    """A pool as the engine's input: its GPUs and the reserves held back from them."""
+    return engine.PoolCapacity(
+        key=pool.key,
+        gpu_count=pool.gpu_count,
+        gpu_model=pool.gpu_model,
+        burst_reserve_pct=pool.burst_reserve_pct,
+        standby_pct=pool.standby_pct,
+    )
+
+
+def pool_week_capacity(*, pool: GpuPool, hours: int) -> engine.WeekCapacity:
+    """The GPU-hours the engine can place on a pool over a week of `hours` hours (standard + burst).
+
+    Every page, API and command that shows a pool's capacity reads it here, so it is what the
+    engine places, by the engine's own reserve rule.
+    """
+    return engine.week_capacity(pool_capacity(pool=pool), hours=hours)
+
+
+def pool_week_capacity_list(*, hours: int) -> list[tuple[GpuPool, engine.WeekCapacity]]:
+    """Every pool (by cluster name, then slug) with its week's capacity, as `pool_week_capacity`. One query."""
+    pools = GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug")
+    return [(pool, pool_week_capacity(pool=pool, hours=hours)) for pool in pools]
 
 
 # --- published windows ------------------------------------------------------------------------
@@ -270,7 +300,7 @@ def plan_window_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
     return (
         AllocationWindow.objects.filter(week=plan.week, created_seq__lte=plan.change_seq)
         .filter(Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq))
-        .select_related("cluster", "pool", "team", "sync_status")
+        .select_related("cluster", "pool__cluster", "team", "sync_status")
         .order_by("cluster__name", "pool__slug", "start", "id")
     )
 
@@ -279,7 +309,7 @@ def plan_withdrawn_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
     """The windows of the version before `plan` that `plan` withdrew."""
     return (
         AllocationWindow.objects.filter(withdrawal__plan=plan)
-        .select_related("cluster", "pool", "team")
+        .select_related("cluster", "pool__cluster", "team")
         .order_by("cluster__name", "pool__slug", "start", "id")
     )
 

@@ -1,5 +1,4 @@
 from django.contrib import admin
-from django.db.models import Model
 from django.http import HttpRequest
 
 from committee.models import (
@@ -16,6 +15,7 @@ from committee.models import (
     TeamMembership,
     UsageReport,
 )
+from config.admin import ReadOnlyAdmin
 
 
 @admin.register(TeamMembership)
@@ -72,26 +72,15 @@ class GpuRequestAdmin(admin.ModelAdmin):
 # --- the outbox and notifications: written by services only, shown here ------------------------
 
 
-class _ShownOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-
 @admin.register(OutboxMessage)
-class OutboxMessageAdmin(_ShownOnly):
+class OutboxMessageAdmin(ReadOnlyAdmin):
     list_display = ("key", "task_name", "created_at", "relayed_at", "relay_attempts", "done_at", "done_by")
     list_filter = ("task_name", ("done_at", admin.EmptyFieldListFilter))
     search_fields = ("key", "last_error")
 
 
 @admin.register(Notification)
-class NotificationAdmin(_ShownOnly):
+class NotificationAdmin(ReadOnlyAdmin):
     list_display = ("recipient", "kind", "key", "created_at", "digest", "skipped")
     list_filter = ("kind", "skipped")
     search_fields = ("recipient__username", "key")
@@ -99,7 +88,7 @@ class NotificationAdmin(_ShownOnly):
 
 
 @admin.register(NotificationDigest)
-class NotificationDigestAdmin(_ShownOnly):
+class NotificationDigestAdmin(ReadOnlyAdmin):
     list_display = ("recipient", "day", "email", "sent_at", "notification_count")
     list_filter = ("day",)
     search_fields = ("recipient__username", "email")

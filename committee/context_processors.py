@@ -8,9 +8,7 @@ from committee import selectors
 def roles(request: HttpRequest) -> dict[str, object]:
     """What the navigation needs to know about who is looking."""
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
+    if user is None:
         return {"is_committee": False, "is_chair": False}
-    return {
-        "is_committee": selectors.user_is_committee(user=user),
-        "is_chair": selectors.user_is_chair(user=user),
-    }
+    roles = selectors.viewer_roles(user=user)
+    return {"is_committee": roles.committee, "is_chair": roles.chair}

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocations import engine
+from allocations import selectors as allocation_selectors
 from allocations import services as allocation_services
 from allocations.models import (
     AllocationPlan,
@@ -492,17 +493,17 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
     """Grant in rank order while a pool has standard GPU-hours left (preemptible work may use the burst
     reserve), give what fits above the request's minimum as a partial grant, defer the rest; reject
     low-impact requests that also rank in the bottom half."""
-    hours = round((cycle.ends_at - cycle.starts_at) / timedelta(hours=1))
-    pools = GpuPool.objects.all()
-    standard = {p.pk: p.gpu_count * hours * (100 - p.burst_reserve_pct - p.standby_pct) // 100 for p in pools}
-    burst = {p.pk: p.gpu_count * hours * p.burst_reserve_pct // 100 for p in pools}
+    capacity = {p.pk: allocation_selectors.pool_week_capacity(pool=p, hours=cycle.hours)
+                for p in GpuPool.objects.select_related("cluster")}
+    standard = {pk: c.standard_gpu_hours for pk, c in capacity.items()}
+    burst = {pk: c.burst_gpu_hours for pk, c in capacity.items()}
     rows = [row for row in selectors.cycle_ranking(cycle=cycle) if row.result.rank is not None]
     for row in rows:
         r, rank, total = row.request, row.result.rank, row.result.total
         assert rank is not None, "rows holds only ranked requests"
         left = standard[r.pool_id] + (burst[r.pool_id] if r.preemptible_ok else 0)
         impact = row.result.criterion(scoring.BUSINESS_IMPACT).score or Decimal(0)
-        where = f"{r.pool.cluster.slug}/{r.pool.slug}"
+        where = r.pool.key
         fits_gpus = min(r.gpu_count, left // r.duration_hours)
         if impact < 4 and rank > len(rows) // 2:
             outcome, granted = "reject", None
@@ -584,7 +585,7 @@ def _seed_history_cycle(*, week: str, back: int, pools: dict[str, GpuPool]) -> N
             submitted_at=schedule["intake_closes_at"] - timedelta(days=1),
         )
         if granted is None:
-            outcome, rationale = "defer", f"Ranked #{rank}. {pool.cluster.slug}/{pool.slug} is full this week."
+            outcome, rationale = "defer", f"Ranked #{rank}. {pool.key} is full this week."
         elif granted < asked:
             outcome, rationale = "partial", f"Ranked #{rank}. {granted} of {asked} GPUs: the pool is over-subscribed."
         else:

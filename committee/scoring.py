@@ -68,6 +68,15 @@ def rounded(value: Fraction | Decimal | float) -> Decimal:
     return Decimal(str(value)).quantize(TWO_PLACES, ROUND_HALF_UP)
 
 
+def percent_text(value: Fraction | Decimal | float) -> str:
+    """A percentage for a sentence: rounded to two decimals, trailing zeros dropped ("40", "33.33", "12.5").
+
+    Not ``Decimal.normalize()``, which writes 40 as "4E+1".
+    """
+    text = f"{rounded(value):f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 # ---------------------------------------------------------------------------------------------
 # Weights
 
@@ -395,7 +404,7 @@ def feasibility_suggestion(
                     "Already efficient: it saves %(saving)s GPU-hours (%(pct)s%%) against the team's baseline "
                     "plan of %(baseline)s."
                 )
-                % {"saving": f"{saving:,}", "pct": rounded(pct).normalize(), "baseline": f"{baseline_gpu_hours:,}"},
+                % {"saving": f"{saving:,}", "pct": percent_text(pct), "baseline": f"{baseline_gpu_hours:,}"},
                 {"saving_gpu_hours": saving, "saving_pct": rounded(pct)},
             )
     cheaper = [a for a in alternatives if a.feasible and a.gpu_hours < requested_gpu_hours]
@@ -410,7 +419,7 @@ def feasibility_suggestion(
     saving = requested_gpu_hours - best.gpu_hours
     pct = Decimal(100 * saving) / Decimal(requested_gpu_hours)
     numbers = {"saving_gpu_hours": saving, "saving_pct": rounded(pct), "alternative": best.description}
-    params = {"alt": best.description, "saving": f"{saving:,}", "pct": rounded(pct).normalize()}
+    params = {"alt": best.description, "saving": f"{saving:,}", "pct": percent_text(pct)}
     if pct >= LEVER_PCT:
         return Suggestion(
             FEASIBILITY,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -37,26 +37,73 @@ from config.isoweek import is_iso_week
 Viewer = User | AnonymousUser
 
 
-def user_is_committee(*, user: Viewer) -> bool:
+@dataclass(frozen=True)
+class ViewerRoles:
+    """Who a person is to Docket: a committee seat (and whether it is the chair's), and their teams."""
+
+    committee: bool
+    chair: bool
+    team_ids: frozenset[int]
+
+
+NO_ROLES = ViewerRoles(committee=False, chair=False, team_ids=frozenset())
+_ROLES_ATTRIBUTE = "_docket_viewer_roles"
+
+
+class _RequestSerial:
+    """Counts requests (committee.apps connects `viewer_roles_new_request` to request_started).
+
+    A kept answer is reused only within the request it was read in, even when one user instance
+    is sent through many requests (DRF's force_authenticate in tests does this).
+    """
+
+    value = 0
+
+
+def viewer_roles_new_request(**_kwargs: object) -> None:
+    _RequestSerial.value += 1
+
+
+def viewer_roles(*, user: Viewer) -> ViewerRoles:
+    """The viewer's roles, read from the database once (two queries) and kept on the user instance.
+
+    Every guard, selector, serializer and template of a request reads the same answer without
+    asking again (as Django's ModelBackend keeps `_perm_cache` on the user). The answer is kept
+    for one request; outside requests (commands, tasks) for the life of the instance, so code
+    that changes a person's seats or teams and then asks again loads the user anew.
+    """
     if not user.is_authenticated:
-        return False
-    return CommitteeSeat.objects.active().filter(user=user).exists()
+        return NO_ROLES
+    cached = getattr(user, _ROLES_ATTRIBUTE, None)
+    if isinstance(cached, tuple) and cached[0] == _RequestSerial.value:
+        return cached[1]
+    seats = set(CommitteeSeat.objects.active().filter(user=user).values_list("role", flat=True))
+    roles = ViewerRoles(
+        committee=bool(seats),
+        chair=SeatRole.CHAIR in seats,
+        team_ids=frozenset(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True)),
+    )
+    setattr(user, _ROLES_ATTRIBUTE, (_RequestSerial.value, roles))
+    return roles
+
+
+def user_is_committee(*, user: Viewer) -> bool:
+    return viewer_roles(user=user).committee
 
 
 def user_is_chair(*, user: Viewer) -> bool:
-    if not user.is_authenticated:
-        return False
-    return CommitteeSeat.objects.active().filter(user=user, role=SeatRole.CHAIR).exists()
+    return viewer_roles(user=user).chair
 
 
 def team_list_for_user(*, user: Viewer) -> QuerySet[Team]:
-    if not user.is_authenticated:
+    team_ids = viewer_roles(user=user).team_ids
+    if not team_ids:
         return Team.objects.none()
-    return Team.objects.filter(memberships__user=user).order_by("name")
+    return Team.objects.filter(pk__in=team_ids).order_by("name")
 
 
 def user_is_team_member(*, user: Viewer, team: Team) -> bool:
-    return user.is_authenticated and TeamMembership.objects.filter(user=user, team=team).exists()
+    return team.pk in viewer_roles(user=user).team_ids
 
 
 def cycle_open_for_intake() -> ReviewCycle | None:
@@ -79,9 +126,10 @@ def request_list_for_viewer(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     if not viewer.is_authenticated:
         return GpuRequest.objects.none()
     queryset = _request_queryset().order_by("-cycle__starts_at", "team__name", "id")
-    if user_is_committee(user=viewer):
+    roles = viewer_roles(user=viewer)
+    if roles.committee:
         return queryset
-    return queryset.filter(team__memberships__user=viewer)
+    return queryset.filter(team_id__in=roles.team_ids)
 
 
 def request_get_for_viewer(*, viewer: Viewer, pk: int) -> GpuRequest:
@@ -96,7 +144,8 @@ def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """The team portal: only the viewer's own teams, even for committee members."""
     if not viewer.is_authenticated:
         return GpuRequest.objects.none()
-    return _request_queryset().filter(team__memberships__user=viewer).order_by("-cycle__starts_at", "team__name", "id")
+    team_ids = viewer_roles(user=viewer).team_ids
+    return _request_queryset().filter(team_id__in=team_ids).order_by("-cycle__starts_at", "team__name", "id")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,7 +298,10 @@ class MemberScores:
 
 @dataclass(frozen=True)
 class PoolLoad:
-    """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours."""
+    """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours.
+
+    Capacity is what the engine can place (allocations.selectors.pool_week_capacity).
+    """
 
     pool: GpuPool
     requested_gpu_hours: int
@@ -364,7 +416,6 @@ def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) 
 
 
 def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
-    hours = round((cycle.ends_at - cycle.starts_at) / timedelta(hours=1))
     requested: dict[int, int] = {}
     granted: dict[int, int] = {}
     for row in rows:
@@ -374,17 +425,14 @@ def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
         if decision is not None and decision.granted_gpu_count:
             granted[r.pool_id] = granted.get(r.pool_id, 0) + decision.granted_gpu_count * r.duration_hours
     loads = []
-    for pool in pool_list():
-        total = pool.gpu_count * hours
-        standard = total * (100 - pool.burst_reserve_pct - pool.standby_pct) // 100
-        burst = total * pool.burst_reserve_pct // 100
+    for pool, capacity in allocation_selectors.pool_week_capacity_list(hours=cycle.hours):
         loads.append(
             PoolLoad(
                 pool=pool,
                 requested_gpu_hours=requested.get(pool.pk, 0),
                 granted_gpu_hours=granted.get(pool.pk, 0),
-                standard_gpu_hours=standard,
-                burst_gpu_hours=burst,
+                standard_gpu_hours=capacity.standard_gpu_hours,
+                burst_gpu_hours=capacity.burst_gpu_hours,
             )
         )
     return loads
@@ -472,9 +520,10 @@ def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
 
 def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:
     """The committee sees decisions as they are entered; the team once the cycle is finalized."""
-    if user_is_committee(user=viewer):
+    roles = viewer_roles(user=viewer)
+    if roles.committee:
         return True
-    return gpu_request.status == RequestStatus.DECIDED and user_is_team_member(user=viewer, team=gpu_request.team)
+    return gpu_request.status == RequestStatus.DECIDED and gpu_request.team_id in roles.team_ids
 
 
 # ---------------------------------------------------------------------------------------------

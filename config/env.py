@@ -6,7 +6,10 @@ deployment fails at start-up instead of silently running with a default.
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -32,7 +35,19 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, on/off; got {raw!r}")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def _check_bounds(
+    name: str, value: float, *, minimum: float | None, maximum: float | None, above: float | None
+) -> None:
+    if above is not None and not value > above:
+        raise ImproperlyConfigured(f"{name} must be above {above:g}; got {value:g}")
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum:g}; got {value:g}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum:g}; got {value:g}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """A whole number in [minimum, maximum] (either bound may be left open); unset or empty: `default`."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -40,19 +55,30 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a whole number; got {raw!r}") from None
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}; got {value}")
+    _check_bounds(name, value, minimum=minimum, maximum=maximum, above=None)
     return value
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(
+    name: str,
+    default: float,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+) -> float:
+    """A finite number in [minimum, maximum], and greater than `above` when given; unset or empty: `default`."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number; got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ImproperlyConfigured(f"{name} must be a finite number; got {raw!r}")
+    _check_bounds(name, value, minimum=minimum, maximum=maximum, above=above)
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -62,11 +88,35 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def env_choice(name: str, default: str, choices: set[str]) -> str:
-    value = os.environ.get(name, default)
+def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
+    """One of `choices`, spelled exactly; unset or empty: `default`."""
+    raw = os.environ.get(name)
+    value = default if raw is None or raw.strip() == "" else raw
     if value not in choices:
-        raise ImproperlyConfigured(f"{name} must be one of {', '.join(sorted(choices))}; got {value!r}")
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return value
+
+
+def site_url_for(host: str, port: int) -> str:
+    """Where a browser reaches a server bound to host:port: a wildcard address reads as the loopback one."""
+    host = host.strip().strip("[]")
+    try:
+        address = ipaddress.ip_address(host) if host else ipaddress.IPv4Address(0)
+    except ValueError:
+        return f"http://{host}:{port}"  # a host name
+    if address.is_unspecified:  # 0.0.0.0 or ::, "every interface"
+        address = ipaddress.IPv6Address(1) if address.version == 6 else ipaddress.IPv4Address("127.0.0.1")
+    return f"http://[{address}]:{port}" if address.version == 6 else f"http://{address}:{port}"
+
+
+def env_url(name: str, default: str) -> str:
+    """An http(s) URL without a trailing slash; unset or empty: `default`."""
+    raw = os.environ.get(name)
+    value = default if raw is None or raw.strip() == "" else raw.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise ImproperlyConfigured(f"{name} must be an http:// or https:// URL; got {value!r}")
+    return value.rstrip("/")
 
 
 def database_from_url(name: str, url: str) -> dict[str, Any]:

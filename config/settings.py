@@ -12,10 +12,13 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import (
     database_from_url,
     env_bool,
+    env_choice,
     env_float,
     env_int,
     env_list,
     env_str,
+    env_url,
+    site_url_for,
 )
 from config.isoweek import WEEK_PATTERN
 
@@ -30,7 +33,11 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # JSON under /api/
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+# Where `make run` serves (the Makefile passes HOST and PORT); links in e-mails and the commands
+# seed_demo prints point there unless SITE_URL names the public address.
+RUN_HOST = env_str("HOST", "127.0.0.1")
+RUN_PORT = env_int("PORT", 8000, minimum=1, maximum=65535)
+SITE_URL = env_url("SITE_URL", site_url_for(RUN_HOST, RUN_PORT))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -111,7 +118,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "login"
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
-LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=60)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=60, maximum=7 * 24 * 3600)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -119,8 +126,8 @@ LOGOUT_REDIRECT_URL = "login"
 # runs in: the committee's own.
 USE_TZ = True
 TIME_ZONE = env_str("DOCKET_TIME_ZONE", "UTC")
-LANGUAGE_CODE = env_str("LANGUAGE_CODE", "en")
 LANGUAGES = [("en", "English")]
+LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", [code for code, _name in LANGUAGES])
 USE_I18N = True
 LOCALE_PATHS = [BASE_DIR / "locale"]
 
@@ -156,7 +163,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     # flattened lists would say something else than the schema), JSON out.
     "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
-    "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1),
+    "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1, maximum=1000),
     "DEFAULT_SCHEMA_CLASS": "config.openapi.DocketAutoSchema",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -199,7 +206,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis: a task taken by a worker that died without acknowledging it (acks_late) goes back to the
 # queue after this many seconds. Keep it above the longest task's run time and any countdown.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
-CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0, above=0, maximum=60)
 CELERY_TIMEZONE = TIME_ZONE
 # The weekly clock, in the committee's time zone (CELERY_TIMEZONE); see docs/operations.md.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
@@ -240,9 +247,10 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Docket's own knobs.
-DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1)
-DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0)
-DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1)
+DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1, maximum=50)
+# The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
+DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)
+DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1, maximum=520)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
 DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 # The archive's PDFs: charts are drawn by Chromium (through kaleido); without it PDFs have no charts.
@@ -253,5 +261,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "WARNING", ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
+    },
 }

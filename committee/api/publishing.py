@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission, IsAuthenticated
-from rest_framework.request import Request
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, PlanExplanation
 from committee import selectors, services
+from committee.api.permissions import IsChair
 from config.http import AuthenticatedRequest
 from config.serializers import StrictJSONMixin
-
-
-class IsChairPerson(BasePermission):
-    message = _("Only the chair publishes the allocation.")
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return selectors.user_is_chair(user=request.user)
 
 
 class PublishInputSerializer(StrictJSONMixin, serializers.Serializer):
@@ -60,7 +51,7 @@ class PublishedPlanSerializer(serializers.ModelSerializer):
 class CyclePublishView(APIView):
     """Run the engine on the week's grants and publish the windows as the week's next plan version."""
 
-    permission_classes = [IsAuthenticated, IsChairPerson]
+    permission_classes = [IsAuthenticated, IsChair]
 
     @extend_schema(
         tags=["cycles"],

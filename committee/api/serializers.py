@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from allocations import selectors as allocation_selectors
 from allocations.models import Team
 from committee import limits, scoring, selectors
 from committee.models import (
@@ -107,6 +108,40 @@ class CycleSerializer(serializers.ModelSerializer):
             "rubric_version",
         )
         read_only_fields = fields
+
+
+class PoolCapacitySerializer(serializers.Serializer):
+    """What the engine can place on one pool over the cycle's week, in GPU-hours."""
+
+    pool = serializers.CharField(help_text=_("cluster/pool, e.g. atlas/a100."))
+    gpu_model = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    standard_gpu_hours = serializers.IntegerField(help_text=_("For priority and standard windows."))
+    burst_gpu_hours = serializers.IntegerField(help_text=_("The burst reserve: preemptible windows only."))
+    allocatable_gpu_hours = serializers.IntegerField(help_text=_("Standard plus burst; the cold standby is left out."))
+
+
+class CycleDetailSerializer(CycleSerializer):
+    capacity = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ReviewCycle
+        fields: tuple[str, ...] = (*CycleSerializer.Meta.fields, "capacity")
+        read_only_fields = fields
+
+    @extend_schema_field(PoolCapacitySerializer(many=True))
+    def get_capacity(self, cycle: ReviewCycle) -> list[dict[str, Any]]:
+        return [
+            {
+                "pool": pool.key,
+                "gpu_model": pool.gpu_model,
+                "gpu_count": pool.gpu_count,
+                "standard_gpu_hours": capacity.standard_gpu_hours,
+                "burst_gpu_hours": capacity.burst_gpu_hours,
+                "allocatable_gpu_hours": capacity.allocatable_gpu_hours,
+            }
+            for pool, capacity in allocation_selectors.pool_week_capacity_list(hours=cycle.hours)
+        ]
 
 
 # ---------------------------------------------------------------------------------------------

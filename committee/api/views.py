@@ -26,6 +26,7 @@ from committee import scoring, selectors, services
 from committee.api.filtersets import CycleFilterSet, RequestFilterSet
 from committee.api.permissions import IsChair, IsCommitteeMember
 from committee.api.serializers import (
+    CycleDetailSerializer,
     CycleSerializer,
     DecisionInputSerializer,
     DecisionSerializer,
@@ -71,7 +72,9 @@ class CycleListView(generics.ListAPIView):
 
 @extend_schema(tags=["cycles"])
 class CycleDetailView(generics.RetrieveAPIView):
-    serializer_class = CycleSerializer
+    """One weekly cycle, with each pool's capacity for its week: what the engine can place."""
+
+    serializer_class = CycleDetailSerializer
     lookup_field = "week"
 
     def get_queryset(self) -> QuerySet[ReviewCycle]:

@@ -151,5 +151,10 @@ class ReviewCycle(models.Model):
         return self.week
 
     @property
+    def hours(self) -> int:
+        """Whole hours of the allocation week: 168, or 167/169 across a daylight-saving change."""
+        return int((self.ends_at - self.starts_at).total_seconds()) // 3600
+
+    @property
     def intake_open(self) -> bool:
         return self.status == CycleStatus.OPEN and timezone.now() < self.intake_closes_at

@@ -30,7 +30,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from allocations.models import AllocationPlan
-from committee import weeks
+from committee import selectors, weeks
 from committee.models import (
     CommitteeSeat,
     Decision,
@@ -356,10 +356,11 @@ def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
 
 def notification_kinds_for(*, user: User) -> list[str]:
     """The kinds a person can receive: the team kinds if they are in a team, the committee's if they hold a seat."""
+    roles = selectors.viewer_roles(user=user)
     kinds: list[str] = []
-    if TeamMembership.objects.filter(user=user).exists():
+    if roles.team_ids:
         kinds += TEAM_KINDS
-    if CommitteeSeat.objects.active().filter(user=user).exists():
+    if roles.committee:
         kinds += COMMITTEE_KINDS
     return kinds
 

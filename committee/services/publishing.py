@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations import engine
+from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan, GpuPool
 from allocations.selectors import plan_for_week, plan_window_list
@@ -24,11 +25,6 @@ from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
 from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_event_record
 from config.errors import StateConflict
-
-
-def pool_key(pool: GpuPool) -> str:
-    """The engine's name for a pool; it appears in explanations ("atlas/a100 pool full from ...")."""
-    return f"{pool.cluster.slug}/{pool.slug}"
 
 
 def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
@@ -54,7 +50,7 @@ def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]
             (
                 engine.Demand(
                     ref=request.pk,
-                    pool=pool_key(request.pool),
+                    pool=request.pool.key,
                     gpu_count=count,
                     min_gpu_count=min(request.min_gpu_count, count),
                     duration_hours=request.duration_hours,
@@ -80,7 +76,7 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
     return [
         engine.EngineWindow(
             ref=window.request_ref,
-            pool=pool_key(window.pool),
+            pool=window.pool.key,
             gpu_count=window.gpu_count,
             start=window.start,
             end=window.end,
@@ -136,26 +132,16 @@ def cycle_publish(
     if correction and not reason:
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
-    pools = {pool_key(pool): pool for pool in GpuPool.objects.select_related("cluster")}
+    pools = {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
     demands = cycle_demands(cycle=locked)
     started = started_windows(week=locked.week, now=now or timezone.now()) if correction else []
     kept_refs = {window.ref for window in started}
     placing = [(demand, decision) for demand, decision in demands if demand.ref not in kept_refs]
-    hours = int((locked.ends_at - locked.starts_at).total_seconds() // 3600)
     result = engine.allocate(
         week_start=locked.starts_at,
-        pools=[
-            engine.PoolCapacity(
-                key=key,
-                gpu_count=pool.gpu_count,
-                gpu_model=pool.gpu_model,
-                burst_reserve_pct=pool.burst_reserve_pct,
-                standby_pct=pool.standby_pct,
-            )
-            for key, pool in sorted(pools.items())
-        ],
+        pools=[allocation_selectors.pool_capacity(pool=pool) for _key, pool in sorted(pools.items())],
         demands=[demand for demand, _decision in placing],
-        hours=hours,
+        hours=locked.hours,
         fixed=started,
     )
     explanations = [*_kept_explanations(started), *result.explanations]

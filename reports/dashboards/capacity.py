@@ -39,7 +39,6 @@ from reports.dashboards.selectors import (
     DashboardFilter,
     Table,
     granted_gpu_hours,
-    pool_label,
     q,
     requested_gpu_hours,
     week_hours,
@@ -98,7 +97,7 @@ class PoolPlan:
 
     @property
     def label(self) -> str:
-        return pool_label(self.pool)
+        return self.pool.key
 
     @property
     def turned_away_gpu_hours(self) -> Decimal:

@@ -18,7 +18,7 @@ DEFAULT_WEEKS = 6
 
 class PoolChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: GpuPool) -> str:
-        return f"{obj.cluster.slug}/{obj.slug} ({obj.gpu_model})"
+        return f"{obj.key} ({obj.gpu_model})"
 
 
 def default_weeks(*, now: datetime) -> tuple[str, str]:

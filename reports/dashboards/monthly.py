@@ -31,7 +31,7 @@ from django.utils.translation import gettext as _
 
 from allocations.models import GpuPool, UsageRecord
 from committee import weeks
-from reports.dashboards.selectors import Column, Table, pool_label, q
+from reports.dashboards.selectors import Column, Table, q
 from reports.models import Page
 
 FLAG_THRESHOLD_PCT = Decimal(10)
@@ -162,7 +162,7 @@ def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str
         start, end = month_bounds(month)
         hours = _hours(start, max(start, min(end, now)))
         usage = by_month.get(month, {})
-        result[month] = {pool_label(p): _figures([p], usage, hours) for p in pools}
+        result[month] = {p.key: _figures([p], usage, hours) for p in pools}
         result[month][ALL_POOLS] = _figures(pools, usage, hours)
     return result
 

@@ -31,6 +31,7 @@ from django.db.models import Count, DecimalField, F, QuerySet, Sum
 from django.db.models.functions import TruncWeek
 from django.utils.translation import gettext as _
 
+from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Cluster, GpuPool, Team, UsageRecord
 from committee import scoring, weeks
 from committee import selectors as committee_selectors
@@ -139,10 +140,6 @@ def week_hours(week: str) -> Decimal:
     """Hours in a committee-time week: 168, or 167/169 across a daylight-saving change."""
     start, end = weeks.week_bounds(week)
     return Decimal(int((end - start).total_seconds())) / 3600
-
-
-def pool_label(pool: GpuPool) -> str:
-    return f"{pool.cluster.slug}/{pool.slug}"
 
 
 def _team_ids(*, scope: DashboardScope, filters: DashboardFilter) -> set[int]:
@@ -306,7 +303,7 @@ def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> 
         capacity = pool.gpu_count * week_hours(week)
         mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
         reported = hours if sums else None  # None: nothing reported for the week (yet)
-        rows.append((week, pool_label(pool), q(capacity), q(reported), pct(reported, capacity), q(mean)))
+        rows.append((week, pool.key, q(capacity), q(reported), pct(reported, capacity), q(mean)))
     return Table(
         key="utilization",
         title=_("Utilization per pool"),
@@ -335,7 +332,7 @@ def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
             mean = _sum(s.wait_plain for s in sums) / records
         else:
             mean = None
-        rows.append((week, pool_label(pool), q(mean), records))
+        rows.append((week, pool.key, q(mean), records))
     return Table(
         key="queue-wait",
         title=_("Queue wait per pool (minutes)"),
@@ -362,7 +359,10 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
     for week in filters.weeks:
         asked = _sum(asked_by.get(week, []))
         given = _sum(given_by.get(week, []))
-        capacity = _sum(p.gpu_count * week_hours(week) * (100 - p.standby_pct) / 100 for p in pools)
+        hours = int(week_hours(week))
+        capacity = Decimal(
+            sum(allocation_selectors.pool_week_capacity(pool=p, hours=hours).allocatable_gpu_hours for p in pools)
+        )
         rows.append((week, q(asked), q(given), q(capacity), pct(asked, capacity)))
     return Table(
         key="demand-capacity",
@@ -375,7 +375,10 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
             Column("demand_pct", _("Requested / allocatable %")),
         ),
         rows=tuple(rows),
-        note=_("Allocatable: the pools' GPU-hours less the cold standby (the burst reserve included)."),
+        note=_(
+            "Allocatable: what the allocation engine can place, the pools' GPU-hours less the cold standby "
+            "(in whole GPUs; the burst reserve included)."
+        ),
     )
 
 

@@ -14,7 +14,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationWindow, GpuPool
+from allocations.models import AllocationWindow
 from committee import scoring
 from committee import selectors as committee_selectors
 from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
@@ -38,10 +38,6 @@ def _num(value: Decimal | float | int | None) -> float | int | None:
     if isinstance(value, int):
         return value
     return float(round(Decimal(str(value)), 2))
-
-
-def _pool_label(pool: GpuPool) -> str:
-    return f"{pool.cluster.slug}/{pool.slug}"
 
 
 def _window(window: AllocationWindow) -> dict[str, object]:
@@ -120,7 +116,7 @@ def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
                 "request_id": request.pk,
                 "title": request.title,
                 "team": request.team.name,
-                "pool": _pool_label(request.pool),
+                "pool": request.pool.key,
                 "gpu_count": request.gpu_count,
                 "duration_hours": request.duration_hours,
                 "gpu_hours": request.requested_gpu_hours,
@@ -166,7 +162,7 @@ def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
         "ranking": ranking,
         "capacity": [
             {
-                "pool": _pool_label(load.pool),
+                "pool": load.pool.key,
                 "capacity_gpu_hours": load.capacity_gpu_hours,
                 "requested_gpu_hours": load.requested_gpu_hours,
                 "granted_gpu_hours": load.granted_gpu_hours,

@@ -41,13 +41,13 @@ def publish(windows: Sequence[W], *, week: str | None = None, by: str = "Chris C
     week = week or this_week()
     start, end = weeks.week_bounds(week)
     engine_windows = [
-        EngineWindow(ref=w.ref, pool=f"{w.pool.cluster.slug}/{w.pool.slug}", gpu_count=w.gpus,
+        EngineWindow(ref=w.ref, pool=w.pool.key, gpu_count=w.gpus,
                      start=start + timedelta(hours=w.start_h), end=start + timedelta(hours=w.end_h), tier=w.tier)
         for w in windows
     ]
     if explanations is None:
         explanations = [placed(w) for w in engine_windows]
-    pools = {f"{w.pool.cluster.slug}/{w.pool.slug}": w.pool for w in windows}
+    pools = {w.pool.key: w.pool for w in windows}
     teams = {w.ref: w.team for w in windows}
     return services.plan_publish(
         week=week, week_starts_at=start, week_ends_at=end, source_ref=extra.pop("source_ref", "test"),

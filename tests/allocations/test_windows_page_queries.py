@@ -1,0 +1,48 @@
+"""The windows page costs the same number of queries for a plan of 1 window as for one of 50."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from allocations import services
+from allocations.models import SyncState
+from tests.allocations.plans import W, publish
+
+
+@pytest.fixture(autouse=True)
+def clock():
+    with time_machine.travel(datetime(2026, 12, 1, 10, 0, tzinfo=UTC), tick=False):
+        yield
+
+
+def page_queries(client, week: str) -> tuple[str, int]:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/windows/", {"week": week})
+    assert response.status_code == 200
+    return response.content.decode(), len(queries)
+
+
+def test_windows_page_runs_the_same_queries_for_1_and_50_windows(client, world):
+    sync = services.scheduler_client_create(cluster=world.atlas, name="slurm-sync").client
+    for week, count in (("2026-W49", 1), ("2026-W50", 50)):
+        plan = publish(
+            [W(world.h100 if i % 2 else world.a100, world.team_a if i % 3 else world.team_b, 1, i % 24, i % 24 + 24,
+               ref=i + 1) for i in range(count)],
+            week=week, refs_are_requests=False, explanations=[],
+        )
+        atlas_windows = plan.windows.filter(pool=world.a100)
+        services.sync_status_record(client=sync, statuses=[
+            {"window": w.pk, "state": SyncState.SHORT, "nodes_requested": 1, "nodes_reserved": 0,
+             "message": f"short on window {w.pk}"} for w in atlas_windows])
+    client.force_login(world.member_b)
+    client.get("/windows/")  # the session row and the content types, once
+    one_body, one = page_queries(client, "2026-W49")
+    fifty_body, fifty = page_queries(client, "2026-W50")
+    assert one_body.count('id="window-') == 1 and fifty_body.count('id="window-') == 50
+    assert fifty_body.count('class="sync-short"') == 25  # the atlas windows, reported short
+    assert fifty == one
