@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations.models import Team
+from allocations.models import AllocationPlan, Team
 from committee import scoring, selectors, signals
 from committee.models import (
     Criterion,
@@ -75,6 +75,20 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
             code="wrong_state",
         )
     return locked, cycle
+
+
+def cycle_transition_record(*, cycle: ReviewCycle, actor: User, plan: AllocationPlan | None, refused: str) -> None:
+    """Inside a finalize or publish: let the apps that record the week (the archive) write it now.
+
+    A receiver's ValidationError becomes ValidationError(`refused` % {week, reason}), raised out of
+    the caller's transaction, so the change is rolled back and the chair reads why.
+    """
+    try:
+        signals.cycle_transition.send(sender=ReviewCycle, cycle=cycle, actor=actor, plan=plan)
+    except ValidationError as exc:
+        raise ValidationError(
+            refused % {"week": cycle.week, "reason": " ".join(exc.messages)}, code="not_recorded"
+        ) from exc
 
 
 @transaction.atomic
@@ -219,7 +233,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     decision an automatic "defer" (with a rationale naming the missing scores), sets every request
     in review to decided, writes a "decided" event on each, and marks the cycle finalized. Refused
     (ValidationError, nothing written) unless the cycle is in review and every ranked request is
-    decided. After commit, sends `cycle_finalized(cycle=…)`; the archive listens.
+    decided. Before commit, the archive writes the week's decision record (`cycle_transition`): if it
+    cannot, nothing is finalized (ValidationError naming the cause). After commit, sends
+    `cycle_finalized(cycle=…)`.
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair finalizes the week."))
@@ -275,5 +291,12 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     locked.finalized_at = now
     locked.finalized_by_name = actor_name(actor)
     locked.save(update_fields=["status", "finalized_at", "finalized_by_name"])
+    cycle_transition_record(
+        cycle=locked,
+        actor=actor,
+        plan=None,
+        refused=_("Week %(week)s is not finalized and nothing was saved: its decision record could not be "
+                  "written to the archive. %(reason)s"),
+    )
     transaction.on_commit(lambda: signals.cycle_finalized.send(sender=ReviewCycle, cycle=locked))
     return locked
