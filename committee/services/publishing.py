@@ -21,7 +21,7 @@ from allocations.services import plan_publish
 from committee import selectors, signals
 from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
 from committee.services.notifications import notify_decisions_published
-from committee.services.requests import actor_name, request_event_record
+from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 
 
@@ -172,13 +172,17 @@ def cycle_publish(
         published_by_name=actor_name(actor),
         note=reason,
     )
-    for explanation in explanations:
-        request_event_record(
-            request=requests[explanation.ref],
-            actor=actor,
-            action="published",
-            detail=_("plan version %(version)d: %(text)s") % {"version": plan.version, "text": explanation.text},
-        )
+    request_events_record(
+        details=[
+            (
+                requests[explanation.ref],
+                _("plan version %(version)d: %(text)s") % {"version": plan.version, "text": explanation.text},
+            )
+            for explanation in explanations
+        ],
+        actor=actor,
+        action="published",
+    )
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
     notify_decisions_published(cycle=locked, plan=plan)

@@ -30,7 +30,7 @@ from committee.models import (
     Score,
 )
 from committee.services.notifications import notify_intake_closed
-from committee.services.requests import actor_name, request_event_record
+from committee.services.requests import actor_name, request_events_record
 
 AUTO_DEFER_NAME = "Docket"
 
@@ -250,6 +250,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
             code="undecided",
         )
     now = timezone.now()
+    automatic: list[Decision] = []
+    frozen: list[Decision] = []
+    events: list[tuple[GpuRequest, str]] = []
     for row in rows:
         request, result = row.request, row.result
         decision = row.decision
@@ -274,16 +277,22 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                 request_title=request.title,
                 cycle_week=locked.week,
             )
+            automatic.append(decision)
+        else:
+            frozen.append(decision)
         decision.priority_rank = result.rank
         decision.weighted_total = result.total
-        decision.save()
-        request_event_record(
-            request=request,
-            actor=actor,
-            action="decided",
-            detail=decision.get_outcome_display()
-            + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else ""),
+        events.append(
+            (
+                request,
+                decision.get_outcome_display()
+                + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else ""),
+            )
         )
+    # One write per kind of row, whatever the number of requests.
+    Decision.objects.bulk_create(automatic)
+    Decision.objects.bulk_update(frozen, ["priority_rank", "weighted_total"])
+    request_events_record(details=events, actor=actor, action="decided")
     GpuRequest.objects.filter(pk__in=[row.request.pk for row in rows]).update(
         status=RequestStatus.DECIDED, updated_at=now
     )
