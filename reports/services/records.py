@@ -36,7 +36,12 @@ def _sync(
             return page.latest_revision
         except IntegrityError:
             # Created meanwhile by a concurrent sync: append to it instead.
-            page = Page.objects.get(source_key=source_key)
+            page = Page.objects.filter(source_key=source_key).first()
+            if page is None:
+                raise ValidationError(
+                    _("The archive address “%(slug)s” is taken by another page, so “%(title)s” cannot be written "
+                      "there; an operator has to move that page first.") % {"slug": slug, "title": title}
+                ) from None
     return page_append_system(page=page, title=title, data=data, summary=summary, body_from=body_from)
 
 
@@ -86,8 +91,8 @@ def _record_chunks(*, generated: str, week: str, main_fixed: int, part_fixed: in
         rest = limit - part_fixed - intro - SPLIT_SLACK_CHARS
         if min(first, rest) < MIN_PART_CHARS:
             raise ValidationError(
-                _("The notes on the decision record of week %(week)s leave no room for the record itself; "
-                  "shorten them first.") % {"week": week}
+                _("An archive page (%(limit)d characters) leaves too little room for the decision record of week "
+                  "%(week)s beside the notes on it; shorten the notes first.") % {"limit": limit, "week": week}
             )
         chunks = records.split_generated(generated, first=first, rest=rest)
         if len(chunks) <= parts:

@@ -1,0 +1,177 @@
+"""A published week always has its decision record: however long, and in the same transaction as the week.
+
+A record longer than an archive page holds continues on part pages linked from the week's page;
+when the archive cannot write the record, the finalize or publish is refused and nothing is saved.
+The long-record tests lower the page limit (reports.services.pages.MAX_BODY_CHARS) so that 40
+requests need several pages; one test runs at the real limit with 600 requests.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from allocations.models import AllocationPlan, AllocationWindow
+from committee import services as committee_services
+from committee.models import CycleStatus, Decision, OutboxMessage, RequestEvent, ReviewCycle
+from reports import records, selectors
+from reports.models import ExportStatus, Page, PageKind, PageRevision, PdfExport
+from reports.services import pages
+from tests.conftest import build_world
+from tests.reports.big_week import big_week
+
+PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+SMALL_PAGE = 8_000
+
+
+@pytest.fixture
+def world(db):
+    """The usual world, built on a pinned clock that stays pinned for the whole test."""
+    with time_machine.travel(PINNED, tick=False):
+        yield build_world()
+
+
+@pytest.fixture
+def small_pages(monkeypatch):
+    monkeypatch.setattr(pages, "MAX_BODY_CHARS", SMALL_PAGE)
+    return SMALL_PAGE
+
+
+def record_pages(world) -> list[Page]:
+    """The week's page, then its parts in order."""
+    week = world.cycle.week
+    found = {p.slug: p for p in Page.objects.filter(kind=PageKind.DECISION_RECORD).select_related("latest_revision")}
+    ordered = [found.pop(records.decision_record_slug(week))]
+    part = 2
+    while records.decision_record_part_slug(week, part) in found:
+        ordered.append(found.pop(records.decision_record_part_slug(week, part)))
+        part += 1
+    assert not found, f"pages outside the record's sequence: {sorted(found)}"
+    return ordered
+
+
+def assert_reads_in_order(full: str, split_pages: list[Page]) -> None:
+    """Every line of the one-page record appears in the pages, in the same order: nothing lost or reordered."""
+    text = "\n".join(page.latest_revision.body for page in split_pages)
+    position = 0
+    for line in (line for line in full.split("\n") if line.strip()):
+        found = text.find(line, position)
+        assert found >= 0, f"missing or out of order: {line[:100]!r}"
+        position = found + len(line)
+
+
+def test_a_week_too_long_for_one_page_is_finalized_and_published_with_its_whole_record(world, small_pages, client):
+    requests = big_week(world, requests=40)
+
+    cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+
+    finalized = record_pages(world)
+    assert cycle.status == CycleStatus.FINALIZED and len(finalized) > 2
+    assert all(len(page.latest_revision.body) <= small_pages for page in finalized)
+    data = finalized[0].latest_revision.data
+    assert len(data["ranking"]) == 40 and data["cycle"]["status"] == "finalized"
+    assert_reads_in_order(records.decision_record_markdown(data), finalized)
+    main = finalized[0].latest_revision.body
+    for number, page in enumerate(finalized[1:], start=2):
+        assert f"[[{page.slug}|Part {number} of {len(finalized)}]]" in main
+        assert page.latest_revision.data == {}  # the structured decision lives on the week's page
+
+    plan = committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+
+    published = record_pages(world)
+    assert plan.version == 1 and AllocationWindow.objects.filter(plan=plan).count() == len(requests)
+    assert all(len(page.latest_revision.body) <= small_pages for page in published)
+    data = published[0].latest_revision.data
+    assert data["cycle"]["status"] == "published" and len(data["plan"]["windows"]) == len(requests)
+    assert_reads_in_order(records.decision_record_markdown(data), published)
+    assert all(page.latest_revision.summary == "Updated: plan version 1 published" for page in published)
+    verified = selectors.archive_verify()
+    assert verified.ok and PageRevision.objects.count() == verified.checked
+
+    client.force_login(world.reviewer)
+    response = client.get(published[0].get_absolute_url())
+    assert response.status_code == 200
+    assert f'href="{published[1].get_absolute_url()}"' in response.content.decode()
+    part = client.get(published[-1].get_absolute_url()).content.decode()
+    assert f"Part {len(published)} of {len(published)}" in part and "Published windows" in part
+
+
+def test_the_published_record_gets_its_pdf(world, small_pages, client, django_capture_on_commit_callbacks):
+    big_week(world, requests=40)
+    cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+    revision = record_pages(world)[0].latest_revision
+    client.force_login(world.chair)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("reports:revision-pdf", args=[revision.page.slug, revision.number]))
+
+    export = PdfExport.objects.get(revision=revision)
+    assert response.status_code == 302
+    assert OutboxMessage.objects.filter(task_name="reports.render_pdf_export").count() == 1
+    assert export.status == ExportStatus.DONE and export.size_bytes > 0
+
+
+def test_a_week_of_600_requests_at_the_real_page_limit(world):
+    big_week(world, requests=600)
+
+    cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+
+    published = record_pages(world)
+    assert len(published) > 1 and pages.MAX_BODY_CHARS == 200_000
+    assert all(len(page.latest_revision.body) <= 200_000 for page in published)
+    data = published[0].latest_revision.data
+    assert len(data["plan"]["windows"]) == 600
+    assert_reads_in_order(records.decision_record_markdown(data), published)
+    assert selectors.archive_verify().ok
+
+
+def _taken(slug: str) -> Page:
+    """A page that holds an address the record needs (an old import, say): the archive cannot write there."""
+    return Page.objects.create(slug=slug, kind=PageKind.FREE, title="Imported page")
+
+
+def test_finalize_is_refused_and_nothing_saved_when_the_record_cannot_be_written(world):
+    big_week(world, requests=3)
+    _taken(records.decision_record_slug(world.cycle.week))
+
+    with pytest.raises(ValidationError) as refused:
+        committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+
+    assert refused.value.messages == [
+        f"Week {world.cycle.week} is not finalized and nothing was saved: its decision record could not be written "
+        f"to the archive. The archive address “decision-record-{world.cycle.week.lower()}” is taken by another "
+        f"page, so “Decision record {world.cycle.week}” cannot be written there; an operator has to move that "
+        "page first."
+    ]
+    assert ReviewCycle.objects.get(pk=world.cycle.pk).status == CycleStatus.IN_REVIEW
+    assert not Decision.objects.filter(priority_rank__isnull=False).exists()
+    assert not RequestEvent.objects.filter(action="decided").exists()
+    assert not PageRevision.objects.exists()
+
+
+def test_publish_is_refused_and_nothing_saved_when_the_record_cannot_be_written(world, small_pages, client):
+    big_week(world, requests=40)
+    cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    parts = len(record_pages(world))
+    revisions = PageRevision.objects.count()
+    outbox = OutboxMessage.objects.count()
+    # Publishing adds the windows: the record needs one page more than at finalize, and that address is taken.
+    _taken(records.decision_record_part_slug(world.cycle.week, parts + 1))
+    client.force_login(world.chair)
+
+    response = client.post(reverse("committee:cycle-publish", args=[cycle.week]), follow=True)
+
+    assert response.status_code == 200
+    assert (f"Week {cycle.week} is not published and nothing was saved: its decision record could not be written "
+            "to the archive.") in response.content.decode()
+    assert ReviewCycle.objects.get(pk=cycle.pk).status == CycleStatus.FINALIZED
+    assert not AllocationPlan.objects.exists() and not AllocationWindow.objects.exists()
+    assert not RequestEvent.objects.filter(action="published").exists()
+    assert (PageRevision.objects.count(), OutboxMessage.objects.count()) == (revisions, outbox)
+    assert selectors.archive_verify().ok
