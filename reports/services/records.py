@@ -8,6 +8,8 @@ Markdown as the page's next revision, and is idempotent: when nothing changed, n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -21,7 +23,8 @@ from reports.services.pages import page_append_system, page_create_system
 
 
 def _sync(
-    *, source_key: str, slug: str, kind: str, title: str, generated: str, notes: str, data: dict, summary: str
+    *, source_key: str, slug: str, kind: str, title: str, generated: str, notes: str, data: Mapping[str, object],
+    summary: str,
 ) -> PageRevision | None:
     def body_from(previous: str | None) -> str:
         return records.merge_generated(previous, generated, notes)
@@ -120,7 +123,7 @@ def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
     key = f"cycle:{cycle.week}"
     part_prefix = f"{key}:part:"
     locked = {
-        page.source_key: page
+        page.source_key or "": page
         for page in Page.objects.select_for_update()
         .filter(Q(source_key__in=[key, f"rubric:{cycle.rubric.number}"]) | Q(source_key__startswith=part_prefix))
         .order_by("pk")
