@@ -175,3 +175,17 @@ def test_publish_is_refused_and_nothing_saved_when_the_record_cannot_be_written(
     assert not RequestEvent.objects.filter(action="published").exists()
     assert (PageRevision.objects.count(), OutboxMessage.objects.count()) == (revisions, outbox)
     assert selectors.archive_verify().ok
+
+
+def test_the_chair_reads_that_the_record_is_archived_when_the_week_is_finalized_and_published(world, client):
+    big_week(world, requests=3)
+    client.force_login(world.chair)
+
+    finalized = client.post(reverse("committee:cycle-finalize", args=[world.cycle.week]), follow=True)
+    published = client.post(reverse("committee:cycle-publish", args=[world.cycle.week]), follow=True)
+
+    assert (f"Week {world.cycle.week} is finalized: the decisions are final, and its decision record is in the "
+            "archive.") in finalized.content.decode()
+    assert (f"Week {world.cycle.week} is published: plan version 1 with 3 new window(s), recorded in the week"
+            in published.content.decode())
+    assert Page.objects.get(source_key=f"cycle:{world.cycle.week}").latest_revision.data["plan"]["version"] == 1
