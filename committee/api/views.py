@@ -52,9 +52,9 @@ class StateConflict(exceptions.APIException):
 
 # A request that is fine in itself but meets its target in the wrong state (closing intake twice,
 # scoring a week that is not in review, editing after intake closed, finalizing with requests still
-# undecided, publishing a week not finalized) conflicts with that state: 409, so a client can tell
-# it from a request it should correct (400).
-STATE_CONFLICT_CODES = {"wrong_state", "undecided"}
+# undecided, publishing a week not finalized, a finalize or publish whose decision record the archive
+# refused) conflicts with that state: 409, so a client can tell it from a request it should correct (400).
+STATE_CONFLICT_CODES = {"wrong_state", "undecided", "not_recorded"}
 
 
 def service_error(exc: DjangoValidationError) -> exceptions.APIException:

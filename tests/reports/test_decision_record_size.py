@@ -189,3 +189,49 @@ def test_the_chair_reads_that_the_record_is_archived_when_the_week_is_finalized_
     assert (f"Week {world.cycle.week} is published: plan version 1 with 3 new window(s), recorded in the week"
             in published.content.decode())
     assert Page.objects.get(source_key=f"cycle:{world.cycle.week}").latest_revision.data["plan"]["version"] == 1
+
+
+def test_the_api_answers_409_with_the_reason_when_the_record_cannot_be_written(world):
+    from rest_framework.test import APIClient
+
+    big_week(world, requests=3)
+    committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    Page.objects.filter(source_key=f"cycle:{world.cycle.week}").update(source_key=None)  # an old import holds it
+    api = APIClient()
+    api.force_login(world.chair)
+
+    response = api.post(f"/api/v1/cycles/{world.cycle.week}/publish/", {}, format="json")
+
+    assert response.status_code == 409
+    assert "is not published and nothing was saved" in response.json()["non_field_errors"][0]
+    assert not AllocationPlan.objects.exists()
+    assert ReviewCycle.objects.get(pk=world.cycle.pk).status == CycleStatus.FINALIZED
+
+
+def test_a_record_that_needs_fewer_pages_marks_the_parts_it_no_longer_uses(world, monkeypatch):
+    big_week(world, requests=40)
+    monkeypatch.setattr(pages, "MAX_BODY_CHARS", SMALL_PAGE)
+    cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    split = record_pages(world)
+    assert len(split) > 2
+    assert services_sync(cycle) is None  # nothing changed: no page gets a revision
+    revisions = PageRevision.objects.count()
+
+    monkeypatch.setattr(pages, "MAX_BODY_CHARS", 2 * SMALL_PAGE)
+    regenerated = services_sync(cycle)
+
+    now = record_pages(world)
+    used = [p for p in now if "(no longer used)" not in p.title]
+    assert regenerated is not None and 1 < len(used) < len(split)
+    assert_reads_in_order(records.decision_record_markdown(regenerated.data), used)
+    for page in now[len(used):]:
+        assert "This part is no longer used" in page.latest_revision.body
+        assert page.revisions.count() == 2  # the old part stays in its history
+    assert PageRevision.objects.count() == revisions + len(now)
+    assert selectors.archive_verify().ok
+
+
+def services_sync(cycle):
+    from reports.services import decision_record_sync
+
+    return decision_record_sync(cycle=ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk))
