@@ -103,6 +103,32 @@ def _record_chunks(*, generated: str, week: str, main_fixed: int, part_fixed: in
         parts = len(chunks)
 
 
+def _sync_parts(*, week: str, chunks: list[str], pages_before: int, summary: str) -> None:
+    """Write parts 2… of a week's record from its chunks; later parts (up to `pages_before`) say they are unused."""
+    for part in range(2, max(len(chunks), pages_before) + 1):
+        used = part <= len(chunks)
+        title = (
+            _("Decision record %(week)s, part %(n)d of %(total)d")
+            if used
+            else _("Decision record %(week)s, part %(n)d (no longer used)")
+        )
+        if used:
+            generated = records.decision_record_part_intro(week=week, part=part, parts=len(chunks))
+            generated += "\n\n" + chunks[part - 1]
+        else:
+            generated = records.decision_record_part_unused(week=week)
+        _sync(
+            source_key=f"cycle:{week}:part:{part}",
+            slug=records.decision_record_part_slug(week, part),
+            kind=PageKind.DECISION_RECORD,
+            title=title % {"week": week, "n": part, "total": len(chunks)},
+            generated=generated,
+            notes=records.decision_record_part_notes_placeholder(week=week),
+            data={},
+            summary=summary,
+        )
+
+
 @transaction.atomic
 def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
     """Write a week's decision record from the committee's records: generated at finalize, updated at publish.
@@ -146,25 +172,7 @@ def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
         main_fixed=_fixed_chars(locked.get(key), notes),
         part_fixed=max(_fixed_chars(page, part_notes) for page in [None, *existing_parts.values()]),
     )
-    for part in range(2, max(len(chunks), max(existing_parts, default=1)) + 1):
-        used = part <= len(chunks)
-        _sync(
-            source_key=f"{part_prefix}{part}",
-            slug=records.decision_record_part_slug(cycle.week, part),
-            kind=PageKind.DECISION_RECORD,
-            title=(_("Decision record %(week)s, part %(n)d of %(total)d") if used
-                   else _("Decision record %(week)s, part %(n)d (no longer used)"))
-            % {"week": cycle.week, "n": part, "total": len(chunks)},
-            generated=(
-                records.decision_record_part_intro(week=cycle.week, part=part, parts=len(chunks))
-                + "\n\n" + chunks[part - 1]
-                if used
-                else records.decision_record_part_unused(week=cycle.week)
-            ),
-            notes=part_notes,
-            data={},
-            summary=summary,
-        )
+    _sync_parts(week=cycle.week, chunks=chunks, pages_before=max(existing_parts, default=1), summary=summary)
     generated = chunks[0]
     if len(chunks) > 1:
         generated += "\n\n" + records.decision_record_parts_list(week=cycle.week, parts=len(chunks)) + "\n"
