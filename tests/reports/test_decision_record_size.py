@@ -8,6 +8,8 @@ requests need several pages; one test runs at the real limit with 600 requests.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from datetime import UTC, datetime
 
 import pytest
@@ -21,7 +23,7 @@ from committee.models import CycleStatus, Decision, OutboxMessage, RequestEvent,
 from reports import records, selectors
 from reports.models import ExportStatus, Page, PageKind, PageRevision, PdfExport
 from reports.services import pages
-from tests.conftest import build_world
+from tests.conftest import build_world, require
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -100,11 +102,15 @@ def test_a_week_too_long_for_one_page_is_finalized_and_published_with_its_whole_
     assert f"Part {len(published)} of {len(published)}" in part and "Published windows" in part
 
 
-def test_the_published_record_gets_its_pdf(world, small_pages, client, django_capture_on_commit_callbacks):
+def test_the_published_record_gets_its_pdf_with_every_part(
+    world, small_pages, client, django_capture_on_commit_callbacks
+):
+    require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
     big_week(world, requests=40)
     cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
     committee_services.cycle_publish(actor=world.chair, cycle=cycle)
-    revision = record_pages(world)[0].latest_revision
+    published = record_pages(world)
+    revision = published[0].latest_revision
     client.force_login(world.chair)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -114,6 +120,12 @@ def test_the_published_record_gets_its_pdf(world, small_pages, client, django_ca
     assert response.status_code == 302
     assert OutboxMessage.objects.filter(task_name="reports.render_pdf_export").count() == 1
     assert export.status == ExportStatus.DONE and export.size_bytes > 0
+    download = client.get(reverse("reports:export-download", args=[export.pk]))
+    pdf = b"".join(download.streaming_content) if download.streaming else download.content
+    text = " ".join(subprocess.run(["pdftotext", "-", "-"], input=pdf, capture_output=True, check=True)
+                    .stdout.decode().split())
+    assert "Training run 0000 of Big team 0000" in text and "Training run 0039 of Big team 0009" in text
+    assert published[-1].title in text and "This is the first published version of the plan." in text
 
 
 def test_a_week_of_600_requests_at_the_real_page_limit(world):
