@@ -39,7 +39,8 @@ def big_week(world: Any, *, requests: int) -> list[GpuRequest]:
     per_pool = -(-requests // POOLS)
     pools = [
         GpuPool.objects.create(
-            cluster=cluster, slug=f"p{index}", gpu_model="H100", gpu_count=max(per_pool, 1) * GPUS_PER_REQUEST,
+            # Twice what the pool's requests ask for at once: every grant is placed, whatever the ranking.
+            cluster=cluster, slug=f"p{index}", gpu_model="H100", gpu_count=2 * max(per_pool, 1) * GPUS_PER_REQUEST,
             gpus_per_node=8, scheduler_label=f"p{index}",
         )
         for index in range(POOLS)
@@ -82,10 +83,10 @@ def big_week(world: Any, *, requests: int) -> list[GpuRequest]:
     )
     close(world)
     members = (world.chair, world.reviewer, world.finance)
-    Score.objects.bulk_create(
+    Score.objects.bulk_create(  # from the request's position, not its id: the same ranking on every database
         Score(request=r, member=member, member_name=member.get_full_name(), criterion=criterion,
-              value=(r.pk * 7 + offset * 3 + len(criterion)) % 11)
-        for r in rows for offset, member in enumerate(members) for criterion in CRITERIA
+              value=(index * 7 + offset * 3 + len(criterion)) % 11)
+        for index, r in enumerate(rows) for offset, member in enumerate(members) for criterion in CRITERIA
     )
     Decision.objects.bulk_create(
         Decision(request=r, cycle=world.cycle, outcome=DecisionOutcome.GRANT, requested_gpu_count=r.gpu_count,
