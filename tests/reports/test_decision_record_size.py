@@ -247,3 +247,27 @@ def services_sync(cycle):
     from reports.services import decision_record_sync
 
     return decision_record_sync(cycle=ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk))
+
+
+def test_the_command_writes_the_record_a_week_lost_and_then_finds_it_up_to_date(world, small_pages):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    big_week(world, requests=40)
+    # What the old after-commit write left behind: the week finalized, its record never written.
+    ReviewCycle.objects.filter(pk=world.cycle.pk).update(
+        status=CycleStatus.FINALIZED, finalized_at=PINNED, finalized_by_name="Chair"
+    )
+    assert not Page.objects.filter(kind=PageKind.DECISION_RECORD).exists()
+    slug = records.decision_record_slug(world.cycle.week)
+
+    first, second = StringIO(), StringIO()
+    call_command("sync_decision_records", stdout=first)
+    call_command("sync_decision_records", "--week", world.cycle.week, stdout=second)
+
+    assert first.getvalue() == f"{world.cycle.week}: {slug} revision 1 written\n"
+    assert second.getvalue() == f"{world.cycle.week}: {slug} is up to date\n"
+    recovered = record_pages(world)
+    assert len(recovered) > 1 and len(recovered[0].latest_revision.data["ranking"]) == 40
+    assert selectors.archive_verify().ok
