@@ -271,3 +271,17 @@ def test_the_command_writes_the_record_a_week_lost_and_then_finds_it_up_to_date(
     recovered = record_pages(world)
     assert len(recovered) > 1 and len(recovered[0].latest_revision.data["ranking"]) == 40
     assert selectors.archive_verify().ok
+
+
+def test_the_archive_index_lists_the_week_once_and_its_page_links_the_parts(world, small_pages, client):
+    big_week(world, requests=40)
+    committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    split = record_pages(world)
+    client.force_login(world.member_a)
+
+    index = client.get(reverse("reports:index")).content.decode()
+    week_page = client.get(split[0].get_absolute_url()).content.decode()
+
+    assert f'href="{split[0].get_absolute_url()}"' in index
+    assert not any(f'href="{part.get_absolute_url()}"' in index for part in split[1:])
+    assert all(f'href="{part.get_absolute_url()}"' in week_page for part in split[1:])
