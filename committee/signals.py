@@ -1,9 +1,10 @@
 """The seam between the committee's process and the apps that record it (reports: the archive).
 
-Sent only after the transaction that made the change has committed (`transaction.on_commit`), so
-a receiver always reads committed rows. Receivers hold no business logic: they call a service
-of their own app. A receiver's exception propagates to the caller (nothing is swallowed); the
-change itself is already committed by then.
+Two kinds of signal. `cycle_transition` is sent inside the transaction that makes the change, so
+what must exist with it (a week's decision record) commits with it or not at all; its receivers'
+exceptions roll the change back. The others are sent only after the transaction has committed
+(`transaction.on_commit`), so a receiver reads committed rows, and by then the change stands.
+Receivers hold no business logic: they call a service of their own app, and nothing is swallowed.
 """
 
 from __future__ import annotations
@@ -20,3 +21,10 @@ rubric_changed = Signal()
 # The chair published a finalized week's allocation (or a correction of it): a new plan version.
 # Sent with sender=ReviewCycle, cycle=<ReviewCycle> and plan=<allocations.AllocationPlan>.
 cycle_published = Signal()
+
+# A cycle was finalized or its plan published, and the transaction that did it has not committed
+# yet: receivers write here what must never be missing from a finalized or published week (the
+# archive's decision record). Sent with sender=ReviewCycle, cycle=<ReviewCycle> (as just written),
+# actor=<User> (the chair) and plan=<allocations.AllocationPlan>, or plan=None at finalize. A
+# ValidationError from a receiver is turned into the service's own refusal, naming the cause.
+cycle_transition = Signal()

@@ -11,6 +11,5 @@ class ReportsConfig(AppConfig):
         from committee import signals
         from reports import receivers
 
-        signals.cycle_finalized.connect(receivers.on_cycle_finalized, dispatch_uid="reports.cycle_finalized")
-        signals.cycle_published.connect(receivers.on_cycle_published, dispatch_uid="reports.cycle_published")
+        signals.cycle_transition.connect(receivers.on_cycle_transition, dispatch_uid="reports.cycle_transition")
         signals.rubric_changed.connect(receivers.on_rubric_changed, dispatch_uid="reports.rubric_changed")

@@ -20,6 +20,7 @@ from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
 from reports import charts as charts_module
+from reports import records
 from reports.markdown import render as render_markdown
 from reports.models import PageKind, PageRevision
 
@@ -66,6 +67,7 @@ def print_context(*, revision: PageRevision, rendered: charts_module.RenderedCha
         "page": revision.page,
         "revision": revision,
         "html": render_markdown(revision.body),
+        "parts": [{"title": part.title, "html": render_markdown(part.body)} for part in record_parts(revision)],
         "data": data,
         "charts": chart_list,
         "charts_note": rendered.missing_reason if rendered is not None else "",
@@ -95,6 +97,30 @@ def _summary_lines(data: Mapping[str, Any]) -> list[str]:
 
 def is_decision_record(revision: PageRevision) -> bool:
     return revision.page.kind == PageKind.DECISION_RECORD and bool(revision.data)
+
+
+def record_parts(revision: PageRevision) -> list[PageRevision]:
+    """The pages a week's record continues on (too long for one page), each as it stood when `revision` was written.
+
+    The week's page links its parts in order; a part's revision "as it stood" is its latest one
+    before `revision` in the chain (a sync writes the parts first, then the week's page), so the
+    PDF of an old revision prints the parts of that time.
+    """
+    cycle = (revision.data or {}).get("cycle") if is_decision_record(revision) else None
+    week = cycle.get("week") if isinstance(cycle, dict) else None
+    parts: list[PageRevision] = []
+    while week and f"[[{records.decision_record_part_slug(week, len(parts) + 2)}|" in revision.body:
+        part = (
+            PageRevision.objects.filter(
+                page__slug=records.decision_record_part_slug(week, len(parts) + 2), position__lt=revision.position
+            )
+            .order_by("-position")
+            .first()
+        )
+        if part is None:
+            break
+        parts.append(part)
+    return parts
 
 
 def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_progress) -> PdfResult:

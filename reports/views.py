@@ -40,7 +40,7 @@ def _require_editor(request: HttpRequest) -> None:
 @login_required
 @require_GET
 def index(request: AuthenticatedHttpRequest) -> HttpResponse:
-    pages = list(selectors.page_list(viewer=request.user))
+    pages = list(selectors.page_list(viewer=request.user, record_parts=False))
     groups = [(label, [p for p in pages if p.kind == kind]) for kind, label in PageKind.choices]
     return _render(
         request,

@@ -24,6 +24,7 @@ from committee.services.requests import (
     gpu_request_update,
     gpu_request_withdraw,
     request_event_record,
+    request_events_record,
 )
 from committee.services.review import (
     cycle_close_intake,
@@ -58,6 +59,7 @@ __all__ = [
     "personal_token_create",
     "personal_token_revoke",
     "request_event_record",
+    "request_events_record",
     "rubric_change",
     "score_record",
     "teams_remind_unfiled",

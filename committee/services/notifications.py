@@ -84,6 +84,30 @@ def notifications_record(
     return len(new)
 
 
+def notifications_record_many(*, kind: str, items: Iterable[tuple[str, Iterable[int], Mapping[str, Any]]]) -> int:
+    """`notifications_record` for many keys at once: (key, recipient ids, params) each. Two queries in all.
+
+    Same idempotency: a recipient who already has (kind, key) gets nothing new for that key.
+    """
+    wanted = {key: (set(recipient_ids), params) for key, recipient_ids, params in items}
+    recipients = set().union(*(ids for ids, _params in wanted.values()))
+    if not recipients:
+        return 0
+    existing = set(
+        Notification.objects.filter(kind=kind, key__in=list(wanted), recipient_id__in=recipients).values_list(
+            "key", "recipient_id"
+        )
+    )
+    new = [
+        Notification(recipient_id=user_id, kind=kind, key=key, params=dict(params))
+        for key, (ids, params) in wanted.items()
+        for user_id in sorted(ids)
+        if (key, user_id) not in existing
+    ]
+    Notification.objects.bulk_create(new, ignore_conflicts=True)  # a concurrent run recorded some first
+    return len(new)
+
+
 def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
     """Active members' user ids per team id."""
     members: dict[int, list[int]] = {}
@@ -178,24 +202,26 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
     plan = AllocationPlan.objects.get(pk=plan_id)
     decisions = list(Decision.objects.filter(cycle=cycle).select_related("request").order_by("priority_rank", "id"))
     members = team_member_ids(team_ids={d.request.team_id for d in decisions})
-    recorded = 0
-    for decision in decisions:
-        recorded += notifications_record(
-            recipient_ids=members.get(decision.request.team_id, []),
-            kind=NotificationKind.DECISION_PUBLISHED,
-            key=f"decision:{decision.request_id}:plan-v{plan.version}",
-            params={
-                "team": decision.team_name,
-                "title": decision.request_title,
-                "week": cycle.week,
-                "outcome": decision.outcome,
-                "granted_gpu_count": decision.granted_gpu_count,
-                "requested_gpu_count": decision.requested_gpu_count,
-                "version": plan.version,
-                "path": reverse("committee:request-detail", args=[decision.request_id]),
-            },
-        )
-    return recorded
+    return notifications_record_many(
+        kind=NotificationKind.DECISION_PUBLISHED,
+        items=[
+            (
+                f"decision:{decision.request_id}:plan-v{plan.version}",
+                members.get(decision.request.team_id, []),
+                {
+                    "team": decision.team_name,
+                    "title": decision.request_title,
+                    "week": cycle.week,
+                    "outcome": decision.outcome,
+                    "granted_gpu_count": decision.granted_gpu_count,
+                    "requested_gpu_count": decision.requested_gpu_count,
+                    "version": plan.version,
+                    "path": reverse("committee:request-detail", args=[decision.request_id]),
+                },
+            )
+            for decision in decisions
+        ],
+    )
 
 
 # --- the words ---------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from allocations.services import plan_publish
 from committee import selectors, signals
 from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
 from committee.services.notifications import notify_decisions_published
-from committee.services.requests import actor_name, request_event_record
+from committee.services.requests import actor_name, request_events_record
+from committee.services.review import cycle_transition_record
 from config.errors import StateConflict
 
 
@@ -113,11 +114,12 @@ def cycle_publish(
     correction the windows that have started by `now` are kept as they are. In one
     transaction: the plan and its windows (allocations.services.plan_publish), a
     "published" event on each placed request with the engine's explanation, and the cycle's
-    status set to published; an outbox message for the teams' "decision published" notifications.
-    After commit, sends `cycle_published(cycle=…, plan=…)`.
+    status set to published; an outbox message for the teams' "decision published" notifications;
+    and the week's decision record with the plan, written by the archive (`cycle_transition`): if it
+    cannot be written, nothing is published. After commit, sends `cycle_published(cycle=…, plan=…)`.
 
     Raises PermissionDenied for anyone but the chair, ValidationError (nothing written) for
-    a cycle in another state or a correction without a reason.
+    a cycle in another state, a correction without a reason, or a record the archive refused.
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair publishes the allocation."))
@@ -158,16 +160,27 @@ def cycle_publish(
         published_by_name=actor_name(actor),
         note=reason,
     )
-    for explanation in explanations:
-        request_event_record(
-            request=requests[explanation.ref],
-            actor=actor,
-            action="published",
-            detail=_("plan version %(version)d: %(text)s")
-            % {"version": plan.version, "text": explanation_text(explanation.reasons, week_start=locked.starts_at)},
-        )
+    request_events_record(
+        details=[
+            (
+                requests[explanation.ref],
+                _("plan version %(version)d: %(text)s")
+                % {"version": plan.version, "text": explanation_text(explanation.reasons, week_start=locked.starts_at)},
+            )
+            for explanation in explanations
+        ],
+        actor=actor,
+        action="published",
+    )
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
     notify_decisions_published(cycle=locked, plan=plan)
+    cycle_transition_record(
+        cycle=locked,
+        actor=actor,
+        plan=plan,
+        refused=_("Week %(week)s is not published and nothing was saved: its decision record could not be "
+                  "written to the archive. %(reason)s"),
+    )
     transaction.on_commit(lambda: signals.cycle_published.send(sender=ReviewCycle, cycle=locked, plan=plan))
     return plan

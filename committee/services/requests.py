@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -55,6 +55,16 @@ def actor_name(user: User | None) -> str:
 
 def request_event_record(*, request: GpuRequest, actor: User | None, action: str, detail: str = "") -> None:
     RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail)
+
+
+def request_events_record(*, details: Iterable[tuple[GpuRequest, str]], actor: User | None, action: str) -> None:
+    """The same event on many requests, each with its own detail, in one INSERT (a week's finalize or publish)."""
+    name = actor_name(actor)
+    at = timezone.now()
+    RequestEvent.objects.bulk_create(
+        RequestEvent(request=request, at=at, actor_name=name, action=action, detail=detail)
+        for request, detail in details
+    )
 
 
 def cycle_create(*, week: str, status: str = CycleStatus.OPEN, **overrides: datetime) -> ReviewCycle:

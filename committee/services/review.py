@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations.models import Team
+from allocations.models import AllocationPlan, Team
 from committee import limits, scoring, selectors, signals
 from committee.models import (
     Criterion,
@@ -31,7 +31,7 @@ from committee.models import (
     Score,
 )
 from committee.services.notifications import notify_intake_closed
-from committee.services.requests import actor_name, request_event_record
+from committee.services.requests import actor_name, request_events_record
 from config.errors import StateConflict
 
 AUTO_DEFER_NAME = "Docket"
@@ -75,6 +75,18 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
             % {"status": locked.get_status_display().lower()}
         )
     return locked, cycle
+
+
+def cycle_transition_record(*, cycle: ReviewCycle, actor: User, plan: AllocationPlan | None, refused: str) -> None:
+    """Inside a finalize or publish: let the apps that record the week (the archive) write it now.
+
+    A receiver's ValidationError becomes StateConflict(`refused` % {week, reason}) (the API's 409), raised
+    out of the caller's transaction, so the change is rolled back and the chair reads why.
+    """
+    try:
+        signals.cycle_transition.send(sender=ReviewCycle, cycle=cycle, actor=actor, plan=plan)
+    except ValidationError as exc:
+        raise StateConflict(refused % {"week": cycle.week, "reason": " ".join(exc.messages)}) from exc
 
 
 @transaction.atomic
@@ -224,7 +236,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     decision an automatic "defer" (with a rationale naming the missing scores), sets every request
     in review to decided, writes a "decided" event on each, and marks the cycle finalized. Refused
     (ValidationError, nothing written) unless the cycle is in review and every ranked request is
-    decided. After commit, sends `cycle_finalized(cycle=…)`; the archive listens.
+    decided. Before commit, the archive writes the week's decision record (`cycle_transition`): if it
+    cannot, nothing is finalized (ValidationError naming the cause). After commit, sends
+    `cycle_finalized(cycle=…)`.
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair finalizes the week."))
@@ -238,6 +252,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
             % {"titles": "; ".join(undecided)}
         )
     now = timezone.now()
+    automatic: list[Decision] = []
+    frozen: list[Decision] = []
+    events: list[tuple[GpuRequest, str]] = []
     for row in rows:
         request, result = row.request, row.result
         decision = row.decision
@@ -262,16 +279,22 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                 request_title=request.title,
                 cycle_week=locked.week,
             )
+            automatic.append(decision)
+        else:
+            frozen.append(decision)
         decision.priority_rank = result.rank
         decision.weighted_total = result.total
-        decision.save()
-        request_event_record(
-            request=request,
-            actor=actor,
-            action="decided",
-            detail=decision.get_outcome_display()
-            + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else ""),
+        events.append(
+            (
+                request,
+                decision.get_outcome_display()
+                + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else ""),
+            )
         )
+    # One write per kind of row, whatever the number of requests.
+    Decision.objects.bulk_create(automatic)
+    Decision.objects.bulk_update(frozen, ["priority_rank", "weighted_total"])
+    request_events_record(details=events, actor=actor, action="decided")
     GpuRequest.objects.filter(pk__in=[row.request.pk for row in rows]).update(
         status=RequestStatus.DECIDED, updated_at=now
     )
@@ -279,5 +302,12 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     locked.finalized_at = now
     locked.finalized_by_name = actor_name(actor)
     locked.save(update_fields=["status", "finalized_at", "finalized_by_name"])
+    cycle_transition_record(
+        cycle=locked,
+        actor=actor,
+        plan=None,
+        refused=_("Week %(week)s is not finalized and nothing was saved: its decision record could not be "
+                  "written to the archive. %(reason)s"),
+    )
     transaction.on_commit(lambda: signals.cycle_finalized.send(sender=ReviewCycle, cycle=locked))
     return locked

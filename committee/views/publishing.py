@@ -28,7 +28,8 @@ def cycle_publish(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     else:
         messages.success(
             request,
-            _("Week %(week)s is published: plan version %(version)d with %(windows)d new window(s).")
+            _("Week %(week)s is published: plan version %(version)d with %(windows)d new window(s), recorded in the "
+              "week's decision record in the archive.")
             % {"week": plan.week, "version": plan.version, "windows": plan.windows.count()},
         )
     return redirect("committee:review-cycle", week=cycle.week)

@@ -198,7 +198,10 @@ def cycle_close_intake(request: AuthenticatedHttpRequest, week: str) -> HttpResp
 @require_POST
 def cycle_finalize(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     return _cycle_transition(
-        request, week, services.cycle_finalize, _("Week %(week)s is finalized: the decisions are final.")
+        request,
+        week,
+        services.cycle_finalize,
+        _("Week %(week)s is finalized: the decisions are final, and its decision record is in the archive."),
     )
 
 

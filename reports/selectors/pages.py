@@ -26,13 +26,19 @@ def user_can_edit(*, user: Viewer) -> bool:
     return committee_selectors.user_is_committee(user=user)
 
 
-def page_list(*, viewer: Viewer, kind: str | None = None) -> QuerySet[Page]:
-    """Pages with their latest revision, newest change first; nothing for anonymous viewers."""
+def page_list(*, viewer: Viewer, kind: str | None = None, record_parts: bool = True) -> QuerySet[Page]:
+    """Pages with their latest revision, newest change first; nothing for anonymous viewers.
+
+    `record_parts=False` leaves out the pages a long decision record continues on: the archive's
+    index lists each week once, and the week's page links its parts.
+    """
     if not user_can_read(user=viewer):
         return Page.objects.none()
     queryset = Page.objects.select_related("latest_revision").filter(latest_revision__isnull=False)
     if kind:
         queryset = queryset.filter(kind=kind)
+    if not record_parts:
+        queryset = queryset.exclude(source_key__startswith="cycle:", source_key__contains=":part:")
     return queryset.order_by("-updated_at", "slug")
 
 

@@ -20,6 +20,14 @@ from committee import selectors as committee_selectors
 from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
 from reports import chain
 from reports.models import Page
+from reports.snapshot import (
+    CriterionSnapshot,
+    DecisionRecordSnapshot,
+    PlanChangesSnapshot,
+    PlanSnapshot,
+    RankingRowSnapshot,
+    WindowSnapshot,
+)
 
 
 def _when(value: datetime | None) -> str:
@@ -40,7 +48,7 @@ def _num(value: Decimal | float | int | None) -> float | int | None:
     return float(round(Decimal(str(value)), 2))
 
 
-def _window(window: AllocationWindow) -> dict[str, object]:
+def _window(window: AllocationWindow) -> WindowSnapshot:
     return {
         "id": window.pk,
         "cluster": window.cluster.slug,
@@ -57,12 +65,12 @@ def _window(window: AllocationWindow) -> dict[str, object]:
     }
 
 
-def _plan_data(*, week: str) -> tuple[dict[str, object] | None, dict[str, object] | None]:
+def _plan_data(*, week: str) -> tuple[PlanSnapshot | None, PlanChangesSnapshot | None]:
     plan = allocation_selectors.plan_for_week(week=week)
     if plan is None:
         return None, None
     windows = list(allocation_selectors.plan_window_list(plan=plan))
-    plan_data: dict[str, object] = {
+    plan_data: PlanSnapshot = {
         "version": plan.version,
         "published_at": _iso(plan.published_at),
         "published_label": _when(plan.published_at),
@@ -74,7 +82,7 @@ def _plan_data(*, week: str) -> tuple[dict[str, object] | None, dict[str, object
         return plan_data, None
     added = [w for w in windows if w.created_seq == plan.change_seq]
     withdrawn = list(allocation_selectors.plan_withdrawn_list(plan=plan))
-    changes: dict[str, object] = {
+    changes: PlanChangesSnapshot = {
         "from_version": plan.version - 1,
         "added": [_window(w) for w in added],
         "withdrawn": [_window(w) for w in withdrawn],
@@ -83,7 +91,7 @@ def _plan_data(*, week: str) -> tuple[dict[str, object] | None, dict[str, object
     return plan_data, changes
 
 
-def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
+def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     """A week's decision record as structured data: rubric, participants, ranking with every criterion's
     score, decisions with rationale, demand against capacity, and the published plan with its changes.
 
@@ -92,11 +100,11 @@ def decision_record_data(*, cycle: ReviewCycle) -> dict[str, object]:
     # The review page's selector, for no particular viewer: rows, scores and pool loads.
     review = committee_selectors.cycle_review(cycle=cycle, viewer=AnonymousUser())
     weights = review.weights
-    criteria = [
+    criteria: list[CriterionSnapshot] = [
         {"key": c, "label": str(Criterion(c).label), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
         for c in scoring.CRITERIA
     ]
-    ranking = []
+    ranking: list[RankingRowSnapshot] = []
     scored: dict[str, set[int]] = {}
     decided: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()

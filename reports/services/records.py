@@ -1,24 +1,30 @@
 """Generated archive pages: each week's decision record and each rubric version's policy page.
 
-Called by the receivers of the committee's signals (reports/receivers.py): after a cycle is
-finalized, after its plan is published, after the rubric changes. Each sync reads the committee's
-and allocations' records through their selectors, writes the structured data and its Markdown
-as the page's next revision, and is idempotent: when nothing changed, nothing is written.
+Called by the receivers of the committee's signals (reports/receivers.py): inside the transaction
+that finalizes a cycle or publishes its plan, and after the rubric changes. Each sync reads the
+committee's and allocations' records through their selectors, writes the structured data and its
+Markdown as the page's next revision, and is idempotent: when nothing changed, nothing is written.
 """
 
 from __future__ import annotations
 
-from django.db import IntegrityError
+from collections.abc import Mapping
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from committee.models import CycleStatus, ReviewCycle, RubricVersion
 from reports import records, selectors
 from reports.models import Page, PageKind, PageRevision
+from reports.services import pages
 from reports.services.pages import page_append_system, page_create_system
 
 
 def _sync(
-    *, source_key: str, slug: str, kind: str, title: str, generated: str, notes: str, data: dict, summary: str
+    *, source_key: str, slug: str, kind: str, title: str, generated: str, notes: str, data: Mapping[str, object],
+    summary: str,
 ) -> PageRevision | None:
     def body_from(previous: str | None) -> str:
         return records.merge_generated(previous, generated, notes)
@@ -33,7 +39,12 @@ def _sync(
             return page.latest_revision
         except IntegrityError:
             # Created meanwhile by a concurrent sync: append to it instead.
-            page = Page.objects.get(source_key=source_key)
+            page = Page.objects.filter(source_key=source_key).first()
+            if page is None:
+                raise ValidationError(
+                    _("The archive address “%(slug)s” is taken by another page, so “%(title)s” cannot be written "
+                      "there; an operator has to move that page first.") % {"slug": slug, "title": title}
+                ) from None
     return page_append_system(page=page, title=title, data=data, summary=summary, body_from=body_from)
 
 
@@ -56,14 +67,93 @@ def policy_page_sync(*, rubric_version: RubricVersion) -> PageRevision | None:
     )
 
 
+# Room kept on each page of a record split over several pages, beyond what is measured exactly.
+SPLIT_SLACK_CHARS = 200
+# Below this many characters per page, a record is not split further: something else is wrong.
+MIN_PART_CHARS = 2_000
+
+
+def _fixed_chars(page: Page | None, notes: str) -> int:
+    """Characters of a page's body that are not the generated text: the markers and people's notes."""
+    latest = page.latest_revision if page is not None else None
+    return len(records.merge_generated(latest.body if latest else None, "", notes))
+
+
+def _record_chunks(*, generated: str, week: str, main_fixed: int, part_fixed: int) -> list[str]:
+    """The generated text of a week's record cut to fit the archive's pages: one chunk per page, in order."""
+    limit = pages.MAX_BODY_CHARS
+    if main_fixed + len(generated.strip()) <= limit:
+        return [generated]
+    parts = 2
+    while True:
+        contents = len(records.decision_record_parts_list(week=week, parts=parts))
+        intro = max(
+            len(records.decision_record_part_intro(week=week, part=part, parts=parts)) for part in range(2, parts + 1)
+        )
+        first = limit - main_fixed - contents - SPLIT_SLACK_CHARS
+        rest = limit - part_fixed - intro - SPLIT_SLACK_CHARS
+        if min(first, rest) < MIN_PART_CHARS:
+            raise ValidationError(
+                _("An archive page (%(limit)d characters) leaves too little room for the decision record of week "
+                  "%(week)s beside the notes on it; shorten the notes first.") % {"limit": limit, "week": week}
+            )
+        chunks = records.split_generated(generated, first=first, rest=rest)
+        if len(chunks) <= parts:
+            return chunks
+        parts = len(chunks)
+
+
+def _sync_parts(*, week: str, chunks: list[str], pages_before: int, summary: str) -> None:
+    """Write parts 2… of a week's record from its chunks; later parts (up to `pages_before`) say they are unused."""
+    for part in range(2, max(len(chunks), pages_before) + 1):
+        used = part <= len(chunks)
+        title = (
+            _("Decision record %(week)s, part %(n)d of %(total)d")
+            if used
+            else _("Decision record %(week)s, part %(n)d (no longer used)")
+        )
+        if used:
+            generated = records.decision_record_part_intro(week=week, part=part, parts=len(chunks))
+            generated += "\n\n" + chunks[part - 1]
+        else:
+            generated = records.decision_record_part_unused(week=week)
+        _sync(
+            source_key=f"cycle:{week}:part:{part}",
+            slug=records.decision_record_part_slug(week, part),
+            kind=PageKind.DECISION_RECORD,
+            title=title % {"week": week, "n": part, "total": len(chunks)},
+            generated=generated,
+            notes=records.decision_record_part_notes_placeholder(week=week),
+            data={},
+            summary=summary,
+        )
+
+
+@transaction.atomic
 def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
     """Write a week's decision record from the committee's records: generated at finalize, updated at publish.
 
     Creates `decision-record-<week>` (and the policy page of the cycle's rubric version, which the
     record links to) on first call; afterwards appends a revision when the generated part or the
     structured data changed, keeping committee members' notes outside the generated part. Returns
-    the new revision, or None when nothing changed, so it is safe to call any number of times.
+    the week page's new revision, or None when it did not change, so it is safe to call any number
+    of times.
+
+    A record longer than an archive page holds (pages.MAX_BODY_CHARS) is split at line boundaries:
+    the week's page keeps the beginning, the structured data and a link to each further part,
+    `decision-record-<week>-part-<n>`, which holds the next stretch of the text. Parts that a
+    shorter record no longer needs get a revision saying so. All of it happens in one transaction,
+    inside the caller's (finalize, publish): the record is written whole or not at all. Pages are
+    locked in id order before the chain head, the order every archive write keeps.
     """
+    key = f"cycle:{cycle.week}"
+    part_prefix = f"{key}:part:"
+    locked = {
+        page.source_key or "": page
+        for page in Page.objects.select_for_update()
+        .filter(Q(source_key__in=[key, f"rubric:{cycle.rubric.number}"]) | Q(source_key__startswith=part_prefix))
+        .order_by("pk")
+    }
     policy_page_sync(rubric_version=cycle.rubric)
     data = selectors.decision_record_data(cycle=cycle)
     plan = data.get("plan")  # the plan's data, or None before one is published
@@ -73,13 +163,26 @@ def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
         summary = _("Generated: week %(week)s finalized") % {"week": cycle.week}
     else:
         summary = _("Regenerated from the committee's records")
+    notes = records.decision_record_notes_placeholder()
+    part_notes = records.decision_record_part_notes_placeholder(week=cycle.week)
+    existing_parts = {int(k.removeprefix(part_prefix)): page for k, page in locked.items() if k.startswith(part_prefix)}
+    chunks = _record_chunks(
+        generated=records.decision_record_markdown(data),
+        week=cycle.week,
+        main_fixed=_fixed_chars(locked.get(key), notes),
+        part_fixed=max(_fixed_chars(page, part_notes) for page in [None, *existing_parts.values()]),
+    )
+    _sync_parts(week=cycle.week, chunks=chunks, pages_before=max(existing_parts, default=1), summary=summary)
+    generated = chunks[0]
+    if len(chunks) > 1:
+        generated += "\n\n" + records.decision_record_parts_list(week=cycle.week, parts=len(chunks)) + "\n"
     return _sync(
-        source_key=f"cycle:{cycle.week}",
+        source_key=key,
         slug=records.decision_record_slug(cycle.week),
         kind=PageKind.DECISION_RECORD,
         title=_("Decision record %(week)s") % {"week": cycle.week},
-        generated=records.decision_record_markdown(data),
-        notes=records.decision_record_notes_placeholder(),
+        generated=generated,
+        notes=notes,
         data=data,
         summary=summary,
     )

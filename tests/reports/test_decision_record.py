@@ -136,6 +136,7 @@ def test_finalize_and_publish_in_one_transaction_record_the_committed_state(worl
         cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
         committee_services.cycle_publish(actor=world.chair, cycle=cycle)
     page = Page.objects.get(source_key=f"cycle:{world.cycle.week}")
-    assert page.revisions.count() == 1  # the second signal found nothing new
+    # Each transition writes the record inside its transaction: the finalized week, then the published one.
+    assert [r.data["cycle"]["status"] for r in page.revisions.order_by("number")] == ["finalized", "published"]
     data = revision_latest(page=page).data
     assert data["cycle"]["status"] == "published" and data["plan"]["version"] == 1
