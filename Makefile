@@ -38,7 +38,11 @@ test: install-dev
 #   make test-at AT="2027-01-03 23:59:30"
 test-at: install-dev
 	@test -n "$(AT)" || { echo 'usage: make test-at AT="YYYY-MM-DD hh:mm:ss" (UTC)'; exit 2; }
-	TZ=UTC faketime -f "@$(AT)" $(PY) -m pytest $(PYTEST_ARGS)
+	@# One offset for every process (not "@", which restarts the clock in each new process), so the daemons
+	@# a test starts (slurmctld, munged, redis-server) agree with it.
+	offset=$$(( $$(date -ud "$(AT)" +%s) - $$(date -u +%s) )); \
+	case $$offset in -*) shift="$$offset";; *) shift="+$$offset";; esac; \
+	TZ=UTC faketime -f "$${shift}s" $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-dev
 	$(PY) -m ruff check .

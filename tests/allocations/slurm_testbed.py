@@ -203,6 +203,8 @@ def slurm_testbed(root: Path) -> Iterator[SlurmTestbed]:
         "TZ": "UTC",
         "LANG": "C.UTF-8",
         "SLURM_CONF": str(conf),
+        # Under `make test-at` (libfaketime) the daemons keep the suite's shifted clock too.
+        **{name: value for name, value in os.environ.items() if name == "LD_PRELOAD" or name.startswith("FAKETIME")},
     }
     pids: list[int] = []
     try:

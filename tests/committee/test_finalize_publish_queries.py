@@ -22,8 +22,8 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 48
-PUBLISH_QUERIES = 54
+FINALIZE_QUERIES = 47
+PUBLISH_QUERIES = 53
 
 
 @pytest.fixture
