@@ -18,7 +18,7 @@ from allocations.models import (
     UsageRecord,
     WindowSyncStatus,
 )
-from config.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin
 
 
 @admin.register(Team)

@@ -34,7 +34,7 @@ from allocations.models import (
     WindowTier,
     WindowWithdrawal,
 )
-from config.tokens import token_hash, token_new
+from core.tokens import token_hash, token_new
 
 # "Docket scheduler": lets the authentication class tell its tokens from other kinds.
 TOKEN_PREFIX = "dks_"  # noqa: S105 (a prefix, not a secret)

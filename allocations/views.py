@@ -10,8 +10,8 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from allocations import selectors
-from config.http import AuthenticatedHttpRequest
-from config.isoweek import is_iso_week
+from core.http import AuthenticatedHttpRequest
+from core.isoweek import is_iso_week
 
 VERSION_RE = re.compile(r"[0-9]{1,10}")
 MAX_VERSION = 2**31 - 1  # the column's range: a larger number is no version, not a database error

@@ -15,7 +15,7 @@ from committee.models import (
     TeamMembership,
     UsageReport,
 )
-from config.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin
 
 
 @admin.register(TeamMembership)

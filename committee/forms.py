@@ -19,8 +19,8 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
-from config.datetimes import UTCFormDateTimeField
-from config.forms import form_field
+from core.datetimes import UTCFormDateTimeField
+from core.forms import form_field
 
 
 class DateTimeLocalInput(forms.DateTimeInput):

@@ -32,7 +32,7 @@ from committee.models import (
     TeamMembership,
     rubric_version_current_pk,
 )
-from config.isoweek import is_iso_week
+from core.isoweek import is_iso_week
 
 Viewer = User | AnonymousUser
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-from config.isoweek import WEEK_RE as WEEK_RE  # re-exported: the forms match weeks with it
-from config.isoweek import parse_iso_week
+from core.isoweek import WEEK_RE as WEEK_RE  # re-exported: the forms match weeks with it
+from core.isoweek import parse_iso_week
 
 
 def committee_zone() -> ZoneInfo:

@@ -20,7 +20,7 @@ from config.env import (
     env_url,
     site_url_for,
 )
-from config.isoweek import WEEK_PATTERN
+from core.isoweek import WEEK_PATTERN
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -32,7 +32,7 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-for-debug"  # noqa: S105 (DEBUG only)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # JSON under /api/
+CSRF_FAILURE_VIEW = "core.errors.csrf_failure"  # JSON under /api/
 # Where `make run` serves (the Makefile passes HOST and PORT); links in e-mails and the commands
 # seed_demo prints point there unless SITE_URL names the public address.
 RUN_HOST = env_str("HOST", "127.0.0.1")
@@ -59,18 +59,18 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "config.security.ContentSecurityPolicyMiddleware",
+    "core.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "config.api.SingleQueryValuesMiddleware",
+    "core.api.SingleQueryValuesMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Innermost, so it sees a view's exception first: a database that cannot be reached answers 503.
-    "config.middleware.DatabaseUnavailableMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -161,17 +161,17 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # The API is for scripts and schedulers: JSON in (no form encodings, whose empty fields and
     # flattened lists would say something else than the schema), JSON out.
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1, maximum=1000),
-    "DEFAULT_SCHEMA_CLASS": "config.openapi.DocketAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.openapi.DocketAutoSchema",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # A service's ValidationError is 400 by field, its StateConflict 409: once, for every view.
-    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",

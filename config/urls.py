@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from committee.views import portal as portal_views
 from committee.views.auth import ThrottledLoginView
-from config.isoweek import WeekConverter
+from core.isoweek import WeekConverter
 
 # Before the apps' URLs are read: every `<week:week>` is an ISO week that exists (else 404).
 register_converter(WeekConverter, "week")
@@ -30,7 +30,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-handler400 = "config.errors.bad_request"
-handler403 = "config.errors.permission_denied"
-handler404 = "config.errors.page_not_found"
-handler500 = "config.errors.server_error"
+handler400 = "core.errors.bad_request"
+handler403 = "core.errors.permission_denied"
+handler404 = "core.errors.page_not_found"
+handler500 = "core.errors.server_error"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from config.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin
 from reports.models import ArchiveChain, Page, PageRevision, PdfExport
 
 

@@ -17,8 +17,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from config.errors import form_errors_add
-from config.http import AuthenticatedHttpRequest
+from core.errors import form_errors_add
+from core.http import AuthenticatedHttpRequest
 from reports import selectors, services
 from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
 from reports.markdown import render as render_markdown

@@ -9,7 +9,7 @@ from django.db import OperationalError
 from django.test import RequestFactory
 from django.views.defaults import server_error
 
-from config.middleware import DatabaseUnavailableMiddleware, database_unreachable
+from core.middleware import DatabaseUnavailableMiddleware, database_unreachable
 
 
 def wrapped(cause: Exception) -> OperationalError:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from config.security import HEADER as CSP
+from core.security import HEADER as CSP
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,7 +86,7 @@ def test_production_defaults() -> None:
     assert values["X_FRAME_OPTIONS"] == "DENY"
     assert values["SESSION_COOKIE_AGE"] <= 12 * 3600
     assert values["LOGIN_FAILURE_LIMIT"] <= 10 and values["LOGIN_FAILURE_WINDOW_SECONDS"] >= 300
-    assert "config.security.ContentSecurityPolicyMiddleware" in values["MIDDLEWARE"]
+    assert "core.security.ContentSecurityPolicyMiddleware" in values["MIDDLEWARE"]
 
 
 # --- headers on real responses -------------------------------------------------------------------

@@ -19,7 +19,7 @@ from rest_framework.request import Request
 
 from allocations.models import SchedulerClient
 from allocations.services import TOKEN_PREFIX, scheduler_client_seen
-from config.tokens import token_hash
+from core.tokens import token_hash
 
 
 class SchedulerTokenAuthentication(BaseAuthentication):

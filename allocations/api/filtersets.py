@@ -10,9 +10,9 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import AllocationWindow
-from config.datetimes import UTCDateTimeFilter
-from config.isoweek import WEEK_PATTERN as WEEK_PATTERN  # re-exported for the committee's filters
-from config.isoweek import validate_iso_week
+from core.datetimes import UTCDateTimeFilter
+from core.isoweek import WEEK_PATTERN as WEEK_PATTERN  # re-exported for the committee's filters
+from core.isoweek import validate_iso_week
 
 WEEK_VALIDATOR = validate_iso_week
 

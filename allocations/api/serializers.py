@@ -11,8 +11,8 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from allocations.models import SyncState, UsageRecord, WindowTier
-from config.datetimes import UTCDateTimeField
-from config.serializers import StrictJSONMixin
+from core.datetimes import UTCDateTimeField
+from core.serializers import StrictJSONMixin
 
 # The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
 WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "tier", "request_ref",

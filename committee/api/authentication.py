@@ -14,7 +14,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 
 from committee.models import PersonalToken
-from config.tokens import token_hash
+from core.tokens import token_hash
 
 KEYWORD = b"token"
 # Writing last_used_at on every call would turn each read into a write; a minute is precise enough.

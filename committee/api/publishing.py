@@ -13,8 +13,8 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, PlanExplanation
 from committee import selectors, services
 from committee.api.permissions import IsChair
-from config.http import AuthenticatedRequest
-from config.serializers import StrictJSONMixin
+from core.http import AuthenticatedRequest
+from core.serializers import StrictJSONMixin
 
 
 class PublishInputSerializer(StrictJSONMixin, serializers.Serializer):

@@ -30,7 +30,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
-from config.serializers import StrictJSONMixin
+from core.serializers import StrictJSONMixin
 
 # ---------------------------------------------------------------------------------------------
 # The rubric

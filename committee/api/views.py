@@ -2,7 +2,7 @@
 
 Each view parses its input with an explicit serializer, calls one selector or service, and answers.
 A service's PermissionDenied becomes 403, its ValidationError 400 with the same messages and its
-StateConflict 409 (config.errors.api_exception_handler, for every view).
+StateConflict 409 (core.errors.api_exception_handler, for every view).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from committee.api.serializers import (
     WhatIfSerializer,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
-from config.errors import StateConflict
-from config.http import AuthenticatedRequest
+from core.errors import StateConflict
+from core.http import AuthenticatedRequest
 
 
 def _cycle(week: str) -> ReviewCycle:

@@ -25,7 +25,7 @@ from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
 from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
-from config.errors import StateConflict
+from core.errors import StateConflict
 
 
 def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:

@@ -25,8 +25,8 @@ from committee.models import (
     UsageReport,
 )
 from committee.services.notifications import notify_request_submitted
-from config.audit import person_name
-from config.errors import StateConflict
+from core.audit import person_name
+from core.errors import StateConflict
 
 REQUEST_FIELDS = (
     "pool",
@@ -47,7 +47,7 @@ ALTERNATIVE_FIELDS = ("description", "gpu_hours", "quality_change", "cost_estima
 
 
 def actor_name(user: User | None) -> str:
-    """Who acted, as the audit columns copy it (config.audit.person_name: cut to fit)."""
+    """Who acted, as the audit columns copy it (core.audit.person_name: cut to fit)."""
     if user is None:
         return "system"
     return person_name(user)

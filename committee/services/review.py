@@ -32,7 +32,7 @@ from committee.models import (
 )
 from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_events_record
-from config.errors import StateConflict
+from core.errors import StateConflict
 
 AUTO_DEFER_NAME = "Docket"
 

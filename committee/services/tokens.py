@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from committee.models import PersonalToken
-from config.tokens import token_hash, token_new
+from core.tokens import token_hash, token_new
 
 TOKEN_PREFIX = "dkt_"  # noqa: S105 (a label, not a secret)
 

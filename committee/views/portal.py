@@ -26,8 +26,8 @@ from committee.forms import (
     alternatives_initial,
 )
 from committee.models import GpuRequest
-from config.errors import form_errors_add
-from config.http import AuthenticatedHttpRequest
+from core.errors import form_errors_add
+from core.http import AuthenticatedHttpRequest
 
 
 @login_required

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 from committee import selectors, services
 from committee.forms import NotificationPreferencesForm
 from committee.services.notifications import notification_kinds_for, notification_opt_outs
-from config.http import AuthenticatedHttpRequest
+from core.http import AuthenticatedHttpRequest
 
 
 @login_required

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from committee import selectors, services
-from config.http import AuthenticatedHttpRequest
+from core.http import AuthenticatedHttpRequest
 
 
 @login_required

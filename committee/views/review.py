@@ -17,8 +17,8 @@ from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
-from config.errors import form_errors_add
-from config.http import AuthenticatedHttpRequest
+from core.errors import form_errors_add
+from core.http import AuthenticatedHttpRequest
 
 
 def require_committee(request: HttpRequest) -> None:

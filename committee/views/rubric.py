@@ -13,8 +13,8 @@ from django.views.decorators.http import require_GET
 from committee import scoring, selectors, services
 from committee.forms import RubricChangeForm
 from committee.models import Criterion
-from config.errors import form_errors_add
-from config.http import AuthenticatedHttpRequest
+from core.errors import form_errors_add
+from core.http import AuthenticatedHttpRequest
 
 
 @login_required

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from allocations.models import Cluster, GpuPool, Team
 from committee import weeks
-from config.forms import form_field
+from core.forms import form_field
 from reports.dashboards.selectors import MAX_WEEKS, DashboardFilter, DashboardScope, week_range
 
 DEFAULT_WEEKS = 6

@@ -24,7 +24,7 @@ from plotly import graph_objects as go
 
 from committee import selectors as committee_selectors
 from committee import weeks
-from config.http import AuthenticatedHttpRequest
+from core.http import AuthenticatedHttpRequest
 from reports import charts as report_charts
 from reports import pdf
 from reports.dashboards import capacity, charts, monthly, selectors

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 
 from committee import selectors as committee_selectors
 from committee.services import actor_name
-from config.audit import fit
+from core.audit import fit
 from reports import chain
 from reports.models import ArchiveChain, Page, PageKind, PageRevision
 

@@ -71,7 +71,7 @@ class DocketAutoSchema(AutoSchema):
         return answers
 
     def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
-        """An input serializer refuses fields it does not list (config.serializers.StrictJSONMixin): say so."""
+        """An input serializer refuses fields it does not list (core.serializers.StrictJSONMixin): say so."""
         schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
         if direction == "request" and getattr(serializer, "refuses_unknown_fields", False):
             schema["additionalProperties"] = False

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 
-from config.errors import API_PREFIX
+from core.errors import API_PREFIX
 
 
 class SingleQueryValuesMiddleware:

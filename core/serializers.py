@@ -3,7 +3,7 @@
 DRF converts on input: a CharField takes 0 as "0", an IntegerField takes "7" and 7.0, a
 BooleanField takes "yes" and 1, a DecimalField takes 3.5. The OpenAPI schema documents one
 type per field, so a client that sends another type is told so (400) instead of being guessed
-at. A decimal string must match the pattern the schema documents (config.openapi.decimal_pattern):
+at. A decimal string must match the pattern the schema documents (core.openapi.decimal_pattern):
 Python's Decimal also reads "1_000", full-width digits, "1E+5" and "-0", which the schema does not
 allow. A field the input does not list (`status`, `team`, `id`, a total) is refused, naming it,
 rather than silently ignored: a client that sets it would otherwise believe it had. Query strings
@@ -21,8 +21,8 @@ from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 from rest_framework import relations, serializers
 
-from config.datetimes import UTCDateTimeField
-from config.openapi import decimal_pattern
+from core.datetimes import UTCDateTimeField
+from core.openapi import decimal_pattern
 
 
 def json_types(field: serializers.Field) -> tuple[type, ...] | None:
@@ -50,11 +50,11 @@ def json_types(field: serializers.Field) -> tuple[type, ...] | None:
 class StrictJSONMixin(serializers.Serializer):
     """Refuse a JSON value of another type than the field's (400, naming the field), before DRF converts it.
 
-    On a ModelSerializer, a model's DateTimeField becomes config.datetimes.UTCDateTimeField: a
+    On a ModelSerializer, a model's DateTimeField becomes core.datetimes.UTCDateTimeField: a
     time the database cannot store is refused, and the rest arrive in UTC.
     """
 
-    refuses_unknown_fields = True  # read by config.openapi: additionalProperties is false in the schema
+    refuses_unknown_fields = True  # read by core.openapi: additionalProperties is false in the schema
 
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
