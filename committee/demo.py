@@ -51,7 +51,7 @@ from committee.services import (
     cycle_create,
     cycle_finalize,
     cycle_publish,
-    decision_record,
+    request_decide,
     score_record,
 )
 
@@ -525,7 +525,7 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
             from_standard = min(used, standard[r.pool_id])
             standard[r.pool_id] -= from_standard
             burst[r.pool_id] -= used - from_standard
-        decision_record(actor=chair, gpu_request=r, outcome=outcome, rationale=rationale,
+        request_decide(actor=chair, gpu_request=r, outcome=outcome, rationale=rationale,
                         granted_gpu_count=granted if outcome == "partial" else None)
 
 

@@ -287,7 +287,7 @@ class RequestDecisionView(APIView):
         gpu_request = _readable_request(request, pk)
         body = DecisionInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        decision = services.decision_record(actor=request.user, gpu_request=gpu_request, **body.validated_data)
+        decision = services.request_decide(actor=request.user, gpu_request=gpu_request, **body.validated_data)
         return Response(DecisionSerializer(decision).data)
 
 

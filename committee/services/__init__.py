@@ -29,7 +29,7 @@ from committee.services.requests import (
 from committee.services.review import (
     cycle_close_intake,
     cycle_finalize,
-    decision_record,
+    request_decide,
     score_record,
 )
 from committee.services.rubric import rubric_change
@@ -45,7 +45,6 @@ __all__ = [
     "cycle_finalize",
     "cycle_open_next",
     "cycle_publish",
-    "decision_record",
     "digests_send",
     "gpu_request_create",
     "gpu_request_submit",
@@ -58,6 +57,7 @@ __all__ = [
     "notifications_record",
     "personal_token_create",
     "personal_token_revoke",
+    "request_decide",
     "request_event_record",
     "request_events_record",
     "rubric_change",

@@ -159,7 +159,7 @@ def score_record(
 
 
 @transaction.atomic
-def decision_record(
+def request_decide(
     *,
     actor: User,
     gpu_request: GpuRequest,

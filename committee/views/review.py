@@ -148,7 +148,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     saved = False
     if request.method == "POST" and form.is_valid():
         try:
-            services.decision_record(
+            services.request_decide(
                 actor=request.user,
                 gpu_request=gpu_request,
                 outcome=form.cleaned_data["outcome"],

@@ -30,7 +30,7 @@ def two_requests_in_review(world: Any) -> tuple[GpuRequest, GpuRequest]:
 
 
 def decide(world: Any, gpu_request: GpuRequest, outcome: str = "grant", **extra: Any) -> Any:
-    return services.decision_record(
+    return services.request_decide(
         actor=world.chair, gpu_request=gpu_request, outcome=outcome, rationale=extra.pop("rationale", "Worth it."),
         **extra,
     )

@@ -1,4 +1,4 @@
-"""decision_record: the four outcomes, the required rationale, quorum for grants, conflict of interest."""
+"""request_decide: the four outcomes, the required rationale, quorum for grants, conflict of interest."""
 
 from __future__ import annotations
 
@@ -72,14 +72,14 @@ def test_a_grant_needs_a_ranked_request(world):
 def test_member_cannot_decide_on_own_team(world, scored):
     _a, b = scored
     with pytest.raises(PermissionDenied, match="Team B"):
-        services.decision_record(actor=world.tech, gpu_request=b, outcome="reject", rationale="No.")
+        services.request_decide(actor=world.tech, gpu_request=b, outcome="reject", rationale="No.")
     assert not Decision.objects.exists()
 
 
 def test_team_members_cannot_decide(world, scored):
     a, _b = scored
     with pytest.raises(PermissionDenied):
-        services.decision_record(actor=world.lead_a, gpu_request=a, outcome="grant", rationale="Ours!")
+        services.request_decide(actor=world.lead_a, gpu_request=a, outcome="grant", rationale="Ours!")
 
 
 @pytest.mark.parametrize(
