@@ -10,6 +10,7 @@ The three field classes are the same rule for DRF serializers, Django forms and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -53,24 +54,25 @@ class UTCDateTimeField(serializers.DateTimeField):
             raise serializers.ValidationError(list(exc.messages), code=exc.code) from None
 
 
+def _storable_or_none(parse: Callable[[Any], datetime | None], value: Any) -> datetime | None:
+    """A form field's parse, then storable_utc; a date Python cannot hold is the same range error."""
+    try:
+        parsed = parse(value)
+    except OverflowError:
+        raise ValidationError(RANGE_MESSAGE, code="overflow") from None
+    return None if parsed is None else storable_utc(parsed)
+
+
 class UTCFormDateTimeField(forms.DateTimeField):
     """Django's DateTimeField (it takes ISO 8601 too, offsets included), refusing what cannot be stored."""
 
     def to_python(self, value: Any) -> datetime | None:
-        try:
-            parsed = super().to_python(value)
-        except OverflowError:
-            raise ValidationError(RANGE_MESSAGE, code="overflow") from None
-        return None if parsed is None else storable_utc(parsed)
+        return _storable_or_none(super().to_python, value)
 
 
 class UTCIsoDateTimeField(IsoDateTimeField):
     def to_python(self, value: Any) -> datetime | None:
-        try:
-            parsed = super().to_python(value)
-        except OverflowError:
-            raise ValidationError(RANGE_MESSAGE, code="overflow") from None
-        return None if parsed is None else storable_utc(parsed)
+        return _storable_or_none(super().to_python, value)
 
 
 class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):

@@ -48,6 +48,25 @@ def clock(request: pytest.FixtureRequest) -> Iterator[time_machine.Traveller]:
         yield traveller
 
 
+@pytest.fixture
+def pinned(clock: time_machine.Traveller) -> time_machine.Traveller:
+    """The clock stopped at FIXED_NOW, for tests that compare exact instants."""
+    clock.move_to(FIXED_NOW, tick=False)
+    return clock
+
+
+@pytest.fixture
+def scheduler(pinned: time_machine.Traveller, world: World) -> Any:
+    """The REST API as atlas's scheduler sees it: a client with a token bound to cluster atlas."""
+    from rest_framework.test import APIClient
+
+    from tests.allocations.plans import bearer, token_for
+
+    api = APIClient()
+    api.credentials(**bearer(token_for(world.atlas)))
+    return api
+
+
 def make_user(username: str, **extra: Any) -> User:
     first = username.replace("-", " ").title()
     return get_user_model().objects.create_user(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-import time_machine
 from django.http import HttpRequest, HttpResponse
 from django.test import Client, override_settings
 from django.urls import path
@@ -16,8 +13,6 @@ from tests.allocations.plans import bearer, token_for
 from tests.committee.reviewing import close, score, two_requests_in_review
 from tests.committee.test_review_api import request_body
 
-PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-
 
 def _boom(request: HttpRequest) -> HttpResponse:
     raise RuntimeError("a bug")
@@ -27,12 +22,6 @@ def _boom(request: HttpRequest) -> HttpResponse:
 urlpatterns = [path("api/v1/boom/", _boom), *site_urls.urlpatterns]
 handler500 = site_urls.handler500
 handler404 = site_urls.handler404
-
-
-@pytest.fixture
-def pinned():
-    with time_machine.travel(PINNED, tick=False):
-        yield
 
 
 @pytest.fixture

@@ -7,32 +7,14 @@ it, and a decimal written other than the documented pattern ("1_000", full-width
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-import time_machine
 from rest_framework.test import APIClient
 
 from committee.models import GpuRequest
-from tests.allocations.plans import bearer, token_for
 from tests.committee.reviewing import two_requests_in_review
 from tests.committee.test_review_api import request_body
 
-PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 NOT_AS_DOCUMENTED = ["1_000", "１２", "1E+5", "1e2", "-0", "+5", " 12", "12 ", "Infinity", "NaN", "0x10", "1,5"]
-
-
-@pytest.fixture
-def pinned():
-    with time_machine.travel(PINNED, tick=False):
-        yield
-
-
-@pytest.fixture
-def scheduler(pinned, world) -> APIClient:
-    api = APIClient()
-    api.credentials(**bearer(token_for(world.atlas)))
-    return api
 
 
 def usage(**overrides):

@@ -5,20 +5,18 @@ Every accepted one is read as the same instant, whatever offset it was written w
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 
 import pytest
-import time_machine
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from committee.models import GpuRequest
-from tests.allocations.plans import W, bearer, publish, token_for
+from tests.allocations.plans import W, publish
 from tests.committee.test_portal_views import form_data
 from tests.committee.test_review_api import request_body
 
-PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 UNSTORABLE = [
     "0418-10-10T00:38:09.994+23:19",  # found by the fuzzer: an offset PostgreSQL refuses
     "2026-12-01T10:00:00+16:00",
@@ -26,19 +24,6 @@ UNSTORABLE = [
     "0001-01-01T00:00:00+01:00",  # year 0 in UTC
     "9999-12-31T23:00:00-05:00",  # year 10000 in UTC
 ]
-
-
-@pytest.fixture
-def pinned():
-    with time_machine.travel(PINNED, tick=False):
-        yield
-
-
-@pytest.fixture
-def scheduler(pinned, world) -> APIClient:
-    api = APIClient()
-    api.credentials(**bearer(token_for(world.atlas)))
-    return api
 
 
 @pytest.mark.parametrize("value", UNSTORABLE)

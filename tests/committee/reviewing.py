@@ -44,14 +44,32 @@ def bulk_teams(count: int) -> list[Any]:
     )
 
 
+def bulk_evidence(rows: list[GpuRequest]) -> None:
+    """The same evidence for every request, in three queries: last week's usage, a forecast, an alternative."""
+    from decimal import Decimal
+
+    from committee.models import Alternative, ImpactForecast, UsageReport
+
+    UsageReport.objects.bulk_create(
+        UsageReport(request=r, gpu_hours_granted=Decimal(100), gpu_hours_used=Decimal(80),
+                    mean_utilization_pct=Decimal(80)) for r in rows
+    )
+    ImpactForecast.objects.bulk_create(
+        ImpactForecast(request=r, kind="revenue", estimated_value=Decimal(1000), value_unit="USD/week",
+                       confidence="medium", narrative="More revenue.") for r in rows
+    )
+    Alternative.objects.bulk_create(
+        Alternative(request=r, description="Distilled", gpu_hours=100, feasible=True) for r in rows
+    )
+
+
 def bulk_requests(world: Any, teams: list[Any], *, scored_by: tuple[Any, ...] = ()) -> list[GpuRequest]:
     """Two submitted requests per team (one per pool) with full evidence, scores and some decisions, in bulk."""
     from datetime import timedelta
-    from decimal import Decimal
 
     from django.utils import timezone
 
-    from committee.models import Alternative, Decision, ImpactForecast, RequestStatus, Score, UsageReport
+    from committee.models import Decision, RequestStatus, Score
 
     start = world.cycle.starts_at + timedelta(hours=8)
     now = timezone.now()
@@ -67,17 +85,7 @@ def bulk_requests(world: Any, teams: list[Any], *, scored_by: tuple[Any, ...] = 
             for index, (team, pool) in enumerate((t, p) for t in teams for p in (world.a100, world.h100))
         ]
     )
-    UsageReport.objects.bulk_create(
-        UsageReport(request=r, gpu_hours_granted=Decimal(100), gpu_hours_used=Decimal(80),
-                    mean_utilization_pct=Decimal(80)) for r in rows
-    )
-    ImpactForecast.objects.bulk_create(
-        ImpactForecast(request=r, kind="revenue", estimated_value=Decimal(1000), value_unit="USD/week",
-                       confidence="medium", narrative="More revenue.") for r in rows
-    )
-    Alternative.objects.bulk_create(
-        Alternative(request=r, description="Distilled", gpu_hours=100, feasible=True) for r in rows
-    )
+    bulk_evidence(rows)
     Score.objects.bulk_create(
         Score(request=r, member=member, member_name=member.get_full_name(), criterion=criterion,
               value=(r.pk + len(criterion)) % 11)

@@ -4,10 +4,8 @@ documents them, and more is refused with 400 naming the field, nothing saved."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import pytest
-import time_machine
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -18,15 +16,8 @@ from tests.committee.reviewing import two_requests_in_review
 from tests.committee.test_portal_views import form_data
 from tests.committee.test_review_api import request_body
 
-PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 ALTERNATIVE = {"description": "Distilled", "gpu_hours": 300, "quality_change": "", "cost_estimate": None,
                "feasible": True}
-
-
-@pytest.fixture
-def pinned():
-    with time_machine.travel(PINNED, tick=False):
-        yield
 
 
 @pytest.fixture

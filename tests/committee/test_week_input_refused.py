@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-import time_machine
 from django.test import Client
 from rest_framework.test import APIClient
 
 from tests.allocations.plans import bearer, token_for
 
-PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 NOT_WEEKS = ["%00", "2026-W49%00", "2026-W99", "2027-W53", "0000-W01", "2026-W00",
              "%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-W49"]  # full-width 2026
 NOT_WEEK_VALUES = ["\x00", "2026-W49\x00", "2026-W99", "2027-W53", "0000-W01", "２０２６-W49"]
-
-
-@pytest.fixture
-def pinned():
-    with time_machine.travel(PINNED, tick=False):
-        yield
 
 
 @pytest.fixture

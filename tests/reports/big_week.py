@@ -8,21 +8,17 @@ window row to the record at publish). The caller pins the clock.
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
 from committee.models import (
-    Alternative,
     Decision,
     DecisionOutcome,
     GpuRequest,
-    ImpactForecast,
     RequestStatus,
     Score,
-    UsageReport,
 )
-from tests.committee.reviewing import CRITERIA, close
+from tests.committee.reviewing import CRITERIA, bulk_evidence, close
 
 POOLS = 4
 REQUESTS_PER_TEAM = POOLS  # a team files at most one request per pool and week
@@ -70,17 +66,7 @@ def big_week(world: Any, *, requests: int) -> list[GpuRequest]:
         )
         for index in range(requests)
     )
-    UsageReport.objects.bulk_create(
-        UsageReport(request=r, gpu_hours_granted=Decimal(100), gpu_hours_used=Decimal(80),
-                    mean_utilization_pct=Decimal(80)) for r in rows
-    )
-    ImpactForecast.objects.bulk_create(
-        ImpactForecast(request=r, kind="revenue", estimated_value=Decimal(1000), value_unit="USD/week",
-                       confidence="medium", narrative="More revenue.") for r in rows
-    )
-    Alternative.objects.bulk_create(
-        Alternative(request=r, description="Distilled", gpu_hours=100, feasible=True) for r in rows
-    )
+    bulk_evidence(rows)
     close(world)
     members = (world.chair, world.reviewer, world.finance)
     Score.objects.bulk_create(  # from the request's position, not its id: the same ranking on every database
