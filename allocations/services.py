@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from allocations import selectors
 from allocations.engine import EngineWindow, Explanation
 from allocations.explanations import explanation_text, reasons_as_json
 from allocations.models import (
@@ -50,11 +51,6 @@ def _window_key(
 ) -> tuple[Any, ...]:
     """What a scheduler sees of a window: equal keys in two versions are the same window."""
     return (pool_id, team_id, gpu_count, start, end, tier, request_ref)
-
-
-def plan_current(*, week: str) -> AllocationPlan | None:
-    """The highest published version of `week`, or None."""
-    return AllocationPlan.objects.filter(week=week).order_by("-version").first()
 
 
 @transaction.atomic
@@ -106,7 +102,7 @@ def plan_publish(
     sequence.save(update_fields=["value"])
     change_seq = sequence.value
 
-    previous = plan_current(week=week)
+    previous = selectors.plan_for_week(week=week)
     plan = AllocationPlan.objects.create(
         week=week,
         version=previous.version + 1 if previous else 1,
@@ -401,6 +397,36 @@ def usage_record(
             return UsageResult(record=existing, replayed=True)
         raise IdempotencyConflict(existing)
 
+    window = _usage_check(cluster=cluster, pool=pool, team=team, team_slug=team_slug, window_id=window_id,
+                          period_start=period_start, period_end=period_end, gpu_hours_used=gpu_hours_used, now=now)
+    assert team is not None, "_usage_check refuses an unknown team"
+
+    try:
+        with transaction.atomic():
+            record = UsageRecord.objects.create(
+                pool=pool,
+                team=team,
+                window=window,
+                idempotency_key=idempotency_key,
+                reported_by=client.name,
+                **values,
+            )
+    except IntegrityError:
+        # The same key won a race against us: answer as it was answered.
+        existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
+        if existing is None:
+            raise
+        if _same_usage(existing, team=team, window_id=window_id, values=values):
+            return UsageResult(record=existing, replayed=True)
+        raise IdempotencyConflict(existing) from None
+    return UsageResult(record=record, replayed=False)
+
+
+def _usage_check(
+    *, cluster: Cluster, pool: GpuPool, team: Team | None, team_slug: str, window_id: int | None,
+    period_start: datetime, period_end: datetime, gpu_hours_used: Decimal, now: datetime,
+) -> AllocationWindow | None:
+    """Validate a usage report (ValidationError keyed by field, all problems at once); returns its window."""
     errors: dict[str, list[str]] = {}
     if team is None:
         errors["team"] = [_("No team %s.") % team_slug]
@@ -427,24 +453,4 @@ def usage_record(
             errors["window"] = [_("Window %s does not overlap the period.") % window_id]
     if errors:
         raise ValidationError(errors)
-    assert team is not None, "an unknown team is among the errors above"
-
-    try:
-        with transaction.atomic():
-            record = UsageRecord.objects.create(
-                pool=pool,
-                team=team,
-                window=window,
-                idempotency_key=idempotency_key,
-                reported_by=client.name,
-                **values,
-            )
-    except IntegrityError:
-        # The same key won a race against us: answer as it was answered.
-        existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
-        if existing is None:
-            raise
-        if _same_usage(existing, team=team, window_id=window_id, values=values):
-            return UsageResult(record=existing, replayed=True)
-        raise IdempotencyConflict(existing) from None
-    return UsageResult(record=record, replayed=False)
+    return window

@@ -18,7 +18,8 @@ from allocations.models import (
     PlanSequence,
     WindowWithdrawal,
 )
-from allocations.services import plan_current, plan_publish
+from allocations.selectors import plan_for_week
+from allocations.services import plan_publish
 from tests.allocations.plans import W, placed, publish, this_week, week_start
 
 
@@ -40,7 +41,7 @@ def test_first_publish_is_version_one_with_its_windows_and_explanations(world):
     assert {w.cluster_id for w in plan.windows.all()} == {world.atlas.pk, world.orion.pk}
     assert [e.request_ref for e in plan.explanations.all()] == [1, 2, 3]
     assert plan.windows.get(request_ref=1).explanation.startswith("placed Mon")
-    assert plan_current(week=this_week()) == plan
+    assert plan_for_week(week=this_week()) == plan
 
 
 def test_a_correction_is_version_two_and_supersedes_one_without_editing_it(world):
@@ -60,7 +61,7 @@ def test_a_correction_is_version_two_and_supersedes_one_without_editing_it(world
     withdrawal = WindowWithdrawal.objects.get()
     assert (withdrawal.window, withdrawal.plan, withdrawal.change_seq) == (old[1], second, second.change_seq)
     assert list(selectors.plan_withdrawn_list(plan=second)) == [old[1]]
-    assert plan_current(week=this_week()) == second
+    assert plan_for_week(week=this_week()) == second
 
 
 def test_versions_count_per_week_and_the_sequence_across_weeks(world):
@@ -83,7 +84,7 @@ def test_an_error_mid_publish_leaves_the_old_version_current(world, monkeypatch)
     monkeypatch.setattr(PlanExplanation.objects, "bulk_create", fail)
     with pytest.raises(IntegrityError):
         publish([W(world.a100, world.team_a, 8, 8, 56, ref=1)])
-    assert plan_current(week=this_week()) == first
+    assert plan_for_week(week=this_week()) == first
     assert (AllocationPlan.objects.count(), AllocationWindow.objects.count(),
             PlanExplanation.objects.count()) == counts
     assert not WindowWithdrawal.objects.exists()
