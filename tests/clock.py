@@ -37,3 +37,10 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a Python process that must see the test's clock: the instant now, and the hook that pins it."""
     python_path = os.pathsep.join(filter(None, [str(SITE_DIR), env.get("PYTHONPATH", "")]))
     return {**env, NOW_VARIABLE: datetime.now(UTC).isoformat(), "PYTHONPATH": python_path}
+
+
+def unshifted_env() -> dict[str, str]:
+    """The environment without libfaketime (`make test-at`), for redis-server: its jemalloc hangs under it at start,
+    and Docket reads no time from Redis."""
+    return {name: value for name, value in os.environ.items()
+            if name != "LD_PRELOAD" and not name.startswith("FAKETIME")}

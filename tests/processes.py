@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tests.clock import child_env
+from tests.clock import child_env, unshifted_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # the virtualenv's bin: gunicorn, celery
@@ -274,7 +274,7 @@ def redis_server(work_dir: Path) -> Iterator[Redis]:
     process = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
          "--dir", str(work_dir), "--logfile", str(work_dir / f"redis-{port}.log")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=unshifted_env(),
     )
     redis = Redis(port=port, process=process)
     try:

@@ -40,7 +40,7 @@ from committee.models import (
 from config.celery import app
 from reports.models import ExportStatus, Page, PageKind, PdfExport
 from reports.selectors import revision_latest
-from tests.clock import child_env
+from tests.clock import child_env, unshifted_env
 from tests.committee.reviewing import decide, score
 from tests.conftest import require
 from tests.factories import file_request
@@ -105,7 +105,7 @@ class RedisServer:
             self.process = subprocess.Popen(
                 [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                  "--daemonize", "no"],
-                stdout=log, stderr=subprocess.STDOUT,
+                stdout=log, stderr=subprocess.STDOUT, env=unshifted_env(),
             )
         _wait_for(f"redis-server on port {self.port}", self._answers, 20)
 
