@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 
 from config import urls as site_urls
 from tests.allocations.plans import bearer, token_for
+from tests.committee.review_api import request_body
 from tests.committee.reviewing import close, score, two_requests_in_review
-from tests.committee.test_review_api import request_body
 
 
 def _boom(request: HttpRequest) -> HttpResponse:

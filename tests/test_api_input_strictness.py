@@ -11,8 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from committee.models import GpuRequest
+from tests.committee.review_api import request_body
 from tests.committee.reviewing import two_requests_in_review
-from tests.committee.test_review_api import request_body
 
 NOT_AS_DOCUMENTED = ["1_000", "１２", "1E+5", "1e2", "-0", "+5", " 12", "12 ", "Infinity", "NaN", "0x10", "1,5"]
 

@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 
 from committee.models import GpuRequest
 from tests.allocations.plans import W, publish
+from tests.committee.review_api import request_body
 from tests.committee.test_portal_views import form_data
-from tests.committee.test_review_api import request_body
 
 UNSTORABLE = [
     "0418-10-10T00:38:09.994+23:19",  # found by the fuzzer: an offset PostgreSQL refuses

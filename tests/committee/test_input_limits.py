@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 
 from committee import limits
 from committee.models import GpuRequest
+from tests.committee.review_api import request_body
 from tests.committee.reviewing import two_requests_in_review
 from tests.committee.test_portal_views import form_data
-from tests.committee.test_review_api import request_body
 
 ALTERNATIVE = {"description": "Distilled", "gpu_hours": 300, "quality_change": "", "cost_estimate": None,
                "feasible": True}
