@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
+
+from django.test import Client
+from rest_framework.test import APIClient
 
 API = "/api/v1"
 
@@ -10,6 +14,18 @@ API = "/api/v1"
 def as_user(api, user):
     api.force_authenticate(user=user)
     return api
+
+
+def api_for(user: Any) -> APIClient:
+    """A new API client signed in as `user`."""
+    return as_user(APIClient(), user)
+
+
+def browser_for(user: Any) -> Client:
+    """A new test browser with `user`'s session."""
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 def request_body(world, **overrides):

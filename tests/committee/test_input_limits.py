@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from committee import limits
 from committee.models import GpuRequest
-from tests.committee.review_api import request_body
+from tests.committee.review_api import api_for, browser_for, request_body
 from tests.committee.reviewing import two_requests_in_review
 from tests.committee.test_portal_views import form_data
 
@@ -22,16 +22,12 @@ ALTERNATIVE = {"description": "Distilled", "gpu_hours": 300, "quality_change": "
 
 @pytest.fixture
 def team_api(pinned, world) -> APIClient:
-    api = APIClient()
-    api.force_authenticate(world.lead_a)
-    return api
+    return api_for(world.lead_a)
 
 
 @pytest.fixture
 def team_browser(pinned, world) -> Client:
-    client = Client()
-    client.force_login(world.lead_a)
-    return client
+    return browser_for(world.lead_a)
 
 
 def file_over_api(api, world, **overrides):

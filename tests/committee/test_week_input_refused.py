@@ -7,6 +7,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from tests.allocations.plans import bearer, token_for
+from tests.committee.review_api import api_for, browser_for
 
 NOT_WEEKS = ["%00", "2026-W49%00", "2026-W99", "2027-W53", "0000-W01", "2026-W00",
              "%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-W49"]  # full-width 2026
@@ -15,16 +16,12 @@ NOT_WEEK_VALUES = ["\x00", "2026-W49\x00", "2026-W99", "2027-W53", "0000-W01", "
 
 @pytest.fixture
 def chair_api(pinned, world) -> APIClient:
-    api = APIClient()
-    api.force_authenticate(world.chair)
-    return api
+    return api_for(world.chair)
 
 
 @pytest.fixture
 def chair_browser(pinned, world) -> Client:
-    client = Client()
-    client.force_login(world.chair)
-    return client
+    return browser_for(world.chair)
 
 
 @pytest.mark.parametrize("week", NOT_WEEKS)
