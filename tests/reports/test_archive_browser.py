@@ -55,7 +55,10 @@ def test_committee_member_edits_the_record_and_downloads_its_pdf(browser_page, w
     assert "Archive intact" in out.getvalue()
 
     page.get_by_role("link", name="Read").click()
-    page.get_by_role("button", name="Make a PDF").click()
+    # Celery runs eagerly here, so the PDF (its charts drawn by Chromium) renders inside this POST: on a busy
+    # machine that takes longer than a click's 15 s. Wait for the page the render leads to instead.
+    page.get_by_role("button", name="Make a PDF").click(no_wait_after=True)
+    page.locator("#pdf-download").wait_for(timeout=120_000)
     with page.expect_download(timeout=60000) as download_info:
         page.locator("#pdf-download").click()
     path = tmp_path / "record.pdf"
