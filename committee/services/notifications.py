@@ -10,6 +10,7 @@ a notification is unique per (recipient, kind, key).
 Sending. `digests_send` (beat, daily) writes each person at most one email per day (committee
 time) listing everything recorded for them since their previous digest, grouped by kind, leaving
 out the kinds they opted out of on their profile page. Never one email per event.
+Each line of a digest is its kind's plain-text template, templates/committee/notifications/<kind>.txt.
 """
 
 from __future__ import annotations
@@ -228,47 +229,34 @@ def kind_heading(kind: str) -> str:
 
 
 def notification_text(notification: Notification) -> str:
-    """One line of a digest, in the active language, from the notification's details."""
-    p = notification.params
+    """One line of a digest, in the active language: the kind's template with the notification's details.
+
+    Each kind has its plain-text template, templates/committee/notifications/<kind>.txt; a kind
+    Docket does not know (any more) is shown as the notification's key.
+    """
     kind = notification.kind
-    if kind == NotificationKind.INTAKE_CLOSING:
-        text = _("Intake for week %(week)s closes %(closes)s and %(team)s has not submitted a request.") % {
-            "week": p.get("week"), "closes": _when(p.get("closes_at")), "team": p.get("team")
-        }
-        drafts = int(p.get("drafts") or 0)
-        if drafts:
-            text += " " + ngettext(
-                "It has %(n)d draft: submit it before then.", "It has %(n)d drafts: submit them before then.", drafts
-            ) % {"n": drafts}
-        return text
-    if kind == NotificationKind.REQUEST_SUBMITTED:
-        return _("%(team)s: “%(title)s” was submitted for week %(week)s by %(by)s.") % {
-            "team": p.get("team"), "title": p.get("title"), "week": p.get("week"), "by": p.get("by") or _("a member")
-        }
-    if kind == NotificationKind.DECISION_PUBLISHED:
-        outcome = p.get("outcome")
-        label = DecisionOutcome(outcome).label if outcome in DecisionOutcome.values else str(outcome)
-        if outcome == DecisionOutcome.PARTIAL:
-            label = _("%(label)s, %(granted)s of %(requested)s GPUs") % {
-                "label": label, "granted": p.get("granted_gpu_count"), "requested": p.get("requested_gpu_count")
-            }
-        return _("%(team)s: “%(title)s” — %(outcome)s (week %(week)s, plan version %(version)s).") % {
-            "team": p.get("team"), "title": p.get("title"), "outcome": label, "week": p.get("week"),
-            "version": p.get("version"),
-        }
-    if kind == NotificationKind.INTAKE_CLOSED:
-        return ngettext(
-            "Intake for week %(week)s closed with %(count)d request to score before the review on %(review)s.",
-            "Intake for week %(week)s closed with %(count)d requests to score before the review on %(review)s.",
-            int(p.get("count") or 0),
-        ) % {"week": p.get("week"), "count": int(p.get("count") or 0), "review": _when(p.get("review_at"))}
-    if kind == NotificationKind.REVIEW_COMING:
-        return _("The review of week %(week)s is on %(review)s: %(unscored)d of %(count)d requests still need your "
-                 "scores.") % {
-            "week": p.get("week"), "review": _when(p.get("review_at")), "unscored": int(p.get("unscored") or 0),
-            "count": int(p.get("count") or 0),
-        }
-    return str(notification.key)
+    if kind not in NotificationKind.values:
+        return str(notification.key)
+    p = notification.params
+    outcome = p.get("outcome")
+    context = {
+        "week": p.get("week"),
+        "team": p.get("team"),
+        "title": p.get("title"),
+        "by": p.get("by"),
+        "closes": _when(p.get("closes_at")),
+        "review": _when(p.get("review_at")),
+        "drafts": int(p.get("drafts") or 0),
+        "count": int(p.get("count") or 0),
+        "unscored": int(p.get("unscored") or 0),
+        "outcome": DecisionOutcome(outcome).label if outcome in DecisionOutcome.values else str(outcome),
+        "partial": outcome == DecisionOutcome.PARTIAL,
+        "granted": p.get("granted_gpu_count"),
+        "requested": p.get("requested_gpu_count"),
+        "version": p.get("version"),
+    }
+    # The template's own line end is not part of the text.
+    return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")
 
 
 def _link(path: str | None) -> str:
