@@ -530,7 +530,8 @@ def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:
     return gpu_request.status == RequestStatus.DECIDED and gpu_request.team_id in roles.team_ids
 
 
-# Publishing: what the engine is given for a finalized week.
+# ---------------------------------------------------------------------------------------------
+# Publishing: what the engine is given for a finalized week
 
 
 def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
@@ -611,7 +612,7 @@ def notification_waiting_count(*, user: Viewer) -> int:
     return Notification.objects.filter(recipient=user, digest__isnull=True, skipped=False).count()
 
 
-# Who hears of what: the recipients the notification services write rows for, and a person's choices.
+# Who hears of what: the recipients notifications are recorded for, and a person's choices.
 
 TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
 COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
