@@ -49,7 +49,6 @@ from committee.outbox import outbox_enqueue
 logger = logging.getLogger(__name__)
 
 
-
 def _person(user: User | None) -> str:
     # committee.services.requests.actor_name, which cannot be imported here: requests imports this module.
     if user is None:
