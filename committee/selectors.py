@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool, Team
 from committee import scoring
@@ -24,6 +26,8 @@ from committee.models import (
     GpuRequest,
     Notification,
     NotificationDigest,
+    NotificationKind,
+    NotificationOptOut,
     RequestStatus,
     ReviewCycle,
     RubricVersion,
@@ -527,6 +531,70 @@ def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# Publishing: what the engine is given for a finalized week
+
+
+def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
+    """The engine's demands for a cycle, highest priority first, each with its decision.
+
+    Grants ask for the GPUs requested, partial grants for the GPUs granted (their minimum
+    capped at that count); deferrals and rejections ask for nothing. Order: the priority rank
+    frozen at finalize, then unranked decisions by id (a decision taken on a request that
+    missed quorum still gets placed, after every ranked one).
+    """
+    decisions = sorted(
+        decision_list_granted(cycle=cycle),
+        key=lambda d: (d.priority_rank is None, d.priority_rank or 0, d.pk),
+    )
+    demands = []
+    for decision in decisions:
+        request = decision.request
+        if decision.outcome == DecisionOutcome.PARTIAL:
+            count = decision.granted_gpu_count or 0
+        else:
+            count = decision.requested_gpu_count
+        demands.append(
+            (
+                engine.Demand(
+                    ref=request.pk,
+                    pool=request.pool.key,
+                    gpu_count=count,
+                    min_gpu_count=min(request.min_gpu_count, count),
+                    duration_hours=request.duration_hours,
+                    earliest_start=request.earliest_start,
+                    latest_end=request.latest_end,
+                    preemptible_ok=request.preemptible_ok,
+                ),
+                decision,
+            )
+        )
+    return demands
+
+
+def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
+    """The current plan's windows of `week` that have started by `now`: a correction keeps them.
+
+    A running job's reservation must not move under it, so these go to the engine as fixed
+    windows and come out of the new version unchanged (same row, same id).
+    """
+    plan = allocation_selectors.plan_for_week(week=week)
+    if plan is None:
+        return []
+    return [
+        engine.EngineWindow(
+            ref=window.request_ref,
+            pool=window.pool.key,
+            gpu_count=window.gpu_count,
+            start=window.start,
+            end=window.end,
+            tier=window.tier,
+        )
+        for window in allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster")
+        if window.start <= now and window.request_ref is not None
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
 # Notifications
 
 
@@ -542,3 +610,40 @@ def notification_waiting_count(*, user: Viewer) -> int:
     if not user.is_authenticated:
         return 0
     return Notification.objects.filter(recipient=user, digest__isnull=True, skipped=False).count()
+
+
+# Who hears of what: the recipients notifications are recorded for, and a person's choices.
+
+TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
+COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
+
+
+def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
+    """Active members' user ids per team id."""
+    members: dict[int, list[int]] = {}
+    rows = TeamMembership.objects.filter(team_id__in=list(team_ids), user__is_active=True).order_by("user_id")
+    for team_id, user_id in rows.values_list("team_id", "user_id"):
+        members.setdefault(team_id, []).append(user_id)
+    return members
+
+
+def committee_member_ids(*, on: date | None = None) -> list[int]:
+    """User ids of everyone holding an active committee seat (a person with two seats counts once)."""
+    seats = CommitteeSeat.objects.active(on).filter(user__is_active=True)
+    return sorted(set(seats.values_list("user_id", flat=True)))
+
+
+def notification_kinds_for(*, user: User) -> list[str]:
+    """The kinds a person can receive: the team kinds if they are in a team, the committee's if they hold a seat."""
+    roles = viewer_roles(user=user)
+    kinds: list[str] = []
+    if roles.team_ids:
+        kinds += TEAM_KINDS
+    if roles.committee:
+        kinds += COMMITTEE_KINDS
+    return kinds
+
+
+def notification_opt_outs(*, user: User) -> set[str]:
+    """The kinds the person opted out of on their profile page."""
+    return set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))

@@ -280,7 +280,7 @@ def export_progress(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def export_download(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     export = selectors.export_get(viewer=request.user, pk=pk)
-    path = services.pdf_export_path(export=export)
+    path = selectors.pdf_export_path(export=export)
     if export.status != ExportStatus.DONE or path is None or not path.is_file():
         raise Http404(_("This PDF is not ready."))
     return FileResponse(path.open("rb"), as_attachment=True, filename=export.file_name, content_type="application/pdf")

@@ -25,7 +25,7 @@ from django.db.models import Count, Q
 from django.urls import reverse
 
 from allocations.models import Team
-from committee import scoring, weeks
+from committee import scoring, selectors, weeks
 from committee.models import (
     CycleStatus,
     GpuRequest,
@@ -35,7 +35,7 @@ from committee.models import (
     Score,
     TeamMembership,
 )
-from committee.services.notifications import committee_member_ids, notifications_record, team_member_ids
+from committee.services.notifications import notifications_record
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
 
@@ -88,7 +88,7 @@ def teams_remind_unfiled(*, now: datetime) -> int:
             .filter(submitted=0)
             .order_by("name")
         )
-        members = team_member_ids(team_ids=[team.pk for team in teams])
+        members = selectors.team_member_ids(team_ids=[team.pk for team in teams])
         for team in teams:
             recorded += notifications_record(
                 recipient_ids=members.get(team.pk, []),
@@ -133,7 +133,7 @@ def committee_remind_review(*, now: datetime) -> int:
     cycles = ReviewCycle.objects.filter(
         status=CycleStatus.IN_REVIEW, review_at__gt=now, review_at__lte=now + COMMITTEE_REMINDER_AHEAD
     ).order_by("starts_at")
-    members = committee_member_ids(on=now.astimezone(weeks.committee_zone()).date())
+    members = selectors.committee_member_ids(on=now.astimezone(weeks.committee_zone()).date())
     teams_of: dict[int, set[int]] = {}
     for user_id, team_id in TeamMembership.objects.filter(user_id__in=members).values_list("user_id", "team_id"):
         teams_of.setdefault(user_id, set()).add(team_id)

@@ -2,13 +2,15 @@
 
 Recording. A user action that should tell people something (a submission, closing intake,
 publishing) writes an outbox message in its own transaction (`notify_*`); the message's task
-records one `Notification` per recipient (`notifications_for_*`). The clock's reminders record
+records one `Notification` per recipient (`notifications_for_*`; who the recipients are, and
+what a person may receive, are reads in committee/selectors.py). The clock's reminders record
 theirs directly (committee/services/clock.py). Recording the same thing twice writes nothing new:
 a notification is unique per (recipient, kind, key).
 
 Sending. `digests_send` (beat, daily) writes each person at most one email per day (committee
 time) listing everything recorded for them since their previous digest, grouped by kind, leaving
 out the kinds they opted out of on their profile page. Never one email per event.
+Each line of a digest is its kind's plain-text template, templates/committee/notifications/<kind>.txt.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from django.utils.translation import ngettext
 from allocations.models import AllocationPlan
 from committee import selectors, weeks
 from committee.models import (
-    CommitteeSeat,
     Decision,
     DecisionOutcome,
     GpuRequest,
@@ -42,14 +43,10 @@ from committee.models import (
     NotificationOptOut,
     RequestStatus,
     ReviewCycle,
-    TeamMembership,
 )
 from committee.outbox import outbox_enqueue
 
 logger = logging.getLogger(__name__)
-
-TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
-COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
 
 
 def _person(user: User | None) -> str:
@@ -108,21 +105,6 @@ def notifications_record_many(*, kind: str, items: Iterable[tuple[str, Iterable[
     return len(new)
 
 
-def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
-    """Active members' user ids per team id."""
-    members: dict[int, list[int]] = {}
-    rows = TeamMembership.objects.filter(team_id__in=list(team_ids), user__is_active=True).order_by("user_id")
-    for team_id, user_id in rows.values_list("team_id", "user_id"):
-        members.setdefault(team_id, []).append(user_id)
-    return members
-
-
-def committee_member_ids(*, on: date | None = None) -> list[int]:
-    """User ids of everyone holding an active committee seat (a person with two seats counts once)."""
-    seats = CommitteeSeat.objects.active(on).filter(user__is_active=True)
-    return sorted(set(seats.values_list("user_id", flat=True)))
-
-
 def notify_request_submitted(*, gpu_request: GpuRequest) -> None:
     """Inside the submission's transaction: after commit, the team hears that the request was submitted.
 
@@ -163,7 +145,7 @@ def notify_decisions_published(*, cycle: ReviewCycle, plan: AllocationPlan) -> N
 def notifications_for_request_submitted(*, request_id: int) -> int:
     """Record a "request submitted" notification for each member of the request's team. Idempotent."""
     gpu_request = GpuRequest.objects.select_related("team", "cycle", "submitted_by").get(pk=request_id)
-    members = team_member_ids(team_ids=[gpu_request.team_id]).get(gpu_request.team_id, [])
+    members = selectors.team_member_ids(team_ids=[gpu_request.team_id]).get(gpu_request.team_id, [])
     return notifications_record(
         recipient_ids=members,
         kind=NotificationKind.REQUEST_SUBMITTED,
@@ -184,7 +166,7 @@ def notifications_for_intake_closed(*, cycle_id: int) -> int:
     # Submitted or already decided: the same requests, however late the task runs after intake closed.
     count = GpuRequest.objects.filter(cycle=cycle, status__in=[RequestStatus.SUBMITTED, RequestStatus.DECIDED]).count()
     return notifications_record(
-        recipient_ids=committee_member_ids(),
+        recipient_ids=selectors.committee_member_ids(),
         kind=NotificationKind.INTAKE_CLOSED,
         key=f"cycle:{cycle.week}:intake-closed",
         params={
@@ -201,7 +183,7 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
     cycle = ReviewCycle.objects.get(pk=cycle_id)
     plan = AllocationPlan.objects.get(pk=plan_id)
     decisions = list(Decision.objects.filter(cycle=cycle).select_related("request").order_by("priority_rank", "id"))
-    members = team_member_ids(team_ids={d.request.team_id for d in decisions})
+    members = selectors.team_member_ids(team_ids={d.request.team_id for d in decisions})
     return notifications_record_many(
         kind=NotificationKind.DECISION_PUBLISHED,
         items=[
@@ -246,47 +228,34 @@ def kind_heading(kind: str) -> str:
 
 
 def notification_text(notification: Notification) -> str:
-    """One line of a digest, in the active language, from the notification's details."""
-    p = notification.params
+    """One line of a digest, in the active language: the kind's template with the notification's details.
+
+    Each kind has its plain-text template, templates/committee/notifications/<kind>.txt; a kind
+    Docket does not know (any more) is shown as the notification's key.
+    """
     kind = notification.kind
-    if kind == NotificationKind.INTAKE_CLOSING:
-        text = _("Intake for week %(week)s closes %(closes)s and %(team)s has not submitted a request.") % {
-            "week": p.get("week"), "closes": _when(p.get("closes_at")), "team": p.get("team")
-        }
-        drafts = int(p.get("drafts") or 0)
-        if drafts:
-            text += " " + ngettext(
-                "It has %(n)d draft: submit it before then.", "It has %(n)d drafts: submit them before then.", drafts
-            ) % {"n": drafts}
-        return text
-    if kind == NotificationKind.REQUEST_SUBMITTED:
-        return _("%(team)s: “%(title)s” was submitted for week %(week)s by %(by)s.") % {
-            "team": p.get("team"), "title": p.get("title"), "week": p.get("week"), "by": p.get("by") or _("a member")
-        }
-    if kind == NotificationKind.DECISION_PUBLISHED:
-        outcome = p.get("outcome")
-        label = DecisionOutcome(outcome).label if outcome in DecisionOutcome.values else str(outcome)
-        if outcome == DecisionOutcome.PARTIAL:
-            label = _("%(label)s, %(granted)s of %(requested)s GPUs") % {
-                "label": label, "granted": p.get("granted_gpu_count"), "requested": p.get("requested_gpu_count")
-            }
-        return _("%(team)s: “%(title)s” — %(outcome)s (week %(week)s, plan version %(version)s).") % {
-            "team": p.get("team"), "title": p.get("title"), "outcome": label, "week": p.get("week"),
-            "version": p.get("version"),
-        }
-    if kind == NotificationKind.INTAKE_CLOSED:
-        return ngettext(
-            "Intake for week %(week)s closed with %(count)d request to score before the review on %(review)s.",
-            "Intake for week %(week)s closed with %(count)d requests to score before the review on %(review)s.",
-            int(p.get("count") or 0),
-        ) % {"week": p.get("week"), "count": int(p.get("count") or 0), "review": _when(p.get("review_at"))}
-    if kind == NotificationKind.REVIEW_COMING:
-        return _("The review of week %(week)s is on %(review)s: %(unscored)d of %(count)d requests still need your "
-                 "scores.") % {
-            "week": p.get("week"), "review": _when(p.get("review_at")), "unscored": int(p.get("unscored") or 0),
-            "count": int(p.get("count") or 0),
-        }
-    return str(notification.key)
+    if kind not in NotificationKind.values:
+        return str(notification.key)
+    p = notification.params
+    outcome = p.get("outcome")
+    context = {
+        "week": p.get("week"),
+        "team": p.get("team"),
+        "title": p.get("title"),
+        "by": p.get("by"),
+        "closes": _when(p.get("closes_at")),
+        "review": _when(p.get("review_at")),
+        "drafts": int(p.get("drafts") or 0),
+        "count": int(p.get("count") or 0),
+        "unscored": int(p.get("unscored") or 0),
+        "outcome": DecisionOutcome(outcome).label if outcome in DecisionOutcome.values else str(outcome),
+        "partial": outcome == DecisionOutcome.PARTIAL,
+        "granted": p.get("granted_gpu_count"),
+        "requested": p.get("requested_gpu_count"),
+        "version": p.get("version"),
+    }
+    # The template's own line end is not part of the text.
+    return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")
 
 
 def _link(path: str | None) -> str:
@@ -358,7 +327,7 @@ def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
                 .filter(recipient=user, digest__isnull=True, skipped=False)
                 .order_by("created_at", "id")
             )
-            opted_out = set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))
+            opted_out = selectors.notification_opt_outs(user=user)
             deliverable = bool(user.is_active and user.email)
             included = [n for n in notifications if deliverable and n.kind not in opted_out]
             skipped = [n.pk for n in notifications if n not in included]
@@ -380,21 +349,6 @@ def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
 # --- preferences ---------------------------------------------------------------------------------
 
 
-def notification_kinds_for(*, user: User) -> list[str]:
-    """The kinds a person can receive: the team kinds if they are in a team, the committee's if they hold a seat."""
-    roles = selectors.viewer_roles(user=user)
-    kinds: list[str] = []
-    if roles.team_ids:
-        kinds += TEAM_KINDS
-    if roles.committee:
-        kinds += COMMITTEE_KINDS
-    return kinds
-
-
-def notification_opt_outs(*, user: User) -> set[str]:
-    return set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))
-
-
 @transaction.atomic
 def notification_preferences_set(*, user: User, receive: Iterable[str], kinds: Iterable[str]) -> set[str]:
     """Among `kinds` (the kinds the form showed), opt the user out of those not in `receive`, back in to the others.
@@ -413,4 +367,4 @@ def notification_preferences_set(*, user: User, receive: Iterable[str], kinds: I
         [NotificationOptOut(user=user, kind=kind, created_at=timezone.now()) for kind in sorted(off)],
         ignore_conflicts=True,
     )
-    return notification_opt_outs(user=user)
+    return selectors.notification_opt_outs(user=user)

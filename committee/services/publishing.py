@@ -2,6 +2,8 @@
 
 The committee's side of the seam with allocations/: this module knows decisions and requests;
 `allocations.services.plan_publish` knows only pools, teams, windows and plain request ids.
+What the engine is given (the demands, the windows already started) is read by
+`committee.selectors.cycle_demands` and `started_windows`; this module writes the plan.
 """
 
 from __future__ import annotations
@@ -18,74 +20,13 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan, GpuPool
-from allocations.selectors import plan_for_week, plan_window_list
 from allocations.services import plan_publish
 from committee import selectors, signals
-from committee.models import CycleStatus, Decision, DecisionOutcome, ReviewCycle
+from committee.models import CycleStatus, ReviewCycle
 from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
-
-
-def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
-    """The engine's demands for a cycle, highest priority first, each with its decision.
-
-    Grants ask for the GPUs requested, partial grants for the GPUs granted (their minimum
-    capped at that count); deferrals and rejections ask for nothing. Order: the priority rank
-    frozen at finalize, then unranked decisions by id (a decision taken on a request that
-    missed quorum still gets placed, after every ranked one).
-    """
-    decisions = sorted(
-        selectors.decision_list_granted(cycle=cycle),
-        key=lambda d: (d.priority_rank is None, d.priority_rank or 0, d.pk),
-    )
-    demands = []
-    for decision in decisions:
-        request = decision.request
-        if decision.outcome == DecisionOutcome.PARTIAL:
-            count = decision.granted_gpu_count or 0
-        else:
-            count = decision.requested_gpu_count
-        demands.append(
-            (
-                engine.Demand(
-                    ref=request.pk,
-                    pool=request.pool.key,
-                    gpu_count=count,
-                    min_gpu_count=min(request.min_gpu_count, count),
-                    duration_hours=request.duration_hours,
-                    earliest_start=request.earliest_start,
-                    latest_end=request.latest_end,
-                    preemptible_ok=request.preemptible_ok,
-                ),
-                decision,
-            )
-        )
-    return demands
-
-
-def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
-    """The current plan's windows of `week` that have started by `now`: a correction keeps them.
-
-    A running job's reservation must not move under it, so these go to the engine as fixed
-    windows and come out of the new version unchanged (same row, same id).
-    """
-    plan = plan_for_week(week=week)
-    if plan is None:
-        return []
-    return [
-        engine.EngineWindow(
-            ref=window.request_ref,
-            pool=window.pool.key,
-            gpu_count=window.gpu_count,
-            start=window.start,
-            end=window.end,
-            tier=window.tier,
-        )
-        for window in plan_window_list(plan=plan).select_related("pool__cluster")
-        if window.start <= now and window.request_ref is not None
-    ]
 
 
 def _kept_explanations(started: list[engine.EngineWindow]) -> list[engine.Explanation]:
@@ -135,8 +76,8 @@ def cycle_publish(
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
     pools = {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
-    demands = cycle_demands(cycle=locked)
-    started = started_windows(week=locked.week, now=now or timezone.now()) if correction else []
+    demands = selectors.cycle_demands(cycle=locked)
+    started = selectors.started_windows(week=locked.week, now=now or timezone.now()) if correction else []
     kept_refs = {window.ref for window in started}
     placing = [(demand, decision) for demand, decision in demands if demand.ref not in kept_refs]
     result = engine.allocate(

@@ -11,14 +11,13 @@ from django.views.decorators.http import require_http_methods
 
 from committee import selectors, services
 from committee.forms import NotificationPreferencesForm
-from committee.services.notifications import notification_kinds_for, notification_opt_outs
 from core.http import AuthenticatedHttpRequest
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def profile(request: AuthenticatedHttpRequest) -> HttpResponse:
-    kinds = notification_kinds_for(user=request.user)
+    kinds = selectors.notification_kinds_for(user=request.user)
     if request.method == "POST":
         form = NotificationPreferencesForm(request.POST, kinds=kinds)
         if form.is_valid():
@@ -26,7 +25,7 @@ def profile(request: AuthenticatedHttpRequest) -> HttpResponse:
             messages.success(request, _("Your notification settings are saved."))
             return redirect("committee:profile")
     else:
-        opted_out = notification_opt_outs(user=request.user)
+        opted_out = selectors.notification_opt_outs(user=request.user)
         form = NotificationPreferencesForm(initial={"receive": [k for k in kinds if k not in opted_out]}, kinds=kinds)
     return render(
         request,

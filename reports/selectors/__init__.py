@@ -1,12 +1,11 @@
 """Every non-trivial read of the archive; import from here. One module per concept."""
 
+from reports.selectors.exports import export_for_revision, export_get, pdf_export_path, pdf_root
 from reports.selectors.integrity import VerifyResult, archive_verify
 from reports.selectors.pages import (
     ChainHead,
     backlinks,
     chain_head,
-    export_for_revision,
-    export_get,
     page_get,
     page_list,
     recent_changes,
@@ -36,6 +35,8 @@ __all__ = [
     "page_get",
     "page_list",
     "page_search",
+    "pdf_export_path",
+    "pdf_root",
     "policy_data",
     "recent_changes",
     "revision_charts",

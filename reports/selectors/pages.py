@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from committee import selectors as committee_selectors
 from reports import charts, diffing
 from reports.markdown import linked_slugs
-from reports.models import GENESIS_HASH, ArchiveChain, Page, PageKind, PageRevision, PdfExport
+from reports.models import GENESIS_HASH, ArchiveChain, Page, PageKind, PageRevision
 
 Viewer = User | AnonymousUser
 
@@ -115,19 +115,6 @@ def text_compare(*, old: PageRevision, title: str, body: str) -> diffing.Revisio
     """A stored revision against text an editor has not saved (shown on an edit conflict)."""
     labels = {"title": _("Title"), "body": _("Text")}
     return diffing.diff_snapshots(snapshot(old), {"title": title, "body": body}, labels=labels)
-
-
-def export_for_revision(*, revision: PageRevision) -> PdfExport | None:
-    return PdfExport.objects.filter(revision=revision).first()
-
-
-def export_get(*, viewer: Viewer, pk: int) -> PdfExport:
-    if not user_can_read(user=viewer):
-        raise Http404
-    try:
-        return PdfExport.objects.select_related("revision", "revision__page").get(pk=pk)
-    except PdfExport.DoesNotExist:
-        raise Http404(_("No such export.")) from None
 
 
 def revision_charts(*, revision: PageRevision) -> list[dict[str, object]]:

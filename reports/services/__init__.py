@@ -1,6 +1,6 @@
 """Every write of the archive; import from here. One module per concept."""
 
-from reports.services.exports import pdf_export_path, pdf_export_render, pdf_export_request
+from reports.services.exports import pdf_export_render, pdf_export_request
 from reports.services.pages import (
     SYSTEM_AUTHOR,
     EditConflict,
@@ -21,7 +21,6 @@ __all__ = [
     "page_create_system",
     "page_revision_restore",
     "page_revision_save",
-    "pdf_export_path",
     "pdf_export_render",
     "pdf_export_request",
     "policy_page_sync",

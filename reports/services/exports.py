@@ -1,4 +1,5 @@
-"""PDF exports of archive revisions: ask for one, render it (in a Celery task), find its file.
+"""PDF exports of archive revisions: ask for one, render it (in a Celery task). Finding one and its file
+are reads (reports/selectors/exports.py).
 
 A revision's PDF never changes (the revision never does), so there is one `PdfExport` row per
 revision: asking again returns the same row, and a failed export is retried by asking again.
@@ -14,7 +15,6 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q
@@ -23,22 +23,13 @@ from django.utils import timezone
 from committee.outbox import outbox_enqueue
 from reports import pdf
 from reports.models import ExportStatus, ExportStep, PageRevision, PdfExport
+from reports.selectors.exports import pdf_export_path, pdf_root
 from reports.services.pages import Author
 
 logger = logging.getLogger(__name__)
 
 # A render still "running" after this long is taken to have died with its worker and may be claimed again.
 STALE_AFTER = timedelta(minutes=10)
-
-
-def pdf_root() -> Path:
-    return Path(settings.DOCKET_PDF_ROOT)
-
-
-def pdf_export_path(*, export: PdfExport) -> Path | None:
-    if not export.file_name:
-        return None
-    return pdf_root() / export.file_name
 
 
 def _file_name(revision: PageRevision) -> str:

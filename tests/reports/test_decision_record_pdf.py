@@ -9,7 +9,7 @@ from pathlib import Path
 from django.urls import reverse
 
 from committee import services as committee_services
-from reports import services
+from reports import selectors
 from reports.models import ExportStatus, Page, PdfExport
 from reports.selectors import revision_latest
 from tests.conftest import require
@@ -27,7 +27,7 @@ def test_the_weeks_pdf_has_the_decisions_and_the_charts(client, week, django_cap
         client.post(reverse("reports:revision-pdf", args=[page.slug, revision_latest(page=page).number]))
     export = PdfExport.objects.get(revision=revision_latest(page=page))
     assert export.status == ExportStatus.DONE and export.charts_included, export.error or export.note
-    text = " ".join(pdf_text(services.pdf_export_path(export=export)).split())
+    text = " ".join(pdf_text(selectors.pdf_export_path(export=export)).split())
 
     assert f"Decision record {week.cycle.week}" in text and revision_latest(page=page).hash in text  # the cover
     for rationale in RATIONALES.values():

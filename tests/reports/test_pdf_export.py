@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from reports import pdf, services
+from reports import pdf, selectors, services
 from reports.models import ExportStatus, PageKind, PdfExport
 from reports.selectors import revision_latest
 from tests.conftest import require
@@ -62,7 +62,7 @@ def test_any_page_prints_its_text(client, world, django_capture_on_commit_callba
     assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
     content = b"".join(response.streaming_content)
     assert content.startswith(b"%PDF")
-    text = pdf_text(services.pdf_export_path(export=export))
+    text = pdf_text(selectors.pdf_export_path(export=export))
     assert "allocates GPUs by the published rubric" in text and revision_latest(page=page).hash in text
 
 
@@ -73,7 +73,7 @@ def test_decision_record_prints_charts(client, world, django_capture_on_commit_c
     export = request_pdf(client, page, django_capture_on_commit_callbacks)
     assert export.status == ExportStatus.DONE, export.error
     assert export.charts_included and export.note == ""
-    text = pdf_text(services.pdf_export_path(export=export))
+    text = pdf_text(selectors.pdf_export_path(export=export))
     assert "strongest impact case" in text
     # Axis titles and legend entries exist only inside the SVG charts.
     assert "weighted total" in text and "Business impact (40%)" in text and "GPU-h" in text
@@ -86,7 +86,7 @@ def test_without_chromium_the_pdf_is_made_and_says_so(client, world, settings, d
     export = request_pdf(client, page, django_capture_on_commit_callbacks)
     assert export.status == ExportStatus.DONE and not export.charts_included
     assert "No Chromium" in export.note
-    text = pdf_text(services.pdf_export_path(export=export))
+    text = pdf_text(selectors.pdf_export_path(export=export))
     assert "No Chromium was found" in text and "strongest impact case" in text
 
 
