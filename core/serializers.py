@@ -12,7 +12,6 @@ are all text, so they are not checked here (their fields parse them).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import relations, serializers
 
 from core.datetimes import UTCDateTimeField
+from core.numbers import DECIMAL_MESSAGE, written_as
 from core.openapi import decimal_pattern
 
 
@@ -83,12 +83,11 @@ class StrictJSONMixin(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-DECIMAL_MESSAGE = _("Write the number in digits 0-9 with an optional decimal point, as %(pattern)s.")
 JSON_NAMES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 
 def _decimal_written_as_documented(field: serializers.DecimalField, value: str) -> bool:
-    return re.fullmatch(decimal_pattern(field), value, flags=re.ASCII) is not None
+    return written_as(decimal_pattern(field), value)
 
 
 def _type_name(expected: tuple[type, ...]) -> str:
