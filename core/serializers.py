@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import relations, serializers
 
 from core.datetimes import UTCDateTimeField
-from core.numbers import DECIMAL_MESSAGE, written_as
+from core.numbers import DECIMAL_MESSAGE, INTEGER_MESSAGE, integer_pattern, written_as
 from core.openapi import decimal_pattern
 
 
@@ -92,3 +92,18 @@ def _decimal_written_as_documented(field: serializers.DecimalField, value: str) 
 
 def _type_name(expected: tuple[type, ...]) -> str:
     return " or ".join(sorted({JSON_NAMES.get(t, t.__name__) for t in expected}))
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """DRF's IntegerField, taking a string (a query parameter) only in digits 0-9.
+
+    DRF reads a string through int(), which also takes "1_000", full-width digits and "12.0";
+    the schema documents an integer. A JSON body's integers are JSON numbers (StrictJSONMixin).
+    """
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, str):
+            pattern = integer_pattern(min_value=self.min_value)
+            if not written_as(pattern, data.strip()):
+                raise serializers.ValidationError(str(INTEGER_MESSAGE % {"pattern": pattern}), code="invalid")
+        return super().to_internal_value(data)
