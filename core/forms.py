@@ -42,9 +42,10 @@ class StrictDecimalField(forms.DecimalField):
     def to_python(self, value: Any) -> Decimal | None:  # type: ignore[override]  # stubs: IntegerField's
         if value not in self.empty_values:
             text = str(value).strip()
+            # Without the digit count and the maximum: a well-written 150 for a percentage is told
+            # the range ("less than or equal to 100") by Django's own validators, not the format.
             pattern = numbers.decimal_pattern(
-                max_digits=self.max_digits, decimal_places=self.decimal_places,
-                min_value=self.min_value, max_value=self.max_value,
+                max_digits=None, decimal_places=self.decimal_places, min_value=self.min_value,
             )
             if not numbers.written_as(pattern, text):
                 raise ValidationError(

@@ -79,6 +79,16 @@ def test_the_request_form_refuses_alternative_gpu_hours_written_otherwise(team_b
     assert not GpuRequest.objects.exists()
 
 
+def test_a_number_in_digits_out_of_range_is_told_the_range(team_browser, world):
+    data = form_data(world, **{"usage-mean_utilization_pct": "150", "usage-gpu_hours_used": "12345678901"})
+    response = team_browser.post(reverse("committee:request-create"), data)
+    assert response.status_code == 400
+    errors = response.context["forms"]["usage"].errors
+    assert errors["mean_utilization_pct"] == ["Ensure this value is less than or equal to 100."]
+    assert errors["gpu_hours_used"] == ["Ensure that there are no more than 10 digits in total."]
+    assert not GpuRequest.objects.exists()
+
+
 def test_the_request_form_still_takes_numbers_in_digits(team_browser, world):
     row = {"description": "Distilled", "gpu_hours": "300", "cost_estimate": "1250.50", "feasible": "on"}
     data = form_data(world, [row], **{"usage-mean_utilization_pct": "99.5", "forecast-estimated_value": ".5"})
