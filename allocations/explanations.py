@@ -22,7 +22,7 @@ from django.utils.translation import ngettext
 
 from allocations.engine import Reason
 
-__all__ = ["explanation_text", "reasons_as_json"]
+__all__ = ["REASON_CODES", "explanation_text", "reasons_as_json"]
 
 _WEEK = timedelta(days=7)
 _DASH = "\u2013"  # the en dash of "Tue 08:00–Thu 08:00" spans
@@ -39,6 +39,9 @@ _REFUSALS = frozenset(
         "pool_full",
     }
 )
+
+# Every code an explanation can hold (docs/engine.md has their parameters), in reading order.
+REASON_CODES = ("shortened", "placed", "queued", "kept", *sorted(_REFUSALS))
 
 
 def reasons_as_json(reasons: Iterable[Reason]) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from committee.models import (
 )
 from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
-from core.forms import form_field
+from core.forms import StrictIntegerField, form_field, strict_number_formfield
 
 
 class DateTimeLocalInput(forms.DateTimeInput):
@@ -36,6 +36,7 @@ DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S
 class GpuRequestForm(forms.ModelForm):
     class Meta:
         model = GpuRequest
+        formfield_callback = strict_number_formfield  # numbers as the API writes them (core.numbers)
         fields = REQUEST_FIELDS
         widgets = {
             "earliest_start": DateTimeLocalInput(),
@@ -59,6 +60,7 @@ class UsageReportForm(forms.ModelForm):
 
     class Meta:
         model = UsageReport
+        formfield_callback = strict_number_formfield  # numbers as the API writes them (core.numbers)
         fields = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct", "notes")
         widgets = {"notes": forms.Textarea(attrs={"rows": 2})}
 
@@ -68,6 +70,7 @@ class ImpactForecastForm(forms.ModelForm):
 
     class Meta:
         model = ImpactForecast
+        formfield_callback = strict_number_formfield  # numbers as the API writes them (core.numbers)
         fields = ("kind", "estimated_value", "value_unit", "confidence", "narrative")
         widgets = {"narrative": forms.Textarea(attrs={"rows": 3})}
 
@@ -75,6 +78,7 @@ class ImpactForecastForm(forms.ModelForm):
 class AlternativeForm(forms.ModelForm):
     class Meta:
         model = Alternative
+        formfield_callback = strict_number_formfield  # numbers as the API writes them (core.numbers)
         fields = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
 
 
@@ -108,7 +112,7 @@ class ScoreForm(forms.Form):
     """One member's score of one request on one criterion, saved inline."""
 
     criterion = forms.ChoiceField(choices=[])
-    value = forms.IntegerField(label=_("Score"), min_value=0, max_value=10)
+    value = StrictIntegerField(label=_("Score"), min_value=0, max_value=10)
     note = forms.CharField(label=_("Note"), required=False, max_length=limits.SCORE_NOTE_MAX_LENGTH)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -120,7 +124,7 @@ class ScoreForm(forms.Form):
 
 class DecisionForm(forms.Form):
     outcome = forms.ChoiceField(label=_("Decision"), widget=forms.RadioSelect, choices=[])
-    granted_gpu_count = forms.IntegerField(
+    granted_gpu_count = StrictIntegerField(
         label=_("GPUs granted (partial)"), required=False, min_value=1,
         help_text=_("Only for a partial grant: from the request's minimum to one less than asked."),
     )
@@ -137,10 +141,10 @@ class DecisionForm(forms.Form):
 class WeightsForm(forms.Form):
     """Four whole-percent weights that add up to 100."""
 
-    business_impact = forms.IntegerField(label=_("Business impact %"), min_value=0, max_value=100)
-    feasibility = forms.IntegerField(label=_("Feasibility of alternatives %"), min_value=0, max_value=100)
-    urgency = forms.IntegerField(label=_("Time urgency %"), min_value=0, max_value=100)
-    fairness = forms.IntegerField(label=_("Fairness %"), min_value=0, max_value=100)
+    business_impact = StrictIntegerField(label=_("Business impact %"), min_value=0, max_value=100)
+    feasibility = StrictIntegerField(label=_("Feasibility of alternatives %"), min_value=0, max_value=100)
+    urgency = StrictIntegerField(label=_("Time urgency %"), min_value=0, max_value=100)
+    fairness = StrictIntegerField(label=_("Fairness %"), min_value=0, max_value=100)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

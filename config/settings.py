@@ -190,6 +190,7 @@ SPECTACULAR_SETTINGS = {
         "RequestStatusEnum": "committee.models.RequestStatus",
         "DecisionOutcomeEnum": "committee.models.DecisionOutcome",
         "PageKindEnum": "reports.models.PageKind",
+        "ReasonCodeEnum": "allocations.explanations.REASON_CODES",
     },
 }
 

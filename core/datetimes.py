@@ -17,13 +17,24 @@ from typing import Any
 import django_filters
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import IsoDateTimeField
 from rest_framework import serializers
 
+StrOrPromise = str | Promise
+
 MAX_OFFSET = timedelta(hours=15, minutes=59)  # PostgreSQL's limit for a timestamptz input
 OFFSET_MESSAGE = _("A UTC offset must lie within ±15:59.")
 RANGE_MESSAGE = _("This time is outside the years 1 to 9999 once converted to UTC.")
+# Said in every date-time's description (help_text) in the schema, by the fields below.
+LIMITS_HELP = _("ISO 8601; a UTC offset must lie within ±15:59, and the time in the years 1 to 9999 once in UTC.")
+
+
+def with_limits(help_text: StrOrPromise | None) -> StrOrPromise:
+    """`help_text` followed by what a date-time must be (LIMITS_HELP)."""
+    return format_lazy("{} {}", help_text, LIMITS_HELP) if help_text else LIMITS_HELP
 
 
 def storable_utc(value: datetime) -> datetime:
@@ -43,8 +54,14 @@ class UTCDateTimeField(serializers.DateTimeField):
     """DRF's DateTimeField, refusing what the database cannot store and answering UTC.
 
     DRF converts an aware input to the current time zone before anything sees it, which would
-    hide the offset the client wrote; the check runs on the value as written.
+    hide the offset the client wrote; the check runs on the value as written. Its description
+    in the schema says the limits.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not kwargs.get("read_only"):
+            kwargs["help_text"] = with_limits(kwargs.get("help_text"))
+        super().__init__(*args, **kwargs)
 
     def enforce_timezone(self, value: datetime) -> datetime:
         aware = value if value.utcoffset() is not None else super().enforce_timezone(value)
@@ -79,3 +96,7 @@ class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
     """An ISO 8601 query parameter, refused (400) when the database could not take it, else in UTC."""
 
     field_class = UTCIsoDateTimeField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["help_text"] = with_limits(kwargs.get("help_text"))
+        super().__init__(*args, **kwargs)

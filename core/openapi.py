@@ -18,7 +18,6 @@ power of ten, as percentages are), so a client that follows the schema is never 
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -26,6 +25,8 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
+
+from core import numbers
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -104,23 +105,8 @@ class DocketAutoSchema(AutoSchema):
 
 
 def decimal_pattern(field: serializers.DecimalField) -> str:
-    """The strings a DecimalField takes, as a regular expression (ECMA 262, as OpenAPI wants)."""
-    places = field.decimal_places or 0
-    whole = field.max_digits - places if field.max_digits is not None else None
-    fraction = rf"(?:\.\d{{0,{places}}})?" if places else ""
-    maximum = Decimal(field.max_value) if field.max_value is not None else None
-    alternatives = []
-    if maximum is not None and maximum > 0 and _power_of_ten(maximum):
-        # e.g. 100 (a percentage): up to two whole digits with any fraction, or 100 itself.
-        below = rf"\d{{1,{len(str(int(maximum))) - 1}}}{fraction}"
-        alternatives += [below, str(int(maximum)) + fraction.replace(r"\d", "0")]
-    elif whole != 0:
-        alternatives.append((rf"\d{{1,{whole}}}" if whole is not None else r"\d+") + fraction)
-    if places:
-        alternatives.append(rf"\.\d{{1,{places}}}")
-    negative = field.min_value is None or Decimal(field.min_value) < 0
-    return "^" + ("-?" if negative else "") + "(?:" + "|".join(alternatives) + ")$"
-
-
-def _power_of_ten(value: Decimal) -> bool:
-    return value == value.to_integral_value() and str(int(value)).rstrip("0") == "1"
+    """The strings a DecimalField takes (core.numbers.decimal_pattern, which the forms check too)."""
+    return numbers.decimal_pattern(
+        max_digits=field.max_digits, decimal_places=field.decimal_places,
+        min_value=field.min_value, max_value=field.max_value,
+    )

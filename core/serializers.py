@@ -12,7 +12,6 @@ are all text, so they are not checked here (their fields parse them).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import relations, serializers
 
 from core.datetimes import UTCDateTimeField
+from core.numbers import DECIMAL_MESSAGE, INTEGER_MESSAGE, integer_pattern, written_as
 from core.openapi import decimal_pattern
 
 
@@ -83,13 +83,27 @@ class StrictJSONMixin(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-DECIMAL_MESSAGE = _("Write the number in digits 0-9 with an optional decimal point, as %(pattern)s.")
 JSON_NAMES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 
 def _decimal_written_as_documented(field: serializers.DecimalField, value: str) -> bool:
-    return re.fullmatch(decimal_pattern(field), value, flags=re.ASCII) is not None
+    return written_as(decimal_pattern(field), value)
 
 
 def _type_name(expected: tuple[type, ...]) -> str:
     return " or ".join(sorted({JSON_NAMES.get(t, t.__name__) for t in expected}))
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """DRF's IntegerField, taking a string (a query parameter) only in digits 0-9.
+
+    DRF reads a string through int(), which also takes "1_000", full-width digits and "12.0";
+    the schema documents an integer. A JSON body's integers are JSON numbers (StrictJSONMixin).
+    """
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, str):
+            pattern = integer_pattern(min_value=self.min_value)
+            if not written_as(pattern, data.strip()):
+                raise serializers.ValidationError(str(INTEGER_MESSAGE % {"pattern": pattern}), code="invalid")
+        return super().to_internal_value(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import StrictIntegerField
 from reports.services.pages import MAX_BODY_CHARS, MAX_SUMMARY_CHARS, MAX_TITLE_CHARS
 
 
@@ -25,7 +26,7 @@ class PageEditForm(forms.Form):
         max_length=MAX_SUMMARY_CHARS,
         help_text=_("Required: what you changed and why. It stays in the history."),
     )
-    base_revision_id = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    base_revision_id = StrictIntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
 
 class PageCreateForm(PageEditForm):
@@ -39,12 +40,12 @@ class PageCreateForm(PageEditForm):
 
 class RestoreForm(forms.Form):
     summary = forms.CharField(label=_("Why restore it?"), max_length=200, required=False)
-    base_revision_id = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    base_revision_id = StrictIntegerField(widget=forms.HiddenInput, min_value=1)
 
 
 class CompareForm(forms.Form):
-    old = forms.IntegerField(label=_("From revision"), min_value=1)
-    new = forms.IntegerField(label=_("To revision"), min_value=1)
+    old = StrictIntegerField(label=_("From revision"), min_value=1)
+    new = StrictIntegerField(label=_("To revision"), min_value=1)
 
 
 class SearchForm(forms.Form):

@@ -78,3 +78,30 @@ def test_window_filters_refuse_what_cannot_be_a_slug(world: Any) -> None:
     assert client.get("/api/v1/windows/", {"cluster": "atlas", "pool": "a 100"}).status_code == 400
     assert client.get("/api/v1/windows/", {"cluster": "atlas", "team": "{}"}).status_code == 400
     assert client.get("/api/v1/windows/", {"cluster": "atlas", "pool": "a100", "team": "team-a"}).status_code == 200
+
+
+def _limits_said(description: str) -> bool:
+    return "±15:59" in description and "years 1 to 9999" in description and "UTC" in description
+
+
+def test_date_times_document_the_offset_and_year_they_take(client: Any) -> None:
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    windows = {p["name"]: p for p in schema["paths"]["/api/v1/windows/"]["get"]["parameters"]}
+    for name in ("active_at", "ends_after"):
+        assert windows[name]["schema"]["format"] == "date-time"
+        assert _limits_said(windows[name]["description"]), windows[name]
+    assert windows["active_at"]["description"].startswith("Windows holding their GPUs at this time")
+    usage = schema["components"]["schemas"]["UsageInputRequest"]["properties"]
+    for name in ("period_start", "period_end"):
+        assert usage[name]["format"] == "date-time"
+        assert _limits_said(usage[name]["description"]), usage[name]
+    # Every date-time a client sends says it, whichever serializer or filter it comes through.
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["schema"].get("format") == "date-time":
+                    assert _limits_said(parameter.get("description", "")), (path, parameter["name"])
+    for component, body in schema["components"]["schemas"].items():
+        for name, field in body.get("properties", {}).items():
+            if field.get("format") == "date-time" and not field.get("readOnly") and component.endswith("Request"):
+                assert _limits_said(field.get("description", "")), (component, name)

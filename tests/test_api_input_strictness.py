@@ -111,3 +111,35 @@ def test_the_schema_says_request_bodies_take_no_other_fields(pinned, world):
     for name in ("RequestInputRequest", "UsageInputRequest", "ScoreInputRequest", "DecisionInputRequest",
                  "AlternativeInputRequest", "RubricChangeInputRequest"):
         assert components[name]["additionalProperties"] is False, name
+
+
+INTEGER_NOT_AS_DOCUMENTED = ["1_000", "１２", "1E+5", "12.0", "-0", "+5", "0x10"]
+
+
+@pytest.mark.parametrize("value", INTEGER_NOT_AS_DOCUMENTED)
+@pytest.mark.parametrize("name", ["since", "as_of", "after", "before", "page_size"])
+def test_the_windows_list_refuses_an_integer_not_written_as_documented(scheduler, name, value):
+    response = scheduler.get("/api/v1/windows/", {"cluster": "atlas", name: value})
+    assert response.status_code == 400
+    assert list(response.json()) == [name]
+
+
+@pytest.mark.parametrize("value", ["1_0", "１０", "1E+1", "10.0", "-0"])
+def test_the_what_if_refuses_a_weight_not_written_as_documented(pinned, world, value):
+    two_requests_in_review(world)
+    api = APIClient()
+    api.force_authenticate(world.chair)
+    weights = {"business_impact": "70", "feasibility": "10", "urgency": "10", "fairness": value}
+    response = api.get(f"/api/v1/cycles/{world.cycle.week}/what-if/", weights)
+    assert response.status_code == 400
+    assert list(response.json()) == ["fairness"]
+    assert "Write a whole number in digits 0-9" in response.json()["fairness"][0]
+
+
+@pytest.mark.parametrize("value", ["1_0", "１", "1E+0", "1.0"])
+def test_the_archive_diff_refuses_a_revision_number_not_written_as_documented(pinned, world, value):
+    api = APIClient()
+    api.force_authenticate(world.member_a)
+    response = api.get("/api/v1/archive/pages/charter/diff/", {"old": value, "new": "1"})
+    assert response.status_code == 400
+    assert list(response.json()) == ["old"]

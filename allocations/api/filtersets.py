@@ -11,10 +11,17 @@ from django.utils.translation import gettext_lazy as _
 
 from allocations.models import AllocationWindow
 from core.datetimes import UTCDateTimeFilter
+from core.forms import StrictIntegerField
 from core.isoweek import WEEK_PATTERN as WEEK_PATTERN  # re-exported for the committee's filters
 from core.isoweek import validate_iso_week
 
 WEEK_VALIDATOR = validate_iso_week
+
+
+class ChangeSeqFilter(django_filters.NumberFilter):
+    """A change sequence: digits 0-9 (NumberFilter alone reads "1E+5", "1_000" and 3.5)."""
+
+    field_class = StrictIntegerField
 
 
 class WindowFilterSet(django_filters.FilterSet):
@@ -28,10 +35,10 @@ class WindowFilterSet(django_filters.FilterSet):
     week = django_filters.CharFilter(
         method="_snapshot", validators=[WEEK_VALIDATOR], help_text=_("ISO week, e.g. 2026-W49.")
     )
-    since = django_filters.NumberFilter(
+    since = ChangeSeqFilter(
         method="_snapshot", min_value=0, help_text=_("Only changes after this change sequence (a previous `cursor`).")
     )
-    as_of = django_filters.NumberFilter(
+    as_of = ChangeSeqFilter(
         method="_snapshot", min_value=0, help_text=_("Read as of this change sequence (page links carry it).")
     )
     ends_after = UTCDateTimeFilter(

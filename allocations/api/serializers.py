@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from allocations.models import SyncState, UsageRecord, WindowTier
 from core.datetimes import UTCDateTimeField
-from core.serializers import StrictJSONMixin
+from core.serializers import StrictIntegerField, StrictJSONMixin
 
 # The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
 WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "tier", "request_ref",
@@ -89,9 +89,9 @@ class WindowListSerializer(serializers.Serializer):
 class WindowPageSerializer(serializers.Serializer):
     """Paging of the windows list: keyset on the window id, so pages stay exact as windows end."""
 
-    after = serializers.IntegerField(required=False, min_value=0)
-    before = serializers.IntegerField(required=False, min_value=1)
-    page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    after = StrictIntegerField(required=False, min_value=0)
+    before = StrictIntegerField(required=False, min_value=1)
+    page_size = StrictIntegerField(required=False, min_value=1, max_value=1000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "after" in attrs and "before" in attrs:

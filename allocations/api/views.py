@@ -62,6 +62,15 @@ class SchedulerAPIView(APIView):
 
 # What each parameter takes, as the filterset and the page serializer check it (min, max, pattern).
 SLUG: dict[str, Any] = {"type": "string", "pattern": r"^[-a-zA-Z0-9_]+$"}
+
+
+def _datetime_filter_parameter(name: str) -> OpenApiParameter:
+    """A date-time filter, described as its field describes itself (core.datetimes: the limits included)."""
+    return OpenApiParameter(
+        name, OpenApiTypes.DATETIME, description=WindowFilterSet.base_filters[name].extra["help_text"]
+    )
+
+
 WINDOW_PARAMETERS = [
     OpenApiParameter("cluster", SLUG, required=True, description="Cluster slug; must be the token's cluster."),
     OpenApiParameter(
@@ -71,7 +80,7 @@ WINDOW_PARAMETERS = [
     ),
     OpenApiParameter("pool", SLUG, description="Pool slug."),
     OpenApiParameter("team", SLUG, description="Team slug."),
-    OpenApiParameter("active_at", OpenApiTypes.DATETIME, description="Windows holding their GPUs at this time."),
+    _datetime_filter_parameter("active_at"),
     OpenApiParameter(
         "since", {"type": "integer", "minimum": 0},
         description="Only what changed after this cursor, withdrawn windows included.",
@@ -79,7 +88,7 @@ WINDOW_PARAMETERS = [
     OpenApiParameter(
         "as_of", {"type": "integer", "minimum": 0}, description="Read as of this change sequence (page links carry it)."
     ),
-    OpenApiParameter("ends_after", OpenApiTypes.DATETIME, description="Without week: windows ending after this."),
+    _datetime_filter_parameter("ends_after"),
     OpenApiParameter(
         "after", {"type": "integer", "minimum": 0}, description="Page: windows with a larger id. Not with `before`."
     ),

@@ -11,11 +11,12 @@ from drf_spectacular.utils import extend_schema_field
 
 from allocations.api.filtersets import WEEK_PATTERN, WEEK_VALIDATOR
 from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
+from core.forms import StrictIntegerField
 
 MAX_ID = 2**63 - 1  # ids are 64-bit; a larger number is refused (400) rather than overflow the database (500)
 
 
-class IdField(forms.IntegerField):
+class IdField(StrictIntegerField):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, min_value=1, max_value=MAX_ID, **kwargs)
 

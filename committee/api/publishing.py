@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from allocations import selectors as allocation_selectors
+from allocations.explanations import REASON_CODES
 from allocations.models import AllocationPlan, PlanExplanation
 from committee import selectors, services
 from committee.api.permissions import IsChair
@@ -23,12 +24,28 @@ class PublishInputSerializer(StrictJSONMixin, serializers.Serializer):
     )
 
 
+class ReasonSerializer(serializers.Serializer):
+    """One of the engine's reasons as stored (allocations.explanations.reasons_as_json)."""
+
+    code = serializers.ChoiceField(choices=REASON_CODES, read_only=True)
+    params = serializers.DictField(
+        read_only=True,
+        help_text=_("The code's parameters, plain JSON values; instants are ISO 8601 UTC strings (docs/engine.md)."),
+    )
+
+
 class PlanExplanationSerializer(serializers.ModelSerializer):
     request_id = serializers.IntegerField(source="request_ref")
+    text = serializers.CharField(help_text=_("The reasons in words, as rendered when the plan was published."))
+    reasons = ReasonSerializer(
+        many=True, read_only=True,
+        help_text=_("The engine's reason codes with their parameters, in reading order, for a client to word in "
+                    "its own language; empty for a plan published before reasons were stored."),
+    )
 
     class Meta:
         model = PlanExplanation
-        fields = ("request_id", "position", "placed", "shortened", "text")
+        fields = ("request_id", "position", "placed", "shortened", "text", "reasons")
         read_only_fields = fields
 
 

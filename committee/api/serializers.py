@@ -30,7 +30,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
-from core.serializers import StrictJSONMixin
+from core.serializers import StrictIntegerField, StrictJSONMixin
 
 # ---------------------------------------------------------------------------------------------
 # The rubric
@@ -39,10 +39,10 @@ from core.serializers import StrictJSONMixin
 class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
     """Four whole percents adding up to 100."""
 
-    business_impact = serializers.IntegerField(min_value=0, max_value=100)
-    feasibility = serializers.IntegerField(min_value=0, max_value=100)
-    urgency = serializers.IntegerField(min_value=0, max_value=100)
-    fairness = serializers.IntegerField(min_value=0, max_value=100)
+    business_impact = StrictIntegerField(min_value=0, max_value=100)
+    feasibility = StrictIntegerField(min_value=0, max_value=100)
+    urgency = StrictIntegerField(min_value=0, max_value=100)
+    fairness = StrictIntegerField(min_value=0, max_value=100)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         error = scoring.weights_errors(attrs).get("__all__")

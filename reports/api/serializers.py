@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from core.serializers import StrictIntegerField
 from reports.markdown import render as render_markdown
 from reports.models import Page, PageRevision
 
@@ -63,8 +64,8 @@ class PageDetailSerializer(PageSerializer):
 
 
 class DiffQuerySerializer(serializers.Serializer):
-    old = serializers.IntegerField(min_value=1, help_text=_("Revision number to compare from."))
-    new = serializers.IntegerField(min_value=1, help_text=_("Revision number to compare to."))
+    old = StrictIntegerField(min_value=1, help_text=_("Revision number to compare from."))
+    new = StrictIntegerField(min_value=1, help_text=_("Revision number to compare to."))
 
 
 class DiffSegmentSerializer(serializers.Serializer):

@@ -37,6 +37,10 @@ def test_request_list_filters_by_pool_id_and_refuses_a_fraction(api, world):
     assert api.get(f"{API}/requests/", {"pool": "1.5"}).status_code == 400
     assert api.get(f"{API}/requests/", {"pool": 2**70}).status_code == 400  # once a database overflow (500)
     assert api.get(f"{API}/requests/", {"pool": ""}).json()["count"] == 1
+    pk = str(world.a100.pk)
+    for written_otherwise in (f"{pk}.0", "0_" + pk, pk.translate(str.maketrans("0123456789", "０１２３４５６７８９"))):
+        response = api.get(f"{API}/requests/", {"pool": written_otherwise})
+        assert response.status_code == 400 and list(response.json()) == ["pool"], written_otherwise
 
 
 def test_a_body_value_of_another_json_type_is_refused(api, world):

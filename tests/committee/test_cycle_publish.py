@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 
 from allocations import selectors as allocation_selectors
 from allocations import services as allocation_services
-from allocations.models import AllocationPlan, AllocationWindow, WindowWithdrawal
+from allocations.explanations import REASON_CODES, explanation_text
+from allocations.models import AllocationPlan, AllocationWindow, PlanExplanation, WindowWithdrawal
 from committee import services, signals
 from committee.models import CycleStatus
 from tests.committee.reviewing import close, decide, score
@@ -178,3 +179,35 @@ def test_a_correction_keeps_the_windows_that_have_started(world, finalized):
     assert explanations[running.request_ref].startswith("kept as published: running since")
     other = next(ref for ref in (first.pk, second.pk) if ref != running.request_ref)
     assert other in explanations  # the rest was placed again around the running window
+
+
+def test_api_publish_returns_each_explanations_reasons_beside_its_text(world, finalized):
+    first, second, _third = finalized
+    api = APIClient()
+    api.force_login(world.chair)
+    body = api.post(f"/api/v1/cycles/{world.cycle.week}/publish/", {}, format="json").json()
+    explanations = {e["request_id"]: e for e in body["explanations"]}
+    assert set(explanations) == {first.pk, second.pk}
+    placed = explanations[first.pk]["reasons"]
+    assert [r["code"] for r in placed] == ["placed"]
+    assert placed[0]["params"]["gpu_count"] == 16 and placed[0]["params"]["preemptible"] is False
+    assert set(placed[0]["params"]) == {"start", "end", "gpu_count", "gpu_model", "preemptible"}
+    assert explanations[second.pk]["reasons"][-1]["params"]["gpu_count"] == 8
+    stored = {e.request_ref: e for e in PlanExplanation.objects.filter(plan__week=world.cycle.week)}
+    for request_id, explanation in explanations.items():
+        assert explanation["text"] == stored[request_id].text  # the words as published
+        assert explanation["text"] == explanation_text(explanation["reasons"], week_start=world.cycle.starts_at)
+        assert explanation["text"].startswith("placed ")
+
+
+def test_api_publish_documents_the_reasons(client):
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    components = schema["components"]["schemas"]
+    explanation = components["PlanExplanation"]["properties"]
+    assert explanation["reasons"]["type"] == "array" and explanation["reasons"]["readOnly"]
+    assert "reason codes" in explanation["reasons"]["description"]
+    reason = components[explanation["reasons"]["items"]["$ref"].rsplit("/", 1)[-1]]["properties"]
+    assert reason["code"]["allOf"] == [{"$ref": "#/components/schemas/ReasonCodeEnum"}]
+    code = components["ReasonCodeEnum"]
+    assert set(code["enum"]) == set(REASON_CODES) and {"placed", "pool_full", "kept"} <= set(code["enum"])
+    assert reason["params"]["type"] == "object" and "docs/engine.md" in reason["params"]["description"]

@@ -133,6 +133,21 @@ def test_compare_without_numbers_redirects_to_the_last_change(client, world, pag
     assert response.status_code == 302 and response["Location"].endswith("?old=1&new=2")
 
 
+@pytest.mark.parametrize("old", ["１", "1.0", "1E+0", "0_1"])
+def test_compare_takes_revision_numbers_in_digits_only(client, world, page, old):
+    client.force_login(world.member_b)
+    response = client.get(reverse("reports:compare", args=[page.slug]), {"old": old, "new": "2"})
+    assert response.status_code == 302 and response["Location"].endswith("?old=1&new=2")  # as without numbers
+
+
+def test_restore_refuses_a_base_revision_not_in_digits(client, world, page):
+    client.force_login(world.chair)
+    response = client.post(reverse("reports:revision-restore", args=[page.slug, 1]),
+                           {"base_revision_id": "２", "summary": "Back"}, follow=True)
+    assert "The restore form was incomplete; nothing changed." in response.content.decode()
+    assert PageRevision.objects.filter(page=page).count() == 2
+
+
 def test_unknown_page_or_revision_is_404(client, world, page):
     client.force_login(world.member_b)
     assert client.get(reverse("reports:page", args=["nope"])).status_code == 404
