@@ -1,0 +1,33 @@
+"""Fair-share factors from the usage reported in the trailing weeks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from allocations import selectors as allocation_selectors
+from allocations.models import Team
+from committee import scoring
+from committee.models import (
+    ReviewCycle,
+)
+
+
+def fair_share_live(*, as_of: datetime) -> dict[int, scoring.FairShare]:
+    """Every team's fair-share factor from the usage reported in the trailing weeks before `as_of`. Two queries."""
+    weights = dict(Team.objects.values_list("id", "fair_share_weight"))
+    weekly = allocation_selectors.usage_gpu_hours_by_team_per_week(
+        until=as_of, weeks=settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
+    )
+    decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)
+    return scoring.fair_shares(decayed=decayed, weights=weights)
+
+
+def fair_share_for_cycle(*, cycle: ReviewCycle) -> dict[int, scoring.FairShare]:
+    """The factors a cycle is ranked with: frozen when intake closed; live (as of now) while it is open."""
+    snapshots = list(cycle.fair_shares.all())
+    if snapshots:
+        return {s.team_id: s.share() for s in snapshots}
+    return fair_share_live(as_of=cycle.intake_closed_at or timezone.now())

@@ -1,0 +1,69 @@
+"""Notifications and digests: who receives what."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+
+from django.contrib.auth.models import User
+
+from committee.models import (
+    CommitteeSeat,
+    Notification,
+    NotificationDigest,
+    NotificationKind,
+    NotificationOptOut,
+    TeamMembership,
+)
+from committee.selectors.people import Viewer, viewer_roles
+
+
+def digest_list_for_user(*, user: Viewer, limit: int = 7) -> list[NotificationDigest]:
+    """The person's latest digests, newest first."""
+    if not user.is_authenticated:
+        return []
+    return list(NotificationDigest.objects.filter(recipient=user).order_by("-day")[:limit])
+
+
+def notification_waiting_count(*, user: Viewer) -> int:
+    """How many of the person's notifications wait for their next digest."""
+    if not user.is_authenticated:
+        return 0
+    return Notification.objects.filter(recipient=user, digest__isnull=True, skipped=False).count()
+
+
+# Who hears of what: the recipients notifications are recorded for, and a person's choices.
+
+TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
+COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
+
+
+def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
+    """Active members' user ids per team id."""
+    members: dict[int, list[int]] = {}
+    rows = TeamMembership.objects.filter(team_id__in=list(team_ids), user__is_active=True).order_by("user_id")
+    for team_id, user_id in rows.values_list("team_id", "user_id"):
+        members.setdefault(team_id, []).append(user_id)
+    return members
+
+
+def committee_member_ids(*, on: date | None = None) -> list[int]:
+    """User ids of everyone holding an active committee seat (a person with two seats counts once)."""
+    seats = CommitteeSeat.objects.active(on).filter(user__is_active=True)
+    return sorted(set(seats.values_list("user_id", flat=True)))
+
+
+def notification_kinds_for(*, user: User) -> list[str]:
+    """The kinds a person can receive: the team kinds if they are in a team, the committee's if they hold a seat."""
+    roles = viewer_roles(user=user)
+    kinds: list[str] = []
+    if roles.team_ids:
+        kinds += TEAM_KINDS
+    if roles.committee:
+        kinds += COMMITTEE_KINDS
+    return kinds
+
+
+def notification_opt_outs(*, user: User) -> set[str]:
+    """The kinds the person opted out of on their profile page."""
+    return set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))

@@ -1,0 +1,303 @@
+"""The weekly review: ranking, scores, demand against capacity, decisions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.conf import settings
+from django.db.models import Prefetch, QuerySet
+
+from allocations import selectors as allocation_selectors
+from allocations.models import GpuPool
+from committee import scoring
+from committee.models import (
+    CommitteeSeat,
+    Criterion,
+    Decision,
+    DecisionOutcome,
+    GpuRequest,
+    RequestStatus,
+    ReviewCycle,
+    RubricVersion,
+    Score,
+    TeamMembership,
+)
+from committee.selectors.fairshare import fair_share_for_cycle
+from committee.selectors.people import Viewer, viewer_roles
+
+REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
+
+
+@dataclass
+class ReviewRow:
+    """One request in review: its evidence (prefetched), its scores and where the rubric ranks it."""
+
+    request: GpuRequest
+    result: scoring.RequestResult
+    fair_share: scoring.FairShare | None
+    suggestions: dict[str, scoring.Suggestion]
+    quadrant: str | None = None
+    # Filled by cycle_review for the person looking:
+    conflict: bool = False
+    inputs: list[ScoreInput] = field(default_factory=list)
+    scored_by: list[MemberScores] = field(default_factory=list)
+
+    @property
+    def decision(self) -> Decision | None:
+        return getattr(self.request, "decision", None)
+
+    @property
+    def scores(self) -> list[Score]:
+        return list(self.request.scores.all())
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """What the page shows beside one score input: guidance, the viewer's score, the suggestion."""
+
+    criterion: str
+    label: str
+    weight_pct: int
+    guidance: str
+    score: Score | None
+    suggestion: scoring.Suggestion | None
+
+
+@dataclass(frozen=True)
+class MemberScores:
+    """One committee member's scores of one request, in criterion order; `conflict` when it is their team's."""
+
+    name: str
+    values: tuple[int | None, ...]
+    conflict: bool
+
+
+@dataclass(frozen=True)
+class PoolLoad:
+    """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours.
+
+    Capacity is what the engine can place (allocations.selectors.pool_week_capacity).
+    """
+
+    pool: GpuPool
+    requested_gpu_hours: int
+    granted_gpu_hours: int
+    standard_gpu_hours: int
+    burst_gpu_hours: int
+
+    @property
+    def capacity_gpu_hours(self) -> int:
+        return self.standard_gpu_hours + self.burst_gpu_hours
+
+    @property
+    def oversubscribed(self) -> bool:
+        return self.requested_gpu_hours > self.capacity_gpu_hours
+
+    @property
+    def demand_pct(self) -> int:
+        """Requested over capacity in whole percent, rounded up: 100.2% reads 101%, never an
+        over-subscribed "100%"."""
+        if not self.capacity_gpu_hours:
+            return 0
+        return -(-100 * self.requested_gpu_hours // self.capacity_gpu_hours)
+
+
+@dataclass
+class CycleReview:
+    cycle: ReviewCycle
+    rubric: RubricVersion
+    weights: dict[str, int]
+    quorum: int
+    rows: list[ReviewRow]
+    members: list[tuple[int, str]]
+    pools: list[PoolLoad]
+    intensity_threshold: Decimal
+
+    @property
+    def ranked(self) -> list[ReviewRow]:
+        return [r for r in self.rows if r.result.rank is not None]
+
+    @property
+    def incomplete(self) -> list[ReviewRow]:
+        return [r for r in self.rows if r.result.rank is None]
+
+    @property
+    def undecided_ranked(self) -> list[ReviewRow]:
+        return [r for r in self.ranked if r.decision is None]
+
+
+def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
+    """The cycle's requests in review with their evidence, decision and scores: four queries for any number."""
+    return list(
+        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES)
+        .select_related("team", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
+        .prefetch_related(
+            "alternatives",
+            Prefetch("scores", queryset=Score.objects.order_by("criterion", "member_name", "id")),
+        )
+        .order_by("submitted_at", "id")
+    )
+
+
+def _suggestions(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> dict[str, scoring.Suggestion]:
+    return {
+        scoring.URGENCY: scoring.urgency_suggestion(deadline=gpu_request.deadline, window_end=cycle.ends_at),
+        scoring.FEASIBILITY: scoring.feasibility_suggestion(
+            requested_gpu_hours=gpu_request.requested_gpu_hours,
+            baseline_gpu_hours=gpu_request.baseline_gpu_hours,
+            alternatives=[
+                scoring.AlternativeOption(description=a.description, gpu_hours=a.gpu_hours, feasible=a.feasible)
+                for a in gpu_request.alternatives.all()
+            ],
+        ),
+    }
+
+
+def score_sheet(*, gpu_request: GpuRequest, fair_share: scoring.FairShare | None) -> scoring.ScoreSheet:
+    """A request's scores as plain data for the arithmetic (uses the prefetched `scores`)."""
+    member_scores: dict[str, list[int]] = {c: [] for c in scoring.MEMBER_SCORED}
+    for score in gpu_request.scores.all():
+        member_scores[score.criterion].append(score.value)
+    computed = {scoring.FAIRNESS: fair_share.score} if fair_share is not None else {}
+    return scoring.ScoreSheet(
+        request_id=gpu_request.pk,
+        submitted_at=gpu_request.submitted_at or gpu_request.created_at,
+        member_scores=member_scores,
+        computed_scores=computed,
+    )
+
+
+def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) -> list[ReviewRow]:
+    """Every submitted or decided request of the cycle, ranked by the rubric the cycle pinned.
+
+    Ranked requests come first (rank 1, 2, …; ties to the earlier submission, then the lower id),
+    then those below quorum (rank None). `weights` ranks under other weights instead (the what-if);
+    nothing is written either way. A constant number of queries, whatever the number of requests.
+    """
+    weights = weights or cycle.rubric.weights()
+    gpu_requests = _review_requests(cycle=cycle)
+    shares = fair_share_for_cycle(cycle=cycle) if gpu_requests else {}
+    by_id = {r.pk: r for r in gpu_requests}
+    sheets = [score_sheet(gpu_request=r, fair_share=shares.get(r.team_id)) for r in gpu_requests]
+    results = scoring.rank_requests(sheets=sheets, weights=weights, quorum=settings.DOCKET_SCORE_QUORUM)
+    return [
+        ReviewRow(
+            request=by_id[result.request_id],
+            result=result,
+            fair_share=shares.get(by_id[result.request_id].team_id),
+            suggestions=_suggestions(gpu_request=by_id[result.request_id], cycle=cycle),
+        )
+        for result in results
+    ]
+
+
+def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
+    requested: dict[int, int] = {}
+    granted: dict[int, int] = {}
+    for row in rows:
+        r = row.request
+        requested[r.pool_id] = requested.get(r.pool_id, 0) + r.requested_gpu_hours
+        decision = row.decision
+        if decision is not None and decision.granted_gpu_count:
+            granted[r.pool_id] = granted.get(r.pool_id, 0) + decision.granted_gpu_count * r.duration_hours
+    loads = []
+    for pool, capacity in allocation_selectors.pool_week_capacity_list(hours=cycle.hours):
+        loads.append(
+            PoolLoad(
+                pool=pool,
+                requested_gpu_hours=requested.get(pool.pk, 0),
+                granted_gpu_hours=granted.get(pool.pk, 0),
+                standard_gpu_hours=capacity.standard_gpu_hours,
+                burst_gpu_hours=capacity.burst_gpu_hours,
+            )
+        )
+    return loads
+
+
+def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
+    """Everything the weekly review page shows, for one committee member. Constant number of queries.
+
+    The caller checks that the viewer has a committee seat; rows of the viewer's own teams are
+    marked `conflict` and carry no score inputs.
+    """
+    rows = cycle_ranking(cycle=cycle)
+    seats = list(CommitteeSeat.objects.active().select_related("user").order_by("role", "user__username"))
+    members: dict[int, str] = {}
+    for seat in seats:
+        members.setdefault(seat.user_id, seat.user.get_full_name() or seat.user.get_username())
+    teams_of: dict[int, set[int]] = {}
+    for user_id, team_id in TeamMembership.objects.filter(user_id__in=[*members, viewer.pk]).values_list(
+        "user_id", "team_id"
+    ):
+        teams_of.setdefault(user_id, set()).add(team_id)
+    weights = cycle.rubric.weights()
+    guidance = cycle.rubric.guidance()
+    threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
+    # An anonymous viewer (the archive's record of a week) is in no team: no row is a conflict.
+    viewer_teams = teams_of.get(viewer.pk, set()) if viewer.is_authenticated else set()
+    for row in rows:
+        r = row.request
+        row.conflict = r.team_id in viewer_teams
+        mine = {s.criterion: s for s in r.scores.all() if s.member_id == viewer.pk}
+        row.inputs = [
+            ScoreInput(
+                criterion=c,
+                label=str(Criterion(c).label),
+                weight_pct=weights[c],
+                guidance=guidance[c],
+                score=mine.get(c),
+                suggestion=row.suggestions.get(c),
+            )
+            for c in scoring.MEMBER_SCORED
+        ]
+        values: dict[int, dict[str, int]] = {}
+        for s in r.scores.all():
+            values.setdefault(s.member_id, {})[s.criterion] = s.value
+        row.scored_by = [
+            MemberScores(
+                name=name,
+                values=tuple(values.get(user_id, {}).get(c) for c in scoring.MEMBER_SCORED),
+                conflict=r.team_id in teams_of.get(user_id, set()),
+            )
+            for user_id, name in members.items()
+        ]
+        row.quadrant = scoring.matrix_quadrant(
+            impact=row.result.criterion(scoring.BUSINESS_IMPACT).score,
+            gpu_hours=r.requested_gpu_hours,
+            threshold_gpu_hours=threshold,
+        )
+    return CycleReview(
+        cycle=cycle,
+        rubric=cycle.rubric,
+        weights=weights,
+        quorum=settings.DOCKET_SCORE_QUORUM,
+        rows=rows,
+        members=list(members.items()),
+        pools=_pool_loads(cycle=cycle, rows=rows),
+        intensity_threshold=threshold,
+    )
+
+
+def decision_list_for_cycle(*, cycle: ReviewCycle) -> QuerySet[Decision]:
+    """A cycle's decisions in priority order (frozen at finalize), then the unranked ones."""
+    return (
+        Decision.objects.filter(cycle=cycle)
+        .select_related("request", "request__team", "request__pool", "request__pool__cluster")
+        .order_by("priority_rank", "id")
+    )
+
+
+def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
+    """What the allocation engine places: grants and partial grants, highest priority first."""
+    return decision_list_for_cycle(cycle=cycle).filter(
+        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL]
+    )
+
+
+def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:
+    """The committee sees decisions as they are entered; the team once the cycle is finalized."""
+    roles = viewer_roles(user=viewer)
+    if roles.committee:
+        return True
+    return gpu_request.status == RequestStatus.DECIDED and gpu_request.team_id in roles.team_ids
