@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.utils import timezone
-
 from allocations import services
 from allocations.engine import EngineWindow, Explanation, Reason, instant_param
 from allocations.models import AllocationPlan, GpuPool, Team
 from committee import weeks
+from tests.clock import FIXED_NOW
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,8 @@ class W:
 
 
 def this_week() -> str:
-    return weeks.current_week_label(timezone.now())
+    """The week of the suite's pinned instant (tests/clock.py): 2026-W49."""
+    return weeks.current_week_label(FIXED_NOW)
 
 
 def week_start(week: str) -> datetime:

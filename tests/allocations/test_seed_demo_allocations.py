@@ -7,7 +7,6 @@ from decimal import Decimal
 
 from django.core.management import call_command
 from django.db.models import Sum
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from allocations.models import (
@@ -21,6 +20,7 @@ from allocations.models import (
 from committee import weeks
 from committee.demo import DEMO_SCHEDULER_TOKENS
 from committee.models import ReviewCycle
+from tests.clock import FIXED_NOW
 
 
 def _counts():
@@ -32,7 +32,7 @@ def test_demo_tokens_read_the_demo_windows(db, capsys):
     call_command("seed_demo")
     out = capsys.readouterr().out
     assert DEMO_SCHEDULER_TOKENS["atlas"] in out and "DEMO ONLY" in out and "curl" in out
-    last_week = weeks.week_label(timezone.localdate() - timedelta(days=7))
+    last_week = weeks.week_label(FIXED_NOW.date() - timedelta(days=7))
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {DEMO_SCHEDULER_TOKENS['atlas']}")
     response = api.get("/api/v1/windows/", {"cluster": "atlas", "week": last_week})
@@ -40,10 +40,10 @@ def test_demo_tokens_read_the_demo_windows(db, capsys):
     results = response.json()["results"]
     assert results and all(w["account"] == w["team"] for w in results)  # slurm account = team slug on atlas
     assert api.get("/api/v1/windows/", {"cluster": "orion"}).status_code == 404
-    current = ReviewCycle.objects.filter(week=weeks.current_week_label(timezone.now())).first()
+    current = ReviewCycle.objects.filter(week=weeks.current_week_label(FIXED_NOW)).first()
     if current is not None:  # the review side seeds this week finalized: it is published, active now
         assert current.status == "published"
-        live = api.get("/api/v1/windows/", {"cluster": "atlas", "active_at": timezone.now().isoformat()})
+        live = api.get("/api/v1/windows/", {"cluster": "atlas", "active_at": FIXED_NOW.isoformat()})
         assert live.json()["count"] > 0
         assert WindowSyncStatus.objects.filter(state="short").count() == 1  # one node short, beside its window
 

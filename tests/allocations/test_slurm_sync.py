@@ -316,7 +316,7 @@ def test_client_opens_only_http_urls(url: str) -> None:
 def sync(testbed: SlurmTestbed, windows: list[DesiredWindow], *, dry_run: bool = False) -> tuple[list[SyncStatus], str]:
     out = io.StringIO()
     statuses = SlurmSync(scontrol=testbed.scontrol, env=testbed.env, out=out).sync(
-        windows, now=datetime.now(UTC), dry_run=dry_run
+        windows, now=machine_now(), dry_run=dry_run
     )
     return statuses, out.getvalue()
 
@@ -382,7 +382,7 @@ def test_fewer_nodes_read_back_is_reported_short(slurm: SlurmTestbed, monkeypatc
         return replace(held, node_count=1) if held else None
 
     monkeypatch.setattr(executor, "read_back", read_back_one_node)
-    [status] = executor.sync([window(17)], now=datetime.now(UTC), dry_run=False)
+    [status] = executor.sync([window(17)], now=machine_now(), dry_run=False)
 
     assert status.state is SyncState.SHORT
     assert (status.nodes_requested, status.nodes_reserved) == (2, 1)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from allocations.models import UsageRecord
 from committee import weeks
 from tests.allocations.plans import W, bearer, publish, token_for
+from tests.clock import FIXED_NOW
 
 URL = "/api/v1/usage/"
 
@@ -23,7 +23,7 @@ def api(world) -> APIClient:
 
 
 def payload(**overrides):
-    end = timezone.now().replace(minute=0, second=0, microsecond=0)
+    end = FIXED_NOW.replace(minute=0, second=0, microsecond=0)
     data = {
         "team": "team-a",
         "pool": "a100",
@@ -91,7 +91,7 @@ def test_missing_fields_are_named(world, api):
 
 
 def test_window_must_be_the_teams_on_that_pool_and_overlap(world, api):
-    last_week = weeks.week_label(timezone.localdate() - timedelta(days=7))
+    last_week = weeks.week_label(FIXED_NOW.date() - timedelta(days=7))
     plan = publish([W(world.a100, world.team_a, 8, 0, 24, ref=1), W(world.a100, world.team_b, 8, 0, 24, ref=2)],
                    week=last_week)
     windows = {w.request_ref: w for w in plan.windows.all()}

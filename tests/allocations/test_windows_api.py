@@ -7,7 +7,6 @@ from datetime import UTC, timedelta
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory
@@ -16,6 +15,7 @@ from rest_framework.views import APIView
 from allocations.adapters.base import parse_windows
 from allocations.models import ClusterAccount, SchedulerClient
 from tests.allocations.plans import W, bearer, publish, this_week, token_for, week_start
+from tests.clock import FIXED_NOW
 
 URL = "/api/v1/windows/"
 CONTRACT_FIELDS = {"id", "plan_version", "cluster", "pool", "gpu_model", "scheduler_label", "gpu_count",
@@ -133,7 +133,7 @@ def test_if_none_match_answers_304_until_something_changes(world, api, atlas_tok
 
 
 def test_without_week_only_current_windows_that_have_not_ended(world, api, atlas_token):
-    now = timezone.now()
+    now = FIXED_NOW
     week = this_week()
     hours_in = int((now - week_start(week)).total_seconds() // 3600)
     publish([W(world.a100, world.team_a, 8, 0, max(1, hours_in), ref=1),  # ended (or ending) already
