@@ -256,9 +256,11 @@ class FakeDocketWindowsApi:
                     "plan_version": api.plan_version,
                     "results": api.windows[start : start + api.page_size],
                 }
-                self._json(200, body)
+                # Change the state before the page is sent, so the next request sees it: after
+                # sending, the client's next request can arrive before this thread runs again.
                 if api.after_page:
                     api.after_page(page)
+                self._json(200, body)
 
         return Handler
 
