@@ -22,7 +22,7 @@ from django.utils.translation import ngettext
 
 from allocations.engine import Reason
 
-__all__ = ["REASON_CODES", "explanation_text", "reasons_as_json"]
+__all__ = ["REASON_CODES", "explanation_text", "placement_text", "reasons_as_json", "tier_label"]
 
 _WEEK = timedelta(days=7)
 _DASH = "\u2013"  # the en dash of "Tue 08:00–Thu 08:00" spans
@@ -47,6 +47,30 @@ REASON_CODES = ("shortened", "placed", "queued", "kept", *sorted(_REFUSALS))
 def reasons_as_json(reasons: Iterable[Reason]) -> list[dict[str, Any]]:
     """Reasons as stored (``PlanExplanation.reasons``): ``[{"code": ..., "params": {...}}]``."""
     return [{"code": reason.code, "params": dict(reason.params)} for reason in reasons]
+
+
+def tier_label(tier: str) -> str:
+    """A window's tier in words: "priority", "standard", "preemptible"."""
+    labels = {"priority": _("priority"), "standard": _("standard"), "preemptible": _("preemptible")}
+    try:
+        return labels[tier]
+    except KeyError:
+        raise ValueError(f"unknown tier {tier!r}") from None
+
+
+def placement_text(
+    *, gpu_count: int, gpu_model: str, start: datetime, end: datetime, tier: str, week_start: datetime
+) -> str:
+    """One window as every surface names a placement: "16 A100, Wed 12:00–Fri 04:00, standard".
+
+    Times read as weekday labels of the week starting at ``week_start`` (UTC), as in explanations.
+    """
+    week = _Labels(week_start)
+    return _("%(gpus)s, %(span)s, %(tier)s") % {
+        "gpus": _model_gpus(gpu_count, gpu_model),
+        "span": f"{week.label(start)}{_DASH}{week.label(end)}",
+        "tier": tier_label(tier),
+    }
 
 
 def explanation_text(reasons: Iterable[Reason | Mapping[str, Any]], *, week_start: datetime) -> str:
@@ -74,7 +98,10 @@ class _Labels:
         self.start = week_start.astimezone(UTC)
 
     def at(self, param: str) -> str:
-        instant = _instant(param)
+        return self.label(_instant(param))
+
+    def label(self, instant: datetime) -> str:
+        instant = instant.astimezone(UTC)
         text = _("%(weekday)s %(time)s") % {"weekday": WEEKDAYS_ABBR[instant.weekday()], "time": f"{instant:%H:%M}"}
         weeks = (instant - self.start) // _WEEK
         if weeks == 1:

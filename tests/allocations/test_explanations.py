@@ -13,7 +13,7 @@ import pytest
 from django.utils import translation
 
 from allocations.engine import Demand, PoolCapacity, Reason, allocate
-from allocations.explanations import explanation_text, reasons_as_json
+from allocations.explanations import explanation_text, placement_text, reasons_as_json
 from allocations.models import PlanExplanation
 from committee import services
 from tests.allocations.plans import W, publish, this_week
@@ -193,3 +193,35 @@ def test_a_correction_explains_a_running_window_as_kept(world, client):
     event = request.events.filter(action="published").order_by("-id").first()
     assert event is not None
     assert event.detail == f"plan version 2: kept as published: running since {window.start:%a %H:%M} on 16 GPUs"
+
+
+def test_placement_text_names_gpus_span_and_tier() -> None:
+    week_start = datetime(2026, 11, 30, tzinfo=UTC)
+    text = placement_text(
+        gpu_count=16,
+        gpu_model="A100",
+        start=week_start + timedelta(days=2, hours=12),
+        end=week_start + timedelta(days=4, hours=4),
+        tier="standard",
+        week_start=week_start,
+    )
+    assert text == "16 A100, Wed 12:00\u2013Fri 04:00, standard"
+
+
+def test_placement_text_without_model_and_into_next_week() -> None:
+    week_start = datetime(2026, 11, 30, tzinfo=UTC)
+    text = placement_text(
+        gpu_count=1,
+        gpu_model="",
+        start=week_start + timedelta(days=6, hours=20),
+        end=week_start + timedelta(days=7, hours=2),
+        tier="preemptible",
+        week_start=week_start,
+    )
+    assert text == "1 GPU, Sun 20:00\u2013next Mon 02:00, preemptible"
+
+
+def test_placement_text_refuses_an_unknown_tier() -> None:
+    week_start = datetime(2026, 11, 30, tzinfo=UTC)
+    with pytest.raises(ValueError, match="unknown tier"):
+        placement_text(gpu_count=1, gpu_model="", start=week_start, end=week_start, tier="gold", week_start=week_start)
