@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from committee.models import OutboxMessage
 from config.celery import app
+from core.health import broker_ping
 
 logger = logging.getLogger(__name__)
 
@@ -111,12 +112,12 @@ def _claim(message: OutboxMessage, now: datetime) -> bool:
 
 
 def broker_answers() -> bool:
-    """Whether the broker accepts a connection within CELERY_BROKER_CONNECTION_TIMEOUT (one try, no retries)."""
+    """Whether the broker answers a round trip within CELERY_BROKER_CONNECTION_TIMEOUT (one try, no retries).
+
+    A round trip, not only a connection: a Redis that hangs accepts connections and never answers.
+    """
     try:
-        with app.connection_for_write() as connection:
-            connection.ensure_connection(
-                max_retries=1, interval_start=0, interval_step=0, timeout=settings.CELERY_BROKER_CONNECTION_TIMEOUT
-            )
+        broker_ping(settings.CELERY_BROKER_CONNECTION_TIMEOUT)
     except Exception as exc:
         logger.warning("The Celery broker does not answer: %s", exc)
         return False

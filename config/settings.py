@@ -58,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz and /readyz answer before the host check, the HTTPS redirect and sessions (core/health.py).
+    "core.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -104,8 +106,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A shared cache (Redis) in production, so login throttling and rate limits hold across workers.
 CACHE_URL = env_str("CACHE_URL")
+# Connect and read timeouts: a Redis that hangs must not hold a request (or a sign-in) for good.
+CACHE_SOCKET_TIMEOUT = env_float("CACHE_SOCKET_TIMEOUT", 2.0, above=0, maximum=60)
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "OPTIONS": {"socket_connect_timeout": CACHE_SOCKET_TIMEOUT, "socket_timeout": CACHE_SOCKET_TIMEOUT},
+    }
     if CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

@@ -190,3 +190,19 @@ def test_archive_save_and_api_while_postgres_is_down_answer_503_and_save_nothing
     assert status == 302  # the same edit, from the same base revision, saves once PostgreSQL is back
     assert count_rows(docket.url, ("reports_pagerevision",)) == {"reports_pagerevision":
                                                                  before["reports_pagerevision"] + 1}
+
+
+def test_readyz_fails_while_postgres_is_stopped_and_healthz_does_not(docket):
+    def get(path: str) -> tuple[int, dict[str, Any]]:
+        status, _headers, body = Person(docket.server.url).request(path)
+        return status, json.loads(body)
+
+    assert get("/readyz")[0] == 200
+    docket.cluster.stop()
+    try:
+        status, body = get("/readyz")
+        assert status == 503 and not body["checks"]["database"]["ok"], body
+        assert get("/healthz") == (200, {"status": "ok"})
+    finally:
+        docket.cluster.start()
+    wait_until(lambda: get("/readyz")[0] == 200, timeout=30, what="/readyz ready again after PostgreSQL restarted")

@@ -195,7 +195,9 @@ def test_the_digest_is_read_back_from_the_smtp_server(world, settings, monkeypat
     (received,) = smtp_server.received
     assert received.rcpt_tos == [world.lead_a.email]
     assert str(received.message["Subject"]).startswith("Docket: 1 update for")
-    body = received.message.get_payload(decode=True).decode()
+    payload = received.message.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    body = payload.decode()
     assert "“Ranker retrain” was submitted for week 2026-W50 by Lead A." in body
     assert NotificationDigest.objects.get(recipient=world.lead_a).email == world.lead_a.email
 
