@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations import selectors
+from allocations import selectors, signals
 from allocations.engine import EngineWindow, Explanation
 from allocations.explanations import explanation_text, reasons_as_json
 from allocations.models import (
@@ -275,7 +275,8 @@ def sync_status_record(*, client: SchedulerClient, statuses: Sequence[Mapping[st
 
     Each status: window (id), state, nodes_requested, nodes_reserved, message. Every window
     must be a window of the client's cluster (ValidationError naming the position otherwise,
-    nothing stored). A window's earlier status is replaced. Returns the number stored.
+    nothing stored). A window's earlier status is replaced. Returns the number stored. Windows that
+    have just become "failed" are announced with `signals.windows_sync_failed`, inside this transaction.
     """
     ids = [status["window"] for status in statuses]
     known = set(AllocationWindow.objects.filter(cluster_id=client.cluster_id, pk__in=ids).values_list("pk", flat=True))
@@ -294,6 +295,9 @@ def sync_status_record(*, client: SchedulerClient, statuses: Sequence[Mapping[st
     if unknown:
         raise ValidationError({"statuses": [_("Unknown state %s.") % unknown[0]]})
     now = timezone.now()
+    failed_before = set(
+        WindowSyncStatus.objects.filter(window_id__in=ids, state=SyncState.FAILED).values_list("window_id", flat=True)
+    )
     # One statement for the whole report, however many windows the cluster holds.
     WindowSyncStatus.objects.bulk_create(
         [
@@ -312,6 +316,13 @@ def sync_status_record(*, client: SchedulerClient, statuses: Sequence[Mapping[st
         unique_fields=["window"],
         update_fields=["client_name", "state", "nodes_requested", "nodes_reserved", "message", "reported_at"],
     )
+    newly_failed = [
+        status["window"]
+        for status in statuses
+        if status["state"] == SyncState.FAILED and status["window"] not in failed_before
+    ]
+    if newly_failed:
+        signals.windows_sync_failed.send(sender=WindowSyncStatus, window_ids=newly_failed)
     return len(statuses)
 
 

@@ -9,6 +9,9 @@ class CommitteeConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import request_started
 
+        from allocations import signals as allocation_signals
         from committee import selectors
+        from committee.services import chat
 
         request_started.connect(selectors.viewer_roles_new_request, dispatch_uid="committee.viewer_roles")
+        allocation_signals.windows_sync_failed.connect(chat.on_windows_sync_failed, dispatch_uid="committee.chat")

@@ -8,6 +8,8 @@ same transaction as the notifications it records), so a task delivered twice act
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Task, shared_task
 from django.utils import timezone
 
@@ -61,3 +63,14 @@ def notify_intake_closed(self: Task, cycle_id: int) -> int:
 def notify_decisions_published(self: Task, cycle_id: int, plan_id: int) -> int:
     with outbox.outbox_once(self) as first:
         return services.notifications_for_decisions_published(cycle_id=cycle_id, plan_id=plan_id) if first else 0
+
+
+@shared_task(name="committee.chat_intake_closing")
+def chat_intake_closing() -> list[str]:
+    return services.chat_intake_closing_announce(now=timezone.now())
+
+
+@shared_task(name="committee.chat_send", acks_late=True)
+def chat_send(event: str, params: dict[str, Any]) -> str:
+    """Post to the chat webhook. Marked done in the outbox when it succeeds; a refused post raises and waits."""
+    return services.chat_send(event=event, params=params)

@@ -230,6 +230,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": crontab(minute=0, hour=6, day_of_week="mon"),
     },
     "send-digests": {"task": "committee.send_digests", "schedule": crontab(minute=0, hour=7)},
+    # Hourly; announces once per week (the outbox key), and only with DOCKET_CHAT_WEBHOOK_URL set.
+    "chat-intake-closing": {"task": "committee.chat_intake_closing", "schedule": crontab(minute=5)},
     # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
     "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
 }
@@ -251,6 +253,12 @@ if EMAIL_USE_TLS and EMAIL_USE_SSL:
 if bool(EMAIL_HOST_USER) != bool(EMAIL_HOST_PASSWORD):
     raise ImproperlyConfigured("EMAIL_HOST_USER and EMAIL_HOST_PASSWORD go together: set both or neither.")
 EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0, above=0, maximum=300)
+
+# Chat: a Slack-compatible incoming webhook for "intake closes in 24 h", "published", "a window failed to sync".
+DOCKET_CHAT_WEBHOOK_URL = (
+    env_url("DOCKET_CHAT_WEBHOOK_URL", "") if env_str("DOCKET_CHAT_WEBHOOK_URL").strip() else ""
+)
+DOCKET_CHAT_TIMEOUT = env_float("DOCKET_CHAT_TIMEOUT", 5.0, above=0, maximum=60)
 
 # Security: production defaults on unless DEBUG.
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)

@@ -1,5 +1,6 @@
 """Every write of the committee app, one module per concept; import from here."""
 
+from committee.services.chat import chat_intake_closing_announce, chat_send
 from committee.services.clock import (
     committee_remind_review,
     cycle_close_due_intake,
@@ -38,6 +39,8 @@ from committee.services.tokens import personal_token_create, personal_token_revo
 __all__ = [
     "REQUEST_FIELDS",
     "actor_name",
+    "chat_intake_closing_announce",
+    "chat_send",
     "committee_remind_review",
     "cycle_close_due_intake",
     "cycle_close_intake",

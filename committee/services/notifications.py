@@ -45,6 +45,7 @@ from committee.models import (
     ReviewCycle,
 )
 from committee.outbox import outbox_enqueue
+from committee.services.chat import chat_published_announce
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +141,7 @@ def notify_decisions_published(*, cycle: ReviewCycle, plan: AllocationPlan) -> N
         key=f"notify:published:{cycle.pk}:v{plan.version}",
         kwargs={"cycle_id": cycle.pk, "plan_id": plan.pk},
     )
+    chat_published_announce(cycle=cycle, plan=plan)
 
 
 def notifications_for_request_submitted(*, request_id: int) -> int:
