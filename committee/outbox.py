@@ -10,7 +10,8 @@ work is written down with the change, as an `OutboxMessage`, and is exactly as d
    settings.CELERY_BROKER_CONNECTION_TIMEOUT. If it does not, the message waits and nothing is
    raised: the user's action has succeeded all the same, and no page shows an error;
 3. the `relay_outbox` beat job (and command) relays whatever waits, and hands a message over
-   again when it was handed over REDELIVER_AFTER ago and is still not done (a broker that lost it);
+   again when the broker no longer holds it (a Redis restarted without persistence: checked from
+   LOST_AFTER on) or when it was handed over REDELIVER_AFTER ago and is still not done;
 4. the task runs with the task id "outbox-<message id>". A task that runs twice does its work
    once: Docket's own tasks mark the message done in the same transaction as their effect
    (`outbox_once`); a task that guards itself otherwise (the PDF export claims its row) is marked
@@ -21,6 +22,7 @@ Without a broker (CELERY_TASK_ALWAYS_EAGER), step 2 runs the task in-process aft
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -31,6 +33,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+import redis
 from celery import Task
 from celery.signals import task_postrun
 from django.conf import settings
@@ -47,6 +50,11 @@ logger = logging.getLogger(__name__)
 TASK_ID_PREFIX = "outbox-"
 # A message handed to the broker this long ago and still not done is handed over again.
 REDELIVER_AFTER = timedelta(minutes=15)
+# A message handed over at least this long ago that the broker no longer holds (a Redis restarted without
+# persistence lost it) is handed over again at the next relay, not after REDELIVER_AFTER.
+LOST_AFTER = timedelta(seconds=60)
+# The broker's queues are read for that only while they hold at most this many messages.
+LOST_SCAN_LIMIT = 10_000
 # After this many hand-overs a message stops being relayed; the admin shows it with its last error.
 MAX_RELAY_ATTEMPTS = 20
 RELAY_BATCH = 500
@@ -103,12 +111,82 @@ def _waiting(now: datetime) -> Q:
 
 
 def _claim(message: OutboxMessage, now: datetime) -> bool:
-    """Take the message for this relay run: one conditional UPDATE, so two relays never both send it."""
+    """Take the message for this relay run: one conditional UPDATE, so two relays never both send it.
+
+    It holds only while the row is as this run read it (not done, the same number of hand-overs).
+    """
     return bool(
-        OutboxMessage.objects.filter(_waiting(now), pk=message.pk).update(
-            relayed_at=now, relay_attempts=F("relay_attempts") + 1
-        )
+        OutboxMessage.objects.filter(
+            pk=message.pk,
+            done_at__isnull=True,
+            relay_attempts=message.relay_attempts,
+            relay_attempts__lt=MAX_RELAY_ATTEMPTS,
+        ).update(relayed_at=now, relay_attempts=F("relay_attempts") + 1)
     )
+
+
+def _handed_over_recently(now: datetime) -> Q:
+    """Handed over, not done, not yet due again by REDELIVER_AFTER, but long enough ago to have been taken."""
+    return Q(
+        done_at__isnull=True,
+        relay_attempts__lt=MAX_RELAY_ATTEMPTS,
+        relayed_at__gte=now - REDELIVER_AFTER,
+        relayed_at__lt=now - LOST_AFTER,
+    )
+
+
+def _task_id_of(raw: bytes | str) -> str | None:
+    payload = json.loads(raw)
+    if isinstance(payload, list):  # the unacked hash keeps [message, exchange, routing key]
+        payload = payload[0]
+    headers = payload.get("headers") or {}
+    return headers.get("id")
+
+
+def broker_held_task_ids() -> set[str] | None:
+    """The task ids a Redis broker holds (in its queues, or taken by a worker and not acknowledged yet).
+
+    None when it cannot tell: another kind of broker, queues longer than LOST_SCAN_LIMIT, or an error.
+    Reads kombu's Redis layout: one list per queue and priority step, and the "unacked" hash.
+    """
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    timeout = settings.CELERY_BROKER_CONNECTION_TIMEOUT
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    options = app.conf.broker_transport_options or {}
+    separator, steps = options.get("sep", "\x06\x16"), options.get("priority_steps", [0, 3, 6, 9])
+    held: set[str | None] = set()
+    try:
+        for queue in app.amqp.queues:
+            for step in steps:
+                key = queue if step == 0 else f"{queue}{separator}{step}"
+                if client.llen(key) > LOST_SCAN_LIMIT:
+                    return None
+                held.update(_task_id_of(raw) for raw in client.lrange(key, 0, -1))
+        unacked = options.get("unacked_key", "unacked")
+        if client.hlen(unacked) > LOST_SCAN_LIMIT:
+            return None
+        held.update(_task_id_of(raw) for raw in client.hvals(unacked))
+    except (redis.RedisError, ValueError, AttributeError, IndexError) as exc:
+        logger.warning("Could not read which tasks the broker holds: %s", exc)
+        return None
+    finally:
+        client.close()
+    return {task_id for task_id in held if task_id}
+
+
+def _lost(candidates: Sequence[OutboxMessage]) -> list[OutboxMessage]:
+    """Of messages handed over recently, those the broker no longer holds."""
+    if not candidates:
+        return []
+    held = broker_held_task_ids()
+    if held is None:
+        return []
+    lost = [message for message in candidates if task_id_for(message) not in held]
+    for message in lost:
+        logger.warning("Outbox message %s (%s) was lost by the broker; handing it over again", message.pk, message.key)
+    return lost
 
 
 def broker_answers() -> bool:
@@ -147,12 +225,18 @@ def outbox_relay(
     if message_ids is not None:
         queryset = queryset.filter(pk__in=list(message_ids))
     messages = list(queryset.order_by("id")[:limit])
-    if not messages:
-        return RelayResult(relayed=0, waiting=0, failed=0, broker_down=False)
     if app.conf.task_always_eager:
+        if not messages:
+            return RelayResult(relayed=0, waiting=0, failed=0, broker_down=False)
         return _run_in_process(messages, now)
+    recent: list[OutboxMessage] = []
+    if message_ids is None:  # the relay job also looks for work the broker lost
+        recent = list(OutboxMessage.objects.filter(_handed_over_recently(now)).order_by("id")[:limit])
+    if not messages and not recent:
+        return RelayResult(relayed=0, waiting=0, failed=0, broker_down=False)
     if not broker_answers():
         return RelayResult(relayed=0, waiting=len(messages), failed=0, broker_down=True)
+    messages = sorted([*messages, *_lost(recent)], key=lambda message: message.pk)
     relayed = 0
     try:
         with app.connection_for_write() as connection:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -37,6 +38,7 @@ from committee.models import (
     OutboxMessage,
     RequestStatus,
 )
+from committee.outbox import broker_held_task_ids, outbox_enqueue, outbox_relay
 from config.celery import app
 from reports.models import ExportStatus, Page, PageKind, PdfExport
 from reports.selectors import revision_latest
@@ -263,3 +265,34 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     _wait_for("the second delivery to run", lambda: worker_log.read_text().count(succeeded) == 2)
     assert worker_log.read_text().rsplit(succeeded, 1)[1].split("\n", 1)[0].endswith(": 0")
     assert Notification.objects.count() == count
+
+
+def test_work_a_restarted_redis_lost_is_handed_over_again_at_the_next_relay(
+    redis_server, world, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """No worker runs, so a handed-over message sits in the broker's queue until Redis restarts and loses it."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = redis_server.url
+    monkeypatch.setenv("CELERY_BROKER_URL", redis_server.url)  # Celery reads the variable before settings
+    settings.CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+    with django_capture_on_commit_callbacks(execute=True):
+        message = outbox_enqueue(
+            task_name="committee.notify_intake_closed", key="test:lost-by-broker", kwargs={"cycle_id": world.cycle.pk}
+        )
+    message.refresh_from_db()
+    assert message.relay_attempts == 1 and message.relayed_at is not None
+    handed_over = message.relayed_at
+    assert f"outbox-{message.pk}" in (broker_held_task_ids() or set())
+
+    outbox_relay(now=handed_over + timedelta(minutes=2))  # the broker holds it: left alone
+    message.refresh_from_db()
+    assert message.relay_attempts == 1
+
+    redis_server.stop()  # no persistence: the queue is gone
+    redis_server.start()
+    assert f"outbox-{message.pk}" not in (broker_held_task_ids() or set())
+    outbox_relay(now=handed_over + timedelta(minutes=3))  # the next minute's relay, not 15 minutes later
+
+    message.refresh_from_db()
+    assert message.relay_attempts == 2 and message.relayed_at == handed_over + timedelta(minutes=3)
+    assert f"outbox-{message.pk}" in (broker_held_task_ids() or set())
