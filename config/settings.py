@@ -214,8 +214,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis: a task taken by a worker that died without acknowledging it (acks_late) goes back to the
 # queue after this many seconds. Keep it above the longest task's run time and any countdown.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)}
+# kombu looks for such tasks every unacked_restore_interval × unacked_restore_throttle seconds (10 × 10 by
+# default, so 100 s whatever the timeout): look every quarter of the timeout, at most every 10 s, so a dead
+# worker's task is taken over about one visibility timeout after it was taken. Every broker call has a
+# connect and a read timeout, so a Redis that hangs holds no request or worker for good.
+VISIBILITY_TIMEOUT_SECONDS = env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0, above=0, maximum=60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": VISIBILITY_TIMEOUT_SECONDS,
+    "unacked_restore_interval": max(1, min(10, VISIBILITY_TIMEOUT_SECONDS // 4)),
+    "unacked_restore_throttle": 1,
+    "socket_connect_timeout": CELERY_BROKER_CONNECTION_TIMEOUT,
+    "socket_timeout": 15,  # above the 1 s of a worker's blocking poll
+}
 CELERY_TIMEZONE = TIME_ZONE
 # The weekly clock, in the committee's time zone (CELERY_TIMEZONE); see docs/operations.md.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {

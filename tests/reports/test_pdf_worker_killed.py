@@ -4,19 +4,18 @@ Real pieces only: a redis-server and two Celery workers (solo pool, production s
 the test starts on a free port and stops by pid, the test's PostgreSQL database, and the PDF
 export asked for through the real outbox (`pdf_export_request` → after commit → the broker).
 The task is acknowledged late (CELERY_TASK_ACKS_LATE), so a worker that dies leaves its message
-unacknowledged; Redis hands it out again after CELERY_VISIBILITY_TIMEOUT (3 s here) as a
-redelivery, and the redelivered task takes over the dead worker's claim on the export row.
+unacknowledged; the worker still running hands it out again once CELERY_VISIBILITY_TIMEOUT (30 s
+here) has passed — kombu's default sweep would take 100 s, Docket's settings sweep every quarter of
+the timeout — and the redelivered task takes over the dead worker's claim on the export row.
 """
 
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 
 import pytest
 from django.db import connection
-from django.utils import timezone
 
 from committee.models import OutboxMessage
 from config.celery import app
@@ -29,7 +28,9 @@ from tests.processes import SECRET_KEY, app_env, celery_worker, database_url, lo
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
-VISIBILITY_TIMEOUT_S = 3
+VISIBILITY_TIMEOUT_S = 30
+# Well under kombu's default 100 s sweep, well over the timeout and a quarter of it.
+TAKEOVER_WAIT_S = VISIBILITY_TIMEOUT_S + 45
 
 
 def export_row(pk: int) -> PdfExport:
@@ -40,7 +41,8 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
     require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
     require(Path(CHROMIUM).exists(), "Chromium, which draws the record's charts: the render that takes a while")
     record = Page.objects.get(source_key=f"cycle:{week.cycle.week}")
-    logs = tmp_path / "first-worker.log", tmp_path / "second-worker.log"
+    names = ["first", "second"]
+    logs = [tmp_path / "first-worker.log", tmp_path / "second-worker.log"]
     with redis_server(tmp_path / "redis") as redis:
         env = app_env(
             database_url(connection.settings_dict), DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0",
@@ -52,32 +54,35 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
         monkeypatch.setenv("CELERY_BROKER_URL", redis.url)
         eager, app.conf.task_always_eager = app.conf.task_always_eager, False
         try:
-            first = celery_worker(env, name="first", log=logs[0])
+            workers = {name: celery_worker(env, name=name, log=log) for name, log in zip(names, logs, strict=True)}
             try:
+                for name, log in zip(names, logs, strict=True):  # both poll the queue before the work arrives
+                    wait_until(lambda log=log: " ready." in log.read_text(), timeout=90, interval=0.1,
+                               what=lambda name=name, log=log: f"worker {name} ready\n{log_tail(log)}")
                 export = pdf_export_request(actor=week.tech, revision=revision_latest(page=record))
                 message = OutboxMessage.objects.get(key=f"pdf-export:{export.pk}:0")
                 assert message.relayed_at is not None  # handed to the broker, not run here
                 wait_until(lambda: export_row(export.pk).status == ExportStatus.RUNNING, timeout=90, interval=0.05,
-                           what=lambda: f"the first worker taking the render\n{log_tail(logs[0])}")
-                first.send_signal(signal.SIGKILL)  # mid-render: the row is claimed, no file is written yet
-                first.wait(timeout=10)
-            finally:
-                stop(first)
-            dead = export_row(export.pk)
-            assert (dead.status, dead.file_name, dead.attempts) == (ExportStatus.RUNNING, "", 1)
-            assert list(Path(pdf_root).glob("*.pdf")) == []
-            message.refresh_from_db()
-            assert message.done_at is None
+                           what=lambda: f"a worker taking the render\n{log_tail(logs[0])}\n{log_tail(logs[1])}")
+                received = f"reports.render_pdf_export[outbox-{message.pk}] received"
+                taker = next(name for name, log in zip(names, logs, strict=True) if received in log.read_text())
+                survivor = next(name for name in names if name != taker)
+                workers[taker].send_signal(signal.SIGKILL)  # mid-render: the row is claimed, no file is written yet
+                workers[taker].wait(timeout=10)
+                dead = export_row(export.pk)
+                assert (dead.status, dead.file_name, dead.attempts) == (ExportStatus.RUNNING, "", 1)
+                assert list(Path(pdf_root).glob("*.pdf")) == []
+                message.refresh_from_db()
+                assert message.done_at is None
 
-            # Redis gives the unacknowledged message out again once its visibility timeout has passed.
-            assert dead.started_at is not None
-            time.sleep(max(0.0, (dead.started_at - timezone.now()).total_seconds() + VISIBILITY_TIMEOUT_S + 1))
-            second = celery_worker(env, name="second", log=logs[1])
-            try:
-                wait_until(lambda: OutboxMessage.objects.get(pk=message.pk).done_at, timeout=120, interval=0.2,
-                           what=lambda: f"the second worker doing the task\n{log_tail(logs[1])}")
+                # The worker still running gives the unacknowledged message out again once its visibility
+                # timeout has passed, within a quarter of the timeout more, not at kombu's 100 s sweep.
+                survivor_log = logs[names.index(survivor)]
+                wait_until(lambda: OutboxMessage.objects.get(pk=message.pk).done_at, timeout=TAKEOVER_WAIT_S,
+                           interval=0.2, what=lambda: f"worker {survivor} doing the task\n{log_tail(survivor_log)}")
             finally:
-                stop(second)
+                for process in workers.values():
+                    stop(process)
         finally:
             app.conf.task_always_eager = eager
 
@@ -88,5 +93,5 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
     assert [path.name for path in files] == [done.file_name]  # one PDF, no temporary leftovers
     assert files[0].read_bytes().startswith(b"%PDF")
     message.refresh_from_db()
-    assert message.done_by.startswith("second@")
-    assert f"reports.render_pdf_export[outbox-{message.pk}] received" in logs[1].read_text()  # the same task, rerun
+    assert message.done_by.startswith(f"{survivor}@")
+    assert received in survivor_log.read_text()  # the same task, rerun
