@@ -296,3 +296,30 @@ def test_work_a_restarted_redis_lost_is_handed_over_again_at_the_next_relay(
     message.refresh_from_db()
     assert message.relay_attempts == 2 and message.relayed_at == handed_over + timedelta(minutes=3)
     assert f"outbox-{message.pk}" in (broker_held_task_ids() or set())
+
+
+def test_a_submit_answers_while_redis_hangs_and_its_work_waits_in_the_outbox(
+    redis_server, world, client, settings, monkeypatch
+):
+    """SIGSTOP: the server still accepts connections (the kernel does) and never answers a command."""
+    draft = file_request(world, title="Eval sweep", submit=False)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = redis_server.url
+    monkeypatch.setenv("CELERY_BROKER_URL", redis_server.url)
+    settings.CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+    client.force_login(world.lead_a)
+    assert redis_server.process is not None
+    os.kill(redis_server.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        response = client.post(reverse("committee:request-submit", args=[draft.pk]), follow=True)
+        elapsed = time.monotonic() - started
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+
+    assert response.status_code == 200
+    assert elapsed < 30, f"the submit waited {elapsed:.0f} s on a hung broker"  # was 120 s before the ping
+    draft.refresh_from_db()
+    assert draft.status == RequestStatus.SUBMITTED
+    message = OutboxMessage.objects.get(key=f"notify:request-submitted:{draft.pk}")
+    assert message.relayed_at is None and message.done_at is None  # waits for the relay
