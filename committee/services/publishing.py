@@ -17,9 +17,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations import engine
-from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text
-from allocations.models import AllocationPlan, GpuPool
+from allocations.models import AllocationPlan
 from allocations.services import plan_publish
 from committee import selectors, signals
 from committee.models import CycleStatus, ReviewCycle
@@ -75,18 +74,8 @@ def cycle_publish(
     if correction and not reason:
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
-    pools = {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
-    demands = selectors.cycle_demands(cycle=locked)
-    started = selectors.started_windows(week=locked.week, now=now or timezone.now()) if correction else []
-    kept_refs = {window.ref for window in started}
-    placing = [(demand, decision) for demand, decision in demands if demand.ref not in kept_refs]
-    result = engine.allocate(
-        week_start=locked.starts_at,
-        pools=[allocation_selectors.pool_capacity(pool=pool) for _key, pool in sorted(pools.items())],
-        demands=[demand for demand, _decision in placing],
-        hours=locked.hours,
-        fixed=started,
-    )
+    placement = selectors.cycle_publish_placement(cycle=locked, now=now or timezone.now())
+    pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
     explanations = [*_kept_explanations(started), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     plan = plan_publish(
