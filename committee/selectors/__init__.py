@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from committee.selectors.confirmations import (
+    IntakeCloseCheck,
+    intake_close_check,
+)
 from committee.selectors.cycles import (
     RubricChange,
     cycle_for_review,
@@ -38,8 +42,11 @@ from committee.selectors.people import (
 from committee.selectors.placement import (
     CyclePlacement,
     PoolPlacement,
+    PublishSummary,
     RequestPlacement,
     cycle_placement,
+    placements_of,
+    publish_summary,
 )
 from committee.selectors.publishing import (
     PublishPlacement,
@@ -49,6 +56,7 @@ from committee.selectors.publishing import (
     decision_demand,
     demand_priority,
     engine_pools,
+    kept_explanations,
     started_windows,
 )
 from committee.selectors.requests import (
@@ -80,10 +88,12 @@ __all__ = [
     "TEAM_KINDS",
     "CyclePlacement",
     "CycleReview",
+    "IntakeCloseCheck",
     "MemberScores",
     "PoolLoad",
     "PoolPlacement",
     "PublishPlacement",
+    "PublishSummary",
     "RequestPlacement",
     "ReviewRow",
     "RubricChange",
@@ -110,10 +120,14 @@ __all__ = [
     "engine_pools",
     "fair_share_for_cycle",
     "fair_share_live",
+    "intake_close_check",
+    "kept_explanations",
     "notification_kinds_for",
     "notification_opt_outs",
     "notification_waiting_count",
+    "placements_of",
     "pool_list",
+    "publish_summary",
     "request_get_for_viewer",
     "request_list_for_team_member",
     "request_list_for_viewer",

@@ -16,8 +16,15 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text, placement_text
 from allocations.models import GpuPool
-from committee.models import Decision, DecisionOutcome, ReviewCycle
-from committee.selectors.publishing import cycle_allocate, decision_demand, demand_priority, engine_pools
+from committee.models import CycleStatus, Decision, DecisionOutcome, GpuRequest, ReviewCycle
+from committee.selectors.publishing import (
+    cycle_allocate,
+    cycle_publish_placement,
+    decision_demand,
+    demand_priority,
+    engine_pools,
+    kept_explanations,
+)
 from committee.selectors.review import ReviewRow, cycle_ranking
 
 GRANTED_OUTCOMES = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL)
@@ -120,7 +127,8 @@ def _status(*, demand: engine.Demand, explanation: engine.Explanation, window: e
 def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) -> CyclePlacement:
     """Run the engine as a dry run on the cycle's grants so far, in the live ranking order.
 
-    `rows` are the review's rows (`cycle_ranking` or `cycle_review`), read again when omitted.
+    `rows` are the review's rows (`cycle_ranking` or `cycle_review`), read again when omitted;
+    each grant's row gets its `placement`.
     The demands are built as publishing builds them, so once the week is finalized this is
     exactly what `cycle_publish` places (its first version: no windows have started yet).
     Writes nothing; one query (the pools) beyond the rows.
@@ -137,17 +145,42 @@ def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) 
         elif decision.outcome in GRANTED_OUTCOMES:
             granted.append((demand_priority(rank=row.result.rank, decision=decision), decision, row))
     granted.sort(key=lambda item: item[0])
-    demands = [decision_demand(decision=decision) for _key, decision, _row in granted]
+    demands = [(decision_demand(decision=decision), row.request) for _key, decision, row in granted]
     pools = engine_pools()
-    result = cycle_allocate(cycle=cycle, pools=pools, demands=demands)
+    result = cycle_allocate(cycle=cycle, pools=pools, demands=[demand for demand, _request in demands])
+    by_request, pool_placements = placements_of(cycle=cycle, pools=pools, demands=demands, result=result)
+    for row in rows:
+        row.placement = by_request.get(row.request.pk)
+    return CyclePlacement(
+        cycle=cycle, by_request=by_request, pools=pool_placements, deferred=deferred, undecided=undecided
+    )
+
+
+
+def placements_of(
+    *,
+    cycle: ReviewCycle,
+    pools: dict[str, GpuPool],
+    demands: list[tuple[engine.Demand, GpuRequest]],
+    result: engine.AllocationResult,
+) -> tuple[dict[int, RequestPlacement], list[PoolPlacement]]:
+    """An engine result in the review's words: per grant what it gets, per pool (every pool) its week.
+
+    `demands` are the grants in the order the engine had them, each with its request (team and
+    pool selected). A demand without an explanation in `result` was a fixed window (a correction
+    keeps windows that have started): it reads "kept".
+    """
     windows = {window.ref: window for window in result.windows}
     explanations = {explanation.ref: explanation for explanation in result.explanations}
     by_pool: dict[str, list[RequestPlacement]] = {}
     by_request: dict[int, RequestPlacement] = {}
-    for demand, (_key, _decision, row) in zip(demands, granted, strict=True):
-        request = row.request
+    for demand, request in demands:
         window = windows.get(demand.ref)
-        explanation = explanations[demand.ref]
+        explanation = explanations.get(demand.ref)
+        if explanation is None and window is not None:
+            explanation = kept_explanations([window])[0]
+        if explanation is None:  # the engine explains every demand it is given
+            raise ValueError(f"no explanation for request {demand.ref}")
         text = ""
         if window is not None:
             text = placement_text(
@@ -185,7 +218,46 @@ def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) 
                 placements=tuple(by_pool.get(key, ())),
             )
         )
-    return CyclePlacement(
-        cycle=cycle, by_request=by_request, pools=pool_placements, deferred=deferred, undecided=undecided
-    )
+    return by_request, pool_placements
 
+
+@dataclass(frozen=True)
+class PublishSummary:
+    """What publishing now sends to the schedulers: the plan version and every pool's windows."""
+
+    cycle: ReviewCycle
+    version: int
+    correction: bool
+    by_request: dict[int, RequestPlacement]
+    pools: list[PoolPlacement]
+
+    @property
+    def window_count(self) -> int:
+        return sum(1 for p in self.by_request.values() if p.window is not None)
+
+    @property
+    def flagged(self) -> list[RequestPlacement]:
+        return [p for pool in self.pools for p in pool.flagged]
+
+    @property
+    def kept(self) -> list[RequestPlacement]:
+        return [p for p in self.by_request.values() if p.explanation.reasons[0].code == "kept"]
+
+
+def publish_summary(*, cycle: ReviewCycle, now: datetime) -> PublishSummary:
+    """The chair's confirmation before publishing: exactly what `cycle_publish` would place at `now`."""
+    placement = cycle_publish_placement(cycle=cycle, now=now)
+    by_request, pools = placements_of(
+        cycle=cycle,
+        pools=placement.pools,
+        demands=[(demand, decision.request) for demand, decision in placement.demands],
+        result=placement.result,
+    )
+    current = allocation_selectors.plan_for_week(week=cycle.week)
+    return PublishSummary(
+        cycle=cycle,
+        version=(current.version + 1) if current is not None else 1,
+        correction=cycle.status == CycleStatus.PUBLISHED,
+        by_request=by_request,
+        pools=pools,
+    )

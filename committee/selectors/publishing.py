@@ -125,6 +125,21 @@ def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlac
     return PublishPlacement(pools=pools, demands=demands, started=started, result=result)
 
 
+def kept_explanations(started: Sequence[engine.EngineWindow]) -> list[engine.Explanation]:
+    """The explanation of each window a correction keeps because it has started."""
+    return [
+        engine.Explanation(
+            ref=window.ref,
+            placed=True,
+            shortened=False,
+            reasons=(
+                engine.Reason("kept", {"start": engine.instant_param(window.start), "gpu_count": window.gpu_count}),
+            ),
+        )
+        for window in started
+    ]
+
+
 def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
     """The current plan's windows of `week` that have started by `now`: a correction keeps them.
 

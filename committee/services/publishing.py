@@ -16,7 +16,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations import engine
 from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan
 from allocations.services import plan_publish
@@ -26,20 +25,6 @@ from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
-
-
-def _kept_explanations(started: list[engine.EngineWindow]) -> list[engine.Explanation]:
-    return [
-        engine.Explanation(
-            ref=window.ref,
-            placed=True,
-            shortened=False,
-            reasons=(
-                engine.Reason("kept", {"start": engine.instant_param(window.start), "gpu_count": window.gpu_count}),
-            ),
-        )
-        for window in started
-    ]
 
 
 @transaction.atomic
@@ -76,7 +61,7 @@ def cycle_publish(
 
     placement = selectors.cycle_publish_placement(cycle=locked, now=now or timezone.now())
     pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
-    explanations = [*_kept_explanations(started), *result.explanations]
+    explanations = [*selectors.kept_explanations(started), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     plan = plan_publish(
         week=locked.week,
