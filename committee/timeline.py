@@ -1,8 +1,8 @@
 """A pool's week as the engine would place it, as a Plotly figure (plain JSON, drawn by the app's plotly.min.js).
 
 Hours of the week run along x (0 = the week's Monday 00:00 UTC, ticks at each day); GPUs up y.
-Each window is a stack of one-hour bars, coloured by team, hatched when preemptible, outlined
-when priority, against three horizontal lines: the standard capacity (priority and standard
+Each window is a stack of one-hour bars, coloured by team (the same colour in every pool), crossed
+when priority, hatched when preemptible, against three horizontal lines: the standard capacity (priority and standard
 windows stay below it), the top of the burst reserve (preemptible windows may reach it) and the
 pool's size (the cold standby, above the burst reserve, is never placed).
 """
@@ -20,7 +20,7 @@ from allocations.explanations import tier_label
 from committee.selectors.placement import PoolPlacement
 
 TEAM_COLOURS = ("#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#5d4037", "#827717")
-TIER_PATTERNS = {engine.TIER_PRIORITY: "", engine.TIER_STANDARD: "", engine.TIER_PREEMPTIBLE: "/"}
+TIER_PATTERNS = {engine.TIER_PRIORITY: "x", engine.TIER_STANDARD: "", engine.TIER_PREEMPTIBLE: "/"}
 _HOUR = timedelta(hours=1)
 
 
@@ -28,16 +28,24 @@ def _hour(instant: datetime, week_start: datetime) -> int:
     return int((instant - week_start) // _HOUR)
 
 
-def pool_timeline_figure(*, pool: PoolPlacement, week_start: datetime, hours: int) -> dict[str, Any]:
+def team_colours(pools: list[PoolPlacement]) -> dict[str, str]:
+    """One colour per team, the same in every pool's figure (teams by name)."""
+    names = sorted({p.team_name for pool in pools for p in pool.placements})
+    return {name: TEAM_COLOURS[i % len(TEAM_COLOURS)] for i, name in enumerate(names)}
+
+
+def pool_timeline_figure(
+    *, pool: PoolPlacement, week_start: datetime, hours: int, colours: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The figure of one pool's placement preview; `hours` is the cycle's length (168, or 167/169 at DST)."""
-    colours: dict[str, str] = {}
+    colours = colours if colours is not None else team_colours([pool])
     shown: set[tuple[str, str]] = set()
     traces = []
     for placement in pool.placements:
         window = placement.window
         if window is None:
             continue
-        colour = colours.setdefault(placement.team_name, TEAM_COLOURS[len(colours) % len(TEAM_COLOURS)])
+        colour = colours.get(placement.team_name, TEAM_COLOURS[0])
         first, last = _hour(window.start, week_start), _hour(window.end, week_start)
         legend = (placement.team_name, window.tier)
         traces.append(
@@ -50,12 +58,15 @@ def pool_timeline_figure(*, pool: PoolPlacement, week_start: datetime, hours: in
                 "y": [window.gpu_count] * (last - first),
                 "width": 1,
                 "text": placement.title,
+                "textposition": "none",
                 "hovertemplate": "%{text}<br>" + placement.text + "<extra></extra>",
                 "marker": {
                     "color": colour,
-                    "opacity": 0.55 if window.tier == engine.TIER_PREEMPTIBLE else 0.9,
-                    "pattern": {"shape": TIER_PATTERNS.get(window.tier, "")},
-                    "line": {"width": 1.5 if window.tier == engine.TIER_PRIORITY else 0, "color": "#212121"},
+                    "opacity": 0.6 if window.tier == engine.TIER_PREEMPTIBLE else 0.9,
+                    "pattern": {"shape": TIER_PATTERNS.get(window.tier, ""), "fillmode": "overlay", "fgcolor": "#ffffff",
+                                "fgopacity": 0.6,
+                                "size": 6},
+                    "line": {"width": 0},
                 },
             }
         )
@@ -95,4 +106,8 @@ def pool_timeline_figure(*, pool: PoolPlacement, week_start: datetime, hours: in
 
 def placement_figures(*, pools: list[PoolPlacement], week_start: datetime, hours: int) -> dict[str, dict[str, Any]]:
     """Every pool's figure by pool key, for the review page's `placement-data` script."""
-    return {pool.pool.key: pool_timeline_figure(pool=pool, week_start=week_start, hours=hours) for pool in pools}
+    colours = team_colours(pools)
+    return {
+        pool.pool.key: pool_timeline_figure(pool=pool, week_start=week_start, hours=hours, colours=colours)
+        for pool in pools
+    }
