@@ -187,7 +187,8 @@ def test_close_intake_warns_of_an_early_close_and_stranded_drafts_and_changes_no
         body = response.content.decode()
         assert response.status_code == 200
         assert "1 submitted request goes to review." in body
-        assert "closing now closes it early" in body  # the pinned clock is before the intake deadline
+        # The pinned clock (Wed 10:00) is before the intake deadline (Fri 18:00 in Berlin).
+        assert "closing now closes it 2\xa0days, 7\xa0hours early" in body
         assert "1 draft would be stranded" in body and "(Team B)" in body
         assert 'name="confirm" value="1"' in body
     assert _state() == before
@@ -249,7 +250,9 @@ def test_publish_shows_what_goes_to_the_schedulers_and_changes_nothing_until_con
         body = response.content.decode()
         assert response.status_code == 200
         assert "Plan version 1 goes to the schedulers with 3 windows." in body
-        assert "Team A — Ranker: 32 A100, " in body and "Team D — Speech: <strong>not placed</strong>" in body
+        windows, rest = body.split('<section id="confirm-placement">')
+        assert "Team A — Ranker: 32 A100, " in windows and "Speech" not in windows  # no window, nothing to pull
+        assert "<strong>Speech</strong> (Team D, atlas/a100): decided 8 GPUs — <small>not placed: " in rest
         assert 'id="confirm-publish"' in body
     assert _state() == before and plan_for_week(week=cycle.week) is None
     response = client.post(url(world, "cycle-publish"), {"confirm": "1"}, follow=True)
