@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils.dates import WEEKDAYS_ABBR
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 
 from allocations import engine
@@ -51,21 +52,26 @@ def pool_timeline_figure(
         traces.append(
             {
                 "type": "bar",
-                "name": f"{placement.team_name} · {tier_label(window.tier)}",
+                # Plotly reads a few HTML tags in labels: a team's or request's name is text, escaped.
+                "name": escape(f"{placement.team_name} · {tier_label(window.tier)}"),
                 "legendgroup": f"{placement.team_name}/{window.tier}",
                 "showlegend": legend not in shown,
                 "x": [h + 0.5 for h in range(first, last)],
                 "y": [window.gpu_count] * (last - first),
                 "width": 1,
-                "text": placement.title,
+                "text": escape(placement.title),
                 "textposition": "none",
                 "hovertemplate": "%{text}<br>" + placement.text + "<extra></extra>",
                 "marker": {
                     "color": colour,
                     "opacity": 0.6 if window.tier == engine.TIER_PREEMPTIBLE else 0.9,
-                    "pattern": {"shape": TIER_PATTERNS.get(window.tier, ""), "fillmode": "overlay", "fgcolor": "#ffffff",
-                                "fgopacity": 0.6,
-                                "size": 6},
+                    "pattern": {
+                        "shape": TIER_PATTERNS.get(window.tier, ""),
+                        "fillmode": "overlay",
+                        "fgcolor": "#ffffff",
+                        "fgopacity": 0.6,
+                        "size": 6,
+                    },
                     "line": {"width": 0},
                 },
             }
