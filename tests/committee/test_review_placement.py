@@ -359,3 +359,13 @@ def test_an_inline_decision_refreshes_the_preview_in_a_constant_number_of_querie
     assert response.content.decode().count('hx-swap-oob="true">') >= 200
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
     assert GpuRequest.objects.filter(status=RequestStatus.SUBMITTED).count() == 200
+
+
+def test_names_in_the_timeline_are_text_not_markup(world):
+    from committee.timeline import placement_figures
+
+    contended(world)
+    GpuRequest.objects.filter(title="Ranker").update(title="<b onmouseover=alert(1)>Ranker</b>")
+    preview = selectors.cycle_placement(cycle=world.cycle)
+    figure = placement_figures(pools=preview.pools, week_start=world.cycle.starts_at, hours=world.cycle.hours)
+    assert figure["atlas/a100"]["data"][0]["text"] == "&lt;b onmouseover=alert(1)&gt;Ranker&lt;/b&gt;"
