@@ -167,6 +167,8 @@ def test_a_week_from_request_to_windows_record_and_pdf(server, people, world, tm
     chair = people.page("chair")
     chair.goto(f"/review/{week}/")
     chair.locator("#close-intake").click()
+    expect(chair.locator("h1")).to_contain_text("Close intake for week")
+    chair.locator("#confirm-close-intake").click()
     expect(chair.locator("#cycle-status")).to_have_text("In review")
 
     # Three committee members score it; tech sits on team B, which does not stop them scoring team A.
@@ -182,8 +184,12 @@ def test_a_week_from_request_to_windows_record_and_pdf(server, people, world, tm
     decide_in_browser(chair, rival, "defer", "Next week: the pool is full.")
     chair.reload()
     chair.locator("#finalize").click()
+    expect(chair.locator("#confirm-placement")).to_contain_text("Every grant is placed as decided.")
+    chair.locator("#confirm-finalize").click()
     expect(chair.locator("#cycle-status")).to_have_text("Finalized")
     chair.locator("#publish-plan").click()
+    expect(chair.locator("#confirm-windows")).to_contain_text(TITLE)
+    chair.locator("#confirm-publish").click()
     expect(chair.locator("#cycle-status")).to_have_text("Published")
     chair.get_by_text("plan version 1").wait_for()
 

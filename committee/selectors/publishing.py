@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
+from allocations.models import GpuPool
 from committee.models import (
+    CycleStatus,
     Decision,
     DecisionOutcome,
     ReviewCycle,
@@ -14,41 +18,126 @@ from committee.models import (
 from committee.selectors.review import decision_list_granted
 
 
+def decision_demand(*, decision: Decision) -> engine.Demand:
+    """The engine's demand for one grant or partial grant: the review's preview and publishing both build it here.
+
+    A grant asks for the GPUs requested, a partial grant for the GPUs granted (its minimum capped
+    at that count), over the request's duration and window. Uses `decision.request` (select it
+    with the decision).
+    """
+    request = decision.request
+    if decision.outcome == DecisionOutcome.PARTIAL:
+        count = decision.granted_gpu_count or 0
+    else:
+        count = decision.requested_gpu_count
+    return engine.Demand(
+        ref=request.pk,
+        pool=request.pool.key,
+        gpu_count=count,
+        min_gpu_count=min(request.min_gpu_count, count),
+        duration_hours=request.duration_hours,
+        earliest_start=request.earliest_start,
+        latest_end=request.latest_end,
+        preemptible_ok=request.preemptible_ok,
+    )
+
+
+def demand_priority(*, rank: int | None, decision: Decision) -> tuple[bool, int, int]:
+    """The order the engine is given grants in: by rank, then unranked decisions by id.
+
+    Publishing passes the rank frozen at finalize; the review's preview the live rank, which
+    finalize freezes, so both order the same decisions the same way.
+    """
+    return (rank is None, rank or 0, decision.pk)
+
+
 def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
     """The engine's demands for a cycle, highest priority first, each with its decision.
 
-    Grants ask for the GPUs requested, partial grants for the GPUs granted (their minimum
-    capped at that count); deferrals and rejections ask for nothing. Order: the priority rank
-    frozen at finalize, then unranked decisions by id (a decision taken on a request that
-    missed quorum still gets placed, after every ranked one).
+    Grants and partial grants (`decision_demand`); deferrals and rejections ask for nothing.
+    Order (`demand_priority`): the priority rank frozen at finalize, then unranked decisions by
+    id (a decision taken on a request that missed quorum still gets placed, after every ranked one).
     """
     decisions = sorted(
         decision_list_granted(cycle=cycle),
-        key=lambda d: (d.priority_rank is None, d.priority_rank or 0, d.pk),
+        key=lambda d: demand_priority(rank=d.priority_rank, decision=d),
     )
-    demands = []
-    for decision in decisions:
-        request = decision.request
-        if decision.outcome == DecisionOutcome.PARTIAL:
-            count = decision.granted_gpu_count or 0
-        else:
-            count = decision.requested_gpu_count
-        demands.append(
-            (
-                engine.Demand(
-                    ref=request.pk,
-                    pool=request.pool.key,
-                    gpu_count=count,
-                    min_gpu_count=min(request.min_gpu_count, count),
-                    duration_hours=request.duration_hours,
-                    earliest_start=request.earliest_start,
-                    latest_end=request.latest_end,
-                    preemptible_ok=request.preemptible_ok,
-                ),
-                decision,
-            )
+    return [(decision_demand(decision=decision), decision) for decision in decisions]
+
+
+def engine_pools() -> dict[str, GpuPool]:
+    """Every pool by key (`GpuPool.key`), with its cluster: what the engine places on. One query."""
+    return {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
+
+
+def cycle_allocate(
+    *,
+    cycle: ReviewCycle,
+    pools: dict[str, GpuPool],
+    demands: Sequence[engine.Demand],
+    fixed: Sequence[engine.EngineWindow] = (),
+) -> engine.AllocationResult:
+    """Run the engine on a cycle's week: the one call the review's preview and publishing share.
+
+    Pure given its arguments (no query): every pool's capacity over the cycle's hours, the
+    demands in the order given (`cycle_demands` or the preview's live ranking), `fixed` the
+    windows a correction keeps.
+    """
+    return engine.allocate(
+        week_start=cycle.starts_at,
+        pools=[allocation_selectors.pool_capacity(pool=pool) for _key, pool in sorted(pools.items())],
+        demands=list(demands),
+        hours=cycle.hours,
+        fixed=list(fixed),
+    )
+
+
+@dataclass(frozen=True)
+class PublishPlacement:
+    """What publishing a cycle now would give the engine and get back (nothing is written).
+
+    `demands` are every grant with its decision, in priority order; `started` the current plan's
+    windows that have started (a correction keeps them; empty for a first publish); `result` the
+    engine's answer for the other demands, with `started` among its windows.
+    """
+
+    pools: dict[str, GpuPool]
+    demands: list[tuple[engine.Demand, Decision]]
+    started: list[engine.EngineWindow]
+    result: engine.AllocationResult
+
+
+def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlacement:
+    """The placement `cycle_publish` writes, computed here for it and for the chair's confirmation.
+
+    A published cycle is a correction: the windows started by `now` stay fixed.
+    """
+    pools = engine_pools()
+    demands = cycle_demands(cycle=cycle)
+    started = started_windows(week=cycle.week, now=now) if cycle.status == CycleStatus.PUBLISHED else []
+    kept_refs = {window.ref for window in started}
+    result = cycle_allocate(
+        cycle=cycle,
+        pools=pools,
+        demands=[demand for demand, _decision in demands if demand.ref not in kept_refs],
+        fixed=started,
+    )
+    return PublishPlacement(pools=pools, demands=demands, started=started, result=result)
+
+
+def kept_explanations(started: Sequence[engine.EngineWindow]) -> list[engine.Explanation]:
+    """The explanation of each window a correction keeps because it has started."""
+    return [
+        engine.Explanation(
+            ref=window.ref,
+            placed=True,
+            shortened=False,
+            reasons=(
+                engine.Reason("kept", {"start": engine.instant_param(window.start), "gpu_count": window.gpu_count}),
+            ),
         )
-    return demands
+        for window in started
+    ]
 
 
 def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:

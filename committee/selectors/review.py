@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db.models import Prefetch, QuerySet
@@ -26,6 +27,9 @@ from committee.models import (
 from committee.selectors.fairshare import fair_share_for_cycle
 from committee.selectors.people import Viewer, viewer_roles
 
+if TYPE_CHECKING:
+    from committee.selectors.placement import RequestPlacement
+
 REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
 
 
@@ -42,6 +46,8 @@ class ReviewRow:
     conflict: bool = False
     inputs: list[ScoreInput] = field(default_factory=list)
     scored_by: list[MemberScores] = field(default_factory=list)
+    # Filled by cycle_placement (the engine's dry run) for a grant or partial grant:
+    placement: RequestPlacement | None = None
 
     @property
     def decision(self) -> Decision | None:

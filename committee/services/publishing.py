@@ -16,10 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations import engine
-from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text
-from allocations.models import AllocationPlan, GpuPool
+from allocations.models import AllocationPlan
 from allocations.services import plan_publish
 from committee import selectors, signals
 from committee.models import CycleStatus, ReviewCycle
@@ -27,20 +25,6 @@ from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
-
-
-def _kept_explanations(started: list[engine.EngineWindow]) -> list[engine.Explanation]:
-    return [
-        engine.Explanation(
-            ref=window.ref,
-            placed=True,
-            shortened=False,
-            reasons=(
-                engine.Reason("kept", {"start": engine.instant_param(window.start), "gpu_count": window.gpu_count}),
-            ),
-        )
-        for window in started
-    ]
 
 
 @transaction.atomic
@@ -75,19 +59,9 @@ def cycle_publish(
     if correction and not reason:
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
-    pools = {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
-    demands = selectors.cycle_demands(cycle=locked)
-    started = selectors.started_windows(week=locked.week, now=now or timezone.now()) if correction else []
-    kept_refs = {window.ref for window in started}
-    placing = [(demand, decision) for demand, decision in demands if demand.ref not in kept_refs]
-    result = engine.allocate(
-        week_start=locked.starts_at,
-        pools=[allocation_selectors.pool_capacity(pool=pool) for _key, pool in sorted(pools.items())],
-        demands=[demand for demand, _decision in placing],
-        hours=locked.hours,
-        fixed=started,
-    )
-    explanations = [*_kept_explanations(started), *result.explanations]
+    placement = selectors.cycle_publish_placement(cycle=locked, now=now or timezone.now())
+    pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
+    explanations = [*selectors.kept_explanations(started), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     plan = plan_publish(
         week=locked.week,

@@ -10,13 +10,15 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
+from committee.timeline import placement_figures
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 
@@ -54,6 +56,20 @@ def _error_messages(exc: ValidationError) -> list[str]:
     return list(exc.messages)
 
 
+PREVIEWED_STATUSES = (CycleStatus.IN_REVIEW, CycleStatus.FINALIZED)
+
+
+def _placement_context(cycle: ReviewCycle, review: selectors.CycleReview) -> dict[str, Any]:
+    """The placement preview (the engine's dry run) while the week is in review or finalized, unpublished."""
+    if cycle.status not in PREVIEWED_STATUSES:
+        return {"placement": None, "placement_figures": None}
+    placement = selectors.cycle_placement(cycle=cycle, rows=review.rows)
+    return {
+        "placement": placement,
+        "placement_figures": placement_figures(pools=placement.pools, week_start=cycle.starts_at, hours=cycle.hours),
+    }
+
+
 @login_required
 def review_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     require_committee(request)
@@ -76,6 +92,7 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
         "matrix": priority_matrix_figure(review),
         "quadrants": scoring.quadrant_labels(),
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        **_placement_context(cycle, review),
     }
     return render(request, "committee/review.html", context)
 
@@ -125,6 +142,7 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
         "matrix": priority_matrix_figure(review),
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
         "oob": True,
+        **_placement_context(cycle, review),
     }
     return render(request, "committee/_score_saved.html", context)
 
@@ -165,7 +183,8 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     if _is_htmx(request):
         review = selectors.cycle_review(cycle=cycle, viewer=request.user)
         context = {"review": review, "cycle": cycle, "row": _row(review, pk), "form": form, "saved": saved,
-                   "oob": True, "in_review": cycle.status == CycleStatus.IN_REVIEW}
+                   "oob": True, "in_review": cycle.status == CycleStatus.IN_REVIEW,
+                   **_placement_context(cycle, review)}
         return render(request, "committee/_decision_saved.html", context)
     status = 400 if request.method == "POST" else 200
     context = {"cycle": cycle, "gpu_request": gpu_request, "form": form,
@@ -173,9 +192,11 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     return render(request, "committee/decision_form.html", context, status=status)
 
 
-def _cycle_transition(request: AuthenticatedHttpRequest, week: str, service: Any, done: str) -> HttpResponse:
-    require_chair(request)
-    cycle = selectors.cycle_get(week=week)
+def _confirmed(request: HttpRequest) -> bool:
+    return request.method == "POST" and request.POST.get("confirm") == "1"
+
+
+def _cycle_transition(request: AuthenticatedHttpRequest, cycle: ReviewCycle, service: Any, done: str) -> HttpResponse:
     try:
         service(cycle=cycle, actor=request.user)
     except ValidationError as exc:
@@ -186,22 +207,50 @@ def _cycle_transition(request: AuthenticatedHttpRequest, week: str, service: Any
     return redirect("committee:review-cycle", week=cycle.week)
 
 
+def _confirmation(
+    request: AuthenticatedHttpRequest, template: str, cycle: ReviewCycle, expected: str, context: dict[str, Any]
+) -> HttpResponse:
+    """The confirmation page of a step: nothing changes until its form posts `confirm=1`.
+
+    A cycle in another state shows why the step is not possible, without the confirm button (409).
+    """
+    context = {"cycle": cycle, "possible": cycle.status == expected, **context}
+    if request.method == "POST" and not context["possible"]:
+        messages.error(request, _("Nothing was changed: week %(week)s is %(status)s.")
+                       % {"week": cycle.week, "status": cycle.get_status_display().lower()})
+    return render(request, template, context, status=200 if context["possible"] else 409)
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def cycle_close_intake(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
-    return _cycle_transition(
-        request, week, services.cycle_close_intake, _("Intake for week %(week)s is closed; the review is open.")
-    )
+    """GET (or a POST without `confirm=1`): the confirmation, warning of an early close and stranded drafts."""
+    require_chair(request)
+    cycle = selectors.cycle_get(week=week)
+    if _confirmed(request):
+        return _cycle_transition(
+            request, cycle, services.cycle_close_intake, _("Intake for week %(week)s is closed; the review is open.")
+        )
+    check = selectors.intake_close_check(cycle=cycle, now=timezone.now())
+    return _confirmation(request, "committee/confirm_close_intake.html", cycle, CycleStatus.OPEN, {"check": check})
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def cycle_finalize(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
-    return _cycle_transition(
-        request,
-        week,
-        services.cycle_finalize,
-        _("Week %(week)s is finalized: the decisions are final, and its decision record is in the archive."),
+    """GET (or a POST without `confirm=1`): the placement summary and the automatic deferrals, to confirm."""
+    require_chair(request)
+    cycle = selectors.cycle_get(week=week)
+    if _confirmed(request):
+        return _cycle_transition(
+            request,
+            cycle,
+            services.cycle_finalize,
+            _("Week %(week)s is finalized: the decisions are final, and its decision record is in the archive."),
+        )
+    placement = selectors.cycle_placement(cycle=cycle) if cycle.status == CycleStatus.IN_REVIEW else None
+    return _confirmation(
+        request, "committee/confirm_finalize.html", cycle, CycleStatus.IN_REVIEW, {"placement": placement}
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from committee import services
@@ -98,3 +99,43 @@ def bulk_requests(world: Any, teams: list[Any], *, scored_by: tuple[Any, ...] = 
         for r in rows[::2]
     )
     return rows
+
+
+def team_with_lead(world: Any, name: str) -> tuple[Any, Any]:
+    from django.contrib.auth import get_user_model
+
+    from allocations.models import Team
+    from committee.models import MembershipRole, TeamMembership
+
+    team = Team.objects.create(name=name, slug=name.lower().replace(" ", "-"), fair_share_weight=1)
+    lead = get_user_model().objects.create_user(username=f"lead-{team.slug}", password="pw")
+    TeamMembership.objects.create(user=lead, team=team, role=MembershipRole.LEAD)
+    return team, lead
+
+
+def contended(world: Any) -> dict[str, GpuRequest]:
+    """Four grants on atlas/a100 (64 GPUs: 46 standard, 12 burst, 6 standby), all pinned to the same 48 hours.
+
+    In ranking order: "Ranker" 32 GPUs fits; "Search" 24 (minimum 8) gets the 14 standard GPUs
+    left; "Vision" 16 (minimum 8, preemptible is fine) gets the 12 of the burst reserve, as
+    preemptible; "Speech" 8 (minimum 4) gets nothing. Strict priority leaves no other answer.
+    """
+    start = world.cycle.starts_at + timedelta(hours=8)
+    window = {"earliest_start": start, "latest_end": start + timedelta(hours=48), "duration_hours": 48}
+    team_c, lead_c = team_with_lead(world, "Team C")
+    team_d, lead_d = team_with_lead(world, "Team D")
+    requests = {
+        "ranker": file_request(world, title="Ranker", gpu_count=32, min_gpu_count=16, **window),
+        "search": file_request(world, team=world.team_b, title="Search", gpu_count=24, min_gpu_count=8, **window),
+        "vision": file_request(world, team=team_c, actor=lead_c, title="Vision", gpu_count=16, min_gpu_count=8,
+                               preemptible_ok=True, **window),
+        "speech": file_request(world, team=team_d, actor=lead_d, title="Speech", gpu_count=8, min_gpu_count=4,
+                               **window),
+    }
+    close(world)
+    for impact, gpu_request in zip((10, 8, 6, 4), requests.values(), strict=True):
+        for member in (world.chair, world.reviewer):
+            score(member, gpu_request, impact, 5, 5)
+    for gpu_request in requests.values():
+        decide(world, gpu_request)
+    return requests

@@ -229,8 +229,8 @@ def test_a_week_runs_from_open_to_published_with_the_clock_and_the_chairs_two_cl
     decide(world, vision)
     client.force_login(world.chair)
     with django_capture_on_commit_callbacks(execute=True):
-        assert client.post(reverse("committee:cycle-finalize", args=[cycle.week])).status_code == 302  # click 1
-        assert client.post(reverse("committee:cycle-publish", args=[cycle.week])).status_code == 302  # click 2
+        assert client.post(reverse("committee:cycle-finalize", args=[cycle.week]), {"confirm": "1"}).status_code == 302
+        assert client.post(reverse("committee:cycle-publish", args=[cycle.week]), {"confirm": "1"}).status_code == 302
     cycle.refresh_from_db()
     assert cycle.status == CycleStatus.PUBLISHED
     mail.outbox.clear()

@@ -98,10 +98,10 @@ def test_review_page_button_publishes(world, finalized, client):
     client.force_login(world.reviewer)
     assert client.post(f"/review/{world.cycle.week}/publish/").status_code == 403
     client.force_login(world.chair)
-    response = client.post(f"/review/{world.cycle.week}/publish/", follow=True)
+    response = client.post(f"/review/{world.cycle.week}/publish/", {"confirm": "1"}, follow=True)
     assert response.status_code == 200
     assert "plan version 1" in response.content.decode()
-    again = client.post(f"/review/{world.cycle.week}/publish/", follow=True)  # no reason: refused, says why
+    again = client.post(f"/review/{world.cycle.week}/publish/", {"confirm": "1"}, follow=True)  # no reason: refused
     assert "Say why" in again.content.decode() and AllocationPlan.objects.count() == 1
 
 

@@ -221,7 +221,7 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     response = client.post(reverse("committee:request-submit", args=[draft.pk]), follow=True)
     assert response.status_code == 200
     client.force_login(world.chair)
-    response = client.post(reverse("committee:cycle-publish", args=[week.week]), follow=True)
+    response = client.post(reverse("committee:cycle-publish", args=[week.week]), {"confirm": "1"}, follow=True)
     assert response.status_code == 200 and "is published" in response.content.decode()
     client.force_login(world.member_a)
     number = revision_latest(page=record_page).number

@@ -319,16 +319,16 @@ def test_chair_closes_intake_and_finalizes_from_the_page(client, world):
     a = file_request(world)
     client.force_login(world.chair)
     assert 'id="close-intake"' in client.get(url(world, "review-cycle")).content.decode()
-    response = client.post(url(world, "cycle-close-intake"), follow=True)
+    response = client.post(url(world, "cycle-close-intake"), {"confirm": "1"}, follow=True)
     assert "is closed; the review is open" in response.content.decode()
-    response = client.post(url(world, "cycle-close-intake"), follow=True)
+    response = client.post(url(world, "cycle-close-intake"), {"confirm": "1"}, follow=True)
     assert "Cannot close intake" in response.content.decode()
     for member in (world.chair, world.reviewer):
         score(member, a, 8, 6, 5)
-    response = client.post(url(world, "cycle-finalize"), follow=True)
+    response = client.post(url(world, "cycle-finalize"), {"confirm": "1"}, follow=True)
     assert "Every ranked request needs a decision first" in response.content.decode()
     decide(world, a)
-    response = client.post(url(world, "cycle-finalize"), follow=True)
+    response = client.post(url(world, "cycle-finalize"), {"confirm": "1"}, follow=True)
     assert "is finalized" in response.content.decode()
     assert ReviewCycle.objects.get(pk=world.cycle.pk).status == CycleStatus.FINALIZED
     assert GpuRequest.objects.get(pk=a.pk).status == "decided"

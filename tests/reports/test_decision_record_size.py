@@ -178,7 +178,7 @@ def test_publish_is_refused_and_nothing_saved_when_the_record_cannot_be_written(
     _taken(records.decision_record_part_slug(world.cycle.week, parts + 1))
     client.force_login(world.chair)
 
-    response = client.post(reverse("committee:cycle-publish", args=[cycle.week]), follow=True)
+    response = client.post(reverse("committee:cycle-publish", args=[cycle.week]), {"confirm": "1"}, follow=True)
 
     assert response.status_code == 200
     assert (f"Week {cycle.week} is not published and nothing was saved: its decision record could not be written "
@@ -194,8 +194,8 @@ def test_the_chair_reads_that_the_record_is_archived_when_the_week_is_finalized_
     big_week(world, requests=3)
     client.force_login(world.chair)
 
-    finalized = client.post(reverse("committee:cycle-finalize", args=[world.cycle.week]), follow=True)
-    published = client.post(reverse("committee:cycle-publish", args=[world.cycle.week]), follow=True)
+    finalized = client.post(reverse("committee:cycle-finalize", args=[world.cycle.week]), {"confirm": "1"}, follow=True)
+    published = client.post(reverse("committee:cycle-publish", args=[world.cycle.week]), {"confirm": "1"}, follow=True)
 
     assert (f"Week {world.cycle.week} is finalized: the decisions are final, and its decision record is in the "
             "archive.") in finalized.content.decode()
