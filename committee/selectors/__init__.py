@@ -24,6 +24,15 @@ from committee.selectors.notifications import (
     notification_waiting_count,
     team_member_ids,
 )
+from committee.selectors.outcomes import (
+    DecidedPart,
+    PlacedPart,
+    PlacedWindow,
+    PlacementStatus,
+    RequestOutcome,
+    request_outcome_get,
+    request_outcome_map,
+)
 from committee.selectors.people import (
     NO_ROLES,
     Viewer,
@@ -67,8 +76,13 @@ __all__ = [
     "REVIEWED_STATUSES",
     "TEAM_KINDS",
     "CycleReview",
+    "DecidedPart",
     "MemberScores",
+    "PlacedPart",
+    "PlacedWindow",
+    "PlacementStatus",
     "PoolLoad",
+    "RequestOutcome",
     "ReviewRow",
     "RubricChange",
     "ScoreInput",
@@ -95,6 +109,8 @@ __all__ = [
     "request_get_for_viewer",
     "request_list_for_team_member",
     "request_list_for_viewer",
+    "request_outcome_get",
+    "request_outcome_map",
     "rubric_current",
     "rubric_history",
     "score_sheet",
