@@ -30,6 +30,8 @@ from committee.selectors.outcomes import (
     PlacedWindow,
     PlacementStatus,
     RequestOutcome,
+    placement_label,
+    placement_params_text,
     request_outcome_get,
     request_outcome_map,
 )
@@ -105,6 +107,8 @@ __all__ = [
     "notification_kinds_for",
     "notification_opt_outs",
     "notification_waiting_count",
+    "placement_label",
+    "placement_params_text",
     "pool_list",
     "request_get_for_viewer",
     "request_list_for_team_member",

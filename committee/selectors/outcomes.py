@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import models
@@ -22,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from allocations import selectors as allocation_selectors
-from allocations.explanations import placement_text
+from allocations.explanations import explanation_text, placement_text
 from allocations.models import AllocationWindow
 from committee.models import CycleStatus, Decision, DecisionOutcome, GpuRequest, RequestStatus, ReviewCycle
 from committee.selectors.people import Viewer, viewer_roles
@@ -33,6 +34,8 @@ __all__ = [
     "PlacedWindow",
     "PlacementStatus",
     "RequestOutcome",
+    "placement_label",
+    "placement_params_text",
     "request_outcome_get",
     "request_outcome_map",
 ]
@@ -50,6 +53,10 @@ class PlacementStatus(models.TextChoices):
     NOT_PUBLISHED = "not_published", gettext_lazy("not yet published")
     NOT_GRANTED = "not_granted", gettext_lazy("nothing to place")
     UNDECIDED = "undecided", gettext_lazy("no decision yet")
+
+
+# The placements that are not what the committee decided.
+_DIFFERENCES = (PlacementStatus.SHORTENED, PlacementStatus.PREEMPTIBLE, PlacementStatus.NOT_PLACED)
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,7 @@ class PlacedPart:
     week: str
     version: int
     published_at: Any
+    week_start: datetime
     windows: list[PlacedWindow]
     explanation: str
     reasons: list[dict[str, Any]]
@@ -124,7 +132,7 @@ class RequestOutcome:
     @property
     def differs(self) -> bool:
         """A grant the plan does not honour as decided (shortened, demoted or not placed)."""
-        return self.status in (PlacementStatus.SHORTENED, PlacementStatus.PREEMPTIBLE, PlacementStatus.NOT_PLACED)
+        return self.status in _DIFFERENCES
 
     @property
     def reason(self) -> str:
@@ -134,22 +142,38 @@ class RequestOutcome:
     @property
     def status_label(self) -> str:
         """The difference in words: "shortened (24 of 32 GPUs)", "placed as decided", "not placed"…"""
-        if self.status != PlacementStatus.SHORTENED or self.decided is None or self.placed is None:
-            return str(self.status.label)
-        decided_gpus = self.decided.gpu_count or 0
-        if self.placed.gpu_count < decided_gpus:
-            text = _("shortened (%(placed)d of %(decided)d GPUs)") % {
-                "placed": self.placed.gpu_count,
-                "decided": decided_gpus,
-            }
-        else:
-            text = _("shortened (%(placed)d of %(decided)d GPU-hours)") % {
-                "placed": self.placed.gpu_hours,
-                "decided": self.decided.gpu_hours or 0,
-            }
-        if self.preemptible:
-            text = _("%(shortened)s, preemptible in the burst reserve") % {"shortened": text}
-        return text
+        return placement_label(
+            status=self.status,
+            decided_gpu_count=self.decided.gpu_count if self.decided else None,
+            decided_gpu_hours=self.decided.gpu_hours if self.decided else None,
+            placed_gpu_count=self.placed.gpu_count if self.placed else 0,
+            placed_gpu_hours=self.placed.gpu_hours if self.placed else 0,
+            preemptible=self.preemptible,
+        )
+
+    def as_params(self) -> dict[str, Any]:
+        """The outcome as JSON-native values from which `placement_params_text` writes it again, in any language.
+
+        What a notification stores: codes, numbers and the windows' data, not sentences.
+        """
+        decided, placed = self.decided, self.placed
+        return {
+            "placement": str(self.status),
+            "decided_outcome": decided.outcome if decided else None,
+            "decided_gpu_count": decided.gpu_count if decided else None,
+            "decided_gpu_hours": decided.gpu_hours if decided else None,
+            "placed_gpu_count": placed.gpu_count if placed else None,
+            "placed_gpu_hours": placed.gpu_hours if placed else None,
+            "preemptible": self.preemptible,
+            "week_start": placed.week_start.isoformat() if placed else None,
+            "windows": [
+                {"gpu_count": w.window.gpu_count, "gpu_model": w.window.pool.gpu_model,
+                 "start": w.window.start.isoformat(), "end": w.window.end.isoformat(), "tier": w.window.tier}
+                for w in (placed.windows if placed else [])
+            ],
+            "reasons": placed.reasons if placed else [],
+            "explanation": placed.explanation if placed else "",
+        }
 
     @property
     def decided_text(self) -> str:
@@ -196,6 +220,85 @@ class RequestOutcome:
         }
 
 
+def placement_label(
+    *,
+    status: str,
+    decided_gpu_count: int | None,
+    decided_gpu_hours: int | None,
+    placed_gpu_count: int,
+    placed_gpu_hours: int,
+    preemptible: bool,
+) -> str:
+    """A placement's difference from its decision in words, from plain values (stored ones too)."""
+    if status != PlacementStatus.SHORTENED:
+        return str(PlacementStatus(status).label)
+    if placed_gpu_count < (decided_gpu_count or 0):
+        text = _("shortened (%(placed)d of %(decided)d GPUs)") % {
+            "placed": placed_gpu_count, "decided": decided_gpu_count or 0
+        }
+    else:
+        text = _("shortened (%(placed)d of %(decided)d GPU-hours)") % {
+            "placed": placed_gpu_hours, "decided": decided_gpu_hours or 0
+        }
+    if preemptible:
+        text = _("%(shortened)s, preemptible in the burst reserve") % {"shortened": text}
+    return text
+
+
+def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
+    """What `RequestOutcome.as_params` stored, in the active language: decided, placed, difference, reason,
+    and whether the placement `differs` from the decision and whether the grant has no window (`unplaced`)."""
+    status = params.get("placement")
+    if status not in PlacementStatus.values:
+        return {}
+    outcome = params.get("decided_outcome")
+    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else str(outcome or "")
+    gpus, hours = params.get("decided_gpu_count"), params.get("decided_gpu_hours")
+    if gpus is None:
+        decided = label
+    else:
+        decided = _("%(outcome)s, %(gpus)d GPUs (%(hours)d GPU-hours)") % {
+            "outcome": label, "gpus": gpus, "hours": hours or 0
+        }
+    week_start = params.get("week_start")
+    windows = [
+        placement_text(
+            gpu_count=w["gpu_count"], gpu_model=w["gpu_model"], start=datetime.fromisoformat(w["start"]),
+            end=datetime.fromisoformat(w["end"]), tier=w["tier"], week_start=datetime.fromisoformat(week_start),
+        )
+        for w in params.get("windows") or []
+    ] if week_start else []
+    reasons = params.get("reasons") or []
+    if reasons and week_start:
+        reason = explanation_text(reasons, week_start=datetime.fromisoformat(week_start))
+    else:
+        reason = str(params.get("explanation") or "")
+    if status in (PlacementStatus.NOT_GRANTED, PlacementStatus.UNDECIDED):
+        placed = ""
+    elif windows:
+        placed = _("%(windows)s (%(hours)d GPU-hours)") % {
+            "windows": "; ".join(windows), "hours": params.get("placed_gpu_hours") or 0
+        }
+    else:
+        placed = str(PlacementStatus(status).label)
+    difference = placement_label(
+        status=status,
+        decided_gpu_count=gpus,
+        decided_gpu_hours=hours,
+        placed_gpu_count=params.get("placed_gpu_count") or 0,
+        placed_gpu_hours=params.get("placed_gpu_hours") or 0,
+        preemptible=bool(params.get("preemptible")),
+    )
+    return {
+        "decided": decided,
+        "placed": placed,
+        "difference": difference,
+        "reason": reason,
+        "differs": status in _DIFFERENCES,
+        "unplaced": status in (PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED),
+    }
+
+
 def _decided(decision: Decision, gpu_request: GpuRequest) -> DecidedPart:
     return DecidedPart(
         outcome=decision.outcome,
@@ -224,6 +327,7 @@ def _placed(allocation: allocation_selectors.RequestAllocation) -> PlacedPart:
         week=plan.week,
         version=plan.version,
         published_at=plan.published_at,
+        week_start=plan.week_starts_at,
         windows=windows,
         explanation=explanation.display_text() if explanation is not None else "",
         reasons=list(explanation.reasons) if explanation is not None else [],
