@@ -384,11 +384,47 @@ def request_allocation_map(*, request_refs: Iterable[int]) -> dict[int, RequestA
     result = {}
     for ref, week in latest_week.items():
         plan = current[week]
-        explanation = by_plan.get((plan.pk, ref))
-        if explanation is not None:
-            explanation.plan = plan  # display_text reads the plan's week; it is this one
-        result[ref] = RequestAllocation(plan=plan, explanation=explanation, windows=windows.get(ref, []))
+        given = by_plan.get((plan.pk, ref))
+        if given is not None:
+            given.plan = plan  # display_text reads the plan's week; it is this one
+        result[ref] = RequestAllocation(plan=plan, explanation=given, windows=windows.get(ref, []))
     return result
+
+
+def team_window_list(
+    *, team: Team, week: str | None = None, ends_after: datetime | None = None
+) -> list[tuple[AllocationPlan, AllocationWindow]]:
+    """A team's windows in the current plan of each week, with that plan, by start.
+
+    The windows of `week`, or, without it, of the weeks whose plan has not ended by `ends_after`
+    (default: now). Two queries: the plans of those weeks, and the windows the current ones hold.
+    """
+    scope = Q(week=week) if week is not None else Q(week_ends_at__gt=ends_after or timezone.now())
+    plans = AllocationPlan.objects.filter(scope)
+    current: dict[str, AllocationPlan] = {}
+    for plan in plans.order_by("week", "version"):
+        current[plan.week] = plan  # ascending version: the highest wins
+    if not current:
+        return []
+    live = Q()
+    for plan in current.values():
+        live |= Q(week=plan.week, created_seq__lte=plan.change_seq) & (
+            Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq)
+        )
+    windows = (
+        AllocationWindow.objects.filter(live, team=team)
+        .select_related("cluster", "pool__cluster")
+        .order_by("start", "id")
+    )
+    return [(current[window.week], window) for window in windows]
+
+
+def pool_list_with_capacity(*, hours: int = 168) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int]]]:
+    """Every pool with its week's capacity and its reserved GPUs (burst, standby), for the pools API. One query."""
+    return [
+        (pool, capacity, engine.reserved_gpus(pool_capacity(pool=pool)))
+        for pool, capacity in pool_week_capacity_list(hours=hours)
+    ]
 
 
 # --- usage pre-fill ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ __all__ = [
     "PlacedWindow",
     "PlacementStatus",
     "RequestOutcome",
+    "decided_label",
     "placement_label",
     "placement_params_text",
     "request_outcome_get",
@@ -161,6 +162,7 @@ class RequestOutcome:
             "placement": str(self.status),
             "decided_outcome": decided.outcome if decided else None,
             "decided_gpu_count": decided.gpu_count if decided else None,
+            "requested_gpu_count": decided.requested_gpu_count if decided else None,
             "decided_gpu_hours": decided.gpu_hours if decided else None,
             "placed_gpu_count": placed.gpu_count if placed else None,
             "placed_gpu_hours": placed.gpu_hours if placed else None,
@@ -177,16 +179,16 @@ class RequestOutcome:
 
     @property
     def decided_text(self) -> str:
-        """ "Grant, 32 GPUs (1536 GPU-hours)", "Defer", or "" without a decision the viewer may see."""
+        """ "Grant, 32 GPUs (1536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)", "Defer", or "" without
+        a decision the viewer may see."""
         if self.decided is None:
             return ""
-        if self.decided.gpu_count is None:
-            return self.decided.outcome_label
-        return _("%(outcome)s, %(gpus)d GPUs (%(hours)d GPU-hours)") % {
-            "outcome": self.decided.outcome_label,
-            "gpus": self.decided.gpu_count,
-            "hours": self.decided.gpu_hours or 0,
-        }
+        return decided_label(
+            outcome=self.decided.outcome,
+            gpu_count=self.decided.gpu_count,
+            requested_gpu_count=self.decided.requested_gpu_count,
+            gpu_hours=self.decided.gpu_hours,
+        )
 
     @property
     def placed_text(self) -> str:
@@ -245,21 +247,33 @@ def placement_label(
     return text
 
 
+def decided_label(
+    *, outcome: str, gpu_count: int | None, requested_gpu_count: int | None, gpu_hours: int | None
+) -> str:
+    """A decision in words: "Grant, 32 GPUs (1536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)"."""
+    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
+    if gpu_count is None:
+        return label
+    if outcome == DecisionOutcome.PARTIAL and requested_gpu_count:
+        return _("%(outcome)s, %(gpus)d of %(asked)d GPUs (%(hours)d GPU-hours)") % {
+            "outcome": label, "gpus": gpu_count, "asked": requested_gpu_count, "hours": gpu_hours or 0
+        }
+    return _("%(outcome)s, %(gpus)d GPUs (%(hours)d GPU-hours)") % {
+        "outcome": label, "gpus": gpu_count, "hours": gpu_hours or 0
+    }
+
+
 def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
     """What `RequestOutcome.as_params` stored, in the active language: decided, placed, difference, reason,
     and whether the placement `differs` from the decision and whether the grant has no window (`unplaced`)."""
     status = params.get("placement")
     if status not in PlacementStatus.values:
         return {}
-    outcome = params.get("decided_outcome")
-    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else str(outcome or "")
     gpus, hours = params.get("decided_gpu_count"), params.get("decided_gpu_hours")
-    if gpus is None:
-        decided = label
-    else:
-        decided = _("%(outcome)s, %(gpus)d GPUs (%(hours)d GPU-hours)") % {
-            "outcome": label, "gpus": gpus, "hours": hours or 0
-        }
+    decided = decided_label(
+        outcome=str(params.get("decided_outcome") or ""), gpu_count=gpus,
+        requested_gpu_count=params.get("requested_gpu_count"), gpu_hours=hours,
+    )
     week_start = params.get("week_start")
     windows = [
         placement_text(

@@ -124,7 +124,8 @@ def test_edit_adds_and_removes_alternatives(client, world):
 def test_withdraw_from_the_page(client, world):
     gpu_request = file_request(world)
     client.force_login(world.lead_a)
-    response = client.post(reverse("committee:request-withdraw", args=[gpu_request.pk]), follow=True)
+    response = client.post(reverse("committee:request-withdraw", args=[gpu_request.pk]), {"confirm": "yes"},
+                           follow=True)
     assert b"Request withdrawn" in response.content
     gpu_request.refresh_from_db()
     assert gpu_request.status == RequestStatus.WITHDRAWN
