@@ -219,7 +219,7 @@ def request_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
     gpu_request = _own_request(request, pk)
     if gpu_request.status not in ("draft", "submitted"):
         messages.error(
-            request, _("A %(status)s request cannot be withdrawn.") % {"status": gpu_request.get_status_display()}
+            request, _("A %(status)s request cannot be withdrawn.") % {"status": gpu_request.get_status_display().lower()}
         )
         return redirect("committee:request-detail", pk=pk)
     if not gpu_request.cycle.intake_open:
