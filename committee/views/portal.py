@@ -218,9 +218,8 @@ def request_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
         return _transition(request, pk, services.gpu_request_withdraw, _("Request withdrawn."))
     gpu_request = _own_request(request, pk)
     if gpu_request.status not in ("draft", "submitted"):
-        messages.error(
-            request, _("A %(status)s request cannot be withdrawn.") % {"status": gpu_request.get_status_display().lower()}
-        )
+        status = gpu_request.get_status_display().lower()
+        messages.error(request, _("A %(status)s request cannot be withdrawn.") % {"status": status})
         return redirect("committee:request-detail", pk=pk)
     if not gpu_request.cycle.intake_open:
         messages.error(request, _("Intake is closed: this request can no longer be withdrawn."))

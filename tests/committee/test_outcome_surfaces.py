@@ -33,6 +33,7 @@ def _text(html: str) -> str:
 
 def _record(world) -> str:
     page = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}")
+    assert page.latest_revision is not None
     return page.latest_revision.body
 
 
@@ -40,7 +41,7 @@ def _digest_for(user) -> str:
     services.digests_send(now=timezone.now() + timedelta(days=1))
     bodies = [m.body for m in mail.outbox if user.email in m.to]
     assert len(bodies) == 1
-    return bodies[0]
+    return str(bodies[0])
 
 
 def test_the_request_page_shows_decided_placed_and_the_difference(client, world, django_capture_on_commit_callbacks):
@@ -79,9 +80,11 @@ def test_the_decision_record_lists_shortened_and_unplaced_grants(world, django_c
     section = body.split("## Shortened, demoted and unplaced grants", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| [[request:")]
     assert len(rows) == 2
-    assert rows[0].startswith(f"| [[request:{week.shortened.pk}\\|Vision model]] | Team B | Grant, 16 GPUs (768 GPU-hours) |")
+    assert rows[0].startswith(
+        f"| [[request:{week.shortened.pk}\\|Vision model]] | Team B | Grant, 16 GPUs (768 GPU-hours) |")
     assert "| shortened \\(6 of 16 GPUs\\) |" in rows[0] and "288 GPU\\-hours" in rows[0]
-    assert rows[1].startswith(f"| [[request:{week.unplaced.pk}\\|Speech model]] | Team A | Grant, 24 GPUs (1152 GPU-hours) |")
+    assert rows[1].startswith(
+        f"| [[request:{week.unplaced.pk}\\|Speech model]] | Team A | Grant, 24 GPUs (1152 GPU-hours) |")
     assert "| not placed | not placed: needs at least 24 GPUs" in rows[1]
     assert "Grant 16 → placed 6 \\(shortened\\)" in body  # the ranking's decision column
 
