@@ -240,7 +240,8 @@ class PlacementSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=selectors.PlacementStatus.choices,
         help_text=_("as_decided, shortened, preemptible (demoted to the burst reserve), not_placed, "
-                    "not_published, not_granted (a deferral or rejection) or undecided."),
+                    "not_published, not_recorded (the week's plan holds no record of the request), "
+                    "not_granted (a deferral or rejection) or undecided."),
     )
     status_label = serializers.CharField(help_text=_('The difference in words: "shortened (6 of 16 GPUs)".'))
     summary = serializers.CharField(help_text=_('"Grant 16 → placed 6 (shortened)", as the team portal says.'))

@@ -52,6 +52,9 @@ class PlacementStatus(models.TextChoices):
     PREEMPTIBLE = "preemptible", gettext_lazy("placed preemptible (demoted to the burst reserve)")
     NOT_PLACED = "not_placed", gettext_lazy("not placed")
     NOT_PUBLISHED = "not_published", gettext_lazy("not yet published")
+    # The week is published but its plan holds no record of the request (plans published outside the
+    # weekly cycle, such as the demo's history weeks, place demands that are not requests).
+    NOT_RECORDED = "not_recorded", gettext_lazy("placement not recorded")
     NOT_GRANTED = "not_granted", gettext_lazy("nothing to place")
     UNDECIDED = "undecided", gettext_lazy("no decision yet")
 
@@ -207,7 +210,9 @@ class RequestOutcome:
         if not self.decided.is_grant:
             return self.decided.outcome_label
         decided = f"{self.decided.outcome_label} {self.decided.gpu_count}"
-        if self.status in (PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED) or self.placed is None:
+        if self.placed is None or self.status in (
+            PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED, PlacementStatus.NOT_RECORDED
+        ):
             return _("%(decided)s → %(placed)s") % {"decided": decided, "placed": self.status.label}
         placed = _("placed %(gpus)d") % {"gpus": self.placed.gpu_count}
         if self.status == PlacementStatus.AS_DECIDED:
@@ -309,7 +314,7 @@ def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
         "difference": difference,
         "reason": reason,
         "differs": status in _DIFFERENCES,
-        "unplaced": status in (PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED),
+        "unplaced": status in (PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED, PlacementStatus.NOT_RECORDED),
     }
 
 
@@ -355,7 +360,7 @@ def _status(
         return PlacementStatus.NOT_GRANTED, False, False
     if allocation is None or allocation.explanation is None:
         if cycle_status == CycleStatus.PUBLISHED:
-            return PlacementStatus.NOT_PLACED, False, False
+            return PlacementStatus.NOT_RECORDED, False, False
         return PlacementStatus.NOT_PUBLISHED, False, False
     windows = allocation.windows
     if not windows:

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from committee import selectors, services
-from committee.models import GpuRequest
+from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import PlacementStatus
 from tests.committee.contended import contended_week
 from tests.committee.reviewing import close, decide, score
@@ -102,3 +102,11 @@ def test_the_number_of_queries_does_not_grow_with_the_requests(world, published)
         outcomes = selectors.request_outcome_map(requests=many, viewer=world.reviewer)
         [o.placed_text for o in outcomes.values()]  # placement_text reads the windows' pools: already joined
     assert len(for_many) == len(for_one) <= 7
+
+
+def test_a_published_week_whose_plan_holds_no_record_of_the_grant_says_so(world):
+    week = contended_week(world, publish=False)
+    ReviewCycle.objects.filter(pk=world.cycle.pk).update(status=CycleStatus.PUBLISHED)  # as the demo's history
+    outcome = selectors.request_outcome_get(gpu_request=week.shortened)
+    assert outcome.status == PlacementStatus.NOT_RECORDED and not outcome.differs
+    assert outcome.summary == "Grant 16 → placement not recorded"
