@@ -263,7 +263,7 @@ def _capacity(data: DecisionRecordSnapshot) -> list[str]:
          number(p["granted_gpu_hours"])]
         for p in capacity
     ]
-    header = [_("Pool"), _("Capacity (GPU-hours)"), _("Requested"), _("Granted")]
+    header = [_("Pool"), _("Capacity (GPU-hours)"), _("Requested"), _("Decided")]
     return ["## " + _("Demand and capacity"), table(header, rows) if rows else "—"]
 
 

@@ -196,7 +196,7 @@ class RequestOutcome:
     @property
     def placed_text(self) -> str:
         """ "16 A100, Wed 12:00–Fri 04:00, standard (768 GPU-hours)", "not placed", "not yet published", or ""."""
-        if self.status in (PlacementStatus.NOT_GRANTED, PlacementStatus.UNDECIDED):
+        if self.status == PlacementStatus.NOT_GRANTED or (self.status == PlacementStatus.UNDECIDED and not self.placed):
             return ""
         if self.placed is None or not self.placed.windows:
             return str(self.status.label)
@@ -384,7 +384,8 @@ def request_outcome_map(
     With a `viewer`, a team member sees the decision and the placement of their team's requests once
     the week is finalized (the request is "decided"), as `decision_visible_to` says; the committee sees
     them as they are entered. Without one (the archive, the digest, the notifications) everything is
-    read. The caller scopes `requests` to what the viewer may read. Five queries, however many requests:
+    read. A request placed before its decision (an out-of-cycle plan) has `placed` and the status
+    "undecided". The caller scopes `requests` to what the viewer may read. Five queries, however many requests:
     the decisions, the cycles' statuses and `allocations.selectors.request_allocation_map`'s three.
     """
     rows = list(requests)
@@ -401,11 +402,21 @@ def request_outcome_map(
         if r.pk in decisions
         and (roles is None or roles.committee or (r.status == RequestStatus.DECIDED and r.team_id in roles.team_ids))
     ]
+    shown_ids = {r.pk for r in shown}
+    # Grants, and requests without a decision the viewer may see: a plan can place a request before the
+    # weekly decision (an out-of-cycle emergency), and published windows are no secret (/windows/).
     allocations = allocation_selectors.request_allocation_map(
-        request_refs=[r.pk for r in shown if decisions[r.pk].outcome in _GRANTS]
+        request_refs=[r.pk for r in rows if r.pk not in shown_ids or decisions[r.pk].outcome in _GRANTS]
     )
-    result = {r.pk: RequestOutcome(request_id=r.pk, decided=None, placed=None, status=PlacementStatus.UNDECIDED)
-              for r in rows}
+    result = {
+        r.pk: RequestOutcome(
+            request_id=r.pk,
+            decided=None,
+            placed=_placed(allocations[r.pk]) if r.pk in allocations else None,
+            status=PlacementStatus.UNDECIDED,
+        )
+        for r in rows
+    }
     for r in shown:
         decided = _decided(decisions[r.pk], r)
         allocation = allocations.get(r.pk)
