@@ -110,3 +110,17 @@ def test_a_published_week_whose_plan_holds_no_record_of_the_grant_says_so(world)
     outcome = selectors.request_outcome_get(gpu_request=week.shortened)
     assert outcome.status == PlacementStatus.NOT_RECORDED and not outcome.differs
     assert outcome.summary == "Grant 16 → placement not recorded"
+
+
+def test_a_request_placed_before_its_decision_shows_its_windows(world, client):
+    from tests.allocations.plans import W, publish
+
+    gpu_request = file_request(world)  # an out-of-cycle plan places it before any decision
+    publish([W(pool=world.a100, team=world.team_a, gpus=8, start_h=24, end_h=48, ref=gpu_request.pk)],
+            week=world.cycle.week)
+    outcome = selectors.request_outcome_get(gpu_request=gpu_request, viewer=world.lead_a)
+    assert outcome.decided is None and outcome.status == PlacementStatus.UNDECIDED
+    assert outcome.placed_text == "8 A100, Tue 00:00–Wed 00:00, standard (192 GPU-hours)"
+    client.force_login(world.lead_a)
+    page = client.get(f"/requests/{gpu_request.pk}/").content.decode()
+    assert "no decision yet" in page and "8 A100, Tue 00:00–Wed 00:00, standard (192 GPU-hours)" in page
