@@ -15,7 +15,10 @@ register = template.Library()
 
 @register.simple_tag
 def request_allocation(request_ref: int) -> selectors.RequestAllocation | None:
-    """The current plan's windows and explanation for a request id (three queries), or None."""
+    """The current plan's windows and explanation for a request id (three queries), or None.
+
+    The request page now reads `committee.selectors.request_outcome_map` (decided and placed); this
+    stays for other pages that show only the allocation."""
     return selectors.request_allocation(request_ref=request_ref)
 
 
