@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -342,6 +343,88 @@ def request_allocation(*, request_ref: int) -> RequestAllocation | None:
     explanation = last if last.plan_id == plan.pk else plan.explanations.filter(request_ref=request_ref).first()
     windows = list(plan_window_list(plan=plan).filter(request_ref=request_ref))
     return RequestAllocation(plan=plan, explanation=explanation, windows=windows)
+
+
+def request_allocation_map(*, request_refs: Iterable[int]) -> dict[int, RequestAllocation]:
+    """`request_allocation` for many requests at once: request id -> what its week's current plan gives it.
+
+    Requests no plan ever explained are missing from the map. Three queries, however many requests:
+    every explanation of the requests (with its plan), the plans of their weeks, and the windows the
+    current plans hold for them (with pool, cluster and sync status).
+    """
+    refs = sorted(set(request_refs))
+    if not refs:
+        return {}
+    explanations = list(
+        PlanExplanation.objects.filter(request_ref__in=refs).select_related("plan").order_by("plan__change_seq")
+    )
+    if not explanations:
+        return {}
+    latest_week: dict[int, str] = {}
+    for explanation in explanations:  # ascending change_seq: the last plan to explain a request wins
+        latest_week[explanation.request_ref] = explanation.plan.week
+    current: dict[str, AllocationPlan] = {}
+    for plan in AllocationPlan.objects.filter(week__in=set(latest_week.values())).order_by("week", "version"):
+        current[plan.week] = plan  # ascending version: the highest wins
+    by_plan = {(e.plan_id, e.request_ref): e for e in explanations}
+    live = Q()
+    for plan in current.values():
+        live |= Q(week=plan.week, created_seq__lte=plan.change_seq) & (
+            Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq)
+        )
+    windows: dict[int, list[AllocationWindow]] = {}
+    rows = (
+        AllocationWindow.objects.filter(live, request_ref__in=refs)
+        .select_related("cluster", "pool__cluster", "team", "sync_status")
+        .order_by("start", "id")
+    )
+    for window in rows:
+        if window.request_ref is not None and latest_week.get(window.request_ref) == window.week:
+            windows.setdefault(window.request_ref, []).append(window)
+    result = {}
+    for ref, week in latest_week.items():
+        plan = current[week]
+        given = by_plan.get((plan.pk, ref))
+        if given is not None:
+            given.plan = plan  # display_text reads the plan's week; it is this one
+        result[ref] = RequestAllocation(plan=plan, explanation=given, windows=windows.get(ref, []))
+    return result
+
+
+def team_window_list(
+    *, team: Team, week: str | None = None, ends_after: datetime | None = None
+) -> list[tuple[AllocationPlan, AllocationWindow]]:
+    """A team's windows in the current plan of each week, with that plan, by start.
+
+    The windows of `week`, or, without it, of the weeks whose plan has not ended by `ends_after`
+    (default: now). Two queries: the plans of those weeks, and the windows the current ones hold.
+    """
+    scope = Q(week=week) if week is not None else Q(week_ends_at__gt=ends_after or timezone.now())
+    plans = AllocationPlan.objects.filter(scope)
+    current: dict[str, AllocationPlan] = {}
+    for plan in plans.order_by("week", "version"):
+        current[plan.week] = plan  # ascending version: the highest wins
+    if not current:
+        return []
+    live = Q()
+    for plan in current.values():
+        live |= Q(week=plan.week, created_seq__lte=plan.change_seq) & (
+            Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq)
+        )
+    windows = (
+        AllocationWindow.objects.filter(live, team=team)
+        .select_related("cluster", "pool__cluster")
+        .order_by("start", "id")
+    )
+    return [(current[window.week], window) for window in windows]
+
+
+def pool_list_with_capacity(*, hours: int = 168) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int]]]:
+    """Every pool with its week's capacity and its reserved GPUs (burst, standby), for the pools API. One query."""
+    return [
+        (pool, capacity, engine.reserved_gpus(pool_capacity(pool=pool)))
+        for pool, capacity in pool_week_capacity_list(hours=hours)
+    ]
 
 
 # --- usage pre-fill ---------------------------------------------------------------------------

@@ -32,11 +32,13 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     context: dict[str, object] = {"week": week, "plan": plan, "weeks": selectors.plan_week_list()}
     if plan is not None:
         current = selectors.plan_for_week(week=plan.week)
+        explanations = list(plan.explanations.all())
         context.update(
             {
                 "windows": list(selectors.plan_window_list(plan=plan)),
                 "withdrawn": list(selectors.plan_withdrawn_list(plan=plan)),
-                "not_placed": [e for e in plan.explanations.all() if not e.placed],
+                "not_placed": [e for e in explanations if not e.placed],
+                "shortened": [e for e in explanations if e.placed and e.shortened],
                 "current": current,
                 "is_current": current is not None and current.pk == plan.pk,
                 "versions": range(current.version, 0, -1) if current else [],

@@ -511,7 +511,9 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
                          f"resubmit with a concrete result the work unlocks.")
         elif fits_gpus >= r.gpu_count:
             outcome, granted = "grant", r.gpu_count
-            rationale = f"Ranked #{rank} ({total}). Fits within {where}'s capacity this week."
+            # Say what was decided, not where it lands: the GPU-hours left are no promise of a window (the
+            # engine places it at publish, and the request page shows the difference if there is one).
+            rationale = f"Ranked #{rank} ({total}). Granted in full, in rank order on {where}."
         elif fits_gpus >= r.min_gpu_count:
             outcome, granted = "partial", fits_gpus
             rationale = (f"Ranked #{rank} ({total}). {where} is over-subscribed: {fits_gpus} of {r.gpu_count} GPUs, "

@@ -171,7 +171,7 @@ def _ranking(data: DecisionRecordSnapshot) -> list[str]:
                 number(row.get("gpu_hours")),
                 *[number(scores.get(c["key"])) for c in criteria],
                 number(row.get("total")),
-                text(row.get("decision_label") or "—"),
+                text(row.get("outcome_summary") or row.get("decision_label") or "—"),
             ]
         )
     return [
@@ -196,6 +196,13 @@ def _decision(row: RankingRowSnapshot) -> list[str]:
         details.append(_("decided by %(name)s") % {"name": text(row["decided_by"])})
     if row.get("total") is not None:
         details.append(_("total %(total)s") % {"total": number(row["total"])})
+    if row.get("placement") == "not_placed":
+        details.append(text(row.get("placement_reason") or row.get("placement_label")))
+    elif row.get("placed_text"):
+        placed = _("placed: %(placed)s") % {"placed": text(row["placed_text"])}
+        if row.get("placement") != "as_decided":
+            placed += " — " + text(row.get("placement_label"))
+        details.append(placed)
     return [
         f"### {rank}{text(row.get('title'))} — {text(row.get('team'))}: "
         f"{text(row.get('decision_label') or _('No decision'))}{granted}",
@@ -208,6 +215,47 @@ def _decisions(data: DecisionRecordSnapshot) -> list[str]:
     return ["## " + _("Decisions and rationale"), *(b for row in data.get("ranking") or [] for b in _decision(row))]
 
 
+# Placements that differ from their decision (committee.selectors.PlacementStatus values).
+_DIFFERENCES = ("shortened", "preemptible", "not_placed")
+
+
+def _placement(data: DecisionRecordSnapshot) -> list[str]:
+    """Grants the plan does not honour as decided: shortened, demoted to preemptible, not placed."""
+    out = ["## " + _("Shortened, demoted and unplaced grants")]
+    rows = data.get("ranking") or []
+    if not any("placement" in row for row in rows):
+        return []  # a record from before placements were recorded
+    if not data.get("plan"):
+        return [*out, _emphasis(_("Not published yet: the engine places the grants when the chair publishes "
+                                  "the plan, and any grant it cannot place as decided is listed here."))]
+    differing = [row for row in rows if row.get("placement") in _DIFFERENCES]
+    if not differing:
+        return [*out, _("Every grant was placed as decided.")]
+    header = [_("Request"), _("Team"), _("Decided"), _("Placed"), _("Difference"), _("The engine's reason")]
+    table_rows = [
+        [
+            _request_link(row, in_table=True),
+            text(row.get("team")),
+            _("%(outcome)s, %(gpus)s GPUs (%(hours)s GPU-hours)")
+            % {
+                "outcome": text(row.get("decision_label")),
+                "gpus": str(row.get("granted_gpu_count") or row.get("gpu_count")),
+                "hours": str(row.get("decided_gpu_hours")),
+            },
+            text(row.get("placed_text") or "—"),
+            text(row.get("placement_label")),
+            text(row.get("placement_reason") or "—"),
+        ]
+        for row in differing
+    ]
+    return [
+        *out,
+        _("The committee decided these grants; the engine could not place them as decided. Decided GPU-hours are "
+          "GPUs × the request's duration; placed GPU-hours are those of the plan's windows."),
+        table(header, table_rows),
+    ]
+
+
 def _capacity(data: DecisionRecordSnapshot) -> list[str]:
     capacity = data.get("capacity") or []
     rows = [
@@ -215,7 +263,7 @@ def _capacity(data: DecisionRecordSnapshot) -> list[str]:
          number(p["granted_gpu_hours"])]
         for p in capacity
     ]
-    header = [_("Pool"), _("Capacity (GPU-hours)"), _("Requested"), _("Granted")]
+    header = [_("Pool"), _("Capacity (GPU-hours)"), _("Requested"), _("Decided")]
     return ["## " + _("Demand and capacity"), table(header, rows) if rows else "—"]
 
 
@@ -263,6 +311,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _ranking,
     _decisions,
     _capacity,
+    _placement,
     _published_windows,
 )
 

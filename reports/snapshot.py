@@ -61,6 +61,15 @@ class RankingRowSnapshot(TypedDict):
     granted_gpu_count: int | None
     rationale: str
     decided_by: str
+    # Decided and placed (committee.selectors.request_outcome_map), as published; missing in older records.
+    decided_gpu_hours: NotRequired[int | None]
+    placement: NotRequired[str]  # PlacementStatus value: as_decided, shortened, preemptible, not_placed, ...
+    placement_label: NotRequired[str]  # "shortened (6 of 16 GPUs)"
+    placed_gpu_count: NotRequired[int | None]
+    placed_gpu_hours: NotRequired[int | None]
+    placed_text: NotRequired[str]  # "6 A100, Tue 00:00–Thu 00:00, standard (288 GPU-hours)"
+    placement_reason: NotRequired[str]  # the engine's explanation
+    outcome_summary: NotRequired[str]  # "Grant 16 → placed 6 (shortened)"
 
 
 class PoolCapacitySnapshot(TypedDict):

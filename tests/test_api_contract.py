@@ -105,3 +105,21 @@ def test_date_times_document_the_offset_and_year_they_take(client: Any) -> None:
         for name, field in body.get("properties", {}).items():
             if field.get("format") == "date-time" and not field.get("readOnly") and component.endswith("Request"):
                 assert _limits_said(field.get("description", "")), (component, name)
+
+
+def test_the_schema_documents_placement_team_windows_and_pools(client: Any) -> None:
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    assert {"/api/v1/pools/", "/api/v1/teams/{team}/windows/"} <= set(schema["paths"])
+    components = schema["components"]["schemas"]
+    request = components["Request"]["properties"]
+    assert "placement" in request and "placement" in components["Request"]["required"]
+    placement = components["Placement"]["properties"]
+    assert {"status", "status_label", "summary", "decided_gpu_count", "decided_gpu_hours", "placed_gpu_count",
+            "placed_gpu_hours", "windows", "explanation", "reasons"} <= set(placement)
+    statuses = components["PlacementStatusEnum"]["enum"]
+    assert statuses == ["as_decided", "shortened", "preemptible", "not_placed", "not_published", "not_recorded",
+                        "not_granted", "undecided"]
+    assert {"id", "key", "gpu_model", "gpu_count", "burst_reserve_gpus", "standby_gpus"} <= set(
+        components["Pool"]["properties"])
+    week = schema["paths"]["/api/v1/teams/{team}/windows/"]["get"]["parameters"]
+    assert [p["name"] for p in week if p["in"] == "query"] == ["week"]

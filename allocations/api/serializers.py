@@ -176,3 +176,22 @@ class UsageRecordSerializer(serializers.ModelSerializer):
             "reported_at",
         )
         read_only_fields = fields
+
+
+class PoolSerializer(serializers.Serializer):
+    """A GPU pool, as a script filing a request needs it: the id to send as `pool`, its GPUs and reserves."""
+
+    id = serializers.IntegerField(help_text=_("Send this as a request's `pool`."))
+    key = serializers.CharField(help_text=_("cluster/pool, e.g. atlas/a100."))
+    cluster = serializers.CharField(help_text=_("The cluster's slug."))
+    slug = serializers.CharField()
+    gpu_model = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    gpus_per_node = serializers.IntegerField()
+    burst_reserve_pct = serializers.IntegerField(help_text=_("Held back for preemptible windows."))
+    standby_pct = serializers.IntegerField(help_text=_("The cold standby, never placed by the weekly plan."))
+    burst_reserve_gpus = serializers.IntegerField()
+    standby_gpus = serializers.IntegerField()
+    standard_gpus = serializers.IntegerField(help_text=_("What priority and standard windows can hold at once."))
+    standard_gpu_hours_per_week = serializers.IntegerField(help_text=_("Over a week of 168 hours."))
+    burst_gpu_hours_per_week = serializers.IntegerField(help_text=_("Over a week of 168 hours."))

@@ -8,4 +8,5 @@ urlpatterns = [
     path("windows/sync-status/", views.SyncStatusView.as_view(), name="api-windows-sync-status"),
     path("windows/<int:pk>/", views.WindowDetailView.as_view(), name="api-window"),
     path("usage/", views.UsageCreateView.as_view(), name="api-usage"),
+    path("pools/", views.PoolListView.as_view(), name="api-pools"),
 ]

@@ -25,6 +25,7 @@ from allocations.api.filtersets import WindowFilterSet
 from allocations.api.serializers import (
     WINDOW_COLUMNS,
     KueueQuerySerializer,
+    PoolSerializer,
     SyncStatusReportSerializer,
     SyncStatusResultSerializer,
     UsageInputSerializer,
@@ -300,3 +301,33 @@ def _page_link(request: Request, cursor: int, **position: int) -> str:
     params.append(("as_of", str(cursor)))
     params.extend((k, str(v)) for k, v in position.items())
     return request.build_absolute_uri(request.path + "?" + urlencode(params))
+
+
+@extend_schema(tags=["pools"])
+class PoolListView(APIView):
+    """Every GPU pool with its GPUs and reserves, for a person (session or personal token) filing requests."""
+
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(operation_id="pools_list", responses=PoolSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rows = [
+            {
+                "id": pool.pk,
+                "key": pool.key,
+                "cluster": pool.cluster.slug,
+                "slug": pool.slug,
+                "gpu_model": pool.gpu_model,
+                "gpu_count": pool.gpu_count,
+                "gpus_per_node": pool.gpus_per_node,
+                "burst_reserve_pct": pool.burst_reserve_pct,
+                "standby_pct": pool.standby_pct,
+                "burst_reserve_gpus": burst,
+                "standby_gpus": standby,
+                "standard_gpus": pool.gpu_count - burst - standby,
+                "standard_gpu_hours_per_week": capacity.standard_gpu_hours,
+                "burst_gpu_hours_per_week": capacity.burst_gpu_hours,
+            }
+            for pool, capacity, (burst, standby) in selectors.pool_list_with_capacity(hours=168)
+        ]
+        return Response(PoolSerializer(rows, many=True).data)

@@ -7,6 +7,7 @@ services, never by a client.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -15,7 +16,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from allocations import selectors as allocation_selectors
-from allocations.models import Team
+from allocations.explanations import placement_text
+from allocations.models import AllocationWindow, Team, WindowTier
 from committee import limits, scoring, selectors
 from committee.models import (
     Alternative,
@@ -30,6 +32,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
+from core.isoweek import validate_iso_week
 from core.serializers import StrictIntegerField, StrictJSONMixin
 
 # ---------------------------------------------------------------------------------------------
@@ -187,6 +190,104 @@ class DecisionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class PlacedWindowSerializer(serializers.Serializer):
+    """One window the current plan holds for the request (or the team)."""
+
+    id = serializers.IntegerField()
+    week = serializers.CharField()
+    plan_version = serializers.IntegerField()
+    pool = serializers.CharField(help_text=_("cluster/pool, e.g. atlas/a100."))
+    gpu_model = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    start = serializers.DateTimeField(help_text=_("UTC, ISO 8601."))
+    end = serializers.DateTimeField(help_text=_("UTC, ISO 8601."))
+    tier = serializers.ChoiceField(choices=WindowTier.choices)
+    gpu_hours = serializers.IntegerField()
+    request_id = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField(help_text=_('As every page says it: "16 A100, Wed 12:00–Fri 04:00, standard".'))
+
+
+def placed_window_data(*, window: AllocationWindow, plan_version: int, week_start: datetime) -> dict[str, Any]:
+    return {
+        "id": window.pk,
+        "week": window.week,
+        "plan_version": plan_version,
+        "pool": window.pool.key,
+        "gpu_model": window.pool.gpu_model,
+        "gpu_count": window.gpu_count,
+        "start": window.start,
+        "end": window.end,
+        "tier": window.tier,
+        "gpu_hours": round(window.gpu_hours),
+        "request_id": window.request_ref,
+        "text": placement_text(
+            gpu_count=window.gpu_count, gpu_model=window.pool.gpu_model, start=window.start, end=window.end,
+            tier=window.tier, week_start=week_start,
+        ),
+    }
+
+
+class TeamWindowQuerySerializer(serializers.Serializer):
+    week = serializers.CharField(
+        required=False, validators=[validate_iso_week], help_text=_("ISO week, e.g. 2026-W49 (default: every "
+                                                                     "week whose plan has not ended).")
+    )
+
+
+class PlacementSerializer(serializers.Serializer):
+    """Decided and placed: the committee's decision, the current plan's windows for it, and the difference."""
+
+    status = serializers.ChoiceField(
+        choices=selectors.PlacementStatus.choices,
+        help_text=_("as_decided, shortened, preemptible (demoted to the burst reserve), not_placed, "
+                    "not_published, not_recorded (the week's plan holds no record of the request), "
+                    "not_granted (a deferral or rejection) or undecided."),
+    )
+    status_label = serializers.CharField(help_text=_('The difference in words: "shortened (6 of 16 GPUs)".'))
+    summary = serializers.CharField(help_text=_('"Grant 16 → placed 6 (shortened)", as the team portal says.'))
+    shortened = serializers.BooleanField()
+    preemptible = serializers.BooleanField()
+    decided_outcome = serializers.ChoiceField(choices=DecisionOutcome.choices)
+    decided_gpu_count = serializers.IntegerField(allow_null=True)
+    decided_gpu_hours = serializers.IntegerField(allow_null=True, help_text=_("GPUs decided × duration."))
+    plan_week = serializers.CharField(allow_null=True)
+    plan_version = serializers.IntegerField(allow_null=True)
+    placed_gpu_count = serializers.IntegerField(help_text=_("The most GPUs held at once; 0 when not placed."))
+    placed_gpu_hours = serializers.IntegerField()
+    windows = PlacedWindowSerializer(many=True)
+    explanation = serializers.CharField(allow_blank=True, help_text=_("The engine's explanation, in words."))
+    reasons = serializers.ListField(
+        child=serializers.DictField(), help_text=_("The engine's reason codes and parameters (docs/engine.md).")
+    )
+
+
+def placement_data(outcome: selectors.RequestOutcome) -> dict[str, Any] | None:
+    """A request's outcome as `PlacementSerializer` shows it; None while the viewer may not see the decision."""
+    decided, placed = outcome.decided, outcome.placed
+    if decided is None:
+        return None
+    return {
+        "status": str(outcome.status),
+        "status_label": outcome.status_label,
+        "summary": outcome.summary,
+        "shortened": outcome.shortened,
+        "preemptible": outcome.preemptible,
+        "decided_outcome": decided.outcome,
+        "decided_gpu_count": decided.gpu_count,
+        "decided_gpu_hours": decided.gpu_hours,
+        "plan_week": placed.week if placed else None,
+        "plan_version": placed.version if placed else None,
+        "placed_gpu_count": placed.gpu_count if placed else 0,
+        "placed_gpu_hours": placed.gpu_hours if placed else 0,
+        "windows": [
+            placed_window_data(window=w.window, plan_version=placed.version, week_start=placed.week_start)
+            for w in placed.windows
+        ] if placed else [],
+        "explanation": outcome.reason,
+        "reasons": placed.reasons if placed else [],
+    }
+
+
 class RequestSerializer(serializers.ModelSerializer):
     team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     team_name = serializers.CharField(source="team.name", read_only=True)
@@ -197,6 +298,7 @@ class RequestSerializer(serializers.ModelSerializer):
     impact_forecast = ImpactForecastSerializer(read_only=True, allow_null=True)
     alternatives = AlternativeSerializer(many=True, read_only=True)
     decision = serializers.SerializerMethodField()
+    placement = serializers.SerializerMethodField()
 
     class Meta:
         model = GpuRequest
@@ -213,6 +315,7 @@ class RequestSerializer(serializers.ModelSerializer):
             "impact_forecast",
             "alternatives",
             "decision",
+            "placement",
         )
         read_only_fields = fields
 
@@ -226,6 +329,19 @@ class RequestSerializer(serializers.ModelSerializer):
         if not selectors.decision_visible_to(viewer=request.user, gpu_request=gpu_request):
             return None
         return DecisionSerializer(decision).data
+
+    @extend_schema_field(PlacementSerializer(allow_null=True))
+    def get_placement(self, gpu_request: GpuRequest) -> dict[str, Any] | None:
+        """Decided and placed, visible when the decision is. A list's view reads them in bulk into the context."""
+        outcomes = self.context.get("outcomes")
+        request = self.context.get("request")
+        if outcomes is None:
+            viewer = request.user if request is not None else None
+            if viewer is None:
+                return None
+            outcomes = selectors.request_outcome_map(requests=[gpu_request], viewer=viewer)
+        outcome = outcomes.get(gpu_request.pk)
+        return placement_data(outcome) if outcome is not None else None
 
 
 class UsageReportInputSerializer(StrictJSONMixin, UsageReportSerializer):

@@ -11,6 +11,7 @@ urlpatterns = [
     path("cycles/<week:week>/what-if/", views.CycleWhatIfView.as_view(), name="api-cycle-what-if"),
     path("requests/", views.RequestListView.as_view(), name="api-requests"),
     path("teams/<slug:team>/requests/", views.TeamRequestCreateView.as_view(), name="api-team-requests"),
+    path("teams/<slug:team>/windows/", views.TeamWindowListView.as_view(), name="api-team-windows"),
     path("requests/<int:pk>/", views.RequestDetailView.as_view(), name="api-request"),
     path("requests/<int:pk>/submit/", views.RequestSubmitView.as_view(), name="api-request-submit"),
     path("requests/<int:pk>/withdraw/", views.RequestWithdrawView.as_view(), name="api-request-withdraw"),

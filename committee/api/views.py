@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from allocations import selectors as allocation_selectors
 from allocations.models import Team
 from committee import scoring, selectors, services
 from committee.api.filtersets import CycleFilterSet, RequestFilterSet
@@ -30,6 +31,7 @@ from committee.api.serializers import (
     CycleSerializer,
     DecisionInputSerializer,
     DecisionSerializer,
+    PlacedWindowSerializer,
     RankingRowSerializer,
     RequestInputSerializer,
     RequestSerializer,
@@ -38,8 +40,10 @@ from committee.api.serializers import (
     RubricVersionSerializer,
     ScoreInputSerializer,
     ScoreSerializer,
+    TeamWindowQuerySerializer,
     WeightsSerializer,
     WhatIfSerializer,
+    placed_window_data,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
 from core.errors import StateConflict
@@ -168,6 +172,15 @@ class RequestListView(generics.ListAPIView):
             return GpuRequest.objects.none()
         return selectors.request_list_for_viewer(viewer=self.request.user).select_related("decision")
 
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        """A page of requests reads its decisions and placements in bulk (a constant number of queries)."""
+        if args and kwargs.get("many"):
+            rows = list(args[0])
+            context = self.get_serializer_context()
+            context["outcomes"] = selectors.request_outcome_map(requests=rows, viewer=self.request.user)
+            return super().get_serializer(rows, *args[1:], context=context, **kwargs)
+        return super().get_serializer(*args, **kwargs)
+
 
 @extend_schema(tags=["requests"])
 class TeamRequestCreateView(APIView):
@@ -234,6 +247,33 @@ class RequestWithdrawView(RequestTransitionView):
     @extend_schema(operation_id="requests_withdraw")
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         return super().post(request, pk)
+
+
+@extend_schema(tags=["requests"])
+class TeamWindowListView(APIView):
+    """A team's windows in the current plans: of one `week`, or of every week whose plan has not ended.
+
+    For the team's members and the committee; anyone else is refused (403).
+    """
+
+    @extend_schema(
+        operation_id="teams_windows_list",
+        parameters=[TeamWindowQuerySerializer],
+        responses={200: PlacedWindowSerializer(many=True)},
+    )
+    def get(self, request: Request, team: str) -> Response:
+        team_obj = get_object_or_404(Team, slug=team)
+        roles = selectors.viewer_roles(user=request.user)
+        if not roles.committee and team_obj.pk not in roles.team_ids:
+            raise exceptions.PermissionDenied(_("Only the team's members and the committee read its windows."))
+        query = TeamWindowQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        rows = allocation_selectors.team_window_list(team=team_obj, week=query.validated_data.get("week"))
+        data = [
+            placed_window_data(window=window, plan_version=plan.version, week_start=plan.week_starts_at)
+            for plan, window in rows
+        ]
+        return Response(PlacedWindowSerializer(data, many=True).data)
 
 
 # ---------------------------------------------------------------------------------------------

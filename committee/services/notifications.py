@@ -186,6 +186,7 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
     plan = AllocationPlan.objects.get(pk=plan_id)
     decisions = list(Decision.objects.filter(cycle=cycle).select_related("request").order_by("priority_rank", "id"))
     members = selectors.team_member_ids(team_ids={d.request.team_id for d in decisions})
+    outcomes = selectors.request_outcome_map(requests=[d.request for d in decisions])
     return notifications_record_many(
         kind=NotificationKind.DECISION_PUBLISHED,
         items=[
@@ -201,6 +202,8 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
                     "requested_gpu_count": decision.requested_gpu_count,
                     "version": plan.version,
                     "path": reverse("committee:request-detail", args=[decision.request_id]),
+                    # Decided and placed, as codes and numbers: the digest writes them in its reader's language.
+                    **outcomes[decision.request_id].as_params(),
                 },
             )
             for decision in decisions
@@ -255,6 +258,8 @@ def notification_text(notification: Notification) -> str:
         "granted": p.get("granted_gpu_count"),
         "requested": p.get("requested_gpu_count"),
         "version": p.get("version"),
+        # Decided and placed (recorded since placements are told; older notifications have none of these).
+        **selectors.placement_params_text(p),
     }
     # The template's own line end is not part of the text.
     return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")

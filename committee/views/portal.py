@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from allocations import selectors as allocation_selectors
 from committee import selectors, services, weeks
@@ -37,9 +37,12 @@ def home(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @login_required
 def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """My teams' requests, this cycle first."""
+    """My teams' requests, this cycle first, each with its outcome: decided → placed."""
     gpu_requests = list(selectors.request_list_for_team_member(viewer=request.user))
-    by_cycle = [(cycle, list(rows)) for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)]
+    outcomes = selectors.request_outcome_map(requests=gpu_requests, viewer=request.user)
+    by_cycle = [
+        (cycle, [(r, outcomes[r.pk]) for r in rows]) for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)
+    ]
     return render(
         request,
         "committee/portal.html",
@@ -183,7 +186,10 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         and gpu_request.status in ("draft", "submitted")
         and selectors.user_is_team_member(user=request.user, team=gpu_request.team)
     )
-    return render(request, "committee/request_detail.html", {"gpu_request": gpu_request, "can_edit": can_edit})
+    outcome = selectors.request_outcome_get(gpu_request=gpu_request, viewer=request.user)
+    return render(
+        request, "committee/request_detail.html", {"gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome}
+    )
 
 
 def _transition(request: AuthenticatedHttpRequest, pk: int, service: Any, done: str) -> HttpResponse:
@@ -205,6 +211,17 @@ def request_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def request_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    return _transition(request, pk, services.gpu_request_withdraw, _("Request withdrawn."))
+    """Withdraw a request, in two steps: the page says what is lost; only a POST with `confirm` withdraws."""
+    if request.method == "POST" and request.POST.get("confirm"):
+        return _transition(request, pk, services.gpu_request_withdraw, _("Request withdrawn."))
+    gpu_request = _own_request(request, pk)
+    if gpu_request.status not in ("draft", "submitted"):
+        status = gpu_request.get_status_display().lower()
+        messages.error(request, _("A %(status)s request cannot be withdrawn.") % {"status": status})
+        return redirect("committee:request-detail", pk=pk)
+    if not gpu_request.cycle.intake_open:
+        messages.error(request, _("Intake is closed: this request can no longer be withdrawn."))
+        return redirect("committee:request-detail", pk=pk)
+    return render(request, "committee/request_withdraw.html", {"gpu_request": gpu_request})

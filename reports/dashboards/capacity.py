@@ -38,7 +38,7 @@ from reports.dashboards.selectors import (
     Column,
     DashboardFilter,
     Table,
-    granted_gpu_hours,
+    placed_gpu_hours,
     q,
     requested_gpu_hours,
     week_hours,
@@ -179,7 +179,7 @@ def capacity_plan(*, now: datetime, trailing_weeks: int = DEFAULT_TRAILING_WEEKS
         .order_by()
     }
     granted: dict[tuple[str, int], Decimal] = {}
-    for (week, _team, pool_id), hours in granted_gpu_hours(filters=filters).items():
+    for (week, _team, pool_id), hours in placed_gpu_hours(filters=filters).items():
         granted[(week, pool_id)] = granted.get((week, pool_id), Decimal(0)) + hours
     plans = []
     for pool in filters.pools():

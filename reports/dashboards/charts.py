@@ -46,13 +46,18 @@ def _series(table: Table, group: str, x: str, y: str) -> dict[str, tuple[list[An
 
 
 def granted_used_figure(table: Table) -> go.Figure:
+    """Per team: what the committee decided, what the plans placed, what was used."""
     figure = go.Figure()
-    granted = _series(table, "team", "week", "granted_gpu_hours")
+    decided = _series(table, "team", "week", "decided_gpu_hours")
+    placed = _series(table, "team", "week", "placed_gpu_hours")
     used = _series(table, "team", "week", "used_gpu_hours")
-    for index, team in enumerate(granted):
+    for index, team in enumerate(placed):
         color = PALETTE[index % len(PALETTE)]
-        figure.add_bar(name=_("%(team)s granted") % {"team": team}, x=granted[team][0], y=granted[team][1],
-                       offsetgroup=team, marker={"color": color, "opacity": 0.35})
+        figure.add_bar(name=_("%(team)s decided") % {"team": team}, x=decided[team][0], y=decided[team][1],
+                       offsetgroup=f"{team} decided", marker={"color": color, "opacity": 0.2,
+                                                           "line": {"color": color, "width": 1}})
+        figure.add_bar(name=_("%(team)s placed") % {"team": team}, x=placed[team][0], y=placed[team][1],
+                       offsetgroup=team, marker={"color": color, "opacity": 0.5})
         figure.add_bar(name=_("%(team)s used") % {"team": team}, x=used[team][0], y=used[team][1],
                        offsetgroup=team, marker={"color": color}, width=0.08)
     figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": "GPU-h"}}))
@@ -87,7 +92,9 @@ def demand_capacity_figure(table: Table) -> go.Figure:
     figure = go.Figure()
     figure.add_bar(name=_("requested"), x=week, y=[_num(r["requested_gpu_hours"]) for r in rows],
                    marker_color="#fb8c00")
-    figure.add_bar(name=_("granted"), x=week, y=[_num(r["granted_gpu_hours"]) for r in rows], marker_color="#43a047")
+    figure.add_bar(name=_("decided"), x=week, y=[_num(r["decided_gpu_hours"]) for r in rows],
+                   marker_color="#a5d6a7")
+    figure.add_bar(name=_("placed"), x=week, y=[_num(r["placed_gpu_hours"]) for r in rows], marker_color="#43a047")
     figure.add_scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
                        mode="lines+markers", line={"color": "#546e7a", "dash": "dash"})
     figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": "GPU-h"}}))

@@ -9,8 +9,10 @@ Who sees what (`dashboard_scope`):
 Conventions, the same in every table:
 - a week is an ISO week in the committee's time zone; a usage record counts in the week its period
   starts in (as the fairness criterion counts it);
-- granted GPU-hours are those of the windows the current plans hold (a window a correction withdrew
-  does not count), in the week of their plan;
+- decided GPU-hours are what the committee granted in finalized weeks (GPUs granted × the request's
+  duration, as committee.selectors.request_outcome_map counts them); placed GPU-hours are those of
+  the windows the current plans hold (a window a correction withdrew does not count), in the week of
+  their plan. The two differ when the engine shortened, demoted or could not place a grant;
 - requested GPU-hours are GPUs × hours of the week's submitted or decided requests;
 - capacity is the pool's GPUs × the week's hours; "allocatable" leaves out the cold standby, as the
   weekly review does;
@@ -28,14 +30,22 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, DecimalField, F, QuerySet, Sum
-from django.db.models.functions import TruncWeek
+from django.db.models.functions import Coalesce, TruncWeek
 from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Cluster, GpuPool, Team, UsageRecord
 from committee import scoring, weeks
 from committee import selectors as committee_selectors
-from committee.models import Criterion, FairShareSnapshot, GpuRequest, RequestStatus, Score
+from committee.models import (
+    Criterion,
+    Decision,
+    DecisionOutcome,
+    FairShareSnapshot,
+    GpuRequest,
+    RequestStatus,
+    Score,
+)
 
 Viewer = User | AnonymousUser
 HUNDRED = Decimal(100)
@@ -152,7 +162,30 @@ def _team_ids(*, scope: DashboardScope, filters: DashboardFilter) -> set[int]:
 # --- the raw sums (one query each) ---------------------------------------------------------------
 
 
-def granted_gpu_hours(
+def decided_gpu_hours(
+    *, filters: DashboardFilter, team_ids: Iterable[int] | None = None
+) -> dict[tuple[str, int, int], Decimal]:
+    """GPU-hours the committee granted per (week, team id, pool id): grants and partial grants of finalized
+    weeks (the request is "decided"), GPUs granted × the request's duration."""
+    decisions = Decision.objects.filter(
+        cycle__week__in=filters.weeks,
+        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL],
+        request__status=RequestStatus.DECIDED,
+        request__pool__in=filters.pools(),
+    )
+    if team_ids is not None:
+        decisions = decisions.filter(request__team_id__in=list(team_ids))
+    rows = (
+        decisions.values("cycle__week", "request__team_id", "request__pool_id")
+        .annotate(hours=Sum(Coalesce("granted_gpu_count", "requested_gpu_count") * F("request__duration_hours")))
+        .order_by()
+    )
+    return {
+        (row["cycle__week"], row["request__team_id"], row["request__pool_id"]): Decimal(row["hours"]) for row in rows
+    }
+
+
+def placed_gpu_hours(
     *, filters: DashboardFilter, team_ids: Iterable[int] | None = None
 ) -> dict[tuple[str, int, int], Decimal]:
     """GPU-hours of the live windows per (week, team id, pool id)."""
@@ -247,32 +280,37 @@ def _group(items: Iterable[tuple[tuple[Any, ...], Any]], key: Any) -> dict[Any, 
 
 
 def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week and team: GPU-hours granted (windows), used (reported) and used as a share of granted."""
+    """Per week and team: GPU-hours decided (grants), placed (windows), used (reported), used as a share of placed."""
     team_ids = _team_ids(scope=scope, filters=filters)
-    granted = granted_gpu_hours(filters=filters, team_ids=team_ids)
+    decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
+    placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
     used = usage_sums(filters=filters, team_ids=team_ids)
     teams = [team for team in scope.teams if team.pk in team_ids]
-    granted_by = _group(granted.items(), lambda k: (k[0], k[1]))
+    decided_by = _group(decided.items(), lambda k: (k[0], k[1]))
+    placed_by = _group(placed.items(), lambda k: (k[0], k[1]))
     used_by = _group(used.items(), lambda k: (k[0], k[1]))
     rows = []
     for week in filters.weeks:
         for team in teams:
-            g = _sum(granted_by.get((week, team.pk), []))
+            d = _sum(decided_by.get((week, team.pk), []))
+            p = _sum(placed_by.get((week, team.pk), []))
             sums = used_by.get((week, team.pk), [])
             u = _sum(s.used_gpu_hours for s in sums) if sums else None  # None: nothing reported (yet)
-            rows.append((week, team.name, q(g), q(u), pct(u, g)))
+            rows.append((week, team.name, q(d), q(p), q(u), pct(u, p)))
     return Table(
         key="granted-used",
-        title=_("GPU-hours granted vs used, per team and week"),
+        title=_("GPU-hours decided, placed and used, per team and week"),
         columns=(
             Column("week", _("Week")),
             Column("team", _("Team")),
-            Column("granted_gpu_hours", _("Granted GPU-h")),
+            Column("decided_gpu_hours", _("Decided GPU-h")),
+            Column("placed_gpu_hours", _("Placed GPU-h")),
             Column("used_gpu_hours", _("Used GPU-h")),
-            Column("used_pct", _("Used / granted %")),
+            Column("used_pct", _("Used / placed %")),
         ),
         rows=tuple(rows),
-        note=_("Granted: the windows of the current plans. Used: what the schedulers reported."),
+        note=_("Decided: the committee's grants (GPUs × duration). Placed: the windows of the current plans. "
+               "Used: what the schedulers reported."),
     )
 
 
@@ -348,34 +386,38 @@ def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
 
 
 def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week, over the chosen pools: GPU-hours requested, granted, and the allocatable capacity."""
+    """Per week, over the chosen pools: GPU-hours requested, decided, placed, and the allocatable capacity."""
     team_ids = _pool_team_filter(scope=scope, filters=filters)
     requested = requested_gpu_hours(filters=filters, team_ids=team_ids)
-    granted = granted_gpu_hours(filters=filters, team_ids=team_ids)
+    decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
+    placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
     pools = list(filters.pools())
     asked_by = _group(requested.items(), lambda k: k[0])
-    given_by = _group(granted.items(), lambda k: k[0])
+    decided_by = _group(decided.items(), lambda k: k[0])
+    placed_by = _group(placed.items(), lambda k: k[0])
     rows = []
     for week in filters.weeks:
         asked = _sum(asked_by.get(week, []))
-        given = _sum(given_by.get(week, []))
         hours = int(week_hours(week))
         capacity = Decimal(
             sum(allocation_selectors.pool_week_capacity(pool=p, hours=hours).allocatable_gpu_hours for p in pools)
         )
-        rows.append((week, q(asked), q(given), q(capacity), pct(asked, capacity)))
+        rows.append((week, q(asked), q(_sum(decided_by.get(week, []))), q(_sum(placed_by.get(week, []))),
+                     q(capacity), pct(asked, capacity)))
     return Table(
         key="demand-capacity",
         title=_("Demand vs capacity per week"),
         columns=(
             Column("week", _("Week")),
             Column("requested_gpu_hours", _("Requested GPU-h")),
-            Column("granted_gpu_hours", _("Granted GPU-h")),
+            Column("decided_gpu_hours", _("Decided GPU-h")),
+            Column("placed_gpu_hours", _("Placed GPU-h")),
             Column("allocatable_gpu_hours", _("Allocatable GPU-h")),
             Column("demand_pct", _("Requested / allocatable %")),
         ),
         rows=tuple(rows),
         note=_(
+            "Decided: the committee's grants (GPUs × duration); placed: the windows of the current plans. "
             "Allocatable: what the allocation engine can place, the pools' GPU-hours less the cold standby "
             "(in whole GPUs; the burst reserve included)."
         ),

@@ -108,9 +108,11 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     scored: dict[str, set[int]] = {}
     decided: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
+    placements = committee_selectors.request_outcome_map(requests=[row.request for row in review.rows])
     for row in review.rows:
         request = row.request
         decision = row.decision
+        outcome = placements[request.pk]
         for score in request.scores.all():
             scored.setdefault(score.member_name, set()).add(request.pk)
         if decision is not None:
@@ -136,6 +138,14 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
                 "granted_gpu_count": decision.granted_gpu_count if decision else None,
                 "rationale": decision.rationale if decision else "",
                 "decided_by": decision.decided_by_name if decision else "",
+                "decided_gpu_hours": outcome.decided.gpu_hours if outcome.decided else None,
+                "placement": str(outcome.status),
+                "placement_label": outcome.status_label,
+                "placed_gpu_count": outcome.placed.gpu_count if outcome.placed else None,
+                "placed_gpu_hours": outcome.placed.gpu_hours if outcome.placed else None,
+                "placed_text": outcome.placed_text,
+                "placement_reason": outcome.reason,
+                "outcome_summary": outcome.summary,
             }
         )
     ranking.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, r["request_id"]))

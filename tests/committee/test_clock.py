@@ -236,7 +236,8 @@ def test_a_week_runs_from_open_to_published_with_the_clock_and_the_chairs_two_cl
     mail.outbox.clear()
     services.digests_send(now=REVIEW_MONDAY_06 + timedelta(days=1, hours=1))  # beat, Tuesday 07:00
     to_team_a = next(m for m in mail.outbox if m.to == ["lead_a@example.com"])
-    assert "“Ranker retrain” — Grant (week 2027-W10, plan version 1)" in to_team_a.body
+    assert "“Ranker retrain” — decided: Grant, " in to_team_a.body
+    assert "(week 2027-W10, plan version 1)" in to_team_a.body
     assert "Vision model" not in to_team_a.body
 
 

@@ -22,8 +22,8 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 47
-PUBLISH_QUERIES = 53
+FINALIZE_QUERIES = 50  # the record's decided and placed: request_outcome_map, no plan yet
+PUBLISH_QUERIES = 58  # the record reads decided and placed: request_outcome_map
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_finalize_and_publish_run_a_constant_number_of_queries(world, requests, 
     assert len(record.data["plan"]["windows"]) == requests, connection.vendor
 
 
-NOTIFY_QUERIES = 6
+NOTIFY_QUERIES = 11  # with each decision's placement: request_outcome_map's five
 
 
 @pytest.mark.parametrize("requests", [3, 30])

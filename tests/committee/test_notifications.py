@@ -160,7 +160,7 @@ def test_publishing_tells_each_team_its_own_decisions(world, django_capture_on_c
                          "member_b": ["Vision model"], "tech": ["Vision model"]}
     services.digests_send(now=MORNING)
     (to_b,) = _mail_to(world.member_b)
-    assert "“Vision model” — Partial grant, 8 of 24 GPUs" in to_b.body
+    assert "“Vision model” — decided: Partial grant, 8 of 24 GPUs (384 GPU-hours); placed: 8 H100, " in to_b.body
 
 
 def test_the_intake_closed_count_holds_however_late_the_task_runs(world, django_capture_on_commit_callbacks):

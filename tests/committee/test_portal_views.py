@@ -124,10 +124,41 @@ def test_edit_adds_and_removes_alternatives(client, world):
 def test_withdraw_from_the_page(client, world):
     gpu_request = file_request(world)
     client.force_login(world.lead_a)
-    response = client.post(reverse("committee:request-withdraw", args=[gpu_request.pk]), follow=True)
+    response = client.post(reverse("committee:request-withdraw", args=[gpu_request.pk]), {"confirm": "yes"},
+                           follow=True)
     assert b"Request withdrawn" in response.content
     gpu_request.refresh_from_db()
     assert gpu_request.status == RequestStatus.WITHDRAWN
+
+
+def test_withdraw_asks_first_and_says_what_is_lost(client, world):
+    gpu_request = file_request(world, alternatives=[{"description": "Distilled", "gpu_hours": 100}])
+    client.force_login(world.lead_a)
+    detail = client.get(reverse("committee:request-detail", args=[gpu_request.pk])).content.decode()
+    url = reverse("committee:request-withdraw", args=[gpu_request.pk])
+    assert f'href="{url}"' in detail  # the page's button opens the confirmation, it does not post
+    page = client.get(url).content.decode()
+    assert "Withdraw “Ranker retrain”?" in page and "It cannot be undone" in page
+    assert "the committee will not review, score or decide it" in page
+    assert "1 cheaper alternative" in page and "file a new request for atlas/a100" in page
+    for data in ({}, {"confirm": ""}):  # without `confirm`, the same page again and nothing changes
+        response = client.post(url, data)
+        assert response.status_code == 200 and "It cannot be undone" in response.content.decode()
+        gpu_request.refresh_from_db()
+        assert gpu_request.status == RequestStatus.SUBMITTED
+    assert not gpu_request.events.filter(action="withdrawn").exists()
+    client.post(url, {"confirm": "yes"})
+    gpu_request.refresh_from_db()
+    assert gpu_request.status == RequestStatus.WITHDRAWN
+
+
+def test_a_withdrawn_request_has_no_confirmation_page(client, world):
+    gpu_request = file_request(world)
+    client.force_login(world.lead_a)
+    url = reverse("committee:request-withdraw", args=[gpu_request.pk])
+    client.post(url, {"confirm": "yes"})
+    response = client.get(url, follow=True)
+    assert "A withdrawn request cannot be withdrawn." in response.content.decode()
 
 
 def test_request_is_read_only_after_intake_closes(client, world):

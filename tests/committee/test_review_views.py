@@ -308,8 +308,8 @@ def test_team_sees_the_decision_only_once_the_week_is_finalized(client, world, s
     assert "Top of the ranking." not in client.get(reverse("committee:request-detail", args=[a.pk])).content.decode()
     services.cycle_finalize(cycle=world.cycle, actor=world.chair)
     body = client.get(reverse("committee:request-detail", args=[a.pk])).content.decode()
-    assert "The committee's decision" in body and "Top of the ranking." in body and "16 GPUs granted" in body
-    assert "Ranked #1 with 66.00 of 100" in body
+    assert "Decided and placed" in body and "Top of the ranking." in body and "Grant, 16 GPUs (768 GPU-hours)" in body
+    assert "#1 with 66.00 of 100 on the rubric" in body and "not yet published" in body
 
 
 # --- the chair's buttons ---------------------------------------------------------------------

@@ -77,9 +77,9 @@ def test_granted_vs_used_per_team_and_week(client, dash):
         (WEEK_1, "Team A"), (WEEK_1, "Team B"), (WEEK_2, "Team A"), (WEEK_2, "Team B")]
     for row in rows:
         key = (row["Week"], row["Team"])
-        assert row["Granted GPU-h"] == r(granted[key])
+        assert row["Placed GPU-h"] == r(granted[key])
         assert row["Used GPU-h"] == r(used[key])
-        assert row["Used / granted %"] == (r(100 * used[key] / granted[key]) if granted[key] else "")
+        assert row["Used / placed %"] == (r(100 * used[key] / granted[key]) if granted[key] else "")
     # The corrected week counts the correction's 48-hour window, not the withdrawn 24-hour one.
     assert granted[(WEEK_2, "Team A")] == 8 * 48 + 2 * 30
 
@@ -125,7 +125,7 @@ def test_demand_vs_capacity_per_week(client, dash):
     for row in rows:
         week = row["Week"]
         assert row["Requested GPU-h"] == r(requested[week])
-        assert row["Granted GPU-h"] == r(granted[week])
+        assert row["Placed GPU-h"] == r(granted[week])
         assert row["Allocatable GPU-h"] == r(allocatable)
         assert row["Requested / allocatable %"] == r(100 * requested[week] / allocatable)
     assert requested[WEEK_1] == 32 * 50 + 4 * 10 + 8 * 24  # the draft does not count
