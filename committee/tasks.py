@@ -61,3 +61,21 @@ def notify_intake_closed(self: Task, cycle_id: int) -> int:
 def notify_decisions_published(self: Task, cycle_id: int, plan_id: int) -> int:
     with outbox.outbox_once(self) as first:
         return services.notifications_for_decisions_published(cycle_id=cycle_id, plan_id=plan_id) if first else 0
+
+
+@shared_task(name="committee.notify_decision_corrected", bind=True, acks_late=True)
+def notify_decision_corrected(self: Task, correction_id: int) -> int:
+    with outbox.outbox_once(self) as first:
+        return services.notifications_for_decision_corrected(correction_id=correction_id) if first else 0
+
+
+@shared_task(name="committee.notify_appeal_filed", bind=True, acks_late=True)
+def notify_appeal_filed(self: Task, appeal_id: int) -> int:
+    with outbox.outbox_once(self) as first:
+        return services.notifications_for_appeal_filed(appeal_id=appeal_id) if first else 0
+
+
+@shared_task(name="committee.notify_appeal_decided", bind=True, acks_late=True)
+def notify_appeal_decided(self: Task, appeal_id: int) -> int:
+    with outbox.outbox_once(self) as first:
+        return services.notifications_for_appeal_decided(appeal_id=appeal_id) if first else 0

@@ -64,6 +64,17 @@ def cycle_publish(
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair publishes the allocation."))
+    return cycle_plan_place(actor=actor, cycle=cycle, reason=reason, now=now)
+
+
+@transaction.atomic
+def cycle_plan_place(
+    *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
+) -> AllocationPlan:
+    """`cycle_publish` without its check of who may publish, for callers that made their own check
+    inside their own transaction: a decision's correction by the chair, an appeal's amendment by a
+    committee member (committee/services/corrections.py). Everything else is the same.
+    """
     locked = ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
         raise StateConflict(
@@ -120,6 +131,7 @@ def cycle_publish(
         cycle=locked,
         actor=actor,
         plan=plan,
+        reason=reason,
         refused=_("Week %(week)s is not published and nothing was saved: its decision record could not be "
                   "written to the archive. %(reason)s"),
     )
