@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from committee.selectors.corrections import (
+    RequestCorrections,
+    appeal_list_for_cycle,
+    appeal_window_for_cycle,
+    correction_list_for_cycle,
+    request_corrections_for_viewer,
+)
 from committee.selectors.cycles import (
     RubricChange,
     cycle_for_review,
@@ -69,12 +76,16 @@ __all__ = [
     "CycleReview",
     "MemberScores",
     "PoolLoad",
+    "RequestCorrections",
     "ReviewRow",
     "RubricChange",
     "ScoreInput",
     "Viewer",
     "ViewerRoles",
+    "appeal_list_for_cycle",
+    "appeal_window_for_cycle",
     "committee_member_ids",
+    "correction_list_for_cycle",
     "cycle_demands",
     "cycle_for_review",
     "cycle_get",
@@ -92,6 +103,7 @@ __all__ = [
     "notification_opt_outs",
     "notification_waiting_count",
     "pool_list",
+    "request_corrections_for_viewer",
     "request_get_for_viewer",
     "request_list_for_team_member",
     "request_list_for_viewer",

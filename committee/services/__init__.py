@@ -11,7 +11,6 @@ from committee.services.corrections import (
     APPEAL_UPHOLD,
     appeal_decide,
     appeal_file,
-    appeal_window_closes_at,
     decision_correct,
 )
 from committee.services.notifications import (
@@ -53,7 +52,6 @@ __all__ = [
     "actor_name",
     "appeal_decide",
     "appeal_file",
-    "appeal_window_closes_at",
     "committee_remind_review",
     "cycle_close_due_intake",
     "cycle_close_intake",

@@ -14,7 +14,7 @@ correction through the same code. Every write here locks the cycle row first, as
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -56,15 +56,6 @@ def outcome_label(outcome: str, granted_gpu_count: int | None) -> str:
     if outcome == DecisionOutcome.PARTIAL and granted_gpu_count:
         return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted_gpu_count}
     return label
-
-
-def appeal_window_closes_at(*, cycle: ReviewCycle) -> datetime | None:
-    """When the week's appeal window closes: DOCKET_APPEAL_WINDOW_HOURS after its plan's first version
-    was published; None while the week has no published plan."""
-    first = allocation_selectors.plan_for_week(week=cycle.week, version=1)
-    if first is None:
-        return None
-    return first.published_at + timedelta(hours=settings.DOCKET_APPEAL_WINDOW_HOURS)
 
 
 def _new_values(
@@ -272,7 +263,8 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
         )
     decision = _decision_of(gpu_request)
     now = now or timezone.now()
-    closes_at = appeal_window_closes_at(cycle=cycle)
+    window = selectors.appeal_window_for_cycle(cycle=cycle)
+    closes_at = window[1] if window is not None else None
     if closes_at is None or now > closes_at:
         raise StateConflict(
             _("The appeal window for week %(week)s closed on %(when)s, %(hours)d hours after the plan was published.")
