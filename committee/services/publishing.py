@@ -22,7 +22,7 @@ from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan, GpuPool
 from allocations.services import plan_publish
 from committee import selectors, signals
-from committee.models import CycleStatus, ReviewCycle
+from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
@@ -100,6 +100,8 @@ def cycle_plan_place(
     )
     explanations = [*_kept_explanations(started), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
+    # A started window is kept even when its request is no longer granted (a correction to defer).
+    requests.update(GpuRequest.objects.select_related("team").in_bulk(kept_refs - set(requests)))
     plan = plan_publish(
         week=locked.week,
         week_starts_at=locked.starts_at,

@@ -125,8 +125,8 @@ def test_correction_notifies_the_requests_team(world, week):
     notes = Notification.objects.filter(kind=NotificationKind.DECISION_CORRECTED)
     assert {n.recipient for n in notes} == {world.member_b, world.tech}
     assert notification_text(notes[0]) == (
-        "Team B: the decision on “Vision model” (week %s) was corrected from Partial grant, 8 GPUs to Grant, "
-        "published as plan version 2. Reason: The budget came through." % world.cycle.week
+        f"Team B: the decision on “Vision model” (week {world.cycle.week}) was corrected from Partial grant, 8 GPUs "
+        "to Grant, published as plan version 2. Reason: The budget came through."
     )
     assert services.notifications_for_decision_corrected(correction_id=correction.pk) == 0  # idempotent
 
@@ -145,7 +145,9 @@ def test_correction_after_finalize_changes_the_decision_and_rewrites_the_record(
     assert Decision.objects.get(request=first).granted_gpu_count == 8
     revisions = record_revisions(world)
     assert len(revisions) == revisions_before + 1
-    assert revisions[-1].summary == "Updated — correction of “Ranker retrain” (Team A): The team said eight GPUs are enough."
+    assert revisions[-1].summary == (
+        "Updated — correction of “Ranker retrain” (Team A): The team said eight GPUs are enough."
+    )
     assert "before the plan was published" in revisions[-1].body
     assert OutboxMessage.objects.filter(key=f"notify:decision-corrected:{correction.pk}").exists()
     # Published later, the plan uses the corrected decision.
@@ -253,3 +255,17 @@ def test_the_correction_form_is_the_chairs_only(world, week, client):
     )
     assert response.status_code == 403
     assert Decision.objects.get(request=second).outcome == "partial"
+
+
+def test_a_running_grant_corrected_to_defer_keeps_its_started_window(world, week):
+    first, _second, _third = week
+    publish(world)
+    running = AllocationWindow.objects.get(request_ref=first.pk)
+    now = running.start + (running.end - running.start) / 2
+    services.decision_correct(
+        actor=world.chair, gpu_request=first, outcome="defer", rationale="Next week.", reason="Budget freeze.", now=now,
+    )
+    plan = allocation_selectors.plan_for_week(week=world.cycle.week)
+    assert plan is not None and plan.version == 2
+    kept = {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}[first.pk]
+    assert (kept.pk, kept.gpu_count) == (running.pk, 16)  # a running job is not pulled from under the team
