@@ -22,7 +22,7 @@ from committee.models.review import Decision, DecisionOutcome
 
 
 class AppealStatus(models.TextChoices):
-    OPEN = "open", _("Open")
+    OPEN = "open", _("Waiting for an answer")
     UPHELD = "upheld", _("Decision upheld")
     AMENDED = "amended", _("Decision amended")
 
