@@ -20,7 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -274,18 +274,23 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
                 "hours": settings.DOCKET_APPEAL_WINDOW_HOURS,
             }
         )
+    already_open = _("This request already has an open appeal; the committee has not decided it yet.")
     if Appeal.objects.filter(request=gpu_request, status=AppealStatus.OPEN).exists():
-        raise StateConflict(_("This request already has an open appeal; the committee has not decided it yet."))
-    appeal = Appeal.objects.create(
-        request=decision.request,
-        cycle=cycle,
-        team_name=decision.team_name,
-        request_title=decision.request_title,
-        statement=statement,
-        filed_by=actor,
-        filed_by_name=actor_name(actor),
-        filed_at=now,
-    )
+        raise StateConflict(already_open)
+    try:
+        with transaction.atomic():  # the cycle's lock serializes appeals; the constraint holds without it too
+            appeal = Appeal.objects.create(
+                request=decision.request,
+                cycle=cycle,
+                team_name=decision.team_name,
+                request_title=decision.request_title,
+                statement=statement,
+                filed_by=actor,
+                filed_by_name=actor_name(actor),
+                filed_at=now,
+            )
+    except IntegrityError:
+        raise StateConflict(already_open) from None
     request_event_record(request=decision.request, actor=actor, action="appealed", detail=statement)
     cycle_transition_record(
         cycle=cycle,
