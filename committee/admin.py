@@ -3,7 +3,9 @@ from django.http import HttpRequest
 
 from committee.models import (
     Alternative,
+    Appeal,
     CommitteeSeat,
+    DecisionCorrection,
     GpuRequest,
     ImpactForecast,
     Notification,
@@ -98,3 +100,22 @@ class NotificationDigestAdmin(ReadOnlyAdmin):
 class NotificationOptOutAdmin(admin.ModelAdmin):
     list_display = ("user", "kind", "created_at")
     list_filter = ("kind",)
+
+
+@admin.register(DecisionCorrection)
+class DecisionCorrectionAdmin(ReadOnlyAdmin):
+    """History written by decision_correct and appeal_decide only: read-only, for a superuser too."""
+
+    list_display = ("cycle", "request_title", "team_name", "previous_outcome", "outcome", "corrected_by_name",
+                    "corrected_at", "plan_version")
+    list_filter = ("cycle",)
+    search_fields = ("request_title", "team_name", "reason")
+
+
+@admin.register(Appeal)
+class AppealAdmin(ReadOnlyAdmin):
+    """Written by appeal_file and appeal_decide only: read-only, for a superuser too."""
+
+    list_display = ("cycle", "request_title", "team_name", "status", "filed_by_name", "filed_at", "decided_by_name")
+    list_filter = ("cycle", "status")
+    search_fields = ("request_title", "team_name", "statement")

@@ -197,3 +197,44 @@ class NotificationPreferencesForm(forms.Form):
         form_field(self, "receive", forms.MultipleChoiceField).choices = [
             (kind, NotificationKind(kind).label) for kind in kinds
         ]
+
+
+class CorrectionForm(DecisionForm):
+    """The chair's correction of a decision after finalize: the new decision and why it changes."""
+
+    reason = forms.CharField(
+        label=_("Reason for the correction"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.REASON_MAX_LENGTH, required=False,
+        help_text=_("Required. It goes into the archive's record of the week and to the team."),
+    )
+
+
+class AppealForm(forms.Form):
+    statement = forms.CharField(
+        label=_("Your statement"), widget=forms.Textarea(attrs={"rows": 4}), max_length=limits.STATEMENT_MAX_LENGTH,
+        required=False,
+        help_text=_("What the committee should reconsider, and why. It goes into the archive with the answer."),
+    )
+
+
+class AppealDecisionForm(forms.Form):
+    """A committee member's answer to an appeal: uphold the decision, or amend it (a correction)."""
+
+    decision = forms.ChoiceField(
+        label=_("Answer"), widget=forms.RadioSelect,
+        choices=[("uphold", _("Uphold the decision")), ("amend", _("Amend the decision"))],
+    )
+    reason = forms.CharField(
+        label=_("Reason"), widget=forms.Textarea(attrs={"rows": 2}), max_length=limits.REASON_MAX_LENGTH,
+        required=False, help_text=_("Required. The team reads it; the archive keeps it."),
+    )
+    outcome = forms.ChoiceField(label=_("New decision (amend)"), widget=forms.RadioSelect, choices=[], required=False)
+    granted_gpu_count = StrictIntegerField(label=_("GPUs granted (partial)"), required=False, min_value=1)
+    rationale = forms.CharField(
+        label=_("New rationale (amend)"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.RATIONALE_MAX_LENGTH, required=False,
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices

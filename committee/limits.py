@@ -24,7 +24,8 @@ SLIP_CONSEQUENCE_MAX_LENGTH = 2000  # what slips if the deadline is missed
 SCORE_NOTE_MAX_LENGTH = 2000  # a member's note on a score
 RATIONALE_MAX_LENGTH = 5000  # a decision's rationale
 GUIDANCE_MAX_LENGTH = 2000  # a criterion's guidance in the rubric
-REASON_MAX_LENGTH = 5000  # why the rubric changes
+REASON_MAX_LENGTH = 5000  # why the rubric changes (also: why a decision is corrected, why an appeal is decided)
+STATEMENT_MAX_LENGTH = 5000  # a team's appeal statement
 
 
 def length_errors(field: str, value: str, max_length: int) -> dict[str, list[ValidationError]]:

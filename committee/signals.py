@@ -22,9 +22,12 @@ rubric_changed = Signal()
 # Sent with sender=ReviewCycle, cycle=<ReviewCycle> and plan=<allocations.AllocationPlan>.
 cycle_published = Signal()
 
-# A cycle was finalized or its plan published, and the transaction that did it has not committed
-# yet: receivers write here what must never be missing from a finalized or published week (the
-# archive's decision record). Sent with sender=ReviewCycle, cycle=<ReviewCycle> (as just written),
-# actor=<User> (the chair) and plan=<allocations.AllocationPlan>, or plan=None at finalize. A
-# ValidationError from a receiver is turned into the service's own refusal, naming the cause.
+# A cycle was finalized or its plan published, a decision of a finalized week corrected, or an
+# appeal filed or decided, and the transaction that did it has not committed yet: receivers write
+# here what must never be missing from a finalized or published week (the archive's decision
+# record). Sent with sender=ReviewCycle, cycle=<ReviewCycle> (as just written), actor=<User> (who
+# acted), plan=<allocations.AllocationPlan> (the plan just published) or None, and reason=<str>:
+# why the record changes after the fact (a correction's or an appeal's words), "" at finalize and
+# at the first publish. A ValidationError from a receiver is turned into the service's own
+# refusal, naming the cause.
 cycle_transition = Signal()

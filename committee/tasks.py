@@ -74,3 +74,21 @@ def chat_intake_closing() -> list[str]:
 def chat_send(event: str, params: dict[str, Any]) -> str:
     """Post to the chat webhook. Marked done in the outbox when it succeeds; a refused post raises and waits."""
     return services.chat_send(event=event, params=params)
+
+
+@shared_task(name="committee.notify_decision_corrected", bind=True, acks_late=True)
+def notify_decision_corrected(self: Task, correction_id: int) -> int:
+    with outbox.outbox_once(self) as first:
+        return services.notifications_for_decision_corrected(correction_id=correction_id) if first else 0
+
+
+@shared_task(name="committee.notify_appeal_filed", bind=True, acks_late=True)
+def notify_appeal_filed(self: Task, appeal_id: int) -> int:
+    with outbox.outbox_once(self) as first:
+        return services.notifications_for_appeal_filed(appeal_id=appeal_id) if first else 0
+
+
+@shared_task(name="committee.notify_appeal_decided", bind=True, acks_late=True)
+def notify_appeal_decided(self: Task, appeal_id: int) -> int:
+    with outbox.outbox_once(self) as first:
+        return services.notifications_for_appeal_decided(appeal_id=appeal_id) if first else 0

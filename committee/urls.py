@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.views import portal, profile, publishing, review, rubric
+from committee.views import corrections, portal, profile, publishing, review, rubric
 
 app_name = "committee"
 
@@ -28,6 +28,14 @@ urlpatterns += [
 
 # Publishing the allocation.
 urlpatterns += [path("review/<week:week>/publish/", publishing.cycle_publish, name="cycle-publish")]
+
+# Corrections and appeals, after a week is finalized.
+urlpatterns += [
+    path("requests/<int:pk>/correct/", corrections.decision_correct, name="request-correct"),
+    path("requests/<int:pk>/appeal/", corrections.appeal_file, name="request-appeal"),
+    path("appeals/<int:pk>/decide/", corrections.appeal_decide, name="appeal-decide"),
+    path("review/<week:week>/appeals/", corrections.appeal_list, name="appeal-list"),
+]
 
 # A person's profile: their notification settings.
 urlpatterns += [path("profile/", profile.profile, name="profile")]

@@ -294,6 +294,8 @@ DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1, maximum=50)
 # The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)
 DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1, maximum=520)
+# How long after a week's first publication its teams may appeal an outcome (hours; at most four weeks).
+DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
 DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 # The archive's PDFs: charts are drawn by Chromium (through kaleido); without it PDFs have no charts.

@@ -13,9 +13,13 @@ from committee.models import ReviewCycle, RubricVersion
 from reports import services
 
 
-def on_cycle_transition(sender: Any, *, cycle: ReviewCycle, **kwargs: Any) -> None:
+def on_cycle_transition(sender: Any, *, cycle: ReviewCycle, reason: str = "", **kwargs: Any) -> None:
     # Read again inside the sender's transaction: the row as just written, with its rubric.
-    services.decision_record_sync(cycle=ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk))
+    services.decision_record_sync(
+        cycle=ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk),
+        reason=reason,
+        published=kwargs.get("plan") is not None,
+    )
 
 
 def on_rubric_changed(sender: Any, *, rubric_version: RubricVersion, **kwargs: Any) -> None:

@@ -256,6 +256,63 @@ def _placement(data: DecisionRecordSnapshot) -> list[str]:
     ]
 
 
+def _corrections(data: DecisionRecordSnapshot) -> list[str]:
+    corrections = data.get("corrections") or []
+    appeals = data.get("appeals") or []
+    if not corrections and not appeals:
+        return []
+    out = ["## " + _("Corrections and appeals")]
+    for c in corrections:
+        plan = (
+            _("published as plan version %(v)d") % {"v": c["plan_version"]}
+            if c.get("plan_version")
+            else _("before the plan was published")
+        )
+        out += [
+            f"### {text(c.get('title'))} — {text(c.get('team'))}: "
+            + _("%(old)s → %(new)s") % {"old": text(c.get("previous_label")), "new": text(c.get("new_label"))},
+            _("Reason: %(reason)s") % {"reason": text(c.get("reason"))},
+            _("Previous rationale:"),
+            quote(c.get("previous_rationale") or "—"),
+            _("New rationale:"),
+            quote(c.get("rationale") or "—"),
+            _emphasis(
+                _("Corrected by %(name)s, %(when)s, %(plan)s%(appeal)s.")
+                % {
+                    "name": text(c.get("by")),
+                    "when": c.get("at_label") or "—",
+                    "plan": plan,
+                    "appeal": _(", on appeal") if c.get("from_appeal") else "",
+                }
+            ),
+        ]
+    if appeals:
+        rows = [
+            [
+                text(a.get("title")),
+                text(a.get("team")),
+                _("%(name)s, %(when)s") % {"name": text(a.get("filed_by")), "when": a.get("filed_label") or "—"},
+                text(a.get("status_label")),
+                _("%(name)s, %(when)s") % {"name": text(a.get("decided_by")), "when": a.get("decided_label")}
+                if a.get("decided_by")
+                else "—",
+                text(a.get("reason")) or "—",
+            ]
+            for a in appeals
+        ]
+        out += [
+            "**" + _("Appeals") + "**",
+            table([_("Request"), _("Team"), _("Filed"), _("Outcome"), _("Decided"), _("Reason")], rows),
+        ]
+        for a in appeals:
+            out += [
+                _("Statement of %(team)s on “%(title)s”:")
+                % {"team": text(a.get("team")), "title": text(a.get("title"))},
+                quote(a.get("statement") or "—"),
+            ]
+    return out
+
+
 def _capacity(data: DecisionRecordSnapshot) -> list[str]:
     capacity = data.get("capacity") or []
     rows = [
@@ -310,6 +367,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _participants,
     _ranking,
     _decisions,
+    _corrections,
     _capacity,
     _placement,
     _published_windows,

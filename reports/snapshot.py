@@ -112,6 +112,42 @@ class PlanChangesSnapshot(TypedDict):
     carried: int
 
 
+class CorrectionSnapshot(TypedDict):
+    """A decision changed after the week was finalized: before, after, why, who, when, the plan version it made."""
+
+    request_id: int | None
+    title: str
+    team: str
+    previous_label: str
+    new_label: str
+    previous_rationale: str
+    rationale: str
+    reason: str
+    by: str
+    at: str | None
+    at_label: str
+    plan_version: int | None
+    from_appeal: bool
+
+
+class AppealSnapshot(TypedDict):
+    """A team's appeal of a published outcome and the committee's answer (empty while open)."""
+
+    request_id: int | None
+    title: str
+    team: str
+    filed_by: str
+    filed_at: str | None
+    filed_label: str
+    statement: str
+    status: str
+    status_label: str
+    decided_by: str
+    decided_label: str
+    reason: str
+    plan_version: int | None
+
+
 class DecisionRecordSnapshot(TypedDict):
     """A week's decision: rubric, who took part, the ranking with rationale, capacity, the published plan."""
 
@@ -127,3 +163,5 @@ class DecisionRecordSnapshot(TypedDict):
     plan: NotRequired[PlanSnapshot | None]
     plan_changes: NotRequired[PlanChangesSnapshot | None]
     previous_record: NotRequired[str | None]
+    corrections: NotRequired[list[CorrectionSnapshot]]
+    appeals: NotRequired[list[AppealSnapshot]]

@@ -84,6 +84,8 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
     with TestCase.captureOnCommitCallbacks(execute=True):
         plan = services.cycle_publish(actor=w.chair, cycle=published)
     published.refresh_from_db()
+    # Team B appeals its outcome (the appeal window is open: the week was published just now).
+    appeal_b = services.appeal_file(actor=w.member_b, gpu_request=pub_b, statement="Eight GPUs are too few.")
     window_a = AllocationWindow.objects.filter(plan__week=plan.week, cluster=w.atlas).order_by("pk").first()
     window_b = AllocationWindow.objects.filter(plan__week=plan.week, cluster=w.orion).order_by("pk").first()
     assert window_a is not None and window_b is not None, "the published week has a window on each cluster"
@@ -131,7 +133,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         world=w, tokens=tokens, published=published, plan=plan, window_a=window_a, window_b=window_b,
         review=review, pub_a=pub_a, pub_b=pub_b, review_a=review_a, review_b=review_b, open=w.cycle,
         draft_a=draft_a, submitted_a=submitted_a, draft_b=draft_b, record=record, charter=charter, export=export,
-        pdf_root=pdf_root,
+        pdf_root=pdf_root, appeal_b=appeal_b,
     )
 
 

@@ -62,6 +62,21 @@ RULES_BEYOND_THE_SCHEMA: dict[tuple[str, str], dict[str, str]] = {
         "window": "a window of the token's cluster, that team and pool, overlapping the period",
         "gpu_hours_used": "at most the pool's GPUs times the period's hours",
     },
+    ("POST", "/api/v1/requests/{id}/corrections/"): {
+        "reason": "not only spaces",
+        "rationale": "not only spaces",
+        "outcome": "a change of the decision (docs/corrections.md)",
+        "granted_gpu_count": "a partial grant's count, from the request's minimum to one less than asked",
+    },
+    ("POST", "/api/v1/requests/{id}/appeals/"): {
+        "statement": "not only spaces",
+    },
+    ("POST", "/api/v1/appeals/{id}/decision/"): {
+        "reason": "not only spaces",
+        "rationale": "required when amending",
+        "outcome": "an amendment changes the decision",
+        "granted_gpu_count": "a partial grant's count, from the request's minimum to one less than asked",
+    },
     ("POST", "/api/v1/windows/sync-status/"): {
         "statuses.<n>.window": "a window of the token's cluster",
         "statuses": "each window once",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import publishing, views
+from committee.api import corrections, publishing, views
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -22,4 +22,11 @@ urlpatterns = [
 ]
 urlpatterns += [
     path("cycles/<week:week>/publish/", publishing.CyclePublishView.as_view(), name="api-cycle-publish"),
+]
+urlpatterns += [
+    path(
+        "requests/<int:pk>/corrections/", corrections.RequestCorrectionsView.as_view(), name="api-request-corrections"
+    ),
+    path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
+    path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
 ]

@@ -1,5 +1,10 @@
 """People and the weekly process: memberships, seats, review cycles and GPU requests."""
 
+from committee.models.corrections import (
+    Appeal,
+    AppealStatus,
+    DecisionCorrection,
+)
 from committee.models.cycles import (
     Criterion,
     CycleStatus,
@@ -47,12 +52,15 @@ from committee.models.tokens import (
 __all__ = [
     "AddHours",
     "Alternative",
+    "Appeal",
+    "AppealStatus",
     "CommitteeSeat",
     "CommitteeSeatQuerySet",
     "Confidence",
     "Criterion",
     "CycleStatus",
     "Decision",
+    "DecisionCorrection",
     "DecisionOutcome",
     "FairShareSnapshot",
     "GpuRequest",

@@ -15,6 +15,9 @@ class NotificationKind(models.TextChoices):
     DECISION_PUBLISHED = "decision_published", _("The decisions on my team's requests are published")
     INTAKE_CLOSED = "intake_closed", _("Intake closed: requests wait for the committee's scores")
     REVIEW_COMING = "review_coming", _("The weekly review is coming up")
+    DECISION_CORRECTED = "decision_corrected", _("A decision on my team's request was corrected")
+    APPEAL_FILED = "appeal_filed", _("A team appealed a decision")
+    APPEAL_DECIDED = "appeal_decided", _("The committee decided my team's appeal")
 
 
 class NotificationDigest(models.Model):

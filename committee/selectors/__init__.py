@@ -6,6 +6,13 @@ from committee.selectors.confirmations import (
     IntakeCloseCheck,
     intake_close_check,
 )
+from committee.selectors.corrections import (
+    RequestCorrections,
+    appeal_list_for_cycle,
+    appeal_window_for_cycle,
+    correction_list_for_cycle,
+    request_corrections_for_viewer,
+)
 from committee.selectors.cycles import (
     RubricChange,
     cycle_for_review,
@@ -109,6 +116,7 @@ __all__ = [
     "PoolPlacement",
     "PublishPlacement",
     "PublishSummary",
+    "RequestCorrections",
     "RequestOutcome",
     "RequestPlacement",
     "ReviewRow",
@@ -116,7 +124,10 @@ __all__ = [
     "ScoreInput",
     "Viewer",
     "ViewerRoles",
+    "appeal_list_for_cycle",
+    "appeal_window_for_cycle",
     "committee_member_ids",
+    "correction_list_for_cycle",
     "cycle_allocate",
     "cycle_demands",
     "cycle_for_review",
@@ -146,6 +157,7 @@ __all__ = [
     "placements_of",
     "pool_list",
     "publish_summary",
+    "request_corrections_for_viewer",
     "request_get_for_viewer",
     "request_list_for_team_member",
     "request_list_for_viewer",

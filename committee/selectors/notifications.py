@@ -34,8 +34,14 @@ def notification_waiting_count(*, user: Viewer) -> int:
 
 # Who hears of what: the recipients notifications are recorded for, and a person's choices.
 
-TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
-COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
+TEAM_KINDS = (
+    NotificationKind.INTAKE_CLOSING,
+    NotificationKind.REQUEST_SUBMITTED,
+    NotificationKind.DECISION_PUBLISHED,
+    NotificationKind.DECISION_CORRECTED,
+    NotificationKind.APPEAL_DECIDED,
+)
+COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING, NotificationKind.APPEAL_FILED)
 
 
 def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:

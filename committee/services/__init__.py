@@ -7,9 +7,19 @@ from committee.services.clock import (
     cycle_open_next,
     teams_remind_unfiled,
 )
+from committee.services.corrections import (
+    APPEAL_AMEND,
+    APPEAL_UPHOLD,
+    appeal_decide,
+    appeal_file,
+    decision_correct,
+)
 from committee.services.notifications import (
     digests_send,
     notification_preferences_set,
+    notifications_for_appeal_decided,
+    notifications_for_appeal_filed,
+    notifications_for_decision_corrected,
     notifications_for_decisions_published,
     notifications_for_intake_closed,
     notifications_for_request_submitted,
@@ -37,8 +47,12 @@ from committee.services.rubric import rubric_change
 from committee.services.tokens import personal_token_create, personal_token_revoke
 
 __all__ = [
+    "APPEAL_AMEND",
+    "APPEAL_UPHOLD",
     "REQUEST_FIELDS",
     "actor_name",
+    "appeal_decide",
+    "appeal_file",
     "chat_intake_closing_announce",
     "chat_send",
     "committee_remind_review",
@@ -48,12 +62,16 @@ __all__ = [
     "cycle_finalize",
     "cycle_open_next",
     "cycle_publish",
+    "decision_correct",
     "digests_send",
     "gpu_request_create",
     "gpu_request_submit",
     "gpu_request_update",
     "gpu_request_withdraw",
     "notification_preferences_set",
+    "notifications_for_appeal_decided",
+    "notifications_for_appeal_filed",
+    "notifications_for_decision_corrected",
     "notifications_for_decisions_published",
     "notifications_for_intake_closed",
     "notifications_for_request_submitted",

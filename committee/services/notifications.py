@@ -34,7 +34,9 @@ from django.utils.translation import ngettext
 from allocations.models import AllocationPlan
 from committee import selectors, weeks
 from committee.models import (
+    Appeal,
     Decision,
+    DecisionCorrection,
     DecisionOutcome,
     GpuRequest,
     Notification,
@@ -130,6 +132,42 @@ def notify_intake_closed(*, cycle: ReviewCycle) -> None:
     )
 
 
+def notify_decision_corrected(*, correction: DecisionCorrection) -> None:
+    """Inside the correction's transaction: after commit, the request's team hears of the corrected decision.
+
+    Enqueues (outbox) `committee.notify_decision_corrected`.
+    """
+    outbox_enqueue(
+        task_name="committee.notify_decision_corrected",
+        key=f"notify:decision-corrected:{correction.pk}",
+        kwargs={"correction_id": correction.pk},
+    )
+
+
+def notify_appeal_filed(*, appeal: Appeal) -> None:
+    """Inside the appeal's transaction: after commit, the committee members outside the team hear of it.
+
+    Enqueues (outbox) `committee.notify_appeal_filed`.
+    """
+    outbox_enqueue(
+        task_name="committee.notify_appeal_filed",
+        key=f"notify:appeal-filed:{appeal.pk}",
+        kwargs={"appeal_id": appeal.pk},
+    )
+
+
+def notify_appeal_decided(*, appeal: Appeal) -> None:
+    """Inside the transaction that decided the appeal: after commit, the team hears the answer.
+
+    Enqueues (outbox) `committee.notify_appeal_decided`.
+    """
+    outbox_enqueue(
+        task_name="committee.notify_appeal_decided",
+        key=f"notify:appeal-decided:{appeal.pk}",
+        kwargs={"appeal_id": appeal.pk},
+    )
+
+
 def notify_decisions_published(*, cycle: ReviewCycle, plan: AllocationPlan) -> None:
     """Inside the publishing transaction: after commit, each team hears the decisions on its requests.
 
@@ -211,6 +249,75 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
     )
 
 
+def notifications_for_decision_corrected(*, correction_id: int) -> int:
+    """Record a "decision corrected" notification for each member of the corrected request's team. Idempotent."""
+    correction = DecisionCorrection.objects.select_related("decision__request", "cycle").get(pk=correction_id)
+    request = correction.decision.request
+    members = selectors.team_member_ids(team_ids=[request.team_id]).get(request.team_id, [])
+    return notifications_record(
+        recipient_ids=members,
+        kind=NotificationKind.DECISION_CORRECTED,
+        key=f"correction:{correction.pk}",
+        params={
+            "team": correction.team_name,
+            "title": correction.request_title,
+            "week": correction.cycle.week,
+            "previous_outcome": correction.previous_outcome,
+            "previous_granted_gpu_count": correction.previous_granted_gpu_count,
+            "outcome": correction.outcome,
+            "granted_gpu_count": correction.granted_gpu_count,
+            "requested_gpu_count": correction.decision.requested_gpu_count,
+            "version": correction.plan_version,
+            "reason": correction.reason,
+            "path": reverse("committee:request-detail", args=[request.pk]),
+        },
+    )
+
+
+def notifications_for_appeal_filed(*, appeal_id: int) -> int:
+    """Record an "appeal filed" notification for each committee member outside the team. Idempotent."""
+    appeal = Appeal.objects.select_related("request", "cycle").get(pk=appeal_id)
+    team_members = set(selectors.team_member_ids(team_ids=[appeal.request.team_id]).get(appeal.request.team_id, []))
+    return notifications_record(
+        recipient_ids=[user_id for user_id in selectors.committee_member_ids() if user_id not in team_members],
+        kind=NotificationKind.APPEAL_FILED,
+        key=f"appeal:{appeal.pk}:filed",
+        params={
+            "team": appeal.team_name,
+            "title": appeal.request_title,
+            "week": appeal.cycle.week,
+            "by": appeal.filed_by_name,
+            "path": reverse("committee:appeal-list", args=[appeal.cycle.week]),
+        },
+    )
+
+
+def notifications_for_appeal_decided(*, appeal_id: int) -> int:
+    """Record an "appeal decided" notification for each member of the appealing team. Idempotent."""
+    appeal = Appeal.objects.select_related("request__decision", "cycle").get(pk=appeal_id)
+    correction = DecisionCorrection.objects.filter(appeal=appeal).first()
+    decision = appeal.request.decision
+    members = selectors.team_member_ids(team_ids=[appeal.request.team_id]).get(appeal.request.team_id, [])
+    return notifications_record(
+        recipient_ids=members,
+        kind=NotificationKind.APPEAL_DECIDED,
+        key=f"appeal:{appeal.pk}:decided",
+        params={
+            "team": appeal.team_name,
+            "title": appeal.request_title,
+            "week": appeal.cycle.week,
+            "status": appeal.status,
+            "by": appeal.decided_by_name,
+            "reason": appeal.decision_reason,
+            "outcome": decision.outcome,
+            "granted_gpu_count": decision.granted_gpu_count,
+            "requested_gpu_count": decision.requested_gpu_count,
+            "version": correction.plan_version if correction is not None else None,
+            "path": reverse("committee:request-detail", args=[appeal.request_id]),
+        },
+    )
+
+
 # --- the words ---------------------------------------------------------------------------------
 
 
@@ -228,8 +335,21 @@ def kind_heading(kind: str) -> str:
         NotificationKind.DECISION_PUBLISHED: _("Decisions published"),
         NotificationKind.INTAKE_CLOSED: _("Intake closed"),
         NotificationKind.REVIEW_COMING: _("The review is coming up"),
+        NotificationKind.DECISION_CORRECTED: _("Decisions corrected"),
+        NotificationKind.APPEAL_FILED: _("Appeals filed"),
+        NotificationKind.APPEAL_DECIDED: _("Appeals decided"),
     }
     return headings.get(kind, kind)
+
+
+def _outcome_words(outcome: Any, granted: Any) -> str:
+    """"Grant", "Partial grant, 8 GPUs": an outcome in a digest line."""
+    if outcome not in DecisionOutcome.values:
+        return str(outcome or "")
+    label = str(DecisionOutcome(outcome).label)
+    if outcome == DecisionOutcome.PARTIAL and granted:
+        return _("%(label)s, %(n)d GPUs") % {"label": label, "n": int(granted)}
+    return label
 
 
 def notification_text(notification: Notification) -> str:
@@ -261,6 +381,14 @@ def notification_text(notification: Notification) -> str:
         # Decided and placed (recorded since placements are told; older notifications have none of these).
         **selectors.placement_params_text(p),
     }
+    if kind in (NotificationKind.DECISION_CORRECTED, NotificationKind.APPEAL_FILED, NotificationKind.APPEAL_DECIDED):
+        # A correction's or an appeal's own reason, not the engine's.
+        context.update(
+            previous=_outcome_words(p.get("previous_outcome"), p.get("previous_granted_gpu_count")),
+            current=_outcome_words(outcome, p.get("granted_gpu_count")),
+            reason=p.get("reason") or "",
+            upheld=p.get("status") == "upheld",
+        )
     # The template's own line end is not part of the text.
     return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")
 

@@ -20,7 +20,7 @@ from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan
 from allocations.services import plan_publish
 from committee import selectors, signals
-from committee.models import CycleStatus, ReviewCycle
+from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
@@ -48,6 +48,17 @@ def cycle_publish(
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair publishes the allocation."))
+    return cycle_plan_place(actor=actor, cycle=cycle, reason=reason, now=now)
+
+
+@transaction.atomic
+def cycle_plan_place(
+    *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
+) -> AllocationPlan:
+    """`cycle_publish` without its check of who may publish, for callers that made their own check
+    inside their own transaction: a decision's correction by the chair, an appeal's amendment by a
+    committee member (committee/services/corrections.py). Everything else is the same.
+    """
     locked = ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
         raise StateConflict(
@@ -63,6 +74,9 @@ def cycle_publish(
     pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
     explanations = [*selectors.kept_explanations(started), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
+    # A started window is kept even when its request is no longer granted (a correction to defer).
+    kept_refs = {window.ref for window in started}
+    requests.update(GpuRequest.objects.select_related("team").in_bulk(kept_refs - set(requests)))
     plan = plan_publish(
         week=locked.week,
         week_starts_at=locked.starts_at,
@@ -94,6 +108,7 @@ def cycle_publish(
         cycle=locked,
         actor=actor,
         plan=plan,
+        reason=reason,
         refused=_("Week %(week)s is not published and nothing was saved: its decision record could not be "
                   "written to the archive. %(reason)s"),
     )

@@ -77,14 +77,18 @@ def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[Gpu
     return locked, cycle
 
 
-def cycle_transition_record(*, cycle: ReviewCycle, actor: User, plan: AllocationPlan | None, refused: str) -> None:
-    """Inside a finalize or publish: let the apps that record the week (the archive) write it now.
+def cycle_transition_record(
+    *, cycle: ReviewCycle, actor: User, plan: AllocationPlan | None, refused: str, reason: str = ""
+) -> None:
+    """Inside a finalize, publish, correction or appeal: let the apps that record the week (the archive) write it now.
 
-    A receiver's ValidationError becomes StateConflict(`refused` % {week, reason}) (the API's 409), raised
-    out of the caller's transaction, so the change is rolled back and the chair reads why.
+    `reason` is why the week's record changes after the fact (a correction, an appeal), for the
+    revision's summary. A receiver's ValidationError becomes StateConflict(`refused` % {week, reason})
+    (the API's 409), raised out of the caller's transaction, so the change is rolled back and the
+    actor reads why.
     """
     try:
-        signals.cycle_transition.send(sender=ReviewCycle, cycle=cycle, actor=actor, plan=plan)
+        signals.cycle_transition.send(sender=ReviewCycle, cycle=cycle, actor=actor, plan=plan, reason=reason)
     except ValidationError as exc:
         raise StateConflict(refused % {"week": cycle.week, "reason": " ".join(exc.messages)}) from exc
 

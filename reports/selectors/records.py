@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow
@@ -21,6 +22,8 @@ from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVers
 from reports import chain
 from reports.models import Page
 from reports.snapshot import (
+    AppealSnapshot,
+    CorrectionSnapshot,
     CriterionSnapshot,
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
@@ -91,6 +94,55 @@ def _plan_data(*, week: str) -> tuple[PlanSnapshot | None, PlanChangesSnapshot |
     return plan_data, changes
 
 
+def _outcome(outcome: str, granted: int | None) -> str:
+    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
+    if outcome == DecisionOutcome.PARTIAL and granted:
+        return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted}
+    return label
+
+
+def _corrections_data(*, cycle: ReviewCycle) -> tuple[list[CorrectionSnapshot], list[AppealSnapshot]]:
+    corrections: list[CorrectionSnapshot] = [
+        {
+            "request_id": c.decision.request_id,
+            "title": c.request_title,
+            "team": c.team_name,
+            "previous_label": _outcome(c.previous_outcome, c.previous_granted_gpu_count),
+            "new_label": _outcome(c.outcome, c.granted_gpu_count),
+            "previous_rationale": c.previous_rationale,
+            "rationale": c.rationale,
+            "reason": c.reason,
+            "by": c.corrected_by_name,
+            "at": _iso(c.corrected_at),
+            "at_label": _when(c.corrected_at),
+            "plan_version": c.plan_version,
+            "from_appeal": c.appeal_id is not None,
+        }
+        for c in committee_selectors.correction_list_for_cycle(cycle=cycle)
+    ]
+    appeals: list[AppealSnapshot] = []
+    for a in committee_selectors.appeal_list_for_cycle(cycle=cycle):
+        correction = getattr(a, "correction", None)
+        appeals.append(
+            {
+                "request_id": a.request_id,
+                "title": a.request_title,
+                "team": a.team_name,
+                "filed_by": a.filed_by_name,
+                "filed_at": _iso(a.filed_at),
+                "filed_label": _when(a.filed_at),
+                "statement": a.statement,
+                "status": a.status,
+                "status_label": str(a.get_status_display()),
+                "decided_by": a.decided_by_name,
+                "decided_label": _when(a.decided_at) if a.decided_at else "",
+                "reason": a.decision_reason,
+                "plan_version": correction.plan_version if correction is not None else None,
+            }
+        )
+    return corrections, appeals
+
+
 def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     """A week's decision record as structured data: rubric, participants, ranking with every criterion's
     score, decisions with rationale, demand against capacity, and the published plan with its changes.
@@ -158,7 +210,8 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     previous_slug = None
     if previous and Page.objects.filter(source_key=f"cycle:{previous}").exists():
         previous_slug = f"decision-record-{previous.lower()}"
-    return {
+    corrections, appeals = _corrections_data(cycle=cycle)
+    data: DecisionRecordSnapshot = {
         "schema": 1,
         "cycle": {
             "week": cycle.week,
@@ -191,6 +244,12 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
         "plan_changes": changes,
         "previous_record": previous_slug,
     }
+    # Only when there are some: the records of weeks without any keep the data they always had.
+    if corrections:
+        data["corrections"] = corrections
+    if appeals:
+        data["appeals"] = appeals
+    return data
 
 
 def policy_data(*, rubric_version: RubricVersion) -> dict[str, object]:

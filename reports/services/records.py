@@ -129,15 +129,30 @@ def _sync_parts(*, week: str, chunks: list[str], pages_before: int, summary: str
         )
 
 
+# PageRevision.summary's length.
+SUMMARY_MAX_CHARS = 300
+
+
+def _summary_with_reason(summary: str, reason: str) -> str:
+    """The revision's summary followed by why the record changed after the fact, cut to the summary's length."""
+    reason = " ".join(reason.split())
+    if not reason:
+        return summary
+    text = _("%(summary)s — %(reason)s") % {"summary": summary, "reason": reason}
+    return text if len(text) <= SUMMARY_MAX_CHARS else text[: SUMMARY_MAX_CHARS - 1] + "…"
+
+
 @transaction.atomic
-def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
+def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: bool = True) -> PageRevision | None:
     """Write a week's decision record from the committee's records: generated at finalize, updated at publish.
 
     Creates `decision-record-<week>` (and the policy page of the cycle's rubric version, which the
     record links to) on first call; afterwards appends a revision when the generated part or the
     structured data changed, keeping committee members' notes outside the generated part. Returns
     the week page's new revision, or None when it did not change, so it is safe to call any number
-    of times.
+    of times. `reason` (a correction's or an appeal's words) ends the revision's summary;
+    `published` is False when the change published no new plan version (a correction before
+    publish, an appeal filed or upheld), so the summary does not claim one.
 
     A record longer than an archive page holds (pages.MAX_BODY_CHARS) is split at line boundaries:
     the week's page keeps the beginning, the structured data and a link to each further part,
@@ -163,6 +178,9 @@ def decision_record_sync(*, cycle: ReviewCycle) -> PageRevision | None:
         summary = _("Generated: week %(week)s finalized") % {"week": cycle.week}
     else:
         summary = _("Regenerated from the committee's records")
+    if reason and not published:
+        summary = _("Updated")
+    summary = _summary_with_reason(summary, reason)
     notes = records.decision_record_notes_placeholder()
     part_notes = records.decision_record_part_notes_placeholder(week=cycle.week)
     existing_parts = {int(k.removeprefix(part_prefix)): page for k, page in locked.items() if k.startswith(part_prefix)}

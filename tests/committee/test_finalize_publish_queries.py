@@ -22,8 +22,8 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 50  # the record's decided and placed: request_outcome_map, no plan yet
-PUBLISH_QUERIES = 58  # the record reads decided and placed: request_outcome_map
+FINALIZE_QUERIES = 52  # the record: decided and placed (request_outcome_map), the week's corrections and appeals
+PUBLISH_QUERIES = 62  # the record, built twice at publish, with decided and placed and corrections and appeals
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from committee.models import NotificationKind, NotificationOptOut
+from committee.selectors import TEAM_KINDS
 
 URL = "/profile/"
 
@@ -23,7 +24,7 @@ def test_a_team_member_sees_the_team_kinds_all_ticked(client, world):
     for kind in (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED,
                  NotificationKind.DECISION_PUBLISHED):
         assert f'value="{kind.value}"' in body and escape(str(kind.label)) in body
-    assert body.count("checked") == 3
+    assert body.count("checked") == len(TEAM_KINDS)  # with "decision corrected" and "appeal decided"
     assert f'value="{NotificationKind.INTAKE_CLOSED.value}"' not in body  # a committee kind
 
 
@@ -36,14 +37,13 @@ def test_a_committee_member_in_a_team_sees_both(client, world):
 
 def test_unticking_a_kind_opts_out_and_ticking_it_opts_back_in(client, world):
     client.force_login(world.member_a)
-    response = client.post(URL, {"receive": [NotificationKind.INTAKE_CLOSING, NotificationKind.DECISION_PUBLISHED]},
-                           follow=True)
+    receive = [k for k in TEAM_KINDS if k != NotificationKind.REQUEST_SUBMITTED]
+    response = client.post(URL, {"receive": receive}, follow=True)
     assert "Your notification settings are saved." in response.content.decode()
     assert list(NotificationOptOut.objects.filter(user=world.member_a).values_list("kind", flat=True)) == [
         NotificationKind.REQUEST_SUBMITTED]
-    assert response.content.decode().count("checked") == 2
-    client.post(URL, {"receive": [NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED,
-                                  NotificationKind.DECISION_PUBLISHED]})
+    assert response.content.decode().count("checked") == len(TEAM_KINDS) - 1
+    client.post(URL, {"receive": list(TEAM_KINDS)})
     assert not NotificationOptOut.objects.filter(user=world.member_a).exists()
 
 
@@ -51,7 +51,7 @@ def test_nothing_ticked_opts_out_of_everything_shown_and_nobody_elses_settings_c
     NotificationOptOut.objects.create(user=world.lead_a, kind=NotificationKind.DECISION_PUBLISHED)
     client.force_login(world.member_a)
     client.post(URL, {})
-    assert NotificationOptOut.objects.filter(user=world.member_a).count() == 3
+    assert NotificationOptOut.objects.filter(user=world.member_a).count() == len(TEAM_KINDS)
     assert list(NotificationOptOut.objects.filter(user=world.lead_a).values_list("kind", flat=True)) == [
         NotificationKind.DECISION_PUBLISHED]
 
