@@ -128,14 +128,28 @@ class DecisionForm(forms.Form):
         label=_("GPUs granted (partial)"), required=False, min_value=1,
         help_text=_("Only for a partial grant: from the request's minimum to one less than asked."),
     )
+    alternative = StrictIntegerField(
+        label=_("Alternative granted"), required=False, min_value=1,
+        help_text=_("Only for a grant of the alternative: which of the request's alternatives."),
+    )
     rationale = forms.CharField(
         label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=limits.RATIONALE_MAX_LENGTH,
         help_text=_("Required. The team reads it with the decision."),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, gpu_request: GpuRequest | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
+        if gpu_request is not None:
+            # A list of the request's own alternatives; the service still checks the id it gets.
+            self.fields["alternative"].widget = forms.Select(
+                choices=[("", "—")]
+                + [
+                    (a.pk, _("%(description)s (%(gpu_hours)d GPU-hours)") % {"description": a.description,
+                                                                             "gpu_hours": a.gpu_hours})
+                    for a in gpu_request.alternatives.all()
+                ]
+            )
 
 
 class WeightsForm(forms.Form):

@@ -25,6 +25,7 @@ SCORE_NOTE_MAX_LENGTH = 2000  # a member's note on a score
 RATIONALE_MAX_LENGTH = 5000  # a decision's rationale
 GUIDANCE_MAX_LENGTH = 2000  # a criterion's guidance in the rubric
 REASON_MAX_LENGTH = 5000  # why the rubric changes
+JUSTIFICATION_MAX_LENGTH = 5000  # why an emergency request cannot wait for the weekly review
 
 
 def length_errors(field: str, value: str, max_length: int) -> dict[str, list[ValidationError]]:

@@ -7,6 +7,12 @@ from committee.models.cycles import (
     RubricVersion,
     rubric_version_current_pk,
 )
+from committee.models.emergency import (
+    EmergencyApproval,
+    EmergencyRequest,
+    EmergencyStatus,
+    PostHocOutcome,
+)
 from committee.models.notifications import (
     Notification,
     NotificationDigest,
@@ -54,6 +60,9 @@ __all__ = [
     "CycleStatus",
     "Decision",
     "DecisionOutcome",
+    "EmergencyApproval",
+    "EmergencyRequest",
+    "EmergencyStatus",
     "FairShareSnapshot",
     "GpuRequest",
     "ImpactForecast",
@@ -65,6 +74,7 @@ __all__ = [
     "NotificationOptOut",
     "OutboxMessage",
     "PersonalToken",
+    "PostHocOutcome",
     "RequestEvent",
     "RequestStatus",
     "ReviewCycle",

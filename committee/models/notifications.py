@@ -15,6 +15,7 @@ class NotificationKind(models.TextChoices):
     DECISION_PUBLISHED = "decision_published", _("The decisions on my team's requests are published")
     INTAKE_CLOSED = "intake_closed", _("Intake closed: requests wait for the committee's scores")
     REVIEW_COMING = "review_coming", _("The weekly review is coming up")
+    EMERGENCY = "emergency", _("An emergency request was filed, approved, placed or rejected")
 
 
 class NotificationDigest(models.Model):

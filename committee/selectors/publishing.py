@@ -17,8 +17,8 @@ from committee.selectors.review import decision_list_granted
 def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
     """The engine's demands for a cycle, highest priority first, each with its decision.
 
-    Grants ask for the GPUs requested, partial grants for the GPUs granted (their minimum
-    capped at that count); deferrals and rejections ask for nothing. Order: the priority rank
+    Grants ask for the GPUs requested, partial grants and alternatives granted for the GPUs
+    granted (their minimum capped at that count); deferrals and rejections ask for nothing. Order: the priority rank
     frozen at finalize, then unranked decisions by id (a decision taken on a request that
     missed quorum still gets placed, after every ranked one).
     """
@@ -29,7 +29,8 @@ def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]
     demands = []
     for decision in decisions:
         request = decision.request
-        if decision.outcome == DecisionOutcome.PARTIAL:
+        if decision.outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
+            # An alternative granted: its GPU-hours over the request's duration (alternative_gpus).
             count = decision.granted_gpu_count or 0
         else:
             count = decision.requested_gpu_count

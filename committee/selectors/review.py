@@ -289,9 +289,9 @@ def decision_list_for_cycle(*, cycle: ReviewCycle) -> QuerySet[Decision]:
 
 
 def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
-    """What the allocation engine places: grants and partial grants, highest priority first."""
+    """What the allocation engine places: grants, partial grants and alternatives granted, highest priority first."""
     return decision_list_for_cycle(cycle=cycle).filter(
-        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL]
+        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE]
     )
 
 

@@ -197,6 +197,8 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
                     "outcome": decision.outcome,
                     "granted_gpu_count": decision.granted_gpu_count,
                     "requested_gpu_count": decision.requested_gpu_count,
+                    "alternative": decision.alternative_description,
+                    "alternative_gpu_hours": decision.alternative_gpu_hours,
                     "version": plan.version,
                     "path": reverse("committee:request-detail", args=[decision.request_id]),
                 },
@@ -253,6 +255,8 @@ def notification_text(notification: Notification) -> str:
         "granted": p.get("granted_gpu_count"),
         "requested": p.get("requested_gpu_count"),
         "version": p.get("version"),
+        "alternative": p.get("alternative") or "",
+        "alternative_gpu_hours": f"{p['alternative_gpu_hours']:,}" if p.get("alternative_gpu_hours") else "",
     }
     # The template's own line end is not part of the text.
     return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")
