@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.forms import formset_factory
 from django.utils.translation import gettext_lazy as _
 
-from allocations.models import Team
+from allocations.models import GpuPool, Team
 from committee import limits, scoring, selectors
 from committee.models import (
     Alternative,
@@ -211,3 +211,55 @@ class NotificationPreferencesForm(forms.Form):
         form_field(self, "receive", forms.MultipleChoiceField).choices = [
             (kind, NotificationKind(kind).label) for kind in kinds
         ]
+
+
+# --- Emergency requests ------------------------------------------------------------------------
+
+
+class EmergencyRequestForm(forms.Form):
+    """An out-of-cycle emergency request, filed by a team member into the running week."""
+
+    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
+    pool: forms.ModelChoiceField[GpuPool] = forms.ModelChoiceField(queryset=None, label=_("GPU pool"))
+    title = forms.CharField(label=_("What needs the GPUs"), max_length=200)
+    gpu_count = StrictIntegerField(label=_("GPUs"), min_value=1)
+    min_gpu_count = StrictIntegerField(
+        label=_("Fewest GPUs that still help"), min_value=1, required=False,
+        help_text=_("Leave empty when only the full count helps."),
+    )
+    duration_hours = StrictIntegerField(label=_("Hours, from now"), min_value=1)
+    justification = forms.CharField(
+        label=_("Why it cannot wait for the weekly review"), widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=limits.JUSTIFICATION_MAX_LENGTH,
+        help_text=_("The chair and one other committee member read it before they approve."),
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        form_field(self, "team", forms.ModelChoiceField).queryset = selectors.team_list_for_user(user=user)
+        form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
+
+
+class EmergencyDecisionForm(forms.Form):
+    verdict = forms.ChoiceField(
+        label=_("Verdict"), widget=forms.RadioSelect,
+        choices=[("approve", _("Approve")), ("reject", _("Reject"))],
+    )
+    use_standby = forms.BooleanField(
+        label=_("Wake the cold standby for it too (chair)"), required=False,
+    )
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.SCORE_NOTE_MAX_LENGTH, help_text=_("Required to reject: the team reads it."),
+    )
+
+
+class EmergencyReviewForm(forms.Form):
+    outcome = forms.ChoiceField(
+        label=_("The review's decision"), widget=forms.RadioSelect,
+        choices=[("endorsed", _("Endorsed")), ("not_endorsed", _("Not endorsed"))],
+    )
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.RATIONALE_MAX_LENGTH,
+    )

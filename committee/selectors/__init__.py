@@ -10,6 +10,11 @@ from committee.selectors.cycles import (
     rubric_current,
     rubric_history,
 )
+from committee.selectors.emergency import (
+    emergency_get,
+    emergency_list_for_review,
+    emergency_list_for_viewer,
+)
 from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
@@ -76,6 +81,9 @@ __all__ = [
     "ViewerRoles",
     "committee_member_ids",
     "cycle_demands",
+    "emergency_get",
+    "emergency_list_for_review",
+    "emergency_list_for_viewer",
     "cycle_for_review",
     "cycle_get",
     "cycle_list",

@@ -34,8 +34,13 @@ def notification_waiting_count(*, user: Viewer) -> int:
 
 # Who hears of what: the recipients notifications are recorded for, and a person's choices.
 
-TEAM_KINDS = (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED, NotificationKind.DECISION_PUBLISHED)
-COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING)
+TEAM_KINDS = (
+    NotificationKind.INTAKE_CLOSING,
+    NotificationKind.REQUEST_SUBMITTED,
+    NotificationKind.DECISION_PUBLISHED,
+    NotificationKind.EMERGENCY,
+)
+COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING, NotificationKind.EMERGENCY)
 
 
 def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
@@ -60,7 +65,7 @@ def notification_kinds_for(*, user: User) -> list[str]:
     if roles.team_ids:
         kinds += TEAM_KINDS
     if roles.committee:
-        kinds += COMMITTEE_KINDS
+        kinds += [kind for kind in COMMITTEE_KINDS if kind not in kinds]
     return kinds
 
 

@@ -9,6 +9,7 @@ from allocations import selectors as allocation_selectors
 from committee.models import (
     Decision,
     DecisionOutcome,
+    GpuRequest,
     ReviewCycle,
 )
 from committee.selectors.review import decision_list_granted
@@ -56,11 +57,16 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
     """The current plan's windows of `week` that have started by `now`: a correction keeps them.
 
     A running job's reservation must not move under it, so these go to the engine as fixed
-    windows and come out of the new version unchanged (same row, same id).
+    windows and come out of the new version unchanged (same row, same id). An approved
+    emergency's window is kept too, started or not: the engine would not place it again.
     """
     plan = allocation_selectors.plan_for_week(week=week)
     if plan is None:
         return []
+    windows = list(allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster"))
+    emergencies = set(
+        GpuRequest.objects.filter(pk__in=[w.request_ref for w in windows], is_emergency=True).values_list("pk", flat=True)
+    )
     return [
         engine.EngineWindow(
             ref=window.request_ref,
@@ -70,6 +76,6 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
             end=window.end,
             tier=window.tier,
         )
-        for window in allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster")
-        if window.start <= now and window.request_ref is not None
+        for window in windows
+        if window.request_ref is not None and (window.start <= now or window.request_ref in emergencies)
     ]

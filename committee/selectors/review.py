@@ -130,7 +130,7 @@ class CycleReview:
 def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
     """The cycle's requests in review with their evidence, decision and scores: four queries for any number."""
     return list(
-        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES)
+        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
         .select_related("team", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
         .prefetch_related(
             "alternatives",

@@ -225,6 +225,7 @@ def kind_heading(kind: str) -> str:
         NotificationKind.DECISION_PUBLISHED: _("Decisions published"),
         NotificationKind.INTAKE_CLOSED: _("Intake closed"),
         NotificationKind.REVIEW_COMING: _("The review is coming up"),
+        NotificationKind.EMERGENCY: _("Emergency requests"),
     }
     return headings.get(kind, kind)
 
@@ -255,6 +256,7 @@ def notification_text(notification: Notification) -> str:
         "granted": p.get("granted_gpu_count"),
         "requested": p.get("requested_gpu_count"),
         "version": p.get("version"),
+        "event": p.get("event") or "",
         "alternative": p.get("alternative") or "",
         "alternative_gpu_hours": f"{p['alternative_gpu_hours']:,}" if p.get("alternative_gpu_hours") else "",
     }
