@@ -64,9 +64,8 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
     if plan is None:
         return []
     windows = list(allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster"))
-    emergencies = set(
-        GpuRequest.objects.filter(pk__in=[w.request_ref for w in windows], is_emergency=True).values_list("pk", flat=True)
-    )
+    refs = [w.request_ref for w in windows]
+    emergencies = set(GpuRequest.objects.filter(pk__in=refs, is_emergency=True).values_list("pk", flat=True))
     return [
         engine.EngineWindow(
             ref=window.request_ref,

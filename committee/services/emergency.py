@@ -415,6 +415,7 @@ def emergency_review_record(
     locked.posthoc_by_name = actor_name(actor)
     locked.posthoc_at = now or timezone.now()
     locked.save(update_fields=["posthoc_outcome", "posthoc_note", "posthoc_by_name", "posthoc_at"])
+    label = str(PostHocOutcome(outcome).label)
     request_event_record(request=locked.request, actor=actor, action="emergency reviewed",
-                         detail=f"{PostHocOutcome(outcome).label}: {note}" if note else str(PostHocOutcome(outcome).label))
+                         detail=f"{label}: {note}" if note else label)
     return locked

@@ -1,4 +1,4 @@
-"""Grant the cheaper alternative: the decision names one of the request's alternatives, the placement uses its GPU-hours."""
+"""Grant the cheaper alternative: the decision names one of the request's alternatives; it places its GPU-hours."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def test_publish_places_the_alternatives_gpu_hours_and_every_surface_says_so(
     page = client.get(f"/requests/{a.pk}/").content.decode()
     assert "Granted the alternative: Distilled ranker (500 GPU-hours)." in page
     record = Page.objects.get(source_key=f"cycle:{world.cycle.week}").revisions.order_by("-number").first()
-    assert "granted the alternative: Distilled ranker (500 GPU-hours)" in record.body
+    assert record is not None and "granted the alternative: Distilled ranker (500 GPU-hours)" in record.body
     digest_line = notification_text(Notification.objects.get(recipient=world.lead_a, kind="decision_published"))
     assert digest_line == (f"Team A: “Ranker retrain” — granted the alternative: Distilled ranker (500 GPU-hours) "
                            f"(week {world.cycle.week}, plan version 1).")
