@@ -236,7 +236,10 @@ class EmergencyRequestForm(forms.Form):
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        form_field(self, "team", forms.ModelChoiceField).queryset = selectors.team_list_for_user(user=user)
+        teams = selectors.team_list_for_user(user=user)
+        form_field(self, "team", forms.ModelChoiceField).queryset = teams
+        if len(teams) == 1:
+            self.fields["team"].initial = teams[0].pk
         form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
 
 

@@ -137,7 +137,7 @@ def test_publish_places_the_alternatives_gpu_hours_and_every_surface_says_so(
     assert window.gpu_count * 48 >= 500
     client.force_login(world.lead_a)
     page = client.get(f"/requests/{a.pk}/").content.decode()
-    assert "Granted the alternative: Distilled ranker (500 GPU-hours)." in page
+    assert "Granted the alternative: Distilled ranker (500 GPU-hours)</mark>" in page
     record = Page.objects.get(source_key=f"cycle:{world.cycle.week}").revisions.order_by("-number").first()
     assert record is not None and "granted the alternative: Distilled ranker (500 GPU-hours)" in record.body
     digest_line = notification_text(Notification.objects.get(recipient=world.lead_a, kind="decision_published"))

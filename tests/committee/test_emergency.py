@@ -54,7 +54,7 @@ def running_week(world, clock):
 
 
 def _plan() -> AllocationPlan:
-    plan = _plan()
+    plan = allocation_selectors.plan_for_week(week=WEEK)
     assert plan is not None
     return plan
 

@@ -21,9 +21,9 @@ def test_a_team_member_sees_the_team_kinds_all_ticked(client, world):
     assert reverse("committee:profile") == URL
     assert "member_a@example.com" in body
     for kind in (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED,
-                 NotificationKind.DECISION_PUBLISHED):
+                 NotificationKind.DECISION_PUBLISHED, NotificationKind.EMERGENCY):
         assert f'value="{kind.value}"' in body and escape(str(kind.label)) in body
-    assert body.count("checked") == 3
+    assert body.count("checked") == 4
     assert f'value="{NotificationKind.INTAKE_CLOSED.value}"' not in body  # a committee kind
 
 
@@ -39,11 +39,11 @@ def test_unticking_a_kind_opts_out_and_ticking_it_opts_back_in(client, world):
     response = client.post(URL, {"receive": [NotificationKind.INTAKE_CLOSING, NotificationKind.DECISION_PUBLISHED]},
                            follow=True)
     assert "Your notification settings are saved." in response.content.decode()
-    assert list(NotificationOptOut.objects.filter(user=world.member_a).values_list("kind", flat=True)) == [
-        NotificationKind.REQUEST_SUBMITTED]
+    assert sorted(NotificationOptOut.objects.filter(user=world.member_a).values_list("kind", flat=True)) == [
+        NotificationKind.EMERGENCY, NotificationKind.REQUEST_SUBMITTED]
     assert response.content.decode().count("checked") == 2
     client.post(URL, {"receive": [NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED,
-                                  NotificationKind.DECISION_PUBLISHED]})
+                                  NotificationKind.DECISION_PUBLISHED, NotificationKind.EMERGENCY]})
     assert not NotificationOptOut.objects.filter(user=world.member_a).exists()
 
 
@@ -51,7 +51,7 @@ def test_nothing_ticked_opts_out_of_everything_shown_and_nobody_elses_settings_c
     NotificationOptOut.objects.create(user=world.lead_a, kind=NotificationKind.DECISION_PUBLISHED)
     client.force_login(world.member_a)
     client.post(URL, {})
-    assert NotificationOptOut.objects.filter(user=world.member_a).count() == 3
+    assert NotificationOptOut.objects.filter(user=world.member_a).count() == 4
     assert list(NotificationOptOut.objects.filter(user=world.lead_a).values_list("kind", flat=True)) == [
         NotificationKind.DECISION_PUBLISHED]
 
