@@ -252,6 +252,12 @@ class Alternative(models.Model):
     def __str__(self) -> str:
         return self.description
 
+    @property
+    def gpus_over_request_duration(self) -> int:
+        """The GPUs a grant of this alternative places: its GPU-hours over the request's duration, rounded
+        up, at most the GPUs asked (committee.services.review.alternative_gpus)."""
+        return min(self.request.gpu_count, -(-self.gpu_hours // self.request.duration_hours))
+
 
 class RequestEvent(models.Model):
     """Append-only history of a request. Names are copied so the row reads the same after a user is gone."""

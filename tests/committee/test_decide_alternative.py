@@ -93,7 +93,7 @@ def test_the_decision_form_offers_the_alternative_and_saves_it(world, in_review,
     a, _b = in_review
     client.force_login(world.chair)
     page = client.get(f"/review/{world.cycle.week}/").content.decode()
-    assert "Grant the alternative" in page and "Distilled ranker (500 GPU-hours)" in page
+    assert "Grant the alternative" in page and "Distilled ranker (500 GPU-hours: 11 GPUs × 48 h)" in page
     url = f"/review/{world.cycle.week}/requests/{a.pk}/decision/"
     other = in_review[1].alternatives.get().pk
     refused = client.post(url, {"outcome": "alternative", "alternative": other, "rationale": "Cheaper."})
