@@ -245,3 +245,20 @@ def test_the_pages_file_approve_and_show_the_placement(world, running_week, clie
     page = client.get(f"/emergencies/{emergency.pk}/").content.decode()
     assert "Approved and placed" in page and "8 A100, Wed 10:00" in page and "preemptible" in page
     assert "Give my verdict" not in page
+
+
+def test_the_digest_lines_say_what_happened(world, running_week):
+    from committee.services.notifications import notification_text
+
+    emergency = _file(world)
+    filed = Notification.objects.get(kind="emergency", recipient=world.finance, key__endswith=":filed")
+    assert notification_text(filed) == (
+        "Team A filed an emergency request, “Fraud model hotfix” (16 GPUs, week 2026-W49): it waits for the chair "
+        "and one other member to approve it."
+    )
+    _approve(world.chair, emergency)
+    _approve(world.reviewer, emergency)
+    placed = Notification.objects.get(kind="emergency", recipient=world.lead_a, key__endswith=":placed")
+    assert notification_text(placed) == (
+        "Team A's emergency request “Fraud model hotfix” is approved and placed (week 2026-W49, a new plan version)."
+    )

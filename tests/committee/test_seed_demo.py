@@ -102,12 +102,13 @@ def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_sho
     (alternative,) = Decision.objects.filter(outcome="alternative")
     assert alternative.cycle_week == current
     request = alternative.request
+    assert alternative.alternative_gpu_hours is not None
     assert alternative.granted_gpu_count == -(-alternative.alternative_gpu_hours // request.duration_hours)
     windows = AllocationWindow.objects.filter(request_ref=request.pk, withdrawal__isnull=True)
     assert [w.gpu_count for w in windows] == [alternative.granted_gpu_count]
     # One emergency, approved by two and placed as the running week's next plan version.
     (emergency,) = EmergencyRequest.objects.all()
     assert emergency.status == "placed" and emergency.approvals.filter(approve=True).count() == 2
-    assert emergency.plan.week == current and emergency.plan.version == 2
+    assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
     assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"
     assert emergency.review_cycle is not None and emergency.review_cycle.status == CycleStatus.OPEN
