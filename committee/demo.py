@@ -400,7 +400,8 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
     members = [seat.user for seat in CommitteeSeat.objects.active().select_related("user").order_by("role")]
     Score.objects.bulk_create(
         Score(request=gpu_request, member=member, member_name=member.get_full_name(), criterion=criterion,
-              value=max(1, 9 - position // 3 - (granted is None) * 3))
+              value=max(1, min(10, 9 - position // 3 - (granted is None) * 3
+                                + _dice(week, member.username, gpu_request.title, criterion) % 3 - 1)))
         for position, (gpu_request, granted) in enumerate(filed)
         for member in members
         if not TeamMembership.objects.filter(user=member, team=gpu_request.team).exists()
