@@ -262,3 +262,16 @@ def test_the_digest_lines_say_what_happened(world, running_week):
     assert notification_text(placed) == (
         "Team A's emergency request “Fraud model hotfix” is approved and placed (week 2026-W49, a new plan version)."
     )
+
+
+def test_the_admin_shows_emergencies_read_only(world, running_week, client):
+    from django.contrib.auth import get_user_model
+
+    emergency = _file(world)
+    _approve(world.reviewer, emergency)
+    get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.login(username="root", password="pw")
+    assert "Fraud model hotfix" in client.get("/admin/committee/emergencyrequest/").content.decode()
+    page = client.get(f"/admin/committee/emergencyrequest/{emergency.pk}/change/")
+    assert page.status_code == 200 and "Reviewer" in page.content.decode()
+    assert client.post(f"/admin/committee/emergencyrequest/{emergency.pk}/change/", {}).status_code == 403
