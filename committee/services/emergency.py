@@ -60,9 +60,9 @@ def _running_cycle(now: datetime) -> ReviewCycle:
 
 
 def _next_review(now: datetime) -> ReviewCycle | None:
-    """The next weekly review: the earliest cycle not yet finalized."""
+    """The next weekly review: the earliest cycle of a week still to come that is not yet finalized."""
     return (
-        ReviewCycle.objects.filter(status__in=[CycleStatus.OPEN, CycleStatus.IN_REVIEW], ends_at__gt=now)
+        ReviewCycle.objects.filter(status__in=[CycleStatus.OPEN, CycleStatus.IN_REVIEW], starts_at__gt=now)
         .order_by("starts_at")
         .first()
     )

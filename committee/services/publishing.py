@@ -77,7 +77,8 @@ def cycle_publish(
 
     pools = {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
     demands = selectors.cycle_demands(cycle=locked)
-    started = selectors.started_windows(week=locked.week, now=now or timezone.now()) if correction else []
+    # A first publish finds a plan only when an emergency was placed before it: its window stays too.
+    started = selectors.started_windows(week=locked.week, now=now or timezone.now())
     kept_refs = {window.ref for window in started}
     placing = [(demand, decision) for demand, decision in demands if demand.ref not in kept_refs]
     result = engine.allocate(

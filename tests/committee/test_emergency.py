@@ -275,3 +275,30 @@ def test_the_admin_shows_emergencies_read_only(world, running_week, client):
     page = client.get(f"/admin/committee/emergencyrequest/{emergency.pk}/change/")
     assert page.status_code == 200 and "Reviewer" in page.content.decode()
     assert client.post(f"/admin/committee/emergencyrequest/{emergency.pk}/change/", {}).status_code == 403
+
+
+def test_an_emergency_placed_before_its_week_is_published_is_kept_by_the_first_publish(world, clock):
+    # The running week is still in review (its review ran late): the emergency is placed as version 1.
+    next_week = world.cycle
+    world.cycle = cycle = services.cycle_create(week=WEEK)
+    cycle.intake_closes_at = FIXED_NOW + timedelta(hours=1)
+    cycle.review_at = FIXED_NOW + timedelta(hours=2)
+    cycle.save()
+    late = file_request(world, team=world.team_b, title="Search index", gpu_count=16, min_gpu_count=8,
+                        duration_hours=24, earliest_start=FIXED_NOW + timedelta(hours=4),
+                        latest_end=cycle.ends_at)
+    close(world)
+    world.cycle = next_week
+    emergency = _file(world)
+    _approve(world.chair, emergency)
+    _approve(world.reviewer, emergency)
+    assert _plan().version == 1
+    (placed,) = AllocationWindow.objects.filter(request_ref=emergency.request_id)
+    world.cycle = cycle
+    for member in (world.chair, world.reviewer, world.finance):
+        score(member, late, 8, 8, 8)
+    decide(world, late)
+    services.cycle_finalize(cycle=cycle, actor=world.chair)
+    plan = services.cycle_publish(actor=world.chair, cycle=cycle)
+    windows = {w.request_ref: w.pk for w in allocation_selectors.plan_window_list(plan=plan)}
+    assert plan.version == 2 and windows[emergency.request_id] == placed.pk and late.pk in windows
