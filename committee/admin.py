@@ -6,6 +6,8 @@ from committee.models import (
     Appeal,
     CommitteeSeat,
     DecisionCorrection,
+    EmergencyApproval,
+    EmergencyRequest,
     GpuRequest,
     ImpactForecast,
     Notification,
@@ -119,3 +121,28 @@ class AppealAdmin(ReadOnlyAdmin):
     list_display = ("cycle", "request_title", "team_name", "status", "filed_by_name", "filed_at", "decided_by_name")
     list_filter = ("cycle", "status")
     search_fields = ("request_title", "team_name", "statement")
+
+
+class EmergencyApprovalInline(admin.TabularInline):
+    model = EmergencyApproval
+    extra = 0
+    can_delete = False
+    readonly_fields = ("member_name", "as_chair", "approve", "note", "at")
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(EmergencyRequest)
+class EmergencyRequestAdmin(ReadOnlyAdmin):
+    """Written only by committee/services/emergency.py: approvals place it and publish a plan version."""
+
+    list_display = ("request", "status", "filed_by_name", "filed_at", "use_standby", "plan", "posthoc_outcome")
+    list_filter = ("status", "use_standby", "posthoc_outcome")
+    search_fields = ("request__title", "request__team__name", "filed_by_name")
+    list_select_related = ("request__team", "request__cycle", "plan")
+    inlines = [EmergencyApprovalInline]

@@ -17,11 +17,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations import services as allocation_services
 from allocations.models import (
-    AllocationPlan,
     Cluster,
     ClusterAccount,
     GpuPool,
@@ -36,12 +34,15 @@ from committee.models import (
     CommitteeSeat,
     CycleStatus,
     Decision,
+    DecisionOutcome,
+    EmergencyRequest,
     GpuRequest,
     ImpactForecast,
     MembershipRole,
     RequestEvent,
     RequestStatus,
     ReviewCycle,
+    Score,
     SeatRole,
     TeamMembership,
     UsageReport,
@@ -54,6 +55,8 @@ from committee.services import (
     request_decide,
     score_record,
 )
+from committee.services.emergency import emergency_request_decide, emergency_request_file
+from committee.services.review import alternative_gpus
 
 DEMO_PASSWORD = "docket-demo"  # noqa: S105 (printed for the demo on purpose)
 
@@ -329,6 +332,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_intake_cycle(pools=pools, now=now)
     seed_reviewed_week(pools=pools, now=now)
     seed_published_week(now=now)
+    seed_emergency(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     return logins
 
@@ -362,37 +366,60 @@ def seed_scheduler_side(*, pools: dict[str, GpuPool], now: datetime) -> None:
             allocation_services.scheduler_client_create(
                 cluster=cluster, name="demo-sync", token=DEMO_SCHEDULER_TOKENS[cluster.slug]
             )
-    teams = {team.slug: team for team in Team.objects.all()}
     for back in range(HISTORY_WEEKS, 0, -1):
         week = weeks.week_label(now.astimezone(weeks.committee_zone()).date() - timedelta(weeks=back))
-        if not AllocationPlan.objects.filter(week=week).exists():
-            _seed_history_week(week=week, pools=pools, teams=teams)
+        if not ReviewCycle.objects.filter(week=week).exists():
+            _seed_history_week(week=week, back=back, pools=pools)
 
 
-def _seed_history_week(*, week: str, pools: dict[str, GpuPool], teams: dict[str, Team]) -> None:
-    start, end = weeks.week_bounds(week)
-    demands: list[engine.Demand] = []
-    owners: dict[int, Team] = {}
-    shares: dict[tuple[str, str], float] = {}
-    for pool_slug, rows in HISTORY.items():
-        for team_slug, gpus, hours, share in rows:
-            ref = len(demands) + 1
-            demands.append(engine.Demand(ref=ref, pool=pool_slug, gpu_count=gpus, min_gpu_count=gpus // 2,
-                                         duration_hours=hours, earliest_start=start, latest_end=end))
-            owners[ref], shares[(team_slug, pool_slug)] = teams[team_slug], share
-    result = engine.allocate(
-        week_start=start,
-        pools=[engine.PoolCapacity(key=slug, gpu_count=p.gpu_count, gpu_model=p.gpu_model,
-                                   burst_reserve_pct=p.burst_reserve_pct, standby_pct=p.standby_pct)
-               for slug, p in pools.items()],
-        demands=demands,
-        hours=int((end - start).total_seconds() // 3600),
+def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> None:
+    """A past week through the committee's own path: its requests filed (the HISTORY rows, granted in
+    full, with HISTORY_ASKED_MORE and HISTORY_DEFERRED), intake closed, scored, decided, finalized (the
+    archive writes the week's decision record), published (the engine places the grants); then the
+    usage the schedulers reported for its windows, day by day."""
+    cycle = cycle_create(week=week)
+    chair = get_user_model().objects.get(username="chair")
+    # (pool, team, GPUs asked, hours, GPUs granted or None for a deferred request)
+    rows: list[tuple[str, str, int, int, int | None]] = [
+        (pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
+        for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs
+    ]
+    rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
+    filed: list[tuple[GpuRequest, int | None]] = []
+    for pool_slug, team_slug, asked, hours, granted in rows:
+        team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
+        lead = get_user_model().objects.get(username=f"{team_slug}-lead")
+        gpu_request = GpuRequest.objects.create(
+            team=team, cycle=cycle, pool=pool, title=f"Weekly {pool.gpu_model} training ({team.name})",
+            gpu_count=asked, min_gpu_count=max(1, asked // 3), duration_hours=hours,
+            earliest_start=cycle.starts_at, latest_end=cycle.ends_at, status=RequestStatus.SUBMITTED,
+            created_by=lead, submitted_by=lead, submitted_at=cycle.intake_closes_at - timedelta(days=1),
+        )
+        filed.append((gpu_request, granted))
+    cycle = cycle_close_intake(cycle=cycle, actor=chair, now=cycle.intake_closes_at)
+    members = [seat.user for seat in CommitteeSeat.objects.active().select_related("user").order_by("role")]
+    Score.objects.bulk_create(
+        Score(request=gpu_request, member=member, member_name=member.get_full_name(), criterion=criterion,
+              value=max(1, min(10, 9 - position // 3 - (granted is None) * 3
+                                + _dice(week, member.username, gpu_request.title, criterion) % 3 - 1)))
+        for position, (gpu_request, granted) in enumerate(filed)
+        for member in members
+        if not TeamMembership.objects.filter(user=member, team=gpu_request.team).exists()
+        for criterion in scoring.MEMBER_SCORED
     )
-    plan = allocation_services.plan_publish(
-        week=week, week_starts_at=start, week_ends_at=end, source_ref="demo-history", windows=result.windows,
-        explanations=[], pools=pools, teams=owners, published_by_name="Chris Chair",
-        note="Demo: the committee's allocation before this demo's first week.", refs_are_requests=False,
-    )
+    for gpu_request, granted in filed:
+        pool_key = gpu_request.pool.key
+        if granted is None:
+            outcome, rationale = "defer", f"{pool_key} is full this week."
+        elif granted < gpu_request.gpu_count:
+            outcome, rationale = "partial", f"{granted} of {gpu_request.gpu_count} GPUs: the pool is over-subscribed."
+        else:
+            outcome, rationale = "grant", "Fits this week."
+        request_decide(actor=chair, gpu_request=gpu_request, outcome=outcome, rationale=rationale,
+                       granted_gpu_count=granted if outcome == "partial" else None)
+    cycle_finalize(cycle=cycle, actor=chair)
+    plan = cycle_publish(actor=chair, cycle=cycle)
+    shares = {(team, pool): share for pool, specs in HISTORY.items() for team, _gpus, _hours, share in specs}
     for window in plan.windows.select_related("team", "pool", "pool__cluster"):
         share = shares[(window.team.slug, window.pool.slug)]
         day = window.start
@@ -441,8 +468,39 @@ def seed_published_week(*, now: datetime) -> None:
     allocation_services.sync_status_record(client=sync, statuses=statuses)
 
 
+EMERGENCY_TITLE = "Hotfix: fraud-detection model for a live attack"
+EMERGENCY_JUSTIFICATION = (
+    "A card-testing attack started this morning; the current model misses the new pattern. A retrain on "
+    "today's labels needs 8 GPUs for 6 hours, now: every hour costs about USD 40,000 in chargebacks."
+)
+
+
+def seed_emergency(*, pools: dict[str, GpuPool], now: datetime) -> None:
+    """An out-of-cycle emergency in the running week: Ads files it, the product lead and the chair approve
+    (the chair wakes the cold standby), and it is placed at once as the week's next plan version.
+    Idempotent: seeded once."""
+    if EmergencyRequest.objects.filter(request__title=EMERGENCY_TITLE).exists():
+        return
+    current = ReviewCycle.objects.filter(week=weeks.current_week_label(now), status=CycleStatus.PUBLISHED).first()
+    if current is None or (current.ends_at - now) < timedelta(hours=8):
+        return  # nothing published to place it beside, or too little of the week left for the demo
+    users = get_user_model().objects
+    emergency = emergency_request_file(
+        actor=users.get(username="ads-lead"), team=Team.objects.get(slug="ads"), pool=pools["a100"],
+        title=EMERGENCY_TITLE, gpu_count=8, min_gpu_count=4, duration_hours=6,
+        justification=EMERGENCY_JUSTIFICATION, now=now,
+    )
+    emergency_request_decide(actor=users.get(username="product"), emergency=emergency, approve=True,
+                             note="Chargebacks outweigh a day of anyone's training.", now=now)
+    emergency_request_decide(actor=users.get(username="chair"), emergency=emergency, approve=True,
+                             use_standby=True, note="Approved; use the standby if the burst reserve is short.",
+                             now=now)
+
+
 # --- the committee: the current week scored, decided and finalized -------------------------------
 
+# The request the demo's committee grants its cheaper alternative (fp8 training: 750 GPU-hours, not 1,152).
+ALTERNATIVE_GRANTED = "Sequence recommender (transformer) training"
 # How a member reads an impact forecast before adjusting for the narrative: by its confidence.
 IMPACT_BY_CONFIDENCE = {"high": 8, "medium": 6, "low": 3}
 
@@ -492,12 +550,15 @@ def _score_as_the_committee(*, row: selectors.ReviewRow, members: list[Any]) -> 
 def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
     """Grant in rank order while a pool has standard GPU-hours left (preemptible work may use the burst
     reserve), give what fits above the request's minimum as a partial grant, defer the rest; reject
-    low-impact requests that also rank in the bottom half."""
+    low-impact requests that also rank in the bottom half. Recommendations' sequence recommender is
+    granted its cheaper alternative instead (the seed's bidding model: the cheaper variant first, the
+    full model later), when that fits."""
     capacity = {p.pk: allocation_selectors.pool_week_capacity(pool=p, hours=cycle.hours)
                 for p in GpuPool.objects.select_related("cluster")}
     standard = {pk: c.standard_gpu_hours for pk, c in capacity.items()}
     burst = {pk: c.burst_gpu_hours for pk, c in capacity.items()}
     rows = [row for row in selectors.cycle_ranking(cycle=cycle) if row.result.rank is not None]
+    alternative_granted = Decision.objects.filter(cycle=cycle, outcome=DecisionOutcome.ALTERNATIVE).exists()
     for row in rows:
         r, rank, total = row.request, row.result.rank, row.result.total
         assert rank is not None, "rows holds only ranked requests"
@@ -505,10 +566,21 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
         impact = row.result.criterion(scoring.BUSINESS_IMPACT).score or Decimal(0)
         where = r.pool.key
         fits_gpus = min(r.gpu_count, left // r.duration_hours)
+        cheaper = (
+            _cheaper_alternative_that_fits(gpu_request=r, gpu_hours_left=left)
+            if r.title == ALTERNATIVE_GRANTED and not alternative_granted else None
+        )
+        alternative = None
         if impact < 4 and rank > len(rows) // 2:
             outcome, granted = "reject", None
             rationale = (f"Ranked #{rank} ({total}). Business impact {impact} of 10 on an exploratory forecast; "
                          f"resubmit with a concrete result the work unlocks.")
+        elif cheaper is not None:
+            alternative, alternative_granted = cheaper, True
+            outcome, granted = "alternative", alternative_gpus(gpu_request=r, alternative_gpu_hours=cheaper.gpu_hours)
+            rationale = (f"Ranked #{rank} ({total}). {where} is contended: run the cheaper alternative first "
+                         f"({cheaper.description}, {cheaper.gpu_hours:,} GPU-hours instead of "
+                         f"{r.requested_gpu_hours:,}) and refile the full model next week if it falls short.")
         elif fits_gpus >= r.gpu_count:
             outcome, granted = "grant", r.gpu_count
             # Say what was decided, not where it lands: the GPU-hours left are no promise of a window (the
@@ -528,7 +600,17 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
             standard[r.pool_id] -= from_standard
             burst[r.pool_id] -= used - from_standard
         request_decide(actor=chair, gpu_request=r, outcome=outcome, rationale=rationale,
-                        granted_gpu_count=granted if outcome == "partial" else None)
+                       granted_gpu_count=granted if outcome == "partial" else None,
+                       alternative=alternative.pk if alternative else None)
+
+
+def _cheaper_alternative_that_fits(*, gpu_request: GpuRequest, gpu_hours_left: int) -> Alternative | None:
+    for alternative in gpu_request.alternatives.all():
+        gpus = alternative_gpus(gpu_request=gpu_request, alternative_gpu_hours=alternative.gpu_hours)
+        if (alternative.feasible and alternative.gpu_hours < gpu_request.requested_gpu_hours
+                and gpus * gpu_request.duration_hours <= gpu_hours_left):
+            return alternative
+    return None
 
 
 # --- the dashboards: pool costs, the committee's previous weeks, usage reported before Docket ------
@@ -547,57 +629,16 @@ BEFORE_DOCKET_ADS = ("ads", 16, 96, 0.50)
 def seed_dashboard_history(*, pools: dict[str, GpuPool], now: datetime) -> None:
     """What the dashboards and the monthly review show: a cost per GPU-hour on each pool, the review cycles of
     the four history weeks (their requests and decisions, some asking for more than the pool had), and daily
-    usage of the sixteen weeks before them. Idempotent: each week is seeded once."""
+    usage of the sixteen weeks before them. The history weeks' cycles are `_seed_history_week`'s.
+    Idempotent: each week is seeded once."""
     for slug, cost in POOL_COSTS.items():
         GpuPool.objects.filter(pk=pools[slug].pk, cost_per_gpu_hour=0).update(cost_per_gpu_hour=cost)
     today = now.astimezone(weeks.committee_zone()).date()
-    for back in range(HISTORY_WEEKS, 0, -1):
-        week = weeks.week_label(today - timedelta(weeks=back))
-        if not ReviewCycle.objects.filter(week=week).exists():
-            _seed_history_cycle(week=week, back=back, pools=pools)
     teams = {team.slug: team for team in Team.objects.all()}
     for back in BEFORE_DOCKET_WEEKS:
         week = weeks.week_label(today - timedelta(weeks=back))
         if not UsageRecord.objects.filter(idempotency_key__startswith=f"demo-before:{week}:").exists():
             _seed_usage_before_docket(week=week, pools=pools, teams=teams)
-
-
-def _seed_history_cycle(*, week: str, back: int, pools: dict[str, GpuPool]) -> None:
-    schedule = weeks.cycle_schedule(week)
-    decided_at = schedule["review_at"] + timedelta(hours=2)
-    cycle = ReviewCycle.objects.create(
-        week=week, **schedule, status=CycleStatus.PUBLISHED, intake_closed_at=schedule["intake_closes_at"],
-        finalized_at=decided_at, finalized_by_name="Chris Chair",
-    )
-    chair = get_user_model().objects.get(username="chair")
-    # (pool, team, GPUs asked, hours, GPUs granted or None for a deferred request)
-    rows: list[tuple[str, str, int, int, int | None]] = [
-        (pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
-        for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs
-    ]
-    rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
-    for rank, (pool_slug, team_slug, asked, hours, granted) in enumerate(rows, start=1):
-        team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
-        lead = get_user_model().objects.get(username=f"{team_slug}-lead")
-        title = f"Weekly {pool.gpu_model} training ({team.name})"
-        gpu_request = GpuRequest.objects.create(
-            team=team, cycle=cycle, pool=pool, title=title, gpu_count=asked, min_gpu_count=max(1, asked // 3),
-            duration_hours=hours, earliest_start=schedule["starts_at"], latest_end=schedule["ends_at"],
-            status=RequestStatus.DECIDED, created_by=lead, submitted_by=lead,
-            submitted_at=schedule["intake_closes_at"] - timedelta(days=1),
-        )
-        if granted is None:
-            outcome, rationale = "defer", f"Ranked #{rank}. {pool.key} is full this week."
-        elif granted < asked:
-            outcome, rationale = "partial", f"Ranked #{rank}. {granted} of {asked} GPUs: the pool is over-subscribed."
-        else:
-            outcome, rationale = "grant", f"Ranked #{rank}. Fits this week."
-        Decision.objects.create(
-            request=gpu_request, cycle=cycle, outcome=outcome, requested_gpu_count=asked,
-            granted_gpu_count=granted if outcome != "defer" else None, rationale=rationale, decided_by=chair,
-            decided_by_name="Chris Chair", decided_at=decided_at, team_name=team.name, request_title=title,
-            cycle_week=week, priority_rank=rank,
-        )
 
 
 def _seed_usage_before_docket(*, week: str, pools: dict[str, GpuPool], teams: dict[str, Team]) -> None:

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.forms import formset_factory
 from django.utils.translation import gettext_lazy as _
 
-from allocations.models import Team
+from allocations.models import GpuPool, Team
 from committee import limits, scoring, selectors
 from committee.models import (
     Alternative,
@@ -122,20 +122,38 @@ class ScoreForm(forms.Form):
         ]
 
 
+# What a correction or an appeal's amendment may decide: not "grant the alternative", which the review decides.
+CORRECTION_OUTCOMES = [choice for choice in DecisionOutcome.choices if choice[0] != DecisionOutcome.ALTERNATIVE]
+
+
 class DecisionForm(forms.Form):
     outcome = forms.ChoiceField(label=_("Decision"), widget=forms.RadioSelect, choices=[])
     granted_gpu_count = StrictIntegerField(
         label=_("GPUs granted (partial)"), required=False, min_value=1,
         help_text=_("Only for a partial grant: from the request's minimum to one less than asked."),
     )
+    alternative = StrictIntegerField(
+        label=_("Alternative granted"), required=False, min_value=1,
+        help_text=_("Only for a grant of the alternative: which of the request's alternatives."),
+    )
     rationale = forms.CharField(
         label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=limits.RATIONALE_MAX_LENGTH,
         help_text=_("Required. The team reads it with the decision."),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, gpu_request: GpuRequest | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
+        if gpu_request is not None:
+            # A list of the request's own alternatives; the service still checks the id it gets.
+            self.fields["alternative"].widget = forms.Select(
+                choices=[("", "—")]
+                + [
+                    (a.pk, _("%(description)s (%(gpu_hours)d GPU-hours)") % {"description": a.description,
+                                                                             "gpu_hours": a.gpu_hours})
+                    for a in gpu_request.alternatives.all()
+                ]
+            )
 
 
 class WeightsForm(forms.Form):
@@ -208,6 +226,12 @@ class CorrectionForm(DecisionForm):
         help_text=_("Required. It goes into the archive's record of the week and to the team."),
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A correction grants, grants in part, defers or rejects; an alternative is granted in the review.
+        self.fields.pop("alternative")
+        form_field(self, "outcome", forms.ChoiceField).choices = CORRECTION_OUTCOMES
+
 
 class AppealForm(forms.Form):
     statement = forms.CharField(
@@ -237,4 +261,59 @@ class AppealDecisionForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
+        form_field(self, "outcome", forms.ChoiceField).choices = CORRECTION_OUTCOMES
+
+
+# --- Emergency requests ------------------------------------------------------------------------
+
+
+class EmergencyRequestForm(forms.Form):
+    """An out-of-cycle emergency request, filed by a team member into the running week."""
+
+    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
+    pool: forms.ModelChoiceField[GpuPool] = forms.ModelChoiceField(queryset=None, label=_("GPU pool"))
+    title = forms.CharField(label=_("What needs the GPUs"), max_length=200)
+    gpu_count = StrictIntegerField(label=_("GPUs"), min_value=1)
+    min_gpu_count = StrictIntegerField(
+        label=_("Fewest GPUs that still help"), min_value=1, required=False,
+        help_text=_("Leave empty when only the full count helps."),
+    )
+    duration_hours = StrictIntegerField(label=_("Hours, from now"), min_value=1)
+    justification = forms.CharField(
+        label=_("Why it cannot wait for the weekly review"), widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=limits.JUSTIFICATION_MAX_LENGTH,
+        help_text=_("The chair and one other committee member read it before they approve."),
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        teams = selectors.team_list_for_user(user=user)
+        form_field(self, "team", forms.ModelChoiceField).queryset = teams
+        if len(teams) == 1:
+            self.fields["team"].initial = teams[0].pk
+        form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
+
+
+class EmergencyDecisionForm(forms.Form):
+    verdict = forms.ChoiceField(
+        label=_("Verdict"), widget=forms.RadioSelect,
+        choices=[("approve", _("Approve")), ("reject", _("Reject"))],
+    )
+    use_standby = forms.BooleanField(
+        label=_("Wake the cold standby for it too (chair)"), required=False,
+    )
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.SCORE_NOTE_MAX_LENGTH, help_text=_("Required to reject: the team reads it."),
+    )
+
+
+class EmergencyReviewForm(forms.Form):
+    outcome = forms.ChoiceField(
+        label=_("The review's decision"), widget=forms.RadioSelect,
+        choices=[("endorsed", _("Endorsed")), ("not_endorsed", _("Not endorsed"))],
+    )
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.RATIONALE_MAX_LENGTH,
+    )

@@ -26,6 +26,7 @@ RATIONALE_MAX_LENGTH = 5000  # a decision's rationale
 GUIDANCE_MAX_LENGTH = 2000  # a criterion's guidance in the rubric
 REASON_MAX_LENGTH = 5000  # why the rubric changes (also: why a decision is corrected, why an appeal is decided)
 STATEMENT_MAX_LENGTH = 5000  # a team's appeal statement
+JUSTIFICATION_MAX_LENGTH = 5000  # why an emergency request cannot wait for the weekly review
 
 
 def length_errors(field: str, value: str, max_length: int) -> dict[str, list[ValidationError]]:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.views import corrections, portal, profile, publishing, review, rubric
+from committee.views import corrections, emergency, portal, profile, publishing, review, rubric
 
 app_name = "committee"
 
@@ -39,3 +39,12 @@ urlpatterns += [
 
 # A person's profile: their notification settings.
 urlpatterns += [path("profile/", profile.profile, name="profile")]
+
+# Out-of-cycle emergency requests.
+urlpatterns += [
+    path("emergencies/", emergency.emergency_list, name="emergency-list"),
+    path("emergencies/new/", emergency.emergency_create, name="emergency-create"),
+    path("emergencies/<int:pk>/", emergency.emergency_detail, name="emergency-detail"),
+    path("emergencies/<int:pk>/decide/", emergency.emergency_decide, name="emergency-decide"),
+    path("emergencies/<int:pk>/review/", emergency.emergency_review, name="emergency-review"),
+]

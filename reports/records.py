@@ -190,6 +190,12 @@ def _decision(row: RankingRowSnapshot) -> list[str]:
             "granted": row["granted_gpu_count"],
             "asked": row.get("gpu_count") or 0,
         }
+    label = text(row.get("decision_label") or _("No decision"))
+    if row.get("alternative"):
+        label = _("granted the alternative: %(description)s (%(gpu_hours)s GPU-hours)") % {
+            "description": text(row["alternative"]),
+            "gpu_hours": number(row.get("alternative_gpu_hours") or 0),
+        }
     rank = f"{row['rank']}. " if row.get("rank") else ""
     details = [_("Request: %(link)s") % {"link": _request_link(row)}]
     if row.get("decided_by"):
@@ -205,7 +211,7 @@ def _decision(row: RankingRowSnapshot) -> list[str]:
         details.append(placed)
     return [
         f"### {rank}{text(row.get('title'))} — {text(row.get('team'))}: "
-        f"{text(row.get('decision_label') or _('No decision'))}{granted}",
+        f"{label}{granted}",
         quote(row.get("rationale") or _("No rationale recorded.")),
         _emphasis("; ".join(details)),
     ]

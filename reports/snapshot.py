@@ -59,6 +59,8 @@ class RankingRowSnapshot(TypedDict):
     decision: str | None
     decision_label: str | None
     granted_gpu_count: int | None
+    alternative: NotRequired[str]  # "grant the alternative": the alternative's description
+    alternative_gpu_hours: NotRequired[int]
     rationale: str
     decided_by: str
     # Decided and placed (committee.selectors.request_outcome_map), as published; missing in older records.

@@ -35,6 +35,7 @@ from allocations import services as allocation_services
 from allocations.models import AllocationWindow
 from committee import services, weeks
 from committee.models import CycleStatus
+from committee.services.emergency import emergency_request_file
 from reports import services as report_services
 from reports.models import ExportStatus, ExportStep, Page, PageKind, PdfExport
 from reports.selectors import revision_latest
@@ -100,6 +101,9 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
     review.refresh_from_db()
     for member in (w.chair, w.finance):  # a quorum, so the committee can decide; the reviewer has not scored
         score(member, review_a, 7, 6, 5)
+    # Team A's emergency in the running week, waiting for its two approvals.
+    emergency_a = emergency_request_file(actor=w.lead_a, team=w.team_a, pool=w.a100, title="Hotfix", gpu_count=4,
+                                         duration_hours=2, justification="A fraud wave, now.")
 
     # Next week (the world's cycle), open for intake: team A's draft and submitted requests, team B's draft.
     draft_a = file_request(w, submit=False, title="Embedding backfill")
@@ -133,6 +137,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         world=w, tokens=tokens, published=published, plan=plan, window_a=window_a, window_b=window_b,
         review=review, pub_a=pub_a, pub_b=pub_b, review_a=review_a, review_b=review_b, open=w.cycle,
         draft_a=draft_a, submitted_a=submitted_a, draft_b=draft_b, record=record, charter=charter, export=export,
+        emergency_a=emergency_a,
         pdf_root=pdf_root, appeal_b=appeal_b,
     )
 

@@ -166,7 +166,7 @@ class ImpactForecastSerializer(serializers.ModelSerializer):
 class AlternativeSerializer(serializers.ModelSerializer):
     class Meta:
         model = Alternative
-        fields = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
+        fields = ("id", "description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -178,6 +178,9 @@ class DecisionSerializer(serializers.ModelSerializer):
             "outcome",
             "requested_gpu_count",
             "granted_gpu_count",
+            "alternative",
+            "alternative_description",
+            "alternative_gpu_hours",
             "rationale",
             "decided_by_name",
             "decided_at",
@@ -405,6 +408,10 @@ class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
     outcome = serializers.ChoiceField(choices=DecisionOutcome.choices)
     granted_gpu_count = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")
+    )
+    alternative = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
     )
     rationale = serializers.CharField(max_length=limits.RATIONALE_MAX_LENGTH)
 

@@ -12,6 +12,12 @@ from committee.models.cycles import (
     RubricVersion,
     rubric_version_current_pk,
 )
+from committee.models.emergency import (
+    EmergencyApproval,
+    EmergencyRequest,
+    EmergencyStatus,
+    PostHocOutcome,
+)
 from committee.models.notifications import (
     Notification,
     NotificationDigest,
@@ -62,6 +68,9 @@ __all__ = [
     "Decision",
     "DecisionCorrection",
     "DecisionOutcome",
+    "EmergencyApproval",
+    "EmergencyRequest",
+    "EmergencyStatus",
     "FairShareSnapshot",
     "GpuRequest",
     "ImpactForecast",
@@ -73,6 +82,7 @@ __all__ = [
     "NotificationOptOut",
     "OutboxMessage",
     "PersonalToken",
+    "PostHocOutcome",
     "RequestEvent",
     "RequestStatus",
     "ReviewCycle",

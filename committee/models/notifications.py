@@ -18,6 +18,7 @@ class NotificationKind(models.TextChoices):
     DECISION_CORRECTED = "decision_corrected", _("A decision on my team's request was corrected")
     APPEAL_FILED = "appeal_filed", _("A team appealed a decision")
     APPEAL_DECIDED = "appeal_decided", _("The committee decided my team's appeal")
+    EMERGENCY = "emergency", _("An emergency request was filed, approved, placed or rejected")
 
 
 class NotificationDigest(models.Model):

@@ -69,6 +69,9 @@ class GpuRequest(models.Model):
         _("what slips if the deadline is missed"), blank=True, max_length=limits.SLIP_CONSEQUENCE_MAX_LENGTH
     )
     status = models.CharField(_("status"), max_length=10, choices=RequestStatus.choices, default=RequestStatus.DRAFT)
+    # An out-of-cycle emergency request (committee/services/emergency.py): filed into the running
+    # week, beside the team's weekly request for the same pool; its details are in `emergency`.
+    is_emergency = models.BooleanField(_("emergency"), default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("created by")
     )
@@ -109,7 +112,7 @@ class GpuRequest(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["team", "pool", "cycle"],
-                condition=~Q(status=RequestStatus.WITHDRAWN),
+                condition=~Q(status=RequestStatus.WITHDRAWN) & Q(is_emergency=False),
                 name="request_one_active_per_team_pool_cycle",
                 violation_error_message=_("Your team already has an active request for this pool in this cycle."),
             ),
@@ -248,6 +251,12 @@ class Alternative(models.Model):
 
     def __str__(self) -> str:
         return self.description
+
+    @property
+    def gpus_over_request_duration(self) -> int:
+        """The GPUs a grant of this alternative places: its GPU-hours over the request's duration, rounded
+        up, at most the GPUs asked (committee.services.review.alternative_gpus)."""
+        return min(self.request.gpu_count, -(-self.gpu_hours // self.request.duration_hours))
 
 
 class RequestEvent(models.Model):

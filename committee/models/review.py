@@ -13,7 +13,7 @@ from allocations.models import Team
 from committee import limits, scoring
 from committee.limits import bounded_text
 from committee.models.cycles import Criterion, ReviewCycle
-from committee.models.requests import GpuRequest
+from committee.models.requests import Alternative, GpuRequest
 
 
 class Score(models.Model):
@@ -54,6 +54,7 @@ class Score(models.Model):
 class DecisionOutcome(models.TextChoices):
     GRANT = "grant", _("Grant")
     PARTIAL = "partial", _("Partial grant")
+    ALTERNATIVE = "alternative", _("Grant the alternative")
     DEFER = "defer", _("Defer")
     REJECT = "reject", _("Reject")
 
@@ -68,9 +69,18 @@ class Decision(models.Model):
 
     request = models.OneToOneField(GpuRequest, on_delete=models.PROTECT, related_name="decision")
     cycle = models.ForeignKey(ReviewCycle, on_delete=models.PROTECT, related_name="decisions")
-    outcome = models.CharField(_("decision"), max_length=10, choices=DecisionOutcome.choices)
+    outcome = models.CharField(_("decision"), max_length=12, choices=DecisionOutcome.choices)
     requested_gpu_count = models.PositiveIntegerField(_("GPUs requested"))
     granted_gpu_count = models.PositiveIntegerField(_("GPUs granted"), null=True, blank=True)
+    # "Grant the alternative": the request's cheaper variant, its words and GPU-hours copied so the
+    # record reads the same if the team later edits or deletes the row. The GPUs granted are
+    # ceil(alternative_gpu_hours / duration_hours), at most the GPUs requested (docs/alternatives.md).
+    alternative = models.ForeignKey(
+        Alternative, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("alternative granted"),
+    )
+    alternative_description = models.CharField(_("alternative granted"), max_length=300, blank=True)
+    alternative_gpu_hours = models.PositiveIntegerField(_("alternative's GPU-hours"), null=True, blank=True)
     rationale = bounded_text(_("rationale"), max_length=limits.RATIONALE_MAX_LENGTH)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -97,9 +107,25 @@ class Decision(models.Model):
                         granted_gpu_count__gt=0,
                         granted_gpu_count__lt=F("requested_gpu_count"),
                     )
+                    | Q(
+                        outcome=DecisionOutcome.ALTERNATIVE,
+                        granted_gpu_count__gt=0,
+                        granted_gpu_count__lte=F("requested_gpu_count"),
+                    )
                     | Q(outcome__in=[DecisionOutcome.DEFER, DecisionOutcome.REJECT], granted_gpu_count__isnull=True)
                 ),
                 name="decision_granted_gpus_match_outcome",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(outcome=DecisionOutcome.ALTERNATIVE, alternative_gpu_hours__gt=0)
+                    & ~Q(alternative_description="")
+                )
+                | (
+                    ~Q(outcome=DecisionOutcome.ALTERNATIVE)
+                    & Q(alternative_gpu_hours__isnull=True, alternative__isnull=True, alternative_description="")
+                ),
+                name="decision_alternative_only_when_granted",
             ),
             models.CheckConstraint(
                 condition=Q(weighted_total__isnull=True) | Q(weighted_total__gte=0, weighted_total__lte=100),

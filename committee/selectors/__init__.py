@@ -21,6 +21,11 @@ from committee.selectors.cycles import (
     rubric_current,
     rubric_history,
 )
+from committee.selectors.emergency import (
+    emergency_get,
+    emergency_list_for_review,
+    emergency_list_for_viewer,
+)
 from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
@@ -144,6 +149,9 @@ __all__ = [
     "decision_visible_to",
     "demand_priority",
     "digest_list_for_user",
+    "emergency_get",
+    "emergency_list_for_review",
+    "emergency_list_for_viewer",
     "engine_pools",
     "fair_share_for_cycle",
     "fair_share_live",

@@ -40,8 +40,14 @@ TEAM_KINDS = (
     NotificationKind.DECISION_PUBLISHED,
     NotificationKind.DECISION_CORRECTED,
     NotificationKind.APPEAL_DECIDED,
+    NotificationKind.EMERGENCY,
 )
-COMMITTEE_KINDS = (NotificationKind.INTAKE_CLOSED, NotificationKind.REVIEW_COMING, NotificationKind.APPEAL_FILED)
+COMMITTEE_KINDS = (
+    NotificationKind.INTAKE_CLOSED,
+    NotificationKind.REVIEW_COMING,
+    NotificationKind.APPEAL_FILED,
+    NotificationKind.EMERGENCY,
+)
 
 
 def team_member_ids(*, team_ids: Iterable[int]) -> dict[int, list[int]]:
@@ -66,7 +72,7 @@ def notification_kinds_for(*, user: User) -> list[str]:
     if roles.team_ids:
         kinds += TEAM_KINDS
     if roles.committee:
-        kinds += COMMITTEE_KINDS
+        kinds += [kind for kind in COMMITTEE_KINDS if kind not in kinds]
     return kinds
 
 

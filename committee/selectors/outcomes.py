@@ -41,7 +41,7 @@ __all__ = [
     "request_outcome_map",
 ]
 
-_GRANTS = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL)
+_GRANTS = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE)
 
 
 class PlacementStatus(models.TextChoices):
@@ -73,6 +73,8 @@ class DecidedPart:
     gpu_count: int | None
     duration_hours: int
     rationale: str
+    alternative_description: str = ""  # a grant of the cheaper alternative: what it is
+    alternative_gpu_hours: int | None = None  # and the GPU-hours the team said it needs
 
     @property
     def gpu_hours(self) -> int | None:
@@ -167,6 +169,8 @@ class RequestOutcome:
             "decided_gpu_count": decided.gpu_count if decided else None,
             "requested_gpu_count": decided.requested_gpu_count if decided else None,
             "decided_gpu_hours": decided.gpu_hours if decided else None,
+            "alternative_description": decided.alternative_description if decided else "",
+            "alternative_gpu_hours": decided.alternative_gpu_hours if decided else None,
             "placed_gpu_count": placed.gpu_count if placed else None,
             "placed_gpu_hours": placed.gpu_hours if placed else None,
             "preemptible": self.preemptible,
@@ -191,6 +195,8 @@ class RequestOutcome:
             gpu_count=self.decided.gpu_count,
             requested_gpu_count=self.decided.requested_gpu_count,
             gpu_hours=self.decided.gpu_hours,
+            alternative_description=self.decided.alternative_description,
+            alternative_gpu_hours=self.decided.alternative_gpu_hours,
         )
 
     @property
@@ -253,12 +259,29 @@ def placement_label(
 
 
 def decided_label(
-    *, outcome: str, gpu_count: int | None, requested_gpu_count: int | None, gpu_hours: int | None
+    *,
+    outcome: str,
+    gpu_count: int | None,
+    requested_gpu_count: int | None,
+    gpu_hours: int | None,
+    alternative_description: str = "",
+    alternative_gpu_hours: int | None = None,
 ) -> str:
-    """A decision in words: "Grant, 32 GPUs (1536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)"."""
+    """A decision in words: "Grant, 32 GPUs (1536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)",
+    "Granted the alternative: Distilled ranker (1,500 GPU-hours), 32 GPUs (1536 GPU-hours)"."""
     label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
     if gpu_count is None:
         return label
+    if outcome == DecisionOutcome.ALTERNATIVE and alternative_description:
+        text = _(
+            "Granted the alternative: %(description)s (%(alt_hours)s GPU-hours), %(gpus)d GPUs (%(hours)d GPU-hours)"
+        )
+        return text % {
+            "description": alternative_description,
+            "alt_hours": f"{alternative_gpu_hours or 0:,}",
+            "gpus": gpu_count,
+            "hours": gpu_hours or 0,
+        }
     if outcome == DecisionOutcome.PARTIAL and requested_gpu_count:
         return _("%(outcome)s, %(gpus)d of %(asked)d GPUs (%(hours)d GPU-hours)") % {
             "outcome": label, "gpus": gpu_count, "asked": requested_gpu_count, "hours": gpu_hours or 0
@@ -278,6 +301,8 @@ def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
     decided = decided_label(
         outcome=str(params.get("decided_outcome") or ""), gpu_count=gpus,
         requested_gpu_count=params.get("requested_gpu_count"), gpu_hours=hours,
+        alternative_description=str(params.get("alternative_description") or ""),
+        alternative_gpu_hours=params.get("alternative_gpu_hours"),
     )
     week_start = params.get("week_start")
     windows = [
@@ -326,6 +351,8 @@ def _decided(decision: Decision, gpu_request: GpuRequest) -> DecidedPart:
         gpu_count=(decision.granted_gpu_count or decision.requested_gpu_count) if decision.outcome in _GRANTS else None,
         duration_hours=gpu_request.duration_hours,
         rationale=decision.rationale,
+        alternative_description=decision.alternative_description,
+        alternative_gpu_hours=decision.alternative_gpu_hours,
     )
 
 

@@ -10,9 +10,9 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee.models import (
-    CycleStatus,
     Decision,
     DecisionOutcome,
+    GpuRequest,
     ReviewCycle,
 )
 from committee.selectors.review import decision_list_granted
@@ -21,12 +21,13 @@ from committee.selectors.review import decision_list_granted
 def decision_demand(*, decision: Decision) -> engine.Demand:
     """The engine's demand for one grant or partial grant: the review's preview and publishing both build it here.
 
-    A grant asks for the GPUs requested, a partial grant for the GPUs granted (its minimum capped
-    at that count), over the request's duration and window. Uses `decision.request` (select it
-    with the decision).
+    A grant asks for the GPUs requested; a partial grant for the GPUs granted, and a grant of the
+    cheaper alternative for its GPU-hours over the request's duration (`granted_gpu_count`, see
+    docs/alternatives.md); the minimum is capped at that count. Over the request's duration and
+    window. Uses `decision.request` (select it with the decision).
     """
     request = decision.request
-    if decision.outcome == DecisionOutcome.PARTIAL:
+    if decision.outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
         count = decision.granted_gpu_count or 0
     else:
         count = decision.requested_gpu_count
@@ -110,11 +111,12 @@ class PublishPlacement:
 def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlacement:
     """The placement `cycle_publish` writes, computed here for it and for the chair's confirmation.
 
-    A published cycle is a correction: the windows started by `now` stay fixed.
+    A published cycle is a correction: the windows started by `now` stay fixed. A first publish
+    finds a plan only when an emergency was placed in the week before it: its window stays too.
     """
     pools = engine_pools()
     demands = cycle_demands(cycle=cycle)
-    started = started_windows(week=cycle.week, now=now) if cycle.status == CycleStatus.PUBLISHED else []
+    started = started_windows(week=cycle.week, now=now)
     kept_refs = {window.ref for window in started}
     result = cycle_allocate(
         cycle=cycle,
@@ -144,11 +146,15 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
     """The current plan's windows of `week` that have started by `now`: a correction keeps them.
 
     A running job's reservation must not move under it, so these go to the engine as fixed
-    windows and come out of the new version unchanged (same row, same id).
+    windows and come out of the new version unchanged (same row, same id). An approved
+    emergency's window is kept too, started or not: the engine would not place it again.
     """
     plan = allocation_selectors.plan_for_week(week=week)
     if plan is None:
         return []
+    windows = list(allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster"))
+    refs = [w.request_ref for w in windows]
+    emergencies = set(GpuRequest.objects.filter(pk__in=refs, is_emergency=True).values_list("pk", flat=True))
     return [
         engine.EngineWindow(
             ref=window.request_ref,
@@ -158,6 +164,6 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
             end=window.end,
             tier=window.tier,
         )
-        for window in allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster")
-        if window.start <= now and window.request_ref is not None
+        for window in windows
+        if window.request_ref is not None and (window.start <= now or window.request_ref in emergencies)
     ]

@@ -136,7 +136,7 @@ class CycleReview:
 def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
     """The cycle's requests in review with their evidence, decision and scores: four queries for any number."""
     return list(
-        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES)
+        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
         .select_related("team", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
         .prefetch_related(
             "alternatives",
@@ -295,9 +295,9 @@ def decision_list_for_cycle(*, cycle: ReviewCycle) -> QuerySet[Decision]:
 
 
 def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
-    """What the allocation engine places: grants and partial grants, highest priority first."""
+    """What the allocation engine places: grants, partial grants and alternatives granted, highest priority first."""
     return decision_list_for_cycle(cycle=cycle).filter(
-        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL]
+        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE]
     )
 
 

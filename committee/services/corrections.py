@@ -71,6 +71,10 @@ def _new_values(
     granted: int | None = None
     if outcome not in DecisionOutcome.values:
         errors["outcome"] = [_("Choose grant, partial, defer or reject.")]
+    elif outcome == DecisionOutcome.ALTERNATIVE:
+        errors["outcome"] = [
+            _("A correction grants, grants in part, defers or rejects; a cheaper alternative is granted in the review.")
+        ]
     elif outcome == DecisionOutcome.GRANT:
         granted = request.gpu_count
     elif outcome == DecisionOutcome.PARTIAL:
@@ -149,8 +153,10 @@ def _correct(
     decision.decided_by = actor
     decision.decided_by_name = actor_name(actor)
     decision.decided_at = now
+    # A corrected decision no longer grants the alternative it may have granted.
+    decision.alternative, decision.alternative_description, decision.alternative_gpu_hours = None, "", None
     decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "decided_by", "decided_by_name",
-                                 "decided_at"])
+                                 "decided_at", "alternative", "alternative_description", "alternative_gpu_hours"])
     request_event_record(
         request=decision.request,
         actor=actor,

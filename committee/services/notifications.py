@@ -238,6 +238,8 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
                     "outcome": decision.outcome,
                     "granted_gpu_count": decision.granted_gpu_count,
                     "requested_gpu_count": decision.requested_gpu_count,
+                    "alternative": decision.alternative_description,
+                    "alternative_gpu_hours": decision.alternative_gpu_hours,
                     "version": plan.version,
                     "path": reverse("committee:request-detail", args=[decision.request_id]),
                     # Decided and placed, as codes and numbers: the digest writes them in its reader's language.
@@ -338,6 +340,7 @@ def kind_heading(kind: str) -> str:
         NotificationKind.DECISION_CORRECTED: _("Decisions corrected"),
         NotificationKind.APPEAL_FILED: _("Appeals filed"),
         NotificationKind.APPEAL_DECIDED: _("Appeals decided"),
+        NotificationKind.EMERGENCY: _("Emergency requests"),
     }
     return headings.get(kind, kind)
 
@@ -380,6 +383,9 @@ def notification_text(notification: Notification) -> str:
         "version": p.get("version"),
         # Decided and placed (recorded since placements are told; older notifications have none of these).
         **selectors.placement_params_text(p),
+        "event": p.get("event") or "",
+        "alternative": p.get("alternative") or "",
+        "alternative_gpu_hours": f"{p['alternative_gpu_hours']:,}" if p.get("alternative_gpu_hours") else "",
     }
     if kind in (NotificationKind.DECISION_CORRECTED, NotificationKind.APPEAL_FILED, NotificationKind.APPEAL_DECIDED):
         # A correction's or an appeal's own reason, not the engine's.

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from allocations.models import AllocationPlan, Team
 from committee import limits, scoring, selectors, signals
 from committee.models import (
+    Alternative,
     Criterion,
     CycleStatus,
     Decision,
@@ -170,11 +171,16 @@ def request_decide(
     outcome: str,
     rationale: str,
     granted_gpu_count: int | None = None,
+    alternative: Alternative | int | None = None,
 ) -> Decision:
     """Record (or revise) the committee's decision on a request while the cycle is in review.
 
     Grant gives every GPU asked for; partial a count from the request's minimum up to one less
-    than asked; defer and reject none. A rationale is required. Grants need a ranked request (a
+    than asked; defer and reject none. "Grant the alternative" (`alternative`: one of the
+    request's own feasible Alternative rows, or its id, cheaper than the request) gives the
+    alternative's GPU-hours over the request's duration: ceil(alternative GPU-hours / duration)
+    GPUs, at most the GPUs asked (`alternative_gpus`); its words and GPU-hours are copied onto the
+    decision. Errors name the field (`alternative`). A rationale is required. Grants need a ranked request (a
     quorum of scores). Same conflict-of-interest rule as scoring. The team sees the decision once
     the cycle is finalized; no event is written on the request until then.
     """
@@ -186,8 +192,16 @@ def request_decide(
         errors["rationale"] = [_("Write the rationale: the team reads it with the decision.")]
     errors.update(limits.length_errors("rationale", rationale, limits.RATIONALE_MAX_LENGTH))
     if outcome not in DecisionOutcome.values:
-        errors["outcome"] = [_("Choose grant, partial, defer or reject.")]
+        errors["outcome"] = [_("Choose grant, partial, grant the alternative, defer or reject.")]
     granted: int | None = None
+    chosen: Alternative | None = None
+    if outcome == DecisionOutcome.ALTERNATIVE:
+        chosen, alternative_errors = _alternative_for(gpu_request=locked, alternative=alternative)
+        errors.update(alternative_errors)
+        if chosen is not None:
+            granted = alternative_gpus(gpu_request=locked, alternative_gpu_hours=chosen.gpu_hours)
+    elif alternative is not None and outcome in DecisionOutcome.values:
+        errors["alternative"] = [_("Only a grant of the alternative names an alternative.")]
     if outcome == DecisionOutcome.GRANT:
         granted = locked.gpu_count
     elif outcome == DecisionOutcome.PARTIAL:
@@ -198,7 +212,7 @@ def request_decide(
             ]
         else:
             granted = granted_gpu_count
-    if outcome in (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL):
+    if outcome in (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
         sheet_scores = {c: [s.value for s in locked.scores.all() if s.criterion == c] for c in scoring.MEMBER_SCORED}
         missing = scoring.quorum_missing(
             member_scores=sheet_scores, weights=cycle.rubric.weights(), quorum=settings.DOCKET_SCORE_QUORUM
@@ -220,6 +234,9 @@ def request_decide(
             "outcome": outcome,
             "requested_gpu_count": locked.gpu_count,
             "granted_gpu_count": granted,
+            "alternative": chosen,
+            "alternative_description": chosen.description if chosen else "",
+            "alternative_gpu_hours": chosen.gpu_hours if chosen else None,
             "rationale": rationale,
             "decided_by": actor,
             "decided_by_name": actor_name(actor),
@@ -230,6 +247,41 @@ def request_decide(
         },
     )
     return decision
+
+
+def alternative_gpus(*, gpu_request: GpuRequest, alternative_gpu_hours: int) -> int:
+    """The GPUs a grant of the alternative places: its GPU-hours over the request's duration, rounded up.
+
+    The request's duration and window stay as the team planned them; the GPU count shrinks, at
+    most to the GPUs asked. 1,500 GPU-hours over a 48-hour request: ceil(1500 / 48) = 32 GPUs.
+    """
+    return min(gpu_request.gpu_count, -(-alternative_gpu_hours // gpu_request.duration_hours))
+
+
+def _alternative_for(
+    *, gpu_request: GpuRequest, alternative: Alternative | int | None
+) -> tuple[Alternative | None, dict[str, list[Any]]]:
+    """The request's alternative named by `alternative`, or the errors (keyed `alternative`) why not."""
+    if alternative is None:
+        return None, {"alternative": [_("Choose which of the request's alternatives is granted.")]}
+    alternative_id = alternative.pk if isinstance(alternative, Alternative) else alternative
+    if isinstance(alternative_id, bool) or not isinstance(alternative_id, int):
+        return None, {"alternative": [_("Name the alternative by its id.")]}
+    chosen = Alternative.objects.filter(pk=alternative_id, request=gpu_request).first()
+    if chosen is None:
+        return None, {"alternative": [_("That is not one of this request's alternatives.")]}
+    if not chosen.feasible:
+        return None, {
+            "alternative": [_("The team marked “%(alternative)s” as not feasible for it.") % {"alternative": chosen}]
+        }
+    if chosen.gpu_hours >= gpu_request.requested_gpu_hours:
+        return None, {
+            "alternative": [
+                _("“%(alternative)s” needs %(alt)d GPU-hours, no fewer than the %(asked)d asked: grant the request.")
+                % {"alternative": chosen, "alt": chosen.gpu_hours, "asked": gpu_request.requested_gpu_hours}
+            ]
+        }
+    return chosen, {}
 
 
 @transaction.atomic
@@ -292,7 +344,12 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
             (
                 request,
                 decision.get_outcome_display()
-                + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else ""),
+                + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else "")
+                + (
+                    f": {decision.alternative_description} ({decision.alternative_gpu_hours} GPU-hours)"
+                    if decision.outcome == DecisionOutcome.ALTERNATIVE
+                    else ""
+                ),
             )
         )
     # One write per kind of row, whatever the number of requests.

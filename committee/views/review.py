@@ -158,11 +158,12 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                                % {"team": gpu_request.team.name})
     decision = getattr(gpu_request, "decision", None)
     initial = (
-        {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count, "rationale": decision.rationale}
+        {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count,
+         "alternative": decision.alternative_id, "rationale": decision.rationale}
         if decision
         else {}
     )
-    form = DecisionForm(request.POST or None, initial=initial)
+    form = DecisionForm(request.POST or None, initial=initial, gpu_request=gpu_request)
     saved = False
     if request.method == "POST" and form.is_valid():
         try:
@@ -172,6 +173,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 outcome=form.cleaned_data["outcome"],
                 rationale=form.cleaned_data["rationale"],
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
+                alternative=form.cleaned_data["alternative"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
@@ -172,8 +173,14 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
             if decision.decided_by_name and decision.decided_by_id is not None:
                 decided[decision.decided_by_name] += 1
         frozen = decision if decision is not None and decision.priority_rank is not None else None
+        alternative: dict[str, Any] = (
+            {"alternative": decision.alternative_description, "alternative_gpu_hours": decision.alternative_gpu_hours}
+            if decision is not None and decision.outcome == DecisionOutcome.ALTERNATIVE
+            else {}
+        )
         ranking.append(
             {
+                **alternative,  # type: ignore[typeddict-item]
                 "rank": frozen.priority_rank if frozen is not None else row.result.rank,
                 "request_id": request.pk,
                 "title": request.title,

@@ -50,10 +50,14 @@ def test_demo_tokens_read_the_demo_windows(db, capsys):
 
 def test_four_weeks_of_usage_with_one_team_using_half(db):
     call_command("seed_demo")
-    assert AllocationPlan.objects.filter(source_ref="demo-history").count() == 4
+    history = [weeks.week_label(FIXED_NOW.date() - timedelta(weeks=back)) for back in range(1, 5)]
+    # Each past week went through the review: published by its cycle, the engine's windows for its requests.
+    plans = AllocationPlan.objects.filter(week__in=history)
+    assert plans.count() == 4 and all(p.source_ref.startswith("review-cycle:") for p in plans)
+    assert not AllocationWindow.objects.filter(week__in=history, request_ref__isnull=True).exists()
     for team in ("ads", "search"):
         granted = sum(w.gpu_hours for w in AllocationWindow.objects.filter(team__slug=team, pool__slug="a100",
-                                                                           plan__source_ref="demo-history"))
+                                                                           week__in=history))
         used = UsageRecord.objects.filter(team__slug=team, pool__slug="a100").aggregate(h=Sum("gpu_hours_used"))["h"]
         ratio = Decimal(used) / Decimal(granted)
         assert (Decimal("0.4") < ratio < Decimal("0.6")) == (team == "ads")

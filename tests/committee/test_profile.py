@@ -22,7 +22,7 @@ def test_a_team_member_sees_the_team_kinds_all_ticked(client, world):
     assert reverse("committee:profile") == URL
     assert "member_a@example.com" in body
     for kind in (NotificationKind.INTAKE_CLOSING, NotificationKind.REQUEST_SUBMITTED,
-                 NotificationKind.DECISION_PUBLISHED):
+                 NotificationKind.DECISION_PUBLISHED, NotificationKind.EMERGENCY):
         assert f'value="{kind.value}"' in body and escape(str(kind.label)) in body
     assert body.count("checked") == len(TEAM_KINDS)  # with "decision corrected" and "appeal decided"
     assert f'value="{NotificationKind.INTAKE_CLOSED.value}"' not in body  # a committee kind

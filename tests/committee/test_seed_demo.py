@@ -52,9 +52,9 @@ def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(db):
     cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
     assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
     assert cycle.finalized_by_name == "Chris Chair" and cycle.rubric.number == 1
-    requests = GpuRequest.objects.filter(cycle=cycle)
+    requests = GpuRequest.objects.filter(cycle=cycle, is_emergency=False)
     assert requests.count() >= 10 and set(requests.values_list("status", flat=True)) == {RequestStatus.DECIDED}
-    decisions = Decision.objects.filter(cycle=cycle)
+    decisions = Decision.objects.filter(cycle=cycle, request__is_emergency=False)
     assert decisions.count() == requests.count()
     assert all(d.rationale and d.priority_rank for d in decisions)
     assert decisions.filter(outcome="grant").exists() and decisions.exclude(outcome="grant").exists()
@@ -70,3 +70,45 @@ def test_seed_demo_twice_changes_nothing(db):
     first = _counts()
     call_command("seed_demo")
     assert _counts() == first
+
+
+def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_shows_an_alternative_and_an_emergency(
+    db,
+):
+    from django.utils import timezone
+
+    from allocations.models import AllocationPlan, AllocationWindow, PlanExplanation
+    from committee.models import EmergencyRequest
+    from reports.models import Page
+
+    call_command("seed_demo")
+    current = weeks.current_week_label(timezone.now())
+    past = list(ReviewCycle.objects.filter(week__lt=current).order_by("week"))
+    assert len(past) == 4
+    for cycle in past:
+        assert cycle.status == CycleStatus.PUBLISHED and cycle.finalized_by_name == "Chris Chair"
+        # The archive wrote the week's decision record, as a real finalize and publish do.
+        page = Page.objects.get(source_key=f"cycle:{cycle.week}")
+        assert page.revisions.count() >= 1
+        # The engine placed its grants: version 1 came from the cycle, every grant is explained.
+        plan = AllocationPlan.objects.get(week=cycle.week, version=1)
+        assert plan.source_ref == f"review-cycle:{cycle.pk}"
+        granted = set(Decision.objects.filter(cycle=cycle, outcome__in=["grant", "partial"])
+                      .values_list("request_id", flat=True))
+        assert granted and set(PlanExplanation.objects.filter(plan=plan).values_list("request_ref", flat=True)) \
+            == granted
+        assert not AllocationWindow.objects.filter(week=cycle.week, request_ref__isnull=True).exists()
+    # One grant of the cheaper alternative this week, placed with its GPU-hours over the request's duration.
+    (alternative,) = Decision.objects.filter(outcome="alternative")
+    assert alternative.cycle_week == current
+    request = alternative.request
+    assert alternative.alternative_gpu_hours is not None
+    assert alternative.granted_gpu_count == -(-alternative.alternative_gpu_hours // request.duration_hours)
+    windows = AllocationWindow.objects.filter(request_ref=request.pk, withdrawal__isnull=True)
+    assert [w.gpu_count for w in windows] == [alternative.granted_gpu_count]
+    # One emergency, approved by two and placed as the running week's next plan version.
+    (emergency,) = EmergencyRequest.objects.all()
+    assert emergency.status == "placed" and emergency.approvals.filter(approve=True).count() == 2
+    assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
+    assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"
+    assert emergency.review_cycle is not None and emergency.review_cycle.status == CycleStatus.OPEN
