@@ -47,10 +47,13 @@ __all__ = [
     "place_pool",
 ]
 
-# Deterministic time (CP-SAT's own work units, independent of the machine's speed and load).
-SOLVE_LIMIT = 0.5  # per rank
-POOL_SOLVER_BUDGET = 4.0  # per pool, summed over its ranks; then the greedy fit is kept
-MAX_MODEL_JOBS = 250  # a rank whose bounds connect to more higher ranks keeps the greedy fit
+# Limits, all deterministic (independent of the machine's speed and load):
+SOLVE_LIMIT = 0.5  # CP-SAT deterministic time per rank (its own work units, not seconds)
+# Work per pool, in model size: a solve costs SOLVE_COST plus one per interval of its model.
+# Once a pool has spent its budget, its remaining ranks keep their greedy fit.
+POOL_SOLVER_BUDGET = 1500
+SOLVE_COST = 10
+MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps its greedy fit
 _POLISH_ROUNDS = 4
 
 
@@ -78,7 +81,7 @@ class PoolStats:
     proven: int = 0  # solves that ended optimal
     limit_hit: int = 0  # solves stopped by their deterministic limit
     improved: int = 0  # ranks where the solver beat the greedy fit
-    deterministic_time: float = 0.0
+    deterministic_time: float = 0.0  # CP-SAT's, summed
     skipped_budget: int = 0  # ranks left to the greedy fit because the budget was spent
 
 
@@ -231,7 +234,7 @@ def place_pool(
     total_limit: int,
     fixed_standard: Sequence[int],
     fixed_total: Sequence[int],
-    budget: float = POOL_SOLVER_BUDGET,
+    budget: int = POOL_SOLVER_BUDGET,
     stats: PoolStats | None = None,
 ) -> list[Placement]:
     """Place one pool's jobs (rank order; ``None`` for demands that cannot be placed at all)
@@ -252,7 +255,7 @@ def place_pool(
     compulsory_total = [0] * hours
     compulsory_standard = [0] * hours
     tracking_greedy = True  # every rank so far got exactly what the greedy gave it
-    spent = 0.0
+    spent = 0
 
     for k, job in enumerate(jobs):
         if job is None or not _placeable(job, cap):
@@ -276,8 +279,7 @@ def place_pool(
                 elif spent >= budget or len(component) > MAX_MODEL_JOBS:
                     stats.skipped_budget += 1
                 else:
-                    limit = min(SOLVE_LIMIT, budget - spent)
-                    solved = _solve_rank(jobs, values, placements, best, k, component, base, limit, stats)
+                    solved = _solve_rank(jobs, values, placements, best, k, component, base, SOLVE_LIMIT, stats)
                     spent += solved[2]
                     if solved[0] > best_value:
                         stats.improved += 1
@@ -357,7 +359,7 @@ def _solve_rank(
 ) -> tuple[int, dict[int, Placement], float]:
     """CP-SAT: the most GPUs for rank k while every other member keeps its count.
 
-    Returns (value, placements of the members, deterministic time spent)."""
+    Returns (value, placements of the members, work spent in model size)."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -421,10 +423,12 @@ def _solve_rank(
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 12
     solver.parameters.max_deterministic_time = limit
+    solver.parameters.cp_model_presolve = False  # tiny models: presolve costs more than it saves
+    solver.parameters.linearization_level = 0
     status = solver.solve(model)
-    spent = solver.response_proto.deterministic_time
+    spent = SOLVE_COST + len(model.proto.constraints)
     stats.solves += 1
-    stats.deterministic_time += spent
+    stats.deterministic_time += solver.response_proto.deterministic_time
     if status == cp_model.OPTIMAL:
         stats.proven += 1
     else:
