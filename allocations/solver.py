@@ -356,7 +356,7 @@ def _solve_rank(
     base: Capacity,
     limit: float,
     stats: PoolStats,
-) -> tuple[int, dict[int, Placement], float]:
+) -> tuple[int, dict[int, Placement], int]:
     """CP-SAT: the most GPUs for rank k while every other member keeps its count.
 
     Returns (value, placements of the members, work spent in model size)."""

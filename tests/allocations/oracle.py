@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import highspy
 
@@ -61,10 +62,10 @@ class _PoolModel:
         self.h.setOptionValue("threads", 1)
         self.h.setOptionValue("mip_rel_gap", 0.0)
         self.h.setOptionValue("mip_abs_gap", 0.0)
-        self.counts: list[object | None] = []  # per demand: the expression of its GPU count
+        self.counts: list[Any] = []  # per demand: the expression of its GPU count
         self.durations: list[int] = []
-        cover_total: list[list[object]] = [[] for _ in range(hours)]
-        cover_standard: list[list[object]] = [[] for _ in range(hours)]
+        cover_total: list[list[Any]] = [[] for _ in range(hours)]
+        cover_standard: list[list[Any]] = [[] for _ in range(hours)]
         for demand in demands:
             self.durations.append(demand.duration_hours)
             bounds = _bounds(week_start, hours, demand)
@@ -72,7 +73,8 @@ class _PoolModel:
                 self.counts.append(None)
                 continue
             lo, hi = bounds
-            xs, gs = [], []
+            xs: list[Any] = []
+            gs: list[Any] = []
             for s in range(lo, hi - demand.duration_hours + 1):
                 x = self.h.addBinary()
                 g = self.h.addIntegral(lb=0, ub=demand.gpu_count)
@@ -91,7 +93,7 @@ class _PoolModel:
                 if cover:
                     self.h.addConstr(sum(cover[1:], cover[0]) <= max(0, limit))
 
-    def maximize(self, expression: object) -> int:
+    def maximize(self, expression: Any) -> int:
         self.h.maximize(expression)
         status = self.h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
@@ -131,7 +133,7 @@ def lexicographic_optimum(
             if count is None:
                 continue
             best = model.maximize(count)
-            model.h.addConstr(count >= best)  # type: ignore[operator]
+            model.h.addConstr(count >= best)
             result[i] = best * demands[i].duration_hours
     return result
 
@@ -153,7 +155,7 @@ def unrestricted_optimum(
             week_start, hours, pool, [demands[i] for i in indices], [w for w in fixed if w.pool == pool.key]
         )
         terms = [
-            count * duration  # type: ignore[operator]
+            count * duration
             for count, duration in zip(model.counts, model.durations, strict=True)
             if count is not None
         ]
