@@ -350,10 +350,7 @@ def _allocate(
 
 
 def _capacity(hours: int, limits: tuple[int, int], fixed_standard: list[int], fixed_total: list[int]) -> Capacity:
-    capacity = Capacity(hours, *limits)
-    capacity.standard = [limits[0] - v for v in fixed_standard]
-    capacity.total = [limits[1] - v for v in fixed_total]
-    return capacity
+    return Capacity(hours, *limits, fixed_standard, fixed_total)
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -558,4 +555,4 @@ def _explain(
 
 
 def _free(capacity: Capacity, preemptible: bool) -> list[int]:
-    return capacity.free(0, len(capacity.total), preemptible)
+    return capacity.total if preemptible else capacity.view

@@ -51,7 +51,7 @@ __all__ = [
 SOLVE_LIMIT = 0.5  # CP-SAT deterministic time per rank (its own work units, not seconds)
 # Work per pool, in model size: a solve costs SOLVE_COST plus one per interval of its model.
 # Once a pool has spent its budget, its remaining ranks keep their greedy fit.
-POOL_SOLVER_BUDGET = 1500
+POOL_SOLVER_BUDGET = 1000
 SOLVE_COST = 10
 MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps its greedy fit
 _POLISH_ROUNDS = 4
@@ -117,6 +117,8 @@ def best_fit(free: Sequence[int], lo: int, hi: int, hours: int, count: int, mini
         return lo, count
     if max(free[lo:hi]) < minimum:  # no single hour has room
         return None
+    if bytes([v >= minimum for v in free[lo:hi]]).find(b"\x01" * hours) < 0:  # not even the minimum fits
+        return None
     window: deque[int] = deque()
     push, pop, popleft = window.append, window.pop, window.popleft
     for hour in range(lo, lo + hours - 1):  # fill the first window but one hour
@@ -146,42 +148,54 @@ def best_fit(free: Sequence[int], lo: int, hi: int, hours: int, count: int, mini
 
 
 class Capacity:
-    """Free GPUs of one pool per hour: ``standard`` (standard capacity less standard windows)
-    and ``total`` (all but standby, less every window). A standard window may use
-    ``min(standard, total)`` at each hour."""
+    """Free GPUs of one pool per hour: ``standard`` (standard capacity less standard windows),
+    ``total`` (all but standby, less every window) and ``view``, what a standard window may
+    use: ``min(standard, total)`` at each hour, kept up to date."""
 
-    __slots__ = ("standard", "standard_limit", "total", "total_limit")
+    __slots__ = ("standard", "standard_limit", "total", "total_limit", "view")
 
-    def __init__(self, hours: int, standard_limit: int, total_limit: int) -> None:
+    def __init__(
+        self,
+        hours: int,
+        standard_limit: int,
+        total_limit: int,
+        fixed_standard: Sequence[int] | None = None,
+        fixed_total: Sequence[int] | None = None,
+    ) -> None:
         self.standard_limit = standard_limit
         self.total_limit = total_limit
         self.standard = [standard_limit] * hours
         self.total = [total_limit] * hours
+        if fixed_standard is not None:
+            self.standard = [standard_limit - v for v in fixed_standard]
+        if fixed_total is not None:
+            self.total = [total_limit - v for v in fixed_total]
+        self.view = list(map(min, self.standard, self.total))
 
     def copy(self) -> Capacity:
         other = Capacity(0, self.standard_limit, self.total_limit)
         other.standard = list(self.standard)
         other.total = list(self.total)
+        other.view = list(self.view)
         return other
 
     def take(self, start: int, end: int, count: int, preemptible: bool) -> None:
         self.total[start:end] = [v - count for v in self.total[start:end]]
-        if not preemptible:
+        if preemptible:
+            self.view[start:end] = list(map(min, self.standard[start:end], self.total[start:end]))
+        else:
             self.standard[start:end] = [v - count for v in self.standard[start:end]]
+            self.view[start:end] = [v - count for v in self.view[start:end]]
 
     def free(self, lo: int, hi: int, preemptible: bool) -> list[int]:
         """Free GPUs over [lo, hi) for a window of that tier."""
-        if preemptible:
-            return self.total[lo:hi]
-        return list(map(min, self.standard[lo:hi], self.total[lo:hi]))
+        return (self.total if preemptible else self.view)[lo:hi]
 
     def fit(self, job: Job, preemptible: bool) -> tuple[int, int] | None:
         limit = self.total_limit if preemptible else self.standard_limit
         if job.minimum > limit:
             return None
-        free = self.free(job.lo, job.hi, preemptible)
-        found = best_fit(free, 0, len(free), job.duration, job.count, job.minimum)
-        return None if found is None else (job.lo + found[0], found[1])
+        return best_fit(self.total if preemptible else self.view, job.lo, job.hi, job.duration, job.count, job.minimum)
 
 
 def _book(cap: Capacity, job: Job, placement: Placement, sign: int = 1) -> None:
@@ -243,9 +257,7 @@ def place_pool(
     ``fixed_standard`` / ``fixed_total`` are the GPUs fixed windows hold per hour on the
     standard and the total capacity."""
     stats = stats if stats is not None else PoolStats()
-    base = Capacity(hours, standard_limit, total_limit)
-    base.standard = [standard_limit - v for v in fixed_standard]
-    base.total = [total_limit - v for v in fixed_total]
+    base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
 
     greedy = greedy_pool(jobs, base.copy())
     cap = base.copy()
@@ -488,8 +500,7 @@ def _earliest(job: Job, cap: Capacity, count: int) -> Placement:
         limit = cap.total_limit if preemptible else cap.standard_limit
         if count > limit:
             continue
-        free = cap.free(job.lo, job.hi, preemptible)
-        start = first_run(free, 0, len(free), count, job.duration)
+        start = first_run(cap.total if preemptible else cap.view, job.lo, job.hi, count, job.duration)
         if start >= 0:
-            return (job.lo + start, count, preemptible)
+            return (start, count, preemptible)
     return None
