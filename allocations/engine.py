@@ -19,9 +19,11 @@ Invariants of every result (the property tests check them):
   with a reason; only nonsensical input (naive datetimes, non-positive counts or hours,
   duplicate keys or refs, reserve percentages out of range) raises ``ValueError``.
 
-Complexity: O(P·H + D·H) for P pools, D demands and H hours: a demand costs one
-sliding-window-minimum pass over its own hours (often cut short by a C-level ``min`` or
-``max`` over a slice), plus C-level ``bytes.find`` scans when its explanation needs them.
+Placement is strict priority, per pool: the lexicographic optimum of GPU-hours by rank
+(``allocations.solver``: greedy fit, bounds, then CP-SAT with deterministic limits only;
+higher-ranked windows may move but never shrink). ``allocate_greedy`` is the first-fit greedy
+it replaced. Explanations are read off the final placement against the fixed windows and the
+higher-ranked demands' windows.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from allocations.engine import AllocationResult, Demand, PoolCapacity, allocate, allocate_greedy
+from allocations.engine import AllocationResult, Demand, EngineWindow, PoolCapacity, allocate, allocate_greedy
 from allocations.explanations import explanation_text
 from tests.allocations.oracle import lexicographic_optimum, unrestricted_optimum
 
@@ -107,6 +107,31 @@ def test_engine_reaches_the_strict_priority_optimum_on_random_weeks(first_seed: 
         assert greedy <= engine  # lexicographically: the greedy is never better
         beats_greedy += greedy != engine
     assert beats_greedy >= 5  # the instances are hard enough that greed falls short
+
+
+def test_engine_reaches_the_optimum_around_fixed_windows() -> None:
+    for seed in range(400, 460):
+        hours, pools, demands = random_week(seed)
+        rng = random.Random(seed)
+        fixed = []
+        for i in range(rng.randint(1, 3)):  # windows in force, some beyond what the pool has left
+            start = rng.randint(0, hours - 1)
+            fixed.append(
+                EngineWindow(
+                    ref=1000 + i,
+                    pool=rng.choice(pools).key,
+                    gpu_count=rng.randint(1, 12),
+                    start=at(start),
+                    end=at(rng.randint(start + 1, hours)),
+                    tier=rng.choice(["standard", "preemptible", "priority"]),
+                )
+            )
+        kwargs = {"week_start": WEEK, "pools": pools, "demands": demands, "hours": hours, "fixed": fixed}
+
+        result = allocate(**kwargs)  # type: ignore[arg-type]
+
+        assert result.windows[: len(fixed)] == tuple(fixed)
+        assert gpu_hours(result, demands) == lexicographic_optimum(**kwargs), f"seed {seed}"  # type: ignore[arg-type]
 
 
 # --- the cases of issue 12 ---------------------------------------------------------------
