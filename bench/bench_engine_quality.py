@@ -16,7 +16,8 @@ Families (one pool of 12 to 40 GPUs over 48 hours unless said otherwise, default
 chop the timeline, then large flexible ones), ``preemptible`` (80% may use the burst
 reserve, 30% burst), ``tight`` (0 to 3 hours of slack), ``rigid`` (minimum = count),
 ``off_grid`` (bounds at random minutes, so they round inwards), ``two_pools`` (two pools, the
-demands spread over both).
+demands spread over both), ``week`` (a whole week of 168 hours,
+14 demands on 32 to 64 GPUs; its oracle is the slowest, so ``--week-instances`` sets its count apart).
 """
 
 from __future__ import annotations
@@ -58,13 +59,14 @@ def _demands(
     preemptible: float = 0.3,
     off_grid: bool = False,
     first_ref: int = 1,
+    hours: int = HOURS,
 ) -> list[Demand]:
     out = []
     for ref in range(first_ref, first_ref + n):
         gpus = rng.randint(*counts)
         duration = rng.randint(*durations)
         extra = rng.randint(*slack)
-        start = rng.randint(0, max(0, HOURS - duration - extra)) * 60
+        start = rng.randint(0, max(0, hours - duration - extra)) * 60
         end = start + (duration + extra) * 60
         if off_grid:
             start += rng.randint(-59, 59)
@@ -121,6 +123,14 @@ def two_pools(rng: random.Random) -> Instance:
     return pools, _demands(rng, pools, 16)
 
 
+def week(rng: random.Random) -> Instance:
+    """A whole week of 168 hours, 14 demands on a pool of 32 to 64 GPUs."""
+    pools = [PoolCapacity(key="p", gpu_count=rng.randint(32, 64), gpu_model="A100")]
+    return pools, _demands(
+        rng, pools, 14, counts=(2, 32), durations=(4, 48), slack=(0, 48), hours=WEEK_HOURS
+    )
+
+
 FAMILIES: dict[str, Callable[[random.Random], Instance]] = {
     "contended": contended,
     "fragmented": fragmented,
@@ -129,7 +139,10 @@ FAMILIES: dict[str, Callable[[random.Random], Instance]] = {
     "rigid": rigid,
     "off_grid": off_grid,
     "two_pools": two_pools,
+    "week": week,
 }
+HOURS_OF = {"week": 168}
+WEEK_HOURS = 168
 
 
 def gpu_hours(result: AllocationResult, demands: list[Demand]) -> list[int]:
@@ -145,7 +158,7 @@ def measure(family: str, instances: int, seed: int) -> dict[str, object]:
     engine_strict, greedy_strict, engine_free, exact, seconds = [], [], [], 0, []
     for i in range(instances):
         pools, demands = FAMILIES[family](random.Random(seed * 1000 + i))
-        kwargs = {"week_start": WEEK_START, "pools": pools, "demands": demands, "hours": HOURS}
+        kwargs = {"week_start": WEEK_START, "pools": pools, "demands": demands, "hours": HOURS_OF.get(family, HOURS)}
         started = time.perf_counter()
         engine = gpu_hours(allocate(**kwargs), demands)  # type: ignore[arg-type]
         seconds.append(time.perf_counter() - started)
@@ -175,9 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instances", type=int, default=40, help="instances per family")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--families", nargs="+", choices=sorted(FAMILIES), default=list(FAMILIES))
+
+    parser.add_argument("--week-instances", type=int, default=10, help="instances of the week family")
     args = parser.parse_args(argv)
 
-    rows = [measure(family, args.instances, args.seed) for family in args.families]
+    rows = [
+        measure(family, args.week_instances if family == "week" else args.instances, args.seed)
+        for family in args.families
+    ]
     print(
         "\n| family | instances | engine / strict (mean, min) | greedy / strict (mean, min) "
         "| engine / unrestricted (mean, min) | engine exact | engine ms/instance |"
