@@ -19,18 +19,21 @@ Invariants of every result (the property tests check them):
   with a reason; only nonsensical input (naive datetimes, non-positive counts or hours,
   duplicate keys or refs, reserve percentages out of range) raises ``ValueError``.
 
-Complexity: O(P·H + D·H) for P pools, D demands and H hours: a demand costs one
-sliding-window-minimum pass over its own hours (often cut short by a C-level ``min`` or
-``max`` over a slice), plus C-level ``bytes.find`` scans when its explanation needs them.
+Placement is strict priority, per pool: the lexicographic optimum of GPU-hours by rank
+(``allocations.solver``: greedy fit, bounds, then CP-SAT with deterministic limits only;
+higher-ranked windows may move but never shrink). ``allocate_greedy`` is the first-fit greedy
+it replaced. Explanations are read off the final placement against the fixed windows and the
+higher-ranked demands' windows.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from allocations.solver import Capacity, Job, Placement, PoolStats, blocked_span, first_run, greedy_pool, place_pool
 
 __all__ = [
     "TIER_PREEMPTIBLE",
@@ -44,6 +47,7 @@ __all__ = [
     "Reason",
     "WeekCapacity",
     "allocate",
+    "allocate_greedy",
     "instant_param",
     "reserved_gpus",
     "week_capacity",
@@ -188,28 +192,59 @@ def allocate(
     their refs may not appear among ``demands``. A fixed window may exceed what a pool has
     left if its capacity shrank; it is kept anyway and nothing else is placed beside it.
 
-    Each demand is placed on its pool's hourly timeline at the earliest start where its full
-    GPU count fits for the whole duration; failing that, with the largest count down to its
-    minimum that fits anywhere in its bounds (at the earliest start for that count). Standard
-    windows use ``gpu_count - burst - standby``; a ``preemptible_ok`` demand that fits there
-    at no count in [minimum, count] is tried again on ``gpu_count - standby``, as tier
-    ``preemptible``. The first demand placed outside the burst reserve gets tier
-    ``priority``, later ones ``standard``. Earlier demands' windows are never moved.
+    Strict priority, per pool: the top-ranked demand gets as many GPU-hours as it can; each
+    next one as many as it can while every higher-ranked demand keeps exactly what it got.
+    Higher-ranked windows may move (start, tier) to make room, never shrink. Each demand gets
+    one window of exactly ``duration_hours`` inside its bounds with a GPU count in
+    [minimum, count], or nothing. Standard windows use ``gpu_count - burst - standby``; a
+    ``preemptible_ok`` demand may take the burst reserve too (tier ``preemptible``) when that
+    gives it more or makes room. The first demand placed outside the burst reserve gets tier
+    ``priority``, later ones ``standard``. ``allocations.solver`` does the placing (greedy
+    fit, bounds, then CP-SAT with deterministic limits only); docs/engine.md has the details.
 
     Raises ``ValueError`` for nonsensical input; see the module docstring for the
     invariants the result keeps.
     """
+    return _allocate(week_start, pools, demands, hours, fixed, optimize=True)
+
+
+def allocate_greedy(
+    *,
+    week_start: datetime,
+    pools: Sequence[PoolCapacity],
+    demands: Sequence[Demand],
+    hours: int = 168,
+    fixed: Sequence[EngineWindow] = (),
+) -> AllocationResult:
+    """The first-fit greedy the engine used before the optimizer, kept for comparison (the
+    benchmark) and as the optimizer's warm start: each demand in turn at the earliest start
+    where its full count fits, else the most GPUs down to its minimum at the earliest start
+    for that count; a preemptible demand tries the burst reserve only when nothing fits on
+    standard capacity. Earlier windows never move. Same input checks and explanations."""
+    return _allocate(week_start, pools, demands, hours, fixed, optimize=False)
+
+
+def _allocate(
+    week_start: datetime,
+    pools: Sequence[PoolCapacity],
+    demands: Sequence[Demand],
+    hours: int,
+    fixed: Sequence[EngineWindow],
+    *,
+    optimize: bool,
+    stats: dict[str, PoolStats] | None = None,
+) -> AllocationResult:
     if isinstance(hours, bool) or not isinstance(hours, int) or hours <= 0:
         raise ValueError(f"hours must be a positive whole number, got {hours!r}")
     _check_aware("week_start", week_start)
     week_start = week_start.astimezone(UTC)
 
-    timelines: dict[str, _Timeline] = {}
+    by_key: dict[str, PoolCapacity] = {}
     for pool in pools:
         _check_pool(pool)
-        if pool.key in timelines:
+        if pool.key in by_key:
             raise ValueError(f"pool key {pool.key!r} appears twice")
-        timelines[pool.key] = _Timeline(pool, hours)
+        by_key[pool.key] = pool
 
     seen_refs: set[int] = set()
     for demand in demands:
@@ -219,28 +254,84 @@ def allocate(
         seen_refs.add(demand.ref)
 
     week = _Week(week_start, hours)
+    fixed_standard = {key: [0] * hours for key in by_key}
+    fixed_total = {key: [0] * hours for key in by_key}
     windows: list[EngineWindow] = []
-    explanations: list[Explanation] = []
     priority_given = False
     for window in fixed:
         if window.ref in seen_refs:
             raise ValueError(f"ref {window.ref!r} is both a fixed window and a demand")
-        timeline = timelines.get(window.pool)
-        if timeline is None:
+        if window.pool not in by_key:
             raise ValueError(f"fixed window {window.ref!r} names an unknown pool {window.pool!r}")
         _check_aware(f"fixed window {window.ref!r}: start", window.start)
         _check_aware(f"fixed window {window.ref!r}: end", window.end)
         first, last = week.hour_index(window.start), week.hour_index(window.end)
-        if first < last:
-            timeline.take(first, last, window.gpu_count, window.tier == TIER_PREEMPTIBLE)
+        for use in (fixed_total[window.pool],) if window.tier == TIER_PREEMPTIBLE else (
+            fixed_total[window.pool],
+            fixed_standard[window.pool],
+        ):
+            use[first:last] = [v + window.gpu_count for v in use[first:last]]
         priority_given = priority_given or window.tier == TIER_PRIORITY
         windows.append(window)
+
+    # Demands that cannot be placed at all are refused before any placing; the rest become jobs.
+    refusals: list[Explanation | None] = []
+    jobs: dict[str, list[Job | None]] = {key: [] for key in by_key}
     for demand in demands:
-        placement, explanation = _place(demand, timelines.get(demand.pool), week)
-        explanations.append(explanation)
+        refusal, job = _job(demand, by_key.get(demand.pool), week)
+        refusals.append(refusal)
+        if demand.pool in jobs:
+            jobs[demand.pool].append(job)
+
+    placements: dict[str, list[Placement]] = {}
+    limits: dict[str, tuple[int, int]] = {}
+    for key in sorted(by_key):
+        burst, standby = reserved_gpus(by_key[key])
+        total_limit = by_key[key].gpu_count - standby
+        standard_limit = total_limit - burst
+        limits[key] = (standard_limit, total_limit)
+        if optimize:
+            pool_stats = PoolStats()
+            placements[key] = place_pool(
+                jobs[key],
+                hours=hours,
+                standard_limit=standard_limit,
+                total_limit=total_limit,
+                fixed_standard=fixed_standard[key],
+                fixed_total=fixed_total[key],
+                stats=pool_stats,
+            )
+            if stats is not None:
+                stats[key] = pool_stats
+        else:
+            capacity = _capacity(hours, limits[key], fixed_standard[key], fixed_total[key])
+            placements[key] = greedy_pool(jobs[key], capacity)
+
+    # Explain each demand against the fixed windows and the windows of higher-ranked demands.
+    higher = {key: _capacity(hours, limits[key], fixed_standard[key], fixed_total[key]) for key in by_key}
+    everything = {key: higher[key].copy() for key in by_key}
+    for key, pool_jobs in jobs.items():
+        for job, placement in zip(pool_jobs, placements[key], strict=True):
+            if job is not None and placement is not None:
+                everything[key].take(placement[0], placement[0] + job.duration, placement[1], placement[2])
+    position = dict.fromkeys(by_key, 0)
+    explanations: list[Explanation] = []
+    for demand, refusal in zip(demands, refusals, strict=True):
+        if refusal is not None:
+            explanations.append(refusal)
+            if demand.pool in position:
+                position[demand.pool] += 1
+            continue
+        key = demand.pool
+        job = jobs[key][position[key]]
+        placement = placements[key][position[key]]
+        position[key] += 1
+        assert job is not None
+        explanations.append(_explain(demand, job, placement, higher[key], everything[key], by_key[key], week))
         if placement is None:
             continue
         start, count, preemptible = placement
+        higher[key].take(start, start + job.duration, count, preemptible)
         if preemptible:
             tier = TIER_PREEMPTIBLE
         elif not priority_given:
@@ -253,11 +344,15 @@ def allocate(
                 pool=demand.pool,
                 gpu_count=count,
                 start=week.instants[start],
-                end=week.instants[start + demand.duration_hours],
+                end=week.instants[start + job.duration],
                 tier=tier,
             )
         )
     return AllocationResult(windows=tuple(windows), explanations=tuple(explanations))
+
+
+def _capacity(hours: int, limits: tuple[int, int], fixed_standard: list[int], fixed_total: list[int]) -> Capacity:
+    return Capacity(hours, *limits, fixed_standard, fixed_total)
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -297,101 +392,6 @@ def _check_demand(demand: Demand) -> None:
     _check_aware(f"demand {demand.ref!r}: latest_end", demand.latest_end)
 
 
-# --- the capacity timeline ----------------------------------------------------------------
-
-
-class _Timeline:
-    """Free GPUs of one pool, per hour of the week.
-
-    ``standard_only`` is the standard capacity minus standard windows, ``total`` the
-    allocatable capacity (all but standby) minus all windows, and ``standard`` the free GPUs a
-    standard window may take: ``min(standard_only, total)`` at every hour, kept up to date.
-    """
-
-    __slots__ = (
-        "pool",
-        "standard",
-        "standard_limit",
-        "standard_only",
-        "total",
-        "total_limit",
-    )
-
-    def __init__(self, pool: PoolCapacity, hours: int) -> None:
-        burst, standby = reserved_gpus(pool)
-        self.pool = pool
-        self.total_limit = pool.gpu_count - standby
-        self.standard_limit = self.total_limit - burst
-        self.standard_only = [self.standard_limit] * hours
-        self.total = [self.total_limit] * hours
-        self.standard = [self.standard_limit] * hours
-
-    def take(self, start: int, end: int, count: int, preemptible: bool) -> None:
-        """Book ``count`` GPUs over hours [start, end) on the standard or burst capacity."""
-        self.total[start:end] = [v - count for v in self.total[start:end]]
-        if preemptible:
-            # A preemptible window may sit on standard capacity too; what is left for
-            # standard windows is bounded by what is left in total.
-            self.standard[start:end] = list(map(min, self.standard_only[start:end], self.total[start:end]))
-        else:
-            self.standard_only[start:end] = [v - count for v in self.standard_only[start:end]]
-            self.standard[start:end] = [v - count for v in self.standard[start:end]]
-
-
-def _first_run(free: list[int], lo: int, hi: int, need: int, hours: int) -> int:
-    """Earliest s in [lo, hi - hours] with ``free[h] >= need`` for all h in [s, s + hours)."""
-    ok = bytes([v >= need for v in free[lo:hi]])
-    found = ok.find(b"\x01" * hours)
-    return -1 if found < 0 else lo + found
-
-
-def _blocked_span(free: list[int], lo: int, hi: int, need: int) -> tuple[int, int]:
-    """First and last-plus-one hour in [lo, hi) with fewer than ``need`` GPUs free."""
-    ok = bytes([v >= need for v in free[lo:hi]])
-    return lo + ok.find(b"\x00"), lo + ok.rfind(b"\x00") + 1
-
-
-def _best_fit(free: list[int], lo: int, hi: int, hours: int, count: int, minimum: int) -> tuple[int, int] | None:
-    """The (start, GPU count) to place, or None when not even ``minimum`` fits.
-
-    Full count at the earliest start first; otherwise the largest count in
-    [minimum, count) that fits for ``hours`` somewhere in [lo, hi), at its earliest start.
-    Ties therefore break towards more GPUs, then towards earlier hours.
-
-    One pass of a sliding-window minimum over [lo, hi): the deque holds the hours of the
-    current window whose free counts increase from front to back, so its front is the
-    window's minimum. O(hi - lo); two C-level shortcuts answer the common cases first.
-    Requires ``hi - lo >= hours``.
-    """
-    if min(free[lo : lo + hours]) >= count:  # fits at the earliest start
-        return lo, count
-    if max(free[lo:hi]) < minimum:  # no single hour has room
-        return None
-    window: deque[int] = deque()
-    push, pop, popleft = window.append, window.pop, window.popleft
-    for hour in range(lo, lo + hours - 1):  # fill the first window but one hour
-        value = free[hour]
-        while window and free[window[-1]] >= value:
-            pop()
-        push(hour)
-    best_start, best_count = -1, minimum - 1
-    start = lo
-    for hour in range(lo + hours - 1, hi):  # hour is the last of [start, start + hours)
-        value = free[hour]
-        while window and free[window[-1]] >= value:
-            pop()
-        push(hour)
-        if window[0] < start:
-            popleft()
-        smallest = free[window[0]]
-        if smallest > best_count:  # strictly more GPUs: earlier starts win ties
-            if smallest >= count:
-                return start, count
-            best_start, best_count = start, smallest
-        start += 1
-    return None if best_start < 0 else (best_start, best_count)
-
-
 # --- explanations -------------------------------------------------------------------------
 
 
@@ -429,64 +429,74 @@ class _Week:
         return text
 
 
-def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tuple[int, int, bool] | None, Explanation]:
-    """Place one demand on its timeline (booking it) and explain the outcome.
+def _refuse(demand: Demand, code: str, **params: Any) -> Explanation:
+    return Explanation(demand.ref, placed=False, shortened=False, reasons=(Reason(code, params),))
 
-    Returns ((start hour, GPU count, preemptible) or None, explanation).
-    """
 
-    def refuse(code: str, **params: Any) -> tuple[None, Explanation]:
-        reason = Reason(code, params)
-        return None, Explanation(demand.ref, placed=False, shortened=False, reasons=(reason,))
-
-    if timeline is None:
-        return refuse("unknown_pool", pool=demand.pool)
+def _job(demand: Demand, pool: PoolCapacity | None, week: _Week) -> tuple[Explanation | None, Job | None]:
+    """The demand on the hour grid, or the reason it cannot be placed whatever else happens."""
+    if pool is None:
+        return _refuse(demand, "unknown_pool", pool=demand.pool), None
     count, minimum, duration = demand.gpu_count, demand.min_gpu_count, demand.duration_hours
     if minimum > count:
-        return refuse("minimum_above_count", min_gpu_count=minimum, gpu_count=count)
+        return _refuse(demand, "minimum_above_count", min_gpu_count=minimum, gpu_count=count), None
     lo, hi = week.bounds(demand)
     if hi - lo < duration:
         if demand.latest_end <= week.start or demand.earliest_start >= week.instants[-1]:
-            return refuse(
+            return _refuse(
+                demand,
                 "outside_week",
                 earliest_start=instant_param(demand.earliest_start),
                 latest_end=instant_param(demand.latest_end),
                 week_start=week.param(0),
                 week_end=week.param(week.hours),
-            )
+            ), None
         if hi > lo:
-            return refuse("window_too_short", start=week.param(lo), end=week.param(hi), duration_hours=duration)
-        return refuse(
+            return _refuse(
+                demand, "window_too_short", start=week.param(lo), end=week.param(hi), duration_hours=duration
+            ), None
+        return _refuse(
+            demand,
             "window_without_whole_hour",
             earliest_start=instant_param(demand.earliest_start),
             latest_end=instant_param(demand.latest_end),
             duration_hours=duration,
-        )
+        ), None
+    return None, Job(lo, hi, duration, count, minimum, demand.preemptible_ok)
 
-    pool = timeline.pool
-    preemptible = False
-    free = timeline.standard
-    fit = None
-    if minimum <= timeline.standard_limit:
-        fit = _best_fit(free, lo, hi, duration, count, minimum)
-    if fit is None and demand.preemptible_ok:
-        preemptible = True
-        free = timeline.total
-        if minimum <= timeline.total_limit:
-            fit = _best_fit(free, lo, hi, duration, count, minimum)
 
-    if fit is None:
-        limit = timeline.total_limit if demand.preemptible_ok else timeline.standard_limit
+def _explain(
+    demand: Demand,
+    job: Job,
+    placement: Placement,
+    higher: Capacity,
+    everything: Capacity,
+    pool: PoolCapacity,
+    week: _Week,
+) -> Explanation:
+    """Why the demand got ``placement``, read off the capacity the fixed windows and the
+    higher-ranked demands' windows (``higher``) leave; ``everything`` holds all windows."""
+    count, minimum, duration, lo, hi = demand.gpu_count, job.minimum, job.duration, job.lo, job.hi
+    if placement is None:
+        limit = higher.total_limit if demand.preemptible_ok else higher.standard_limit
         if minimum > limit:
-            return refuse(
+            return _refuse(
+                demand,
                 "pool_too_small",
                 pool=pool.key,
                 min_gpu_count=minimum,
                 available_gpus=limit,
                 capacity="total" if demand.preemptible_ok else "standard",
             )
-        full_from, full_to = _blocked_span(free, lo, hi, minimum)
-        later = _first_run(free, lo, week.hours, minimum, duration)
+        free = _free(higher, demand.preemptible_ok)
+        if first_run(free, lo, hi, minimum, duration) >= 0:
+            # Room beside the higher ranks, taken by lower ones: only when an optimum was not
+            # proven within the deterministic limit. Say what holds the pool now.
+            span_free = _free(everything, demand.preemptible_ok)
+        else:
+            span_free = free
+        full_from, full_to = blocked_span(span_free, lo, hi, minimum)
+        later = first_run(free, lo, week.hours, minimum, duration)
         next_fit = None
         if later >= 0:
             next_fit = {
@@ -495,7 +505,8 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
                 "gpu_count": min(count, min(free[later : later + duration])),
                 "gpu_model": pool.gpu_model,
             }
-        return refuse(
+        return _refuse(
+            demand,
             "pool_full",
             pool=pool.key,
             full_from=week.param(full_from),
@@ -506,7 +517,7 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
             next_fit=next_fit,
         )
 
-    start, placed = fit
+    start, placed, preemptible = placement
     reasons = []
     if placed < count:
         reasons.append(
@@ -533,10 +544,17 @@ def _place(demand: Demand, timeline: _Timeline | None, week: _Week) -> tuple[tup
         )
     )
     if start > lo:
-        full_from, full_to = _blocked_span(free, lo, start, placed)
-        reasons.append(
-            Reason("queued", {"pool": pool.key, "full_from": week.param(full_from), "full_to": week.param(full_to)})
-        )
-    timeline.take(start, start + duration, placed, preemptible)
-    explanation = Explanation(demand.ref, placed=True, shortened=placed < count, reasons=tuple(reasons))
-    return (start, placed, preemptible), explanation
+        free = _free(higher, preemptible)
+        could = first_run(free, lo, start - 1 + duration, placed, duration)
+        if could >= 0:
+            reasons.append(Reason("moved", {"pool": pool.key, "could_start": week.param(could)}))
+        else:
+            full_from, full_to = blocked_span(free, lo, start, placed)
+            reasons.append(
+                Reason("queued", {"pool": pool.key, "full_from": week.param(full_from), "full_to": week.param(full_to)})
+            )
+    return Explanation(demand.ref, placed=True, shortened=placed < count, reasons=tuple(reasons))
+
+
+def _free(capacity: Capacity, preemptible: bool) -> list[int]:
+    return capacity.total if preemptible else capacity.view

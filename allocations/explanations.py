@@ -41,7 +41,7 @@ _REFUSALS = frozenset(
 )
 
 # Every code an explanation can hold (docs/engine.md has their parameters), in reading order.
-REASON_CODES = ("shortened", "placed", "queued", "kept", *sorted(_REFUSALS))
+REASON_CODES = ("shortened", "placed", "queued", "moved", "kept", *sorted(_REFUSALS))
 
 
 def reasons_as_json(reasons: Iterable[Reason]) -> list[dict[str, Any]]:
@@ -152,6 +152,10 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "pool": p["pool"],
             "start": week.at(p["full_from"]),
             "end": week.at(p["full_to"]),
+        }
+    if code == "moved":
+        return _("moved later so that lower-ranked requests fit too: it could have started %(start)s") % {
+            "start": week.at(p["could_start"]),
         }
     if code == "shortened":
         return _("shortened to %(gpus)s: only %(count)d free for %(hours)d h between %(start)s and %(end)s") % {

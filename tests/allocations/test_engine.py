@@ -27,6 +27,7 @@ from allocations.engine import (
     PoolCapacity,
     Reason,
     allocate,
+    allocate_greedy,
     reserved_gpus,
 )
 from allocations.explanations import explanation_text
@@ -316,22 +317,35 @@ def test_standard_windows_never_use_the_burst_reserve() -> None:
     )
 
 
-def test_preemptible_demand_uses_the_burst_reserve_only_when_standard_is_full() -> None:
+def test_preemptible_demand_uses_the_burst_reserve_and_moves_to_let_a_lower_rank_fit() -> None:
     result = run(
         demand(1, 10, 168),
         demand(2, 4, 24, preemptible_ok=True),  # fits in standard: stays standard
-        demand(3, 8, 24, preemptible_ok=True),  # 0 standard free Mon; 4 standard + 4 burst
-        demand(4, 1, 24, at(1), at(2), preemptible_ok=True),  # 18 in use Tue: only standby left
+        demand(3, 8, 24, preemptible_ok=True),  # 0 standard free Mon; 4 standard + 4 burst from Tue
+        demand(4, 1, 24, at(1), at(2), preemptible_ok=True),  # only Tue: fits if demand 3 starts Wed
     )
 
     assert result.windows[1:] == (
         EngineWindow(2, "a100", 4, at(0), at(1), "standard"),
-        EngineWindow(3, "a100", 8, at(1), at(2), "preemptible"),
+        EngineWindow(3, "a100", 8, at(2), at(3), "preemptible"),
+        EngineWindow(4, "a100", 1, at(1), at(2), "standard"),  # 4 standard GPUs are free on Tue
     )
     assert texts(result)[2] == (
-        "placed Tue 00:00–Wed 00:00 on 8 A100, preemptible (in the burst reserve); "
-        "queued: a100 pool full from Mon 00:00 to Tue 00:00"
+        "placed Wed 00:00–Thu 00:00 on 8 A100, preemptible (in the burst reserve); "
+        "moved later so that lower-ranked requests fit too: it could have started Tue 00:00"
     )
+    assert texts(result)[3] == "placed Tue 00:00–Wed 00:00 on 1 A100"
+
+
+def test_preemptible_demand_is_refused_when_only_standby_is_left() -> None:
+    result = run(
+        demand(1, 10, 168),
+        demand(2, 4, 24, preemptible_ok=True),
+        demand(3, 8, 24, at(1), at(2), preemptible_ok=True),  # 4 standard + 4 burst on Tue
+        demand(4, 1, 24, at(1), at(2), preemptible_ok=True),  # 18 in use Tue: only standby left
+    )
+
+    assert result.windows[2] == EngineWindow(3, "a100", 8, at(1), at(2), "preemptible")
     assert texts(result)[3] == (
         "not placed: a100 pool full from Tue 00:00 to Wed 00:00 (needs 1 GPU for 24 h by Wed 00:00); "
         "next fit would be Wed 00:00–Thu 00:00 on 1 A100"
@@ -348,7 +362,7 @@ def test_standby_gpus_are_never_allocated() -> None:
 def test_preemptible_windows_leave_less_for_later_standard_demands() -> None:
     result = run(
         demand(1, 10, 168),
-        demand(2, 8, 24, preemptible_ok=True),  # 4 standard + 4 burst GPUs: total now 18
+        demand(2, 8, 24, at(0), at(1), preemptible_ok=True),  # 4 standard + 4 burst GPUs: total now 18
         demand(3, 2, 24, at(0), at(1)),
     )
 
@@ -356,10 +370,24 @@ def test_preemptible_windows_leave_less_for_later_standard_demands() -> None:
     assert not result.explanations[2].placed
 
 
+def test_higher_ranked_preemptible_window_moves_so_a_standard_demand_fits() -> None:
+    result = run(
+        demand(1, 10, 168),
+        demand(2, 8, 24, preemptible_ok=True),  # any day: it leaves Monday to demand 3
+        demand(3, 2, 24, at(0), at(1)),
+    )
+
+    assert [(w.ref, w.start, w.tier) for w in result.windows] == [
+        (1, at(0), "priority"),
+        (2, at(1), "preemptible"),
+        (3, at(0), "standard"),
+    ]
+
+
 def test_top_ranked_placed_demand_gets_the_priority_tier() -> None:
     result = run(
         demand(1, 2, 24, pool="h100"),  # top-ranked, not placed
-        demand(2, 15, 24, minimum=10, preemptible_ok=True),  # placed in standard capacity
+        demand(2, 15, 24, minimum=10),  # placed in standard capacity, 14 GPUs
         demand(3, 2, 24),
     )
 
@@ -595,16 +623,16 @@ def test_windows_keep_every_invariant(week: tuple[int, list[PoolCapacity], list[
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(weeks(), st.randoms(use_true_random=False))
-def test_windows_match_the_rules_written_out_naively(
+def test_greedy_windows_match_the_rules_written_out_naively(
     week: tuple[int, list[PoolCapacity], list[Demand]], rng: random.Random
 ) -> None:
     hours, pools, demands = week
     shuffled = list(pools)
     rng.shuffle(shuffled)
 
-    result = allocate(week_start=WEEK, pools=shuffled, demands=demands, hours=hours)
+    result = allocate_greedy(week_start=WEEK, pools=shuffled, demands=demands, hours=hours)
 
-    assert result == allocate(week_start=WEEK, pools=pools, demands=demands, hours=hours)
+    assert result == allocate_greedy(week_start=WEEK, pools=pools, demands=demands, hours=hours)
     assert [
         (w.ref, w.pool, w.gpu_count, (w.start - WEEK) // HOUR, (w.end - WEEK) // HOUR, w.tier) for w in result.windows
     ] == _reference_allocate(hours, pools, demands)

@@ -80,6 +80,22 @@ def test_reasons_stored_as_json_render_as_the_engine_reasons_do():
     assert result.explanations[3].reasons[0].params["next_fit"]["start"] == "2024-01-04T00:00:00Z"
 
 
+def test_a_window_moved_for_lower_ranks_says_when_it_could_have_started():
+    result = allocate(week_start=WEEK, pools=[A100], demands=[
+        demand(1, 10, 24, at(0), at(2)),  # could run Monday, runs Tuesday
+        demand(2, 8, 12, at(0), at(0, 12)),
+        demand(3, 8, 12, at(0, 12), at(1)),
+    ])
+    reasons = result.explanations[0].reasons
+    stored = json.loads(json.dumps(reasons_as_json(reasons)))
+
+    assert stored[-1] == {"code": "moved", "params": {"pool": "a100", "could_start": "2024-01-01T00:00:00Z"}}
+    assert explanation_text(stored, week_start=WEEK) == (
+        "placed Tue 00:00–Wed 00:00 on 10 A100; "
+        "moved later so that lower-ranked requests fit too: it could have started Mon 00:00"
+    )
+
+
 def test_a_language_without_a_catalogue_falls_back_to_the_english_text():
     demands = (demand(1, 14, 48, at(0), at(2)), demand(2, 8, 24, at(0), at(7)), demand(3, 4, 24, at(1), at(2)))
     english = explained(*demands)

@@ -1,0 +1,506 @@
+"""Placement on one pool's hour grid: today's greedy, and the strict-priority optimizer on top.
+
+Pure numbers, no datetimes: ``allocations.engine`` turns demands into ``Job``s (bounds as hour
+indices) and windows back into instants, and explains the outcome. See docs/engine.md.
+
+``place_pool`` finds, for the jobs of one pool in priority order, the lexicographic optimum by
+rank: rank 1 gets as many GPU-hours as it can, rank 2 as many as it can while rank 1 keeps
+exactly its optimum, and so on. Higher ranks may move (start, tier) but never lose GPU-hours.
+For each rank it tries cheap things first:
+
+1. the greedy fit of that job on what the higher ranks hold now (the most GPUs it can get
+   without moving anyone), and today's greedy (``greedy_pool``) when that gives more, so the
+   result is never lexicographically worse than the greedy;
+2. an upper bound from the higher ranks' *compulsory parts* (the hours a window covers
+   wherever it starts in its bounds) and the GPU-hours left in the job's bounds: when the
+   greedy fit reaches it, or there are no higher ranks its bounds can touch, it is optimal;
+3. only then OR-Tools CP-SAT, on the higher ranks whose bounds connect to the job's, with
+   the fit of step 1 as the hint: optional fixed-size intervals, one cumulative for the
+   total (all but standby) and one for the standard capacity, maximise the job's GPUs
+   while every higher rank keeps its count. One worker, a fixed seed and a deterministic
+   time limit only, so the answer does not depend on the machine or its load; when the
+   limit is hit the better of the solver's and step 1's answer is kept.
+
+A final pass makes the placement canonical: in rank order, each job takes the most GPUs it
+can beside all other windows (only a job whose optimum was not proven can gain here), then
+the earliest start on standard capacity, else the earliest start in the burst reserve;
+repeated until nothing moves.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "MAX_MODEL_JOBS",
+    "POOL_SOLVER_BUDGET",
+    "SOLVE_LIMIT",
+    "Job",
+    "Placement",
+    "PoolStats",
+    "best_fit",
+    "blocked_span",
+    "first_run",
+    "greedy_pool",
+    "place_pool",
+]
+
+# Limits, all deterministic (independent of the machine's speed and load):
+SOLVE_LIMIT = 0.5  # CP-SAT deterministic time per rank (its own work units, not seconds)
+# Work per pool, in model size: a solve costs SOLVE_COST plus one per interval of its model.
+# Once a pool has spent its budget, its remaining ranks keep their greedy fit.
+POOL_SOLVER_BUDGET = 1000
+SOLVE_COST = 10
+MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps its greedy fit
+_POLISH_ROUNDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A demand on the hour grid: a window of ``duration`` hours inside [lo, hi)."""
+
+    lo: int
+    hi: int
+    duration: int
+    count: int
+    minimum: int
+    preemptible_ok: bool
+
+
+# (start hour, GPU count, preemptible) or None when not placed
+Placement = tuple[int, int, bool] | None
+
+
+@dataclass(slots=True)
+class PoolStats:
+    """What the optimizer did on one pool (for the benchmark and the tests)."""
+
+    solves: int = 0
+    proven: int = 0  # solves that ended optimal
+    limit_hit: int = 0  # solves stopped by their deterministic limit
+    improved: int = 0  # ranks where the solver beat the greedy fit
+    deterministic_time: float = 0.0  # CP-SAT's, summed
+    skipped_budget: int = 0  # ranks left to the greedy fit because the budget was spent
+
+
+# --- free-capacity searches on an hourly array ------------------------------------------
+
+
+def first_run(free: Sequence[int], lo: int, hi: int, need: int, hours: int) -> int:
+    """Earliest s in [lo, hi - hours] with ``free[h] >= need`` for all h in [s, s + hours)."""
+    ok = bytes([v >= need for v in free[lo:hi]])
+    found = ok.find(b"\x01" * hours)
+    return -1 if found < 0 else lo + found
+
+
+def blocked_span(free: Sequence[int], lo: int, hi: int, need: int) -> tuple[int, int]:
+    """First and last-plus-one hour in [lo, hi) with fewer than ``need`` GPUs free."""
+    ok = bytes([v >= need for v in free[lo:hi]])
+    return lo + ok.find(b"\x00"), lo + ok.rfind(b"\x00") + 1
+
+
+def best_fit(free: Sequence[int], lo: int, hi: int, hours: int, count: int, minimum: int) -> tuple[int, int] | None:
+    """The (start, GPU count) to place, or None when not even ``minimum`` fits.
+
+    Full count at the earliest start first; otherwise the largest count in
+    [minimum, count) that fits for ``hours`` somewhere in [lo, hi), at its earliest start.
+    Ties therefore break towards more GPUs, then towards earlier hours.
+
+    One pass of a sliding-window minimum over [lo, hi): the deque holds the hours of the
+    current window whose free counts increase from front to back, so its front is the
+    window's minimum. O(hi - lo); two C-level shortcuts answer the common cases first.
+    Requires ``hi - lo >= hours``.
+    """
+    if min(free[lo : lo + hours]) >= count:  # fits at the earliest start
+        return lo, count
+    if max(free[lo:hi]) < minimum:  # no single hour has room
+        return None
+    if bytes([v >= minimum for v in free[lo:hi]]).find(b"\x01" * hours) < 0:  # not even the minimum fits
+        return None
+    window: deque[int] = deque()
+    push, pop, popleft = window.append, window.pop, window.popleft
+    for hour in range(lo, lo + hours - 1):  # fill the first window but one hour
+        value = free[hour]
+        while window and free[window[-1]] >= value:
+            pop()
+        push(hour)
+    best_start, best_count = -1, minimum - 1
+    start = lo
+    for hour in range(lo + hours - 1, hi):  # hour is the last of [start, start + hours)
+        value = free[hour]
+        while window and free[window[-1]] >= value:
+            pop()
+        push(hour)
+        if window[0] < start:
+            popleft()
+        smallest = free[window[0]]
+        if smallest > best_count:  # strictly more GPUs: earlier starts win ties
+            if smallest >= count:
+                return start, count
+            best_start, best_count = start, smallest
+        start += 1
+    return None if best_start < 0 else (best_start, best_count)
+
+
+# --- one pool's capacity ----------------------------------------------------------------
+
+
+class Capacity:
+    """Free GPUs of one pool per hour: ``standard`` (standard capacity less standard windows),
+    ``total`` (all but standby, less every window) and ``view``, what a standard window may
+    use: ``min(standard, total)`` at each hour, kept up to date."""
+
+    __slots__ = ("standard", "standard_limit", "total", "total_limit", "view")
+
+    def __init__(
+        self,
+        hours: int,
+        standard_limit: int,
+        total_limit: int,
+        fixed_standard: Sequence[int] | None = None,
+        fixed_total: Sequence[int] | None = None,
+    ) -> None:
+        self.standard_limit = standard_limit
+        self.total_limit = total_limit
+        self.standard = [standard_limit] * hours
+        self.total = [total_limit] * hours
+        if fixed_standard is not None:
+            self.standard = [standard_limit - v for v in fixed_standard]
+        if fixed_total is not None:
+            self.total = [total_limit - v for v in fixed_total]
+        self.view = list(map(min, self.standard, self.total))
+
+    def copy(self) -> Capacity:
+        other = Capacity(0, self.standard_limit, self.total_limit)
+        other.standard = list(self.standard)
+        other.total = list(self.total)
+        other.view = list(self.view)
+        return other
+
+    def take(self, start: int, end: int, count: int, preemptible: bool) -> None:
+        self.total[start:end] = [v - count for v in self.total[start:end]]
+        if preemptible:
+            self.view[start:end] = list(map(min, self.standard[start:end], self.total[start:end]))
+        else:
+            self.standard[start:end] = [v - count for v in self.standard[start:end]]
+            self.view[start:end] = [v - count for v in self.view[start:end]]
+
+    def free(self, lo: int, hi: int, preemptible: bool) -> list[int]:
+        """Free GPUs over [lo, hi) for a window of that tier."""
+        return (self.total if preemptible else self.view)[lo:hi]
+
+    def fit(self, job: Job, preemptible: bool) -> tuple[int, int] | None:
+        limit = self.total_limit if preemptible else self.standard_limit
+        if job.minimum > limit:
+            return None
+        return best_fit(self.total if preemptible else self.view, job.lo, job.hi, job.duration, job.count, job.minimum)
+
+
+def _book(cap: Capacity, job: Job, placement: Placement, sign: int = 1) -> None:
+    if placement is not None:
+        start, count, preemptible = placement
+        cap.take(start, start + job.duration, sign * count, preemptible)
+
+
+def _placeable(job: Job, cap: Capacity) -> bool:
+    return job.hi - job.lo >= job.duration and job.minimum <= job.count
+
+
+def greedy_pool(jobs: Sequence[Job | None], cap: Capacity) -> list[Placement]:
+    """Today's greedy, in rank order: standard first, the burst reserve only when no count in
+    [minimum, count] fits on standard capacity. Books ``cap``. ``None`` jobs are skipped."""
+    out: list[Placement] = []
+    for job in jobs:
+        placement: Placement = None
+        if job is not None and _placeable(job, cap):
+            fit = cap.fit(job, False)
+            preemptible = False
+            if fit is None and job.preemptible_ok:
+                fit, preemptible = cap.fit(job, True), True
+            if fit is not None:
+                placement = (fit[0], fit[1], preemptible)
+                _book(cap, job, placement)
+        out.append(placement)
+    return out
+
+
+def _fit_now(job: Job, cap: Capacity) -> Placement:
+    """The most GPUs ``job`` gets beside what ``cap`` holds, without moving anything.
+
+    A preemptible demand may take standard or burst capacity, so its best is on the total;
+    the final pass moves it to standard capacity when the same count fits there."""
+    if not _placeable(job, cap):
+        return None
+    fit = cap.fit(job, job.preemptible_ok)
+    return None if fit is None else (fit[0], fit[1], job.preemptible_ok)
+
+
+# --- the optimizer ----------------------------------------------------------------------
+
+
+def place_pool(
+    jobs: Sequence[Job | None],
+    *,
+    hours: int,
+    standard_limit: int,
+    total_limit: int,
+    fixed_standard: Sequence[int],
+    fixed_total: Sequence[int],
+    budget: int = POOL_SOLVER_BUDGET,
+    stats: PoolStats | None = None,
+) -> list[Placement]:
+    """Place one pool's jobs (rank order; ``None`` for demands that cannot be placed at all)
+    at the lexicographic optimum by rank, as far as the deterministic budget reaches.
+
+    ``fixed_standard`` / ``fixed_total`` are the GPUs fixed windows hold per hour on the
+    standard and the total capacity."""
+    stats = stats if stats is not None else PoolStats()
+    base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
+
+    greedy = greedy_pool(jobs, base.copy())
+    cap = base.copy()
+    placements: list[Placement] = [None] * len(jobs)
+    values = [0] * len(jobs)
+    # Compulsory parts of the placed higher ranks: GPUs held at an hour wherever they start.
+    compulsory_total = [0] * hours
+    compulsory_standard = [0] * hours
+    tracking_greedy = True  # every rank so far got exactly what the greedy gave it
+    spent = 0
+
+    for k, job in enumerate(jobs):
+        if job is None or not _placeable(job, cap):
+            continue
+        best = _fit_now(job, cap)
+        best_value = 0 if best is None else best[1]
+        greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
+        if tracking_greedy and greedy_value > best_value:
+            for j in range(k):  # today's greedy placement of ranks 1..k has the same values
+                _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                placements[j] = greedy[j]
+                _book(cap, jobs[j], placements[j])  # type: ignore[arg-type]
+            best, best_value = greedy[k], greedy_value
+
+        if best_value < job.count:
+            bound = _upper_bound(job, base, compulsory_standard, compulsory_total)
+            if best_value < bound:
+                component = _component(jobs, values, k)
+                if len(component) <= 1:
+                    pass  # nothing above it can move out of its way: the fit is optimal
+                elif spent >= budget or len(component) > MAX_MODEL_JOBS:
+                    stats.skipped_budget += 1
+                else:
+                    solved = _solve_rank(jobs, values, placements, best, k, component, base, SOLVE_LIMIT, stats)
+                    spent += solved[2]
+                    if solved[0] > best_value:
+                        stats.improved += 1
+                        for j, placement in solved[1].items():
+                            if j != k:
+                                _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                                placements[j] = placement
+                                _book(cap, jobs[j], placement)  # type: ignore[arg-type]
+                        best, best_value = solved[1][k], solved[0]
+
+        if tracking_greedy and best_value != greedy_value:
+            tracking_greedy = False
+        placements[k] = best
+        values[k] = best_value
+        if best is not None:
+            _book(cap, job, best)
+            first, last = job.hi - job.duration, job.lo + job.duration
+            if first < last:
+                compulsory_total[first:last] = [v + best_value for v in compulsory_total[first:last]]
+                if not job.preemptible_ok:
+                    compulsory_standard[first:last] = [v + best_value for v in compulsory_standard[first:last]]
+
+    _polish(jobs, placements, cap)
+    return placements
+
+
+def _upper_bound(job: Job, base: Capacity, compulsory_standard: list[int], compulsory_total: list[int]) -> int:
+    """A count ``job`` cannot exceed whatever the higher ranks do: what is left beside their
+    compulsory parts, for its whole duration at some start, and in GPU-hours over its bounds."""
+    lo, hi = job.lo, job.hi
+    total = [f - c for f, c in zip(base.total[lo:hi], compulsory_total[lo:hi], strict=True)]
+    if job.preemptible_ok:
+        free = total
+    else:
+        standard = [f - c for f, c in zip(base.standard[lo:hi], compulsory_standard[lo:hi], strict=True)]
+        free = list(map(min, standard, total))
+    found = best_fit(free, 0, len(free), job.duration, job.count, job.minimum)
+    if found is None:
+        return 0
+    bound = min(found[1], sum(max(0, v) for v in free) // job.duration)
+    return bound if bound >= job.minimum else 0
+
+
+def _component(jobs: Sequence[Job | None], values: list[int], k: int) -> list[int]:
+    """Rank k and the placed higher ranks whose bounds connect to its bounds (overlap,
+    directly or through other such ranks): the only ones that can make room for it."""
+    job = jobs[k]
+    assert job is not None
+    spans = sorted((jobs[j].lo, jobs[j].hi, j) for j in range(k) if values[j] > 0)  # type: ignore[union-attr]
+    # grow the hull around [lo, hi) until no placed higher rank overlaps it
+    lo, hi = job.lo, job.hi
+    members = [k]
+    taken = [False] * len(spans)
+    changed = True
+    while changed:
+        changed = False
+        for i, (a, b, j) in enumerate(spans):
+            if not taken[i] and a < hi and b > lo:
+                taken[i] = True
+                members.append(j)
+                if a < lo or b > hi:
+                    lo, hi = min(lo, a), max(hi, b)
+                    changed = True
+    return sorted(members)
+
+
+def _solve_rank(
+    jobs: Sequence[Job | None],
+    values: list[int],
+    placements: list[Placement],
+    hint: Placement,
+    k: int,
+    component: list[int],
+    base: Capacity,
+    limit: float,
+    stats: PoolStats,
+) -> tuple[int, dict[int, Placement], int]:
+    """CP-SAT: the most GPUs for rank k while every other member keeps its count.
+
+    Returns (value, placements of the members, work spent in model size)."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    starts = {}
+    total_items: list[tuple[object, object]] = []
+    standard_items: list[tuple[object, object]] = []
+    lo_all = min(jobs[j].lo for j in component)  # type: ignore[union-attr]
+    hi_all = max(jobs[j].hi for j in component)  # type: ignore[union-attr]
+    count_k = None
+    present_k = None
+    for j in component:
+        job = jobs[j]
+        assert job is not None
+        start = model.new_int_var(job.lo, job.hi - job.duration, f"s{j}")
+        starts[j] = start
+        if j == k:
+            present_k = model.new_bool_var("p")
+            count_k = model.new_int_var(0, job.count, "c")
+            model.add(count_k >= job.minimum * present_k)
+            model.add(count_k <= job.count * present_k)
+            interval = model.new_optional_fixed_size_interval_var(start, job.duration, present_k, f"i{j}")
+            demand: object = count_k
+        else:
+            interval = model.new_fixed_size_interval_var(start, job.duration, f"i{j}")
+            demand = values[j]
+        total_items.append((interval, demand))
+        if not job.preemptible_ok:
+            standard_items.append((interval, demand))
+    assert count_k is not None and present_k is not None
+
+    def cumulative(items: list[tuple[object, object]], free: list[int]) -> None:
+        if not items:
+            return
+        # free capacity varies by hour (fixed windows): a constant capacity and blocks
+        capacity = max(0, max(free[lo_all:hi_all]))
+        intervals = [i for i, _ in items]
+        demands = [d for _, d in items]
+        hour = lo_all
+        while hour < hi_all:
+            height = capacity - max(0, free[hour])
+            end = hour + 1
+            while end < hi_all and capacity - max(0, free[end]) == height:
+                end += 1
+            if height > 0:
+                intervals.append(model.new_fixed_size_interval_var(hour, end - hour, f"b{hour}"))
+                demands.append(height)
+            hour = end
+        model.add_cumulative(intervals, demands, capacity)  # type: ignore[arg-type]
+
+    cumulative(total_items, base.total)
+    cumulative(standard_items, base.standard)
+    model.maximize(count_k)
+    for j in component:
+        placement = hint if j == k else placements[j]
+        if placement is not None:
+            model.add_hint(starts[j], placement[0])
+    model.add_hint(present_k, hint is not None)
+    model.add_hint(count_k, 0 if hint is None else hint[1])
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 12
+    solver.parameters.max_deterministic_time = limit
+    solver.parameters.cp_model_presolve = False  # tiny models: presolve costs more than it saves
+    solver.parameters.linearization_level = 0
+    status = solver.solve(model)
+    spent = SOLVE_COST + len(model.proto.constraints)
+    stats.solves += 1
+    stats.deterministic_time += solver.response_proto.deterministic_time
+    if status == cp_model.OPTIMAL:
+        stats.proven += 1
+    else:
+        stats.limit_hit += 1
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return -1, {}, spent
+    value = solver.value(count_k)
+    result: dict[int, Placement] = {}
+    for j in component:
+        job = jobs[j]
+        assert job is not None
+        if j == k and value == 0:
+            result[j] = None
+        else:
+            result[j] = (solver.value(starts[j]), value if j == k else values[j], job.preemptible_ok)
+    return value, result, spent
+
+
+def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity) -> None:
+    """Make the placement canonical, in rank order, until nothing moves: the most GPUs each
+    job can get beside all other windows, then the earliest start on standard capacity,
+    else the earliest start in the burst reserve. No job ever loses GPUs."""
+    for _ in range(_POLISH_ROUNDS):
+        moved = False
+        for k, job in enumerate(jobs):
+            if job is None or not _placeable(job, cap):
+                continue
+            current = placements[k]
+            if current is not None and current[1] == job.count and not _may_move(job, current):
+                continue
+            _book(cap, job, current, -1)
+            count = 0 if current is None else current[1]
+            grown = _fit_now(job, cap)
+            if grown is not None and grown[1] > count:
+                count = grown[1]
+            new: Placement = None
+            if count > 0:
+                new = _earliest(job, cap, count)
+                assert new is not None
+            _book(cap, job, new)
+            if new != current:
+                placements[k] = new
+                moved = True
+        if not moved:
+            return
+
+
+def _may_move(job: Job, placement: tuple[int, int, bool]) -> bool:
+    return placement[0] > job.lo or placement[2]
+
+
+def _earliest(job: Job, cap: Capacity, count: int) -> Placement:
+    """The canonical window of ``count`` GPUs: earliest start on standard capacity, else (a
+    preemptible demand) the earliest start on the total."""
+    tiers = (False, True) if job.preemptible_ok else (False,)
+    for preemptible in tiers:
+        limit = cap.total_limit if preemptible else cap.standard_limit
+        if count > limit:
+            continue
+        start = first_run(cap.total if preemptible else cap.view, job.lo, job.hi, count, job.duration)
+        if start >= 0:
+            return (start, count, preemptible)
+    return None
