@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,6 +11,7 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee.models import (
+    CycleStatus,
     Decision,
     DecisionOutcome,
     GpuRequest,
@@ -118,12 +120,13 @@ def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlac
     demands = cycle_demands(cycle=cycle)
     started = started_windows(week=cycle.week, now=now)
     kept_refs = {window.ref for window in started}
-    result = cycle_allocate(
-        cycle=cycle,
-        pools=pools,
-        demands=[demand for demand, _decision in demands if demand.ref not in kept_refs],
-        fixed=started,
-    )
+    placing = [demand for demand, _decision in demands if demand.ref not in kept_refs]
+    if cycle.status == CycleStatus.PUBLISHED:
+        # A correction places what is not running yet from now on: a new window never starts in the past.
+        placing = [
+            dataclasses.replace(demand, earliest_start=max(demand.earliest_start, now)) for demand in placing
+        ]
+    result = cycle_allocate(cycle=cycle, pools=pools, demands=placing, fixed=started)
     return PublishPlacement(pools=pools, demands=demands, started=started, result=result)
 
 

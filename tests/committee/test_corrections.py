@@ -50,6 +50,7 @@ def test_correction_after_publish_publishes_the_next_plan_version_and_keeps_star
         kept, old = live[ref], before[ref]
         assert (kept.pk, kept.start, kept.end, kept.gpu_count) == (old.pk, old.start, old.end, old.gpu_count)
     assert live[third.pk].gpu_count == 8  # placed with the corrected grant
+    assert live[third.pk].start >= now  # from now on, never in the past
     decision = Decision.objects.get(request=third)
     assert (decision.outcome, decision.granted_gpu_count) == ("grant", 8)
     assert decision.rationale == "Speech can run on orion now."
