@@ -171,12 +171,13 @@ class AppealDecisionView(APIView):
         operation_id="appeals_decide",
     )
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
+        data = request.data  # a body the parser refuses (malformed, nested too deep) is a 400 whatever the id
         try:
             appeal = Appeal.objects.select_related("request__team", "cycle").get(pk=pk)
         except Appeal.DoesNotExist:
             raise exceptions.NotFound() from None
         selectors.request_get_for_viewer(viewer=request.user, pk=appeal.request_id)
-        body = AppealDecisionInputSerializer(data=request.data)
+        body = AppealDecisionInputSerializer(data=data)
         body.is_valid(raise_exception=True)
         decided = services.appeal_decide(actor=request.user, appeal=appeal, **body.validated_data)
         return Response(AppealSerializer(decided).data)

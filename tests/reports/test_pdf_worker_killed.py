@@ -12,6 +12,7 @@ the timeout — and the redelivered task takes over the dead worker's claim on t
 from __future__ import annotations
 
 import signal
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,14 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(tra
 VISIBILITY_TIMEOUT_S = 30
 # Well under kombu's default 100 s sweep, well over the timeout and a quarter of it.
 TAKEOVER_WAIT_S = VISIBILITY_TIMEOUT_S + 45
+
+
+def _says_ready(log: Path) -> bool:
+    return " ready." in log.read_text()
+
+
+def _ready_failure(name: str, log: Path) -> str:
+    return f"worker {name} ready\n{log_tail(log)}"
 
 
 def export_row(pk: int) -> PdfExport:
@@ -57,8 +66,8 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
             workers = {name: celery_worker(env, name=name, log=log) for name, log in zip(names, logs, strict=True)}
             try:
                 for name, log in zip(names, logs, strict=True):  # both poll the queue before the work arrives
-                    wait_until(lambda log=log: " ready." in log.read_text(), timeout=90, interval=0.1,
-                               what=lambda name=name, log=log: f"worker {name} ready\n{log_tail(log)}")
+                    wait_until(partial(_says_ready, log), timeout=90, interval=0.1,
+                               what=partial(_ready_failure, name, log))
                 export = pdf_export_request(actor=week.tech, revision=revision_latest(page=record))
                 message = OutboxMessage.objects.get(key=f"pdf-export:{export.pk}:0")
                 assert message.relayed_at is not None  # handed to the broker, not run here
