@@ -17,6 +17,7 @@ from config.env import (
     env_float,
     env_int,
     env_list,
+    env_rate,
     env_str,
     env_url,
     site_url_for,
@@ -207,6 +208,17 @@ REST_FRAMEWORK: dict[str, Any] = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # A service's ValidationError is 400 by field, its StateConflict 409: once, for every view.
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
+    # Rate limits, counted in the cache (CACHE_URL: shared by all workers): per scheduler client (token) and per
+    # person (all their tokens and their session together). Over the rate: 429, Retry-After and a JSON detail.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "allocations.api.throttling.SchedulerRateThrottle",
+        "committee.api.throttling.PersonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "scheduler": env_rate("API_RATE_SCHEDULER", "600/minute"),
+        "user": env_rate("API_RATE_USER", "120/minute"),
+    },
+    "NUM_PROXIES": DOCKET_TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",
