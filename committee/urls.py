@@ -29,5 +29,8 @@ urlpatterns += [
 # Publishing the allocation.
 urlpatterns += [path("review/<week:week>/publish/", publishing.cycle_publish, name="cycle-publish")]
 
-# A person's profile: their notification settings.
-urlpatterns += [path("profile/", profile.profile, name="profile")]
+# A person's profile: their notification settings and API tokens.
+urlpatterns += [
+    path("profile/", profile.profile, name="profile"),
+    path("profile/tokens/revoke-all/", profile.tokens_revoke_all, name="profile-tokens-revoke-all"),
+]

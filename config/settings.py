@@ -310,6 +310,8 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Docket's own knobs.
+# A personal API token stops working this many days after it was made (the API answers 401 saying so).
+DOCKET_TOKEN_MAX_AGE_DAYS = env_int("DOCKET_TOKEN_MAX_AGE_DAYS", 90, minimum=1, maximum=3650)
 DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1, maximum=50)
 # The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)

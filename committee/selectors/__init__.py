@@ -60,6 +60,7 @@ from committee.selectors.review import (
     decision_visible_to,
     score_sheet,
 )
+from committee.selectors.tokens import personal_token_list
 
 __all__ = [
     "COMMITTEE_KINDS",
@@ -86,6 +87,7 @@ __all__ = [
     "decision_list_granted",
     "decision_visible_to",
     "digest_list_for_user",
+    "personal_token_list",
     "fair_share_for_cycle",
     "fair_share_live",
     "notification_kinds_for",
