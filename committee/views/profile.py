@@ -51,8 +51,8 @@ def profile(request: AuthenticatedHttpRequest) -> HttpResponse:
 def tokens_revoke_all(request: AuthenticatedHttpRequest) -> HttpResponse:
     count = services.personal_token_revoke_all(user=request.user)
     if count:
-        messages.success(request, ngettext("Your API token is revoked.", "All %(count)d of your API tokens are revoked.",
-                                           count) % {"count": count})
+        text = ngettext("Your API token is revoked.", "All %(count)d of your API tokens are revoked.", count)
+        messages.success(request, text % {"count": count})
     else:
         messages.info(request, _("You had no API tokens."))
     return redirect("committee:profile")
