@@ -9,6 +9,6 @@ class CommitteeConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import request_started
 
-        from committee import selectors
+        from committee import checks, selectors  # noqa: F401 (checks registers the deploy checks)
 
         request_started.connect(selectors.viewer_roles_new_request, dispatch_uid="committee.viewer_roles")

@@ -12,6 +12,7 @@ import os
 import secrets
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from django.test import Client
 from core.security import HEADER as CSP
 
 ROOT = Path(__file__).resolve().parent.parent
+# A database of their own, empty (a checkout's db.sqlite3 may hold `make run`'s demo, which check --deploy refuses).
+FRESH_DB = f"sqlite:///{tempfile.mkdtemp(prefix='docket-deploy-check-')}/fresh.sqlite3"
 
 
 def production_env(**overrides: str) -> dict[str, str]:
@@ -31,6 +34,8 @@ def production_env(**overrides: str) -> dict[str, str]:
         SECRET_KEY=secrets.token_urlsafe(48),  # 64 characters
         ALLOWED_HOSTS="docket.example.com",
         CSRF_TRUSTED_ORIGINS="https://docket.example.com",
+        DATABASE_URL=FRESH_DB,
+        CACHE_URL="redis://127.0.0.1:6379/0",  # read by no check: a shared cache is what production has
     )
     env.update(overrides)
     return env

@@ -29,7 +29,7 @@ def _counts():
 
 
 def test_demo_tokens_read_the_demo_windows(db, capsys):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     out = capsys.readouterr().out
     assert DEMO_SCHEDULER_TOKENS["atlas"] in out and "DEMO ONLY" in out and "curl" in out
     last_week = weeks.week_label(FIXED_NOW.date() - timedelta(days=7))
@@ -49,7 +49,7 @@ def test_demo_tokens_read_the_demo_windows(db, capsys):
 
 
 def test_four_weeks_of_usage_with_one_team_using_half(db):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     assert AllocationPlan.objects.filter(source_ref="demo-history").count() == 4
     for team in ("ads", "search"):
         granted = sum(w.gpu_hours for w in AllocationWindow.objects.filter(team__slug=team, pool__slug="a100",
@@ -61,7 +61,7 @@ def test_four_weeks_of_usage_with_one_team_using_half(db):
 
 
 def test_seeding_twice_changes_nothing(db):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     first = _counts()
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     assert _counts() == first
