@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.hashers import check_password
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX, check_password
 from django.core.checks import Error, Tags, Warning, register
 from django.db import DatabaseError, connection
 from django.db.models import Case, IntegerField, Q, Value, When
@@ -38,7 +38,7 @@ def demo_accounts_with_the_demo_password() -> list[str]:
     user_model = get_user_model()
     candidates = (
         user_model.objects.filter(is_active=True)
-        .exclude(password__startswith="!")  # no usable password
+        .exclude(password__startswith=UNUSABLE_PASSWORD_PREFIX)
         .annotate(demo=Case(When(email__endswith=DEMO_EMAIL_DOMAIN, then=Value(0)), default=Value(1),
                             output_field=IntegerField()))
         .order_by("demo", "pk")
