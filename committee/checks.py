@@ -85,7 +85,7 @@ def check_no_demo_data(app_configs: Any = None, **kwargs: Any) -> list[Error | W
 
 @register(Tags.caches, deploy=True)
 def check_shared_cache(app_configs: Any = None, **kwargs: Any) -> list[Error]:
-    backend = settings.CACHES["default"]["BACKEND"]
+    backend = str(settings.CACHES["default"]["BACKEND"])
     if settings.DEBUG or backend not in PER_PROCESS_CACHES:
         return []
     return [Error(

@@ -26,8 +26,8 @@ class CacheRateThrottle(SimpleRateThrottle):
 
     def get_rate(self) -> str | None:
         # Read when used, not when the class is defined (DRF's default), so a changed setting applies.
-        rate: str | None = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
-        return rate
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(str(self.scope))
+        return None if rate is None else str(rate)
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
         subject = self.ident(request)

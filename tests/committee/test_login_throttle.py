@@ -27,7 +27,7 @@ def limit_three(settings: Any) -> None:
 
 
 def sign_in(username: str, password: str, *, address: str = "198.51.100.7", client: Client | None = None,
-            **headers: str) -> Any:
+            **headers: Any) -> Any:
     return (client or Client()).post(reverse("login"), {"username": username, "password": password},
                                      REMOTE_ADDR=address, **headers)
 
