@@ -76,3 +76,16 @@ def test_people_and_schedulers_have_their_own_rates(world):
         APIClient().get(CYCLES, HTTP_AUTHORIZATION=f"Token {personal}")
     assert APIClient().get(CYCLES, HTTP_AUTHORIZATION=f"Token {personal}").status_code == 429
     assert scheduler_get(token).status_code == 200  # 3 a minute for the scheduler, counted apart
+
+
+def test_a_cache_that_does_not_answer_lets_requests_through_and_says_so(world, settings, caplog):
+    """Redis gone (a port nothing listens on, a real Redis client): the scheduler still gets its windows."""
+    from tests.processes import free_port
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                   "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+                                   "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+    token = token_for(world.atlas)
+    with caplog.at_level("WARNING", logger="core.throttling"):
+        assert [scheduler_get(token).status_code for _ in range(5)] == [200] * 5
+    assert "API rate limit scheduler not applied: the cache did not answer" in caplog.text
