@@ -153,6 +153,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # resets the signed-in username's count from that address, nobody else's
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lockout ends when the page says it does
 AXES_CLIENT_IP_CALLABLE = "core.client.client_address"
+AXES_USERNAME_CALLABLE = "committee.views.auth.sign_in_username"  # "Chair" and "chair" count together
 AXES_LOCKOUT_CALLABLE = "committee.views.auth.locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_REDIRECT_URL = "home"

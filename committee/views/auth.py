@@ -25,10 +25,22 @@ class ThrottledLoginView(auth_views.LoginView):
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username") or "")[:150]
         with transaction.atomic():
-            advisory_lock(f"sign-in\0{username}\0{client_address(request)}")
+            advisory_lock(f"sign-in\0{sign_in_username(request)}\0{client_address(request)}")
             return super().post(request, *args, **kwargs)
+
+
+def sign_in_username(request: HttpRequest | None, credentials: dict[str, Any] | None = None) -> str:
+    """The username failures are counted under (AXES_USERNAME_CALLABLE): trimmed and in lower case.
+
+    So "Chair", "CHAIR " and "chair" share one count: a directory that ignores case (LDAP)
+    would otherwise give five guesses per spelling.
+    """
+    if credentials and credentials.get("username") is not None:
+        raw = credentials["username"]
+    else:
+        raw = request.POST.get("username") if request is not None else None
+    return str(raw or "").strip().lower()[:150]
 
 
 def locked_out(request: HttpRequest, original_response: HttpResponse | None = None,

@@ -57,6 +57,12 @@ def test_a_lockout_holds_only_that_username_from_that_address(world):
     assert sign_in("lead_a", "pw", address="203.0.113.66").status_code == 302
 
 
+def test_spellings_of_a_username_count_together(world):
+    for spelling in ("Chair", "CHAIR ", "chair"):
+        sign_in(spelling, "wrong")
+    assert sign_in("chair", "pw").status_code == 429
+
+
 def test_someone_elses_success_does_not_reset_the_count(world):
     """One valid account must not buy an attacker more guesses at the chair's password."""
     for _ in range(2):
@@ -107,13 +113,14 @@ def test_lockouts_show_in_the_admin_and_deleting_one_lifts_it(world):
     from django.contrib.auth.models import User
 
     for _ in range(3):
-        sign_in("chair", "wrong", address="203.0.113.66")
+        sign_in("chair", "guess-1234", address="203.0.113.66")
     admin = Client()
     admin.force_login(User.objects.create_superuser("root", "root@example.com", "rootpw-long-enough"))
     page = admin.get("/admin/axes/accessattempt/")
     assert page.status_code == 200 and b"203.0.113.66" in page.content and b"chair" in page.content
     attempt = AccessAttempt.objects.get(username="chair")
     assert attempt.failures_since_start == 3
+    assert "guess-1234" not in attempt.post_data  # axes keeps the form, never the password
     response = admin.post("/admin/axes/accessattempt/", {"action": "delete_selected", "_selected_action": [attempt.pk],
                                                           "post": "yes"})
     assert response.status_code == 302
