@@ -70,11 +70,12 @@ def test_weakening_a_production_default_fails_the_check(env: dict[str, str], war
 
 
 def test_production_defaults() -> None:
-    """Secure cookies, HSTS for a year with subdomains, HTTPS redirect, a 12-hour session, login throttling."""
+    """Secure cookies, HSTS for a year with subdomains, HTTPS redirect, a 12-hour session, lockouts, rate limits."""
     names = ["SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SAMESITE",
              "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
              "SECURE_CONTENT_TYPE_NOSNIFF", "SECURE_REFERRER_POLICY", "X_FRAME_OPTIONS", "SESSION_COOKIE_AGE",
-             "LOGIN_FAILURE_LIMIT", "LOGIN_FAILURE_WINDOW_SECONDS", "DEBUG", "MIDDLEWARE"]
+             "LOGIN_FAILURE_LIMIT", "LOGIN_FAILURE_WINDOW_SECONDS", "DEBUG", "MIDDLEWARE", "AXES_FAILURE_LIMIT",
+             "AXES_LOCKOUT_PARAMETERS", "AUTHENTICATION_BACKENDS", "REST_FRAMEWORK", "DOCKET_TOKEN_MAX_AGE_DAYS"]
     code = (
         "import json; from django.conf import settings as s; "
         f"print(json.dumps({{n: getattr(s, n) for n in {names}}}))"
@@ -92,6 +93,13 @@ def test_production_defaults() -> None:
     assert values["SESSION_COOKIE_AGE"] <= 12 * 3600
     assert values["LOGIN_FAILURE_LIMIT"] <= 10 and values["LOGIN_FAILURE_WINDOW_SECONDS"] >= 300
     assert "core.security.ContentSecurityPolicyMiddleware" in values["MIDDLEWARE"]
+    # Sign-in lockouts per username and client address, checked before any other backend sees a password.
+    assert values["AXES_LOCKOUT_PARAMETERS"] == [["username", "ip_address"]]
+    assert values["AXES_FAILURE_LIMIT"] == values["LOGIN_FAILURE_LIMIT"]
+    assert values["AUTHENTICATION_BACKENDS"][0] == "axes.backends.AxesStandaloneBackend"
+    assert "axes.middleware.AxesMiddleware" in values["MIDDLEWARE"]
+    assert values["REST_FRAMEWORK"]["DEFAULT_THROTTLE_RATES"] == {"scheduler": "600/minute", "user": "120/minute"}
+    assert values["DOCKET_TOKEN_MAX_AGE_DAYS"] == 90
 
 
 # --- headers on real responses -------------------------------------------------------------------
