@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -32,9 +33,11 @@ def test_a_token_expires_after_the_configured_days(world, pinned, settings):
     )
 
 
-def test_the_default_lifetime_is_90_days(world, pinned):
+def test_the_default_lifetime_is_90_days_and_the_command_says_until_when(world, pinned, capsys):
     row, _token = personal_token_create(user=world.reviewer, name="weekly")
     assert row.expires_at == FIXED_NOW + timedelta(days=90)
+    call_command("personal_token", "--user", "reviewer", "--name", "monthly")
+    assert "working until 2027-03-02" in capsys.readouterr().err
 
 
 def test_revoke_all_on_the_profile_page_stops_every_token_of_that_person_only(world):
