@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin, messages
@@ -89,19 +90,24 @@ class ClusterAccountAdmin(admin.ModelAdmin):
     list_filter = ("cluster",)
 
 
+ROTATION_OVERLAP = timedelta(hours=24)  # the admin's rotation with overlap; the command takes any
+
+
 @admin.register(SchedulerClient)
 class SchedulerClientAdmin(admin.ModelAdmin):
     """Adding a scheduler issues its token and shows it once; only its hash is stored."""
 
-    list_display = ("name", "cluster", "token_prefix", "is_active", "created_at", "last_seen_at")
+    list_display = ("name", "cluster", "token_prefix", "is_active", "created_at", "last_seen_at",
+                    "previous_token_expires_at")
     list_filter = ("cluster", "is_active")
-    readonly_fields = ("token_prefix", "created_at", "last_seen_at")
-    actions = ["issue_new_token"]
+    readonly_fields = ("token_prefix", "created_at", "last_seen_at", "previous_token_expires_at")
+    actions = ["issue_new_token", "issue_new_token_with_overlap"]
 
     def get_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> tuple[str, ...]:
         if obj is None:
             return ("cluster", "name")
-        return ("cluster", "name", "is_active", "token_prefix", "created_at", "last_seen_at")
+        return ("cluster", "name", "is_active", "token_prefix", "created_at", "last_seen_at",
+                "previous_token_expires_at")
 
     def get_readonly_fields(self, request: HttpRequest, obj: SchedulerClient | None = None) -> list[str]:
         return [*self.readonly_fields, "cluster"] if obj else []
@@ -119,6 +125,11 @@ class SchedulerClientAdmin(admin.ModelAdmin):
     def issue_new_token(self, request: HttpRequest, queryset: Any) -> None:
         for client in queryset.select_related("cluster"):
             self._show_token(request, services.scheduler_client_rotate(client=client))
+
+    @admin.action(description=_("Issue a new token (the old one works 24 more hours)"))
+    def issue_new_token_with_overlap(self, request: HttpRequest, queryset: Any) -> None:
+        for client in queryset.select_related("cluster"):
+            self._show_token(request, services.scheduler_client_rotate(client=client, overlap=ROTATION_OVERLAP))
 
     def _show_token(self, request: HttpRequest, issued: services.IssuedToken) -> None:
         messages.warning(

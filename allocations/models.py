@@ -402,6 +402,14 @@ class SchedulerClient(models.Model):
     name = models.CharField(_("name"), max_length=100)
     token_prefix = models.CharField(_("token starts with"), max_length=16, editable=False)
     token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
+    # After a rotation with an overlap, the token before it keeps working until previous_token_expires_at.
+    # Unique, hence indexed: a token that is not the current one of any client is looked up here.
+    previous_token_hash = models.CharField(
+        _("previous token hash"), max_length=64, unique=True, null=True, blank=True, editable=False
+    )
+    previous_token_expires_at = models.DateTimeField(
+        _("previous token works until"), null=True, blank=True, editable=False
+    )
     is_active = models.BooleanField(_("active"), default=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     last_seen_at = models.DateTimeField(_("last seen"), null=True, blank=True, editable=False)

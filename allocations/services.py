@@ -248,13 +248,27 @@ def scheduler_client_create(*, cluster: Cluster, name: str, token: str | None = 
     return IssuedToken(client=client, token=token)
 
 
-def scheduler_client_rotate(*, client: SchedulerClient) -> IssuedToken:
-    """Replace a client's token; the old one stops working at once. Reactivates the client."""
+def scheduler_client_rotate(*, client: SchedulerClient, overlap: timedelta = timedelta(0)) -> IssuedToken:
+    """Issue a new token for `client`; it works at once. Reactivates the client.
+
+    With an `overlap`, the token it replaces keeps working until then, so the scheduler can be
+    given the new one without a gap; without one, the old token stops at once. Only the token
+    just replaced overlaps: one that was still in an earlier overlap stops now.
+    """
+    if overlap < timedelta(0):
+        raise ValidationError({"overlap": _("The overlap cannot be negative.")})
     token = token_new(prefix=TOKEN_PREFIX)
+    if overlap:
+        client.previous_token_hash = client.token_hash
+        client.previous_token_expires_at = timezone.now() + overlap
+    else:
+        client.previous_token_hash = None
+        client.previous_token_expires_at = None
     client.token_prefix = token[:TOKEN_PREFIX_SHOWN]
     client.token_hash = token_hash(token)
     client.is_active = True
-    client.save(update_fields=["token_prefix", "token_hash", "is_active"])
+    client.save(update_fields=["token_prefix", "token_hash", "previous_token_hash", "previous_token_expires_at",
+                               "is_active"])
     return IssuedToken(client=client, token=token)
 
 

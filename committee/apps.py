@@ -10,7 +10,7 @@ class CommitteeConfig(AppConfig):
         from django.core.signals import request_started
 
         from allocations import signals as allocation_signals
-        from committee import selectors
+        from committee import checks, selectors  # noqa: F401 (checks registers the deploy checks)
         from committee.services import chat
 
         request_started.connect(selectors.viewer_roles_new_request, dispatch_uid="committee.viewer_roles")

@@ -37,8 +37,11 @@ urlpatterns += [
     path("review/<week:week>/appeals/", corrections.appeal_list, name="appeal-list"),
 ]
 
-# A person's profile: their notification settings.
-urlpatterns += [path("profile/", profile.profile, name="profile")]
+# A person's profile: their notification settings and API tokens.
+urlpatterns += [
+    path("profile/", profile.profile, name="profile"),
+    path("profile/tokens/revoke-all/", profile.tokens_revoke_all, name="profile-tokens-revoke-all"),
+]
 
 # Out-of-cycle emergency requests.
 urlpatterns += [

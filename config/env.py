@@ -97,6 +97,25 @@ def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
     return value
 
 
+_RATE_PERIODS = {"s": "second", "sec": "second", "second": "second", "m": "minute", "min": "minute",
+                 "minute": "minute", "h": "hour", "hour": "hour", "d": "day", "day": "day"}
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate as Django REST framework's throttles read it: "<requests>/<second|minute|hour|day>".
+
+    Returned in its long spelling ("600/minute"). A count below 1 or another period is refused.
+    """
+    raw = os.environ.get(name)
+    value = default if raw is None or raw.strip() == "" else raw.strip()
+    count, _slash, period = value.partition("/")
+    if not count.strip().isdigit() or int(count) < 1 or period.strip().lower() not in _RATE_PERIODS:
+        raise ImproperlyConfigured(
+            f"{name} must be a number of requests per second, minute, hour or day, e.g. 600/minute; got {value!r}"
+        )
+    return f"{int(count)}/{_RATE_PERIODS[period.strip().lower()]}"
+
+
 def site_url_for(host: str, port: int) -> str:
     """Where a browser reaches a server bound to host:port: a wildcard address reads as the loopback one."""
     host = host.strip().strip("[]")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from config.env import (
     env_float,
     env_int,
     env_list,
+    env_rate,
     env_str,
     env_url,
     site_url_for,
@@ -48,6 +50,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "axes",
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -71,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Turns a sign-in that django-axes refused into the lockout page (committee.views.auth.locked_out).
+    "axes.middleware.AxesMiddleware",
     # Innermost, so it sees a view's exception first: a database that cannot be reached answers 503.
     "core.middleware.DatabaseUnavailableMiddleware",
 ]
@@ -104,7 +109,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minim
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# A shared cache (Redis) in production, so login throttling and rate limits hold across workers.
+# A shared cache (Redis) in production, so the API's rate limits hold across workers (check --deploy says so
+# when it is missing: committee/checks.py). Failed sign-ins are counted in the database instead (django-axes).
 CACHE_URL = env_str("CACHE_URL")
 # Connect and read timeouts: a Redis that hangs must not hold a request (or a sign-in) for good.
 CACHE_SOCKET_TIMEOUT = env_float("CACHE_SOCKET_TIMEOUT", 2.0, above=0, maximum=60)
@@ -125,8 +131,31 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Failed sign-ins (django-axes, docs/security.md): counted per username *and* client address, so nobody elsewhere
+# can lock a person out; after LOGIN_FAILURE_LIMIT failures within LOGIN_FAILURE_WINDOW_SECONDS that pair is
+# refused until the window has passed since its last failure (or an admin deletes the lockout). A success
+# clears only its own pair. Counts live in the database and each attempt waits for the one before it from the
+# same pair (committee/views/auth.py), so concurrent guesses cannot slip past the limit.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=60, maximum=7 * 24 * 3600)
+# How many reverse proxies you run in front of Docket (each appends to X-Forwarded-For). 0: the client is the
+# peer address (REMOTE_ADDR). Too low and every client looks like the proxy; too high and clients choose
+# their own address. The sign-in lockout and the API's rate limits use the same address (core/client.py).
+DOCKET_TRUSTED_PROXY_COUNT = env_int("DOCKET_TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out pair before any other backend checks a password.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_FAILURE_WINDOW_SECONDS)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # resets the signed-in username's count from that address, nobody else's
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lockout ends when the page says it does
+AXES_CLIENT_IP_CALLABLE = "core.client.client_address"
+AXES_USERNAME_CALLABLE = "committee.views.auth.sign_in_username"  # "Chair" and "chair" count together
+AXES_LOCKOUT_CALLABLE = "committee.views.auth.locked_out"
+AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -180,6 +209,17 @@ REST_FRAMEWORK: dict[str, Any] = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # A service's ValidationError is 400 by field, its StateConflict 409: once, for every view.
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
+    # Rate limits, counted in the cache (CACHE_URL: shared by all workers): per scheduler client (token) and per
+    # person (all their tokens and their session together). Over the rate: 429, Retry-After and a JSON detail.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "allocations.api.throttling.SchedulerRateThrottle",
+        "committee.api.throttling.PersonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "scheduler": env_rate("API_RATE_SCHEDULER", "600/minute"),
+        "user": env_rate("API_RATE_USER", "120/minute"),
+    },
+    "NUM_PROXIES": DOCKET_TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",
@@ -290,6 +330,8 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Docket's own knobs.
+# A personal API token stops working this many days after it was made (the API answers 401 saying so).
+DOCKET_TOKEN_MAX_AGE_DAYS = env_int("DOCKET_TOKEN_MAX_AGE_DAYS", 90, minimum=1, maximum=3650)
 DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1, maximum=50)
 # The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path, register_converter
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from committee.views import portal as portal_views
@@ -27,6 +28,8 @@ urlpatterns = [
     path("", include("allocations.urls")),
     path("archive/", include("reports.urls")),
     path("api/v1/", include(api_v1)),
+    # The admin signs in through the same page, so its attempts are counted and serialized the same way.
+    path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),
     path("admin/", admin.site.urls),
 ]
 

@@ -14,6 +14,11 @@ os.environ.setdefault("CSRF_COOKIE_SECURE", "0")
 os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
 os.environ.setdefault("STATIC_MANIFEST", "0")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")
+# The suite calls the API thousands of times a minute with one token (load tests, fuzzing); the rate limits
+# themselves are tested with low rates in tests/test_api_throttling.py. Set in the environment, so the
+# servers a test starts (gunicorn) get them too.
+os.environ.setdefault("API_RATE_SCHEDULER", "1000000/minute")
+os.environ.setdefault("API_RATE_USER", "1000000/minute")
 
 from config.settings import *  # noqa: F403
 

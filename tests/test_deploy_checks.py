@@ -12,6 +12,7 @@ import os
 import secrets
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from django.test import Client
 from core.security import HEADER as CSP
 
 ROOT = Path(__file__).resolve().parent.parent
+# A database of their own, empty (a checkout's db.sqlite3 may hold `make run`'s demo, which check --deploy refuses).
+FRESH_DB = f"sqlite:///{tempfile.mkdtemp(prefix='docket-deploy-check-')}/fresh.sqlite3"
 
 
 def production_env(**overrides: str) -> dict[str, str]:
@@ -31,6 +34,8 @@ def production_env(**overrides: str) -> dict[str, str]:
         SECRET_KEY=secrets.token_urlsafe(48),  # 64 characters
         ALLOWED_HOSTS="docket.example.com",
         CSRF_TRUSTED_ORIGINS="https://docket.example.com",
+        DATABASE_URL=FRESH_DB,
+        CACHE_URL="redis://127.0.0.1:6379/0",  # read by no check: a shared cache is what production has
     )
     env.update(overrides)
     return env
@@ -65,11 +70,12 @@ def test_weakening_a_production_default_fails_the_check(env: dict[str, str], war
 
 
 def test_production_defaults() -> None:
-    """Secure cookies, HSTS for a year with subdomains, HTTPS redirect, a 12-hour session, login throttling."""
+    """Secure cookies, HSTS for a year with subdomains, HTTPS redirect, a 12-hour session, lockouts, rate limits."""
     names = ["SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SAMESITE",
              "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
              "SECURE_CONTENT_TYPE_NOSNIFF", "SECURE_REFERRER_POLICY", "X_FRAME_OPTIONS", "SESSION_COOKIE_AGE",
-             "LOGIN_FAILURE_LIMIT", "LOGIN_FAILURE_WINDOW_SECONDS", "DEBUG", "MIDDLEWARE"]
+             "LOGIN_FAILURE_LIMIT", "LOGIN_FAILURE_WINDOW_SECONDS", "DEBUG", "MIDDLEWARE", "AXES_FAILURE_LIMIT",
+             "AXES_LOCKOUT_PARAMETERS", "AUTHENTICATION_BACKENDS", "REST_FRAMEWORK", "DOCKET_TOKEN_MAX_AGE_DAYS"]
     code = (
         "import json; from django.conf import settings as s; "
         f"print(json.dumps({{n: getattr(s, n) for n in {names}}}))"
@@ -87,6 +93,13 @@ def test_production_defaults() -> None:
     assert values["SESSION_COOKIE_AGE"] <= 12 * 3600
     assert values["LOGIN_FAILURE_LIMIT"] <= 10 and values["LOGIN_FAILURE_WINDOW_SECONDS"] >= 300
     assert "core.security.ContentSecurityPolicyMiddleware" in values["MIDDLEWARE"]
+    # Sign-in lockouts per username and client address, checked before any other backend sees a password.
+    assert values["AXES_LOCKOUT_PARAMETERS"] == [["username", "ip_address"]]
+    assert values["AXES_FAILURE_LIMIT"] == values["LOGIN_FAILURE_LIMIT"]
+    assert values["AUTHENTICATION_BACKENDS"][0] == "axes.backends.AxesStandaloneBackend"
+    assert "axes.middleware.AxesMiddleware" in values["MIDDLEWARE"]
+    assert values["REST_FRAMEWORK"]["DEFAULT_THROTTLE_RATES"] == {"scheduler": "600/minute", "user": "120/minute"}
+    assert values["DOCKET_TOKEN_MAX_AGE_DAYS"] == 90
 
 
 # --- headers on real responses -------------------------------------------------------------------

@@ -154,6 +154,8 @@ TABLE: list[Row] = [
         body=lambda e: {"username": "member_a", "password": "pw"}),
     Row("accounts/logout/", "sign-out is a POST", {"GET": "405 405 405 405 405 405 405", "POST": ALL_302}),
     Row("profile/", "own notification settings", {"GET": SIGNED_IN, "POST": "302 302 302 302 302 302 302"}),
+    Row("profile/tokens/revoke-all/", "revoke one's own API tokens: a POST of someone signed in",
+        {"GET": "302 405 405 405 405 302 302", "POST": ALL_302}),
     # The team portal.
     Row("requests/", "my teams' requests", {"GET": SIGNED_IN}),
     Row("requests/new/", "file for team B on a100: team A may not choose team B; no team, no form",
@@ -374,7 +376,7 @@ def estate(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytes
 
 @pytest.fixture(autouse=True)
 def _fresh_throttle() -> None:
-    cache.clear()  # the sign-in throttle counts failures per address; each case starts at zero
+    cache.clear()  # the API's rate limits count in the cache; each case starts at zero
 
 
 # --- the tests ------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ def clock():
 @pytest.fixture
 def root(client, world):
     get_user_model().objects.create_superuser("root", "root@example.com", "pw")
-    client.login(username="root", password="pw")
+    client.force_login(get_user_model().objects.get(username="root"))
     publish([W(world.a100, world.team_a, 16, 8, 56, ref=1)], refs_are_requests=False, explanations=[])
     start = world.cycle.starts_at
     UsageRecord.objects.create(pool=world.a100, team=world.team_a, period_start=start,

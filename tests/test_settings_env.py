@@ -8,7 +8,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_from_url, env_bool, env_int, env_list
+from config.env import database_from_url, env_bool, env_int, env_list, env_rate
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("true", True), ("ON", True), ("0", False), ("off", False)])
@@ -38,6 +38,20 @@ def test_env_int_refuses_non_numbers_and_values_below_minimum(monkeypatch):
 def test_env_list_splits_on_commas(monkeypatch):
     monkeypatch.setenv("HOSTS", "a.example, b.example,,")
     assert env_list("HOSTS", []) == ["a.example", "b.example"]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("600/min", "600/minute"), ("5/s", "5/second"), (" 10/Hour ", "10/hour"),
+                                             ("1/day", "1/day"), ("", "120/minute")])
+def test_env_rate_reads_a_rate(monkeypatch, raw, expected):
+    monkeypatch.setenv("API_RATE", raw)
+    assert env_rate("API_RATE", "120/minute") == expected
+
+
+@pytest.mark.parametrize("raw", ["600", "0/minute", "-1/minute", "ten/minute", "600/week", "600/minutes", "1.5/s"])
+def test_env_rate_refuses_anything_else_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("API_RATE", raw)
+    with pytest.raises(ImproperlyConfigured, match="API_RATE must be a number of requests per second"):
+        env_rate("API_RATE", "120/minute")
 
 
 def test_database_url_parsing():

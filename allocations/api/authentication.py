@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
@@ -35,13 +37,15 @@ class SchedulerTokenAuthentication(BaseAuthentication):
             token = parts[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed(_("The token is not ASCII.")) from None
+        digest = token_hash(token)
         client = (
             SchedulerClient.objects.select_related("cluster")
-            .filter(token_hash=token_hash(token), is_active=True)
+            .filter(Q(token_hash=digest) | Q(previous_token_hash=digest, previous_token_expires_at__gt=timezone.now()),
+                    is_active=True)
             .first()
         )
         if client is None:
-            raise exceptions.AuthenticationFailed(_("Unknown or revoked scheduler token."))
+            raise exceptions.AuthenticationFailed(_("Unknown, revoked or replaced scheduler token."))
         scheduler_client_seen(client=client)
         return AnonymousUser(), client
 

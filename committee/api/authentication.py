@@ -38,6 +38,11 @@ class PersonalTokenAuthentication(BaseAuthentication):
         if row is None or not row.user.is_active:
             raise exceptions.AuthenticationFailed(_("Unknown or revoked token."))
         now = timezone.now()
+        if row.expires_at <= now:
+            raise exceptions.AuthenticationFailed(
+                _("This token expired on %(date)s. Create a new one (profile page or manage.py personal_token).")
+                % {"date": row.expires_at.strftime("%Y-%m-%d %H:%M UTC")}
+            )
         if row.last_used_at is None or now - row.last_used_at > LAST_USED_PRECISION:
             PersonalToken.objects.filter(pk=row.pk).update(last_used_at=now)
         return row.user, row

@@ -17,6 +17,8 @@ class PersonalToken(models.Model):
     token_hash = models.CharField(_("token hash"), max_length=64, unique=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+    # Set on creation to DOCKET_TOKEN_MAX_AGE_DAYS later; from then on the API answers 401 to the token.
+    expires_at = models.DateTimeField(_("expires"))
 
     class Meta:
         ordering = ["user", "name"]

@@ -103,6 +103,7 @@ from committee.selectors.review import (
     decision_visible_to,
     score_sheet,
 )
+from committee.selectors.tokens import personal_token_list
 
 __all__ = [
     "COMMITTEE_KINDS",
@@ -160,6 +161,7 @@ __all__ = [
     "notification_kinds_for",
     "notification_opt_outs",
     "notification_waiting_count",
+    "personal_token_list",
     "placement_label",
     "placement_params_text",
     "placements_of",

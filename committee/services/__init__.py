@@ -44,7 +44,7 @@ from committee.services.review import (
     score_record,
 )
 from committee.services.rubric import rubric_change
-from committee.services.tokens import personal_token_create, personal_token_revoke
+from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
 
 __all__ = [
     "APPEAL_AMEND",
@@ -78,6 +78,7 @@ __all__ = [
     "notifications_record",
     "personal_token_create",
     "personal_token_revoke",
+    "personal_token_revoke_all",
     "request_decide",
     "request_event_record",
     "request_events_record",

@@ -1,4 +1,4 @@
-"""Sign-in with a throttle on failed attempts, per account and per client address."""
+"""Sign-in, with django-axes counting failures per username and client address (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -6,45 +6,52 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
-from django.core.cache import cache
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.utils.translation import gettext as _
+from django.shortcuts import render
 
-
-def _keys(request: HttpRequest) -> list[str]:
-    address = request.META.get("REMOTE_ADDR", "unknown")
-    username = (request.POST.get("username") or "").strip().lower()[:150]
-    return [f"login-fail:addr:{address}", f"login-fail:user:{username}"]
+from core.client import client_address
+from core.locks import advisory_lock
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    """Django's LoginView, refusing further attempts for a while after repeated failures.
+    """Django's LoginView; each attempt for a username from an address waits for the one before it.
 
-    Counts live in the cache (Redis in production, so all workers share them). A refused
-    attempt answers 429 and does not check the password at all.
+    django-axes (the first authentication backend) refuses a username+address pair that has
+    failed LOGIN_FAILURE_LIMIT times, before any password is checked, and records each failure.
+    Its check and its record are two steps, so concurrent attempts could all pass the check
+    before any failure is recorded; holding a database lock on the pair for the whole attempt
+    makes every attempt see the failures of those before it. Other pairs are not held up.
     """
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        limit = settings.LOGIN_FAILURE_LIMIT
-        if any((cache.get(key) or 0) >= limit for key in _keys(request)):
-            form = self.get_form()
-            minutes = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS // 60)
-            form.add_error(
-                None,
-                _("Too many failed sign-ins. Try again in %(minutes)d minutes.") % {"minutes": minutes},
-            )
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        return super().post(request, *args, **kwargs)
+        with transaction.atomic():
+            advisory_lock(f"sign-in\0{sign_in_username(request)}\0{client_address(request)}")
+            return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: Any) -> HttpResponse:
-        for key in _keys(self.request):
-            cache.add(key, 0, settings.LOGIN_FAILURE_WINDOW_SECONDS)
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.set(key, 1, settings.LOGIN_FAILURE_WINDOW_SECONDS)
-        return super().form_invalid(form)
 
-    def form_valid(self, form: Any) -> HttpResponse:
-        cache.delete_many(_keys(self.request))
-        return super().form_valid(form)
+def sign_in_username(request: HttpRequest | None, credentials: dict[str, Any] | None = None) -> str:
+    """The username failures are counted under (AXES_USERNAME_CALLABLE): trimmed and in lower case.
+
+    So "Chair", "CHAIR " and "chair" share one count: a directory that ignores case (LDAP)
+    would otherwise give five guesses per spelling.
+    """
+    if credentials and credentials.get("username") is not None:
+        raw = credentials["username"]
+    else:
+        raw = request.POST.get("username") if request is not None else None
+    return str(raw or "").strip().lower()[:150]
+
+
+def locked_out(request: HttpRequest, original_response: HttpResponse | None = None,
+               credentials: dict[str, Any] | None = None) -> HttpResponse:
+    """The page for a refused sign-in (django-axes' AXES_LOCKOUT_CALLABLE): 429 with Retry-After."""
+    seconds = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    response = render(
+        request,
+        "registration/locked_out.html",
+        {"minutes": max(1, seconds // 60), "limit": settings.LOGIN_FAILURE_LIMIT},
+        status=429,
+    )
+    response["Retry-After"] = str(seconds)
+    return response

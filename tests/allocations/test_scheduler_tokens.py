@@ -80,3 +80,54 @@ def test_admin_adds_a_scheduler_and_shows_its_token_once(world, client):
     assert token in first.content.decode()
     again = client.get(f"/admin/allocations/schedulerclient/{stored.pk}/change/")  # ... and no page after it
     assert again.status_code == 200 and token not in again.content.decode()
+
+
+def test_rotating_with_an_overlap_keeps_the_old_token_until_it_ends(world, pinned, capsys):
+    from datetime import timedelta
+
+    from tests.clock import FIXED_NOW
+
+    old = services.scheduler_client_create(cluster=world.atlas, name="slurm-sync").token
+    call_command("scheduler_token", cluster="atlas", name="slurm-sync", rotate=True, overlap_hours=24)
+    captured = capsys.readouterr()
+    new = captured.out.strip()
+    assert "The old token keeps working until 2026-12-03 10:00 UTC." in captured.err
+    api = APIClient()
+
+    def status(token: str) -> int:
+        return api.get("/api/v1/windows/", {"cluster": "atlas"}, **bearer(token)).status_code
+
+    assert status(new) == 200 and status(old) == 200
+    pinned.move_to(FIXED_NOW + timedelta(hours=24))
+    assert status(new) == 200 and status(old) == 401
+    # The next rotation ends any overlap still running: only the token it replaces overlaps.
+    call_command("scheduler_token", cluster="atlas", name="slurm-sync", rotate=True, overlap_hours=1)
+    newer = capsys.readouterr().out.strip()
+    assert status(newer) == 200 and status(new) == 200 and status(old) == 401
+
+
+def test_overlap_hours_out_of_range_or_without_rotate_are_refused(world):
+    services.scheduler_client_create(cluster=world.atlas, name="slurm-sync")
+    before = SchedulerClient.objects.get().token_hash
+    with pytest.raises(CommandError, match="between 0 and 720"):
+        call_command("scheduler_token", cluster="atlas", name="slurm-sync", rotate=True, overlap_hours=-1)
+    with pytest.raises(CommandError, match="goes with --rotate"):
+        call_command("scheduler_token", cluster="atlas", name="other", overlap_hours=5)
+    assert SchedulerClient.objects.get().token_hash == before and SchedulerClient.objects.count() == 1
+
+
+def test_the_admin_rotates_with_a_24_hour_overlap(world, client):
+    from django.contrib.auth.models import User
+
+    old = services.scheduler_client_create(cluster=world.atlas, name="slurm-sync").token
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    row = SchedulerClient.objects.get()
+    response = client.post("/admin/allocations/schedulerclient/", {
+        "action": "issue_new_token_with_overlap", "_selected_action": [row.pk]}, follow=True)
+    token_message = next(str(m) for m in get_messages(response.wsgi_request) if "copy it now" in str(m))
+    new = token_message.split(": ", 1)[1].split(" ")[0]
+    api = APIClient()
+    assert api.get("/api/v1/windows/", {"cluster": "atlas"}, **bearer(new)).status_code == 200
+    assert api.get("/api/v1/windows/", {"cluster": "atlas"}, **bearer(old)).status_code == 200
+    row.refresh_from_db()
+    assert row.previous_token_expires_at is not None

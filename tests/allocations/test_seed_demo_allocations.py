@@ -29,7 +29,7 @@ def _counts():
 
 
 def test_demo_tokens_read_the_demo_windows(db, capsys):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     out = capsys.readouterr().out
     assert DEMO_SCHEDULER_TOKENS["atlas"] in out and "DEMO ONLY" in out and "curl" in out
     last_week = weeks.week_label(FIXED_NOW.date() - timedelta(days=7))
@@ -49,7 +49,7 @@ def test_demo_tokens_read_the_demo_windows(db, capsys):
 
 
 def test_four_weeks_of_usage_with_one_team_using_half(db):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     history = [weeks.week_label(FIXED_NOW.date() - timedelta(weeks=back)) for back in range(1, 5)]
     # Each past week went through the review: published by its cycle, the engine's windows for its requests.
     plans = AllocationPlan.objects.filter(week__in=history)
@@ -65,7 +65,7 @@ def test_four_weeks_of_usage_with_one_team_using_half(db):
 
 
 def test_seeding_twice_changes_nothing(db):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     first = _counts()
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     assert _counts() == first

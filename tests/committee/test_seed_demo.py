@@ -1,7 +1,8 @@
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from allocations.models import Cluster, GpuPool, Team
 from committee import weeks
@@ -26,7 +27,7 @@ def _counts():
 
 
 def test_seed_demo_builds_the_demo_and_prints_logins(db, capsys):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     out = capsys.readouterr().out
     assert "search-lead" in out and "chair" in out and "docket-demo" in out
     assert sorted(Team.objects.values_list("slug", flat=True)) == sorted(
@@ -48,7 +49,7 @@ def test_seed_demo_builds_the_demo_and_prints_logins(db, capsys):
 def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(db):
     from django.utils import timezone
 
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
     assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
     assert cycle.finalized_by_name == "Chris Chair" and cycle.rubric.number == 1
@@ -66,9 +67,9 @@ def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(db):
 
 
 def test_seed_demo_twice_changes_nothing(db):
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     first = _counts()
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     assert _counts() == first
 
 
@@ -81,7 +82,7 @@ def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_sho
     from committee.models import EmergencyRequest
     from reports.models import Page
 
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     current = weeks.current_week_label(timezone.now())
     past = list(ReviewCycle.objects.filter(week__lt=current).order_by("week"))
     assert len(past) == 4
@@ -112,3 +113,18 @@ def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_sho
     assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
     assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"
     assert emergency.review_cycle is not None and emergency.review_cycle.status == CycleStatus.OPEN
+
+
+def test_seed_demo_refuses_with_debug_off_unless_told_and_creates_nothing(db, settings):
+    settings.DEBUG = False
+    before = _counts()
+    with pytest.raises(CommandError, match="Refusing to seed the demo with DEBUG off") as refused:
+        call_command("seed_demo")
+    assert "--i-know-this-is-not-production" in str(refused.value) and "DEBUG=1" in str(refused.value)
+    assert _counts() == before
+
+
+def test_seed_demo_runs_with_debug_on_without_the_flag(db, settings, capsys):
+    settings.DEBUG = True
+    call_command("seed_demo")
+    assert "Demo data ready." in capsys.readouterr().out

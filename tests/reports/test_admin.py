@@ -13,7 +13,7 @@ from tests.reports.conftest import make_page
 @pytest.fixture
 def admin(client, world):
     get_user_model().objects.create_superuser("root", "root@example.com", "pw")
-    client.login(username="root", password="pw")
+    client.force_login(get_user_model().objects.get(username="root"))
     make_page(world)
     PdfExport.objects.create(revision=PageRevision.objects.get(), requested_by_name="Chair")
     return client

@@ -262,7 +262,7 @@ def test_the_demo_shows_four_weeks_of_history_and_its_monthly_review_flags_somet
 
     from reports.dashboards import monthly
 
-    call_command("seed_demo")
+    call_command("seed_demo", "--i-know-this-is-not-production")
     client.force_login(get_user_model().objects.get(username="chair"))
     rows = list(csv.DictReader(io.StringIO(
         client.get(reverse("reports:dashboard-csv", args=["granted-used"])).content.decode())))

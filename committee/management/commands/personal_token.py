@@ -29,8 +29,10 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"Token {options['name']!r} of {user.get_username()} revoked."))
             return
         try:
-            _row, token = services.personal_token_create(user=user, name=options["name"])
+            row, token = services.personal_token_create(user=user, name=options["name"])
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
-        self.stderr.write(f"Token {options['name']!r} for {user.get_username()}; copy it now, it is not shown again:")
+        until = row.expires_at.strftime("%Y-%m-%d")
+        self.stderr.write(f"Token {options['name']!r} for {user.get_username()}, working until {until}; "
+                          "copy it now, it is not shown again:")
         self.stdout.write(token)

@@ -1,5 +1,5 @@
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from committee.demo import DEMO_PASSWORD, DEMO_SCHEDULER_TOKENS, seed_demo
@@ -9,7 +9,21 @@ from committee.weeks import current_week_label
 class Command(BaseCommand):
     help = "Fill the database with a believable demo. Running it again changes nothing."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--i-know-this-is-not-production", action="store_true", dest="not_production",
+            help="seed even though DEBUG is off (a staging copy, a demo server nobody relies on)",
+        )
+
     def handle(self, *args: object, **options: object) -> None:
+        # DEBUG off is how a production deployment runs; the demo's accounts and tokens are public.
+        if not settings.DEBUG and not options["not_production"]:
+            raise CommandError(
+                "Refusing to seed the demo with DEBUG off: it creates accounts whose password is published "
+                f"({DEMO_PASSWORD!r}) and scheduler tokens printed in the docs, and anyone could sign in with "
+                "them. Run it with DEBUG=1 (make run does), or pass --i-know-this-is-not-production on a site "
+                "nobody relies on. `manage.py check --deploy` fails while demo accounts or tokens exist."
+            )
         logins = seed_demo()
         self.stdout.write(self.style.SUCCESS("Demo data ready."))
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
