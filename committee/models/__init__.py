@@ -19,8 +19,10 @@ from committee.models.outbox import (
 from committee.models.people import (
     CommitteeSeat,
     CommitteeSeatQuerySet,
+    GrantSource,
     MembershipRole,
     SeatRole,
+    SsoGroupMapping,
     TeamMembership,
 )
 from committee.models.requests import (
@@ -56,6 +58,7 @@ __all__ = [
     "DecisionOutcome",
     "FairShareSnapshot",
     "GpuRequest",
+    "GrantSource",
     "ImpactForecast",
     "ImpactKind",
     "MembershipRole",
@@ -71,6 +74,7 @@ __all__ = [
     "RubricVersion",
     "Score",
     "SeatRole",
+    "SsoGroupMapping",
     "TeamMembership",
     "UsageReport",
     "rubric_version_current_pk",

@@ -33,10 +33,17 @@ from committee.services.review import (
     score_record,
 )
 from committee.services.rubric import rubric_change
+from committee.services.sso import (
+    SsoSyncResult,
+    sso_grants_for_groups,
+    sso_memberships_sync,
+    user_tokens_revoke,
+)
 from committee.services.tokens import personal_token_create, personal_token_revoke
 
 __all__ = [
     "REQUEST_FIELDS",
+    "SsoSyncResult",
     "actor_name",
     "committee_remind_review",
     "cycle_close_due_intake",
@@ -62,5 +69,8 @@ __all__ = [
     "request_events_record",
     "rubric_change",
     "score_record",
+    "sso_grants_for_groups",
+    "sso_memberships_sync",
     "teams_remind_unfiled",
+    "user_tokens_revoke",
 ]
