@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from committee.services.sso import user_tokens_revoke
 
@@ -18,6 +17,6 @@ def user_deactivated_revoke_tokens(sender: type[User], instance: User, raw: bool
     """
     if raw or instance.pk is None or instance.is_active:
         return
-    was_active = User.objects.filter(pk=instance.pk, is_active=True).exists()
-    if was_active:
-        transaction.on_commit(lambda: user_tokens_revoke(user=instance))
+    if User.objects.filter(pk=instance.pk, is_active=True).exists():
+        # In the save's own transaction: a save that fails keeps the tokens, one that commits loses them.
+        user_tokens_revoke(user=instance)
