@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils.deprecation import MiddlewareMixin
 from mozilla_django_oidc.middleware import SessionRefresh
 
@@ -34,8 +35,13 @@ class OidcSessionRefresh(SessionRefresh):
     OIDC_USE_NONCE = True
 
     @property
-    def OIDC_EXEMPT_URLS(self) -> list[Any]:
-        return [API, "logout", "login"]
+    def exempt_urls(self) -> set[str]:
+        return {reverse(name) for name in ("oidc_authentication_init", "oidc_authentication_callback", "login",
+                                           "logout")}
+
+    @property
+    def exempt_url_patterns(self) -> set[re.Pattern[str]]:
+        return {API}
 
     @property
     def OIDC_OP_AUTHORIZATION_ENDPOINT(self) -> str:

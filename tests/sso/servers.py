@@ -116,7 +116,8 @@ def openid_provider(*, redirect_uri: str, accounts: dict[str, dict[str, Any]]) -
                              process=process, log=log)
     finally:
         stop(process)
-        shutil.rmtree(root, ignore_errors=True)
+        if not os.environ.get("DOCKET_TEST_KEEP_LOGS"):  # =1 keeps the provider's log and files for a look
+            shutil.rmtree(root, ignore_errors=True)
 
 
 # --- LDAP -------------------------------------------------------------------------------------
