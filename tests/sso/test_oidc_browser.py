@@ -23,7 +23,8 @@ from tests.sso.servers import OpenIdProvider, openid_provider
 
 pytestmark = [pytest.mark.browser, pytest.mark.sso, pytest.mark.django_db(transaction=True)]
 
-DANA = {"password": "dana-provider-pw", "claims": {
+DANA_PASSWORD = "dana-provider-pw"
+DANA: dict[str, Any] = {"password": DANA_PASSWORD, "claims": {
     "email": "dana@example.com", "email_verified": True, "given_name": "Dana", "family_name": "Ortiz",
     "groups": ["gpu-team-a", "gpu-committee-chair"],
 }}
@@ -59,7 +60,7 @@ def test_a_person_signs_in_through_the_provider_and_lands_with_the_team_and_seat
     browser_page, provider  # noqa: F811
 ):
     page = browser_page
-    sign_in_at_provider(page, "dana", DANA["password"])
+    sign_in_at_provider(page, "dana", DANA_PASSWORD)
     page.wait_for_url("**/requests/")
     assert page.get_by_role("button", name="Sign out dana").is_visible()
     assert "Team A" in page.locator("main").inner_text()
@@ -97,7 +98,7 @@ def test_a_person_removed_at_the_provider_is_signed_out_when_the_session_is_chec
     browser_page, provider, clock  # noqa: F811
 ):
     page = browser_page
-    sign_in_at_provider(page, "dana", DANA["password"])
+    sign_in_at_provider(page, "dana", DANA_PASSWORD)
     page.wait_for_url("**/requests/")
     provider.set_accounts({})  # removed from the company's directory
 
