@@ -146,3 +146,13 @@ def test_a_password_form_posted_with_code_and_state_never_reaches_the_openid_bac
     with override_settings(**oidc):
         answer = Client().post("/accounts/login/?code=abc&state=xyz", {"username": "member_a", "password": "bad"})
     assert answer.status_code == 200  # the form again: no request to the (unreachable) token endpoint was made
+
+
+def test_check_deploy_warns_when_nobody_but_a_superuser_could_sign_in(world):
+    from django.core import checks
+
+    with override_settings(DOCKET_LOCAL_LOGIN=False):
+        ids = [message.id for message in checks.run_checks(include_deployment_checks=True)]
+    assert "docket.W101" in ids
+    with override_settings(DOCKET_LOCAL_LOGIN=False, AUTH_LDAP_SERVER_URI="ldaps://ldap.example.com"):
+        assert "docket.W101" not in [m.id for m in checks.run_checks(include_deployment_checks=True)]
