@@ -156,3 +156,22 @@ def test_check_deploy_warns_when_nobody_but_a_superuser_could_sign_in(world):
     assert "docket.W101" in ids
     with override_settings(DOCKET_LOCAL_LOGIN=False, AUTH_LDAP_SERVER_URI="ldaps://ldap.example.com"):
         assert "docket.W101" not in [m.id for m in checks.run_checks(include_deployment_checks=True)]
+
+
+def test_the_openid_backend_refuses_an_unverified_email_username_a_bad_username_and_a_superuser(world):
+    from django.core.exceptions import SuspiciousOperation
+
+    from sso.backends import DocketOIDCBackend
+
+    backend = DocketOIDCBackend()
+    with override_settings(OIDC_USERNAME_CLAIM="email"):
+        assert backend.verify_claims({"email": "dana@example.com", "email_verified": True})
+        assert not backend.verify_claims({"email": "dana@example.com", "email_verified": False})
+    for claims in ({}, {"preferred_username": ""}, {"preferred_username": "dana ortiz"},
+                   {"preferred_username": "x" * 151}):
+        with pytest.raises(SuspiciousOperation):
+            backend.verify_claims(claims)
+    make_user("root", is_superuser=True)
+    with pytest.raises(SuspiciousOperation, match="superuser"):
+        backend.filter_users_by_claims({"preferred_username": "root"})
+    assert list(backend.filter_users_by_claims({"preferred_username": "member_a"})) == [world.member_a]
