@@ -16,6 +16,7 @@ from committee.models import (
     OutboxMessage,
     RequestEvent,
     ReviewCycle,
+    SsoGroupMapping,
     TeamMembership,
     UsageReport,
 )
@@ -24,15 +25,24 @@ from core.admin import ReadOnlyAdmin
 
 @admin.register(TeamMembership)
 class TeamMembershipAdmin(admin.ModelAdmin):
-    list_display = ("user", "team", "role")
-    list_filter = ("team", "role")
+    list_display = ("user", "team", "role", "source")
+    list_filter = ("team", "role", "source")
     search_fields = ("user__username", "team__name")
 
 
 @admin.register(CommitteeSeat)
 class CommitteeSeatAdmin(admin.ModelAdmin):
-    list_display = ("user", "role", "active_from", "active_to")
-    list_filter = ("role",)
+    list_display = ("user", "role", "active_from", "active_to", "source")
+    list_filter = ("role", "source")
+
+
+@admin.register(SsoGroupMapping)
+class SsoGroupMappingAdmin(admin.ModelAdmin):
+    """Which provider group gives which team membership or committee seat (docs/deploy.md)."""
+
+    list_display = ("group", "team", "team_role", "seat_role")
+    list_filter = ("team", "seat_role")
+    search_fields = ("group", "team__name")
 
 
 @admin.register(ReviewCycle)

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "allocations",
     "committee",
     "reports",
+    "sso",
 ]
 
 MIDDLEWARE = [
@@ -72,6 +73,8 @@ MIDDLEWARE = [
     "core.api.SingleQueryValuesMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # An OpenID Connect session whose ID token is old is re-checked with the provider (sso/middleware.py).
+    "sso.middleware.OidcSessionRefresh",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Turns a sign-in that django-axes refused into the lockout page (committee.views.auth.locked_out).
@@ -95,6 +98,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "committee.context_processors.roles",
+                "sso.context_processors.sign_in",
             ],
         },
     },
@@ -145,7 +149,11 @@ DOCKET_TRUSTED_PROXY_COUNT = env_int("DOCKET_TRUSTED_PROXY_COUNT", 0, minimum=0,
 AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out pair before any other backend checks a password.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Then local passwords (only a superuser's with DOCKET_LOCAL_LOGIN=0), LDAP and OpenID Connect (sso/):
+    # each does nothing unless its own settings are there.
+    "sso.backends.LocalPasswordBackend",
+    "sso.backends.DocketLDAPBackend",
+    "sso.backends.DocketOIDCBackend",
 ]
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_FAILURE_WINDOW_SECONDS)
@@ -158,6 +166,83 @@ AXES_LOCKOUT_CALLABLE = "committee.views.auth.locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on (docs/deploy.md). Local passwords can be turned off; a superuser's still works (break-glass).
+DOCKET_LOCAL_LOGIN = env_bool("DOCKET_LOCAL_LOGIN", True)
+# OpenID Connect (mozilla-django-oidc): on when OIDC_RP_CLIENT_ID and OIDC_ISSUER (or the endpoints) are set.
+OIDC_ISSUER = env_str("OIDC_ISSUER").rstrip("/")
+# Endpoints left empty come from the issuer's discovery document (sso/oidc.py).
+OIDC_OP_AUTHORIZATION_ENDPOINT = env_str("OIDC_OP_AUTHORIZATION_ENDPOINT")
+OIDC_OP_TOKEN_ENDPOINT = env_str("OIDC_OP_TOKEN_ENDPOINT")
+OIDC_OP_USER_ENDPOINT = env_str("OIDC_OP_USER_ENDPOINT")
+OIDC_OP_JWKS_ENDPOINT = env_str("OIDC_OP_JWKS_ENDPOINT")
+OIDC_RP_CLIENT_ID = env_str("OIDC_RP_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_str("OIDC_RP_CLIENT_SECRET")
+OIDC_RP_SCOPES = env_str("OIDC_RP_SCOPES", "openid email profile groups")
+OIDC_RP_SIGN_ALGO = env_choice("OIDC_RP_SIGN_ALGO", "RS256", ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512"])
+OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
+OIDC_PKCE_CODE_CHALLENGE_METHOD = "S256"
+# client_secret_basic (the OpenID default) when on, client_secret_post when off.
+OIDC_TOKEN_USE_BASIC_AUTH = env_bool("OIDC_TOKEN_USE_BASIC_AUTH", True)
+OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
+OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0, above=0, maximum=120)
+OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
+# How long a sign-in is trusted before the next page re-checks it with the provider (prompt=none).
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env_int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 900, minimum=30)
+OIDC_CREATE_USER = True
+OIDC_CALLBACK_CLASS = "sso.views.SignInCallbackView"
+OIDC_AUTHENTICATE_CLASS = "sso.views.SignInStartView"
+LOGIN_REDIRECT_URL_FAILURE = "login"
+if OIDC_RP_CLIENT_ID and not (OIDC_ISSUER or OIDC_OP_AUTHORIZATION_ENDPOINT):
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_ISSUER too (or every OIDC_OP_*_ENDPOINT).")
+if OIDC_RP_CLIENT_ID and not OIDC_RP_CLIENT_SECRET:
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set but OIDC_RP_CLIENT_SECRET is not.")
+if OIDC_ISSUER:
+    env_url("OIDC_ISSUER", OIDC_ISSUER)  # an http(s) URL, or a clear error
+
+# LDAP (django-auth-ldap): on when LDAP_SERVER_URI is set. The sign-in form's password is checked by binding as
+# the person found by LDAP_USER_FILTER under LDAP_USER_SEARCH_BASE; their groups set memberships as OIDC's do.
+AUTH_LDAP_SERVER_URI = env_str("LDAP_SERVER_URI")
+if AUTH_LDAP_SERVER_URI:
+    import ldap
+    from django_auth_ldap.config import (
+        GroupOfNamesType,
+        GroupOfUniqueNamesType,
+        LDAPGroupType,
+        LDAPSearch,
+        PosixGroupType,
+    )
+
+    _ldap_group_types: dict[str, tuple[str, LDAPGroupType]] = {
+        "groupOfNames": ("(objectClass=groupOfNames)", GroupOfNamesType()),
+        "groupOfUniqueNames": ("(objectClass=groupOfUniqueNames)", GroupOfUniqueNamesType()),
+        "posixGroup": ("(objectClass=posixGroup)", PosixGroupType()),
+    }
+    AUTH_LDAP_BIND_DN = env_str("LDAP_BIND_DN")
+    AUTH_LDAP_BIND_PASSWORD = env_str("LDAP_BIND_PASSWORD")
+    _ldap_user_base = env_str("LDAP_USER_SEARCH_BASE")
+    if not _ldap_user_base:
+        raise ImproperlyConfigured("LDAP_SERVER_URI is set: set LDAP_USER_SEARCH_BASE (ou=people,dc=example,dc=com)")
+    AUTH_LDAP_USER_SEARCH = LDAPSearch(
+        _ldap_user_base, ldap.SCOPE_SUBTREE, env_str("LDAP_USER_FILTER", "(uid=%(user)s)")
+    )
+    _ldap_group_base = env_str("LDAP_GROUP_SEARCH_BASE")
+    _ldap_filter, AUTH_LDAP_GROUP_TYPE = _ldap_group_types[
+        env_choice("LDAP_GROUP_TYPE", "groupOfNames", list(_ldap_group_types))
+    ]
+    if _ldap_group_base:
+        AUTH_LDAP_GROUP_SEARCH = LDAPSearch(_ldap_group_base, ldap.SCOPE_SUBTREE, _ldap_filter)
+    AUTH_LDAP_START_TLS = env_bool("LDAP_START_TLS", False)
+    AUTH_LDAP_USER_ATTR_MAP = {"first_name": "givenName", "last_name": "sn", "email": "mail"}
+    AUTH_LDAP_ALWAYS_UPDATE_USER = True
+    AUTH_LDAP_MIRROR_GROUPS = False  # LDAP groups give memberships through SsoGroupMapping, not Django groups
+    _ldap_timeout = env_float("LDAP_TIMEOUT", 5.0, above=0, maximum=120)
+    AUTH_LDAP_CONNECTION_OPTIONS = {ldap.OPT_NETWORK_TIMEOUT: _ldap_timeout, ldap.OPT_TIMEOUT: _ldap_timeout}
+
+# AUTHENTICATION_BACKENDS (above): each backend stands aside unless its own settings are there (the LDAP one without
+# LDAP_SERVER_URI, the OpenID one without a client id), so the list is the same everywhere.
 
 # Storage is always UTC (USE_TZ); TIME_ZONE is the zone pages display and the weekly clock
 # runs in: the committee's own.

@@ -24,6 +24,8 @@ urlpatterns = [
     path("", portal_views.home, name="home"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # OpenID Connect: /oidc/authenticate/ starts a sign-in, /oidc/callback/ is the redirect URI (sso/).
+    path("oidc/", include("sso.urls")),
     path("", include("committee.urls")),
     path("", include("allocations.urls")),
     path("archive/", include("reports.urls")),

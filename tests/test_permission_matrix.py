@@ -153,6 +153,12 @@ TABLE: list[Row] = [
     Row("accounts/login/", "sign-in form and sign-in", {"GET": "200 200 200 200 200 200 200", "POST": ALL_302},
         body=lambda e: {"username": "member_a", "password": "pw"}),
     Row("accounts/logout/", "sign-out is a POST", {"GET": "405 405 405 405 405 405 405", "POST": ALL_302}),
+    # OpenID Connect (sso/): not configured here, so there is nothing to start or answer (tests/sso/ configure it).
+    Row("oidc/authenticate/", "single sign-on off: not found", {"GET": "404 404 404 404 404 404 404",
+                                                               "POST": "405 405 405 405 405 405 405"}),
+    Row("oidc/callback/", "single sign-on off: not found", {"GET": "404 404 404 404 404 404 404",
+                                                           "POST": "405 405 405 405 405 405 405"},
+        query=lambda e: {"code": "x", "state": "y"}),
     Row("profile/", "own notification settings", {"GET": SIGNED_IN, "POST": "302 302 302 302 302 302 302"}),
     Row("profile/tokens/revoke-all/", "revoke one's own API tokens: a POST of someone signed in",
         {"GET": "302 405 405 405 405 302 302", "POST": ALL_302}),

@@ -30,8 +30,10 @@ from committee.models.outbox import (
 from committee.models.people import (
     CommitteeSeat,
     CommitteeSeatQuerySet,
+    GrantSource,
     MembershipRole,
     SeatRole,
+    SsoGroupMapping,
     TeamMembership,
 )
 from committee.models.requests import (
@@ -73,6 +75,7 @@ __all__ = [
     "EmergencyStatus",
     "FairShareSnapshot",
     "GpuRequest",
+    "GrantSource",
     "ImpactForecast",
     "ImpactKind",
     "MembershipRole",
@@ -89,6 +92,7 @@ __all__ = [
     "RubricVersion",
     "Score",
     "SeatRole",
+    "SsoGroupMapping",
     "TeamMembership",
     "UsageReport",
     "rubric_version_current_pk",

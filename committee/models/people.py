@@ -16,10 +16,21 @@ class MembershipRole(models.TextChoices):
     LEAD = "lead", _("Lead")
 
 
+class GrantSource(models.TextChoices):
+    """Where a membership or seat came from: single sign-on keeps only its own in step, never a hand-made one."""
+
+    MANUAL = "manual", _("By hand")
+    SSO = "sso", _("Single sign-on")
+
+
 class TeamMembership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(_("role"), max_length=10, choices=MembershipRole.choices, default=MembershipRole.MEMBER)
+    source = models.CharField(
+        _("source"), max_length=10, choices=GrantSource.choices, default=GrantSource.MANUAL,
+        help_text=_("Single sign-on adds and removes only the memberships it made."),
+    )
 
     class Meta:
         verbose_name = _("team membership")
@@ -48,6 +59,10 @@ class CommitteeSeat(models.Model):
     role = models.CharField(_("role"), max_length=20, choices=SeatRole.choices)
     active_from = models.DateField(_("active from"), default=timezone.localdate)
     active_to = models.DateField(_("active to"), null=True, blank=True)
+    source = models.CharField(
+        _("source"), max_length=10, choices=GrantSource.choices, default=GrantSource.MANUAL,
+        help_text=_("Single sign-on opens and ends only the seats it made."),
+    )
 
     objects = CommitteeSeatQuerySet.as_manager()
 
@@ -64,3 +79,50 @@ class CommitteeSeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_role_display()}: {self.user}"
+
+
+class SsoGroupMapping(models.Model):
+    """One group at the identity provider (OpenID Connect claim or LDAP group) and what it gives in Docket.
+
+    A group gives a team membership (team and role), a committee seat, or both. At every sign-in through
+    single sign-on the person's memberships and seats that came from single sign-on are set to what their
+    groups give now: added, changed and removed. Memberships and seats made by hand are never touched.
+    """
+
+    group = models.CharField(
+        _("group"), max_length=200,
+        help_text=_("The group's name exactly as the provider sends it (e.g. in the groups claim, or an LDAP cn)."),
+    )
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, null=True, blank=True, related_name="sso_group_mappings",
+        verbose_name=_("team"),
+    )
+    team_role = models.CharField(
+        _("role in the team"), max_length=10, choices=MembershipRole.choices, default=MembershipRole.MEMBER,
+    )
+    seat_role = models.CharField(_("committee seat"), max_length=20, choices=SeatRole.choices, blank=True)
+
+    class Meta:
+        ordering = ["group", "team__name", "seat_role"]
+        verbose_name = _("single sign-on group")
+        verbose_name_plural = _("single sign-on groups")
+        constraints = [
+            models.CheckConstraint(condition=~Q(group=""), name="ssogroup_group_required"),
+            models.CheckConstraint(
+                condition=Q(team__isnull=False) | ~Q(seat_role=""), name="ssogroup_gives_team_or_seat",
+            ),
+            models.UniqueConstraint(
+                fields=["group", "team"], condition=Q(team__isnull=False), name="ssogroup_unique_group_team",
+            ),
+            models.UniqueConstraint(
+                fields=["group", "seat_role"], condition=~Q(seat_role=""), name="ssogroup_unique_group_seat",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        gives = []
+        if self.team_id is not None:
+            gives.append(f"{self.team} ({self.get_team_role_display()})")
+        if self.seat_role:
+            gives.append(str(self.get_seat_role_display()))
+        return f"{self.group} → {', '.join(gives)}"

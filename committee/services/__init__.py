@@ -44,12 +44,18 @@ from committee.services.review import (
     score_record,
 )
 from committee.services.rubric import rubric_change
+from committee.services.sso import (
+    SsoSyncResult,
+    sso_grants_for_groups,
+    sso_memberships_sync,
+)
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
 
 __all__ = [
     "APPEAL_AMEND",
     "APPEAL_UPHOLD",
     "REQUEST_FIELDS",
+    "SsoSyncResult",
     "actor_name",
     "appeal_decide",
     "appeal_file",
@@ -84,5 +90,7 @@ __all__ = [
     "request_events_record",
     "rubric_change",
     "score_record",
+    "sso_grants_for_groups",
+    "sso_memberships_sync",
     "teams_remind_unfiled",
 ]

@@ -1,0 +1,80 @@
+"""LDAP sign-in through the sign-in form, against a private slapd the test starts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client, override_settings
+
+from committee.models import CommitteeSeat, MembershipRole, SeatRole, SsoGroupMapping, TeamMembership
+from tests.conftest import World, make_user
+from tests.sso.servers import Directory, private_slapd
+
+pytestmark = [pytest.mark.sso, pytest.mark.django_db]
+
+
+@pytest.fixture
+def directory(world: World) -> Iterator[Directory]:
+    SsoGroupMapping.objects.create(group="team-a", team=world.team_a)
+    SsoGroupMapping.objects.create(group="team-b-leads", team=world.team_b, team_role=MembershipRole.LEAD)
+    SsoGroupMapping.objects.create(group="finance", seat_role=SeatRole.FINANCE)
+    with private_slapd() as running:
+        erin = running.add_person("erin", password="erin-ldap-pw", email="erin@example.com", given="Erin",
+                                  family="Vance")
+        running.set_group("team-a", [erin])
+        running.set_group("finance", [erin])
+        running.set_group("team-b-leads", [])
+        with override_settings(**running.settings(), DOCKET_LOCAL_LOGIN=False):
+            yield running
+
+
+def sign_in(username: str, password: str) -> Any:
+    return Client().post("/accounts/login/", {"username": username, "password": password})
+
+
+def grants(username: str) -> tuple[set[tuple[str, str, str]], set[str]]:
+    user = User.objects.get(username=username)
+    teams = {(m.team.slug, m.role, m.source) for m in TeamMembership.objects.filter(user=user).select_related("team")}
+    return teams, set(CommitteeSeat.objects.active().filter(user=user).values_list("role", flat=True))
+
+
+def test_an_ldap_person_signs_in_with_their_directory_password_and_gets_their_groups(directory):
+    page = Client().get("/accounts/login/").content.decode()
+    assert 'name="password"' in page  # with local passwords off, the form stays for LDAP
+
+    answer = sign_in("erin", "erin-ldap-pw")
+    assert answer.status_code == 302 and answer["Location"] == "/"
+    erin = User.objects.get(username="erin")
+    assert (erin.email, erin.first_name, erin.last_name, erin.has_usable_password()) == (
+        "erin@example.com", "Erin", "Vance", False)
+    assert grants("erin") == ({("team-a", "member", "sso")}, {"finance"})
+    portal = answer.client.get("/requests/")
+    assert "Team A" in portal.content.decode()
+
+    # The directory moves Erin from team A to leading team B: the next sign-in follows.
+    erin_dn = "uid=erin,ou=people,dc=lab,dc=test"
+    directory.set_group("team-a", [])
+    directory.set_group("finance", [])
+    directory.set_group("team-b-leads", [erin_dn])
+    assert sign_in("erin", "erin-ldap-pw").status_code == 302
+    assert grants("erin") == ({("team-b", "lead", "sso")}, set())
+
+
+def test_a_wrong_ldap_password_or_an_unknown_person_is_refused(directory):
+    for username, password in (("erin", "not-her-password"), ("nobody", "erin-ldap-pw")):
+        answer = sign_in(username, password)
+        assert answer.status_code == 200
+        assert "_auth_user_id" not in answer.client.session
+        assert "Please enter a correct username and password" in answer.content.decode()
+    assert not User.objects.filter(username__in=["erin", "nobody"]).exists()
+
+
+def test_a_local_superuser_cannot_be_taken_over_through_the_directory(directory):
+    make_user("erin", is_superuser=True, is_staff=True)  # a local break-glass account with the same name
+    answer = sign_in("erin", "erin-ldap-pw")
+    assert answer.status_code == 200 and "_auth_user_id" not in answer.client.session
+    assert sign_in("erin", "pw").status_code == 302  # the local password still opens it
+    assert User.objects.get(username="erin").email == "erin@example.com"  # make_user's, not rewritten by LDAP
