@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("allocations", "committee", "reports", "config", "core", "tests")
+CHECKED = ("allocations", "committee", "reports", "sso", "config", "core", "tests")
 
 
 def test_mypy_finds_no_type_errors(tmp_path: Path) -> None:
