@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,11 +140,26 @@ def render_svgs(charts: Sequence[Chart]) -> RenderedCharts:
     browser = chromium_path()
     if browser is None:
         return RenderedCharts({}, _("No Chromium was found (setting CHROMIUM_PATH), so this PDF has no charts."))
-    try:
-        # A thread of its own: the caller may already run an event loop (an async worker, a browser test).
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            svgs = pool.submit(asyncio.run, _svgs_async(charts, browser)).result(timeout=RENDER_TIMEOUT_SECONDS * 2)
-    except Exception:
-        logger.exception("Drawing the charts with %s failed", browser)
+    # A thread of its own: the caller may already run an event loop (an async worker, a browser test). A daemon
+    # thread, waited for at most twice the render timeout: a Chromium that hangs (seen once under load) must not
+    # hold the request, the worker or the process's exit (a ThreadPoolExecutor's exit would wait for it).
+    outcome: dict[str, Any] = {}
+
+    def draw() -> None:
+        try:
+            outcome["svgs"] = asyncio.run(_svgs_async(charts, browser))
+        except BaseException as exc:  # reported by the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=draw, name="docket-charts", daemon=True)
+    thread.start()
+    thread.join(timeout=RENDER_TIMEOUT_SECONDS * 2)
+    if thread.is_alive():
+        logger.error("Drawing the charts with %s took over %s s; the PDF goes without them", browser,
+                     RENDER_TIMEOUT_SECONDS * 2)
+        return RenderedCharts({}, _("Drawing the charts took too long, so this PDF has no charts."))
+    if "error" in outcome:
+        error = outcome["error"]
+        logger.error("Drawing the charts with %s failed", browser, exc_info=(type(error), error, error.__traceback__))
         return RenderedCharts({}, _("Drawing the charts failed, so this PDF has no charts."))
-    return RenderedCharts(svgs)
+    return RenderedCharts(outcome["svgs"])

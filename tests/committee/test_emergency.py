@@ -269,8 +269,7 @@ def test_the_admin_shows_emergencies_read_only(world, running_week, client):
 
     emergency = _file(world)
     _approve(world.reviewer, emergency)
-    get_user_model().objects.create_superuser("root", "root@example.com", "pw")
-    client.login(username="root", password="pw")
+    client.force_login(get_user_model().objects.create_superuser("root", "root@example.com", "pw"))
     assert "Fraud model hotfix" in client.get("/admin/committee/emergencyrequest/").content.decode()
     page = client.get(f"/admin/committee/emergencyrequest/{emergency.pk}/change/")
     assert page.status_code == 200 and "Reviewer" in page.content.decode()
