@@ -16,6 +16,7 @@ from committee.models import (
     UsageReport,
 )
 from core.admin import ReadOnlyAdmin
+from core.history import ReasonRequiredAdmin
 
 
 @admin.register(TeamMembership)
@@ -26,7 +27,9 @@ class TeamMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(CommitteeSeat)
-class CommitteeSeatAdmin(admin.ModelAdmin):
+class CommitteeSeatAdmin(ReasonRequiredAdmin):
+    """Seats are policy: a change needs a reason and shows in the policy history."""
+
     list_display = ("user", "role", "active_from", "active_to")
     list_filter = ("role",)
 

@@ -193,6 +193,7 @@ TABLE: list[Row] = [
     Row("review/<week:week>/what-if/", "the chair's preview", {"GET": CHAIR}, kwargs=week["review"],
         query=lambda e: WEIGHTS),
     Row("rubric/", "the published rubric", {"GET": SIGNED_IN}),
+    Row("rubric/policy-history/", "who changed fair-share weights, pools, accounts and seats", {"GET": SIGNED_IN}),
     Row("rubric/change/", "the chair changes the rubric", {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"},
         body=lambda e: {**WEIGHTS, **GUIDANCE, "reason": "Matrix change."}),
     # Published windows (a page for people).

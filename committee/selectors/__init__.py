@@ -35,6 +35,11 @@ from committee.selectors.people import (
     viewer_roles,
     viewer_roles_new_request,
 )
+from committee.selectors.policy import (
+    FieldChange,
+    PolicyChange,
+    policy_history,
+)
 from committee.selectors.publishing import (
     cycle_demands,
     started_windows,
@@ -67,7 +72,9 @@ __all__ = [
     "REVIEWED_STATUSES",
     "TEAM_KINDS",
     "CycleReview",
+    "FieldChange",
     "MemberScores",
+    "PolicyChange",
     "PoolLoad",
     "ReviewRow",
     "RubricChange",
@@ -91,6 +98,7 @@ __all__ = [
     "notification_kinds_for",
     "notification_opt_outs",
     "notification_waiting_count",
+    "policy_history",
     "pool_list",
     "request_get_for_viewer",
     "request_list_for_team_member",
