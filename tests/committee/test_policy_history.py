@@ -87,7 +87,8 @@ def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_histor
     assert admin_client.post(change_url(pool), form).status_code == 302
     account = ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a")
     assert admin_client.post(change_url(account), {
-        "cluster": world.atlas.pk, "team": world.team_a.pk, "account": "ml-ranking", "change_reason": "Renamed in Slurm.",
+        "cluster": world.atlas.pk, "team": world.team_a.pk, "account": "ml-ranking",
+        "change_reason": "Renamed in Slurm.",
     }).status_code == 302
     seat = CommitteeSeat.objects.get(user=world.finance)
     assert admin_client.post(change_url(seat), {
