@@ -81,7 +81,7 @@ def metrics_page() -> bytes:
     """The exposition text: this process's counters (with PROMETHEUS_MULTIPROC_DIR every worker's), Docket's gauges."""
     if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        multiprocess.MultiProcessCollector(registry)
     else:
         registry = prometheus_client.REGISTRY
     return prometheus_client.generate_latest(registry) + prometheus_client.generate_latest(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -26,7 +27,7 @@ def samples(body: bytes) -> dict[str, float]:
     return out
 
 
-def scrape(**extra: str) -> tuple[int, bytes]:
+def scrape(**extra: Any) -> tuple[int, bytes]:
     response = Client().get("/metrics", **extra)
     return response.status_code, response.content
 

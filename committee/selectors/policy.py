@@ -77,7 +77,8 @@ def _changes(
 
 
 def _field_label(model: type[Model], name: str) -> str:
-    return str(model._meta.get_field(name).verbose_name)
+    field = model._meta.get_field(name)
+    return str(getattr(field, "verbose_name", name))
 
 
 def policy_history(*, limit: int = POLICY_HISTORY_LIMIT) -> list[PolicyChange]:
@@ -86,14 +87,14 @@ def policy_history(*, limit: int = POLICY_HISTORY_LIMIT) -> list[PolicyChange]:
     def labelled(model: type[Model], *names: str) -> list[tuple[str, str]]:
         return [(name, _field_label(model, name)) for name in names]
 
-    teams = Team.history.order_by("id", "history_date", "history_id")  # type: ignore[attr-defined]
-    pools = GpuPool.history.select_related("cluster").order_by(  # type: ignore[attr-defined]
+    teams = Team.history.order_by("id", "history_date", "history_id")
+    pools = GpuPool.history.select_related("cluster").order_by(
         "id", "history_date", "history_id"
     )
-    accounts = ClusterAccount.history.select_related("cluster", "team").order_by(  # type: ignore[attr-defined]
+    accounts = ClusterAccount.history.select_related("cluster", "team").order_by(
         "id", "history_date", "history_id"
     )
-    seats = CommitteeSeat.history.select_related("user").order_by(  # type: ignore[attr-defined]
+    seats = CommitteeSeat.history.select_related("user").order_by(
         "id", "history_date", "history_id"
     )
     changes = [

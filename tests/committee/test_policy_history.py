@@ -102,7 +102,7 @@ def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_histor
     assert "Finance&#x27;s new rate card" in page or "Finance's new rate card" in page
     assert "<del>team-a</del> → <ins>ml-ranking</ins>" in page and "Renamed in Slurm." in page
     assert "<del>—</del> → <ins>2026-12-31</ins>" in page and "Leaves the committee" in page
-    assert GpuPool.history.filter(history_change_reason__startswith="Finance").count() == 1  # type: ignore[attr-defined]
+    assert GpuPool.history.filter(history_change_reason__startswith="Finance").count() == 1
 
 
 def test_the_policy_history_is_for_people_signed_in(world):
@@ -124,7 +124,7 @@ def test_the_policy_history_costs_the_same_queries_however_long(world, client):
     few = queries()
     for weight in range(3, 30):
         world.team_b.fair_share_weight = weight
-        world.team_b._change_reason = f"step {weight}"  # type: ignore[attr-defined]
+        world.team_b._change_reason = f"step {weight}"
         world.team_b.save()
     assert queries() == few
     assert history_page(client).count('class="policy-change"') > 27
