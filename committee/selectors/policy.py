@@ -58,7 +58,7 @@ def _changes(
         diffs = tuple(
             FieldChange(label=label, old=None if before is None else _value(before, f), new=_value(record, f))
             for f, label in fields
-            if before is None or _value(before, f) != _value(record, f)
+            if _value(record, f) != (_value(before, f) if before is not None else "—")
         )
         if record.history_type == "~" and not diffs:
             continue  # saved without a change of a shown field
