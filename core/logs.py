@@ -30,6 +30,7 @@ SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 request_id_var: ContextVar[str | None] = ContextVar("docket_request_id", default=None)
 request_logger = logging.getLogger("docket.request")
+task_logger = logging.getLogger("docket.task")
 
 
 def current_request_id() -> str | None:
@@ -101,6 +102,8 @@ def _on_task_prerun(sender: Task | None = None, task_id: str | None = None, task
     request_id = request_id_of_task(task) if task is not None else None
     if request_id and task_id:
         _task_tokens[task_id] = request_id_var.set(request_id)
+        # One line that ties the task to the request: grep the request id, find the worker's lines too.
+        task_logger.info("task %s[%s] started", getattr(task, "name", "?"), task_id)
 
 
 def _on_task_postrun(sender: Task | None = None, task_id: str | None = None, **kwargs: Any) -> None:
