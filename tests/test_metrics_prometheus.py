@@ -107,3 +107,24 @@ def _ready(base: str) -> bool:
             return int(response.status) == 200
     except OSError:
         return False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_gunicorn_worker_answers_the_same_gauges(world: Any, tmp_path: Path) -> None:
+    """Docket's gauges come from the database, so a scrape that reaches any of the workers reads the same."""
+    from django.db import connection
+
+    from tests.conftest import require
+    from tests.processes import app_env, database_url, gunicorn
+
+    require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    expected = build_metrics_world(world)
+    with gunicorn(app_env(database_url(connection.settings_dict)), log_dir=tmp_path, workers=2) as server:
+        backlogs = set()
+        for _ in range(12):
+            with urllib.request.urlopen(server.url + "/metrics", timeout=10) as response:  # noqa: S310 (loopback)
+                body = response.read().decode()
+            match = re.search(r"^docket_outbox_backlog (\S+)$", body, re.M)
+            assert match, body[-2000:]
+            backlogs.add(float(match.group(1)))
+    assert backlogs == {expected["docket_outbox_backlog"]}
