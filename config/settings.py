@@ -297,6 +297,9 @@ DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 CHROMIUM_PATH = env_str("CHROMIUM_PATH", "/usr/bin/chromium")
 DOCKET_PDF_ROOT = Path(env_str("DOCKET_PDF_ROOT", str(MEDIA_ROOT / "archive-pdf")))
 
+# The policy history (core/history.py): a change's reason may be longer than simple-history's default 100 characters.
+SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
+
 # Logs: one line per record on stderr, with the request id (core/logs.py). LOG_FORMAT=json in production (one JSON
 # object a line, for a log collector), text for `make run`. The Celery worker logs through the same configuration.
 LOGGING = logging_config(
