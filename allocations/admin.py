@@ -20,18 +20,32 @@ from allocations.models import (
     WindowSyncStatus,
 )
 from core.admin import ReadOnlyAdmin
+from core.history import ReasonRequiredAdmin
+
+# Policy (fair-share weights, pools, cluster accounts): every change needs a reason and is kept in the history.
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(ReasonRequiredAdmin):
     list_display = ("name", "slug", "fair_share_weight")
     prepopulated_fields = {"slug": ("name",)}
     search_fields = ("name", "slug")
 
 
 class GpuPoolInline(admin.TabularInline):
+    """Shown on the cluster; a pool is added or changed on its own page, where a reason is asked for."""
+
     model = GpuPool
     extra = 0
+    show_change_link = True
+    fields = ("slug", "gpu_model", "gpu_count", "burst_reserve_pct", "standby_pct", "cost_per_gpu_hour")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Cluster)
@@ -42,7 +56,7 @@ class ClusterAdmin(admin.ModelAdmin):
 
 
 @admin.register(GpuPool)
-class GpuPoolAdmin(admin.ModelAdmin):
+class GpuPoolAdmin(ReasonRequiredAdmin):
     list_display = (
         "__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct",
         "cost_per_gpu_hour",
@@ -85,7 +99,7 @@ class UsageRecordAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ClusterAccount)
-class ClusterAccountAdmin(admin.ModelAdmin):
+class ClusterAccountAdmin(ReasonRequiredAdmin):
     list_display = ("cluster", "team", "account")
     list_filter = ("cluster",)
 

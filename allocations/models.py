@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from allocations.explanations import explanation_text
+from core.history import policy_history
 
 
 class Team(models.Model):
@@ -23,6 +24,7 @@ class Team(models.Model):
         validators=[MinValueValidator(1)],
         help_text=_("The team's entitled share is its weight over the sum of all teams' weights."),
     )
+    history = policy_history()
 
     class Meta:
         ordering = ["name"]
@@ -88,6 +90,7 @@ class GpuPool(models.Model):
         blank=True,
         help_text=_("How the scheduler selects this pool's nodes, e.g. the Slurm feature 'a100'."),
     )
+    history = policy_history()
 
     class Meta:
         ordering = ["cluster__name", "slug"]
@@ -376,6 +379,7 @@ class ClusterAccount(models.Model):
             )
         ],
     )
+    history = policy_history()
 
     class Meta:
         ordering = ["cluster", "team"]

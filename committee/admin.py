@@ -21,6 +21,7 @@ from committee.models import (
     UsageReport,
 )
 from core.admin import ReadOnlyAdmin
+from core.history import ReasonRequiredAdmin
 
 
 @admin.register(TeamMembership)
@@ -31,7 +32,9 @@ class TeamMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(CommitteeSeat)
-class CommitteeSeatAdmin(admin.ModelAdmin):
+class CommitteeSeatAdmin(ReasonRequiredAdmin):
+    """Seats are policy: a change needs a reason and shows in the policy history."""
+
     list_display = ("user", "role", "active_from", "active_to", "source")
     list_filter = ("role", "source")
 

@@ -44,6 +44,7 @@ from django.utils import timezone
 from committee.models import OutboxMessage
 from config.celery import app
 from core.health import broker_ping
+from core.logs import TASK_HEADER, current_request_id
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ def outbox_enqueue(*, task_name: str, key: str, kwargs: Mapping[str, Any] | None
     raises (a failure is logged and the beat job retries).
     """
     message, _created = OutboxMessage.objects.get_or_create(
-        key=key, defaults={"task_name": task_name, "kwargs": dict(kwargs or {})}
+        key=key,
+        defaults={"task_name": task_name, "kwargs": dict(kwargs or {}), "request_id": current_request_id() or ""},
     )
     if message.done_at is None:
         transaction.on_commit(partial(_relay_after_commit, message.pk), robust=True)
@@ -250,6 +252,7 @@ def outbox_relay(
                         task_id=task_id_for(message),
                         connection=connection,
                         retry=False,
+                        headers=_headers(message),
                     )
                 except Exception as exc:
                     # Not handed over after all: give the claim back so the next relay sends it.
@@ -271,7 +274,9 @@ def _run_in_process(messages: Sequence[OutboxMessage], now: datetime) -> RelayRe
             continue
         try:
             task = _task(message.task_name)
-            result = task.apply(kwargs=message.kwargs, task_id=task_id_for(message), throw=True)
+            result = task.apply(
+                kwargs=message.kwargs, task_id=task_id_for(message), throw=True, headers=_headers(message)
+            )
         except Exception as exc:
             logger.exception("Outbox task %s (%s) failed", message.task_name, message.key)
             OutboxMessage.objects.filter(pk=message.pk).update(last_error=f"{type(exc).__name__}: {exc}"[:2000])
@@ -281,6 +286,11 @@ def _run_in_process(messages: Sequence[OutboxMessage], now: datetime) -> RelayRe
             outbox_mark_done(message_id=message.pk, by=_worker_name(None))
         relayed += 1
     return RelayResult(relayed=relayed, waiting=0, failed=failed, broker_down=False)
+
+
+def _headers(message: OutboxMessage) -> dict[str, str]:
+    """The task's headers: the id of the request that asked for the work, for the worker's log lines."""
+    return {TASK_HEADER: message.request_id} if message.request_id else {}
 
 
 def _worker_name(task: Task | None) -> str:

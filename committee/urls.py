@@ -24,6 +24,7 @@ urlpatterns += [
     path("review/<week:week>/what-if/", review.what_if, name="review-what-if"),
     path("rubric/", rubric.rubric_page, name="rubric"),
     path("rubric/change/", rubric.rubric_change, name="rubric-change"),
+    path("rubric/policy-history/", rubric.policy_history_page, name="policy-history"),
 ]
 
 # Publishing the allocation.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from config.env import (
     site_url_for,
 )
 from core.isoweek import WEEK_PATTERN
+from core.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -55,6 +57,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_prometheus",
+    "simple_history",
     "allocations",
     "committee",
     "reports",
@@ -64,6 +68,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: /healthz and /readyz answer before the host check, the HTTPS redirect and sessions (core/health.py).
     "core.health.ProbeMiddleware",
+    # The request id (X-Request-ID) on the response and on every log line of the request (core/logs.py).
+    "core.logs.RequestIdMiddleware",
+    # /metrics for Prometheus, to allowed networks or a bearer token only (core/metrics.py); then the counters.
+    "core.metrics.MetricsMiddleware",
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -81,6 +90,9 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     # Innermost, so it sees a view's exception first: a database that cannot be reached answers 503.
     "core.middleware.DatabaseUnavailableMiddleware",
+    # Who changed a fair-share weight, a pool or a seat: django-simple-history reads the request's user.
+    "simple_history.middleware.HistoryRequestMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -106,6 +118,10 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 DATABASES = {"default": database_from_url("DATABASE_URL", DATABASE_URL)}
+# PostgreSQL through django-prometheus's wrapper of the same backend: query counts and errors on /metrics.
+# (SQLite, for development and the tests, stays Django's own: pytest-django names test databases by it.)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "django_prometheus.db.backends.postgresql"
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)
 # With persistent connections, check a kept connection at the start of each request (a SELECT 1) so
@@ -429,12 +445,39 @@ DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 CHROMIUM_PATH = env_str("CHROMIUM_PATH", "/usr/bin/chromium")
 DOCKET_PDF_ROOT = Path(env_str("DOCKET_PDF_ROOT", str(MEDIA_ROOT / "archive-pdf")))
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {
-        "handlers": ["console"],
-        "level": env_choice("LOG_LEVEL", "WARNING", ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
-    },
-}
+# The policy history (core/history.py): a change's reason may be longer than simple-history's default 100 characters.
+SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
+
+# Logs: one line per record on stderr, with the request id (core/logs.py). LOG_FORMAT=json in production (one JSON
+# object a line, for a log collector), text for `make run`. The Celery worker logs through the same configuration.
+LOGGING = logging_config(
+    log_format=env_choice("LOG_FORMAT", "text", ["text", "json"]),
+    level=env_choice("LOG_LEVEL", "WARNING", ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
+)
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# /metrics (core/metrics.py): served to these networks (a direct, unproxied client) or to a bearer token only.
+DOCKET_METRICS_ALLOWED_NETWORKS = env_list("DOCKET_METRICS_ALLOWED_NETWORKS", ["127.0.0.1/32", "::1/128"])
+for _network in DOCKET_METRICS_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"DOCKET_METRICS_ALLOWED_NETWORKS: {_network!r} is not a network (e.g. 10.0.0.0/8 or ::1/128)"
+        ) from None
+DOCKET_METRICS_TOKEN = env_str("DOCKET_METRICS_TOKEN")
+DOCKET_METRICS_COLLECTOR = "committee.metrics.DocketCollector"
+# Which build this is: docket_build_info on /metrics and the release Sentry files errors under.
+DOCKET_RELEASE = env_str("DOCKET_RELEASE")
+
+# Error reporting: only when SENTRY_DSN is set (without it sentry_sdk is not even imported). No personal data is sent.
+SENTRY_DSN = env_str("SENTRY_DSN")
+SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT", "production")
+SENTRY_TRACES_SAMPLE_RATE = env_float("SENTRY_TRACES_SAMPLE_RATE", 0.0, minimum=0, maximum=1)
+if SENTRY_DSN:
+    from core.sentry import sentry_init
+
+    sentry_init(
+        dsn=SENTRY_DSN, release=DOCKET_RELEASE, environment=SENTRY_ENVIRONMENT,
+        traces_sample_rate=SENTRY_TRACES_SAMPLE_RATE,
+    )

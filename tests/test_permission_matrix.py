@@ -229,6 +229,7 @@ TABLE: list[Row] = [
         body=lambda e: {"decision": "uphold", "reason": "Matrix answer."}),
     Row("review/<week:week>/appeals/", "the published week's appeals", {"GET": EDITORS}, kwargs=week["published"]),
     Row("rubric/", "the published rubric", {"GET": SIGNED_IN}),
+    Row("rubric/policy-history/", "who changed fair-share weights, pools, accounts and seats", {"GET": SIGNED_IN}),
     Row("rubric/change/", "the chair changes the rubric", {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"},
         body=lambda e: {**WEIGHTS, **GUIDANCE, "reason": "Matrix change."}),
     # Published windows (a page for people).

@@ -26,6 +26,8 @@ class OutboxMessage(models.Model):
     done_at = models.DateTimeField(_("done"), null=True, blank=True)
     done_by = models.CharField(_("done by"), max_length=200, blank=True)
     last_error = models.TextField(_("last error"), blank=True)
+    # The request that asked for the work (core/logs.py): the task's log lines carry it too.
+    request_id = models.CharField(_("request id"), max_length=128, blank=True)
 
     class Meta:
         ordering = ["id"]

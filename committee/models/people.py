@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import Team
+from core.history import policy_history
 
 
 class MembershipRole(models.TextChoices):
@@ -65,6 +66,7 @@ class CommitteeSeat(models.Model):
     )
 
     objects = CommitteeSeatQuerySet.as_manager()
+    history = policy_history()
 
     class Meta:
         ordering = ["role", "active_from"]

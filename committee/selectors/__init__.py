@@ -71,6 +71,11 @@ from committee.selectors.placement import (
     placements_of,
     publish_summary,
 )
+from committee.selectors.policy import (
+    FieldChange,
+    PolicyChange,
+    policy_history,
+)
 from committee.selectors.publishing import (
     PublishPlacement,
     cycle_allocate,
@@ -113,11 +118,13 @@ __all__ = [
     "CyclePlacement",
     "CycleReview",
     "DecidedPart",
+    "FieldChange",
     "IntakeCloseCheck",
     "MemberScores",
     "PlacedPart",
     "PlacedWindow",
     "PlacementStatus",
+    "PolicyChange",
     "PoolLoad",
     "PoolPlacement",
     "PublishPlacement",
@@ -165,6 +172,7 @@ __all__ = [
     "placement_label",
     "placement_params_text",
     "placements_of",
+    "policy_history",
     "pool_list",
     "publish_summary",
     "request_corrections_for_viewer",

@@ -1,4 +1,4 @@
-"""The published rubric and its history (anyone signed in); changing it (the chair)."""
+"""The rubric and its history, the policy parameters' history (anyone signed in); changing the rubric (the chair)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,13 @@ def rubric_page(request: AuthenticatedHttpRequest) -> HttpResponse:
         "open_cycle": selectors.cycle_open_for_intake(),
     }
     return render(request, "committee/rubric.html", context)
+
+
+@login_required
+@require_GET
+def policy_history_page(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Who changed a fair-share weight, a pool's reserves or cost, a cluster account or a seat, when and why."""
+    return render(request, "committee/policy_history.html", {"changes": selectors.policy_history()})
 
 
 @login_required

@@ -249,6 +249,12 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     for message in OutboxMessage.objects.filter(key__in=keys):
         assert message.done_by.startswith(f"docket-test-{os.getpid()}@"), message.done_by  # the worker, not us
         assert f"pid {os.getpid()}" not in message.done_by
+    # The worker's lines of each task carry the id of the request that asked for its work (core/logs.py).
+    asked = list(OutboxMessage.objects.filter(key__in=keys).exclude(request_id=""))
+    assert asked, "the work was asked for by requests, which have ids"
+    for message in asked:
+        line = f"[{message.request_id}] task {message.task_name}[outbox-{message.pk}] started"
+        assert line in worker_log.read_text(), line
     submitted = Notification.objects.filter(kind=NotificationKind.REQUEST_SUBMITTED, key=f"request:{draft.pk}")
     assert sorted(submitted.values_list("recipient__username", flat=True)) == ["lead_a", "member_a"]
     published = Notification.objects.filter(kind=NotificationKind.DECISION_PUBLISHED)

@@ -1,0 +1,117 @@
+"""The history of the policy parameters: fair-share weights, pools, cluster accounts and committee seats.
+
+Read from django-simple-history's historical rows (core/history.py), one query per kind of thing, and
+turned into changes: for each row, the fields that differ from the same object's row before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Model
+from django.utils.translation import gettext as _
+
+from allocations.models import ClusterAccount, GpuPool, Team
+from committee.models import CommitteeSeat, SeatRole
+
+POLICY_HISTORY_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    label: str
+    old: str | None  # None: the object was created with `new`
+    new: str
+
+
+@dataclass(frozen=True)
+class PolicyChange:
+    at: datetime
+    kind: str  # "Team", "GPU pool", ...
+    subject: str  # which one, as it was named then
+    action: str  # created, changed, deleted
+    changes: tuple[FieldChange, ...]
+    who: str
+    reason: str
+
+
+def _value(record: Any, field: str) -> str:
+    value = getattr(record, field)
+    if field == "role":
+        return str(SeatRole(value).label) if value in SeatRole.values else str(value)
+    return "—" if value is None else str(value)
+
+
+def _changes(
+    records: Iterable[Any], *, kind: str, fields: Sequence[tuple[str, str]], subject: Any
+) -> list[PolicyChange]:
+    """Each historical row (ordered by object, then time) as a change against the object's row before it."""
+    out: list[PolicyChange] = []
+    previous: dict[int, Any] = {}
+    actions = {"+": _("created"), "~": _("changed"), "-": _("deleted")}
+    for record in records:
+        before = previous.get(record.id)
+        previous[record.id] = record
+        diffs = tuple(
+            FieldChange(label=label, old=None if before is None else _value(before, f), new=_value(record, f))
+            for f, label in fields
+            if _value(record, f) != (_value(before, f) if before is not None else "—")
+        )
+        if record.history_type == "~" and not diffs:
+            continue  # saved without a change of a shown field
+        out.append(
+            PolicyChange(
+                at=record.history_date,
+                kind=kind,
+                subject=subject(record),
+                action=actions.get(record.history_type, record.history_type),
+                changes=diffs,
+                who=record.history_user_name or (_("(a script or the shell)")),
+                reason=record.history_change_reason or "",
+            )
+        )
+    return out
+
+
+def _field_label(model: type[Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    return str(getattr(field, "verbose_name", name))
+
+
+def policy_history(*, limit: int = POLICY_HISTORY_LIMIT) -> list[PolicyChange]:
+    """The latest `limit` changes of every policy parameter, newest first. Four queries."""
+
+    def labelled(model: type[Model], *names: str) -> list[tuple[str, str]]:
+        return [(name, _field_label(model, name)) for name in names]
+
+    teams = Team.history.order_by("id", "history_date", "history_id")
+    pools = GpuPool.history.select_related("cluster").order_by(
+        "id", "history_date", "history_id"
+    )
+    accounts = ClusterAccount.history.select_related("cluster", "team").order_by(
+        "id", "history_date", "history_id"
+    )
+    seats = CommitteeSeat.history.select_related("user").order_by(
+        "id", "history_date", "history_id"
+    )
+    changes = [
+        *_changes(teams, kind=_("Team"), fields=labelled(Team, "name", "fair_share_weight"),
+                  subject=lambda r: r.name),
+        *_changes(
+            pools, kind=_("GPU pool"),
+            fields=labelled(GpuPool, "gpu_count", "burst_reserve_pct", "standby_pct", "cost_per_gpu_hour",
+                            "gpu_model", "gpus_per_node", "scheduler_label"),
+            subject=lambda r: f"{r.cluster.slug}/{r.slug}",
+        ),
+        *_changes(accounts, kind=_("Cluster account"), fields=labelled(ClusterAccount, "account"),
+                  subject=lambda r: f"{r.team.name} @ {r.cluster.slug}"),
+        *_changes(
+            seats, kind=_("Committee seat"), fields=labelled(CommitteeSeat, "role", "active_from", "active_to"),
+            subject=lambda r: r.user.get_full_name() or r.user.get_username(),
+        ),
+    ]
+    changes.sort(key=lambda change: change.at, reverse=True)
+    return changes[:limit]
