@@ -20,9 +20,11 @@ REASON = "Team A runs the ranking model for the whole company from January: the 
 
 @pytest.fixture
 def admin_client(world: Any) -> Client:
-    get_user_model().objects.create_superuser("root", "root@example.com", "pw", first_name="Ada", last_name="Admin")
+    root = get_user_model().objects.create_superuser(
+        "root", "root@example.com", "pw", first_name="Ada", last_name="Admin"
+    )
     client = Client()
-    client.login(username="root", password="pw")
+    client.force_login(root)  # django-axes needs a request to authenticate; the sign-in form is tested elsewhere
     return client
 
 
@@ -93,7 +95,7 @@ def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_histor
     seat = CommitteeSeat.objects.get(user=world.finance)
     assert admin_client.post(change_url(seat), {
         "user": world.finance.pk, "role": seat.role, "active_from": seat.active_from.isoformat(),
-        "active_to": "2026-12-31", "change_reason": "Leaves the committee at the end of the year.",
+        "active_to": "2026-12-31", "source": seat.source, "change_reason": "Leaves the committee at the end of the year.",
     }).status_code == 302
 
     client.force_login(world.outsider)
