@@ -95,7 +95,8 @@ def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_histor
     seat = CommitteeSeat.objects.get(user=world.finance)
     assert admin_client.post(change_url(seat), {
         "user": world.finance.pk, "role": seat.role, "active_from": seat.active_from.isoformat(),
-        "active_to": "2026-12-31", "source": seat.source, "change_reason": "Leaves the committee at the end of the year.",
+        "active_to": "2026-12-31", "source": seat.source,
+        "change_reason": "Leaves the committee at the end of the year.",
     }).status_code == 302
 
     client.force_login(world.outsider)
