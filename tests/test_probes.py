@@ -107,3 +107,22 @@ def test_the_outbox_sees_a_hung_broker_as_absent(settings, redis):
     assert broker_answers()
     with hung(redis):
         assert not broker_answers()
+
+
+@pytest.mark.django_db
+def test_sign_in_works_while_the_cache_hangs_and_readyz_says_so(settings, redis, world):
+    """The lockout counts in the database (django-axes), so a hung cache costs sign-in nothing."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis.url,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    client = Client()
+    with hung(redis):
+        response = client.post("/accounts/login/", {"username": "lead_a", "password": "pw"})
+        status, body = probe("/readyz")
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert client.get("/requests/").status_code == 200  # signed in
+    assert status == 503 and not body["checks"]["cache"]["ok"]
