@@ -222,7 +222,13 @@ if OIDC_ISSUER:
 # the person found by LDAP_USER_FILTER under LDAP_USER_SEARCH_BASE; their groups set memberships as OIDC's do.
 AUTH_LDAP_SERVER_URI = env_str("LDAP_SERVER_URI")
 if AUTH_LDAP_SERVER_URI:
-    import ldap
+    try:
+        import ldap
+    except ImportError:
+        raise ImproperlyConfigured(
+            "LDAP_SERVER_URI is set but python-ldap is not installed: pip install -r requirements-ldap.txt "
+            "(it builds against libldap2-dev and libsasl2-dev)."
+        ) from None
     from django_auth_ldap.config import (
         GroupOfNamesType,
         GroupOfUniqueNamesType,

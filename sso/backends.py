@@ -19,7 +19,6 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import SuspiciousOperation, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django_auth_ldap.backend import LDAPBackend
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from committee.services import sso_memberships_sync
@@ -159,32 +158,52 @@ class DocketOIDCBackend(OIDCAuthenticationBackend):
         return _active(super().get_user(user_id))
 
 
-class DocketLDAPBackend(LDAPBackend):
-    """LDAP (django-auth-ldap): the sign-in form's username and password, checked by binding as the person.
+try:
+    from django_auth_ldap.backend import LDAPBackend
+except ImportError:  # python-ldap is optional (requirements-ldap.txt): without it LDAP sign-in is off
+    LDAPBackend = None
 
-    Their LDAP groups (AUTH_LDAP_GROUP_SEARCH, by cn) set their single sign-on memberships and seats
-    through the same mapping as OpenID Connect's groups claim.
-    """
 
-    def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None,
-                     **kwargs: Any) -> User | None:
-        if not ldap_enabled():
+if LDAPBackend is None:
+
+    class DocketLDAPBackend(ModelBackend):
+        """LDAP sign-in without its packages installed: stands aside (settings refuse LDAP_SERVER_URI then)."""
+
+        def authenticate(self, request: HttpRequest | None, username: str | None = None,
+                         password: str | None = None, **kwargs: Any) -> User | None:
             return None
-        return super().authenticate(request, username=username, password=password, **kwargs)
 
-    def authenticate_ldap_user(self, ldap_user: Any, password: str) -> User | None:
-        user = super().authenticate_ldap_user(ldap_user, password)
-        if user is None or not user.is_active:
+        def get_user(self, user_id: Any) -> User | None:
             return None
-        sso_memberships_sync(user=user, groups=sorted(ldap_user.group_names))
-        return user
 
-    def get_or_build_user(self, username: str, ldap_user: Any) -> tuple[User, bool]:
-        user, built = super().get_or_build_user(username, ldap_user)
-        if not built and user.is_superuser:
-            # Refused before django-auth-ldap copies the directory's attributes onto the account.
-            raise ldap_user.AuthenticationFailed("a superuser signs in with the local password only")
-        return user, built
+else:
 
-    def get_user(self, user_id: Any) -> User | None:
-        return _active(super().get_user(user_id))
+    class DocketLDAPBackend(LDAPBackend):  # type: ignore[no-redef]
+        """LDAP (django-auth-ldap): the sign-in form's username and password, checked by binding as the person.
+
+        Their LDAP groups (AUTH_LDAP_GROUP_SEARCH, by cn) set their single sign-on memberships and seats
+        through the same mapping as OpenID Connect's groups claim.
+        """
+
+        def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None,
+                         **kwargs: Any) -> User | None:
+            if not ldap_enabled():
+                return None
+            return super().authenticate(request, username=username, password=password, **kwargs)
+
+        def authenticate_ldap_user(self, ldap_user: Any, password: str) -> User | None:
+            user = super().authenticate_ldap_user(ldap_user, password)
+            if user is None or not user.is_active:
+                return None
+            sso_memberships_sync(user=user, groups=sorted(ldap_user.group_names))
+            return user
+
+        def get_or_build_user(self, username: str, ldap_user: Any) -> tuple[User, bool]:
+            user, built = super().get_or_build_user(username, ldap_user)
+            if not built and user.is_superuser:
+                # Refused before django-auth-ldap copies the directory's attributes onto the account.
+                raise ldap_user.AuthenticationFailed("a superuser signs in with the local password only")
+            return user, built
+
+        def get_user(self, user_id: Any) -> User | None:
+            return _active(super().get_user(user_id))

@@ -48,7 +48,8 @@ def test_every_variable_compose_sets_is_one_docket_reads():
 
 
 def test_the_dockerfile_copies_and_runs_what_exists():
-    assert "COPY requirements.txt ./" in DOCKERFILE and (ROOT / "requirements.txt").is_file()
+    assert "COPY requirements.txt requirements-ldap.txt ./" in DOCKERFILE
+    assert (ROOT / "requirements.txt").is_file() and (ROOT / "requirements-ldap.txt").is_file()
     command = re.search(r'^CMD \["gunicorn", "([\w.]+)"', DOCKERFILE, re.MULTILINE)
     assert command is not None and (ROOT / (command[1].replace(".", "/") + ".py")).is_file()
     assert "collectstatic --no-input" in DOCKERFILE

@@ -15,6 +15,7 @@ import base64
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import secrets
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.clock import child_env
+from tests.conftest import require
 from tests.processes import free_port, http_status, log_tail, require_tool, stop, wait_until
 
 HERE = Path(__file__).resolve().parent
@@ -200,6 +202,8 @@ def private_slapd() -> Iterator[Directory]:
     """A slapd of its own (mdb database in a temporary folder), with ou=people and ou=groups under dc=lab,dc=test."""
     require_tool(SLAPD, "slapd (apt-get install slapd ldap-utils; preseed slapd/no_configuration, see .ci/run)")
     require_tool(LDAP_SCHEMA / "inetorgperson.schema", "OpenLDAP's schema files (apt-get install slapd)")
+    require(importlib.util.find_spec("ldap") is not None and importlib.util.find_spec("django_auth_ldap") is not None,
+            "python-ldap and django-auth-ldap (pip install -r requirements-ldap.txt)")
     try:
         import ldap
         from ldap import modlist
