@@ -166,9 +166,15 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "end": week.at(p["latest_end"]),
         }
     if code == "kept":
+        if p.get("started", True):  # records from before the flag kept started windows only
+            return ngettext(
+                "kept as published: running since %(start)s on %(count)d GPU",
+                "kept as published: running since %(start)s on %(count)d GPUs",
+                p["gpu_count"],
+            ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
         return ngettext(
-            "kept as published: running since %(start)s on %(count)d GPU",
-            "kept as published: running since %(start)s on %(count)d GPUs",
+            "kept as published: an approved emergency, from %(start)s on %(count)d GPU",
+            "kept as published: an approved emergency, from %(start)s on %(count)d GPUs",
             p["gpu_count"],
         ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
     if code == "unknown_pool":

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.utils import timezone
+
 from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text, placement_text
@@ -24,6 +26,7 @@ from committee.selectors.publishing import (
     demand_priority,
     engine_pools,
     kept_explanations,
+    started_windows,
 )
 from committee.selectors.review import ReviewRow, cycle_ranking
 
@@ -147,8 +150,15 @@ def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) 
     granted.sort(key=lambda item: item[0])
     demands = [(decision_demand(decision=decision), row.request) for _key, decision, row in granted]
     pools = engine_pools()
-    result = cycle_allocate(cycle=cycle, pools=pools, demands=[demand for demand, _request in demands])
-    by_request, pool_placements = placements_of(cycle=cycle, pools=pools, demands=demands, result=result)
+    # As publishing does: an emergency already placed in this week keeps its window (started_windows).
+    now = timezone.now()
+    fixed = started_windows(week=cycle.week, now=now)
+    kept = {window.ref for window in fixed}
+    result = cycle_allocate(
+        cycle=cycle, pools=pools, demands=[demand for demand, _request in demands if demand.ref not in kept],
+        fixed=fixed,
+    )
+    by_request, pool_placements = placements_of(cycle=cycle, pools=pools, demands=demands, result=result, now=now)
     for row in rows:
         row.placement = by_request.get(row.request.pk)
     return CyclePlacement(
@@ -163,6 +173,7 @@ def placements_of(
     pools: dict[str, GpuPool],
     demands: list[tuple[engine.Demand, GpuRequest]],
     result: engine.AllocationResult,
+    now: datetime | None = None,
 ) -> tuple[dict[int, RequestPlacement], list[PoolPlacement]]:
     """An engine result in the review's words: per grant what it gets, per pool (every pool) its week.
 
@@ -178,7 +189,7 @@ def placements_of(
         window = windows.get(demand.ref)
         explanation = explanations.get(demand.ref)
         if explanation is None and window is not None:
-            explanation = kept_explanations([window])[0]
+            explanation = kept_explanations([window], now=now)[0]
         if explanation is None:  # the engine explains every demand it is given
             raise ValueError(f"no explanation for request {demand.ref}")
         text = ""
@@ -252,6 +263,7 @@ def publish_summary(*, cycle: ReviewCycle, now: datetime) -> PublishSummary:
         pools=placement.pools,
         demands=[(demand, decision.request) for demand, decision in placement.demands],
         result=placement.result,
+        now=now,
     )
     current = allocation_selectors.plan_for_week(week=cycle.week)
     return PublishSummary(

@@ -130,15 +130,25 @@ def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlac
     return PublishPlacement(pools=pools, demands=demands, started=started, result=result)
 
 
-def kept_explanations(started: Sequence[engine.EngineWindow]) -> list[engine.Explanation]:
-    """The explanation of each window a correction keeps because it has started."""
+def kept_explanations(
+    started: Sequence[engine.EngineWindow], *, now: datetime | None = None
+) -> list[engine.Explanation]:
+    """The explanation of each window a new plan version keeps: one that has started by `now`, or an approved
+    emergency's (kept started or not; `started` says which). Without `now`, every window counts as started."""
     return [
         engine.Explanation(
             ref=window.ref,
             placed=True,
             shortened=False,
             reasons=(
-                engine.Reason("kept", {"start": engine.instant_param(window.start), "gpu_count": window.gpu_count}),
+                engine.Reason(
+                    "kept",
+                    {
+                        "start": engine.instant_param(window.start),
+                        "gpu_count": window.gpu_count,
+                        "started": now is None or window.start <= now,
+                    },
+                ),
             ),
         )
         for window in started

@@ -70,9 +70,10 @@ def cycle_plan_place(
     if correction and not reason:
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
-    placement = selectors.cycle_publish_placement(cycle=locked, now=now or timezone.now())
+    now = now or timezone.now()
+    placement = selectors.cycle_publish_placement(cycle=locked, now=now)
     pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
-    explanations = [*selectors.kept_explanations(started), *result.explanations]
+    explanations = [*selectors.kept_explanations(started, now=now), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     # A started window is kept even when its request is no longer granted (a correction to defer).
     kept_refs = {window.ref for window in started}

@@ -241,3 +241,17 @@ def test_placement_text_refuses_an_unknown_tier() -> None:
     week_start = datetime(2026, 11, 30, tzinfo=UTC)
     with pytest.raises(ValueError, match="unknown tier"):
         placement_text(gpu_count=1, gpu_model="", start=week_start, end=week_start, tier="gold", week_start=week_start)
+
+
+def test_a_kept_window_that_has_not_started_is_not_said_to_be_running() -> None:
+    week_start = datetime(2026, 11, 30, tzinfo=UTC)
+    running = [{"code": "kept", "params": {"start": "2026-12-01T08:00:00Z", "gpu_count": 16, "started": True}}]
+    waiting = [{"code": "kept", "params": {"start": "2026-12-02T15:00:00Z", "gpu_count": 8, "started": False}}]
+    before_the_flag = [{"code": "kept", "params": {"start": "2026-12-01T08:00:00Z", "gpu_count": 1}}]
+    assert explanation_text(running, week_start=week_start) == "kept as published: running since Tue 08:00 on 16 GPUs"
+    assert explanation_text(waiting, week_start=week_start) == (
+        "kept as published: an approved emergency, from Wed 15:00 on 8 GPUs"
+    )
+    assert explanation_text(before_the_flag, week_start=week_start) == (
+        "kept as published: running since Tue 08:00 on 1 GPU"
+    )

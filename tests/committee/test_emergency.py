@@ -6,10 +6,11 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationPlan, AllocationWindow
-from committee import services
+from allocations.models import AllocationPlan, AllocationWindow, PlanExplanation
+from committee import selectors, services
 from committee.models import EmergencyRequest, Notification, ReviewCycle
 from committee.services import emergency as emergencies
 from core.errors import StateConflict
@@ -297,7 +298,17 @@ def test_an_emergency_placed_before_its_week_is_published_is_kept_by_the_first_p
     for member in (world.chair, world.reviewer, world.finance):
         score(member, late, 8, 8, 8)
     decide(world, late)
+    # The review's preview already counts the emergency's window, as publishing will.
+    preview = selectors.cycle_placement(cycle=cycle).by_request[late.pk]
     services.cycle_finalize(cycle=cycle, actor=world.chair)
-    plan = services.cycle_publish(actor=world.chair, cycle=cycle)
-    windows = {w.request_ref: w.pk for w in allocation_selectors.plan_window_list(plan=plan)}
-    assert plan.version == 2 and windows[emergency.request_id] == placed.pk and late.pk in windows
+    published_at = timezone.now()
+    plan = services.cycle_publish(actor=world.chair, cycle=cycle, now=published_at)
+    windows = {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}
+    assert plan.version == 2 and windows[emergency.request_id].pk == placed.pk and late.pk in windows
+    assert preview.window is not None
+    assert (preview.window.start, preview.window.gpu_count) == (windows[late.pk].start, windows[late.pk].gpu_count)
+    kept = PlanExplanation.objects.get(plan=plan, request_ref=emergency.request_id).text
+    if placed.start > published_at:  # an approved emergency not running yet is not said to be running
+        assert kept.startswith("kept as published: an approved emergency, from ")
+    else:
+        assert kept.startswith("kept as published: running since ")
