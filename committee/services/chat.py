@@ -80,10 +80,13 @@ def chat_published_announce(*, cycle: ReviewCycle, plan: AllocationPlan) -> bool
 
 def on_windows_sync_failed(sender: Any, window_ids: Iterable[int], **kwargs: Any) -> None:
     """Receiver of allocations' `windows_sync_failed`: one chat message per window that became failed."""
-    for window_id in window_ids:
-        failures = AllocationWindow.objects.filter(pk=window_id).values_list("sync_status__reported_at", flat=True)
-        reported = next(iter(failures), None)
-        stamp = reported.strftime("%Y%m%dT%H%M%S") if reported else "unknown"
+    if not chat_enabled():
+        return
+    reported = dict(
+        AllocationWindow.objects.filter(pk__in=list(window_ids)).values_list("pk", "sync_status__reported_at")
+    )
+    for window_id, at in sorted(reported.items()):
+        stamp = at.strftime("%Y%m%dT%H%M%S") if at else "unknown"
         chat_enqueue(key=f"sync-failed:{window_id}:{stamp}", event="sync_failed", params={"window_id": window_id})
 
 
