@@ -22,7 +22,8 @@ class CacheRateThrottle(SimpleRateThrottle):
     """
 
     def ident(self, request: Request) -> str | None:
-        raise NotImplementedError
+        """Whose requests count together (a token, a person), or None; each subclass says (allocations, committee)."""
+        raise NotImplementedError(f"{type(self).__name__} must say whose requests it counts")
 
     def get_rate(self) -> str | None:
         # Read when used, not when the class is defined (DRF's default), so a changed setting applies.
