@@ -28,7 +28,7 @@ COPY requirements.txt requirements-ldap.txt ./
 RUN --mount=type=secret,id=ca_bundle,required=false \
     python3 -m venv /opt/venv \
     && if [ -f /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
-    && pip install -r requirements.txt -r requirements-ldap.txt
+    && pip install --require-hashes -r requirements.txt -r requirements-ldap.txt
 
 COPY . .
 # Static files are collected into the image; WhiteNoise serves them with hashed names.

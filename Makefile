@@ -6,20 +6,19 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?= -n auto --dist loadfile
 
-.PHONY: run test test-at lint audit audit-deps install install-dev worker beat clean
+.PHONY: run test test-at lint audit audit-deps lock install install-dev worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --require-hashes -r requirements.txt
 	touch $@
 
 # LDAP sign-in's packages (requirements-ldap.txt) build against libldap and libsasl: installed when their headers
 # are there (apt-get install gcc libldap2-dev libsasl2-dev, as CI does); without them the LDAP tests skip.
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-ldap.txt
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.txt
 	if [ -e /usr/include/ldap.h ] && [ -e /usr/include/sasl/sasl.h ]; then \
-		$(PY) -m pip install --quiet -r requirements-ldap.txt; \
+		$(PY) -m pip install --quiet --require-hashes -r requirements-ldap.txt; \
 	else echo "LDAP headers missing: LDAP sign-in and its tests are left out (see requirements-ldap.txt)"; fi
 	touch $@
 
@@ -64,6 +63,22 @@ audit-deps:
 	$(PYTHON) -m venv $(AUDIT_VENV)
 	$(AUDIT_VENV)/bin/pip install --quiet pip-audit==$(PIP_AUDIT_VERSION) || echo "pip-audit could not be installed"
 	$(PYTHON) .ci/audit_dependencies.py $(AUDIT_VENV)/bin/pip-audit
+
+# The locks: requirements*.txt are written from requirements*.in by pip-tools (in a throwaway venv), every package
+# pinned with its hashes, and installed with --require-hashes: a changed or substituted file fails the install.
+# Edit the .in file, then `make lock`; `make lock LOCK_ARGS=--upgrade` takes the newest of what the .in files allow.
+PIP_TOOLS_VERSION ?= 7.6.2
+LOCK_VENV ?= /tmp/docket-pip-tools
+LOCK_ARGS ?=
+PIP_COMPILE = $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	--no-emit-index-url --no-emit-find-links --no-emit-trusted-host $(LOCK_ARGS)
+
+lock:
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet pip-tools==$(PIP_TOOLS_VERSION)
+	$(PIP_COMPILE) --output-file requirements.txt requirements.in
+	$(PIP_COMPILE) --output-file requirements-dev.txt requirements-dev.in
+	$(PIP_COMPILE) --output-file requirements-ldap.txt requirements-ldap.in
 
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=info
