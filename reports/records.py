@@ -17,6 +17,7 @@ from reports.snapshot import (
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
     PlanSnapshot,
+    PolicyChangeSnapshot,
     RankingRowSnapshot,
     WindowSnapshot,
 )
@@ -330,6 +331,37 @@ def _capacity(data: DecisionRecordSnapshot) -> list[str]:
     return ["## " + _("Demand and capacity"), table(header, rows) if rows else "—"]
 
 
+def _policy_changes(data: DecisionRecordSnapshot) -> list[str]:
+    """The policy this week was ranked under, as far as it changed since the week before (absent in old records)."""
+    changes = data.get("policy_changes")
+    if changes is None:
+        return []
+    out = [
+        "## " + _("Policy changes since the previous week"),
+        _("Fair-share weights, pools (reserves, cost), cluster accounts and committee seats changed before this "
+          "week's intake closed, newest first:"),
+    ]
+
+    def told(change: PolicyChangeSnapshot) -> str:
+        fields = "; ".join(
+            f"{c['label']}: {c['new']}" if c["old"] is None else f"{c['label']}: {c['old']} → {c['new']}"
+            for c in change["changes"]
+        )
+        return f"{change['action']}" + (f" ({fields})" if fields else "")
+
+    rows = [
+        [text(c["at_label"]), text(f"{c['kind']}: {c['subject']}"), text(told(c)), text(c["who"]),
+         text(c["reason"]) or "—"]
+        for c in changes
+    ]
+    out.append(table([_("When"), _("What"), _("Change"), _("By"), _("Reason")], rows))
+    if data.get("policy_changes_more"):
+        out.append(
+            _emphasis(_("…and %(n)d older changes, on the policy history page.") % {"n": data["policy_changes_more"]})
+        )
+    return out
+
+
 def _plan_changes(plan: PlanSnapshot, changes: PlanChangesSnapshot | None) -> list[str]:
     out = ["## " + _("Changes from the previous plan version")]
     if not changes:
@@ -375,6 +407,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _decisions,
     _corrections,
     _capacity,
+    _policy_changes,
     _placement,
     _published_windows,
 )

@@ -150,6 +150,25 @@ class AppealSnapshot(TypedDict):
     plan_version: int | None
 
 
+class PolicyFieldChangeSnapshot(TypedDict):
+    label: str
+    old: str | None  # None: created with `new`
+    new: str
+
+
+class PolicyChangeSnapshot(TypedDict):
+    """A change of a policy parameter (a fair-share weight, a pool's reserve or cost, an account, a seat)."""
+
+    at: str
+    at_label: str
+    kind: str
+    subject: str
+    action: str
+    changes: list[PolicyFieldChangeSnapshot]
+    who: str
+    reason: str
+
+
 class DecisionRecordSnapshot(TypedDict):
     """A week's decision: rubric, who took part, the ranking with rationale, capacity, the published plan."""
 
@@ -167,3 +186,6 @@ class DecisionRecordSnapshot(TypedDict):
     previous_record: NotRequired[str | None]
     corrections: NotRequired[list[CorrectionSnapshot]]
     appeals: NotRequired[list[AppealSnapshot]]
+    # The policy changes made since the previous week's intake closed, up to this week's: what it was ranked under.
+    policy_changes: NotRequired[list[PolicyChangeSnapshot]]
+    policy_changes_more: NotRequired[int]  # how many older ones the record leaves to the policy history page

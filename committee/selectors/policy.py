@@ -81,22 +81,26 @@ def _field_label(model: type[Model], name: str) -> str:
     return str(getattr(field, "verbose_name", name))
 
 
-def policy_history(*, limit: int = POLICY_HISTORY_LIMIT) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Four queries."""
+def policy_history(
+    *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
+) -> list[PolicyChange]:
+    """The latest `limit` changes of every policy parameter, newest first. Four queries.
+
+    With `after` and `until`, only the changes made in (after, until]; each change is still told against the
+    object's row before it, which may be older than `after`.
+    """
 
     def labelled(model: type[Model], *names: str) -> list[tuple[str, str]]:
         return [(name, _field_label(model, name)) for name in names]
 
-    teams = Team.history.order_by("id", "history_date", "history_id")
-    pools = GpuPool.history.select_related("cluster").order_by(
-        "id", "history_date", "history_id"
-    )
-    accounts = ClusterAccount.history.select_related("cluster", "team").order_by(
-        "id", "history_date", "history_id"
-    )
-    seats = CommitteeSeat.history.select_related("user").order_by(
-        "id", "history_date", "history_id"
-    )
+    def rows(history: Any, *related: str) -> Any:
+        ordered = history.select_related(*related).order_by("id", "history_date", "history_id")
+        return ordered if until is None else ordered.filter(history_date__lte=until)
+
+    teams = rows(Team.history)
+    pools = rows(GpuPool.history, "cluster")
+    accounts = rows(ClusterAccount.history, "cluster", "team")
+    seats = rows(CommitteeSeat.history, "user")
     changes = [
         *_changes(teams, kind=_("Team"), fields=labelled(Team, "name", "fair_share_weight"),
                   subject=lambda r: r.name),
@@ -112,6 +116,10 @@ def policy_history(*, limit: int = POLICY_HISTORY_LIMIT) -> list[PolicyChange]:
             seats, kind=_("Committee seat"), fields=labelled(CommitteeSeat, "role", "active_from", "active_to"),
             subject=lambda r: r.user.get_full_name() or r.user.get_username(),
         ),
+    ]
+    changes = [
+        change for change in changes
+        if (after is None or change.at > after) and (until is None or change.at <= until)
     ]
     changes.sort(key=lambda change: change.at, reverse=True)
     return changes[:limit]

@@ -29,6 +29,7 @@ from reports.snapshot import (
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
     PlanSnapshot,
+    PolicyChangeSnapshot,
     RankingRowSnapshot,
     WindowSnapshot,
 )
@@ -211,12 +212,16 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     names = sorted(set(scored) | set(decided))
     plan, changes = _plan_data(week=cycle.week)
     previous = (
-        ReviewCycle.objects.filter(starts_at__lt=cycle.starts_at).order_by("-starts_at").values_list("week", flat=True)
-        .first()
+        ReviewCycle.objects.filter(starts_at__lt=cycle.starts_at).order_by("-starts_at")
+        .values("week", "intake_closed_at", "starts_at").first()
     )
     previous_slug = None
-    if previous and Page.objects.filter(source_key=f"cycle:{previous}").exists():
-        previous_slug = f"decision-record-{previous.lower()}"
+    if previous and Page.objects.filter(source_key=f"cycle:{previous['week']}").exists():
+        previous_slug = f"decision-record-{previous['week'].lower()}"
+    policy_changes = committee_selectors.policy_history(
+        after=(previous["intake_closed_at"] or previous["starts_at"]) if previous else None,
+        until=cycle.intake_closed_at or timezone.now(),
+    )
     corrections, appeals = _corrections_data(cycle=cycle)
     data: DecisionRecordSnapshot = {
         "schema": 1,
@@ -256,7 +261,28 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
         data["corrections"] = corrections
     if appeals:
         data["appeals"] = appeals
+    if policy_changes:
+        data["policy_changes"] = [_policy_change(change) for change in policy_changes[:RECORD_POLICY_CHANGES]]
+        if len(policy_changes) > RECORD_POLICY_CHANGES:
+            data["policy_changes_more"] = len(policy_changes) - RECORD_POLICY_CHANGES
     return data
+
+
+# A record lists at most this many policy changes (newest first); the policy history page has them all.
+RECORD_POLICY_CHANGES = 50
+
+
+def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnapshot:
+    return {
+        "at": _iso(change.at) or "",
+        "at_label": _when(change.at),
+        "kind": change.kind,
+        "subject": change.subject,
+        "action": change.action,
+        "changes": [{"label": c.label, "old": c.old, "new": c.new} for c in change.changes],
+        "who": change.who,
+        "reason": change.reason,
+    }
 
 
 def policy_data(*, rubric_version: RubricVersion) -> dict[str, object]:
