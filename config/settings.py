@@ -85,6 +85,8 @@ MIDDLEWARE = [
     # An OpenID Connect session whose ID token is old is re-checked with the provider (sso/middleware.py).
     "sso.middleware.OidcSessionRefresh",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # An LDAP session is checked against the directory again every DOCKET_LDAP_RECHECK_SECONDS (sso/middleware.py).
+    "sso.middleware.LdapSessionRecheck",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Turns a sign-in that django-axes refused into the lockout page (committee.views.auth.locked_out).
     "axes.middleware.AxesMiddleware",
@@ -207,6 +209,11 @@ OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0, above=0, maximum=120)
 OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
 # How long a sign-in is trusted before the next page re-checks it with the provider (prompt=none).
 OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env_int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 900, minimum=30)
+# Signing out of Docket ends the session at the provider too (RP-initiated logout, through its end_session_endpoint
+# or OIDC_OP_LOGOUT_ENDPOINT), so the next person at a shared browser is not signed in as the last one.
+OIDC_OP_LOGOUT_ENDPOINT = env_str("OIDC_OP_LOGOUT_ENDPOINT")
+OIDC_END_PROVIDER_SESSION = env_bool("OIDC_END_PROVIDER_SESSION", True)
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of that sign-out
 OIDC_CREATE_USER = True
 OIDC_CALLBACK_CLASS = "sso.views.SignInCallbackView"
 OIDC_AUTHENTICATE_CLASS = "sso.views.SignInStartView"
@@ -262,6 +269,9 @@ if AUTH_LDAP_SERVER_URI:
     AUTH_LDAP_MIRROR_GROUPS = False  # LDAP groups give memberships through SsoGroupMapping, not Django groups
     _ldap_timeout = env_float("LDAP_TIMEOUT", 5.0, above=0, maximum=120)
     AUTH_LDAP_CONNECTION_OPTIONS = {ldap.OPT_NETWORK_TIMEOUT: _ldap_timeout, ldap.OPT_TIMEOUT: _ldap_timeout}
+# An LDAP session is checked against the directory again after this many seconds (sso.middleware.LdapSessionRecheck):
+# a person no longer found there is signed out and loses their tokens; their groups set their memberships again.
+DOCKET_LDAP_RECHECK_SECONDS = env_int("DOCKET_LDAP_RECHECK_SECONDS", 900, minimum=30)
 
 # AUTHENTICATION_BACKENDS (above): each backend stands aside unless its own settings are there (the LDAP one without
 # LDAP_SERVER_URI, the OpenID one without a client id), so the list is the same everywhere.

@@ -1,5 +1,4 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -7,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from committee.views import portal as portal_views
 from committee.views.auth import ThrottledLoginView
 from core.isoweek import WeekConverter
+from sso import views as sso_views
 
 # Before the apps' URLs are read: every `<week:week>` is an ISO week that exists (else 404).
 register_converter(WeekConverter, "week")
@@ -23,7 +23,8 @@ api_v1: list[URLPattern | URLResolver] = [
 urlpatterns = [
     path("", portal_views.home, name="home"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Signs out of the provider too after an OpenID Connect sign-in (sso.views.SignOutView).
+    path("accounts/logout/", sso_views.SignOutView.as_view(), name="logout"),
     # OpenID Connect: /oidc/authenticate/ starts a sign-in, /oidc/callback/ is the redirect URI (sso/).
     path("oidc/", include("sso.urls")),
     path("", include("committee.urls")),

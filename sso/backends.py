@@ -8,7 +8,9 @@ superuser's username at the provider must not open the break-glass account.
 
 from __future__ import annotations
 
+import enum
 import logging
+import threading
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +20,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import SuspiciousOperation, ValidationError
 from django.db.models import QuerySet
+from django.dispatch import receiver
 from django.http import HttpRequest
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
@@ -25,6 +28,13 @@ from committee.services import sso_memberships_sync
 from sso.oidc import claim_groups, ldap_enabled, oidc_enabled, oidc_setting
 
 logger = logging.getLogger(__name__)
+_errors = threading.local()  # the directory errors seen by this thread's current session check
+
+
+class DirectoryAnswer(enum.Enum):
+    PRESENT = "present"  # still in the directory (groups synced)
+    GONE = "gone"  # not found, or inactive in Docket
+    UNKNOWN = "unknown"  # the directory could not be asked
 
 
 class LocalPasswordBackend(ModelBackend):
@@ -176,6 +186,9 @@ if LDAPBackend is None:
         def get_user(self, user_id: Any) -> User | None:
             return None
 
+        def recheck(self, user: User) -> DirectoryAnswer:
+            return DirectoryAnswer.UNKNOWN
+
 else:
 
     class DocketLDAPBackend(LDAPBackend):  # type: ignore[no-redef]
@@ -207,3 +220,28 @@ else:
 
         def get_user(self, user_id: Any) -> User | None:
             return _active(super().get_user(user_id))
+
+        def recheck(self, user: User) -> DirectoryAnswer:
+            """Ask the directory (with the service bind) whether `user` is still there; sync their groups if so."""
+            _errors.seen = []
+            try:
+                found = self.populate_user(user.get_username())  # re-reads attributes and groups
+            finally:
+                errors, _errors.seen = _errors.seen, None
+            if errors:
+                logger.warning("sso: the directory did not answer the session check of %s: %s", user, errors[0])
+                return DirectoryAnswer.UNKNOWN
+            if found is None or not found.is_active:
+                return DirectoryAnswer.GONE
+            sso_memberships_sync(user=found, groups=sorted(found.ldap_user.group_names))
+            return DirectoryAnswer.PRESENT
+
+    from django_auth_ldap.backend import ldap_error
+
+    @receiver(ldap_error, dispatch_uid="sso.backends.ldap_error")
+    def _note_ldap_error(sender: Any, context: str, exception: Exception, **kwargs: Any) -> None:
+        # django-auth-ldap reports a directory that fails only through this signal (and a log line): a session
+        # check must tell "not found" from "could not ask". Only the thread doing a check listens.
+        seen = getattr(_errors, "seen", None)
+        if seen is not None:
+            seen.append(f"{context}: {exception}")

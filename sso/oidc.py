@@ -24,6 +24,7 @@ DISCOVERED = {
     "OIDC_OP_TOKEN_ENDPOINT": "token_endpoint",
     "OIDC_OP_USER_ENDPOINT": "userinfo_endpoint",
     "OIDC_OP_JWKS_ENDPOINT": "jwks_uri",
+    "OIDC_OP_LOGOUT_ENDPOINT": "end_session_endpoint",  # optional: not every provider has one
 }
 DISCOVERY_MAX_AGE_SECONDS = 3600
 

@@ -22,6 +22,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +99,11 @@ def openid_provider(*, redirect_uri: str, accounts: dict[str, dict[str, Any]]) -
     (root / "config.json").write_text(json.dumps({
         "port": port,
         "issuer": issuer,
-        "client": {"client_id": "docket", "client_secret": secret, "redirect_uris": [redirect_uri]},
+        "client": {
+            "client_id": "docket", "client_secret": secret, "redirect_uris": [redirect_uri],
+            # Where the provider sends a person back after Docket's sign-out ended their session there.
+            "post_logout_redirect_uris": [urllib.parse.urljoin(redirect_uri, "/accounts/login/")],
+        },
         "accounts": str(accounts_file),
     }))
     log = root / "provider.log"
@@ -163,6 +168,10 @@ class Directory:
         }
         self.connection().add_s(dn, modlist.addModlist(entry))
         return dn
+
+    def remove(self, dn: str) -> None:
+        """Delete an entry (a person who left the company)."""
+        self.connection().delete_s(dn)
 
     def set_group(self, name: str, member_dns: list[str]) -> None:
         """Create the groupOfNames `name` with exactly these members (replacing what it had)."""

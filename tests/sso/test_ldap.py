@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
-from committee.models import CommitteeSeat, MembershipRole, SeatRole, SsoGroupMapping, TeamMembership
+from committee.models import CommitteeSeat, MembershipRole, PersonalToken, SeatRole, SsoGroupMapping, TeamMembership
+from committee.services import personal_token_create
 from tests.conftest import World, make_user
+from tests.processes import free_port
 from tests.sso.servers import Directory, private_slapd
 
 pytestmark = [pytest.mark.sso, pytest.mark.django_db]
@@ -63,6 +67,9 @@ def test_an_ldap_person_signs_in_with_their_directory_password_and_gets_their_gr
     assert grants("erin") == ({("team-b", "lead", "sso")}, set())
 
 
+ERIN_DN = "uid=erin,ou=people,dc=lab,dc=test"
+
+
 def test_a_wrong_ldap_password_or_an_unknown_person_is_refused(directory):
     for username, password in (("erin", "not-her-password"), ("nobody", "erin-ldap-pw")):
         answer = sign_in(username, password)
@@ -78,3 +85,63 @@ def test_a_local_superuser_cannot_be_taken_over_through_the_directory(directory)
     assert answer.status_code == 200 and "_auth_user_id" not in answer.client.session
     assert sign_in("erin", "pw").status_code == 302  # the local password still opens it
     assert User.objects.get(username="erin").email == "erin@example.com"  # make_user's, not rewritten by LDAP
+
+
+def signed_in_as_erin() -> Client:
+    client = Client()
+    assert client.post("/accounts/login/", {"username": "erin", "password": "erin-ldap-pw"}).status_code == 302
+    assert client.get("/requests/").status_code == 200  # the session's first page: checked at sign-in
+    return client
+
+
+def test_a_person_removed_from_the_directory_is_signed_out_at_the_next_check_and_loses_tokens_and_groups(
+    directory, clock
+):
+    client = signed_in_as_erin()
+    erin = User.objects.get(username="erin")
+    personal_token_create(user=erin, name="laptop")
+    directory.remove(ERIN_DN)
+
+    clock.shift(timedelta(seconds=settings.DOCKET_LDAP_RECHECK_SECONDS - 60))
+    assert client.get("/requests/").status_code == 200  # not asked again yet
+
+    clock.shift(timedelta(seconds=120))
+    answer = client.get("/requests/", follow=True)
+    assert answer.redirect_chain == [("/accounts/login/", 302)]
+    assert "your account is no longer in the company directory" in answer.content.decode()
+    assert "_auth_user_id" not in client.session
+    assert not PersonalToken.objects.filter(user=erin).exists()
+    assert grants("erin") == (set(), set())
+    assert sign_in("erin", "erin-ldap-pw").status_code == 200  # and cannot sign in again
+
+
+def test_an_htmx_request_of_a_removed_person_is_sent_to_the_sign_in_page(directory, clock):
+    client = signed_in_as_erin()
+    directory.remove(ERIN_DN)
+    clock.shift(timedelta(seconds=settings.DOCKET_LDAP_RECHECK_SECONDS + 1))
+    answer = client.get("/requests/", headers={"HX-Request": "true"})
+    assert (answer.status_code, answer["HX-Redirect"]) == (200, "/accounts/login/")
+
+
+def test_the_directorys_group_changes_reach_a_session_at_the_next_check(directory, clock):
+    client = signed_in_as_erin()
+    directory.set_group("team-a", [])
+    directory.set_group("team-b-leads", [ERIN_DN])
+    clock.shift(timedelta(seconds=settings.DOCKET_LDAP_RECHECK_SECONDS + 1))
+    assert client.get("/requests/").status_code == 200
+    assert grants("erin") == ({("team-b", "lead", "sso")}, {"finance"})
+
+
+def test_a_directory_that_does_not_answer_leaves_the_session_as_it_is_and_is_asked_again_later(directory, clock):
+    client = signed_in_as_erin()
+    erin = User.objects.get(username="erin")
+    personal_token_create(user=erin, name="laptop")
+    clock.shift(timedelta(seconds=settings.DOCKET_LDAP_RECHECK_SECONDS + 1))
+    with override_settings(AUTH_LDAP_SERVER_URI=f"ldap://127.0.0.1:{free_port()}"):  # nothing listens there
+        assert client.get("/requests/").status_code == 200
+    assert PersonalToken.objects.filter(user=erin).count() == 1
+    assert grants("erin") == ({("team-a", "member", "sso")}, {"finance"})
+    # A minute later it answers again, and no longer knows Erin.
+    directory.remove(ERIN_DN)
+    clock.shift(timedelta(seconds=61))
+    assert client.get("/requests/")["Location"] == "/accounts/login/"

@@ -50,6 +50,14 @@ def sign_in_at_provider(page: Any, username: str, password: str) -> None:
     page.get_by_role("button", name="Continue").click()
 
 
+def sign_out_everywhere(page: Any, username: str) -> None:
+    """Docket's sign-out, then the provider's own question whether to end its session too, answered yes."""
+    page.get_by_role("button", name=f"Sign out {username}").click()
+    page.get_by_role("button", name="Yes, sign me out").click()  # Docket's page moved on to the provider's
+    page.wait_for_url("**/accounts/login/")
+    assert page.get_by_role("button", name=f"Sign out {username}").count() == 0
+
+
 def grants(username: str) -> tuple[set[tuple[str, str, str]], set[str]]:
     user = User.objects.get(username=username)
     teams = {(m.team.slug, m.role, m.source) for m in TeamMembership.objects.filter(user=user).select_related("team")}
@@ -72,8 +80,8 @@ def test_a_person_signs_in_through_the_provider_and_lands_with_the_team_and_seat
 
     # The provider moves Dana to lead team B and out of the committee: the next sign-in follows.
     provider.set_accounts({"dana": {**DANA, "claims": {**DANA["claims"], "groups": ["gpu-team-b-leads"]}}})
-    page.get_by_role("button", name="Sign out dana").click()
-    page.get_by_role("button", name="Sign in with Test provider").click()  # still signed in at the provider
+    sign_out_everywhere(page, "dana")
+    sign_in_at_provider(page, "dana", DANA_PASSWORD)
     page.wait_for_url("**/requests/")
     assert "Team B" in page.locator("main").inner_text()
     assert page.get_by_role("link", name="Weekly review").count() == 0
@@ -108,3 +116,18 @@ def test_a_person_removed_at_the_provider_is_signed_out_when_the_session_is_chec
     page.get_by_role("alert").filter(has_text="Your session at Test provider has ended").wait_for()
     page.goto("/requests/")
     assert "/accounts/login/" in page.url
+
+
+def test_signing_out_of_docket_ends_the_session_at_the_provider_so_the_next_person_must_sign_in(
+    browser_page, provider  # noqa: F811
+):
+    page = browser_page
+    sign_in_at_provider(page, "dana", DANA_PASSWORD)
+    page.wait_for_url("**/requests/")
+    sign_out_everywhere(page, "dana")
+
+    page.goto("/requests/")
+    assert "/accounts/login/" in page.url  # signed out of Docket
+    page.get_by_role("button", name="Sign in with Test provider").click()
+    page.get_by_label("Provider username").wait_for()  # the provider asks again: its session ended too
+    assert "/requests/" not in page.url
