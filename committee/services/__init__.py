@@ -47,6 +47,9 @@ from committee.services.rubric import rubric_change
 from committee.services.sso import (
     SsoSyncResult,
     sso_grants_for_groups,
+    sso_group_map_apply,
+    sso_group_map_parse,
+    sso_group_map_rows,
     sso_memberships_sync,
 )
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
@@ -91,6 +94,9 @@ __all__ = [
     "rubric_change",
     "score_record",
     "sso_grants_for_groups",
+    "sso_group_map_apply",
+    "sso_group_map_parse",
+    "sso_group_map_rows",
     "sso_memberships_sync",
     "teams_remind_unfiled",
 ]

@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from allocations.models import Team
 from committee.models import (
     CommitteeSeat,
     GrantSource,
@@ -108,3 +109,124 @@ def sso_memberships_sync(*, user: User, groups: Iterable[str]) -> SsoSyncResult:
     return result
 
 
+
+
+@dataclass(frozen=True)
+class GroupMapEntry:
+    """One line of a group map file: a group and what it gives (a team with a role, a seat, or both)."""
+
+    group: str
+    team_slug: str | None
+    team_role: str
+    seat_role: str
+
+    def key(self) -> tuple[str, str, str]:
+        return ("team", self.group, self.team_slug or "") if self.team_slug else ("seat", self.group, self.seat_role)
+
+
+@dataclass
+class GroupMapResult:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+def sso_group_map_parse(data: object) -> list[GroupMapEntry]:
+    """A group map as read from YAML or JSON (a list of {group, team, role, seat}); ValueError names every fault."""
+    if not isinstance(data, list):
+        raise ValueError("the group map is a list of entries: - group: <name>, with team: <slug> and/or seat: <role>")
+    known_teams = set(Team.objects.values_list("slug", flat=True))
+    errors: list[str] = []
+    entries: list[GroupMapEntry] = []
+    for number, item in enumerate(data, start=1):
+        where = f"entry {number}"
+        if not isinstance(item, dict):
+            errors.append(f"{where}: not a mapping of group, team, role, seat")
+            continue
+        unknown = set(item) - {"group", "team", "role", "seat"}
+        group, team, role, seat = (item.get(k) for k in ("group", "team", "role", "seat"))
+        if unknown:
+            errors.append(f"{where}: unknown keys {', '.join(sorted(map(str, unknown)))}")
+        if not isinstance(group, str) or not group.strip() or len(group) > 200:
+            errors.append(f"{where}: group must be a name of 1 to 200 characters")
+            continue
+        where = f"entry {number} ({group})"
+        if team is None and seat is None:
+            errors.append(f"{where}: gives nothing: set team, seat or both")
+        if team is not None and team not in known_teams:
+            errors.append(f"{where}: no team with the slug {team!r}")
+        if role is not None and (team is None or role not in MembershipRole.values):
+            errors.append(f"{where}: role is {' or '.join(MembershipRole.values)}, and only with a team")
+        if seat is not None and seat not in SeatRole.values:
+            errors.append(f"{where}: seat is one of {', '.join(SeatRole.values)}")
+        entries.append(GroupMapEntry(group=group.strip(), team_slug=team, team_role=role or MembershipRole.MEMBER,
+                                     seat_role=seat or ""))
+    # One mapping per group and team, and per group and seat (the table's unique constraints).
+    given: set[tuple[str, str, str]] = set()
+    for entry in entries:
+        for kind, value in (("team", entry.team_slug or ""), ("seat", entry.seat_role)):
+            if value and (kind, entry.group, value) in given:
+                errors.append(f"{entry.group}: {kind} {value!r} is given twice")
+            given.add((kind, entry.group, value))
+    if errors:
+        raise ValueError("; ".join(errors))
+    return entries
+
+
+def _label(group: str, team: str | None, role: str, seat: str) -> str:
+    gives = [f"team {team} ({role})"] if team else []
+    gives += [f"seat {seat}"] if seat else []
+    return f"{group} → {', '.join(gives)}"
+
+
+@transaction.atomic
+def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_run: bool = False) -> GroupMapResult:
+    """Make the single sign-on groups what `entries` say (for configuration kept in a file, not typed in the admin).
+
+    An entry is matched to the mapping of the same group and team (or, without a team, the same group and seat)
+    and updated in place; others are added. With `prune`, mappings the file does not name are removed. People's
+    memberships follow at their next sign-in (or the next LDAP session check). With `dry_run`, nothing is saved.
+    """
+    result = GroupMapResult()
+    teams = dict(Team.objects.values_list("slug", "id"))
+    existing = {
+        (("team", m.group, m.team.slug) if m.team_id else ("seat", m.group, m.seat_role)): m
+        for m in SsoGroupMapping.objects.select_for_update().select_related("team")
+    }
+    wanted = {entry.key(): entry for entry in entries}
+    if prune:
+        for key, mapping in existing.items():
+            if key not in wanted:
+                result.removed.append(_label(mapping.group, mapping.team.slug if mapping.team else None,
+                                             mapping.team_role, mapping.seat_role))
+                mapping.delete()
+    for key, entry in wanted.items():
+        label = _label(entry.group, entry.team_slug, entry.team_role, entry.seat_role)
+        mapping = existing.get(key)
+        if mapping is None:
+            SsoGroupMapping.objects.create(group=entry.group, team_id=teams.get(entry.team_slug or ""),
+                                           team_role=entry.team_role, seat_role=entry.seat_role)
+            result.added.append(label)
+        elif (mapping.team_role, mapping.seat_role) != (entry.team_role, entry.seat_role):
+            mapping.team_role, mapping.seat_role = entry.team_role, entry.seat_role
+            mapping.save(update_fields=["team_role", "seat_role"])
+            result.changed.append(label)
+        else:
+            result.unchanged += 1
+    if dry_run:
+        transaction.set_rollback(True)
+    return result
+
+
+def sso_group_map_rows() -> list[dict[str, str]]:
+    """Every single sign-on group as a group map file's entries (what `sso_groups export` prints)."""
+    rows: list[dict[str, str]] = []
+    for mapping in SsoGroupMapping.objects.select_related("team").order_by("group", "team__slug", "seat_role"):
+        row = {"group": mapping.group}
+        if mapping.team_id is not None:
+            row |= {"team": mapping.team.slug, "role": mapping.team_role}
+        if mapping.seat_role:
+            row["seat"] = mapping.seat_role
+        rows.append(row)
+    return rows
