@@ -191,7 +191,7 @@ def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_ru
     result = GroupMapResult()
     teams = dict(Team.objects.values_list("slug", "id"))
     existing = {
-        (("team", m.group, m.team.slug) if m.team_id else ("seat", m.group, m.seat_role)): m
+        (("team", m.group, m.team.slug) if m.team is not None else ("seat", m.group, m.seat_role)): m
         for m in SsoGroupMapping.objects.select_for_update().select_related("team")
     }
     wanted = {entry.key(): entry for entry in entries}
@@ -203,14 +203,14 @@ def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_ru
                 mapping.delete()
     for key, entry in wanted.items():
         label = _label(entry.group, entry.team_slug, entry.team_role, entry.seat_role)
-        mapping = existing.get(key)
-        if mapping is None:
+        found = existing.get(key)
+        if found is None:
             SsoGroupMapping.objects.create(group=entry.group, team_id=teams.get(entry.team_slug or ""),
                                            team_role=entry.team_role, seat_role=entry.seat_role)
             result.added.append(label)
-        elif (mapping.team_role, mapping.seat_role) != (entry.team_role, entry.seat_role):
-            mapping.team_role, mapping.seat_role = entry.team_role, entry.seat_role
-            mapping.save(update_fields=["team_role", "seat_role"])
+        elif (found.team_role, found.seat_role) != (entry.team_role, entry.seat_role):
+            found.team_role, found.seat_role = entry.team_role, entry.seat_role
+            found.save(update_fields=["team_role", "seat_role"])
             result.changed.append(label)
         else:
             result.unchanged += 1
@@ -224,7 +224,7 @@ def sso_group_map_rows() -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     for mapping in SsoGroupMapping.objects.select_related("team").order_by("group", "team__slug", "seat_role"):
         row = {"group": mapping.group}
-        if mapping.team_id is not None:
+        if mapping.team is not None:
             row |= {"team": mapping.team.slug, "role": mapping.team_role}
         if mapping.seat_role:
             row["seat"] = mapping.seat_role
