@@ -85,6 +85,7 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+    selectors.review_rows_measure(rows=review.rows)
     context = {
         "review": review,
         "cycle": cycle,
