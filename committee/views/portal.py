@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from itertools import groupby
 from typing import Any
 
@@ -183,8 +184,30 @@ def request_usage_prefill(request: AuthenticatedHttpRequest) -> HttpResponse:
     prefill = selectors.usage_prefill(
         team=chosen.cleaned_data["team"], pool=chosen.cleaned_data["pool"], cycle=cycle
     )
-    usage = UsageReportForm(initial=prefill.initial)
+    usage = UsageReportForm(initial=_keep_typed(request, prefill.initial))
     return render(request, "committee/_usage_prefill.html", {"usage": usage, "prefill": prefill, "live": True})
+
+
+PREFILLED_FIELDS = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct")
+
+
+def _keep_typed(request: HttpRequest, initial: dict[str, Any]) -> dict[str, Any]:
+    """The new pre-fill, except where the person typed a figure of their own: a field whose value differs
+    from what was pre-filled into it (the fragment's `prefilled-*` inputs) keeps it."""
+    kept = dict(initial)
+    for name in PREFILLED_FIELDS:
+        typed = request.GET.get(f"{UsageReportForm.prefix}-{name}", "").strip()
+        if typed and _number(typed) != _number(request.GET.get(f"prefilled-{name}", "").strip()):
+            kept[name] = typed[:40]  # shown back as typed; the form checks it when the request is saved
+    return kept
+
+
+def _number(text: str) -> Decimal | str:
+    """A figure as a number, so that 760.30 and 760.3 are the same; text that is no number stays text."""
+    try:
+        return Decimal(text.replace(",", ""))
+    except InvalidOperation:
+        return text
 
 
 def _own_request(request: HttpRequest, pk: int) -> GpuRequest:

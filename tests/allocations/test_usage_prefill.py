@@ -141,3 +141,19 @@ def test_another_teams_usage_is_refused(world, client):
         assert fragment.status_code == 400
         assert "240.0" not in fragment.content.decode()
     assert GpuRequest.objects.count() == 0
+
+
+def test_a_figure_the_member_typed_is_kept_when_the_team_changes(world, client):
+    TeamMembership.objects.create(user=world.lead_a, team=world.team_b)
+    _record(world, world.team_a, world.a100, 240, 75, key="a")
+    _record(world, world.team_b, world.a100, 96, 40, key="b")
+    client.force_login(world.lead_a)
+    # Team A's figures were pre-filled; the member typed 50 over "used" and left utilization as it was.
+    html = client.get("/requests/new/usage/", {
+        "team": world.team_b.pk, "pool": world.a100.pk,
+        "usage-gpu_hours_used": "50", "prefilled-gpu_hours_used": "240.0",
+        "usage-mean_utilization_pct": "75.00", "prefilled-mean_utilization_pct": "75.0",
+    }).content.decode()
+    assert 'name="usage-gpu_hours_used" value="50"' in html
+    assert 'name="usage-mean_utilization_pct" value="40.0"' in html
+    assert 'name="prefilled-gpu_hours_used" value="96.0"' in html

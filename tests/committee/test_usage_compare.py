@@ -123,7 +123,7 @@ def test_review_shows_stated_next_to_measured_and_flags_the_gap_in_words(client,
     card = _card(body, close_enough.pk)
     assert 'data-flagged="false"' in card
     text = _text(card)
-    assert f"Last week's usage ({week}, atlas/a100)" in text
+    assert f"Last week's usage: week {week} on atlas/a100" in text
     assert "GPU-hours used 630.0 600.0" in text and "Mean utilization 75.0% 78.0%" in text
     assert "Stated and measured agree within 10% (5% apart)." in text
     assert "Gap over 10%" not in text
