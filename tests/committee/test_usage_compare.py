@@ -141,6 +141,30 @@ def test_review_shows_stated_next_to_measured_and_flags_the_gap_in_words(client,
     assert f"Not measured: the schedulers reported no usage for Team B on orion/h100 in week {week}" in text
 
 
+def test_the_ranking_marks_a_gap_and_keeps_the_mark_after_an_inline_score(client, world):
+    gap = file_request(world, title="Over-stated")
+    _state(gap, 600)
+    _measure(world, world.team_a, world.a100, 480)
+    fine = file_request(world, team=world.team_b, title="Close", pool=world.a100)
+    _state(fine, 500)
+    _measure(world, world.team_b, world.a100, 480)
+    close(world)
+    client.force_login(world.reviewer)
+
+    def ranking_row(body, pk):
+        ranking = body[body.index('id="ranking"'):]
+        start = ranking.index(f'data-request="{pk}"')
+        return _text(ranking[start:ranking.index("</tr>", start)])
+
+    body = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "⚠ stated usage 25% above measured" in ranking_row(body, gap.pk)
+    assert "stated usage" not in ranking_row(body, fine.pk)
+    saved = client.post(reverse("committee:review-score", args=[world.cycle.week, fine.pk]),
+                        {"criterion": "business_impact", "value": "7"}, headers={"HX-Request": "true"})
+    assert saved.status_code == 200
+    assert "⚠ stated usage 25% above measured" in ranking_row(saved.content.decode(), gap.pk)
+
+
 def test_the_fairness_explanation_says_it_counts_measured_usage(client, world):
     gpu_request = file_request(world)
     _measure(world, world.team_a, world.a100, 500)
