@@ -157,3 +157,20 @@ def test_a_figure_the_member_typed_is_kept_when_the_team_changes(world, client):
     assert 'name="usage-gpu_hours_used" value="50"' in html
     assert 'name="usage-mean_utilization_pct" value="40.0"' in html
     assert 'name="prefilled-gpu_hours_used" value="96.0"' in html
+
+
+def test_editing_shows_the_measurement_beside_the_teams_own_figures(world, client):
+    from tests.factories import file_request
+
+    label, _bounds = _last_week()
+    _record(world, world.team_a, world.a100, 240, 75, key="a")
+    draft = file_request(world, submit=False)  # the team stated 600 GPU-hours used at 75%
+    client.force_login(world.lead_a)
+    response = client.get(f"/requests/{draft.pk}/edit/")
+    form = response.context["forms"]["usage"]
+    assert form["gpu_hours_used"].value() == Decimal("600.0")  # the team's figure, not overwritten
+    body = response.content.decode()
+    assert (f"The schedulers measured 240.0 GPU-hours used at 75.0% mean utilization for Team A on atlas/a100 "
+            f"in week {label}.") in body
+    assert "The committee sees your figures next to it." in body
+    assert "hx-get" not in body[body.index('id="usage-prefill"'):][:400]  # the team is fixed: nothing to follow
