@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import (
     BigIntegerField,
     Case,
+    Count,
     DecimalField,
     F,
     Max,
@@ -430,18 +431,80 @@ def pool_list_with_capacity(*, hours: int = 168) -> list[tuple[GpuPool, engine.W
 # --- usage pre-fill ---------------------------------------------------------------------------
 
 
-def usage_report_initial(*, team: Team, since: datetime, until: datetime) -> dict[str, Decimal]:
+@dataclass(frozen=True)
+class MeasuredUsage:
+    """What the schedulers reported for one team on one pool over one period, summed."""
+
+    gpu_hours_used: Decimal
+    mean_utilization_pct: Decimal  # weighted by GPU-hours used; 0 when no GPU-hour was used
+    records: int
+
+
+def _measured(*, hours: Decimal | None, weighted: Decimal | None, records: int) -> MeasuredUsage:
+    tenth = Decimal("0.1")
+    hours_used = Decimal(hours or 0)
+    utilization = Decimal(weighted or 0) / hours_used if hours_used else Decimal(0)
+    return MeasuredUsage(
+        gpu_hours_used=hours_used.quantize(tenth),
+        mean_utilization_pct=min(Decimal(100), utilization.quantize(tenth)),
+        records=records,
+    )
+
+
+def usage_measured_by_team_pool(
+    *, periods: dict[str, tuple[datetime, datetime]], team_ids: Iterable[int], pool_ids: Iterable[int]
+) -> dict[tuple[str, int, int], MeasuredUsage]:
+    """The usage records of the given teams and pools, summed per (period label, team id, pool id).
+
+    A record counts in the period its own period starts in, as the fair-share factor and the
+    dashboards count it. A key is absent when nothing was reported: "not measured" is not 0.
+    One query, whatever the number of periods, teams and pools.
+    """
+    if not periods:
+        return {}
+    label = Case(
+        *[When(period_start__gte=since, period_start__lt=until, then=Value(key))
+          for key, (since, until) in periods.items()],
+        default=Value(""),
+    )
+    in_any = Q()
+    for since, until in periods.values():
+        in_any |= Q(period_start__gte=since, period_start__lt=until)
+    rows = (
+        UsageRecord.objects.filter(in_any, team_id__in=set(team_ids), pool_id__in=set(pool_ids))
+        .annotate(period=label)
+        .values("period", "team_id", "pool_id")
+        .annotate(
+            hours=Sum("gpu_hours_used"),
+            weighted=Sum(F("gpu_hours_used") * F("mean_utilization_pct"), output_field=DecimalField()),
+            records=Count("id"),
+        )
+        .order_by()
+    )
+    return {
+        (row["period"], row["team_id"], row["pool_id"]): _measured(
+            hours=row["hours"], weighted=row["weighted"], records=row["records"]
+        )
+        for row in rows
+    }
+
+
+def usage_report_initial(
+    *, team: Team, since: datetime, until: datetime, pool: GpuPool | None = None
+) -> dict[str, Decimal]:
     """A team's usage report for [since, until) from Docket's own records, for a form's initial values.
 
     gpu_hours_granted: GPU-hours of the team's live windows (current plans) inside the period,
     if it had any; gpu_hours_used and mean_utilization_pct (weighted by GPU-hours used) from
-    the usage records whose period starts in it, if there are any. Only what is known is
-    returned: an empty dict leaves the form blank. Two queries.
+    the usage records whose period starts in it, if there are any. With `pool`, only that pool's
+    windows and records count. Only what is known is returned: an empty dict leaves the form
+    blank. Two queries.
     """
     tenth = Decimal("0.1")
     initial: dict[str, Decimal] = {}
+    on_pool = Q(pool=pool) if pool is not None else Q()
     windows = list(
-        AllocationWindow.objects.filter(team=team, start__lt=until, end__gt=since, withdrawal__isnull=True)
+        AllocationWindow.objects.filter(on_pool, team=team, start__lt=until, end__gt=since, withdrawal__isnull=True)
         .values_list("gpu_count", "start", "end")
     )
     if windows:
@@ -451,13 +514,13 @@ def usage_report_initial(*, team: Team, since: datetime, until: datetime) -> dic
             Decimal(0),
         )
         initial["gpu_hours_granted"] = granted.quantize(tenth)
-    used = UsageRecord.objects.filter(team=team, period_start__gte=since, period_start__lt=until).aggregate(
+    used = UsageRecord.objects.filter(on_pool, team=team, period_start__gte=since, period_start__lt=until).aggregate(
         hours=Sum("gpu_hours_used"),
         weighted=Sum(F("gpu_hours_used") * F("mean_utilization_pct"), output_field=DecimalField()),
+        records=Count("id"),
     )
     if used["hours"] is not None:
-        hours_used = Decimal(used["hours"])
-        utilization = Decimal(used["weighted"]) / hours_used if hours_used else Decimal(0)
-        initial["gpu_hours_used"] = hours_used.quantize(tenth)
-        initial["mean_utilization_pct"] = min(Decimal(100), utilization.quantize(tenth))
+        measured = _measured(hours=used["hours"], weighted=used["weighted"], records=used["records"])
+        initial["gpu_hours_used"] = measured.gpu_hours_used
+        initial["mean_utilization_pct"] = measured.mean_utilization_pct
     return initial

@@ -105,6 +105,20 @@ class TeamChoiceForm(forms.Form):
         form_field(self, "team", forms.ModelChoiceField).queryset = selectors.team_list_for_user(user=user)
 
 
+class UsagePrefillForm(forms.Form):
+    """The team and pool whose measured usage pre-fills the request form (from the form itself or its address)."""
+
+    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
+    pool: forms.ModelChoiceField[GpuPool] = forms.ModelChoiceField(
+        queryset=None, label=_("GPU pool"), required=False
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        form_field(self, "team", forms.ModelChoiceField).queryset = selectors.team_list_for_user(user=user)
+        form_field(self, "pool", forms.ModelChoiceField).queryset = selectors.pool_list()
+
+
 # --- The weekly review and the rubric --------------------------------------------------------
 
 

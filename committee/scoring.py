@@ -278,7 +278,8 @@ class FairShare:
 
     def explanation(self) -> str:
         return _(
-            "Fair share: the team used %(u).1f%% of recent GPU-hours (decayed) against an entitled %(s).1f%% "
+            "Fair share: the team used %(u).1f%% of the recent GPU-hours the schedulers measured (decayed; not the "
+            "usage teams state on their requests) against an entitled %(s).1f%% "
             "(weight %(w)d of %(tw)d); F = 2^(−%(u_f).3f / %(s_f).3f) = %(f).3f, score 10 × F = %(score)s."
         ) % {
             "u": 100 * self.usage_share,

@@ -64,3 +64,14 @@ def next_week_label(now: datetime) -> str:
 
 def current_week_label(now: datetime) -> str:
     return week_label(now.astimezone(committee_zone()).date())
+
+
+def reported_usage_week(week: str) -> str:
+    """The week whose usage a request for `week` reports as "last week": the whole week before intake.
+
+    Intake for `week` runs in the week before it (cycle_schedule), so the last week a team can
+    report in full, and the schedulers have measured in full, is the one before that: two ISO
+    weeks before `week`, in the committee's zone. The request form pre-fills it; the review
+    compares the stated figures with the measured ones of that same week.
+    """
+    return week_label(parse_week(week) - timedelta(days=14))

@@ -109,12 +109,21 @@ from committee.selectors.review import (
     score_sheet,
 )
 from committee.selectors.tokens import personal_token_list
+from committee.selectors.usage import (
+    USAGE_GAP_FLAG_PCT,
+    UsageComparison,
+    UsagePrefill,
+    measured_usage,
+    review_rows_measure,
+    usage_prefill,
+)
 
 __all__ = [
     "COMMITTEE_KINDS",
     "NO_ROLES",
     "REVIEWED_STATUSES",
     "TEAM_KINDS",
+    "USAGE_GAP_FLAG_PCT",
     "CyclePlacement",
     "CycleReview",
     "DecidedPart",
@@ -135,6 +144,8 @@ __all__ = [
     "ReviewRow",
     "RubricChange",
     "ScoreInput",
+    "UsageComparison",
+    "UsagePrefill",
     "Viewer",
     "ViewerRoles",
     "appeal_list_for_cycle",
@@ -165,6 +176,7 @@ __all__ = [
     "fair_share_live",
     "intake_close_check",
     "kept_explanations",
+    "measured_usage",
     "notification_kinds_for",
     "notification_opt_outs",
     "notification_waiting_count",
@@ -181,12 +193,14 @@ __all__ = [
     "request_list_for_viewer",
     "request_outcome_get",
     "request_outcome_map",
+    "review_rows_measure",
     "rubric_current",
     "rubric_history",
     "score_sheet",
     "started_windows",
     "team_list_for_user",
     "team_member_ids",
+    "usage_prefill",
     "user_is_chair",
     "user_is_committee",
     "user_is_team_member",

@@ -29,6 +29,7 @@ from committee.selectors.people import Viewer, viewer_roles
 
 if TYPE_CHECKING:
     from committee.selectors.placement import RequestPlacement
+    from committee.selectors.usage import UsageComparison
 
 REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
 
@@ -48,6 +49,8 @@ class ReviewRow:
     scored_by: list[MemberScores] = field(default_factory=list)
     # Filled by cycle_placement (the engine's dry run) for a grant or partial grant:
     placement: RequestPlacement | None = None
+    # Filled by review_rows_measure for the review page: last week's usage, stated and measured.
+    usage: UsageComparison | None = None
 
     @property
     def decision(self) -> Decision | None:
@@ -137,7 +140,7 @@ def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
     """The cycle's requests in review with their evidence, decision and scores: four queries for any number."""
     return list(
         GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
-        .select_related("team", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
+        .select_related("team", "cycle", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
         .prefetch_related(
             "alternatives",
             Prefetch("scores", queryset=Score.objects.order_by("criterion", "member_name", "id")),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from decimal import Decimal, InvalidOperation
 from itertools import groupby
 from typing import Any
 
@@ -11,21 +11,21 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from allocations import selectors as allocation_selectors
-from committee import selectors, services, weeks
+from allocations.models import Team
+from committee import selectors, services
 from committee.forms import (
     AlternativeFormSet,
     GpuRequestForm,
     ImpactForecastForm,
     TeamChoiceForm,
+    UsagePrefillForm,
     UsageReportForm,
     alternatives_initial,
 )
-from committee.models import GpuRequest
+from committee.models import GpuRequest, ReviewCycle
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 
@@ -66,14 +66,20 @@ def _deleted(form: Any) -> bool:
     return bool(form.cleaned_data.get("DELETE")) if hasattr(form, "cleaned_data") else False
 
 
-def _bound_forms(request: HttpRequest, gpu_request: GpuRequest | None) -> dict[str, Any]:
+def _bound_forms(
+    request: HttpRequest, gpu_request: GpuRequest | None, *, prefill: selectors.UsagePrefill | None = None
+) -> dict[str, Any]:
+    """The request form's parts; a new request's usage starts from `prefill` (its team's and pool's measurement)."""
     data = request.POST if request.method == "POST" else None
     return {
-        "request": GpuRequestForm(data, instance=gpu_request),
+        "request": GpuRequestForm(
+            data, instance=gpu_request,
+            initial={"pool": prefill.pool} if prefill is not None and prefill.pool is not None else None,
+        ),
         "usage": UsageReportForm(
             data,
             instance=getattr(gpu_request, "usage_report", None),
-            initial=None if data or gpu_request else _usage_initial(request),
+            initial=prefill.initial if prefill is not None and not data and gpu_request is None else None,
         ),
         "forecast": ImpactForecastForm(data, instance=getattr(gpu_request, "impact_forecast", None)),
         "alternatives": AlternativeFormSet(
@@ -82,13 +88,17 @@ def _bound_forms(request: HttpRequest, gpu_request: GpuRequest | None) -> dict[s
     }
 
 
-def _usage_initial(request: HttpRequest) -> dict[str, Any]:
-    """Last calendar week's usage of the viewer's first team, from its windows and the schedulers' reports."""
-    team = selectors.team_list_for_user(user=request.user).first()
-    if team is None:
-        return {}
-    since, until = weeks.week_bounds(weeks.week_label(timezone.localdate() - timedelta(days=7)))
-    return allocation_selectors.usage_report_initial(team=team, since=since, until=until)
+def _usage_prefill(
+    request: AuthenticatedHttpRequest, cycle: ReviewCycle, teams: list[Team]
+) -> tuple[selectors.UsagePrefill, bool]:
+    """Last week's usage for the team and pool chosen (the posted form, or the address's ?team=&pool=);
+    the viewer's first team and no pool when none is chosen. False with it when the choice is not valid."""
+    params = request.POST if request.method == "POST" else request.GET
+    chosen = UsagePrefillForm(params if "team" in params else None, user=request.user)
+    if chosen.is_bound and chosen.is_valid():
+        team, pool = chosen.cleaned_data["team"], chosen.cleaned_data["pool"]
+        return selectors.usage_prefill(team=team, pool=pool, cycle=cycle), True
+    return selectors.usage_prefill(team=teams[0], pool=None, cycle=cycle), not chosen.is_bound
 
 
 def _forms_valid(forms: dict[str, Any]) -> bool:
@@ -116,9 +126,11 @@ def _render_form(
     gpu_request: GpuRequest | None,
     team_form: Any,
     cycle: Any,
+    prefill: selectors.UsagePrefill | None,
     status: int = 200,
 ) -> HttpResponse:
-    context = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle}
+    context = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle,
+               "prefill": prefill}
     return render(request, "committee/request_form.html", context, status=status)
 
 
@@ -131,8 +143,11 @@ def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if cycle is None or not cycle.intake_open:
         messages.error(request, _("No cycle is open for intake right now."))
         return redirect("committee:portal")
-    forms = _bound_forms(request, None)
-    team_form = TeamChoiceForm(request.POST or None, user=request.user, initial={"team": teams[0]})
+    prefill, chosen_ok = _usage_prefill(request, cycle, teams)
+    if not chosen_ok:
+        messages.error(request, _("Choose one of your own teams and an existing GPU pool."))
+    forms = _bound_forms(request, None, prefill=prefill)
+    team_form = TeamChoiceForm(request.POST or None, user=request.user, initial={"team": prefill.team})
     if request.method == "POST":
         if _forms_valid(forms) and team_form.is_valid():
             try:
@@ -144,8 +159,55 @@ def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
             else:
                 messages.success(request, _("Draft saved. Submit it when it is ready for the committee."))
                 return redirect("committee:request-detail", pk=gpu_request.pk)
-        return _render_form(request, forms, gpu_request=None, team_form=team_form, cycle=cycle, status=400)
-    return _render_form(request, forms, gpu_request=None, team_form=team_form, cycle=cycle)
+        return _render_form(
+            request, forms, gpu_request=None, team_form=team_form, cycle=cycle, prefill=prefill, status=400
+        )
+    return _render_form(
+        request, forms, gpu_request=None, team_form=team_form, cycle=cycle, prefill=prefill,
+        status=200 if chosen_ok else 400,
+    )
+
+
+@login_required
+@require_GET
+def request_usage_prefill(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The request form's last-week usage for ?team=&pool= (htmx swaps it in when either select changes).
+
+    A team that is not the viewer's, or a pool that does not exist, is refused (400) and nothing is swapped.
+    """
+    cycle = selectors.cycle_open_for_intake()
+    if cycle is None or not cycle.intake_open:
+        return HttpResponse(_("No cycle is open for intake right now."), status=409)
+    chosen = UsagePrefillForm(request.GET, user=request.user)
+    if not chosen.is_valid():
+        return HttpResponse(_("Choose one of your own teams and an existing GPU pool."), status=400)
+    prefill = selectors.usage_prefill(
+        team=chosen.cleaned_data["team"], pool=chosen.cleaned_data["pool"], cycle=cycle
+    )
+    usage = UsageReportForm(initial=_keep_typed(request, prefill.initial))
+    return render(request, "committee/_usage_prefill.html", {"usage": usage, "prefill": prefill, "live": True})
+
+
+PREFILLED_FIELDS = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct")
+
+
+def _keep_typed(request: HttpRequest, initial: dict[str, Any]) -> dict[str, Any]:
+    """The new pre-fill, except where the person typed a figure of their own: a field whose value differs
+    from what was pre-filled into it (the fragment's `prefilled-*` inputs) keeps it."""
+    kept = dict(initial)
+    for name in PREFILLED_FIELDS:
+        typed = request.GET.get(f"{UsageReportForm.prefix}-{name}", "").strip()
+        if typed and _number(typed) != _number(request.GET.get(f"prefilled-{name}", "").strip()):
+            kept[name] = typed[:40]  # shown back as typed; the form checks it when the request is saved
+    return kept
+
+
+def _number(text: str) -> Decimal | str:
+    """A figure as a number, so that 760.30 and 760.3 are the same; text that is no number stays text."""
+    try:
+        return Decimal(text.replace(",", ""))
+    except InvalidOperation:
+        return text
 
 
 def _own_request(request: HttpRequest, pk: int) -> GpuRequest:
@@ -163,6 +225,7 @@ def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         messages.error(request, _("This request can no longer be edited."))
         return redirect("committee:request-detail", pk=pk)
     forms = _bound_forms(request, gpu_request)
+    prefill = selectors.usage_prefill(team=gpu_request.team, pool=gpu_request.pool, cycle=gpu_request.cycle)
     if request.method == "POST":
         if _forms_valid(forms):
             try:
@@ -173,9 +236,12 @@ def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
                 messages.success(request, _("Request saved."))
                 return redirect("committee:request-detail", pk=pk)
         return _render_form(
-            request, forms, gpu_request=gpu_request, team_form=None, cycle=gpu_request.cycle, status=400
+            request, forms, gpu_request=gpu_request, team_form=None, cycle=gpu_request.cycle, prefill=prefill,
+            status=400,
         )
-    return _render_form(request, forms, gpu_request=gpu_request, team_form=None, cycle=gpu_request.cycle)
+    return _render_form(
+        request, forms, gpu_request=gpu_request, team_form=None, cycle=gpu_request.cycle, prefill=prefill
+    )
 
 
 @login_required
@@ -187,9 +253,9 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         and selectors.user_is_team_member(user=request.user, team=gpu_request.team)
     )
     outcome = selectors.request_outcome_get(gpu_request=gpu_request, viewer=request.user)
-    return render(
-        request, "committee/request_detail.html", {"gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome}
-    )
+    usage = selectors.measured_usage(requests=[gpu_request])[gpu_request.pk]
+    context = {"gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome, "usage": usage}
+    return render(request, "committee/request_detail.html", context)
 
 
 def _transition(request: AuthenticatedHttpRequest, pk: int, service: Any, done: str) -> HttpResponse:

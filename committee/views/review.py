@@ -85,6 +85,7 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+    selectors.review_rows_measure(rows=review.rows)
     context = {
         "review": review,
         "cycle": cycle,
@@ -126,6 +127,7 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
             messages.success(request, _("Score saved."))
         return redirect(_anchor(cycle, pk))
     review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+    selectors.review_rows_measure(rows=review.rows)  # the re-drawn ranking keeps its usage flags
     row = _row(review, pk)
     criterion = request.POST.get("criterion", "")
     score_input = next((i for i in row.inputs if i.criterion == criterion), None)
@@ -184,6 +186,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 return redirect(_anchor(cycle, pk))
     if _is_htmx(request):
         review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+        selectors.review_rows_measure(rows=review.rows)  # the re-drawn ranking keeps its usage flags
         context = {"review": review, "cycle": cycle, "row": _row(review, pk), "form": form, "saved": saved,
                    "oob": True, "in_review": cycle.status == CycleStatus.IN_REVIEW,
                    **_placement_context(cycle, review)}
