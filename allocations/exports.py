@@ -26,4 +26,4 @@ def desired_windows_for_kueue(*, cluster: Cluster, at: datetime) -> list[Desired
 
 def kueue_yaml(*, cluster: Cluster, at: datetime) -> str:
     """The cluster's Kueue quotas at `at` as YAML (allocations.adapters.kueue.render_yaml)."""
-    return render_yaml(desired_windows_for_kueue(cluster=cluster, at=at), at=at)
+    return render_yaml(desired_windows_for_kueue(cluster=cluster, at=at), at=at, cluster=cluster.slug)
