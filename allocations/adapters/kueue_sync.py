@@ -120,16 +120,10 @@ def load_kubeconfig(path: str | os.PathLike[str], *, context: str | None = None)
 
     ssl_context = None
     if server.startswith("https://"):
-        ssl_context = ssl.create_default_context()
-        if cluster.get("insecure-skip-tls-verify"):
-            ssl_context.check_hostname = False
-            ssl_context.verify_mode = ssl.CERT_NONE
-        elif cluster.get("certificate-authority-data"):
-            authority = _b64(cluster["certificate-authority-data"], "certificate-authority-data")
-            ssl_context.load_verify_locations(cadata=authority)
-        elif cluster.get("certificate-authority"):
-            ssl_context.load_verify_locations(cafile=str(resolve(cluster["certificate-authority"])))
-        _load_client_cert(ssl_context, user, resolve, file)
+        try:
+            ssl_context = _tls(cluster, user, resolve, file)
+        except (ssl.SSLError, OSError) as exc:  # a PEM that does not parse, a key that does not match, no file
+            raise KubeError(f"{file}: cannot use its certificates: {exc}") from None
     elif not server.startswith("http://"):
         raise KubeError(f"{file}: server {server!r} is not an http(s) URL")
 
@@ -189,6 +183,21 @@ def _b64(value: Any, what: str) -> str:
         return base64.b64decode(str(value), validate=True).decode()
     except (ValueError, UnicodeDecodeError):
         raise KubeError(f"kubeconfig {what} is not base64-encoded PEM") from None
+
+
+def _tls(
+    cluster: Mapping[str, Any], user: Mapping[str, Any], resolve: Callable[[str], Path], file: Path
+) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if cluster.get("insecure-skip-tls-verify"):
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif cluster.get("certificate-authority-data"):
+        context.load_verify_locations(cadata=_b64(cluster["certificate-authority-data"], "certificate-authority-data"))
+    elif cluster.get("certificate-authority"):
+        context.load_verify_locations(cafile=str(resolve(cluster["certificate-authority"])))
+    _load_client_cert(context, user, resolve, file)
+    return context
 
 
 def _load_client_cert(
@@ -550,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--namespace", action="append", default=[], metavar="TEAM=NAMESPACE",
                         help="render a LocalQueue `docket` in NAMESPACE for TEAM's ClusterQueue (repeatable)")
     parser.add_argument("--api-version", choices=kueue.API_VERSIONS, default="v1beta2",
-                        help="Kueue API version (v1beta2 from Kueue 0.15; v1beta1 for older ones)")
+                        help="Kueue API version (default v1beta2; v1beta1 for a Kueue that serves only that)")
     parser.add_argument("--no-prune", action="store_true", help="never delete objects that are no longer rendered")
     parser.add_argument("--dry-run", action="store_true",
                         help="send every object with dryRun=All; store, delete and report nothing")
@@ -589,8 +598,9 @@ def main(
     out: TextIO | None = None,
     now: Callable[[], datetime] | None = None,
 ) -> int:
-    """Exit codes: 0 every window in sync; 1 a window failed (or an object would not delete)
-    in --once mode; 2 Docket or the API server could not be used."""
+    """Exit codes in --once mode: 0 every window in sync; 1 a window failed (the API server
+    refused an object or could not be reached) or an object would not delete; 2 Docket
+    could not be used. A bad option or an unusable kubeconfig exits 2 through argparse."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.token:

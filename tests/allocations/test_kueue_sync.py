@@ -9,8 +9,11 @@ suite's clock: Wednesday 2 December 2026 10:00 UTC, 58 hours into week 2026-W49.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +24,16 @@ import pytest
 
 from allocations.adapters import kueue
 from allocations.adapters.client import DocketClient
-from allocations.adapters.kueue_sync import KubeClient, KueueSync, load_kubeconfig, main, run_loop, status_message
+from allocations.adapters.kueue_sync import (
+    KubeClient,
+    KubeError,
+    KueueSync,
+    in_cluster_config,
+    load_kubeconfig,
+    main,
+    run_loop,
+    status_message,
+)
 from allocations.models import AllocationWindow, WindowSyncStatus
 from tests.allocations.kube_apiserver import CLIENT_CN, TOKEN, KubeApiServer, serve, status_body
 from tests.allocations.plans import W, publish, this_week, token_for, week_start
@@ -315,21 +327,18 @@ def test_kubeconfigs_it_cannot_use_are_refused_with_the_reason(tmp_path: Path) -
         "clusters": [{"name": "k", "cluster": {"server": "https://k8s.example:6443"}}],
         "users": [{"name": "u", "user": {"exec": {"command": "aws"}}}],
     }))
-    with pytest.raises(Exception, match="exec or auth-provider plugin"):
+    with pytest.raises(KubeError, match="exec or auth-provider plugin"):
         load_kubeconfig(exec_user)
-    with pytest.raises(Exception, match="no context named 'other'"):
+    with pytest.raises(KubeError, match="no context named 'other'"):
         load_kubeconfig(exec_user, context="other")
     missing = tmp_path / "missing"
-    with pytest.raises(Exception, match="cannot read kubeconfig"):
+    with pytest.raises(KubeError, match="cannot read kubeconfig"):
         load_kubeconfig(missing)
 
     err = io.StringIO()
-    with pytest.raises(SystemExit) as exit_info:
-        import contextlib
-
-        with contextlib.redirect_stderr(err):
-            main(["--url", "http://docket.invalid", "--token", "t", "--cluster", "orion", "--kubeconfig",
-                  str(exec_user), "--once"])
+    with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stderr(err):
+        main(["--url", "http://docket.invalid", "--token", "t", "--cluster", "orion", "--kubeconfig",
+              str(exec_user), "--once"])
     assert exit_info.value.code == 2 and "exec or auth-provider plugin" in err.getvalue()
 
 
@@ -337,3 +346,44 @@ def test_status_message_reads_the_status_body() -> None:
     body = json.dumps(status_body(422, "Invalid", 'x "y" is invalid', [{"field": "spec.a", "message": "bad a"}]))
     assert status_message(422, body.encode()) == 'HTTP 422 Invalid: x "y" is invalid; spec.a: bad a'
     assert status_message(502, b"<html>Bad gateway</html>") == "HTTP 502 <html>Bad gateway</html>"
+
+
+def test_unusable_certificates_and_plain_servers_are_told_apart(kube: KubeApiServer, tmp_path: Path) -> None:
+    pki = kube.pki
+    mismatched = kubeconfig(tmp_path, kube, name="mismatch", user={
+        "client-certificate-data": pki.b64(pki.client_cert), "client-key-data": pki.b64(pki.server_key)})
+    with pytest.raises(KubeError, match="cannot use its certificates"):
+        load_kubeconfig(mismatched)
+    half = kubeconfig(tmp_path, kube, name="half", user={"client-certificate-data": pki.b64(pki.client_cert)})
+    with pytest.raises(KubeError, match="client-certificate-data and client-key-data go together"):
+        load_kubeconfig(half)
+    not_base64 = kubeconfig(tmp_path, kube, name="b64")
+    not_base64.write_text(not_base64.read_text().replace(pki.b64(pki.ca), "not*base64"))
+    with pytest.raises(KubeError, match="certificate-authority-data is not base64"):
+        load_kubeconfig(not_base64)
+
+
+def test_in_cluster_reads_the_service_account(kube: KubeApiServer, tmp_path: Path) -> None:
+    account = tmp_path / "serviceaccount"
+    account.mkdir()
+    (account / "token").write_text(TOKEN + "\n")
+    (account / "ca.crt").write_bytes(kube.pki.ca.read_bytes())
+    port = kube.url.rsplit(":", 1)[1]
+
+    config = in_cluster_config(account, env={"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": port})
+    KubeClient(config).apply(kueue.render([], at=datetime.now(UTC), cluster="orion")[0])
+
+    assert config.server == kube.url and kube.requests[0].authorization == f"Bearer {TOKEN}"
+    with pytest.raises(KubeError, match="KUBERNETES_SERVICE_HOST is not set"):
+        in_cluster_config(account, env={})
+
+
+def test_sync_module_imports_neither_django_nor_yaml() -> None:
+    # It is copied to scheduler hosts that may have only Python's standard library.
+    code = (
+        "import sys, allocations.adapters.kueue_sync\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'yaml', 'rest_framework'}))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert result.stdout.strip() == "[]"
