@@ -20,8 +20,10 @@ Objects (docs/adapters.md, "Kueue", has the long form):
     nominalQuota   = P + S            (what the team is guaranteed)
     lendingLimit   = S * standard_lend_pct // 100 + P * priority_lend_pct // 100
                      (idle standard GPUs are lent; priority GPUs, by default, never)
-    borrowingLimit = E                (the team's preemptible grant, only on borrowed GPUs)
-                     or none at all when `KueuePolicy.borrow_any_idle`
+    borrowingLimit = by `KueuePolicy.borrowing`: "elastic" (the default) none where E > 0
+                     (the team's preemptible work may take E and any other idle GPU of
+                     the cohort, and gives them back when their owners reclaim), 0 where
+                     E = 0; "granted": E exactly; "any": none for every queue
   and preemption `reclaimWithinCohort: Any` (an owner takes its lent GPUs back from
   whoever borrowed them) and `withinClusterQueue: LowerPriority` (a team's own priority
   work goes before its preemptible work); windows that have not begun give 0, so a queue
@@ -66,6 +68,8 @@ TIER_DESCRIPTIONS = {
     "preemptible": "Docket preemptible work: runs on borrowed GPUs and is the first to be preempted.",
 }
 
+BORROWING_MODES = ("elastic", "granted", "any")
+
 _INVALID_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -77,19 +81,24 @@ class KueuePolicy:
     `standard_lend_pct` of a team's standard GPUs are lent to the cohort while idle (100:
     all of them, the elastic pool); `priority_lend_pct` of its priority GPUs (0: a priority
     window is a hard guarantee, no workload of the owner ever waits for a preemption).
-    With `borrow_any_idle` a queue may borrow any idle GPU of the cohort (no
-    borrowingLimit); without it, only as many as its active preemptible windows grant.
+    `borrowing` says which queues may borrow, on each flavor:
+    - "elastic": a queue with an active preemptible window there, any idle GPU of the
+      cohort (no borrowingLimit); the others, none (borrowingLimit 0);
+    - "granted": exactly the GPUs of its active preemptible windows there (borrowingLimit E);
+    - "any": every queue, any idle GPU (no borrowingLimit at all).
     """
 
     standard_lend_pct: int = 100
     priority_lend_pct: int = 0
-    borrow_any_idle: bool = False
+    borrowing: str = "elastic"
 
     def __post_init__(self) -> None:
         for name in ("standard_lend_pct", "priority_lend_pct"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
                 raise ValueError(f"{name} must be an integer from 0 to 100, got {value!r}")
+        if self.borrowing not in BORROWING_MODES:
+            raise ValueError(f"borrowing must be one of {', '.join(BORROWING_MODES)}, got {self.borrowing!r}")
 
 
 def flavor_name(window: DesiredWindow) -> str:
@@ -267,7 +276,7 @@ def quota_of(share: _Share, policy: KueuePolicy) -> dict[str, int]:
     nominal = share.priority + share.standard
     lending = share.standard * policy.standard_lend_pct // 100 + share.priority * policy.priority_lend_pct // 100
     quota = {"nominalQuota": nominal, "lendingLimit": lending}
-    if not policy.borrow_any_idle:
+    if policy.borrowing == "granted" or (policy.borrowing == "elastic" and not share.preemptible):
         quota["borrowingLimit"] = share.preemptible
     return quota
 

@@ -452,8 +452,10 @@ class KueueSync:
         [group] = queues[queue_name]["spec"]["resourceGroups"]
         [resource] = next(f for f in group["flavors"] if f["name"] == flavor)["resources"]
         if window.tier == "preemptible":
+            limit = resource.get("borrowingLimit")
+            may = f"borrowingLimit {limit}" if limit is not None else "no borrowingLimit: any idle GPU too"
             held = (f"{window.gpu_count} GPUs on {flavor} to borrow in cohort {cohort} (ClusterQueue {queue_name}, "
-                    f"borrowingLimit {resource.get('borrowingLimit', 'none')}); preempted when owners reclaim")
+                    f"{may}); preempted when owners reclaim")
         else:
             held = (f"{window.gpu_count} GPUs on {flavor} in ClusterQueue {queue_name} (nominalQuota "
                     f"{resource['nominalQuota']}, lendingLimit {resource['lendingLimit']}, cohort {cohort})")
@@ -553,9 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="share of a team's standard GPUs lent to the cohort while idle (100)")
     parser.add_argument("--priority-lend-pct", type=int, default=0, metavar="PCT",
                         help="share of a team's priority GPUs lent while idle (0: a hard guarantee)")
-    parser.add_argument("--borrow-any-idle", action="store_true",
-                        help="no borrowingLimit: any queue may borrow any idle GPU of the cohort "
-                             "(default: only as many as its preemptible windows grant)")
+    parser.add_argument("--borrowing", choices=kueue.BORROWING_MODES, default="elastic",
+                        help="which queues may borrow idle GPUs: elastic (default: those with a preemptible window, "
+                             "any idle GPU), granted (exactly their preemptible GPUs), any (every queue)")
     parser.add_argument("--namespace", action="append", default=[], metavar="TEAM=NAMESPACE",
                         help="render a LocalQueue `docket` in NAMESPACE for TEAM's ClusterQueue (repeatable)")
     parser.add_argument("--api-version", choices=kueue.API_VERSIONS, default="v1beta2",
@@ -609,7 +611,7 @@ def main(
         policy = kueue.KueuePolicy(
             standard_lend_pct=args.standard_lend_pct,
             priority_lend_pct=args.priority_lend_pct,
-            borrow_any_idle=args.borrow_any_idle,
+            borrowing=args.borrowing,
         )
         docket = DocketClient(args.url, args.token, args.cluster)
         config = (

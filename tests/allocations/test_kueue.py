@@ -273,13 +273,14 @@ def test_each_tier_becomes_nominal_quota_lending_and_borrowing() -> None:
     objects = render(TIERED, at=AT)
     queues = by_kind(objects, "ClusterQueue")
 
-    # Guaranteed: priority + standard; lent when idle: the standard part; borrowable: the preemptible grant.
+    # Guaranteed: priority + standard; lent when idle: the standard part. Borrowing (elastic, the
+    # default): none on A100, where search has no preemptible window; no limit on H100, where it has.
     assert limits(queues["docket-search"]) == {
         "a100": {"nominalQuota": 24, "lendingLimit": 16, "borrowingLimit": 0},
-        "h100": {"nominalQuota": 0, "lendingLimit": 0, "borrowingLimit": 4},
+        "h100": {"nominalQuota": 0, "lendingLimit": 0},
     }
-    # ads's standard window starts in two days: nothing guaranteed yet, 8 A100 GPUs borrowable now.
-    assert limits(queues["docket-ads"]) == {"a100": {"nominalQuota": 0, "lendingLimit": 0, "borrowingLimit": 8}}
+    # ads's standard window starts in two days: nothing guaranteed yet; its preemptible work may borrow.
+    assert limits(queues["docket-ads"]) == {"a100": {"nominalQuota": 0, "lendingLimit": 0}}
     for queue in queues.values():
         assert queue["spec"]["cohortName"] == "docket-atlas"
         assert queue["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
@@ -306,14 +307,23 @@ def test_priority_classes_order_the_tiers() -> None:
         validate(too_big)
 
 
-def test_policy_sets_what_is_lent_and_whether_any_idle_gpu_may_be_borrowed() -> None:
-    policy = KueuePolicy(standard_lend_pct=50, priority_lend_pct=25, borrow_any_idle=True)
+def test_policy_sets_what_is_lent_and_who_may_borrow() -> None:
+    policy = KueuePolicy(standard_lend_pct=50, priority_lend_pct=25, borrowing="any")
     queues = by_kind(render(TIERED, at=AT, policy=policy), "ClusterQueue")
 
     # 16 standard × 50% + 8 priority × 25%; no borrowingLimit at all: any idle GPU of the cohort.
     assert limits(queues["docket-search"])["a100"] == {"nominalQuota": 24, "lendingLimit": 10}
     for queue in queues.values():
         validate(queue)
+    # "granted": a queue borrows exactly its preemptible windows' GPUs, no more.
+    granted = by_kind(render(TIERED, at=AT, policy=KueuePolicy(borrowing="granted")), "ClusterQueue")
+    assert limits(granted["docket-search"]) == {
+        "a100": {"nominalQuota": 24, "lendingLimit": 16, "borrowingLimit": 0},
+        "h100": {"nominalQuota": 0, "lendingLimit": 0, "borrowingLimit": 4},
+    }
+    assert limits(granted["docket-ads"])["a100"]["borrowingLimit"] == 8
+    with pytest.raises(ValueError, match="borrowing must be one of elastic, granted, any"):
+        KueuePolicy(borrowing="greedy")
     with pytest.raises(ValueError, match="standard_lend_pct must be an integer from 0 to 100"):
         KueuePolicy(standard_lend_pct=120)
     with pytest.raises(ValueError, match="priority_lend_pct"):

@@ -131,8 +131,8 @@ def test_applies_every_object_with_server_side_apply_and_reports_in_sync(
     team_a = kube.stored("clusterqueues", "docket-team-a")
     assert team_a["spec"]["cohortName"] == "docket-orion"
     assert limits(team_a) == {"nominalQuota": 12, "lendingLimit": 8, "borrowingLimit": 0}
-    assert limits(kube.stored("clusterqueues", "docket-team-b")) == {
-        "nominalQuota": 0, "lendingLimit": 0, "borrowingLimit": 4}
+    # Team B's preemptible window: it may borrow (the cohort's 4 GPUs, and idle lent ones).
+    assert limits(kube.stored("clusterqueues", "docket-team-b")) == {"nominalQuota": 0, "lendingLimit": 0}
     assert kube.stored("cohorts", "docket-orion")["spec"]["resourceGroups"][0]["flavors"][0]["resources"] == [
         {"name": "nvidia.com/gpu", "nominalQuota": 4}]
     assert kube.stored("workloadpriorityclasses", "docket-priority")["value"] == 10000
@@ -301,7 +301,7 @@ def test_the_loop_wakes_at_the_window_boundary_and_applies_the_new_quota(
     assert slept == [14 * 3600, 8 * 3600]
     assert len([r for r in kube.applies() if r.path == CQ_PATH + "docket-team-b"]) == 2
     assert limits(kube.stored("clusterqueues", "docket-team-b")) == {
-        "nominalQuota": 8, "lendingLimit": 8, "borrowingLimit": 4}
+        "nominalQuota": 8, "lendingLimit": 8}
     assert statuses()[4][0] == "in_sync" and statuses()[4][3].startswith("8 GPUs on h100 in ClusterQueue")
 
 
@@ -387,3 +387,23 @@ def test_sync_module_imports_neither_django_nor_yaml() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30,
                             cwd=Path(__file__).resolve().parents[2])
     assert result.stdout.strip() == "[]"
+
+
+def test_the_operator_chooses_lending_and_borrowing(
+    live_server: Any, orion: SimpleNamespace, kube: KubeApiServer, tmp_path: Path
+) -> None:
+    config = kubeconfig(tmp_path, kube)
+    assert run(live_server, orion, config, "--borrowing", "granted", "--standard-lend-pct", "50",
+               "--priority-lend-pct", "50", "--cohort", "gpu-orion")[0] == 0
+
+    team_a, team_b = kube.stored("clusterqueues", "docket-team-a"), kube.stored("clusterqueues", "docket-team-b")
+    assert limits(team_a) == {"nominalQuota": 12, "lendingLimit": 6, "borrowingLimit": 0}  # 8 × 50% + 4 × 50%
+    assert limits(team_b) == {"nominalQuota": 0, "lendingLimit": 0, "borrowingLimit": 4}
+    assert team_a["spec"]["cohortName"] == "gpu-orion"
+    assert "/apis/kueue.x-k8s.io/v1beta2/cohorts/gpu-orion" in kube.objects
+
+    err = io.StringIO()
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(err):
+        run(live_server, orion, config, "--standard-lend-pct", "150")
+    assert "standard_lend_pct must be an integer from 0 to 100, got 150" in err.getvalue()
+    assert len(kube.applies()) == 7  # the refused options applied nothing
