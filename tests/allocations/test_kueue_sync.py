@@ -361,6 +361,10 @@ def test_unusable_certificates_and_plain_servers_are_told_apart(kube: KubeApiSer
     not_base64.write_text(not_base64.read_text().replace(pki.b64(pki.ca), "not*base64"))
     with pytest.raises(KubeError, match="certificate-authority-data is not base64"):
         load_kubeconfig(not_base64)
+    file_server = kubeconfig(tmp_path, kube, name="file")
+    file_server.write_text(file_server.read_text().replace(kube.url, "file:///etc/passwd"))
+    with pytest.raises(KubeError, match="server 'file:///etc/passwd' is not an http\\(s\\) URL"):
+        load_kubeconfig(file_server)
 
 
 def test_in_cluster_reads_the_service_account(kube: KubeApiServer, tmp_path: Path) -> None:
