@@ -512,6 +512,7 @@ def run_loop(
     done = 0
     while passes is None or done < passes:
         done += 1
+        failed = False
         moment = now()
         boundary_due = adapter.next_boundary is not None and moment >= adapter.next_boundary
         fresh = last_full is not None and (moment - last_full).total_seconds() < resync_s
@@ -520,13 +521,14 @@ def run_loop(
             result = run_pass(docket, adapter, dry_run=dry_run, etag=send_etag, now=moment, out=out)
         except (DocketError, KubeError) as exc:
             print(f"sync pass failed: {exc}", file=out)
-            etag = None
+            etag, failed = None, True
         else:
             if result.changed:
                 last_full = moment
                 etag = result.etag if not result.failed else None
         delay = interval_s
-        if adapter.next_boundary is not None:
+        if adapter.next_boundary is not None and not failed:
+            # Not after a failed pass: a boundary it could not apply is retried an interval later, not at once.
             delay = min(delay, max(0.0, (adapter.next_boundary - now()).total_seconds()))
         sleep(delay)
 
@@ -546,8 +548,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"),
-                       help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+    where.add_argument("--kubeconfig", default=_first_path(os.environ.get("KUBECONFIG", "")),
+                       help="kubeconfig file (default: the first file in $KUBECONFIG, else ~/.kube/config)")
     where.add_argument("--in-cluster", action="store_true", help="use the Pod's ServiceAccount")
     parser.add_argument("--context", help="kubeconfig context (default: its current-context)")
     parser.add_argument("--cohort", help="the Cohort's name (default: docket-<cluster>)")
@@ -572,6 +574,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resync", type=_positive_float, default=3600.0, metavar="SECONDS",
                         help="a full pass at least this often even when Docket says nothing changed (3600)")
     return parser
+
+
+def _first_path(value: str) -> str | None:
+    """$KUBECONFIG may list several files (kubectl merges them); the sync reads the first."""
+    return next((part for part in value.split(os.pathsep) if part), None)
 
 
 def _positive_float(text: str) -> float:

@@ -37,6 +37,7 @@ from allocations.adapters.kueue_sync import (
 from allocations.models import AllocationWindow, WindowSyncStatus
 from tests.allocations.kube_apiserver import CLIENT_CN, TOKEN, KubeApiServer, serve, status_body
 from tests.allocations.plans import W, publish, this_week, token_for, week_start
+from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -411,3 +412,20 @@ def test_the_operator_chooses_lending_and_borrowing(
         run(live_server, orion, config, "--standard-lend-pct", "150")
     assert "standard_lend_pct must be an integer from 0 to 100, got 150" in err.getvalue()
     assert len(kube.applies()) == 7  # the refused options applied nothing
+
+
+def test_after_a_failed_pass_the_loop_waits_an_interval_even_past_a_boundary(
+    kube: KubeApiServer, tmp_path: Path
+) -> None:
+    # Docket is down (nothing listens on the port); the last boundary the sync knew has passed.
+    docket = DocketClient(f"http://127.0.0.1:{free_port()}", "token", "orion")
+    adapter = KueueSync(kube=KubeClient(load_kubeconfig(kubeconfig(tmp_path, kube))), cluster="orion",
+                        out=io.StringIO(), next_boundary=WEEK_START)
+    slept: list[float] = []
+    out = io.StringIO()
+
+    run_loop(docket, adapter, interval_s=60, resync_s=3600, dry_run=False, passes=2, sleep=slept.append,
+             now=lambda: WEEK_START + timedelta(hours=58), out=out)
+
+    assert slept == [60, 60] and out.getvalue().count("sync pass failed") == 2
+    assert kube.requests == []
