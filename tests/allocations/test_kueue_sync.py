@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -37,6 +38,7 @@ from allocations.adapters.kueue_sync import (
 from allocations.models import AllocationWindow, WindowSyncStatus
 from tests.allocations.kube_apiserver import CLIENT_CN, TOKEN, KubeApiServer, serve, status_body
 from tests.allocations.plans import W, publish, this_week, token_for, week_start
+from tests.clock import child_env
 from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -429,3 +431,25 @@ def test_after_a_failed_pass_the_loop_waits_an_interval_even_past_a_boundary(
 
     assert slept == [60, 60] and out.getvalue().count("sync pass failed") == 2
     assert kube.requests == []
+
+
+def test_the_command_line_runs_as_its_own_process_with_a_json_kubeconfig(
+    live_server: Any, orion: SimpleNamespace, kube: KubeApiServer, tmp_path: Path
+) -> None:
+    # As on a scheduler host: `python -m`, the token in the environment, `kubectl config view --raw -o json`.
+    config = tmp_path / "kubeconfig.json"
+    import yaml
+
+    config.write_text(json.dumps(yaml.safe_load(kubeconfig(tmp_path, kube).read_text())))
+    env = child_env({"PATH": os.environ.get("PATH", ""), "DOCKET_TOKEN": orion.token, "KUBECONFIG": str(config)})
+    result = subprocess.run(
+        [sys.executable, "-m", "allocations.adapters.kueue_sync", "--url", live_server.url, "--cluster", "orion",
+         "--once"],
+        cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Kubernetes API server {kube.url} from {config} (orion)" in result.stdout
+    assert "created ClusterQueue docket-team-a (h100: nominalQuota 12, lendingLimit 8, borrowingLimit 0)" in (
+        result.stdout)
+    assert len(kube.applies()) == 7 and {s[0] for s in statuses().values()} == {"in_sync"}
