@@ -372,6 +372,8 @@ class KueueSync:
             except KubeError as exc:
                 refused[(obj["kind"], obj["metadata"]["name"])] = f"{describe(obj)}: {exc}"
                 print(f"refused {describe(obj)}: {exc}", file=self.out)
+                if obj["kind"] == "LocalQueue":  # no window depends on it, but its team cannot submit there
+                    self.problems.append(f"refused {describe(obj)}: {exc}")
                 if exc.status in (0, 401):  # unreachable or not signed in: every other call fails the same way
                     for rest in objects:
                         refused.setdefault((rest["kind"], rest["metadata"]["name"]), f"{describe(obj)}: {exc}")

@@ -453,3 +453,17 @@ def test_the_command_line_runs_as_its_own_process_with_a_json_kubeconfig(
     assert "created ClusterQueue docket-team-a (h100: nominalQuota 12, lendingLimit 8, borrowingLimit 0)" in (
         result.stdout)
     assert len(kube.applies()) == 7 and {s[0] for s in statuses().values()} == {"in_sync"}
+
+
+def test_a_refused_local_queue_is_a_problem_not_a_failed_window(
+    live_server: Any, orion: SimpleNamespace, kube: KubeApiServer, tmp_path: Path
+) -> None:
+    kube.refuse("/apis/kueue.x-k8s.io/v1beta2/namespaces/ml-a/localqueues/docket", 404, "NotFound",
+                'namespaces "ml-a" not found')
+
+    code, out = run(live_server, orion, kubeconfig(tmp_path, kube), "--namespace", "team-a=ml-a")
+
+    assert code == 1
+    assert 'problem: refused LocalQueue ml-a/docket: PATCH /apis/kueue.x-k8s.io/v1beta2/namespaces/ml-a/localqueues/' \
+           'docket: HTTP 404 NotFound: namespaces "ml-a" not found' in out
+    assert {s[0] for s in statuses().values()} == {"in_sync"}
