@@ -10,7 +10,7 @@ from datetime import datetime
 
 from allocations import selectors
 from allocations.adapters.base import DesiredWindow
-from allocations.adapters.kueue import render_yaml
+from allocations.adapters.kueue import KueuePolicy, render_yaml
 from allocations.api.serializers import WINDOW_COLUMNS, WindowSerializer
 from allocations.models import Cluster
 
@@ -24,6 +24,9 @@ def desired_windows_for_kueue(*, cluster: Cluster, at: datetime) -> list[Desired
     return [DesiredWindow.from_api(item) for item in WindowSerializer(rows, many=True, context=context).data]
 
 
-def kueue_yaml(*, cluster: Cluster, at: datetime) -> str:
-    """The cluster's Kueue quotas at `at` as YAML (allocations.adapters.kueue.render_yaml)."""
-    return render_yaml(desired_windows_for_kueue(cluster=cluster, at=at), at=at)
+def kueue_yaml(
+    *, cluster: Cluster, at: datetime, cohort: str | None = None, policy: KueuePolicy | None = None
+) -> str:
+    """The cluster's Kueue objects at `at` as YAML (allocations.adapters.kueue.render_yaml)."""
+    windows = desired_windows_for_kueue(cluster=cluster, at=at)
+    return render_yaml(windows, at=at, cluster=cluster.slug, cohort=cohort, policy=policy)

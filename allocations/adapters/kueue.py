@@ -1,18 +1,38 @@
-"""Render a cluster's windows as Kueue objects: a quota snapshot for `kubectl apply`.
+"""Render a cluster's windows as Kueue objects: the quotas, lending and borrowing that hold at `at`.
 
-Kueue has no time windows, so the export is the quota that holds at one moment `at`:
+Kueue has no time windows, so the rendering is the state that holds at one moment `at`;
+`kueue_sync` applies it at every window boundary (`next_change()`), `kueue_export` prints it.
 
-- one ResourceFlavor per GPU pool label (`scheduler_label`, else the GPU model),
-  selecting nodes labelled `docket.io/gpu-model: <flavor>`;
-- one ClusterQueue per team, `docket-<team>`, with a single resource group covering
-  `nvidia.com/gpu`; per flavor, nominalQuota = the GPUs of the team's windows active at
-  `at` on that flavor (0 for the team's windows that have not begun), so a queue keeps
-  existing between its windows and LocalQueues pointing at it stay valid;
-- the active windows (ids, GPUs, starts, ends) and `at` as annotations, because the
-  quota alone does not say why or until when.
+Objects (docs/adapters.md, "Kueue", has the long form):
 
-Quotas change only at window boundaries; `next_change()` says when to render again.
-Pure: no Django, no cluster access. PyYAML is the only dependency (`render_yaml`).
+- one WorkloadPriorityClass per tier, `docket-priority` > `docket-standard` >
+  `docket-preemptible` (`TIER_PRIORITY_VALUES`); jobs pick one with the label
+  `kueue.x-k8s.io/priority-class`;
+- one Cohort per cluster (`docket-<cluster>` unless the operator names it) holding, per
+  flavor, the GPUs of the cluster's active *preemptible* windows: the part of the burst
+  reserve the engine placed, which belongs to no team's nominal quota and can only be
+  borrowed;
+- one ResourceFlavor per GPU pool label (`scheduler_label`, else the GPU model), selecting
+  nodes labelled `docket.io/gpu-model: <flavor>`;
+- one ClusterQueue per team, `docket-<team>`, in the cohort, one resource group covering
+  `nvidia.com/gpu`; per flavor, with P, S, E the GPUs of the team's active priority,
+  standard and preemptible windows there:
+    nominalQuota   = P + S            (what the team is guaranteed)
+    lendingLimit   = S * standard_lend_pct // 100 + P * priority_lend_pct // 100
+                     (idle standard GPUs are lent; priority GPUs, by default, never)
+    borrowingLimit = by `KueuePolicy.borrowing`: "elastic" (the default) none where E > 0
+                     (the team's preemptible work may take E and any other idle GPU of
+                     the cohort, and gives them back when their owners reclaim), 0 where
+                     E = 0; "granted": E exactly; "any": none for every queue
+  and preemption `reclaimWithinCohort: Any` (an owner takes its lent GPUs back from
+  whoever borrowed them) and `withinClusterQueue: LowerPriority` (a team's own priority
+  work goes before its preemptible work); windows that have not begun give 0, so a queue
+  keeps existing between its windows and LocalQueues pointing at it stay valid;
+- optionally a LocalQueue `docket` in each namespace the operator maps to a team.
+
+Every object is labelled `app.kubernetes.io/managed-by: docket` and `docket.io/cluster`.
+Pure: no Django, no cluster access. PyYAML only for `render_yaml` (imported there, so the
+sync, which sends JSON, runs with the standard library alone).
 """
 
 from __future__ import annotations
@@ -20,11 +40,10 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-
-import yaml
 
 from allocations.adapters.base import DesiredWindow
 
@@ -34,11 +53,52 @@ API_VERSIONS = ("v1beta2", "v1beta1")
 GPU_RESOURCE = "nvidia.com/gpu"
 NODE_LABEL = "docket.io/gpu-model"
 TEAM_NAMESPACE_LABEL = "docket.io/team"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "docket"}
+CLUSTER_LABEL = "docket.io/cluster"
+MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
+MANAGED_BY = {MANAGED_BY_KEY: "docket"}
 ANNOTATION_PREFIX = "docket.io/"
+LOCAL_QUEUE_NAME = "docket"
+
+TIERS = ("priority", "standard", "preemptible")
+# Kueue priorities are int32; far apart so an operator can slot classes of their own between them.
+TIER_PRIORITY_VALUES = {"priority": 10000, "standard": 1000, "preemptible": 100}
+TIER_DESCRIPTIONS = {
+    "priority": "Docket priority window: GPUs held for the team alone, never lent.",
+    "standard": "Docket standard window: the team's GPU quota; idle GPUs are lent and reclaimed by preemption.",
+    "preemptible": "Docket preemptible work: runs on borrowed GPUs and is the first to be preempted.",
+}
+
+BORROWING_MODES = ("elastic", "granted", "any")
 
 _INVALID_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class KueuePolicy:
+    """How much of each tier a ClusterQueue lends and may borrow (docs/adapters.md, "Kueue").
+
+    `standard_lend_pct` of a team's standard GPUs are lent to the cohort while idle (100:
+    all of them, the elastic pool); `priority_lend_pct` of its priority GPUs (0: a priority
+    window is a hard guarantee, no workload of the owner ever waits for a preemption).
+    `borrowing` says which queues may borrow, on each flavor:
+    - "elastic": a queue with an active preemptible window there, any idle GPU of the
+      cohort (no borrowingLimit); the others, none (borrowingLimit 0);
+    - "granted": exactly the GPUs of its active preemptible windows there (borrowingLimit E);
+    - "any": every queue, any idle GPU (no borrowingLimit at all).
+    """
+
+    standard_lend_pct: int = 100
+    priority_lend_pct: int = 0
+    borrowing: str = "elastic"
+
+    def __post_init__(self) -> None:
+        for name in ("standard_lend_pct", "priority_lend_pct"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+                raise ValueError(f"{name} must be an integer from 0 to 100, got {value!r}")
+        if self.borrowing not in BORROWING_MODES:
+            raise ValueError(f"borrowing must be one of {', '.join(BORROWING_MODES)}, got {self.borrowing!r}")
 
 
 def flavor_name(window: DesiredWindow) -> str:
@@ -48,6 +108,14 @@ def flavor_name(window: DesiredWindow) -> str:
 
 def cluster_queue_name(team: str) -> str:
     return _dns_label(f"docket-{team}", what=f"team {team!r}")
+
+
+def cohort_name(cluster: str) -> str:
+    return _dns_label(f"docket-{cluster}", what=f"cluster {cluster!r}")
+
+
+def priority_class_name(tier: str) -> str:
+    return f"docket-{tier}"
 
 
 def _dns_label(text: str, *, what: str) -> str:
@@ -63,55 +131,171 @@ def next_change(windows: Sequence[DesiredWindow], *, at: datetime) -> datetime |
     return min(boundaries, default=None)
 
 
-def render(windows: Sequence[DesiredWindow], *, at: datetime, api_version: str = "v1beta2") -> list[dict[str, Any]]:
-    """Kueue objects for `windows` at `at`: ResourceFlavors first, then ClusterQueues, by name.
+@dataclass
+class _Share:
+    """One team's (or the cohort's) GPUs on one flavor at `at`, by tier."""
 
-    Invariants: every flavor a ClusterQueue names is rendered; each queue lists each of
-    its team's flavors once, in name order, with an integer nominalQuota >= 0 equal to
-    the sum of gpu_count over the team's windows active at `at` on that flavor. Windows
-    not active at `at` add no quota and no annotation. Windows of several clusters are
-    refused: one Kubernetes cluster's quotas cannot be summed across clusters.
+    priority: int = 0
+    standard: int = 0
+    preemptible: int = 0
+
+    def add(self, window: DesiredWindow) -> None:
+        setattr(self, window.tier, getattr(self, window.tier) + window.gpu_count)
+
+
+def render(
+    windows: Sequence[DesiredWindow],
+    *,
+    at: datetime,
+    cluster: str | None = None,
+    cohort: str | None = None,
+    policy: KueuePolicy | None = None,
+    namespaces: Mapping[str, Sequence[str]] | None = None,
+    api_version: str = "v1beta2",
+) -> list[dict[str, Any]]:
+    """Kueue objects for `windows` at `at`, in apply order: WorkloadPriorityClasses, the
+    Cohort, ResourceFlavors, ClusterQueues, LocalQueues, each kind by name.
+
+    `cluster` is the windows' cluster (required when there are none); `cohort` overrides
+    `docket-<cluster>`; `namespaces` maps a team slug to the namespaces that get a
+    LocalQueue `docket` pointing at its ClusterQueue.
+
+    Invariants: every flavor a ClusterQueue or the Cohort names is rendered; each queue
+    lists each of its team's flavors once, in name order, with integers
+    0 <= lendingLimit <= nominalQuota (Kueue's webhook refuses more) as the module
+    docstring computes them. Windows not active at `at` add no quota and no annotation.
+    Windows of several clusters, or of another cluster than `cluster`, are refused: one
+    Kubernetes cluster's quotas cannot be summed across clusters.
     """
     if api_version not in API_VERSIONS:
         raise ValueError(f"api_version must be one of {', '.join(API_VERSIONS)}")
     if at.tzinfo is None:
         raise ValueError("at must be a timezone-aware datetime")
-    clusters = sorted({w.cluster for w in windows})
+    policy = policy or KueuePolicy()
+    clusters = sorted({w.cluster for w in windows} | ({cluster} if cluster else set()))
     if len(clusters) > 1:
         raise ValueError(f"windows of several clusters: {', '.join(clusters)}")
+    if not clusters:
+        raise ValueError("no windows: name the cluster")
+    [the_cluster] = clusters
+    cohort = cohort or cohort_name(the_cluster)
+    if not _DNS_LABEL.match(cohort) or len(cohort) > 63:
+        raise ValueError(f"cohort {cohort!r} is not a Kubernetes name (lowercase letters, digits and '-')")
+    labels = {**MANAGED_BY, CLUSTER_LABEL: _dns_label(the_cluster, what="cluster")}
 
     flavors = sorted({flavor_name(w) for w in windows})
-    quota: dict[str, dict[str, int]] = defaultdict(dict)  # team → flavor → GPUs
+    shares: dict[str, dict[str, _Share]] = defaultdict(dict)  # team → flavor → GPUs by tier
+    burst: dict[str, int] = dict.fromkeys(flavors, 0)  # flavor → preemptible GPUs (the cohort's quota)
     active: dict[str, list[DesiredWindow]] = defaultdict(list)
     for window in windows:
-        team_quota = quota[window.team]
         flavor = flavor_name(window)
-        team_quota.setdefault(flavor, 0)
+        share = shares[window.team].setdefault(flavor, _Share())
+        if window.tier not in TIERS:
+            raise ValueError(f"window {window.id}: unknown tier {window.tier!r}")
         if window.is_active(at):
-            team_quota[flavor] += window.gpu_count
+            share.add(window)
             active[window.team].append(window)
+            if window.tier == "preemptible":
+                burst[flavor] += window.gpu_count
 
     api = f"{API_GROUP}/{api_version}"
+    until = next_change(windows, at=at)
     objects: list[dict[str, Any]] = [
         {
             "apiVersion": api,
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": priority_class_name(tier), "labels": dict(labels)},
+            "value": TIER_PRIORITY_VALUES[tier],
+            "description": TIER_DESCRIPTIONS[tier],
+        }
+        for tier in sorted(TIERS, key=priority_class_name)
+    ]
+    objects.append(_cohort(cohort, burst, labels=labels, api=api, until=until))
+    objects.extend(
+        {
+            "apiVersion": api,
             "kind": "ResourceFlavor",
-            "metadata": {"name": flavor, "labels": dict(MANAGED_BY)},
+            "metadata": {"name": flavor, "labels": dict(labels)},
             "spec": {"nodeLabels": {NODE_LABEL: flavor}},
         }
         for flavor in flavors
-    ]
-    for team in sorted(quota, key=cluster_queue_name):
-        objects.append(_cluster_queue(team, quota[team], active[team], at=at, api=api))
+    )
+    for team in sorted(shares, key=cluster_queue_name):
+        objects.append(
+            _cluster_queue(
+                team, shares[team], active[team], cohort=cohort, policy=policy, labels=labels, api=api,
+                api_version=api_version, until=until,
+            )
+        )
+    for team, team_namespaces in sorted((namespaces or {}).items()):
+        for namespace in sorted(set(team_namespaces)):
+            objects.append(
+                {
+                    "apiVersion": api,
+                    "kind": "LocalQueue",
+                    "metadata": {
+                        "name": LOCAL_QUEUE_NAME,
+                        "namespace": _dns_label(namespace, what=f"namespace of team {team!r}"),
+                        "labels": dict(labels),
+                    },
+                    "spec": {"clusterQueue": cluster_queue_name(team)},
+                }
+            )
     return objects
 
 
+def _until(until: datetime | None) -> dict[str, str]:
+    """Until when the rendered quotas hold: the next window boundary, or "none"."""
+    return {f"{ANNOTATION_PREFIX}quota-until": _iso(until) if until else "none"}
+
+
+def _cohort(
+    name: str, burst: dict[str, int], *, labels: dict[str, str], api: str, until: datetime | None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if burst:
+        spec["resourceGroups"] = [
+            {
+                "coveredResources": [GPU_RESOURCE],
+                "flavors": [
+                    {"name": flavor, "resources": [{"name": GPU_RESOURCE, "nominalQuota": gpus}]}
+                    for flavor, gpus in sorted(burst.items())
+                ],
+            }
+        ]
+    return {
+        "apiVersion": api,
+        "kind": "Cohort",
+        "metadata": {"name": name, "labels": dict(labels), "annotations": _until(until)},
+        "spec": spec,
+    }
+
+
+def quota_of(share: _Share, policy: KueuePolicy) -> dict[str, int]:
+    """The ClusterQueue resource entry's numbers for one team's share of one flavor."""
+    nominal = share.priority + share.standard
+    lending = share.standard * policy.standard_lend_pct // 100 + share.priority * policy.priority_lend_pct // 100
+    quota = {"nominalQuota": nominal, "lendingLimit": lending}
+    if policy.borrowing == "granted" or (policy.borrowing == "elastic" and not share.preemptible):
+        quota["borrowingLimit"] = share.preemptible
+    return quota
+
+
 def _cluster_queue(
-    team: str, quota: dict[str, int], active: list[DesiredWindow], *, at: datetime, api: str
+    team: str,
+    shares: dict[str, _Share],
+    active: list[DesiredWindow],
+    *,
+    cohort: str,
+    policy: KueuePolicy,
+    labels: dict[str, str],
+    api: str,
+    api_version: str,
+    until: datetime | None,
 ) -> dict[str, Any]:
     annotations = {
         f"{ANNOTATION_PREFIX}team": team,
-        f"{ANNOTATION_PREFIX}quota-at": _iso(at),
+        **_until(until),
         f"{ANNOTATION_PREFIX}windows": json.dumps(
             [
                 {
@@ -131,16 +315,19 @@ def _cluster_queue(
     return {
         "apiVersion": api,
         "kind": "ClusterQueue",
-        "metadata": {"name": cluster_queue_name(team), "labels": dict(MANAGED_BY), "annotations": annotations},
+        "metadata": {"name": cluster_queue_name(team), "labels": dict(labels), "annotations": annotations},
         "spec": {
+            # v1beta2 renamed the field; v1beta1 still calls it `cohort`.
+            ("cohortName" if api_version == "v1beta2" else "cohort"): cohort,
             # Only namespaces labelled for the team may submit to its queue (null would admit none).
             "namespaceSelector": {"matchLabels": {TEAM_NAMESPACE_LABEL: team}},
+            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
             "resourceGroups": [
                 {
                     "coveredResources": [GPU_RESOURCE],
                     "flavors": [
-                        {"name": flavor, "resources": [{"name": GPU_RESOURCE, "nominalQuota": gpus}]}
-                        for flavor, gpus in sorted(quota.items())
+                        {"name": flavor, "resources": [{"name": GPU_RESOURCE, **quota_of(share, policy)}]}
+                        for flavor, share in sorted(shares.items())
                     ],
                 }
             ],
@@ -148,20 +335,27 @@ def _cluster_queue(
     }
 
 
-def render_yaml(windows: Sequence[DesiredWindow], *, at: datetime, api_version: str = "v1beta2") -> str:
-    """`render()` as multi-document YAML for `kubectl apply -f -`, with a header comment.
+def render_yaml(
+    windows: Sequence[DesiredWindow],
+    *,
+    at: datetime,
+    cluster: str | None = None,
+    api_version: str = "v1beta2",
+    **options: Any,
+) -> str:
+    """`render()` as multi-document YAML for `kubectl apply --server-side -f -`, with a header comment."""
+    import yaml  # only here: the sync sends JSON and must run without PyYAML
 
-    With no windows the result is the header alone: valid YAML holding no objects.
-    """
-    objects = render(windows, at=at, api_version=api_version)
+    objects = render(windows, at=at, cluster=cluster, api_version=api_version, **options)
     changes = next_change(windows, at=at)
     header = [
         "# Kueue quotas rendered by Docket from the published windows.",
         f"# Quotas as of {_iso(at)}; "
         + (f"next window boundary {_iso(changes)}: render again then." if changes else "no later window boundary."),
-        "# Apply with: kubectl apply -f -   (every object is labelled app.kubernetes.io/managed-by=docket)",
+        "# Apply with: kubectl apply --server-side --field-manager=docket -f -   "
+        f"(every object is labelled {MANAGED_BY_KEY}=docket), or run kueue_sync.",
     ]
-    body = yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True) if objects else ""
+    body = yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)
     return "\n".join(header) + "\n" + body
 
 

@@ -1,4 +1,5 @@
-"""The Kueue export: every rendered object is valid against Kueue v0.19.2's own CRD schemas."""
+"""The Kueue rendering: every object is valid against Kueue v0.19.2's own CRD schemas, and the
+tiers become quota, lending, borrowing and priority classes as docs/adapters.md says."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ import pytest
 import yaml
 
 from allocations.adapters.base import DesiredWindow
-from allocations.adapters.kueue import next_change, render, render_yaml
+from allocations.adapters.kueue import KueuePolicy, next_change, render, render_yaml
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "data" / "kueue"
 CRD_FILES = {
     "ClusterQueue": "kueue.x-k8s.io_clusterqueues.yaml",
+    "Cohort": "kueue.x-k8s.io_cohorts.yaml",
+    "LocalQueue": "kueue.x-k8s.io_localqueues.yaml",
     "ResourceFlavor": "kueue.x-k8s.io_resourceflavors.yaml",
+    "WorkloadPriorityClass": "kueue.x-k8s.io_workloadpriorityclasses.yaml",
 }
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 AT = datetime(2026, 12, 2, 12, tzinfo=UTC)
@@ -27,7 +31,8 @@ DAY = timedelta(days=1)
 
 
 def window(
-    window_id: int, team: str, gpus: int, *, label: str = "a100", start: datetime, end: datetime
+    window_id: int, team: str, gpus: int, *, label: str = "a100", start: datetime, end: datetime,
+    tier: str = "standard",
 ) -> DesiredWindow:
     return DesiredWindow.from_api(
         {
@@ -43,14 +48,14 @@ def window(
             "end": end.isoformat(),
             "team": team,
             "account": None,
-            "tier": "standard",
+            "tier": tier,
             "request_id": None,
         }
     )
 
 
-def active(window_id: int, team: str, gpus: int, label: str = "a100") -> DesiredWindow:
-    return window(window_id, team, gpus, label=label, start=AT - DAY, end=AT + DAY)
+def active(window_id: int, team: str, gpus: int, label: str = "a100", tier: str = "standard") -> DesiredWindow:
+    return window(window_id, team, gpus, label=label, start=AT - DAY, end=AT + DAY, tier=tier)
 
 
 def later(window_id: int, team: str, gpus: int, label: str = "a100") -> DesiredWindow:
@@ -93,15 +98,29 @@ def validate(obj: dict[str, Any]) -> None:
     assert version in served, f"{obj['apiVersion']} is not served; served: {sorted(served)}"
     schema = as_json_schema(served[version]["schema"]["openAPIV3Schema"])
     jsonschema.validate(obj, schema)
-    # Cluster-scoped kinds; the schema leaves metadata to the API server, so check it here.
-    assert definition["scope"] == "Cluster" and "namespace" not in obj["metadata"]
-    assert DNS_SUBDOMAIN.match(obj["metadata"]["name"]) and len(obj["metadata"]["name"]) <= 253
+    # The schema leaves metadata to the API server, so check it here: only LocalQueue is namespaced.
+    assert ("namespace" in obj["metadata"]) == (definition["scope"] == "Namespaced")
+    for name in (obj["metadata"]["name"], obj["metadata"].get("namespace", "x")):
+        assert DNS_SUBDOMAIN.match(name) and len(name) <= 253
     for annotation in obj["metadata"].get("annotations", {}).values():
         assert isinstance(annotation, str)
-    # The CEL rule on resource groups that concerns us (dropped with x-kubernetes-validations).
-    for group_spec in obj.get("spec", {}).get("resourceGroups", []):
+    # The CEL rules that concern us (dropped with x-kubernetes-validations), and the webhook's
+    # quota rules (KEP-1224 and the ClusterQueue webhook): limits are non-negative, lendingLimit
+    # at most nominalQuota, no limits without a cohort.
+    spec = obj.get("spec", {})
+    in_cohort = bool(spec.get("cohortName") or spec.get("cohort"))
+    for group_spec in spec.get("resourceGroups", []):
         for flavor in group_spec["flavors"]:
             assert [r["name"] for r in flavor["resources"]] == group_spec["coveredResources"]
+            for resource in flavor["resources"]:
+                assert resource["nominalQuota"] >= 0
+                if kind == "ClusterQueue":
+                    assert in_cohort or ("borrowingLimit" not in resource and "lendingLimit" not in resource)
+                    assert 0 <= resource.get("lendingLimit", 0) <= resource["nominalQuota"]
+                    assert resource.get("borrowingLimit", 0) >= 0
+    preemption = spec.get("preemption", {})
+    assert not (preemption.get("reclaimWithinCohort", "Never") == "Never"
+                and preemption.get("borrowWithinCohort", {}).get("policy", "Never") != "Never")
 
 
 def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
@@ -127,17 +146,19 @@ PLAN = [
 def test_every_rendered_object_validates_against_the_crd(api_version: str) -> None:
     objects = list(yaml.safe_load_all(render_yaml(PLAN, at=AT, api_version=api_version)))
 
-    assert [o["kind"] for o in objects] == ["ResourceFlavor"] * 2 + ["ClusterQueue"] * 3
+    assert [o["kind"] for o in objects] == (
+        ["WorkloadPriorityClass"] * 3 + ["Cohort"] + ["ResourceFlavor"] * 2 + ["ClusterQueue"] * 3
+    )
     for obj in objects:
         validate(obj)
 
 
 def test_broken_object_fails_the_same_validation() -> None:
-    [_flavor, cluster_queue] = render([active(17, "search", 12)], at=AT)
+    cluster_queue = by_kind(render([active(17, "search", 12)], at=AT), "ClusterQueue")["docket-search"]
     cluster_queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "twelve"
     with pytest.raises(jsonschema.ValidationError):
         validate(cluster_queue)
-    misspelt = render([active(17, "search", 12)], at=AT)[1]
+    misspelt = by_kind(render([active(17, "search", 12)], at=AT), "ClusterQueue")["docket-search"]
     misspelt["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuotas"] = 12
     with pytest.raises(jsonschema.ValidationError, match="nominalQuotas"):
         validate(misspelt)
@@ -176,15 +197,28 @@ def test_annotations_carry_window_ids_and_the_quota_time() -> None:
     queue = by_kind(render(PLAN, at=AT), "ClusterQueue")["docket-search"]
     annotations = queue["metadata"]["annotations"]
 
-    assert annotations["docket.io/quota-at"] == "2026-12-02T12:00:00Z"
+    # Until the next boundary (search's windows end); the same on every pass until then.
+    assert annotations["docket.io/quota-until"] == "2026-12-03T12:00:00Z"
+    assert render(PLAN, at=AT + timedelta(hours=1)) == render(PLAN, at=AT)
     assert [w["id"] for w in json.loads(annotations["docket.io/windows"])] == [17, 18, 19]
 
 
-def test_empty_plan_renders_valid_yaml_without_objects() -> None:
-    text = render_yaml([], at=AT)
+def test_empty_plan_renders_the_priority_classes_and_an_empty_cohort() -> None:
+    text = render_yaml([], at=AT, cluster="atlas")
 
-    assert list(yaml.safe_load_all(text)) == []
+    objects = list(yaml.safe_load_all(text))
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("WorkloadPriorityClass", "docket-preemptible"),
+        ("WorkloadPriorityClass", "docket-priority"),
+        ("WorkloadPriorityClass", "docket-standard"),
+        ("Cohort", "docket-atlas"),
+    ]
+    assert objects[3]["spec"] == {}
+    for obj in objects:
+        validate(obj)
     assert text.startswith("# Kueue quotas rendered by Docket")
+    with pytest.raises(ValueError, match="name the cluster"):
+        render([], at=AT)
 
 
 def test_yaml_says_when_to_render_again() -> None:
@@ -202,3 +236,134 @@ def test_windows_of_two_clusters_are_refused() -> None:
 def test_naive_time_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         render(PLAN, at=AT.replace(tzinfo=None))
+
+
+# search: a priority and a standard window on A100, a preemptible one on H100; ads: preemptible on A100.
+TIERED = [
+    active(31, "search", 8, tier="priority"),
+    active(32, "search", 16),
+    active(33, "search", 4, label="h100", tier="preemptible"),
+    active(34, "ads", 8, tier="preemptible"),
+    later(35, "ads", 16),
+]
+
+
+def limits(cluster_queue: dict[str, Any]) -> dict[str, dict[str, int]]:
+    [group] = cluster_queue["spec"]["resourceGroups"]
+    return {f["name"]: {k: v for k, v in f["resources"][0].items() if k != "name"} for f in group["flavors"]}
+
+
+@pytest.mark.parametrize("api_version", ["v1beta2", "v1beta1"])
+def test_tiered_plan_validates_with_cohort_lending_borrowing_and_priority_classes(api_version: str) -> None:
+    objects = render(TIERED, at=AT, api_version=api_version, namespaces={"search": ["search-prod", "search-dev"]})
+
+    for obj in objects:
+        validate(obj)
+    queue = by_kind(objects, "ClusterQueue")["docket-search"]
+    # v1beta2 renamed the field; the schemas of each version refuse the other's name.
+    assert queue["spec"]["cohortName" if api_version == "v1beta2" else "cohort"] == "docket-atlas"
+    wrong = "cohort" if api_version == "v1beta2" else "cohortName"
+    renamed = {**queue, "spec": {**{k: v for k, v in queue["spec"].items() if k not in ("cohort", "cohortName")},
+                                 wrong: "docket-atlas"}}
+    with pytest.raises(jsonschema.ValidationError, match=wrong):
+        validate(renamed)
+
+
+def test_each_tier_becomes_nominal_quota_lending_and_borrowing() -> None:
+    objects = render(TIERED, at=AT)
+    queues = by_kind(objects, "ClusterQueue")
+
+    # Guaranteed: priority + standard; lent when idle: the standard part. Borrowing (elastic, the
+    # default): none on A100, where search has no preemptible window; no limit on H100, where it has.
+    assert limits(queues["docket-search"]) == {
+        "a100": {"nominalQuota": 24, "lendingLimit": 16, "borrowingLimit": 0},
+        "h100": {"nominalQuota": 0, "lendingLimit": 0},
+    }
+    # ads's standard window starts in two days: nothing guaranteed yet; its preemptible work may borrow.
+    assert limits(queues["docket-ads"]) == {"a100": {"nominalQuota": 0, "lendingLimit": 0}}
+    for queue in queues.values():
+        assert queue["spec"]["cohortName"] == "docket-atlas"
+        assert queue["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    # The preemptible windows' GPUs (the burst reserve the engine placed) are the cohort's own quota.
+    cohort = by_kind(objects, "Cohort")["docket-atlas"]
+    assert cohort["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    [group] = cohort["spec"]["resourceGroups"]
+    assert {f["name"]: f["resources"][0]["nominalQuota"] for f in group["flavors"]} == {"a100": 8, "h100": 4}
+    # Everything lendable plus the cohort's quota is what can be borrowed; nothing is counted twice.
+    assert sum(q["nominalQuota"] for queue in queues.values() for q in limits(queue).values()) + 12 == 8 + 16 + 4 + 8
+
+
+def test_priority_classes_order_the_tiers() -> None:
+    classes = by_kind(render(TIERED, at=AT), "WorkloadPriorityClass")
+
+    values = {name: wpc["value"] for name, wpc in classes.items()}
+    assert values["docket-priority"] > values["docket-standard"] > values["docket-preemptible"] > 0
+    assert set(values) == {"docket-priority", "docket-standard", "docket-preemptible"}
+    for wpc in classes.values():
+        validate(wpc)
+        assert "spec" not in wpc  # value and description sit at the top level
+    too_big = {**classes["docket-priority"], "value": "high"}
+    with pytest.raises(jsonschema.ValidationError):
+        validate(too_big)
+
+
+def test_policy_sets_what_is_lent_and_who_may_borrow() -> None:
+    policy = KueuePolicy(standard_lend_pct=50, priority_lend_pct=25, borrowing="any")
+    queues = by_kind(render(TIERED, at=AT, policy=policy), "ClusterQueue")
+
+    # 16 standard × 50% + 8 priority × 25%; no borrowingLimit at all: any idle GPU of the cohort.
+    assert limits(queues["docket-search"])["a100"] == {"nominalQuota": 24, "lendingLimit": 10}
+    for queue in queues.values():
+        validate(queue)
+    # "granted": a queue borrows exactly its preemptible windows' GPUs, no more.
+    granted = by_kind(render(TIERED, at=AT, policy=KueuePolicy(borrowing="granted")), "ClusterQueue")
+    assert limits(granted["docket-search"]) == {
+        "a100": {"nominalQuota": 24, "lendingLimit": 16, "borrowingLimit": 0},
+        "h100": {"nominalQuota": 0, "lendingLimit": 0, "borrowingLimit": 4},
+    }
+    assert limits(granted["docket-ads"])["a100"]["borrowingLimit"] == 8
+    with pytest.raises(ValueError, match="borrowing must be one of elastic, granted, any"):
+        KueuePolicy(borrowing="greedy")
+    with pytest.raises(ValueError, match="standard_lend_pct must be an integer from 0 to 100"):
+        KueuePolicy(standard_lend_pct=120)
+    with pytest.raises(ValueError, match="priority_lend_pct"):
+        KueuePolicy(priority_lend_pct=-1)
+
+
+def test_limits_the_api_server_would_refuse_fail_validation() -> None:
+    queue = by_kind(render(TIERED, at=AT), "ClusterQueue")["docket-search"]
+    resource = queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+
+    resource["lendingLimit"] = 25  # more than the nominal 24
+    with pytest.raises(AssertionError):
+        validate(queue)
+    resource["lendingLimit"] = 16
+    del queue["spec"]["cohortName"]  # limits without a cohort
+    with pytest.raises(AssertionError):
+        validate(queue)
+    queue["spec"]["cohortName"] = "docket-atlas"
+    resource["lendingLimits"] = 16
+    with pytest.raises(jsonschema.ValidationError, match="lendingLimits"):
+        validate(queue)
+
+
+def test_local_queues_point_each_mapped_namespace_at_its_team() -> None:
+    objects = render(TIERED, at=AT, namespaces={"search": ["search-prod", "search-dev", "search-prod"]})
+
+    local = [(o["metadata"]["namespace"], o["metadata"]["name"], o["spec"]["clusterQueue"])
+             for o in objects if o["kind"] == "LocalQueue"]
+    assert local == [("search-dev", "docket", "docket-search"), ("search-prod", "docket", "docket-search")]
+    with pytest.raises(ValueError, match="namespace of team 'search'"):
+        render(TIERED, at=AT, namespaces={"search": ["--"]})
+
+
+def test_unknown_tier_and_foreign_cohort_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="window 40: unknown tier 'gold'"):
+        render([active(40, "search", 8, tier="gold")], at=AT)
+    with pytest.raises(ValueError, match="several clusters: atlas, borealis"):
+        render(TIERED, at=AT, cluster="borealis")
+    assert by_kind(render(TIERED, at=AT, cohort="gpu-pool"), "ClusterQueue")["docket-ads"]["spec"]["cohortName"] == (
+        "gpu-pool"
+    )
+    with pytest.raises(ValueError, match="cohort"):
+        render(TIERED, at=AT, cohort="Not A Name!")

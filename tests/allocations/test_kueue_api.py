@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 import yaml
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from tests.allocations.plans import W, bearer, publish, this_week, token_for, week_start
@@ -74,3 +75,21 @@ def test_etag_answers_304_until_the_quotas_change(world):
     later = api.get(URL, {"cluster": "orion", "at": (start + timedelta(hours=60)).isoformat()},
                     HTTP_IF_NONE_MATCH=etag)  # the window has ended: team A's quota drops to 0
     assert later.status_code == 200 and later["ETag"] != etag
+
+
+def test_export_command_takes_the_syncs_policy_options(world):
+    week = this_week()
+    start = week_start(week)
+    publish([W(world.h100, world.team_a, 16, 0, 48, ref=1), W(world.h100, world.team_b, 4, 0, 48, ref=2,
+                                                              tier="preemptible")], week=week)
+    at = (start + timedelta(hours=12)).isoformat()
+
+    out = call_command_output("kueue_export", cluster="orion", at=at, cohort="gpu-orion", borrowing="granted",
+                              standard_lend_pct=50)
+    queues = _queues(out)
+    resources = queues["docket-team-a"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert resources == {"name": "nvidia.com/gpu", "nominalQuota": 16, "lendingLimit": 8, "borrowingLimit": 0}
+    assert queues["docket-team-b"]["spec"]["cohortName"] == "gpu-orion"
+    assert _quota(queues["docket-team-b"]) == 0
+    with pytest.raises(CommandError, match="standard_lend_pct must be an integer from 0 to 100"):
+        call_command_output("kueue_export", cluster="orion", standard_lend_pct=101)

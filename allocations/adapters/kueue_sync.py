@@ -1,0 +1,660 @@
+"""Apply a cluster's Kueue objects through the Kubernetes API, at every window boundary.
+
+Runs wherever it can reach both Docket and the cluster's API server (a host with a
+kubeconfig, or a Pod with a ServiceAccount), talks to both over HTTPS with the standard
+library only, like slurm_sync:
+
+    python -m allocations.adapters.kueue_sync --url URL --token TOKEN --cluster SLUG \
+        [--kubeconfig PATH [--context NAME] | --in-cluster] [--dry-run] [--once | --interval SECONDS]
+
+Each pass reads the cluster's windows (`GET /api/v1/windows/`), renders the objects that hold
+now (`kueue.render`: priority classes, the cohort, flavors, one ClusterQueue per team,
+LocalQueues), applies each one with server-side apply (`PATCH` with
+`Content-Type: application/apply-patch+yaml`, `fieldManager=docket`, `force=true`: Docket
+owns these fields, a hand edit of them is overwritten), deletes the objects it labelled
+for this cluster that are no longer rendered, and posts one status per window to
+`POST /api/v1/windows/sync-status/`. Quotas change only at window boundaries, so the loop
+sleeps until the next one (`kueue.next_change`) or `--interval`, whichever comes first.
+With `--dry-run` every object is sent with `dryRun=All`: the API server validates it
+(schemas, CEL rules, Kueue's webhooks) and stores nothing; nothing is deleted or reported.
+
+The body is JSON, which is YAML, so PyYAML is needed only to read a YAML kubeconfig.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import math
+import os
+import ssl
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from allocations.adapters import kueue
+from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus
+from allocations.adapters.client import DocketClient, DocketError, run_pass
+
+FIELD_MANAGER = "docket"
+APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+USER_AGENT = "docket-kueue-sync/1"
+PLURALS = {
+    "WorkloadPriorityClass": "workloadpriorityclasses",
+    "Cohort": "cohorts",
+    "ResourceFlavor": "resourceflavors",
+    "ClusterQueue": "clusterqueues",
+    "LocalQueue": "localqueues",
+}
+# Deleted when no longer rendered, dependents first. Priority classes are always rendered.
+PRUNED_KINDS = ("LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor")
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+class KubeError(Exception):
+    """The API server could not be reached or refused a request; `status` is its HTTP status (0: none)."""
+
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# --- the API server's address and credentials ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class KubeConfig:
+    """Where the API server is and how to authenticate: a bearer token, a client certificate, or both."""
+
+    server: str
+    context: ssl.SSLContext | None  # None for http:// (tests and local proxies only)
+    token: str | None = None
+    source: str = ""
+
+
+def load_kubeconfig(path: str | os.PathLike[str], *, context: str | None = None) -> KubeConfig:
+    """Read a kubeconfig the way kubectl does for the parts Docket uses.
+
+    The context is `context` or `current-context`; from its cluster `server`,
+    `certificate-authority` / `certificate-authority-data`, `insecure-skip-tls-verify`;
+    from its user `token` / `tokenFile` and `client-certificate(-data)` + `client-key(-data)`.
+    Relative paths are relative to the kubeconfig's folder, as kubectl reads them. Exec and
+    auth-provider plugins are refused with a clear message: use a ServiceAccount token.
+    """
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text()
+    except OSError as exc:
+        raise KubeError(f"cannot read kubeconfig {file}: {exc}") from None
+    config = _parse_kubeconfig(text, file)
+    name = context or config.get("current-context")
+    if not name:
+        raise KubeError(f"{file}: no current-context; pass --context")
+    ctx = _named(config, "contexts", name, file).get("context") or {}
+    cluster = _named(config, "clusters", ctx.get("cluster"), file).get("cluster") or {}
+    user: dict[str, Any] = {}
+    if ctx.get("user"):  # a context without a user: no credentials (an authenticating proxy)
+        user = _named(config, "users", ctx["user"], file).get("user") or {}
+    if "exec" in user or "auth-provider" in user:
+        raise KubeError(
+            f"{file}: user {ctx.get('user')!r} authenticates with an exec or auth-provider plugin, which kueue_sync "
+            "does not run; give it a ServiceAccount token (token or tokenFile) or a client certificate"
+        )
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server:
+        raise KubeError(f"{file}: cluster {ctx.get('cluster')!r} has no server")
+
+    def resolve(value: str) -> Path:
+        candidate = Path(value).expanduser()
+        return candidate if candidate.is_absolute() else file.parent / candidate
+
+    ssl_context = None
+    if server.startswith("https://"):
+        try:
+            ssl_context = _tls(cluster, user, resolve, file)
+        except (ssl.SSLError, OSError) as exc:  # a PEM that does not parse, a key that does not match, no file
+            raise KubeError(f"{file}: cannot use its certificates: {exc}") from None
+    elif not server.startswith("http://"):
+        raise KubeError(f"{file}: server {server!r} is not an http(s) URL")
+
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        try:
+            token = resolve(user["tokenFile"]).read_text().strip()
+        except OSError as exc:
+            raise KubeError(f"{file}: cannot read tokenFile: {exc}") from None
+    return KubeConfig(server=server.rstrip("/"), context=ssl_context, token=token or None, source=f"{file} ({name})")
+
+
+def in_cluster_config(directory: Path = SERVICE_ACCOUNT_DIR, env: Mapping[str, str] | None = None) -> KubeConfig:
+    """The Pod's own ServiceAccount: its token and CA, and the API server from KUBERNETES_SERVICE_HOST/PORT."""
+    env = os.environ if env is None else env
+    host, port = env.get("KUBERNETES_SERVICE_HOST"), env.get("KUBERNETES_SERVICE_PORT", "443")
+    if not host:
+        raise KubeError("--in-cluster: KUBERNETES_SERVICE_HOST is not set (not running in a Pod?)")
+    try:
+        token = (directory / "token").read_text().strip()
+    except OSError as exc:
+        raise KubeError(f"--in-cluster: cannot read the ServiceAccount token: {exc}") from None
+    context = ssl.create_default_context(cafile=str(directory / "ca.crt"))
+    host = f"[{host}]" if ":" in host else host
+    return KubeConfig(server=f"https://{host}:{port}", context=context, token=token, source="in-cluster")
+
+
+def _parse_kubeconfig(text: str, file: Path) -> dict[str, Any]:
+    try:
+        config: Any = json.loads(text)
+    except ValueError:
+        try:
+            import yaml
+        except ImportError:
+            raise KubeError(
+                f"{file} is YAML: install PyYAML (Debian: python3-yaml) or convert it to JSON "
+                "(kubectl config view --raw -o json)"
+            ) from None
+        try:
+            config = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise KubeError(f"{file} is not a readable kubeconfig: {exc}") from None
+    if not isinstance(config, dict):
+        raise KubeError(f"{file} is not a kubeconfig (not a mapping)")
+    return config
+
+
+def _named(config: Mapping[str, Any], section: str, name: Any, file: Path) -> dict[str, Any]:
+    for item in config.get(section) or []:
+        if isinstance(item, dict) and item.get("name") == name:
+            return item
+    raise KubeError(f"{file}: no {section[:-1]} named {name!r}")
+
+
+def _b64(value: Any, what: str) -> str:
+    try:
+        return base64.b64decode(str(value), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise KubeError(f"kubeconfig {what} is not base64-encoded PEM") from None
+
+
+def _tls(
+    cluster: Mapping[str, Any], user: Mapping[str, Any], resolve: Callable[[str], Path], file: Path
+) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if cluster.get("insecure-skip-tls-verify"):
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif cluster.get("certificate-authority-data"):
+        context.load_verify_locations(cadata=_b64(cluster["certificate-authority-data"], "certificate-authority-data"))
+    elif cluster.get("certificate-authority"):
+        context.load_verify_locations(cafile=str(resolve(cluster["certificate-authority"])))
+    _load_client_cert(context, user, resolve, file)
+    return context
+
+
+def _load_client_cert(
+    context: ssl.SSLContext, user: Mapping[str, Any], resolve: Callable[[str], Path], file: Path
+) -> None:
+    cert, key = user.get("client-certificate-data"), user.get("client-key-data")
+    if cert or key:
+        if not (cert and key):
+            raise KubeError(f"{file}: client-certificate-data and client-key-data go together")
+        # ssl loads certificates from files only: write them to a private folder and remove it at once.
+        with tempfile.TemporaryDirectory(prefix="docket-kueue-") as folder:
+            cert_file, key_file = Path(folder) / "client.crt", Path(folder) / "client.key"
+            pairs = ((cert_file, cert, "client-certificate-data"), (key_file, key, "client-key-data"))
+            for target, value, what in pairs:
+                target.touch(mode=0o600)
+                target.write_text(_b64(value, what))
+            context.load_cert_chain(str(cert_file), str(key_file))
+    elif user.get("client-certificate") or user.get("client-key"):
+        if not (user.get("client-certificate") and user.get("client-key")):
+            raise KubeError(f"{file}: client-certificate and client-key go together")
+        context.load_cert_chain(str(resolve(user["client-certificate"])), str(resolve(user["client-key"])))
+
+
+# --- the API server ---------------------------------------------------------------------------
+
+
+def object_path(obj: Mapping[str, Any]) -> str:
+    """The REST path of a Kueue object: /apis/<group>/<version>/[namespaces/<ns>/]<plural>/<name>."""
+    plural = PLURALS[obj["kind"]]
+    metadata = obj["metadata"]
+    namespace = metadata.get("namespace")
+    scope = f"namespaces/{urllib.parse.quote(namespace)}/" if namespace else ""
+    return f"/apis/{obj['apiVersion']}/{scope}{plural}/{urllib.parse.quote(metadata['name'])}"
+
+
+def describe(obj: Mapping[str, Any]) -> str:
+    metadata = obj["metadata"]
+    where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+    return f"{obj['kind']} {where}{metadata['name']}"
+
+
+@dataclass
+class KubeClient:
+    """The four calls kueue_sync makes: apply, list by label, delete, over urllib."""
+
+    config: KubeConfig
+    timeout_s: float = 30.0
+
+    def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> tuple[int, dict[str, Any]]:
+        """Server-side apply `obj`; (HTTP status: 201 created, 200 applied, the object the server holds)."""
+        query = {"fieldManager": FIELD_MANAGER, "force": "true"}
+        if dry_run:
+            query["dryRun"] = "All"
+        body = json.dumps(obj, separators=(",", ":")).encode()
+        return self._request("PATCH", object_path(obj), query=query, body=body, content_type=APPLY_CONTENT_TYPE)
+
+    def list(self, api_version: str, kind: str, *, label_selector: str) -> list[dict[str, Any]]:
+        """Every object of `kind` (all namespaces) whose labels match `label_selector`."""
+        path = f"/apis/{api_version}/{PLURALS[kind]}"
+        _status, page = self._request("GET", path, query={"labelSelector": label_selector})
+        items = page.get("items")
+        if not isinstance(items, list):
+            raise KubeError(f"GET {path}: the answer has no items list")
+        return [item for item in items if isinstance(item, dict)]
+
+    def delete(self, obj: Mapping[str, Any]) -> None:
+        try:
+            self._request("DELETE", object_path(obj))
+        except KubeError as exc:
+            if exc.status != 404:  # already gone: what we wanted
+                raise
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        url = self.config.server + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        # The server comes from the operator's kubeconfig, http(s) only (load_kubeconfig checks).
+        request = urllib.request.Request(url, data=body, method=method)  # noqa: S310
+        request.add_header("Accept", "application/json")
+        request.add_header("User-Agent", USER_AGENT)
+        if content_type:
+            request.add_header("Content-Type", content_type)
+        if self.config.token:
+            request.add_header("Authorization", f"Bearer {self.config.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self.config.context) as response:  # noqa: S310
+                return response.status, _json(response.read())
+        except urllib.error.HTTPError as exc:
+            raise KubeError(f"{method} {path}: {status_message(exc.code, exc.read())}", status=exc.code) from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise KubeError(f"{method} {path}: {getattr(exc, 'reason', exc)}") from None
+
+
+def _json(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body) if body else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def status_message(code: int, body: bytes) -> str:
+    """The API server's own words from a `Status` body: reason, message and each cause's field."""
+    status = _json(body)
+    if status.get("kind") != "Status":
+        text = body[:300].decode(errors="replace").strip()
+        return f"HTTP {code}" + (f" {text}" if text else "")
+    message = f"HTTP {code} {status.get('reason') or ''}: {status.get('message') or ''}".replace(" :", ":")
+    causes = (status.get("details") or {}).get("causes") or []
+    fields = [f"{c.get('field')}: {c.get('message')}" for c in causes if isinstance(c, dict) and c.get("field")]
+    # The message of a 422 usually repeats its causes; add them only when it does not.
+    extra = [cause for cause in fields if cause.split(": ", 1)[-1] not in message]
+    return message + ("; " + "; ".join(extra) if extra else "")
+
+
+# --- the sync -------------------------------------------------------------------------------
+
+
+@dataclass
+class KueueSync:
+    """Renders the windows that hold at `now` and applies them; implements base.SchedulerSync.
+
+    `next_boundary` is set by every pass: the next window start or end, when the applied
+    quotas stop being true. `problems` lists what went wrong outside any window (an object
+    that would not delete).
+    """
+
+    kube: KubeClient
+    cluster: str
+    cohort: str | None = None
+    policy: kueue.KueuePolicy = field(default_factory=kueue.KueuePolicy)
+    namespaces: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    api_version: str = "v1beta2"
+    prune: bool = True
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    next_boundary: datetime | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def label_selector(self) -> str:
+        return f"{kueue.MANAGED_BY_KEY}=docket,{kueue.CLUSTER_LABEL}={self.cluster}"
+
+    def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]:
+        """Apply what holds at `now` (validate only, with dry_run); one status per window, by id."""
+        self.problems = []
+        self.next_boundary = kueue.next_change(windows, at=now)
+        try:
+            objects = kueue.render(
+                windows, at=now, cluster=self.cluster, cohort=self.cohort, policy=self.policy,
+                namespaces=self.namespaces, api_version=self.api_version,
+            )
+        except ValueError as exc:
+            # A team or pool label with no valid Kubernetes name, an unknown tier: apply nothing, say why.
+            print(f"nothing applied: {exc}", file=self.out)
+            return [
+                SyncStatus(w.id, SyncState.FAILED, _nodes(w), 0, f"nothing applied: {exc}")
+                for w in sorted(windows, key=lambda w: w.id)
+            ]
+        if dry_run:
+            print("dry run: every object is sent with dryRun=All (validated, not stored); nothing is deleted "
+                  "or reported", file=self.out)
+        refused: dict[tuple[str, str], str] = {}
+        for obj in objects:
+            try:
+                status, _held = self.kube.apply(obj, dry_run=dry_run)
+            except KubeError as exc:
+                refused[(obj["kind"], obj["metadata"]["name"])] = f"{describe(obj)}: {exc}"
+                print(f"refused {describe(obj)}: {exc}", file=self.out)
+                if obj["kind"] == "LocalQueue":  # no window depends on it, but its team cannot submit there
+                    self.problems.append(f"refused {describe(obj)}: {exc}")
+                if exc.status in (0, 401):  # unreachable or not signed in: every other call fails the same way
+                    for rest in objects:
+                        refused.setdefault((rest["kind"], rest["metadata"]["name"]), f"{describe(obj)}: {exc}")
+                    break
+                continue
+            verb = "would apply" if dry_run else ("created" if status == 201 else "applied")
+            print(f"{verb} {describe(obj)}{_summary(obj)}", file=self.out)
+        if self.prune and not refused:
+            self._prune(objects, dry_run=dry_run)
+        cohort = next(o for o in objects if o["kind"] == "Cohort")["metadata"]["name"]
+        queues = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterQueue"}
+        statuses = [
+            self._status(window, now=now, cohort=cohort, queues=queues, refused=refused, dry_run=dry_run)
+            for window in sorted(windows, key=lambda w: w.id)
+        ]
+        if self.next_boundary:
+            print(f"next window boundary {_iso(self.next_boundary)}: the quotas change then", file=self.out)
+        return statuses
+
+    def _prune(self, objects: Sequence[Mapping[str, Any]], *, dry_run: bool) -> None:
+        """Delete our objects of this cluster that are no longer rendered (a team or pool that left)."""
+        api = f"{kueue.API_GROUP}/{self.api_version}"
+        wanted = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
+        for kind in PRUNED_KINDS:
+            try:
+                found = self.kube.list(api, kind, label_selector=self.label_selector)
+            except KubeError as exc:
+                self.problems.append(f"cannot list {kind}s to prune: {exc}")
+                continue
+            for item in found:
+                metadata = item.get("metadata") or {}
+                key = (kind, metadata.get("namespace"), metadata.get("name"))
+                if key in wanted or not metadata.get("name"):
+                    continue
+                stale = {"apiVersion": api, "kind": kind, "metadata": metadata}
+                if dry_run:
+                    print(f"would delete {describe(stale)}: no longer rendered", file=self.out)
+                    continue
+                try:
+                    self.kube.delete(stale)
+                except KubeError as exc:
+                    self.problems.append(f"could not delete {describe(stale)}: {exc}")
+                    print(f"could not delete {describe(stale)}: {exc}", file=self.out)
+                else:
+                    print(f"deleted {describe(stale)}: no longer rendered", file=self.out)
+
+    def _status(
+        self,
+        window: DesiredWindow,
+        *,
+        now: datetime,
+        cohort: str,
+        queues: Mapping[str, Mapping[str, Any]],
+        refused: Mapping[tuple[str, str], str],
+        dry_run: bool,
+    ) -> SyncStatus:
+        nodes = _nodes(window)
+        if window.end <= now:
+            return SyncStatus(window.id, SyncState.IN_SYNC, nodes, 0, "window has ended; nothing to hold")
+        flavor = kueue.flavor_name(window)
+        queue_name = kueue.cluster_queue_name(window.team)
+        needed = [
+            ("WorkloadPriorityClass", kueue.priority_class_name(window.tier)),
+            ("Cohort", cohort),
+            ("ResourceFlavor", flavor),
+            ("ClusterQueue", queue_name),
+        ]
+        failures = [refused[key] for key in needed if key in refused]
+        if failures:
+            return SyncStatus(window.id, SyncState.FAILED, nodes, 0, "; ".join(dict.fromkeys(failures)))
+        prefix = "dry run, validated: " if dry_run else ""
+        if not window.is_active(now):
+            return SyncStatus(
+                window.id, SyncState.IN_SYNC, nodes, 0,
+                f"{prefix}starts {_iso(window.start)}: ClusterQueue {queue_name} gets its {window.gpu_count} "
+                f"GPUs on {flavor} then (kueue_sync applies at every window boundary)",
+            )
+        [group] = queues[queue_name]["spec"]["resourceGroups"]
+        [resource] = next(f for f in group["flavors"] if f["name"] == flavor)["resources"]
+        if window.tier == "preemptible":
+            limit = resource.get("borrowingLimit")
+            may = f"borrowingLimit {limit}" if limit is not None else "no borrowingLimit: any idle GPU too"
+            held = (f"{window.gpu_count} GPUs on {flavor} to borrow in cohort {cohort} (ClusterQueue {queue_name}, "
+                    f"{may}); preempted when owners reclaim")
+        else:
+            held = (f"{window.gpu_count} GPUs on {flavor} in ClusterQueue {queue_name} (nominalQuota "
+                    f"{resource['nominalQuota']}, lendingLimit {resource['lendingLimit']}, cohort {cohort})")
+        return SyncStatus(window.id, SyncState.IN_SYNC, nodes, nodes, prefix + held)
+
+
+def _nodes(window: DesiredWindow) -> int:
+    """Kueue counts GPUs, not nodes: the status's node columns carry whole-node equivalents."""
+    return math.ceil(window.gpu_count / window.gpus_per_node)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _summary(obj: Mapping[str, Any]) -> str:
+    """The numbers of an object, for the log: value, or GPUs per flavor."""
+    if obj["kind"] == "WorkloadPriorityClass":
+        return f" (value {obj['value']})"
+    groups = obj.get("spec", {}).get("resourceGroups") or []
+    parts = []
+    for group in groups:
+        for flavor in group["flavors"]:
+            numbers = {k: v for k, v in flavor["resources"][0].items() if k != "name"}
+            parts.append(f"{flavor['name']}: " + ", ".join(f"{k} {v}" for k, v in numbers.items()))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+# --- the loop -------------------------------------------------------------------------------
+
+
+def run_loop(
+    docket: DocketClient,
+    adapter: KueueSync,
+    *,
+    interval_s: float,
+    resync_s: float,
+    dry_run: bool,
+    passes: int | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    out: TextIO = sys.stdout,
+) -> None:
+    """Passes forever (or `passes` times): after each, sleep until the next window boundary
+    or `interval_s`, whichever is sooner.
+
+    An unchanged plan costs one 304, except at a window boundary (the quotas change though
+    the windows do not), after a pass that left a window failed, and at least every
+    `resync_s` (someone may have edited the objects by hand). Errors are printed and the
+    loop goes on.
+    """
+    etag: str | None = None
+    last_full: datetime | None = None
+    done = 0
+    while passes is None or done < passes:
+        done += 1
+        failed = False
+        moment = now()
+        boundary_due = adapter.next_boundary is not None and moment >= adapter.next_boundary
+        fresh = last_full is not None and (moment - last_full).total_seconds() < resync_s
+        send_etag = etag if fresh and not boundary_due else None
+        try:
+            result = run_pass(docket, adapter, dry_run=dry_run, etag=send_etag, now=moment, out=out)
+        except (DocketError, KubeError) as exc:
+            print(f"sync pass failed: {exc}", file=out)
+            etag, failed = None, True
+        else:
+            if result.changed:
+                last_full = moment
+                etag = result.etag if not result.failed else None
+        delay = interval_s
+        if adapter.next_boundary is not None and not failed:
+            # Not after a failed pass: a boundary it could not apply is retried an interval later, not at once.
+            delay = min(delay, max(0.0, (adapter.next_boundary - now()).total_seconds()))
+        sleep(delay)
+
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m allocations.adapters.kueue_sync",
+        description="Apply this cluster's Kueue objects (quotas, cohort, priority classes) from its Docket windows.",
+    )
+    parser.add_argument("--url", required=True, help="Docket's base URL, e.g. https://docket.example.org")
+    parser.add_argument(
+        "--token", default=os.environ.get("DOCKET_TOKEN"),
+        help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)",
+    )
+    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--kubeconfig", default=_first_path(os.environ.get("KUBECONFIG", "")),
+                       help="kubeconfig file (default: the first file in $KUBECONFIG, else ~/.kube/config)")
+    where.add_argument("--in-cluster", action="store_true", help="use the Pod's ServiceAccount")
+    parser.add_argument("--context", help="kubeconfig context (default: its current-context)")
+    parser.add_argument("--cohort", help="the Cohort's name (default: docket-<cluster>)")
+    parser.add_argument("--standard-lend-pct", type=int, default=100, metavar="PCT",
+                        help="share of a team's standard GPUs lent to the cohort while idle (100)")
+    parser.add_argument("--priority-lend-pct", type=int, default=0, metavar="PCT",
+                        help="share of a team's priority GPUs lent while idle (0: a hard guarantee)")
+    parser.add_argument("--borrowing", choices=kueue.BORROWING_MODES, default="elastic",
+                        help="which queues may borrow idle GPUs: elastic (default: those with a preemptible window, "
+                             "any idle GPU), granted (exactly their preemptible GPUs), any (every queue)")
+    parser.add_argument("--namespace", action="append", default=[], metavar="TEAM=NAMESPACE",
+                        help="render a LocalQueue `docket` in NAMESPACE for TEAM's ClusterQueue (repeatable)")
+    parser.add_argument("--api-version", choices=kueue.API_VERSIONS, default="v1beta2",
+                        help="Kueue API version (default v1beta2; v1beta1 for a Kueue that serves only that)")
+    parser.add_argument("--no-prune", action="store_true", help="never delete objects that are no longer rendered")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="send every object with dryRun=All; store, delete and report nothing")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="one pass, then exit (non-zero if a window failed)")
+    mode.add_argument("--interval", type=_positive_float, default=300.0, metavar="SECONDS",
+                      help="longest sleep between passes (300); the loop also wakes at every window boundary")
+    parser.add_argument("--resync", type=_positive_float, default=3600.0, metavar="SECONDS",
+                        help="a full pass at least this often even when Docket says nothing changed (3600)")
+    return parser
+
+
+def _first_path(value: str) -> str | None:
+    """$KUBECONFIG may list several files (kubectl merges them); the sync reads the first."""
+    return next((part for part in value.split(os.pathsep) if part), None)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def _namespaces(pairs: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    mapping: dict[str, list[str]] = {}
+    for pair in pairs:
+        team, sep, namespace = pair.partition("=")
+        if not sep or not team or not namespace:
+            parser.error(f"--namespace takes TEAM=NAMESPACE, got {pair!r}")
+        mapping.setdefault(team, []).append(namespace)
+    return mapping
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    out: TextIO | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> int:
+    """Exit codes in --once mode: 0 every window in sync; 1 a window failed (the API server
+    refused an object or could not be reached) or an object would not delete; 2 Docket
+    could not be used. A bad option or an unusable kubeconfig exits 2 through argparse."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.token:
+        parser.error("--token or $DOCKET_TOKEN is required")
+    try:
+        policy = kueue.KueuePolicy(
+            standard_lend_pct=args.standard_lend_pct,
+            priority_lend_pct=args.priority_lend_pct,
+            borrowing=args.borrowing,
+        )
+        docket = DocketClient(args.url, args.token, args.cluster)
+        config = (
+            in_cluster_config() if args.in_cluster
+            else load_kubeconfig(args.kubeconfig or "~/.kube/config", context=args.context)
+        )
+    except (ValueError, DocketError, KubeError) as exc:
+        parser.error(str(exc))
+    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)  # under systemd stdout is a pipe
+    stream = out or sys.stdout
+    print(f"Kubernetes API server {config.server} from {config.source}", file=stream)
+    adapter = KueueSync(
+        kube=KubeClient(config), cluster=args.cluster, cohort=args.cohort, policy=policy,
+        namespaces=_namespaces(args.namespace, parser), api_version=args.api_version,
+        prune=not args.no_prune, out=stream,
+    )
+    clock = now or (lambda: datetime.now(UTC))
+    if not args.once:
+        try:
+            run_loop(docket, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run,
+                     now=clock, out=stream)
+        except KeyboardInterrupt:
+            return 130
+        return 0
+    try:
+        result = run_pass(docket, adapter, dry_run=args.dry_run, now=clock(), out=stream)
+    except (DocketError, KubeError) as exc:
+        print(f"sync failed: {exc}", file=stream)
+        return 2
+    for problem in adapter.problems:
+        print(f"problem: {problem}", file=stream)
+    return 1 if result.failed or adapter.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
