@@ -21,6 +21,7 @@ urlpatterns += [
     path("review/<week:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
     path("review/<week:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
     path("review/<week:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
+    path("review/open-next-week/", review.cycle_open_following, name="cycle-open-following"),
     path("review/<week:week>/finalize/", review.cycle_finalize, name="cycle-finalize"),
     path("review/<week:week>/what-if/", review.what_if, name="review-what-if"),
     path("rubric/", rubric.rubric_page, name="rubric"),

@@ -33,12 +33,17 @@ def cycle_get(*, week: str) -> ReviewCycle:
 
 
 def cycle_for_review() -> ReviewCycle | None:
-    """The cycle the review page opens on: the one in review, else the latest decided one, else the open one."""
+    """The week that needs the committee's work, which the review page opens on.
+
+    The week in review (scoring, deciding); else a finalized week not yet published (the chair publishes);
+    else the week open for intake (what comes in); else the latest published week. The earliest of each.
+    """
     cycles = cycle_list()
     return (
         cycles.filter(status=CycleStatus.IN_REVIEW).order_by("starts_at").first()
-        or cycles.filter(status__in=[CycleStatus.FINALIZED, CycleStatus.PUBLISHED]).first()
+        or cycles.filter(status=CycleStatus.FINALIZED).order_by("starts_at").first()
         or cycles.filter(status=CycleStatus.OPEN).order_by("starts_at").first()
+        or cycles.filter(status=CycleStatus.PUBLISHED).first()
     )
 
 

@@ -4,6 +4,7 @@ from committee.services.chat import chat_intake_closing_announce, chat_send
 from committee.services.clock import (
     committee_remind_review,
     cycle_close_due_intake,
+    cycle_open_following,
     cycle_open_next,
     teams_remind_unfiled,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "cycle_close_intake",
     "cycle_create",
     "cycle_finalize",
+    "cycle_open_following",
     "cycle_open_next",
     "cycle_publish",
     "decision_correct",

@@ -3,6 +3,7 @@
 | service                     | beat (config/settings.py)  | management command   |
 |-----------------------------|----------------------------|----------------------|
 | cycle_open_next             | Monday 00:00               | open_cycle           |
+| cycle_open_following        | (the chair, by hand)       |                      |
 | teams_remind_unfiled        | Thursday 10:00             | remind_teams         |
 | cycle_close_due_intake      | Friday 18:00               | close_due_intake     |
 | committee_remind_review     | Monday 06:00               | remind_committee     |
@@ -17,12 +18,15 @@ the 09:00 review.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
-from django.core.exceptions import ValidationError
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from allocations.models import Team
 from committee import scoring, selectors, weeks
@@ -38,6 +42,9 @@ from committee.models import (
 from committee.services.notifications import notifications_record
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
+from core.errors import StateConflict
+
+logger = logging.getLogger(__name__)
 
 # Teams are reminded when intake closes within this long; the committee when the review is this close.
 TEAM_REMINDER_AHEAD = timedelta(hours=48)
@@ -59,6 +66,27 @@ def cycle_open_next(*, now: datetime) -> tuple[ReviewCycle, bool]:
     if existing is not None:
         return existing, False
     return cycle_create(week=week), True
+
+
+@transaction.atomic
+def cycle_open_following(*, actor: User, now: datetime) -> ReviewCycle:
+    """The chair opens the next week for intake by hand, when none is open (a demo walked again, beat stopped).
+
+    The week after the latest cycle, or the week cycle_open_next would open if that is later; refused while a
+    week's intake is open.
+    """
+    if not selectors.user_is_chair(user=actor):
+        raise PermissionDenied(_("Only the chair can open a week for intake."))
+    ReviewCycle.objects.select_for_update().filter(status=CycleStatus.OPEN).exists()  # one opener at a time
+    open_now = ReviewCycle.objects.filter(status=CycleStatus.OPEN, intake_closes_at__gt=now).order_by("starts_at")
+    if (current := open_now.first()) is not None:
+        raise StateConflict(_("Week %(week)s is already open for intake.") % {"week": current.week})
+    week = weeks.next_week_label(now)
+    while weeks.cycle_schedule(week)["intake_closes_at"] <= now or ReviewCycle.objects.filter(week=week).exists():
+        week = weeks.week_label(weeks.parse_week(week) + timedelta(days=7))
+    cycle = cycle_create(week=week)
+    logger.info("cycle: %s opened week %s for intake by hand", actor, cycle.week)
+    return cycle
 
 
 @transaction.atomic

@@ -32,6 +32,10 @@ from core.http import AuthenticatedHttpRequest
 
 @login_required
 def home(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Each role lands where its work is: a committee member (the chair too) on the week that needs the
+    committee (the review opens it), everyone else on their teams' requests."""
+    if selectors.user_is_committee(user=request.user):
+        return redirect("committee:review")
     return redirect("committee:portal")
 
 

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -283,3 +283,20 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     }
     template = "committee/_what_if_results.html" if _is_htmx(request) else "committee/what_if.html"
     return render(request, template, context)
+
+
+@login_required
+@require_POST
+def cycle_open_following(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The chair opens the next week for intake when none is open (the portal offers it)."""
+    require_chair(request)
+    try:
+        cycle = services.cycle_open_following(actor=request.user, now=timezone.now())
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        closes = dateformat.format(timezone.localtime(cycle.intake_closes_at), "D j M Y, H:i T")
+        messages.success(request, _("Week %(week)s is open for intake until %(closes)s.") % {
+            "week": cycle.week, "closes": closes})
+    return redirect("committee:portal")

@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
@@ -7,12 +8,16 @@ from committee.weeks import current_week_label
 
 
 class Command(BaseCommand):
-    help = "Fill the database with a believable demo. Running it again changes nothing."
+    help = "Fill the database with a believable demo. Running it again changes nothing; --reset starts over."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--i-know-this-is-not-production", action="store_true", dest="not_production",
             help="seed even though DEBUG is off (a staging copy, a demo server nobody relies on)",
+        )
+        parser.add_argument(
+            "--reset", action="store_true",
+            help="erase EVERY row of the database first (manage.py flush), then seed: the demo as on its first day",
         )
 
     def handle(self, *args: object, **options: object) -> None:
@@ -24,6 +29,9 @@ class Command(BaseCommand):
                 "them. Run it with DEBUG=1 (make run does), or pass --i-know-this-is-not-production on a site "
                 "nobody relies on. `manage.py check --deploy` fails while demo accounts or tokens exist."
             )
+        if options["reset"]:
+            call_command("flush", interactive=False, verbosity=0)
+            self.stdout.write("Database erased.")
         logins = seed_demo()
         self.stdout.write(self.style.SUCCESS("Demo data ready."))
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}):")
