@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -32,7 +32,22 @@ MAX_FETCH_ATTEMPTS = 3
 
 
 class DocketError(Exception):
-    """Docket could not be reached or answered something the contract does not allow."""
+    """Docket could not be reached or answered something the contract does not allow.
+
+    `status` is the HTTP status when Docket answered one (400, 409, ...), else None.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class UsagePosted:
+    """Docket's answer to one usage report: the stored record, and whether the key had been seen before."""
+
+    record: dict[str, Any]
+    replayed: bool
 
 
 @dataclass(frozen=True)
@@ -123,6 +138,23 @@ class DocketClient:
             data=body,
         )
 
+    def post_usage(self, report: Mapping[str, Any]) -> UsagePosted:
+        """Post one usage report (the body of `POST /api/v1/usage/`).
+
+        Raises DocketError unless Docket stores it or replays it; its `status` is 400 for a
+        report Docket refuses and 409 for a key already used for other data.
+        """
+        _status, body, headers = self._request(
+            "POST",
+            f"{self.base_url}/api/v1/usage/",
+            headers={"Content-Type": "application/json"},
+            data=json.dumps(dict(report)).encode(),
+        )
+        return UsagePosted(
+            record=_json_object(body, f"{self.base_url}/api/v1/usage/"),
+            replayed=headers.get("Idempotent-Replayed") == "true",
+        )
+
     def _request(
         self, method: str, url: str, *, headers: dict[str, str] | None = None, data: bytes | None = None
     ) -> tuple[int, bytes, Any]:
@@ -140,7 +172,7 @@ class DocketClient:
             if exc.code == 304:
                 return 304, b"", exc.headers
             detail = exc.read()[:300].decode(errors="replace")
-            raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}") from None
+            raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}", status=exc.code) from None
         except (urllib.error.URLError, OSError) as exc:
             raise DocketError(f"{method} {url}: {exc}") from None
 
