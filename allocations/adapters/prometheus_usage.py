@@ -307,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the length of one report (3600); periods are aligned to multiples of it")
     parser.add_argument("--step", type=_seconds, default=60, metavar="SECONDS",
                         help="the resolution (60); at least the exporter's scrape interval, and dividing --period")
-    parser.add_argument("--since", type=_instant, help="the first period starts at or after this (ISO 8601 with offset)")
+    parser.add_argument("--since", type=_instant,
+                        help="the first period starts at or after this (ISO 8601 with offset)")
     parser.add_argument("--until", type=_instant,
                         help="the last period ends at or before this (default: now, so the last complete period)")
     parser.add_argument("--dry-run", action="store_true", help="print the reports; post nothing")
