@@ -248,7 +248,8 @@ def run(
         for team, usage in sorted(by_team.items()):
             body = usage_body(usage, team=team, pool=pool, cluster=docket.cluster)
             line = (f"{start:%Y-%m-%d %H:%M}–{end:%Y-%m-%d %H:%M} {team} ({label}={usage.label_value}): "
-                    f"{body['gpu_hours_used']} GPU-h at {body['mean_utilization_pct']}%")
+                    f"{body['gpu_hours_used']} GPU-h ({usage.gpu_seconds:.0f} GPU-seconds) at "
+                    f"{body['mean_utilization_pct']}%")
             if dry_run:
                 print(f"would post {line}: {json.dumps(body)}", file=out)
                 continue
