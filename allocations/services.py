@@ -6,9 +6,10 @@ publishing glue all call these.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -562,39 +563,82 @@ def _usage_fits_pool(
         if (new_lo, new_hi) == (lo, hi):
             break
         lo, hi = new_lo, new_hi
-    if not rows:
+    chained = _chained([(_us(start), _us(end), hours) for start, end, hours in rows],
+                       start=_us(period_start), end=_us(period_end))
+    if not chained:
         return None  # the report alone fits its period (checked before)
-    rows = _chained(rows, period_start=period_start, period_end=period_end)
-    starts = sorted({period_start, *(start for start, _end, _hours in rows if start < period_start)})
-    ends = sorted({period_end, *(end for _start, end, _hours in rows if end > period_end)})
-    by_end = sorted(rows, key=lambda row: row[1])
-    gpus = pool.gpu_count
+    return _worst_span(chained, start=_us(period_start), end=_us(period_end), gpu_hours=gpu_hours_used,
+                       gpus=pool.gpu_count)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US_PER_HOUR = 3_600_000_000
+_Row = tuple[int, int, Decimal]  # a report's period in microseconds since the epoch, and its GPU-hours
+
+
+def _us(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def _instant(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def _chained(rows: list[_Row], *, start: int, end: int) -> list[_Row]:
+    """The rows chained to [start, end) by overlapping periods (periods that only touch do not chain)."""
+    group: list[_Row] = []
+    group_end, has_new = None, False
+    for row in sorted([*rows, (start, end, Decimal(-1))], key=lambda row: row[0]):
+        if group_end is None or row[0] >= group_end:
+            if has_new:
+                break
+            group, group_end = [], row[1]
+        group.append(row)
+        group_end = max(group_end, row[1])
+        has_new = has_new or row[2] < 0
+    return [row for row in group if row[2] >= 0]
+
+
+def _worst_span(rows: list[_Row], *, start: int, end: int, gpu_hours: Decimal, gpus: int) -> Overfull | None:
+    """The span [a, b] ⊇ [start, end) whose reports (rows wholly inside it, plus the new one) most exceed
+    gpus × (b − a), a a start of rows before `start` or `start`, b an end of rows after `end` or `end`.
+
+    In GPU-microseconds, the excess of [a, b] is V(a) + (R(b) + new) − gpus × b, where
+    V(a) = gpus × a + the rows ending by `end` that start at a or later (a suffix sum), R(b) = the
+    rows starting at `start` or later that end after `end`, by b; a row starting before `start` and
+    ending after `end` adds to V(a) for a ≤ its start once b reaches its end. One sweep over b.
+    """
+    a_list = sorted({start, *(row[0] for row in rows if row[0] < start)})
+    early = sorted((row[0], row[2]) for row in rows if row[1] <= end)
+    suffix = [Decimal(0)] * (len(early) + 1)
+    for i in range(len(early) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + early[i][1]
+    value = [gpus * a + suffix[bisect.bisect_left(early, (a, Decimal(-1)))] * _US_PER_HOUR for a in a_list]
+    later = sorted((row[1], row[2]) for row in rows if row[1] > end and row[0] >= start)
+    around = sorted((row[1], row[0], row[2]) for row in rows if row[1] > end and row[0] < start)
+    best = max(range(len(a_list)), key=value.__getitem__)
+    right, taken_later, taken_around = Decimal(0), 0, 0
     worst: Overfull | None = None
-    worst_excess = Decimal(0)
-    for a in starts:
-        total, taken = gpu_hours_used, 0
-        for b in ends:
-            while taken < len(by_end) and by_end[taken][1] <= b:
-                if by_end[taken][0] >= a:
-                    total += by_end[taken][2]
-                taken += 1
-            capacity = gpus * _seconds(b - a) / 3600
-            if total * 3600 > gpus * _seconds(b - a) and total - capacity > worst_excess:
-                worst = Overfull(start=a, end=b, gpu_hours=total, capacity_gpu_hours=capacity)
-                worst_excess = total - capacity
+    worst_excess: Decimal | int = 0
+    for b in sorted({end, *(row[1] for row in rows if row[1] > end)}):
+        while taken_later < len(later) and later[taken_later][0] <= b:
+            right += later[taken_later][1]
+            taken_later += 1
+        changed = False
+        while taken_around < len(around) and around[taken_around][0] <= b:
+            _end, row_start, hours = around[taken_around]
+            for i, a in enumerate(a_list):
+                if a <= row_start:
+                    value[i] += hours * _US_PER_HOUR
+            taken_around += 1
+            changed = True
+        if changed:
+            best = max(range(len(a_list)), key=value.__getitem__)
+        excess = value[best] + (right + gpu_hours) * _US_PER_HOUR - gpus * b
+        if excess > worst_excess:
+            a = a_list[best]
+            worst_excess = excess
+            worst = Overfull(start=_instant(a), end=_instant(b),
+                             gpu_hours=(value[best] - gpus * a) / _US_PER_HOUR + right + gpu_hours,
+                             capacity_gpu_hours=Decimal(gpus * (b - a)) / _US_PER_HOUR)
     return worst
-
-
-def _chained(
-    rows: list[tuple[datetime, datetime, Decimal]], *, period_start: datetime, period_end: datetime
-) -> list[tuple[datetime, datetime, Decimal]]:
-    """The rows chained to [period_start, period_end) by overlapping periods (touching ends do not chain)."""
-    lo, hi = period_start, period_end
-    by_start = sorted(rows)
-    grew = True
-    while grew:
-        grew = False
-        for start, end, _hours in by_start:
-            if start < hi and end > lo and (start < lo or end > hi):
-                lo, hi, grew = min(lo, start), max(hi, end), True
-    return [row for row in by_start if row[0] >= lo and row[1] <= hi]
