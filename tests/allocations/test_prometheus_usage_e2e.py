@@ -208,7 +208,7 @@ def test_the_collector_reads_a_live_scrape_of_a_dcgm_exporter(tmp_path: Path, li
             while machine_now() < until + timedelta(seconds=1.5):
                 time.sleep(0.2)
             code, output = collect("--prometheus", server.url, "--team-map", "team-a=team-a",
-                                   "--team-map", "team-b=team-b", "--period", "10", "--step", "2",
+                                   "--team-map", "team-b=team-b", "--period", "10", "--step", "5",
                                    "--since", since.isoformat(), "--until", until.isoformat(), "--dry-run",
                                    token="unused", url=live_server.url)
     finally:
@@ -220,7 +220,7 @@ def test_the_collector_reads_a_live_scrape_of_a_dcgm_exporter(tmp_path: Path, li
         re.M)}
     assert set(lines) == {"team-a", "team-b"}, output
     bodies = {team: json.loads(match["body"]) for team, match in lines.items()}
-    # Scraped every second, each 2-s step holds a sample of every GPU: 4 GPUs × 10 s and 1 GPU × 10 s.
+    # Scraped every second, each 5-s step holds a sample of every GPU: 4 GPUs × 10 s and 1 GPU × 10 s.
     assert lines["team-a"]["seconds"] == "40" and lines["team-b"]["seconds"] == "10", output
     assert bodies["team-a"]["mean_utilization_pct"] == "70.0" and bodies["team-a"]["gpu_hours_used"] == "0.01"
     assert bodies["team-b"]["mean_utilization_pct"] == "30.0" and bodies["team-b"]["gpu_hours_used"] == "0.00"
