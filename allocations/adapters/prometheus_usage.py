@@ -9,7 +9,8 @@ Django), as
         [--period SECONDS] [--step SECONDS] [--dry-run]
 
 For every period of `--period` seconds (aligned to multiples of it since the epoch) between
-`--since` and `--until` (default: the last complete period), and every team, one usage
+`--since` and `--until` (default: the last period complete `--delay` seconds ago, so that late
+scrapes are in), and every team, one usage
 report (docs/adapters.md, "Prometheus / DCGM usage collector", has the long form):
 
 - which GPUs a team holds comes from the label `--label` (default `namespace`, as
@@ -311,7 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--since", type=_instant,
                         help="the first period starts at or after this (ISO 8601 with offset)")
     parser.add_argument("--until", type=_instant,
-                        help="the last period ends at or before this (default: now, so the last complete period)")
+                        help="the last period ends at or before this (default: now minus --delay)")
+    parser.add_argument("--delay", type=_seconds, default=120, metavar="SECONDS",
+                        help="without --until, leave the last this many seconds for late scrapes (120)")
     parser.add_argument("--dry-run", action="store_true", help="print the reports; post nothing")
     return parser
 
@@ -356,7 +359,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, now: d
     if not args.team_map and not args.team_accounts:
         parser.error("say how label values become teams: --team-map VALUE=TEAM or --team-accounts")
     period = timedelta(seconds=args.period)
-    until = args.until or now or datetime.now(UTC)
+    until = args.until or (now or datetime.now(UTC)) - timedelta(seconds=args.delay)
     since = args.since or datetime.fromtimestamp(math.floor(until.timestamp() / args.period) * args.period, UTC) \
         - period
     if since >= until:

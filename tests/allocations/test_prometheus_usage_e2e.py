@@ -14,6 +14,7 @@ a dry run: what the collector would post is read from its output and checked.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -29,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from allocations.adapters.prometheus_usage import main
 from allocations.models import ClusterAccount, UsageRecord
 from tests.allocations.plans import W, publish, token_for
 from tests.clock import machine_now
@@ -164,6 +166,19 @@ def test_a_dry_run_prints_the_reports_and_posts_nothing(world, live_server, hist
     # Without --selector the H100 node's team-a GPU counts too: 5 GPUs, (70 × 4 + 95) / 5 = 75 %.
     assert body["gpu_hours_used"] == "5.00" and body["mean_utilization_pct"] == "75.0"
     assert not UsageRecord.objects.exists()
+
+
+def test_without_since_and_until_it_reports_the_last_period_complete_before_the_delay(history_prometheus):
+    out = io.StringIO()
+    code = main(["--url", "http://127.0.0.1:9", "--token", "unused", "--cluster", "atlas", "--pool", "a100",
+                 "--prometheus", history_prometheus, "--team-map", "team-a=team-a", "--selector",
+                 'modelName=~".*A100.*"', "--dry-run"], out=out, now=DAY + timedelta(hours=7, minutes=1))
+    assert code == 0, out.getvalue()
+    # 07:01 less the 2-minute delay is 06:59: the last complete hour is 05:00–06:00.
+    reports = [json.loads(line.split(": ", 2)[2]) for line in out.getvalue().splitlines()
+               if line.startswith("would post")]
+    assert [(r["period_start"], r["period_end"], r["gpu_hours_used"]) for r in reports] == [
+        ("2026-12-01T05:00:00Z", "2026-12-01T06:00:00Z", "4.00")]
 
 
 # --- a live scrape of a DCGM-style exporter ------------------------------------------------------
