@@ -76,26 +76,30 @@ class DocketClient:
     def windows_url(self) -> str:
         return f"{self.base_url}/api/v1/windows/?" + urllib.parse.urlencode({"cluster": self.cluster})
 
-    def fetch_windows(self, *, etag: str | None = None) -> WindowsSnapshot | None:
-        """All current windows, following `next`; None when Docket answers 304 to `etag`.
+    def fetch_windows(self, *, etag: str | None = None, ends_after: datetime | None = None) -> WindowsSnapshot | None:
+        """All current windows (or all ending after `ends_after`), following `next`; None when
+        Docket answers 304 to `etag`.
 
         Raises DocketError on transport errors, unexpected statuses, malformed JSON or
         windows, and when the pages keep disagreeing on the plan version.
         """
+        url = self.windows_url
+        if ends_after is not None:
+            url += "&" + urllib.parse.urlencode({"ends_after": ends_after.astimezone(UTC).isoformat()})
         for _attempt in range(MAX_FETCH_ATTEMPTS):
             try:
-                return self._fetch_all_pages(etag)
+                return self._fetch_all_pages(url, etag)
             except _PlanChanged:
                 continue
         raise DocketError(f"the plan kept changing while reading {MAX_FETCH_ATTEMPTS} times; try again later")
 
-    def _fetch_all_pages(self, etag: str | None) -> WindowsSnapshot | None:
+    def _fetch_all_pages(self, url: str, etag: str | None) -> WindowsSnapshot | None:
         headers = {"If-None-Match": etag} if etag else {}
-        status, body, response_headers = self._request("GET", self.windows_url, headers=headers)
+        status, body, response_headers = self._request("GET", url, headers=headers)
         if status == 304:
             return None
         first_etag = response_headers.get("ETag")
-        page = _json_object(body, self.windows_url)
+        page = _json_object(body, url)
         plan_version = page.get("plan_version")
         cursor = page.get("cursor")
         results: list[Any] = []
@@ -109,7 +113,7 @@ class DocketClient:
             next_url = page.get("next")
             if not next_url:
                 break
-            next_url = urllib.parse.urljoin(self.windows_url, str(next_url))
+            next_url = urllib.parse.urljoin(url, str(next_url))
             if _origin(next_url) != self._origin:
                 raise DocketError(f"refusing to send the token to {next_url}: not Docket's origin {self.base_url}")
             _status, body, _headers = self._request("GET", next_url)

@@ -6,7 +6,7 @@ Django), as
     python -m allocations.adapters.prometheus_usage --url URL --token TOKEN --cluster SLUG \
         --prometheus PROM_URL --pool POOL [--label namespace] [--team-map VALUE=TEAM ...] \
         [--team-accounts] [--selector 'modelName=~".*A100.*"'] [--since ISO] [--until ISO] \
-        [--period SECONDS] [--step SECONDS] [--dry-run]
+        [--period SECONDS] [--step SECONDS] [--delay SECONDS] [--no-windows] [--dry-run]
 
 For every period of `--period` seconds (aligned to multiples of it since the epoch) between
 `--since` and `--until` (default: the last period complete `--delay` seconds ago, so that late
@@ -16,7 +16,8 @@ report (docs/adapters.md, "Prometheus / DCGM usage collector", has the long form
 - which GPUs a team holds comes from the label `--label` (default `namespace`, as
   dcgm-exporter's Kubernetes mapping sets it) of `DCGM_FI_DEV_GPU_UTIL`; the label's value
   is turned into a Docket team by `--team-map VALUE=TEAM`, or, with `--team-accounts`, read
-  as the team's account on the cluster (from the windows Docket serves); a value that maps
+  as the team's account on the cluster (from the windows Docket serves that end after the
+  first period's start); a value that maps
   to no team is skipped and named in the output; values mapped to one team are added up;
 - the period is cut into steps of `--step` seconds, [t, t + step); a GPU counts for a step
   when its series has a sample in it (`last_over_time` over the step), so
@@ -27,7 +28,10 @@ report (docs/adapters.md, "Prometheus / DCGM usage collector", has the long form
 - the idempotency key is `prom-<cluster>-<pool>-<team>-<start>-<end>` (compact UTC times),
   so running the collector twice over the same time posts nothing new, and a rerun after
   Prometheus learned more (a late scrape) gets 409 and changes nothing;
-- a team with no GPU in a period gets no report: no data is not zero use.
+- a team with no GPU in a period gets no report: no data is not zero use;
+- a report names the team's window on the pool that holds most GPU-hours of its period (from
+  the windows API, `ends_after` the first period's start), so that utilization can be read per
+  window; none without such a window, or with `--no-windows`.
 
 Exit codes: 0 every report stored or already stored; 1 Docket refused a report (400 or 409,
 printed with its reason); 2 Prometheus or Docket could not be used.
@@ -52,7 +56,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
-from allocations.adapters.base import WindowFormatError, parse_utc
+from allocations.adapters.base import DesiredWindow, WindowFormatError, parse_utc
 from allocations.adapters.client import DocketClient, DocketError
 
 METRIC = "DCGM_FI_DEV_GPU_UTIL"
@@ -203,12 +207,12 @@ class RunResult:
     skipped: int = 0
 
 
-def usage_body(usage: TeamUsage, *, team: str, pool: str, cluster: str) -> dict[str, Any]:
+def usage_body(usage: TeamUsage, *, team: str, pool: str, cluster: str, window: int | None = None) -> dict[str, Any]:
     """The body of `POST /api/v1/usage/` for one team's period."""
     return {
         "team": team,
         "pool": pool,
-        "window": None,
+        "window": window,
         "period_start": usage.period_start.isoformat().replace("+00:00", "Z"),
         "period_end": usage.period_end.isoformat().replace("+00:00", "Z"),
         "gpu_hours_used": str(usage.gpu_hours),
@@ -219,6 +223,21 @@ def usage_body(usage: TeamUsage, *, team: str, pool: str, cluster: str) -> dict[
     }
 
 
+def window_for(windows: Sequence[DesiredWindow], *, team: str, pool: str, start: datetime,
+               end: datetime) -> int | None:
+    """The team's window on the pool that holds most GPU-hours of [start, end) (the lowest id on a tie), if any."""
+    best: tuple[float, int] | None = None
+    for window in windows:
+        if window.team != team or window.pool != pool:
+            continue
+        overlap = (min(end, window.end) - max(start, window.start)).total_seconds()
+        if overlap <= 0:
+            continue
+        rank = (-overlap * window.gpu_count, window.id)
+        best = rank if best is None or rank < best else best
+    return best[1] if best else None
+
+
 def run(
     *,
     docket: DocketClient,
@@ -226,6 +245,7 @@ def run(
     pool: str,
     label: str,
     team_map: Mapping[str, str],
+    windows: Sequence[DesiredWindow] = (),
     selector: str,
     since: datetime,
     until: datetime,
@@ -247,8 +267,10 @@ def run(
                 continue
             by_team[team] = usage if team not in by_team else by_team[team].plus(usage)
         for team, usage in sorted(by_team.items()):
-            body = usage_body(usage, team=team, pool=pool, cluster=docket.cluster)
-            line = (f"{start:%Y-%m-%d %H:%M}–{end:%Y-%m-%d %H:%M} {team} ({label}={usage.label_value}): "
+            body = usage_body(usage, team=team, pool=pool, cluster=docket.cluster,
+                              window=window_for(windows, team=team, pool=pool, start=start, end=end))
+            in_window = f" in window {body['window']}" if body["window"] else ""
+            line = (f"{start:%Y-%m-%d %H:%M}–{end:%Y-%m-%d %H:%M} {team}{in_window} ({label}={usage.label_value}): "
                     f"{body['gpu_hours_used']} GPU-h ({usage.gpu_seconds:.0f} GPU-seconds) at "
                     f"{body['mean_utilization_pct']}%")
             if dry_run:
@@ -275,10 +297,8 @@ def run(
     return result
 
 
-def accounts_map(docket: DocketClient) -> dict[str, str]:
-    """Each team's account on the cluster → its slug, from the windows Docket serves for the cluster."""
-    snapshot = docket.fetch_windows()
-    windows = snapshot.windows if snapshot else []
+def accounts_map(windows: Sequence[DesiredWindow]) -> dict[str, str]:
+    """Each team's account on the cluster → its slug, from the cluster's windows."""
     return {window.account: window.team for window in windows if window.account}
 
 
@@ -315,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the last period ends at or before this (default: now minus --delay)")
     parser.add_argument("--delay", type=_seconds, default=120, metavar="SECONDS",
                         help="without --until, leave the last this many seconds for late scrapes (120)")
+    parser.add_argument("--no-windows", action="store_true",
+                        help="post reports without a window (default: the team's window on the pool that overlaps "
+                             "the period most, from Docket's windows API)")
     parser.add_argument("--dry-run", action="store_true", help="print the reports; post nothing")
     return parser
 
@@ -373,11 +396,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, now: d
         sys.stdout.reconfigure(line_buffering=True)
     stream = out or sys.stdout
     try:
-        team_map = dict(accounts_map(docket)) if args.team_accounts else {}
+        windows: list[DesiredWindow] = []
+        if args.team_accounts or not args.no_windows:
+            snapshot = docket.fetch_windows(ends_after=since)  # every window that overlaps a period, and more
+            windows = snapshot.windows if snapshot else []
+        team_map = accounts_map(windows) if args.team_accounts else {}
         team_map.update(dict(args.team_map))
         result = run(docket=docket, prometheus=prometheus, pool=args.pool, label=args.label, team_map=team_map,
-                     selector=args.selector, since=since, until=until, period=period, step_s=args.step,
-                     dry_run=args.dry_run, out=stream)
+                     windows=[] if args.no_windows else windows, selector=args.selector, since=since, until=until,
+                     period=period, step_s=args.step, dry_run=args.dry_run, out=stream)
     except (DocketError, PrometheusError) as exc:
         print(f"usage collection failed: {exc}", file=stream)
         return 2

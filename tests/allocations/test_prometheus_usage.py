@@ -54,7 +54,35 @@ def test_a_wrong_command_line_is_refused_naming_the_option(args, message, capsys
 
 def test_an_unreachable_prometheus_is_exit_2_with_the_reason():
     out = io.StringIO()
+    code = main([*BASE, "--team-map", "a=a", "--no-windows", "--since", "2026-12-01T00:00:00Z",
+                 "--until", "2026-12-01T01:00:00Z"], out=out)
+    assert code == 2
+    assert "usage collection failed: http://127.0.0.1:9/api/v1/query_range" in out.getvalue()
+
+
+def test_an_unreachable_docket_is_exit_2_with_the_reason():
+    out = io.StringIO()
     code = main([*BASE, "--team-map", "a=a", "--since", "2026-12-01T00:00:00Z", "--until", "2026-12-01T01:00:00Z"],
                 out=out)
     assert code == 2
-    assert "usage collection failed: http://127.0.0.1:9/api/v1/query_range" in out.getvalue()
+    assert "usage collection failed: GET http://127.0.0.1:9/api/v1/windows/?cluster=atlas&ends_after=" in out.getvalue()
+
+
+def window(id_: int, start_h: int, end_h: int, *, gpus: int = 8, team: str = "team-a", pool: str = "a100"):
+    from allocations.adapters.base import DesiredWindow
+
+    return DesiredWindow(id=id_, plan_version=1, cluster="atlas", pool=pool, gpu_model="A100", scheduler_label="a100",
+                         gpu_count=gpus, gpus_per_node=8, start=T + timedelta(hours=start_h),
+                         end=T + timedelta(hours=end_h), team=team, account=None, tier="standard", request_id=None)
+
+
+def test_a_report_names_the_teams_window_on_the_pool_holding_most_of_its_period():
+    from allocations.adapters.prometheus_usage import window_for
+
+    hour = {"start": T + timedelta(hours=9), "end": T + timedelta(hours=10)}
+    windows = [window(1, 0, 9), window(2, 9, 12, gpus=4), window(3, 9, 10, gpus=8), window(4, 0, 24, team="team-b"),
+               window(5, 0, 24, pool="h100")]
+    assert window_for(windows, team="team-a", pool="a100", **hour) == 3  # 8 GPU-hours of the hour beat 4
+    assert window_for([window(7, 9, 10), window(6, 8, 11)], team="team-a", pool="a100", **hour) == 6  # a tie
+    assert window_for(windows, team="team-c", pool="a100", **hour) is None
+    assert window_for([window(1, 0, 9)], team="team-a", pool="a100", **hour) is None  # ends as the hour starts

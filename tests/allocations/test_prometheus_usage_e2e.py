@@ -108,7 +108,9 @@ def history_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
 def test_the_collector_posts_what_prometheus_measured_per_team_and_period(world, live_server, history_prometheus):
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="ml-b")
-    publish([W(world.a100, world.team_b, 8, 0, 24 * 7, ref=1)])  # a current window: how --team-accounts finds ml-b
+    # team-b's window this week: how --team-accounts finds ml-b, and the window its report names.
+    plan = publish([W(world.a100, world.team_b, 8, 0, 24 * 7, ref=1)])
+    window = plan.windows.get()
     token = token_for(world.atlas, "prometheus-usage")
     args = ("--prometheus", history_prometheus, "--team-map", "team-a=team-a", "--team-accounts",
             "--selector", 'modelName=~".*A100.*"', "--period", str(6 * 3600), "--step", str(STEP),
@@ -122,6 +124,9 @@ def test_the_collector_posts_what_prometheus_measured_per_team_and_period(world,
     team_b = {("team-b", periods[1][0], periods[1][1], Decimal("13.50"), Decimal("23.3"))}
     assert stored() == team_a | team_b, output
     assert "skipped namespace=research-x: it maps to no Docket team" in output
+    assert UsageRecord.objects.get(team=world.team_b).window == window
+    assert not UsageRecord.objects.filter(team=world.team_a, window__isnull=False).exists()  # team-a has none
+    assert f"team-b in window {window.pk} (namespace=ml-b)" in output
     assert "5 stored, 0 already stored, 0 refused" in output
     keys = set(UsageRecord.objects.values_list("idempotency_key", flat=True))
     assert "prom-atlas-a100-team-b-20261201T060000Z-20261201T120000Z" in keys
@@ -157,7 +162,8 @@ def test_a_report_docket_refuses_is_printed_with_its_reason_and_nothing_else_cha
 def test_a_dry_run_prints_the_reports_and_posts_nothing(world, live_server, history_prometheus):
     code, output = collect("--prometheus", history_prometheus, "--team-map", "team-a=team-a", "--period", "3600",
                            "--since", (DAY + timedelta(hours=9)).isoformat(),
-                           "--until", (DAY + timedelta(hours=10)).isoformat(), "--dry-run", token="unused",
+                           "--until", (DAY + timedelta(hours=10)).isoformat(), "--dry-run", "--no-windows",
+                           token="unused",
                            url=live_server.url)
     assert code == 0, output
     match = re.search(r"^would post .*?: (\{.*\})$", output, re.M)
@@ -172,7 +178,8 @@ def test_without_since_and_until_it_reports_the_last_period_complete_before_the_
     out = io.StringIO()
     code = main(["--url", "http://127.0.0.1:9", "--token", "unused", "--cluster", "atlas", "--pool", "a100",
                  "--prometheus", history_prometheus, "--team-map", "team-a=team-a", "--selector",
-                 'modelName=~".*A100.*"', "--dry-run"], out=out, now=DAY + timedelta(hours=7, minutes=1))
+                 'modelName=~".*A100.*"', "--dry-run", "--no-windows"], out=out,
+                now=DAY + timedelta(hours=7, minutes=1))
     assert code == 0, out.getvalue()
     # 07:01 less the 2-minute delay is 06:59: the last complete hour is 05:00–06:00.
     reports = [json.loads(line.split(": ", 2)[2]) for line in out.getvalue().splitlines()
@@ -225,7 +232,7 @@ def test_the_collector_reads_a_live_scrape_of_a_dcgm_exporter(tmp_path: Path, li
             code, output = collect("--prometheus", server.url, "--team-map", "team-a=team-a",
                                    "--team-map", "team-b=team-b", "--period", "10", "--step", "5",
                                    "--since", since.isoformat(), "--until", until.isoformat(), "--dry-run",
-                                   token="unused", url=live_server.url)
+                                   "--no-windows", token="unused", url=live_server.url)
     finally:
         exporter.shutdown()
         exporter.server_close()
