@@ -6,10 +6,9 @@ publishing glue all call these.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -19,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations import selectors, signals
+from allocations import selectors, signals, usage_fit
 from allocations.engine import EngineWindow, Explanation
 from allocations.explanations import explanation_text, reasons_as_json
 from allocations.models import (
@@ -523,33 +522,14 @@ def _usage_check(
     return window
 
 
-@dataclass(frozen=True)
-class Overfull:
-    """A span whose reports, the new one included, hold more GPU-hours than the pool over the span."""
-
-    start: datetime
-    end: datetime
-    gpu_hours: Decimal
-    capacity_gpu_hours: Decimal
-
-
 def _usage_fits_pool(
     *, pool: GpuPool, period_start: datetime, period_end: datetime, gpu_hours_used: Decimal, horizon: datetime
-) -> Overfull | None:
+) -> usage_fit.Overfull | None:
     """The worst span the new report would overfill together with the pool's stored reports, or None.
 
-    A report says only how many GPU-hours a team used somewhere inside its period, not when.
-    Reports can all be true at once exactly when, for every span [a, b], the GPU-hours of the
-    reports lying wholly inside it fit in GPUs × (b − a) (the feasibility condition of
-    preemptive scheduling with release times and deadlines, the pool being one machine that
-    does `gpu_count` GPU-hours per hour). The stored reports passed this check when they came,
-    so only spans containing the new period can break; and a span may be cut at any instant
-    that no report straddles without losing what it proves. So the spans checked are those
-    from a start to an end of the reports chained to the new one by overlapping periods (its
-    "cluster"), each counting every report wholly inside it, the new one included. Partial
-    overlaps are not prorated: a day's report beside an hour's is refused only if the day
-    cannot hold both. Reports ending before the retention horizon are left out (that can only
-    accept more, never refuse a true report).
+    Reads the reports chained to the new one by overlapping periods (allocations/usage_fit.py
+    says why those are enough) and finds the worst span among them. Reports ending before the
+    retention horizon are left out: that can only accept more, never refuse a true report.
     """
     lo, hi = period_start, period_end
     rows: list[tuple[datetime, datetime, Decimal]] = []
@@ -563,82 +543,9 @@ def _usage_fits_pool(
         if (new_lo, new_hi) == (lo, hi):
             break
         lo, hi = new_lo, new_hi
-    chained = _chained([(_us(start), _us(end), hours) for start, end, hours in rows],
-                       start=_us(period_start), end=_us(period_end))
+    rows_us = [(usage_fit.us(start), usage_fit.us(end), hours) for start, end, hours in rows]
+    chained = usage_fit.chained(rows_us, start=usage_fit.us(period_start), end=usage_fit.us(period_end))
     if not chained:
         return None  # the report alone fits its period (checked before)
-    return _worst_span(chained, start=_us(period_start), end=_us(period_end), gpu_hours=gpu_hours_used,
-                       gpus=pool.gpu_count)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US_PER_HOUR = 3_600_000_000
-_Row = tuple[int, int, Decimal]  # a report's period in microseconds since the epoch, and its GPU-hours
-
-
-def _us(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(microseconds=1)
-
-
-def _instant(us: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=us)
-
-
-def _chained(rows: list[_Row], *, start: int, end: int) -> list[_Row]:
-    """The rows chained to [start, end) by overlapping periods (periods that only touch do not chain)."""
-    group: list[_Row] = []
-    group_end, has_new = None, False
-    for row in sorted([*rows, (start, end, Decimal(-1))], key=lambda row: row[0]):
-        if group_end is None or row[0] >= group_end:
-            if has_new:
-                break
-            group, group_end = [], row[1]
-        group.append(row)
-        group_end = max(group_end, row[1])
-        has_new = has_new or row[2] < 0
-    return [row for row in group if row[2] >= 0]
-
-
-def _worst_span(rows: list[_Row], *, start: int, end: int, gpu_hours: Decimal, gpus: int) -> Overfull | None:
-    """The span [a, b] ⊇ [start, end) whose reports (rows wholly inside it, plus the new one) most exceed
-    gpus × (b − a), a a start of rows before `start` or `start`, b an end of rows after `end` or `end`.
-
-    In GPU-microseconds, the excess of [a, b] is V(a) + (R(b) + new) − gpus × b, where
-    V(a) = gpus × a + the rows ending by `end` that start at a or later (a suffix sum), R(b) = the
-    rows starting at `start` or later that end after `end`, by b; a row starting before `start` and
-    ending after `end` adds to V(a) for a ≤ its start once b reaches its end. One sweep over b.
-    """
-    a_list = sorted({start, *(row[0] for row in rows if row[0] < start)})
-    early = sorted((row[0], row[2]) for row in rows if row[1] <= end)
-    suffix = [Decimal(0)] * (len(early) + 1)
-    for i in range(len(early) - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + early[i][1]
-    value = [gpus * a + suffix[bisect.bisect_left(early, (a, Decimal(-1)))] * _US_PER_HOUR for a in a_list]
-    later = sorted((row[1], row[2]) for row in rows if row[1] > end and row[0] >= start)
-    around = sorted((row[1], row[0], row[2]) for row in rows if row[1] > end and row[0] < start)
-    best = max(range(len(a_list)), key=value.__getitem__)
-    right, taken_later, taken_around = Decimal(0), 0, 0
-    worst: Overfull | None = None
-    worst_excess: Decimal | int = 0
-    for b in sorted({end, *(row[1] for row in rows if row[1] > end)}):
-        while taken_later < len(later) and later[taken_later][0] <= b:
-            right += later[taken_later][1]
-            taken_later += 1
-        changed = False
-        while taken_around < len(around) and around[taken_around][0] <= b:
-            _end, row_start, hours = around[taken_around]
-            for i, a in enumerate(a_list):
-                if a <= row_start:
-                    value[i] += hours * _US_PER_HOUR
-            taken_around += 1
-            changed = True
-        if changed:
-            best = max(range(len(a_list)), key=value.__getitem__)
-        excess = value[best] + (right + gpu_hours) * _US_PER_HOUR - gpus * b
-        if excess > worst_excess:
-            a = a_list[best]
-            worst_excess = excess
-            worst = Overfull(start=_instant(a), end=_instant(b),
-                             gpu_hours=(value[best] - gpus * a) / _US_PER_HOUR + right + gpu_hours,
-                             capacity_gpu_hours=Decimal(gpus * (b - a)) / _US_PER_HOUR)
-    return worst
+    return usage_fit.worst_span(chained, start=usage_fit.us(period_start), end=usage_fit.us(period_end),
+                                gpu_hours=gpu_hours_used, gpus=pool.gpu_count)

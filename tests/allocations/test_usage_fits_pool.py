@@ -1,6 +1,6 @@
 """The rule that usage reports of one pool must fit in it together, against a brute force on random reports.
 
-`services._chained` and `services._worst_span` check only the spans that contain the new report and
+`usage_fit.chained` and `usage_fit.worst_span` check only the spans that contain the new report and
 are bounded by the reports chained to it. That is enough exactly when the stored reports fit among
 themselves: the brute force here checks every span bounded by any two report times, of all reports.
 Reports are drawn at random (fixed seed); each is stored only if the brute force accepts it, so the
@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pytest
 
-from allocations.services import _chained, _worst_span
+from allocations.usage_fit import chained, worst_span
 
 GPUS = 4
 HOUR = 3_600_000_000  # µs
@@ -35,8 +35,8 @@ def fits_everywhere(rows: list[tuple[int, int, Decimal]]) -> bool:
 
 
 def accepted(rows: list[tuple[int, int, Decimal]], new: tuple[int, int, Decimal]) -> bool:
-    chained = _chained(rows, start=new[0], end=new[1])
-    return _worst_span(chained, start=new[0], end=new[1], gpu_hours=new[2], gpus=GPUS) is None if chained else True
+    around = chained(rows, start=new[0], end=new[1])
+    return worst_span(around, start=new[0], end=new[1], gpu_hours=new[2], gpus=GPUS) is None if around else True
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -60,7 +60,7 @@ def test_the_service_accepts_exactly_what_can_be_true(seed):
 
 def test_the_worst_span_names_the_span_and_its_numbers():
     rows = [(0, 2 * HOUR, Decimal(8)), (1 * HOUR, 3 * HOUR, Decimal(4))]  # [0, 3 h) holds 12 of 12
-    worst = _worst_span(_chained(rows, start=2 * HOUR, end=3 * HOUR), start=2 * HOUR, end=3 * HOUR,
+    worst = worst_span(chained(rows, start=2 * HOUR, end=3 * HOUR), start=2 * HOUR, end=3 * HOUR,
                         gpu_hours=Decimal("0.5"), gpus=GPUS)
     assert worst is not None
     assert (worst.start.hour, worst.end.hour) == (0, 3)
