@@ -170,6 +170,8 @@ class UsageRecord(models.Model):
         indexes = [
             # Fair share and dashboards: a period's usage summed per team.
             models.Index(fields=["period_start", "team"], name="usagerecord_period_team_idx"),
+            # A new report's capacity check: the pool's reports ending after a time (services._usage_fits_pool).
+            models.Index(fields=["pool", "period_end"], name="usagerecord_pool_end_idx"),
         ]
 
     def __str__(self) -> str:

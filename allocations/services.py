@@ -12,18 +12,20 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations import selectors, signals
+from allocations import selectors, signals, usage_fit
 from allocations.engine import EngineWindow, Explanation
 from allocations.explanations import explanation_text, reasons_as_json
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
     Cluster,
+    ClusterAccount,
     GpuPool,
     PlanExplanation,
     PlanSequence,
@@ -42,6 +44,9 @@ TOKEN_PREFIX = "dks_"  # noqa: S105 (a prefix, not a secret)
 TOKEN_PREFIX_SHOWN = 12  # characters of the token kept in clear, to tell tokens apart
 LAST_SEEN_RESOLUTION = timedelta(minutes=1)  # write last_seen_at at most this often per client
 FUTURE_SKEW = timedelta(minutes=5)  # clocks of scheduler hosts may run a little ahead
+# Reads that widen the span around a new usage report to the reports chained to it, before reading the
+# whole retention window at once instead (a long chain of staggered periods).
+CLUSTER_WALK_STEPS = 8
 
 # --- publishing -------------------------------------------------------------------------------
 
@@ -397,10 +402,17 @@ def usage_record(
 
     Idempotent on (pool, idempotency_key): the same key with the same data returns the first
     record and changes nothing (`replayed`); with different data it raises
-    IdempotencyConflict and changes nothing. Bad data raises ValidationError keyed by field
-    and stores nothing: a pool or window of another cluster, a window of another team or
-    pool or not overlapping the period, a period ending in the future, or more GPU-hours
-    than the pool holds over the period.
+    IdempotencyConflict and changes nothing. A report that cannot be true raises
+    ValidationError keyed by field and stores nothing: a pool or window of another cluster, a
+    window of another team or pool or not overlapping the period, a team with neither an
+    account on the cluster nor a window on the pool, a period that starts before the
+    retention horizon (DOCKET_USAGE_MAX_AGE_DAYS) or ends in the future, more GPU-hours than
+    the pool holds over the period, or more than it holds together with the pool's other
+    reports (`_usage_fits_pool`, docs/adapters.md "Usage reports Docket refuses").
+
+    The pool's row is locked (SELECT ... FOR UPDATE) from the key's lookup to the insert, so
+    concurrent reports of one pool are checked one after the other and cannot together
+    overfill it.
     """
     now = now or timezone.now()
     cluster = client.cluster
@@ -416,35 +428,47 @@ def usage_record(
         "mean_utilization_pct": mean_utilization_pct,
         "mean_queue_wait_minutes": mean_queue_wait_minutes,
     }
-    existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
-    if existing is not None:
-        if _same_usage(existing, team=team, window_id=window_id, values=values):
-            return UsageResult(record=existing, replayed=True)
-        raise IdempotencyConflict(existing)
-
-    window = _usage_check(cluster=cluster, pool=pool, team=team, team_slug=team_slug, window_id=window_id,
-                          period_start=period_start, period_end=period_end, gpu_hours_used=gpu_hours_used, now=now)
-    assert team is not None, "_usage_check refuses an unknown team"
-
-    try:
-        with transaction.atomic():
-            record = UsageRecord.objects.create(
-                pool=pool,
-                team=team,
-                window=window,
-                idempotency_key=idempotency_key,
-                reported_by=client.name,
-                **values,
-            )
-    except IntegrityError:
-        # The same key won a race against us: answer as it was answered.
+    with transaction.atomic():
+        pool = GpuPool.objects.select_for_update().get(pk=pool.pk)
         existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
-        if existing is None:
-            raise
-        if _same_usage(existing, team=team, window_id=window_id, values=values):
-            return UsageResult(record=existing, replayed=True)
-        raise IdempotencyConflict(existing) from None
+        if existing is not None:
+            if _same_usage(existing, team=team, window_id=window_id, values=values):
+                return UsageResult(record=existing, replayed=True)
+            raise IdempotencyConflict(existing)
+
+        window = _usage_check(cluster=cluster, pool=pool, team=team, team_slug=team_slug, window_id=window_id,
+                              period_start=period_start, period_end=period_end, gpu_hours_used=gpu_hours_used,
+                              now=now)
+        assert team is not None, "_usage_check refuses an unknown team"
+        try:
+            with transaction.atomic():
+                record = UsageRecord.objects.create(
+                    pool=pool,
+                    team=team,
+                    window=window,
+                    idempotency_key=idempotency_key,
+                    reported_by=client.name,
+                    **values,
+                )
+        except IntegrityError:
+            # The same key won a race against us (only where the pool's lock is not taken, e.g.
+            # SQLite): answer as it was answered.
+            existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
+            if existing is None:
+                raise
+            if _same_usage(existing, team=team, window_id=window_id, values=values):
+                return UsageResult(record=existing, replayed=True)
+            raise IdempotencyConflict(existing) from None
     return UsageResult(record=record, replayed=False)
+
+
+def _seconds(span: timedelta) -> Decimal:
+    """A duration in seconds, exactly (GPU-hours are compared as GPU-seconds, without rounding)."""
+    return Decimal(span.days * 86400 + span.seconds) + Decimal(span.microseconds) / 1_000_000
+
+
+def _gpu_hours(value: Decimal) -> Decimal:
+    return value.quantize(Decimal("0.01"))
 
 
 def _usage_check(
@@ -455,17 +479,25 @@ def _usage_check(
     errors: dict[str, list[str]] = {}
     if team is None:
         errors["team"] = [_("No team %s.") % team_slug]
+    elif not (ClusterAccount.objects.filter(cluster=cluster, team=team).exists()
+              or AllocationWindow.objects.filter(pool=pool, team=team).exists()):
+        errors["team"] = [_("Team %(team)s has no account on cluster %(cluster)s and no window on pool %(pool)s.")
+                          % {"team": team.slug, "cluster": cluster.slug, "pool": pool.slug}]
+    horizon = now - timedelta(days=settings.DOCKET_USAGE_MAX_AGE_DAYS)
+    if period_start < horizon:
+        errors["period_start"] = [
+            _("Usage is accepted for the last %(days)s days only: the period must start at %(horizon)s or later.")
+            % {"days": settings.DOCKET_USAGE_MAX_AGE_DAYS, "horizon": horizon.isoformat()}
+        ]
     if period_end <= period_start:
         errors["period_end"] = [_("The period must end after it starts.")]
     elif period_end > now + FUTURE_SKEW:
         errors["period_end"] = [_("The period ends in the future.")]
-    else:
-        hours = Decimal((period_end - period_start).total_seconds()) / 3600
-        if gpu_hours_used > pool.gpu_count * hours:
-            errors["gpu_hours_used"] = [
-                _("%(pool)s holds %(max)s GPU-hours over this period.")
-                % {"pool": pool.slug, "max": (pool.gpu_count * hours).quantize(Decimal("0.01"))}
-            ]
+    elif gpu_hours_used * 3600 > pool.gpu_count * _seconds(period_end - period_start):
+        errors["gpu_hours_used"] = [
+            _("%(pool)s holds %(max)s GPU-hours over this period.")
+            % {"pool": pool.slug, "max": _gpu_hours(pool.gpu_count * _seconds(period_end - period_start) / 3600)}
+        ]
     window = None
     if window_id is not None:
         window = AllocationWindow.objects.filter(pk=window_id, cluster=cluster).first()
@@ -478,4 +510,42 @@ def _usage_check(
             errors["window"] = [_("Window %s does not overlap the period.") % window_id]
     if errors:
         raise ValidationError(errors)
+    overfull = _usage_fits_pool(pool=pool, period_start=period_start, period_end=period_end,
+                                gpu_hours_used=gpu_hours_used, horizon=horizon)
+    if overfull is not None:
+        raise ValidationError({"gpu_hours_used": [
+            _("With the reports already stored for %(pool)s between %(start)s and %(end)s, this one makes "
+              "%(total)s GPU-hours; the pool holds %(max)s over that span.")
+            % {"pool": pool.slug, "start": overfull.start.isoformat(), "end": overfull.end.isoformat(),
+               "total": _gpu_hours(overfull.gpu_hours), "max": _gpu_hours(overfull.capacity_gpu_hours)}
+        ]})
     return window
+
+
+def _usage_fits_pool(
+    *, pool: GpuPool, period_start: datetime, period_end: datetime, gpu_hours_used: Decimal, horizon: datetime
+) -> usage_fit.Overfull | None:
+    """The worst span the new report would overfill together with the pool's stored reports, or None.
+
+    Reads the reports chained to the new one by overlapping periods (allocations/usage_fit.py
+    says why those are enough) and finds the worst span among them. Reports ending before the
+    retention horizon are left out: that can only accept more, never refuse a true report.
+    """
+    lo, hi = period_start, period_end
+    rows: list[tuple[datetime, datetime, Decimal]] = []
+    for attempt in range(CLUSTER_WALK_STEPS + 1):
+        records = UsageRecord.objects.filter(pool=pool, period_end__gt=horizon)
+        if attempt < CLUSTER_WALK_STEPS:  # else: the whole retention window, in one read
+            records = records.filter(period_start__lt=hi, period_end__gt=lo)
+        rows = list(records.values_list("period_start", "period_end", "gpu_hours_used"))
+        new_lo = min([lo, *(start for start, _end, _hours in rows)])
+        new_hi = max([hi, *(end for _start, end, _hours in rows)])
+        if (new_lo, new_hi) == (lo, hi):
+            break
+        lo, hi = new_lo, new_hi
+    rows_us = [(usage_fit.us(start), usage_fit.us(end), hours) for start, end, hours in rows]
+    chained = usage_fit.chained(rows_us, start=usage_fit.us(period_start), end=usage_fit.us(period_end))
+    if not chained:
+        return None  # the report alone fits its period (checked before)
+    return usage_fit.worst_span(chained, start=usage_fit.us(period_start), end=usage_fit.us(period_end),
+                                gpu_hours=gpu_hours_used, gpus=pool.gpu_count)

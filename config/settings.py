@@ -453,6 +453,9 @@ DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1, maximum=50)
 # The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)
 DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1, maximum=520)
+# How far back a scheduler's usage report may start (days): older periods are refused with 400. The default
+# covers the fair share's default 8 trailing weeks.
+DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, maximum=3650)
 # How long after a week's first publication its teams may appeal an outcome (hours; at most four weeks).
 DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).

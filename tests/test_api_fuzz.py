@@ -56,11 +56,12 @@ RULES_BEYOND_THE_SCHEMA: dict[tuple[str, str], dict[str, str]] = {
         "as_of": "a change sequence the server still holds",
     },
     ("POST", "/api/v1/usage/"): {
+        "period_start": "within the retention horizon (DOCKET_USAGE_MAX_AGE_DAYS)",
         "period_end": "after period_start, and not in the future",
-        "team": "an existing team",
+        "team": "an existing team with an account on the cluster or a window on the pool",
         "pool": "a pool of the token's cluster",
         "window": "a window of the token's cluster, that team and pool, overlapping the period",
-        "gpu_hours_used": "at most the pool's GPUs times the period's hours",
+        "gpu_hours_used": "what the pool holds over the period, with the pool's other reports",
     },
     ("POST", "/api/v1/requests/{id}/corrections/"): {
         "reason": "not only spaces",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from allocations.models import ClusterAccount
 from committee.models import GpuRequest
 from tests.committee.review_api import request_body
 from tests.committee.reviewing import two_requests_in_review
@@ -33,7 +34,8 @@ def test_usage_refuses_a_decimal_not_written_as_documented(scheduler, name, valu
 
 
 @pytest.mark.parametrize("value", ["10", "10.5", "0.5", ".5", "100", "100.0"])
-def test_usage_takes_a_decimal_written_as_documented(scheduler, value):
+def test_usage_takes_a_decimal_written_as_documented(scheduler, world, value):
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a")  # a team of atlas
     response = scheduler.post("/api/v1/usage/", usage(mean_utilization_pct=value), format="json")
     assert response.status_code == 201, response.json()
 

@@ -1,14 +1,13 @@
 """A real Prometheus (Debian's `prometheus`) scrapes Docket's /metrics, and its query API answers Docket's gauges.
 
-Prometheus runs with a private config, data folder and port, scraping pytest-django's live server every
-second; it is stopped by its pid. The docs' alert rules are checked by promtool and loaded into the
+Prometheus runs with a private config, data folder and port (tests/prometheus.py), scraping pytest-django's
+live server every second; it is stopped by its pid. The docs' alert rules are checked by promtool and loaded into the
 same Prometheus, so a rule that does not parse, or names a gauge Docket does not have, fails here.
 Locally a missing `prometheus` skips; in CI (CI=true) it fails.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import urllib.parse
@@ -19,10 +18,8 @@ from typing import Any
 import pytest
 
 from tests.metrics_world import build_metrics_world
-from tests.processes import ROOT, free_port, log_tail, require_tool, stop, wait_until
-
-PROMETHEUS = "/usr/bin/prometheus"
-PROMTOOL = "/usr/bin/promtool"
+from tests.processes import ROOT, log_tail, require_tool, wait_until
+from tests.prometheus import PROMETHEUS, PROMTOOL, prometheus
 
 
 def alert_rules_from_docs() -> str:
@@ -31,19 +28,6 @@ def alert_rules_from_docs() -> str:
     match = re.search(r"<!-- alert-rules -->\s*```yaml\n(.*?)```", text, re.S)
     assert match, "docs/operations.md has no ```yaml block after <!-- alert-rules -->"
     return match.group(1)
-
-
-def query(base: str, promql: str) -> list[dict[str, Any]]:
-    url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
-    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback)
-        body = json.load(response)
-    assert body["status"] == "success", body
-    return list(body["data"]["result"])
-
-
-def value(base: str, promql: str) -> float | None:
-    result = query(base, promql)
-    return float(result[0]["value"][1]) if result else None
 
 
 def test_the_docs_alert_rules_pass_promtool(tmp_path: Path) -> None:
@@ -62,7 +46,7 @@ def test_prometheus_scrapes_docket_and_answers_its_gauges(world: Any, live_serve
     expected = build_metrics_world(world)
     target = live_server.url.removeprefix("http://")
     (tmp_path / "docket-alerts.yml").write_text(alert_rules_from_docs())
-    (tmp_path / "prometheus.yml").write_text(
+    config = (
         "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
         "rule_files: [docket-alerts.yml]\n"
         "scrape_configs:\n"
@@ -70,43 +54,20 @@ def test_prometheus_scrapes_docket_and_answers_its_gauges(world: Any, live_serve
         "    metrics_path: /metrics\n"
         f"    static_configs: [{{targets: ['{target}']}}]\n"
     )
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = tmp_path / "prometheus.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}",
-             f"--web.listen-address=127.0.0.1:{port}"],
-            cwd=tmp_path, stdout=sink, stderr=subprocess.STDOUT,
-        )
-    try:
-        def up() -> bool:
-            if process.poll() is not None:
-                raise AssertionError(f"prometheus exited with {process.returncode}:\n{log_tail(log)}")
-            return value(base, 'up{job="docket"}') == 1 if _ready(base) else False
-
+    with prometheus(tmp_path, config) as server:
         # Prometheus 2.42 takes its first sample about 5 s after it starts (target discovery is batched).
-        wait_until(up, timeout=40, what=lambda: f"Prometheus scraping {target}:\n{log_tail(log)}", interval=0.5)
-        wait_until(lambda: value(base, "docket_outbox_backlog") is not None, timeout=20,
+        wait_until(lambda: server.value('up{job="docket"}') == 1, timeout=40,
+                   what=lambda: f"Prometheus scraping {target}:\n{log_tail(server.log)}", interval=0.5)
+        wait_until(lambda: server.value("docket_outbox_backlog") is not None, timeout=20,
                    what="docket_outbox_backlog in Prometheus")
         for name, want in expected.items():
-            got = value(base, name)
+            got = server.value(name)
             assert got == pytest.approx(want, abs=60), f"{name}: Prometheus says {got}, the database {want}"
         # The rule built on the failing window fires: it starts in 2 h, and the rule looks 30 min ahead (not yet);
         # the backlog rule fires (the oldest message waits 15 min).
-        wait_until(lambda: query(base, 'ALERTS{alertname="DocketOutboxBacklogOld"}'), timeout=20,
+        wait_until(lambda: server.query('ALERTS{alertname="DocketOutboxBacklogOld"}'), timeout=20,
                    what="the DocketOutboxBacklogOld alert")
-        assert not query(base, 'ALERTS{alertname="DocketWindowNotSyncedBeforeStart"}')
-    finally:
-        stop(process)
-
-
-def _ready(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as response:  # noqa: S310 (loopback)
-            return int(response.status) == 200
-    except OSError:
-        return False
+        assert not server.query('ALERTS{alertname="DocketWindowNotSyncedBeforeStart"}')
 
 
 @pytest.mark.django_db(transaction=True)

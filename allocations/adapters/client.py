@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -32,7 +32,22 @@ MAX_FETCH_ATTEMPTS = 3
 
 
 class DocketError(Exception):
-    """Docket could not be reached or answered something the contract does not allow."""
+    """Docket could not be reached or answered something the contract does not allow.
+
+    `status` is the HTTP status when Docket answered one (400, 409, ...), else None.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class UsagePosted:
+    """Docket's answer to one usage report: the stored record, and whether the key had been seen before."""
+
+    record: dict[str, Any]
+    replayed: bool
 
 
 @dataclass(frozen=True)
@@ -61,26 +76,30 @@ class DocketClient:
     def windows_url(self) -> str:
         return f"{self.base_url}/api/v1/windows/?" + urllib.parse.urlencode({"cluster": self.cluster})
 
-    def fetch_windows(self, *, etag: str | None = None) -> WindowsSnapshot | None:
-        """All current windows, following `next`; None when Docket answers 304 to `etag`.
+    def fetch_windows(self, *, etag: str | None = None, ends_after: datetime | None = None) -> WindowsSnapshot | None:
+        """All current windows (or all ending after `ends_after`), following `next`; None when
+        Docket answers 304 to `etag`.
 
         Raises DocketError on transport errors, unexpected statuses, malformed JSON or
         windows, and when the pages keep disagreeing on the plan version.
         """
+        url = self.windows_url
+        if ends_after is not None:
+            url += "&" + urllib.parse.urlencode({"ends_after": ends_after.astimezone(UTC).isoformat()})
         for _attempt in range(MAX_FETCH_ATTEMPTS):
             try:
-                return self._fetch_all_pages(etag)
+                return self._fetch_all_pages(url, etag)
             except _PlanChanged:
                 continue
         raise DocketError(f"the plan kept changing while reading {MAX_FETCH_ATTEMPTS} times; try again later")
 
-    def _fetch_all_pages(self, etag: str | None) -> WindowsSnapshot | None:
+    def _fetch_all_pages(self, url: str, etag: str | None) -> WindowsSnapshot | None:
         headers = {"If-None-Match": etag} if etag else {}
-        status, body, response_headers = self._request("GET", self.windows_url, headers=headers)
+        status, body, response_headers = self._request("GET", url, headers=headers)
         if status == 304:
             return None
         first_etag = response_headers.get("ETag")
-        page = _json_object(body, self.windows_url)
+        page = _json_object(body, url)
         plan_version = page.get("plan_version")
         cursor = page.get("cursor")
         results: list[Any] = []
@@ -94,7 +113,7 @@ class DocketClient:
             next_url = page.get("next")
             if not next_url:
                 break
-            next_url = urllib.parse.urljoin(self.windows_url, str(next_url))
+            next_url = urllib.parse.urljoin(url, str(next_url))
             if _origin(next_url) != self._origin:
                 raise DocketError(f"refusing to send the token to {next_url}: not Docket's origin {self.base_url}")
             _status, body, _headers = self._request("GET", next_url)
@@ -123,6 +142,23 @@ class DocketClient:
             data=body,
         )
 
+    def post_usage(self, report: Mapping[str, Any]) -> UsagePosted:
+        """Post one usage report (the body of `POST /api/v1/usage/`).
+
+        Raises DocketError unless Docket stores it or replays it; its `status` is 400 for a
+        report Docket refuses and 409 for a key already used for other data.
+        """
+        _status, body, headers = self._request(
+            "POST",
+            f"{self.base_url}/api/v1/usage/",
+            headers={"Content-Type": "application/json"},
+            data=json.dumps(dict(report)).encode(),
+        )
+        return UsagePosted(
+            record=_json_object(body, f"{self.base_url}/api/v1/usage/"),
+            replayed=headers.get("Idempotent-Replayed") == "true",
+        )
+
     def _request(
         self, method: str, url: str, *, headers: dict[str, str] | None = None, data: bytes | None = None
     ) -> tuple[int, bytes, Any]:
@@ -140,7 +176,7 @@ class DocketClient:
             if exc.code == 304:
                 return 304, b"", exc.headers
             detail = exc.read()[:300].decode(errors="replace")
-            raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}") from None
+            raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}", status=exc.code) from None
         except (urllib.error.URLError, OSError) as exc:
             raise DocketError(f"{method} {url}: {exc}") from None
 
