@@ -32,7 +32,14 @@ MAX_FETCH_ATTEMPTS = 3
 
 
 class DocketError(Exception):
-    """Docket could not be reached or answered something the contract does not allow."""
+    """Docket could not be reached or answered something the contract does not allow.
+
+    `status` is the HTTP status when Docket answered one (401 bad token, 400, 409, ...).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -59,28 +66,35 @@ class DocketClient:
 
     @property
     def windows_url(self) -> str:
-        return f"{self.base_url}/api/v1/windows/?" + urllib.parse.urlencode({"cluster": self.cluster})
+        return self._windows_url(None)
 
-    def fetch_windows(self, *, etag: str | None = None) -> WindowsSnapshot | None:
-        """All current windows, following `next`; None when Docket answers 304 to `etag`.
+    def _windows_url(self, ends_after: datetime | None) -> str:
+        params = {"cluster": self.cluster}
+        if ends_after is not None:
+            params["ends_after"] = ends_after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"{self.base_url}/api/v1/windows/?" + urllib.parse.urlencode(params)
+
+    def fetch_windows(self, *, etag: str | None = None, ends_after: datetime | None = None) -> WindowsSnapshot | None:
+        """All current windows (of the weeks ending after `ends_after`, default now), following
+        `next`; None when Docket answers 304 to `etag`.
 
         Raises DocketError on transport errors, unexpected statuses, malformed JSON or
         windows, and when the pages keep disagreeing on the plan version.
         """
         for _attempt in range(MAX_FETCH_ATTEMPTS):
             try:
-                return self._fetch_all_pages(etag)
+                return self._fetch_all_pages(etag, self._windows_url(ends_after))
             except _PlanChanged:
                 continue
         raise DocketError(f"the plan kept changing while reading {MAX_FETCH_ATTEMPTS} times; try again later")
 
-    def _fetch_all_pages(self, etag: str | None) -> WindowsSnapshot | None:
+    def _fetch_all_pages(self, etag: str | None, url: str) -> WindowsSnapshot | None:
         headers = {"If-None-Match": etag} if etag else {}
-        status, body, response_headers = self._request("GET", self.windows_url, headers=headers)
+        status, body, response_headers = self._request("GET", url, headers=headers)
         if status == 304:
             return None
         first_etag = response_headers.get("ETag")
-        page = _json_object(body, self.windows_url)
+        page = _json_object(body, url)
         plan_version = page.get("plan_version")
         cursor = page.get("cursor")
         results: list[Any] = []
@@ -94,7 +108,7 @@ class DocketClient:
             next_url = page.get("next")
             if not next_url:
                 break
-            next_url = urllib.parse.urljoin(self.windows_url, str(next_url))
+            next_url = urllib.parse.urljoin(url, str(next_url))
             if _origin(next_url) != self._origin:
                 raise DocketError(f"refusing to send the token to {next_url}: not Docket's origin {self.base_url}")
             _status, body, _headers = self._request("GET", next_url)
@@ -123,6 +137,18 @@ class DocketClient:
             data=body,
         )
 
+    def post_usage(self, report: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """POST one usage report; (the stored record, True when Docket had it already: replayed).
+
+        Raises DocketError (with `status`) unless Docket answers 2xx: 400 bad data, 409 the
+        idempotency key was used for other data; nothing is stored then.
+        """
+        url = f"{self.base_url}/api/v1/usage/"
+        _status, body, headers = self._request(
+            "POST", url, headers={"Content-Type": "application/json"}, data=json.dumps(report).encode()
+        )
+        return _json_object(body, url), headers.get("Idempotent-Replayed") == "true"
+
     def _request(
         self, method: str, url: str, *, headers: dict[str, str] | None = None, data: bytes | None = None
     ) -> tuple[int, bytes, Any]:
@@ -140,7 +166,7 @@ class DocketClient:
             if exc.code == 304:
                 return 304, b"", exc.headers
             detail = exc.read()[:300].decode(errors="replace")
-            raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}") from None
+            raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}", status=exc.code) from None
         except (urllib.error.URLError, OSError) as exc:
             raise DocketError(f"{method} {url}: {exc}") from None
 
