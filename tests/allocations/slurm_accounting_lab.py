@@ -21,8 +21,11 @@ Scheduling is classic fair share (PriorityFlags=NO_FAIR_TREE, PriorityDecayHalfL
 reset, PriorityCalcPeriod=1 minute) and billing counts GPUs only (TRESBillingWeights
 GRES/gpu=1), so `sshare`'s RawUsage is in GPU-seconds and its FairShare is 2^(−U/S).
 
-Reuse: `SlurmLab.sacctmgr`, `.sbatch`, `.squeue`, `.sacct`, `.wait_for_state` and
-`.force_rollup` are the building blocks; `slurm_lab` is the module-scoped fixture.
+Reuse: `SlurmLab.sacctmgr`, `.sbatch`, `.squeue`, `.sacct`, `.sshare`, `.wait_for_state` and
+`.cancel_all` are the building blocks; `slurm_lab` is the module-scoped fixture. QOS with
+gres/gpu limits can be added only now that slurmctld has registered its TRES (before, sacctmgr
+says "no TRES known by type gres/gpu"). `sreport` sees only rolled-up hours; forcing the
+rollup (libfaketime on slurmdbd, as the lab notes describe) is not built in.
 """
 
 from __future__ import annotations
@@ -47,7 +50,6 @@ BINARIES = ("mariadb-install-db", "mariadbd", "mariadb", "munged", "slurmdbd", "
             "sacctmgr", "sacct", "sbatch", "squeue", "scancel", "scontrol", "sshare")
 APT_HINT = "apt-get install -y slurm-wlm slurmdbd slurm-wlm-mysql-plugin munge mariadb-server"
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin", "/sbin"])
-LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 
 CLUSTER = "lab"
 DB_USER, DB_PASSWORD, DB_NAME = "slurm", "slurmpw", "slurm_acct_db"
@@ -144,22 +146,6 @@ class SlurmLab:
         lines = [line for line in self.run("sshare", "-a", "-l", "-P").stdout.splitlines() if line.strip()]
         header = lines[0].split("|")
         return [dict(zip(header, line.split("|"), strict=True)) for line in lines[1:]]
-
-    def force_rollup(self) -> None:
-        """Make sreport see this hour: move slurmdbd's clock an hour ahead while it rolls up.
-
-        slurmdbd rolls up only complete hours; it runs under libfaketime with a control file,
-        so the shift touches no other process. A forced rollup marks the next hour as rolled
-        (harmless for a throw-away database).
-        """
-        control = self.root / "state" / "faketime.rc"
-        require(control.exists(), f"libfaketime ({LIBFAKETIME}, apt-get install -y faketime)")
-        control.write_text("+1h\n")
-        try:
-            time.sleep(0.2)
-            self.sacctmgr("rollup")
-        finally:
-            control.write_text("+0\n")
 
     def cancel_all(self, timeout: float = 30) -> None:
         """Cancel every job and wait for the queue to empty."""
@@ -399,13 +385,8 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
                  f"--seed-file={root}/munge/munged.seed"], env=env, log=root / "munge" / "munged.log")
         lab.pids["munged"] = _read_pid(root / "munge" / "munged.pid")
 
-        # 3. slurmdbd, under libfaketime with a control file when it exists (force_rollup).
-        dbd_env = dict(env)
-        if LIBFAKETIME.exists():
-            (root / "state" / "faketime.rc").write_text("+0\n")
-            dbd_env.update(LD_PRELOAD=str(LIBFAKETIME), FAKETIME_TIMESTAMP_FILE=str(root / "state" / "faketime.rc"),
-                           FAKETIME_NO_CACHE="1")
-        _daemon([_which("slurmdbd") or ""], env=dbd_env, log=log / "slurmdbd.log")
+        # 3. slurmdbd (it daemonizes; the first start creates the tables).
+        _daemon([_which("slurmdbd") or ""], env=env, log=log / "slurmdbd.log")
         lab.pids["slurmdbd"] = _read_pid(root / "state" / "slurmdbd.pid")
         _wait(lambda: lab.run("sacctmgr", "-n", "list", "cluster", check=False).returncode == 0,
               "slurmdbd", log / "slurmdbd.log")
