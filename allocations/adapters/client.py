@@ -137,6 +137,15 @@ class DocketClient:
             data=body,
         )
 
+    def fetch_cluster(self) -> dict[str, Any]:
+        """The cluster's pools and team accounts (`GET /api/v1/clusters/<slug>/`)."""
+        url = f"{self.base_url}/api/v1/clusters/{urllib.parse.quote(self.cluster)}/"
+        _status, body, _headers = self._request("GET", url)
+        reference = _json_object(body, url)
+        if not isinstance(reference.get("pools"), list) or not isinstance(reference.get("accounts"), list):
+            raise DocketError(f"{url} answered no 'pools' and 'accounts' lists")
+        return reference
+
     def post_usage(self, report: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """POST one usage report; (the stored record, True when Docket had it already: replayed).
 

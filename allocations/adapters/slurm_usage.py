@@ -7,12 +7,13 @@ no Django), from cron or a systemd timer, as
         [--hours N | --since T --until T] [--dry-run] [--account-map ACCOUNT=TEAM ...]
 
 What it reads: `sacct --json -X -a -D -S since -E until` (every run of every job that was
-eligible in the period, requeued runs included) and the cluster's windows from Docket's
-windows API (`ends_after=since`). What it posts: one `POST /api/v1/usage/` per (team, pool,
-hour) on the UTC hour grid, cut to the period. Definitions (docs/adapters.md has the long form):
+eligible in the period, requeued runs included), the cluster's pools and team accounts
+(`GET /api/v1/clusters/<slug>/`) and its windows (`GET /api/v1/windows/?ends_after=since`).
+What it posts: one `POST /api/v1/usage/` per (team, pool, hour) on the UTC hour grid, cut to
+the period. Definitions (docs/adapters.md has the long form):
 
-- team: the Slurm account of the job, mapped to the Docket team whose windows carry that
-  account (the team's ClusterAccount on the cluster), or by `--account-map ACCOUNT=TEAM`;
+- team: the Slurm account of the job, mapped to the Docket team that has it as its account
+  on the cluster (ClusterAccount), or by `--account-map ACCOUNT=TEAM`;
 - pool: the GPU type of the job's `gres/gpu:<type>` TRES, mapped to the pool whose scheduler
   label (else GPU model, else slug) is that type, or by `--pool-map TYPE=POOL`;
 - gpu_hours_used: Σ allocated GPUs × the part of the run [start, end) inside the hour
@@ -218,16 +219,28 @@ class NameMap:
     ignored: frozenset[str] = frozenset()
 
 
-def mapping_from_windows(
+def name_map(
     windows: Iterable[DesiredWindow],
     *,
+    reference: Mapping[str, Any] | None = None,
     account_map: Mapping[str, str] = {},
     pool_map: Mapping[str, str] = {},
     ignored: Iterable[str] = (),
 ) -> NameMap:
-    """Accounts and GPU types as the cluster's windows name them, overridden by the operator's maps."""
+    """Accounts and GPU types as Docket names them, overridden by the operator's maps.
+
+    `reference` is the answer of `GET /api/v1/clusters/<slug>/` (every team's account and
+    every pool of the cluster); the windows add what they name (an account, a pool's label).
+    A pool answers to its scheduler label, its GPU model and its slug (case-insensitive).
+    """
     teams: dict[str, str] = {}
     pools: dict[str, str] = {}
+    for item in (reference or {}).get("accounts", []):
+        teams.setdefault(str(item["account"]), str(item["team"]))
+    for item in (reference or {}).get("pools", []):
+        for name in (item.get("scheduler_label"), item.get("gpu_model"), item.get("slug")):
+            if name:
+                pools.setdefault(str(name).lower(), str(item["slug"]))
     for window in windows:
         if window.account:
             teams.setdefault(window.account, window.team)
@@ -277,12 +290,12 @@ def usage_reports(
                 unknown_types[gpu_type].append(run.job_id)
     problems = [
         f"Slurm account {account!r} (jobs {', '.join(map(str, sorted(set(jobs))))}) is no Docket team's account on "
-        f"cluster {cluster} (no window of the period names it): map it with --account-map {account}=TEAM, "
+        f"cluster {cluster} (no team has it as its cluster account): map it with --account-map {account}=TEAM, "
         f"or leave it out with --ignore-account {account}"
         for account, jobs in sorted(unknown_accounts.items())
     ] + [
         (f"GPU type {gpu_type!r} (jobs {', '.join(map(str, sorted(set(jobs))))}) is no pool's scheduler label on "
-         f"cluster {cluster} (no window of the period names it): map it with --pool-map {gpu_type or 'untyped'}=POOL")
+         f"cluster {cluster}: map it with --pool-map {gpu_type or 'untyped'}=POOL")
         for gpu_type, jobs in sorted(unknown_types.items())
     ]
     if problems:
@@ -408,10 +421,11 @@ def collect(
     """
     if until <= since:
         raise UsageError(f"the period must end after it starts: {_iso(since)} – {_iso(until)}")
+    reference = client.fetch_cluster()
     snapshot = client.fetch_windows(ends_after=since)
     windows = [w for w in (snapshot.windows if snapshot else []) if w.start < until and since < w.end]
-    mapping = mapping_from_windows(snapshot.windows if snapshot else [], account_map=account_map,
-                                   pool_map=pool_map, ignored=ignored)
+    mapping = name_map(snapshot.windows if snapshot else [], reference=reference, account_map=account_map,
+                       pool_map=pool_map, ignored=ignored)
     runs = read_sacct(sacct=sacct, since=since, until=until, env=env)
     reports = usage_reports(runs, windows, cluster=client.cluster, since=since, until=until, now=now,
                             mapping=mapping)

@@ -23,7 +23,7 @@ from allocations.adapters.slurm_usage import (
     hour_buckets,
     idempotency_key,
     main,
-    mapping_from_windows,
+    name_map,
     parse_sacct_json,
     usage_reports,
 )
@@ -54,7 +54,7 @@ WINDOWS = [window(1, "team-a", "acct-a", 8, 0, 120), window(2, "team-b", "acct-b
 def reports(runs: list[JobRun], windows: list[DesiredWindow] = WINDOWS, *, since: float = 0, until: float = 120,
             now: float = 180, account_map: dict[str, str] | None = None, pool_map: dict[str, str] | None = None,
             ignored: tuple[str, ...] = ()) -> dict[tuple[str, str, datetime], UsageReport]:
-    names = mapping_from_windows(windows, account_map=account_map or {}, pool_map=pool_map or {}, ignored=ignored)
+    names = name_map(windows, account_map=account_map or {}, pool_map=pool_map or {}, ignored=ignored)
     found = usage_reports(runs, windows, cluster="atlas", since=at(since), until=at(until), now=at(now),
                           mapping=names)
     return {(r.team, r.pool, r.period_start): r for r in found}

@@ -49,9 +49,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
 REPO = Path(__file__).resolve().parents[2]
 SHARES = {"team-a-acct": 2, "team-b-acct": 1}
-# What an operator passes when no window of the period names the accounts and GPU types.
-MAPS = ("--account-map", "team-a-acct=team-a", "--account-map", "team-b-acct=team-b",
-        "--pool-map", "a100=a100", "--pool-map", "h100=h100")
 
 
 def _parse(text: str) -> datetime:
@@ -300,8 +297,8 @@ def test_docket_fair_share_factor_is_slurms_classic_fair_share(
 
     # And end to end: the collector's records, read by the review's own selector. Records hold
     # GPU-hours to 0.01, so Slurm's factor must lie within what that rounding allows.
-    # No window this week: the operator maps the accounts and GPU types.
-    code, out = collect(live_server, slurm_lab, token_file, ran.since, ran.until, *MAPS)
+    # No window this week: the teams' cluster accounts and the pools' labels name the reports.
+    code, out = collect(live_server, slurm_lab, token_file, ran.since, ran.until)
     assert code == 0, out
     live = fair_share_live(as_of=machine_now())
     per_team = {team: sum(float(r.gpu_hours_used) for rows in stored_rows for r in rows)
@@ -361,15 +358,21 @@ def test_an_account_no_team_holds_stops_the_run_before_anything_is_posted(
     since, until, job = foreign_job
     both = (min(since, ran.since), until)  # team A's and B's jobs and the admin's
 
-    code, out = collect(live_server, slurm_lab, token_file, *both, *MAPS)
+    code, out = collect(live_server, slurm_lab, token_file, *both)
 
     assert code == 2, out
     assert f"Slurm account 'lab-admin' (jobs {job}) is no Docket team's account on cluster atlas" in out
     assert "--account-map lab-admin=TEAM" in out and "--ignore-account lab-admin" in out
     assert not UsageRecord.objects.exists()
 
-    # Left out on purpose, the others' usage is reported; mapped, it counts for that team.
-    code, out = collect(live_server, slurm_lab, token_file, *both, *MAPS, "--ignore-account", "lab-admin")
+    # Mapped by the operator, it counts for that team (a dry run shows it and stores nothing).
+    code, out = collect(live_server, slurm_lab, token_file, *both, "--account-map", "lab-admin=team-b", "--dry-run")
+    assert code == 0, out
+    assert "would report team-b (lab-admin) on a100" in out
+    assert not UsageRecord.objects.exists()
+
+    # Left out on purpose, the others' usage is reported.
+    code, out = collect(live_server, slurm_lab, token_file, *both, "--ignore-account", "lab-admin")
     assert code == 0, out
     assert {team for team, _pool in stored()} == {"team-a", "team-b"}
     assert "lab-admin" not in out
