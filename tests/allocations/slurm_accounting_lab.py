@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -52,6 +53,8 @@ APT_HINT = "apt-get install -y slurm-wlm slurmdbd slurm-wlm-mysql-plugin munge m
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin", "/sbin"])
 
 CLUSTER = "lab"
+# The daemons and the jobs run as whoever runs the tests (root in CI and on the shared machine).
+USER = pwd.getpwuid(os.geteuid()).pw_name
 DB_USER, DB_PASSWORD, DB_NAME = "slurm", "slurmpw", "slurm_acct_db"
 
 
@@ -149,7 +152,7 @@ class SlurmLab:
 
     def cancel_all(self, timeout: float = 30) -> None:
         """Cancel every job and wait for the queue to empty."""
-        self.run("scancel", "-u", "root", check=False)
+        self.run("scancel", "-u", USER, check=False)
         self.run("scancel", "--state=PENDING", check=False)
         deadline = time.monotonic() + timeout
         while self.squeue() and time.monotonic() < deadline:
@@ -174,8 +177,8 @@ def _slurm_conf(root: Path, ports: dict[str, int]) -> str:
 ClusterName={CLUSTER}
 SlurmctldHost=localhost
 SlurmctldPort={ports['slurmctld']}
-SlurmUser=root
-SlurmdUser=root
+SlurmUser={USER}
+SlurmdUser={USER}
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket={munge}
@@ -228,7 +231,7 @@ AuthInfo=socket={root}/munge/munge.socket.2
 DbdHost=localhost
 DbdAddr=127.0.0.1
 DbdPort={ports['slurmdbd']}
-SlurmUser=root
+SlurmUser={USER}
 LogFile={root}/log/slurmdbd.log
 PidFile={root}/state/slurmdbd.pid
 DebugLevel=info
@@ -325,7 +328,7 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
     """Start MariaDB, munged, slurmdbd, slurmctld and one slurmd per fake node under `root`.
 
     `accounts` are created under the cluster (fair share 1 each; `sacctmgr modify account X
-    set fairshare=N` changes it), with user root in all of them (default: the first). The
+    set fairshare=N` changes it), with the current user (`USER`) in all of them (default: the first). The
     root user's own association under account root is removed, so that the accounts are the
     only shares at the top level and NormShares = shares / Σ shares of `accounts`.
     Skips (fails in CI) when a binary is missing. Stops everything on exit.
@@ -364,7 +367,7 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
         subprocess.Popen(  # it writes its pid file; stopped by that pid
             [_which("mariadbd") or "", "--no-defaults", f"--datadir={root}/db", f"--port={ports['mariadb']}",
              "--bind-address=127.0.0.1", f"--socket={root}/mysqld.sock", f"--pid-file={root}/state/mysqld.pid",
-             "--user=root", f"--log-error={log}/mariadb.err", "--skip-name-resolve",
+             f"--user={USER}", f"--log-error={log}/mariadb.err", "--skip-name-resolve",
              "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=16M", "--innodb-lock-wait-timeout=900"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
@@ -395,7 +398,8 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
         lab.sacctmgr("add", "cluster", CLUSTER)
         lab.sacctmgr("add", "account", ",".join(accounts), f"Cluster={CLUSTER}", "Description=team",
                      "Organization=lab")
-        lab.sacctmgr("add", "user", "root", f"Account={','.join(accounts)}", f"DefaultAccount={accounts[0]}")
+        lab.sacctmgr("add", "user", USER, f"Account={','.join(accounts)}", f"DefaultAccount={accounts[0]}")
+        # `add cluster` gave user root an association under account root, a share beside the accounts.
         lab.sacctmgr("delete", "user", "root", "account=root", check=False)
 
         # 5. slurmctld, 6. one slurmd per fake node.
@@ -440,3 +444,11 @@ def slurm_lab(request: pytest.FixtureRequest) -> Iterator[SlurmLab]:
             yield lab
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def clean_slurm_lab(slurm_lab: SlurmLab) -> SlurmLab:
+    """The module's lab with no job queued or running at the start of the test (usage already
+    recorded stays: accounting and fair share remember every job of the module)."""
+    slurm_lab.cancel_all()
+    return slurm_lab

@@ -42,7 +42,12 @@ from allocations.models import AllocationWindow, ClusterAccount, GpuPool, UsageR
 from committee import scoring, weeks
 from committee.selectors.fairshare import fair_share_live
 from tests.allocations.plans import W, publish
-from tests.allocations.slurm_accounting_lab import SlurmLab, slurm_lab  # noqa: F401  (fixture)
+from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
+    USER,
+    SlurmLab,
+    clean_slurm_lab,
+    slurm_lab,
+)
 from tests.clock import machine_now
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
@@ -339,12 +344,12 @@ def _factor_bounds(team: str, used: dict[str, float], records: dict[str, int],
 
 
 @pytest.fixture
-def foreign_job(slurm_lab: SlurmLab) -> Iterator[tuple[datetime, datetime, int]]:  # noqa: F811
-    slurm_lab.sacctmgr("add", "account", "lab-admin", "Cluster=lab", "Description=admins", "Organization=lab")
-    slurm_lab.sacctmgr("add", "user", "root", "Account=lab-admin")
+def foreign_job(clean_slurm_lab: SlurmLab) -> Iterator[tuple[datetime, datetime, int]]:  # noqa: F811
+    clean_slurm_lab.sacctmgr("add", "account", "lab-admin", "Cluster=lab", "Description=admins", "Organization=lab")
+    clean_slurm_lab.sacctmgr("add", "user", USER, "Account=lab-admin")
     since = machine_now().replace(microsecond=0) - timedelta(seconds=1)
-    job = slurm_lab.sbatch("--gres=gpu:a100:4", account="lab-admin", wrap="sleep 1")
-    slurm_lab.wait_for_state([job])
+    job = clean_slurm_lab.sbatch("--gres=gpu:a100:4", account="lab-admin", wrap="sleep 1")
+    clean_slurm_lab.wait_for_state([job])
     until = machine_now().replace(microsecond=0) + timedelta(seconds=1)
     while machine_now() < until:
         time.sleep(0.1)
