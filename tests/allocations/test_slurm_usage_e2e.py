@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import subprocess
 import sys
 import time
@@ -219,6 +220,17 @@ def test_collector_stores_what_accounting_measured_and_a_rerun_adds_nothing(
     assert [(r.gpu_hours_used, r.mean_utilization_pct, r.window_id) for r in idle] == \
         [(Decimal("0.00"), Decimal("0.0"), windows["team-b"].pk)] * len(idle)
 
+    # A period that starts while A1 runs counts only what falls inside it (sacct lists the job,
+    # which started before the period; the collector cuts it).
+    a1 = next(r for r in ran.runs if r.account == "team-a-acct" and r.gpu_type == "a100")
+    cut = a1.start + timedelta(seconds=3)
+    code, out = collect(live_server, slurm_lab, token_file, cut, ran.until, "--dry-run")
+    assert code == 0, out
+    said = [Decimal(x) for x in re.findall(r"would report team-a \(team-a-acct\) on a100 \S+: ([\d.]+) GPU-h", out)]
+    inside = sum(r.gpus * overlap_s((r.start, r.end), (cut, ran.until)) for r in ran.runs
+                 if r.account == "team-a-acct" and r.gpu_type == "a100") / 3600
+    assert said and abs(float(sum(said)) - inside) <= 0.005 * len(said) + 1e-9, (said, inside)
+
     # Run again over the same period: the same keys, Docket changes nothing.
     before = list(UsageRecord.objects.order_by("pk").values())
     code, out = collect(live_server, slurm_lab, token_file, *period)
@@ -338,6 +350,31 @@ def _factor_bounds(team: str, used: dict[str, float], records: dict[str, int],
     corners = [factor(max(mine + dm, 1e-12), max(others + do, 0.0))
                for dm in (-slack_mine, slack_mine) for do in (-slack_others, slack_others)]
     return min(corners), max(corners)
+
+
+def test_a_running_job_counts_up_to_now(
+    live_server: Any, atlas: SimpleNamespace, token_file: Path, clean_slurm_lab: SlurmLab,  # noqa: F811
+) -> None:
+    # After the fair-share test: this job's usage would change sshare's numbers.
+    lab = clean_slurm_lab
+    since = machine_now().replace(microsecond=0) - timedelta(seconds=1)
+    job = lab.sbatch("--gres=gpu:a100:60", account="team-b-acct", wrap="sleep 120")
+    try:
+        lab.wait_for_state([job], {"RUNNING"}, timeout=30)
+        time.sleep(2)
+        (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
+        assert row["End"] == "Unknown"  # accounting has no end yet
+        until = machine_now().replace(microsecond=0)
+
+        code, out = collect(live_server, lab, token_file, since, until, "--dry-run")
+    finally:
+        lab.cancel_all()
+
+    assert code == 0, out
+    said = [Decimal(x) for x in re.findall(r"would report team-b \(team-b-acct\) on a100 \S+: ([\d.]+) GPU-h", out)]
+    held = 60 * overlap_s((_parse(row["Start"]), until), (since, until)) / 3600
+    assert said and abs(float(sum(said)) - held) <= 0.005 * len(said) + 1e-9, (said, held)
+    assert held > 0.05  # about 3 s or more of 60 GPUs: the test would see a missing job
 
 
 # --- an account Docket does not know (runs last: it adds a top-level account to the cluster) -------
