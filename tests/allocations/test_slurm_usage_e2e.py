@@ -266,6 +266,34 @@ def test_a_period_docket_cannot_hold_is_refused_per_report_and_nothing_is_stored
     assert not UsageRecord.objects.exists()
 
 
+def test_numbers_that_changed_since_a_period_was_reported_are_refused_and_the_first_kept(
+    live_server: Any, atlas: SimpleNamespace, token_file: Path, slurm_lab: SlurmLab, ran: Ran  # noqa: F811
+) -> None:
+    # The period was reported before with other numbers (say, before late accounting arrived).
+    key = f"slurm:atlas:team-b-acct:a100:{ran.since:%Y%m%dT%H%M%SZ}:"
+    code, out = collect(live_server, slurm_lab, token_file, ran.since, ran.until, "--dry-run")
+    assert code == 0, out
+    hours = [line for line in out.splitlines() if "would report team-b (team-b-acct) on a100" in line]
+    first_end = re.search(r"on a100 \S+–(\S+):", hours[0])
+    assert first_end is not None
+    end = datetime.fromisoformat(first_end.group(1))
+    earlier = services.usage_record(
+        client=atlas.atlas.scheduler_clients.get(), team_slug="team-b", pool_slug="a100", window_id=None,
+        period_start=ran.since, period_end=end, gpu_hours_used=Decimal("0.01"), mean_utilization_pct=Decimal(100),
+        mean_queue_wait_minutes=Decimal(0), idempotency_key=key + f"{end:%Y%m%dT%H%M%SZ}",
+    ).record
+
+    code, out = collect(live_server, slurm_lab, token_file, ran.since, ran.until)
+
+    assert code == 1, out
+    assert "refused team-b (team-b-acct) on a100" in out and "HTTP 409" in out
+    assert "1 refused" in out
+    stored_b = stored()[("team-b", "a100")]
+    assert [r.pk for r in stored_b if r.period_start == ran.since] == [earlier.pk]
+    assert stored_b[0].gpu_hours_used == Decimal("0.01")  # the first numbers stay
+    assert ("team-a", "a100") in stored()  # the other reports are stored
+
+
 # --- fair share: sshare's 2^(−U/S) and Docket's factor ---------------------------------------------
 
 
