@@ -288,6 +288,8 @@ TABLE: list[Row] = [
         {"POST": "401 401 401 401 401 200 400"}, body=sync_json),
     Row("api/v1/usage/", "usage on cluster A's pool: scheduler B is refused",
         {"POST": "401 401 401 401 401 201 400"}, body=usage_json),
+    Row("api/v1/clusters/<slug:slug>/", "cluster A's pools and accounts: scheduler B gets 404",
+        {"GET": SCHEDULERS_ONLY_A}, kwargs=lambda e: {"slug": "atlas"}),
     # The committee's API.
     Row("api/v1/cycles/", "all weeks", {"GET": API_PEOPLE}),
     Row("api/v1/cycles/<week:week>/", "a week", {"GET": API_PEOPLE}, kwargs=week["review"]),

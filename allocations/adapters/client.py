@@ -34,7 +34,7 @@ MAX_FETCH_ATTEMPTS = 3
 class DocketError(Exception):
     """Docket could not be reached or answered something the contract does not allow.
 
-    `status` is the HTTP status when Docket answered one (400, 409, ...), else None.
+    `status` is the HTTP status when Docket answered one (401 bad token, 400, 409, ...).
     """
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
@@ -74,26 +74,29 @@ class DocketClient:
 
     @property
     def windows_url(self) -> str:
-        return f"{self.base_url}/api/v1/windows/?" + urllib.parse.urlencode({"cluster": self.cluster})
+        return self._windows_url(None)
+
+    def _windows_url(self, ends_after: datetime | None) -> str:
+        params = {"cluster": self.cluster}
+        if ends_after is not None:
+            params["ends_after"] = ends_after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"{self.base_url}/api/v1/windows/?" + urllib.parse.urlencode(params)
 
     def fetch_windows(self, *, etag: str | None = None, ends_after: datetime | None = None) -> WindowsSnapshot | None:
-        """All current windows (or all ending after `ends_after`), following `next`; None when
-        Docket answers 304 to `etag`.
+        """All current windows (of the weeks ending after `ends_after`, default now), following
+        `next`; None when Docket answers 304 to `etag`.
 
         Raises DocketError on transport errors, unexpected statuses, malformed JSON or
         windows, and when the pages keep disagreeing on the plan version.
         """
-        url = self.windows_url
-        if ends_after is not None:
-            url += "&" + urllib.parse.urlencode({"ends_after": ends_after.astimezone(UTC).isoformat()})
         for _attempt in range(MAX_FETCH_ATTEMPTS):
             try:
-                return self._fetch_all_pages(url, etag)
+                return self._fetch_all_pages(etag, self._windows_url(ends_after))
             except _PlanChanged:
                 continue
         raise DocketError(f"the plan kept changing while reading {MAX_FETCH_ATTEMPTS} times; try again later")
 
-    def _fetch_all_pages(self, url: str, etag: str | None) -> WindowsSnapshot | None:
+    def _fetch_all_pages(self, etag: str | None, url: str) -> WindowsSnapshot | None:
         headers = {"If-None-Match": etag} if etag else {}
         status, body, response_headers = self._request("GET", url, headers=headers)
         if status == 304:
@@ -141,6 +144,15 @@ class DocketClient:
             headers={"Content-Type": "application/json"},
             data=body,
         )
+
+    def fetch_cluster(self) -> dict[str, Any]:
+        """The cluster's pools and team accounts (`GET /api/v1/clusters/<slug>/`)."""
+        url = f"{self.base_url}/api/v1/clusters/{urllib.parse.quote(self.cluster)}/"
+        _status, body, _headers = self._request("GET", url)
+        reference = _json_object(body, url)
+        if not isinstance(reference.get("pools"), list) or not isinstance(reference.get("accounts"), list):
+            raise DocketError(f"{url} answered no 'pools' and 'accounts' lists")
+        return reference
 
     def post_usage(self, report: Mapping[str, Any]) -> UsagePosted:
         """Post one usage report (the body of `POST /api/v1/usage/`).

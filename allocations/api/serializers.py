@@ -86,6 +86,26 @@ class WindowListSerializer(serializers.Serializer):
     results = WindowSerializer(many=True)
 
 
+class ClusterPoolSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    gpu_model = serializers.CharField()
+    scheduler_label = serializers.CharField(allow_blank=True, help_text=_("E.g. the Slurm feature or GPU type."))
+    gpus_per_node = serializers.IntegerField()
+
+
+class ClusterAccountSerializer(serializers.Serializer):
+    team = serializers.CharField(help_text=_("The team's slug."))
+    account = serializers.CharField(help_text=_("The team's scheduler account on the cluster."))
+
+
+class ClusterReferenceSerializer(serializers.Serializer):
+    """What a collector needs to name a cluster's usage: its pools, and each team's scheduler account."""
+
+    cluster = serializers.CharField()
+    pools = ClusterPoolSerializer(many=True)
+    accounts = ClusterAccountSerializer(many=True)
+
+
 class WindowPageSerializer(serializers.Serializer):
     """Paging of the windows list: keyset on the window id, so pages stay exact as windows end."""
 

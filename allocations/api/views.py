@@ -24,6 +24,7 @@ from allocations.api.authentication import IsSchedulerClient, SchedulerTokenAuth
 from allocations.api.filtersets import WindowFilterSet
 from allocations.api.serializers import (
     WINDOW_COLUMNS,
+    ClusterReferenceSerializer,
     KueueQuerySerializer,
     PoolSerializer,
     SyncStatusReportSerializer,
@@ -214,6 +215,28 @@ class SyncStatusView(SchedulerAPIView):
         report.is_valid(raise_exception=True)
         recorded = services.sync_status_record(client=self.client(request), statuses=report.validated_data["statuses"])
         return Response({"recorded": recorded})
+
+
+class ClusterReferenceView(SchedulerAPIView):
+    """The token's cluster as a usage collector names it: pools (by scheduler label) and team accounts."""
+
+    @extend_schema(operation_id="clusters_retrieve", responses={200: ClusterReferenceSerializer})
+    def get(self, request: Request, slug: str) -> Response:
+        cluster = self.cluster_for(request, slug)
+        reference = selectors.scheduler_reference(cluster=cluster)
+        body = {
+            "cluster": cluster.slug,
+            "pools": [
+                {"slug": pool_slug, "gpu_model": model, "scheduler_label": label, "gpus_per_node": per_node}
+                for pool_slug, model, label, per_node in sorted(reference.pools.values())
+            ],
+            "accounts": [
+                {"team": team, "account": account}
+                for team, account in sorted(reference.teams.values())
+                if account is not None
+            ],
+        }
+        return Response(ClusterReferenceSerializer(body).data)
 
 
 class UsageCreateView(SchedulerAPIView):
