@@ -212,6 +212,8 @@ TABLE: list[Row] = [
         body=lambda e: {"outcome": "grant", "granted_gpu_count": "", "rationale": "Matrix decision."}),
     Row("review/<week:week>/close-intake/", "the open week: GET confirms, POST confirm=1 closes",
         {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"}, kwargs=week["open"], body=lambda e: {"confirm": "1"}),
+    Row("review/open-next-week/", "the chair opens the next week (refused with a message: one is open)",
+        {"POST": "302 403 403 403 302 302 302"}),
     Row("review/<week:week>/finalize/", "the week in review (refused with a message: undecided requests)",
         {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"}, kwargs=week["review"], body=lambda e: {"confirm": "1"}),
     Row("review/<week:week>/publish/", "a correction of the published week",
