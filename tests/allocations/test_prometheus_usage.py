@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from allocations.adapters.prometheus_usage import idempotency_key, main, periods
+from allocations.adapters.prometheus_usage import Prometheus, PrometheusError, idempotency_key, main, periods
 
 T = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -86,3 +86,9 @@ def test_a_report_names_the_teams_window_on_the_pool_holding_most_of_its_period(
     assert window_for([window(7, 9, 10), window(6, 8, 11)], team="team-a", pool="a100", **hour) == 6  # a tie
     assert window_for(windows, team="team-c", pool="a100", **hour) is None
     assert window_for([window(1, 0, 9)], team="team-a", pool="a100", **hour) is None  # ends as the hour starts
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://prometheus:9090", "prometheus:9090"])
+def test_only_an_http_or_https_prometheus_is_ever_opened(url):
+    with pytest.raises(PrometheusError, match="is not an http"):
+        Prometheus(url)

@@ -22,8 +22,10 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 52  # the record: decided and placed (request_outcome_map), the week's corrections and appeals
-PUBLISH_QUERIES = 63  # the record twice (decided and placed, corrections, appeals); a plan an emergency made
+FINALIZE_QUERIES = 56  # the record: decided and placed (request_outcome_map), the week's corrections and appeals,
+# and the policy changes since the week before (four history tables)
+PUBLISH_QUERIES = 67  # the record twice (decided and placed, corrections, appeals, policy changes); a plan
+# an emergency made
 
 
 @pytest.fixture

@@ -169,7 +169,7 @@ def test_finalize_is_refused_and_nothing_saved_when_the_record_cannot_be_written
 
 
 def test_publish_is_refused_and_nothing_saved_when_the_record_cannot_be_written(world, small_pages, client):
-    big_week(world, requests=20)  # a size at which publishing's windows take the record onto one page more
+    big_week(world, requests=18)  # a size at which publishing's windows take the record onto one page more
     cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
     parts = len(record_pages(world))
     revisions = PageRevision.objects.count()

@@ -69,10 +69,10 @@ def test_a_person_signs_in_through_the_provider_and_lands_with_the_team_and_seat
 ):
     page = browser_page
     sign_in_at_provider(page, "dana", DANA_PASSWORD)
-    page.wait_for_url("**/requests/")
+    page.wait_for_url("**/review/**")  # the chair's seat: she lands on the week that needs the committee
     assert page.get_by_role("button", name="Sign out dana").is_visible()
+    page.get_by_role("link", name="My requests").click()
     assert "Team A" in page.locator("main").inner_text()
-    assert page.get_by_role("link", name="Weekly review").is_visible()  # the chair's seat
     dana = User.objects.get(username="dana")
     assert (dana.email, dana.first_name, dana.last_name, dana.has_usable_password()) == (
         "dana@example.com", "Dana", "Ortiz", False)
@@ -82,7 +82,7 @@ def test_a_person_signs_in_through_the_provider_and_lands_with_the_team_and_seat
     provider.set_accounts({"dana": {**DANA, "claims": {**DANA["claims"], "groups": ["gpu-team-b-leads"]}}})
     sign_out_everywhere(page, "dana")
     sign_in_at_provider(page, "dana", DANA_PASSWORD)
-    page.wait_for_url("**/requests/")
+    page.wait_for_url("**/requests/")  # a team's lead now: her team's requests
     assert "Team B" in page.locator("main").inner_text()
     assert page.get_by_role("link", name="Weekly review").count() == 0
     assert grants("dana") == ({("team-b", "lead", "sso")}, set())
@@ -107,7 +107,7 @@ def test_a_person_removed_at_the_provider_is_signed_out_when_the_session_is_chec
 ):
     page = browser_page
     sign_in_at_provider(page, "dana", DANA_PASSWORD)
-    page.wait_for_url("**/requests/")
+    page.wait_for_url("**/review/**")
     provider.set_accounts({})  # removed from the company's directory
 
     clock.move_to(timezone.now() + timedelta(minutes=20))  # past OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS (15 min)
@@ -123,7 +123,7 @@ def test_signing_out_of_docket_ends_the_session_at_the_provider_so_the_next_pers
 ):
     page = browser_page
     sign_in_at_provider(page, "dana", DANA_PASSWORD)
-    page.wait_for_url("**/requests/")
+    page.wait_for_url("**/review/**")
     sign_out_everywhere(page, "dana")
 
     page.goto("/requests/")
