@@ -212,7 +212,13 @@ class ImpactForecast(models.Model):
     estimated_value = models.DecimalField(
         _("estimated value"), max_digits=14, decimal_places=2, validators=[MinValueValidator(0)]
     )
-    value_unit = models.CharField(_("unit"), max_length=40, help_text=_("e.g. USD/week, % churn, incidents avoided"))
+    value_unit = models.CharField(
+        _("unit"),
+        max_length=40,
+        # "% churn" is a percent sign, not a format directive:
+        # xgettext:no-python-format
+        help_text=_("e.g. USD/week, % churn, incidents avoided"),
+    )
     confidence = models.CharField(_("confidence"), max_length=10, choices=Confidence.choices)
     narrative = bounded_text(_("narrative"), max_length=limits.NARRATIVE_MAX_LENGTH)
 
