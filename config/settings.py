@@ -286,6 +286,8 @@ LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", [code for code, _name in LANGUAGES])
 USE_I18N = True
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Number formats of our own where Django's locale differs from how Docket's readers write (core/formats/).
+FORMAT_MODULE_PATH = ["core.formats"]
 # The footer's switch (django.views.i18n.set_language) keeps the choice in a cookie for a year, sent over
 # HTTPS only where the session cookie is.
 LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365

@@ -93,15 +93,15 @@ def parse_po(text: str) -> list[Entry]:
             continue
         if line.startswith('"') and target is not None:
             value = _unquote(line)
-            kind, slot = target
+            kind, continued = target
             if kind == "msgctxt":
                 entry.msgctxt = (entry.msgctxt or "") + value
             elif kind == "msgid":
                 entry.msgid += value
             elif kind == "msgid_plural":
                 entry.msgid_plural = (entry.msgid_plural or "") + value
-            elif kind == "msgstr" and slot is not None:
-                entry.msgstr[slot] += value
+            elif kind == "msgstr" and continued is not None:
+                entry.msgstr[continued] += value
             continue
         raise ValueError(f"line {number}: cannot read {raw!r}")
     finish()
