@@ -195,7 +195,7 @@ def extracted(tmp_path_factory: pytest.TempPathFactory) -> list[Entry]:
             continue
         if item.is_dir():
             shutil.copytree(item, copy / item.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
+        elif item.suffix in (".py", ".html", ".txt"):  # what makemessages reads; not a local db.sqlite3
             shutil.copy2(item, copy / item.name)
     (copy / "locale").mkdir()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "1",
