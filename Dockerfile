@@ -5,13 +5,14 @@
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
 
-# WeasyPrint's libraries (Pango, HarfBuzz) and fonts for the PDFs; Chromium draws their charts (kaleido);
+# WeasyPrint's libraries (Pango, HarfBuzz) and fonts for the PDFs (DejaVu, and WenQuanYi Micro Hei for Chinese
+# text: the zh-hans pages and what a committee writes in Chinese); Chromium draws their charts (kaleido);
 # python-ldap (LDAP sign-in) is built against libldap and libsasl.
 # WITH_CHROMIUM=0 leaves it out: PDFs then have tables and no charts.
 ARG WITH_CHROMIUM=1
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 \
-       fonts-dejavu-core ca-certificates \
+       fonts-dejavu-core fonts-wqy-microhei ca-certificates \
        gcc libc6-dev libldap2-dev libsasl2-dev \
     && if [ "$WITH_CHROMIUM" = "1" ]; then apt-get install -y --no-install-recommends chromium; fi \
     && if ! command -v python3 >/dev/null; then \

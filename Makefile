@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?= -n auto --dist loadfile
 
-.PHONY: run test test-at lint audit audit-deps lock install install-dev worker beat clean
+.PHONY: run test test-at lint audit audit-deps lock messages install install-dev worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,16 @@ lock:
 	$(PIP_COMPILE) --output-file requirements.txt requirements.in
 	$(PIP_COMPILE) --output-file requirements-dev.txt requirements-dev.in
 	$(PIP_COMPILE) --output-file requirements-ldap.txt requirements-ldap.in
+
+# The translations (docs/maintaining.md, "Add or change a string"): collect every marked string into
+# locale/<lang>/LC_MESSAGES/django.po, then, once translated, compile the .mo that is committed beside it, so
+# `make run` needs no GNU gettext. Both steps need it: apt-get install gettext. The ignores are those
+# tests/test_templates_i18n.py uses to check that the catalogue is complete.
+MESSAGES_IGNORE := --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --ignore=media --ignore=node_modules
+
+messages: install
+	DEBUG=1 $(PY) manage.py makemessages -l zh_Hans --no-obsolete $(MESSAGES_IGNORE)
+	DEBUG=1 $(PY) manage.py compilemessages -l zh_Hans $(MESSAGES_IGNORE)
 
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=info

@@ -280,10 +280,19 @@ DOCKET_LDAP_RECHECK_SECONDS = env_int("DOCKET_LDAP_RECHECK_SECONDS", 900, minimu
 # runs in: the committee's own.
 USE_TZ = True
 TIME_ZONE = env_str("DOCKET_TIME_ZONE", "UTC")
-LANGUAGES = [("en", "English")]
+# The languages Docket ships a catalogue for (locale/, docs/maintaining.md); each named in its own language,
+# as the footer's switch lists them. LANGUAGE_CODE is the default for whoever has not chosen.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", [code for code, _name in LANGUAGES])
 USE_I18N = True
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Number formats of our own where Django's locale differs from how Docket's readers write (core/formats/).
+FORMAT_MODULE_PATH = ["core.formats"]
+# The footer's switch (django.views.i18n.set_language) keeps the choice in a cookie for a year, sent over
+# HTTPS only where the session cookie is.
+LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
@@ -430,6 +439,7 @@ DOCKET_CHAT_TIMEOUT = env_float("DOCKET_CHAT_TIMEOUT", 5.0, above=0, maximum=60)
 
 # Security: production defaults on unless DEBUG.
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 12, minimum=60)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

@@ -30,6 +30,8 @@ urlpatterns = [
     path("", include("committee.urls")),
     path("", include("allocations.urls")),
     path("archive/", include("reports.urls")),
+    # The footer's language switch posts to /i18n/setlang/ (django.views.i18n.set_language).
+    path("i18n/", include("django.conf.urls.i18n")),
     path("api/v1/", include(api_v1)),
     # The admin signs in through the same page, so its attempts are counted and serialized the same way.
     path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),

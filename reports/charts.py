@@ -111,7 +111,7 @@ def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
     ]
     for label, key, color in series:
         figure.add_bar(name=label, x=names, y=[float(p.get(key) or 0) for p in pools], marker_color=color)
-    figure.update_layout(**_layout(title, barmode="group", height=CHART_HEIGHT), yaxis={"title": {"text": "GPU-h"}})
+    figure.update_layout(**_layout(title, barmode="group", height=CHART_HEIGHT), yaxis={"title": {"text": _("GPU-h")}})
     return Chart("demand", title, figure)
 
 

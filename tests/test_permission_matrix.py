@@ -153,6 +153,9 @@ TABLE: list[Row] = [
     Row("accounts/login/", "sign-in form and sign-in", {"GET": "200 200 200 200 200 200 200", "POST": ALL_302},
         body=lambda e: {"username": "member_a", "password": "pw"}),
     Row("accounts/logout/", "sign-out is a POST", {"GET": "405 405 405 405 405 405 405", "POST": ALL_302}),
+    # The footer's language switch: anyone, signed in or not, picks a language and goes back to the page (next).
+    Row("i18n/setlang/", "anyone picks a language", {"GET": ALL_302, "POST": ALL_302},
+        body=lambda e: {"language": "zh-hans", "next": "/archive/"}, query=lambda e: {"next": "/archive/"}),
     # OpenID Connect (sso/): not configured here, so there is nothing to start or answer (tests/sso/ configure it).
     Row("oidc/authenticate/", "single sign-on off: not found", {"GET": "404 404 404 404 404 404 404",
                                                                "POST": "405 405 405 405 405 405 405"}),
@@ -431,7 +434,7 @@ def test_permission(estate: SimpleNamespace, db: Any, row: Row, method: str, rol
                                   content_type="application/x-www-form-urlencoded")
     detail = response.content[:300].decode(errors="replace") if response.status_code != expected else ""
     assert response.status_code == expected, f"{role} {method} {path}: {response.status_code} ≠ {expected} {detail}"
-    if response.status_code == 302 and not row.route.startswith("accounts/"):
+    if response.status_code == 302 and not row.route.startswith(("accounts/", "i18n/")):
         to_login = response["Location"].startswith("/accounts/login/")
         # Nobody signed in is sent to sign in; someone signed in never is (their session worked).
         assert to_login == (role == "anon" or role.startswith("sched_")), response["Location"]

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from allocations.models import GpuPool, Team
 from committee import limits
@@ -212,7 +213,13 @@ class ImpactForecast(models.Model):
     estimated_value = models.DecimalField(
         _("estimated value"), max_digits=14, decimal_places=2, validators=[MinValueValidator(0)]
     )
-    value_unit = models.CharField(_("unit"), max_length=40, help_text=_("e.g. USD/week, % churn, incidents avoided"))
+    value_unit = models.CharField(
+        _("unit"),
+        max_length=40,
+        # "% churn" is a percent sign, not a format directive:
+        # xgettext:no-python-format
+        help_text=_("e.g. USD/week, % churn, incidents avoided"),
+    )
     confidence = models.CharField(_("confidence"), max_length=10, choices=Confidence.choices)
     narrative = bounded_text(_("narrative"), max_length=limits.NARRATIVE_MAX_LENGTH)
 
@@ -259,6 +266,26 @@ class Alternative(models.Model):
         return min(self.request.gpu_count, -(-self.gpu_hours // self.request.duration_hours))
 
 
+# A request event's action is stored as a code in English (services write these); pages show it in the
+# reader's language. An action missing here shows as stored.
+REQUEST_EVENT_ACTIONS = {
+    "created": pgettext_lazy("request event", "created"),
+    "edited": pgettext_lazy("request event", "edited"),
+    "submitted": pgettext_lazy("request event", "submitted"),
+    "withdrawn": pgettext_lazy("request event", "withdrawn"),
+    "decided": pgettext_lazy("request event", "decided"),
+    "published": pgettext_lazy("request event", "published"),
+    "corrected": pgettext_lazy("request event", "corrected"),
+    "appealed": pgettext_lazy("request event", "appealed"),
+    "appeal amended": pgettext_lazy("request event", "appeal amended"),
+    "appeal upheld": pgettext_lazy("request event", "appeal upheld"),
+    "emergency": pgettext_lazy("request event", "emergency request filed"),
+    "emergency approved": pgettext_lazy("request event", "emergency approved"),
+    "emergency rejected": pgettext_lazy("request event", "emergency rejected"),
+    "emergency reviewed": pgettext_lazy("request event", "emergency reviewed"),
+}
+
+
 class RequestEvent(models.Model):
     """Append-only history of a request. Names are copied so the row reads the same after a user is gone."""
 
@@ -277,3 +304,8 @@ class RequestEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action}"
+
+    @property
+    def action_label(self) -> str:
+        """The action in the reader's language."""
+        return str(REQUEST_EVENT_ACTIONS.get(self.action, self.action))

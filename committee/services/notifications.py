@@ -327,7 +327,8 @@ def _when(value: str | None) -> str:
     if not value:
         return ""
     moment = datetime.fromisoformat(value).astimezone(weeks.committee_zone())
-    return formats.date_format(moment, "l j F, H:i")
+    # The pattern is Django's date format, translated: each language orders day, month and time its own way.
+    return formats.date_format(moment, _("l j F, H:i"))
 
 
 def kind_heading(kind: str) -> str:
@@ -424,7 +425,7 @@ def digest_email(*, user: User, notifications: list[Notification], day: date) ->
     }
     subject = ngettext(
         "Docket: %(n)d update for %(day)s", "Docket: %(n)d updates for %(day)s", len(notifications)
-    ) % {"n": len(notifications), "day": formats.date_format(day, "l j F")}
+    ) % {"n": len(notifications), "day": formats.date_format(day, _("l j F"))}
     body = render_to_string("committee/email/digest.txt", context)
     return EmailMessage(subject=subject, body=body, to=[user.email])
 

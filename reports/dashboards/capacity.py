@@ -153,6 +153,8 @@ class CapacityPlan:
                 Column("configured_reserve_pct", _("Configured burst reserve %")),
                 Column("configured_reserve_gpu_hours", _("Configured reserve GPU-h / week")),
                 Column("turned_away_gpu_hours", _("Turned away GPU-h")),
+                # "% of" is a percent sign, not a format directive:
+                # xgettext:no-python-format
                 Column("turned_away_pct", _("Turned away % of demand")),
             ),
             rows=rows,
