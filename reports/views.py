@@ -10,14 +10,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from core.errors import form_errors_add
+from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
 from reports import selectors, services
 from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
@@ -34,7 +34,11 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any], *, sta
 
 def _require_editor(request: HttpRequest) -> None:
     if not selectors.user_can_edit(user=request.user):
-        raise PermissionDenied(_("Only committee members can edit the archive."))
+        raise RoleRequired(
+            _("Only committee members can edit the archive; everyone signed in reads it."),
+            role=_("a seat on the committee"),
+            elsewhere=[(_("The decision archive"), reverse("reports:index"))],
+        )
 
 
 @login_required
