@@ -63,7 +63,12 @@ def search(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
     hits = selectors.page_search(viewer=request.user, query=query)
-    return _render(request, "reports/search.html", {"search_form": form, "query": query, "hits": hits})
+    request_hits = selectors.request_search(viewer=request.user, query=query)
+    return _render(
+        request,
+        "reports/search.html",
+        {"search_form": form, "query": query, "hits": hits, "request_hits": request_hits},
+    )
 
 
 @login_required

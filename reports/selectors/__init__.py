@@ -20,10 +20,11 @@ from reports.selectors.pages import (
     user_can_read,
 )
 from reports.selectors.records import decision_record_data, policy_data
-from reports.selectors.search import SearchHit, page_search
+from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
     "ChainHead",
+    "RequestHit",
     "SearchHit",
     "VerifyResult",
     "archive_verify",
@@ -39,6 +40,7 @@ __all__ = [
     "pdf_root",
     "policy_data",
     "recent_changes",
+    "request_search",
     "revision_charts",
     "revision_compare",
     "revision_get",
