@@ -32,6 +32,11 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any], *, sta
     return render(request, template, context, status=status)
 
 
+def _html(text: str) -> str:
+    """A body as the page shows it: sanitized, links to pages that do not exist yet marked."""
+    return render_markdown(text, existing_slugs=selectors.existing_slugs(text=text))
+
+
 def _require_editor(request: HttpRequest) -> None:
     if not selectors.user_can_edit(user=request.user):
         raise RoleRequired(
@@ -80,7 +85,11 @@ def chain(request: AuthenticatedHttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
-    page = selectors.page_get(viewer=request.user, slug=slug)
+    try:
+        page = selectors.page_get(viewer=request.user, slug=slug)
+    except Http404:
+        # A wiki link's target that nobody wrote yet: say so, and offer the committee to write it.
+        return _render(request, "reports/page_missing.html", {"slug": slug}, status=404)
     revision = selectors.revision_latest(page=page)
     return _render(
         request,
@@ -89,7 +98,7 @@ def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
             "page": page,
             "revision": revision,
             "is_latest": True,
-            "html": render_markdown(revision.body),
+            "html": _html(revision.body),
             "backlinks": selectors.backlinks(page=page),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -110,7 +119,7 @@ def revision_detail(request: AuthenticatedHttpRequest, slug: str, number: int) -
             "page": page,
             "revision": revision,
             "is_latest": revision.pk == page.latest_revision_id,
-            "html": render_markdown(revision.body),
+            "html": _html(revision.body),
             "restore_form": RestoreForm(initial={"base_revision_id": page.latest_revision_id}),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -206,7 +215,8 @@ def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def page_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_editor(request)
-    form = PageCreateForm(request.POST or None, initial={"summary": _("First version")})
+    initial = {"summary": _("First version"), "slug": request.GET.get("slug", "")[:100]}
+    form = PageCreateForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             page = services.page_create(
