@@ -19,8 +19,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
-from reports import selectors, services
-from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
+from reports import records, selectors, services
+from reports.forms import (
+    CompareForm,
+    GeneratedPageEditForm,
+    PageCreateForm,
+    PageEditForm,
+    PreviewForm,
+    RestoreForm,
+    SearchForm,
+)
 from reports.markdown import render as render_markdown
 from reports.models import ExportStatus, Page, PageKind, PageRevision
 
@@ -158,6 +166,10 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
     """What an editor sees when someone saved first: their text kept, and how it differs from the newer revision."""
     title = form.cleaned_data.get("title", "") if hasattr(form, "cleaned_data") else ""
     body = form.cleaned_data.get("body", "") if hasattr(form, "cleaned_data") else ""
+    split = records.generated_split(conflict.latest.body)
+    if isinstance(form, GeneratedPageEditForm) and split:
+        # Compared whole: the editor's text around the newer revision's block, as saving it would store it.
+        body = records.generated_join(above=form.cleaned_data.get("body_above", ""), block=split.block, below=body)
     base = (
         PageRevision.objects.filter(pk=conflict.base_revision_id, page=page).first()
         if conflict.base_revision_id is not None
@@ -175,28 +187,41 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
     }
 
 
+def _save_edit(request: AuthenticatedHttpRequest, page: Page, form: PageEditForm) -> PageRevision:
+    """A generated page's edit keeps its generated block (services.page_notes_save); any other is the whole text."""
+    fields = {
+        "actor": request.user,
+        "page": page,
+        "base_revision_id": form.cleaned_data["base_revision_id"],
+        "title": form.cleaned_data["title"],
+        "summary": form.cleaned_data["summary"],
+    }
+    if isinstance(form, GeneratedPageEditForm):
+        return services.page_notes_save(
+            above=form.cleaned_data["body_above"], below=form.cleaned_data["body"], **fields
+        )
+    return services.page_revision_save(body=form.cleaned_data["body"], **fields)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """Edit a page. A generated one shows its generated block read-only and edits the text around it."""
     page = selectors.page_get(viewer=request.user, slug=slug)
     _require_editor(request)
     latest = selectors.revision_latest(page=page)
-    context: dict[str, Any] = {"page": page, "latest": latest}
+    split = records.generated_split(latest.body)
+    form_class = GeneratedPageEditForm if split else PageEditForm
+    context: dict[str, Any] = {"page": page, "latest": latest, "generated_html": _html(split.block) if split else ""}
     if request.method == "POST":
-        form = PageEditForm(request.POST)
+        form = form_class(request.POST)
         if form.is_valid():
             try:
-                revision = services.page_revision_save(
-                    actor=request.user,
-                    page=page,
-                    base_revision_id=form.cleaned_data["base_revision_id"],
-                    title=form.cleaned_data["title"],
-                    body=form.cleaned_data["body"],
-                    summary=form.cleaned_data["summary"],
-                )
+                revision = _save_edit(request, page, form)
             except services.EditConflict as conflict:
                 context.update(_conflict_context(page, conflict, form))
-                context["latest"] = conflict.latest
+                newer = records.generated_split(conflict.latest.body)
+                context.update(latest=conflict.latest, generated_html=_html(newer.block) if newer else "")
                 return _render(request, "reports/page_form.html", context, status=409)
             except ValidationError as exc:
                 form_errors_add(form, exc)
@@ -205,10 +230,23 @@ def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
                 return redirect(page)
         context["form"] = form
         return _render(request, "reports/page_form.html", context, status=400)
-    context["form"] = PageEditForm(
-        initial={"title": latest.title, "body": latest.body, "base_revision_id": latest.pk, "summary": ""}
-    )
+    initial = {"title": latest.title, "body": latest.body, "base_revision_id": latest.pk, "summary": ""}
+    if split:
+        initial.update(body=split.below, body_above=split.above)
+    context["form"] = form_class(initial=initial)
     return _render(request, "reports/page_form.html", context)
+
+
+@login_required
+@require_POST
+def markdown_preview(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The editor's text rendered as the page will show it (the same Markdown and sanitizer), for htmx to swap in."""
+    _require_editor(request)
+    form = PreviewForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(_("The text is too long to preview."), status=400, content_type="text/plain")
+    text = "\n\n".join(part for part in (form.cleaned_data["body_above"], form.cleaned_data["body"]) if part)
+    return render(request, "reports/_preview.html", {"html": _html(text)})
 
 
 @login_required
