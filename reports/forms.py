@@ -45,7 +45,7 @@ class GeneratedPageEditForm(PageEditForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["body"].label = _("Notes (Markdown), shown below the generated record")
+        self.fields["body"].label = _("Text (Markdown), shown below the generated record")
         self.fields["body"].widget.attrs["rows"] = 12
 
 

@@ -43,7 +43,7 @@ def test_the_edit_form_previews_as_you_type(client, world):
     page = make_page(world)
     client.force_login(world.chair)
     body = client.get(reverse("reports:page-edit", args=[page.slug])).content.decode()
-    assert f'hx-post="{reverse("reports:preview")}"' in body and 'from:#page-form textarea' in body
+    assert f'hx-post="{reverse("reports:preview")}"' in body and 'from:closest form' in body
 
 
 @pytest.fixture
