@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -54,10 +55,19 @@ def _require_editor(request: HttpRequest) -> None:
         )
 
 
+# Pages listed on one page of the archive's index: about half a year of weekly records.
+INDEX_PAGES = 30
+
+
 @login_required
 @require_GET
 def index(request: AuthenticatedHttpRequest) -> HttpResponse:
-    pages = list(selectors.page_list(viewer=request.user, record_parts=False))
+    """The archive's pages, newest change first, INDEX_PAGES a page, grouped by kind; the texts are not loaded."""
+    listing = selectors.page_list(viewer=request.user, record_parts=False).defer(
+        "latest_revision__body", "latest_revision__data"
+    )
+    page_obj = Paginator(listing, INDEX_PAGES).get_page(request.GET.get("page"))
+    pages = list(page_obj)
     groups = [(label, [p for p in pages if p.kind == kind]) for kind, label in PageKind.choices]
     return _render(
         request,
@@ -66,6 +76,7 @@ def index(request: AuthenticatedHttpRequest) -> HttpResponse:
             "groups": groups,
             "recent": selectors.recent_changes(viewer=request.user),
             "search_form": SearchForm(),
+            "page_obj": page_obj,
         },
     )
 
