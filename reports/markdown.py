@@ -139,6 +139,9 @@ _BLOCK_TAGS = frozenset({
 })  # fmt: skip
 
 
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
 class _TextOf(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -151,7 +154,9 @@ class _TextOf(HTMLParser):
             self.parts.append(" · ")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _BLOCK_TAGS:
+        if tag in _HEADINGS:
+            self.parts.append(" — ")
+        elif tag in _BLOCK_TAGS:
             self.parts.append(" ")
 
     def handle_data(self, data: str) -> None:
@@ -183,4 +188,5 @@ def plain_text(text: str) -> str:
     parser.feed(render("\n".join(lines)))
     parser.close()
     words = " ".join("".join(parser.parts).split())
-    return re.sub(r"(\s·)+\s", " · ", re.sub(r"^(·\s)+|(\s·)+$", "", words))
+    words = re.sub(r"(\s·)+\s", " · ", re.sub(r"^(·\s)+|(\s[·—])+$", "", words))
+    return re.sub(r"\s—(\s[·—])+\s", " — ", words)

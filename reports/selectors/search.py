@@ -83,7 +83,11 @@ def markdown_snippet(body: str, terms: list[str]) -> SafeString:
     lines = body.split("\n")
     found = pattern.search(body) if pattern else None
     line = body.count("\n", 0, found.start()) if found else 0
-    text = plain_text("\n".join(lines[max(0, line - CONTEXT_LINES): line + CONTEXT_LINES + 1]))
+    # From the start of the match's paragraph (a heading starts its own), never from the block before it.
+    start = line
+    while start > 0 and line - start < CONTEXT_LINES and lines[start - 1].strip() and not lines[start].startswith("#"):
+        start -= 1
+    text = plain_text("\n".join(lines[start: line + 2 * CONTEXT_LINES + 1]))
     return _cut(text, pattern)
 
 
@@ -154,9 +158,7 @@ def request_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> 
             if decision is not None and committee_selectors.decision_visible_to(viewer=viewer, gpu_request=gpu_request)
             else ""
         )
-        if rationale and pattern is not None and pattern.search(rationale):
-            snippet = _cut(plain_text(rationale), pattern)
-        else:
-            snippet = _highlight(gpu_request.team.name, pattern)
+        # The rationale around the match, or its opening when the title or team matched; nothing before a decision.
+        snippet = _cut(plain_text(rationale), pattern) if rationale else mark_safe("")
         hits.append(RequestHit(gpu_request, snippet))
     return hits

@@ -88,7 +88,7 @@ def test_a_hit_in_a_decision_records_table_shows_the_row_as_text(week):
     (hit,) = [h for h in hits if h.page.kind == "decision_record"]
     assert "<mark>distilled</mark> variant covers most of it" in hit.snippet
     # The request's title has a "|" of its own ("Vision model | v2"); nothing else of the table's syntax shows.
-    assert "Vision model | v2 — Team B: Partial grant" in hit.snippet
+    assert "Request: Vision model | v2" in hit.snippet
     assert syntax_in(hit.snippet.replace("Vision model | v2", "")) == [], hit.snippet
 
 
@@ -109,6 +109,8 @@ def test_requests_are_found_by_title_and_team_among_those_the_viewer_reads(world
     assert selectors.request_search(viewer=world.member_b, query="ranker") == []
     assert [h.request for h in selectors.request_search(viewer=world.member_b, query="vision")] == [b]
     assert selectors.request_search(viewer=world.outsider, query="ranker") == []
+    # Undecided, there is no rationale to show: the hit is its title and team alone.
+    assert selectors.request_search(viewer=world.member_a, query="ranker")[0].snippet == ""
 
 
 def test_a_rationale_is_searchable_only_where_the_decision_is_readable(world):
