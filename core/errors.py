@@ -162,6 +162,7 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
         "role": getattr(exception, "role", ""),
         "elsewhere": getattr(exception, "elsewhere", []),
     }
+    context["elsewhere_urls"] = [url for _label, url in context["elsewhere"]]
     return _page(request, "403.html", context, status=403)
 
 

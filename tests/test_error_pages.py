@@ -104,3 +104,12 @@ def test_the_favicon_is_linked_and_favicon_ico_answers(client, world):
     icon = client.get(response["Location"])
     assert icon.status_code == 200
     assert b"<svg" in b"".join(icon.streaming_content) if icon.streaming else b"<svg" in icon.content
+
+
+@override_settings(DEBUG=False)
+def test_each_way_out_is_offered_once(client, world):
+    client.force_login(world.member_a)
+    body = client.get(reverse("committee:review")).content.decode()
+    assert "The weekly review is for committee members." in body
+    section = body[body.index("Where you can go"):]
+    assert section.count(f'href="{reverse("committee:portal")}"') == 1

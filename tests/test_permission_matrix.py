@@ -150,7 +150,8 @@ def page(slug_of: str, number: int | None = None) -> Kwargs:
 TABLE: list[Row] = [
     # Sign-in and the home page.
     Row("", "home redirects", {"GET": ALL_302}),
-    Row("favicon.ico", "the icon's address, for anyone", {"GET": "301 301 301 301 301 301 301"}),
+    Row("favicon.ico", "the icon's address, for anyone", {"GET": "301 301 301 301 301 301 301",
+                                                            "HEAD": "301 301 301 301 301 301 301"}),
     Row("accounts/login/", "sign-in form and sign-in", {"GET": "200 200 200 200 200 200 200", "POST": ALL_302},
         body=lambda e: {"username": "member_a", "password": "pw"}),
     Row("accounts/logout/", "sign-out is a POST", {"GET": "405 405 405 405 405 405 405", "POST": ALL_302}),
