@@ -157,12 +157,13 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
     if _api(request):
         return JsonResponse({"detail": _("You do not have permission to perform this action.")}, status=403)
     message = exception.args[0] if isinstance(exception, PermissionDenied) and exception.args else ""
+    elsewhere: list[tuple[str, str]] = getattr(exception, "elsewhere", [])
     context = {
         "reason": str(message) if isinstance(message, str | Promise) else "",
         "role": getattr(exception, "role", ""),
-        "elsewhere": getattr(exception, "elsewhere", []),
+        "elsewhere": elsewhere,
+        "elsewhere_urls": [url for _label, url in elsewhere],  # the page's own links are not offered twice
     }
-    context["elsewhere_urls"] = [url for _label, url in context["elsewhere"]]
     return _page(request, "403.html", context, status=403)
 
 
