@@ -172,7 +172,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if _api(request):
         return JsonResponse({"detail": _("Something went wrong on Docket's side; the error has been logged.")},
                             status=500)
-    return defaults.server_error(request)
+    try:
+        # With the navigation when the parts it needs (the session, the viewer's roles) still work;
+        return _page(request, "500.html", {}, status=500)
+    except Exception:  # whatever broke the page may break this too
+        # else Django's way: the template without the request's context, which needs nothing.
+        return defaults.server_error(request)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

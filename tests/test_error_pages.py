@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from django.test import override_settings
-from django.urls import reverse
+from django.http import HttpRequest, HttpResponse
+from django.test import Client, override_settings
+from django.urls import path, reverse
+
+from config import urls as site_urls
 
 pytestmark = pytest.mark.usefixtures("db")
+
+
+def _boom(request: HttpRequest) -> HttpResponse:
+    raise RuntimeError("secret detail of a bug")
+
+
+# The site's URLs plus a page whose view is a bug: how a 500 looks.
+urlpatterns = [path("boom/", _boom), *site_urls.urlpatterns]
+handler500 = site_urls.handler500
 
 
 def nav_links(body: str) -> bool:
@@ -113,3 +125,38 @@ def test_each_way_out_is_offered_once(client, world):
     assert "The weekly review is for committee members." in body
     section = body[body.index("Where you can go"):]
     assert section.count(f'href="{reverse("committee:portal")}"') == 1
+
+
+@override_settings(DEBUG=False, ROOT_URLCONF=__name__)
+def test_a_server_error_is_the_sites_500_page_without_the_details(world):
+    client = Client(raise_request_exception=False)
+    client.force_login(world.member_a)
+    response = client.get("/boom/")
+    assert response.status_code == 500
+    body = response.content.decode()
+    assert "Something went wrong on Docket" in body and 'href="/"' in body
+    assert nav_links(body)  # the database works: the page has the viewer's navigation
+    assert "secret detail" not in body and "RuntimeError" not in body and "Traceback" not in body
+
+
+@override_settings(DEBUG=False, ROOT_URLCONF=__name__)
+def test_the_500_page_is_still_served_when_the_navigation_cannot_be_built(world, monkeypatch):
+    def broken(request: HttpRequest) -> dict[str, object]:
+        raise RuntimeError("the roles cannot be read")
+
+    from django.template import engines
+
+    engine = engines["django"].engine  # type: ignore[attr-defined]
+    monkeypatch.setattr("committee.context_processors.roles", broken)
+    # The engine keeps the processors it imported: forget them, so the broken one is used, and after.
+    engine.__dict__.pop("template_context_processors", None)
+    try:
+        client = Client(raise_request_exception=False)
+        client.force_login(world.member_a)
+        response = client.get("/boom/")
+    finally:
+        monkeypatch.undo()
+        engine.__dict__.pop("template_context_processors", None)
+    assert response.status_code == 500
+    body = response.content.decode()
+    assert "Something went wrong on Docket" in body and not nav_links(body) and "roles cannot" not in body
