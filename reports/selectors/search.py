@@ -57,10 +57,8 @@ def _term_pattern(terms: list[str]) -> re.Pattern[str] | None:
 
 def _highlight(text: str, pattern: re.Pattern[str] | None) -> SafeString:
     """Escape `text`, then wrap every matched word in <mark>."""
-    if pattern is None:
-        return mark_safe(html.escape(text))  # noqa: S308 (escaped)
     pieces, last = [], 0
-    for match in pattern.finditer(text):
+    for match in pattern.finditer(text) if pattern else ():
         pieces += [html.escape(text[last:match.start()]), "<mark>", html.escape(match.group(0)), "</mark>"]
         last = match.end()
     pieces.append(html.escape(text[last:]))
@@ -159,6 +157,6 @@ def request_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> 
             else ""
         )
         # The rationale around the match, or its opening when the title or team matched; nothing before a decision.
-        snippet = _cut(plain_text(rationale), pattern) if rationale else mark_safe("")
+        snippet = _cut(plain_text(rationale), pattern) if rationale else SafeString("")
         hits.append(RequestHit(gpu_request, snippet))
     return hits
