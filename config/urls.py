@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from committee.views import portal as portal_views
 from committee.views.auth import ThrottledLoginView
+from core.favicon import favicon
 from core.isoweek import WeekConverter
 from sso import views as sso_views
 
@@ -22,6 +23,8 @@ api_v1: list[URLPattern | URLResolver] = [
 
 urlpatterns = [
     path("", portal_views.home, name="home"),
+    # Browsers ask for /favicon.ico whatever the page links: send them to the SVG icon base.html names.
+    path("favicon.ico", favicon, name="favicon"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     # Signs out of the provider too after an OpenID Connect sign-in (sso.views.SignOutView).
     path("accounts/logout/", sso_views.SignOutView.as_view(), name="logout"),

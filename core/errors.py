@@ -9,18 +9,26 @@
   keyed by field, a `StateConflict` 409, a body over the size limit 413 (HackSoft's styleguide
   does the same in `api/exception_handlers.py`). Views call services directly.
 - `form_errors_add`: a service's `ValidationError` onto a Django form, by field.
-- The error pages: under /api/ every error is JSON, even where no API view was reached.
+- `RoleRequired`: a PermissionDenied that also names the role a page needs and where the viewer
+  can go instead; the 403 page shows both.
+- The error pages: under /api/ every error is JSON, even where no API view was reached; elsewhere
+  403 and 404 are pages of the site (navigation, the reason in plain words, where to go next),
+  rendered the same with DEBUG off. Only messages the code wrote for people reach them: a 404's
+  internal detail (the URL patterns tried, a model's name) never does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
-from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.urls import Resolver404
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import csrf, defaults
@@ -34,6 +42,15 @@ API_PREFIX = "/api/"
 
 class StateConflict(DjangoValidationError):
     """Valid input, refused because of the current state of what it acts on (the API's 409)."""
+
+
+class RoleRequired(PermissionDenied):
+    """Refused for want of a role: `role` names it ("a committee seat"), `elsewhere` offers (label, URL) to go to."""
+
+    def __init__(self, message: str, *, role: str, elsewhere: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(message)
+        self.role = role
+        self.elsewhere = list(elsewhere)
 
 
 class Conflict(exceptions.APIException):
@@ -102,7 +119,26 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """404: JSON under /api/ (a path that matches no endpoint, e.g. /api/v1/requests/abc/), the page elsewhere."""
     if _api(request):
         return JsonResponse({"detail": _("Not found.")}, status=404)
-    return defaults.page_not_found(request, exception)
+    return _page(request, "404.html", {"reason": _not_found_reason(exception)}, status=404)
+
+
+def _not_found_reason(exception: Exception) -> str:
+    """A message the code gave Http404 for people ("No archive page at this address."), else nothing.
+
+    A URL that matches no pattern (Resolver404 carries the patterns tried) and get_object_or_404's
+    "No <Model> matches the given query." say nothing a reader can use, and name internals.
+    """
+    if not isinstance(exception, Http404) or isinstance(exception, Resolver404) or not exception.args:
+        return ""
+    message = exception.args[0]
+    if not isinstance(message, str | Promise) or str(message).endswith(" matches the given query."):
+        return ""
+    return str(message)
+
+
+def _page(request: HttpRequest, template: str, context: dict[str, Any], *, status: int) -> HttpResponse:
+    """An error page of the site (base.html: navigation, the viewer's roles through the context processors)."""
+    return HttpResponse(render_to_string(template, context, request=request), status=status)
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -120,7 +156,15 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _api(request):
         return JsonResponse({"detail": _("You do not have permission to perform this action.")}, status=403)
-    return defaults.permission_denied(request, exception)
+    message = exception.args[0] if isinstance(exception, PermissionDenied) and exception.args else ""
+    elsewhere: list[tuple[str, str]] = getattr(exception, "elsewhere", [])
+    context = {
+        "reason": str(message) if isinstance(message, str | Promise) else "",
+        "role": getattr(exception, "role", ""),
+        "elsewhere": elsewhere,
+        "elsewhere_urls": [url for _label, url in elsewhere],  # the page's own links are not offered twice
+    }
+    return _page(request, "403.html", context, status=403)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
@@ -128,7 +172,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if _api(request):
         return JsonResponse({"detail": _("Something went wrong on Docket's side; the error has been logged.")},
                             status=500)
-    return defaults.server_error(request)
+    try:
+        # With the navigation when the parts it needs (the session, the viewer's roles) still work;
+        return _page(request, "500.html", {}, status=500)
+    except Exception:  # whatever broke the page may break this too
+        # else Django's way: the template without the request's context, which needs nothing.
+        return defaults.server_error(request)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -27,6 +29,31 @@ class PageEditForm(forms.Form):
         help_text=_("Required: what you changed and why. It stays in the history."),
     )
     base_revision_id = StrictIntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+
+
+class GeneratedPageEditForm(PageEditForm):
+    """An edit of a generated page (a decision record, a policy): only the text around its generated block."""
+
+    body_above = forms.CharField(
+        label=_("Text above the generated record (Markdown)"),
+        required=False,
+        max_length=MAX_BODY_CHARS,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "true", "class": "markdown-editor"}),
+    )
+    field_order = ["title", "body_above", "body", "summary"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["body"].label = _("Text (Markdown), shown below the generated record")
+        self.fields["body"].widget.attrs["rows"] = 12
+
+
+class PreviewForm(forms.Form):
+    """The editor's text as it stands, for the preview beside the textarea."""
+
+    body = forms.CharField(required=False, max_length=MAX_BODY_CHARS, strip=False)
+    body_above = forms.CharField(required=False, max_length=MAX_BODY_CHARS, strip=False)
 
 
 class PageCreateForm(PageEditForm):

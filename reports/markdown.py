@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as etree
+from collections.abc import Collection
+from html.parser import HTMLParser
 
 import markdown
 import nh3
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
 from markdown.extensions import Extension
 from markdown.inlinepatterns import InlineProcessor
 from markdown.util import AtomicString
@@ -37,7 +40,7 @@ ALLOWED_ATTRIBUTES = {
     "th": {"colspan", "rowspan", "align", "scope"},
 }
 ALLOWED_CLASSES = {
-    "a": {"wikilink", "request-link"},
+    "a": {"wikilink", "missing", "request-link"},
     "code": {"language-text", "language-python", "language-json", "language-yaml", "language-bash"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
@@ -51,6 +54,10 @@ REQUEST_RE = re.compile(r"^request:(\d{1,12})$")
 
 
 class _WikiLinkProcessor(InlineProcessor):
+    def __init__(self, pattern: str, md: markdown.Markdown, existing_slugs: Collection[str] | None) -> None:
+        super().__init__(pattern, md)
+        self.existing_slugs = existing_slugs
+
     # The stubs check this against Pattern.handleMatch(m), which InlineProcessor replaced with (m, data);
     # their own InlineProcessor.handleMatch carries the same ignore.
     def handleMatch(  # type: ignore[override]
@@ -63,6 +70,10 @@ class _WikiLinkProcessor(InlineProcessor):
             return None, None, None  # not a link: leave the text as typed
         element = etree.Element("a")
         element.set("href", href)
+        if css == "wikilink" and self.existing_slugs is not None and target.lower() not in self.existing_slugs:
+            # Offered for creation: the missing page's address answers with a "create it" for the committee.
+            css = "wikilink missing"
+            element.set("title", gettext("page does not exist yet"))
         element.set("class", css)
         element.text = AtomicString(label or target)  # shown as typed: no Markdown or HTML inside
         return element, m.start(0), m.end(0)
@@ -80,10 +91,14 @@ def _wikilink_target(target: str) -> tuple[str | None, str]:
 
 
 class WikiLinkExtension(Extension):
+    def __init__(self, existing_slugs: Collection[str] | None = None) -> None:
+        super().__init__()
+        self.existing_slugs = existing_slugs
+
     def extendMarkdown(self, md: markdown.Markdown) -> None:
         # Above "escape" (180), so "\|" inside [[…]] reaches us, and above "link" (160), so [[…]] is not read
         # as a reference link; below "backtick" (190), so code spans stay literal.
-        md.inlinePatterns.register(_WikiLinkProcessor(WIKILINK_RE, md), "docket_wikilink", 185)
+        md.inlinePatterns.register(_WikiLinkProcessor(WIKILINK_RE, md, self.existing_slugs), "docket_wikilink", 185)
 
 
 def linked_slugs(text: str) -> set[str]:
@@ -105,10 +120,73 @@ def sanitize(html: str) -> str:
     )
 
 
-def render(text: str) -> str:
-    """Markdown text to sanitized HTML (a plain str: mark it safe only where it is inserted)."""
+def render(text: str, *, existing_slugs: Collection[str] | None = None) -> str:
+    """Markdown text to sanitized HTML (a plain str: mark it safe only where it is inserted).
+
+    Given the archive's `existing_slugs`, a [[slug]] link to a page not among them is marked
+    (class "wikilink missing", title "page does not exist yet"); without, every link reads alike.
+    """
     converter = markdown.Markdown(
-        extensions=["tables", "fenced_code", "sane_lists", "def_list", WikiLinkExtension()],
+        extensions=["tables", "fenced_code", "sane_lists", "def_list", WikiLinkExtension(existing_slugs)],
         output_format="html",
     )
     return sanitize(converter.convert(text.replace("\x00", "")))
+
+
+_BLOCK_TAGS = frozenset({
+    "p", "br", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre",
+    "table", "thead", "tbody", "tfoot", "tr", "hr", "details", "summary",
+})  # fmt: skip
+
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+class _TextOf(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _BLOCK_TAGS:
+            self.parts.append(" ")
+        elif tag in ("td", "th"):
+            self.parts.append(" · ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _HEADINGS:
+            self.parts.append(" — ")
+        elif tag in _BLOCK_TAGS:
+            self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+_TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TABLE_CELL_RE = re.compile(r"(?<!\\)\|")
+
+
+def plain_text(text: str) -> str:
+    """Markdown as the words a reader sees, on one line: no syntax, no tags, table cells joined by " · ".
+
+    Works on any slice of a body (a search snippet's few lines): a table row without its header
+    becomes its cells' text, not a row of pipes.
+    """
+    lines = []
+    for line in text.replace("\x00", "").split("\n"):
+        if _TABLE_SEPARATOR_RE.match(line):
+            continue
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            cells = [c.strip() for c in _TABLE_CELL_RE.split(stripped.strip("|"))]
+            line = " · ".join(c.replace("\\|", "|") for c in cells if c)
+            lines.extend([line, ""])  # each row a paragraph of its own
+            continue
+        lines.append(line)
+    parser = _TextOf()
+    parser.feed(render("\n".join(lines)))
+    parser.close()
+    words = " ".join("".join(parser.parts).split())
+    words = re.sub(r"(\s·)+\s", " · ", re.sub(r"^(·\s)+|(\s[·—])+$", "", words))
+    return re.sub(r"\s—(\s[·—])+\s", " — ", words)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -71,6 +72,34 @@ def merge_generated(previous_body: str | None, generated: str, notes_placeholder
         return _GENERATED_RE.sub(lambda _m: block, previous_body, count=1)
     # Someone removed the markers: keep all their text, below the new block.
     return f"{block}\n\n{previous_body.strip()}\n"
+
+
+@dataclass(frozen=True)
+class GeneratedSplit:
+    """A body around its generated block: what people wrote above and below it, and the block (markers included)."""
+
+    above: str
+    block: str
+    below: str
+
+
+def generated_split(body: str) -> GeneratedSplit | None:
+    """The body's first generated block and the text around it, or None for a body without one."""
+    match = _GENERATED_RE.search(body)
+    if match is None:
+        return None
+    return GeneratedSplit(body[: match.start()].strip("\n"), match.group(0), body[match.end():].strip("\n"))
+
+
+def generated_join(*, above: str, block: str, below: str) -> str:
+    """The inverse of generated_split, laid out as merge_generated lays out a new body (block, blank line, notes)."""
+    above, below = _without_markers(above).strip("\n"), _without_markers(below).strip("\n")
+    return (f"{above}\n\n" if above else "") + block + (f"\n\n{below}\n" if below else "\n")
+
+
+def _without_markers(text: str) -> str:
+    """People's text never carries a block of its own: a pasted block loses its content, stray markers go."""
+    return _GENERATED_RE.sub("", text).replace(GENERATED_START, "").replace(GENERATED_END, "")
 
 
 def _request_link(row: RankingRowSnapshot, *, in_table: bool = False) -> str:

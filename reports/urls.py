@@ -12,6 +12,7 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("chain/", views.chain, name="chain"),
     path("new/", views.page_create, name="page-create"),
+    path("preview/", views.markdown_preview, name="preview"),
     path("exports/<int:pk>/", views.export_detail, name="export"),
     path("exports/<int:pk>/progress/", views.export_progress, name="export-progress"),
     path("exports/<int:pk>/download/", views.export_download, name="export-download"),

@@ -10,17 +10,26 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from core.errors import form_errors_add
+from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
-from reports import selectors, services
-from reports.forms import CompareForm, PageCreateForm, PageEditForm, RestoreForm, SearchForm
+from reports import records, selectors, services
+from reports.forms import (
+    CompareForm,
+    GeneratedPageEditForm,
+    PageCreateForm,
+    PageEditForm,
+    PreviewForm,
+    RestoreForm,
+    SearchForm,
+)
 from reports.markdown import render as render_markdown
 from reports.models import ExportStatus, Page, PageKind, PageRevision
 
@@ -32,15 +41,33 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any], *, sta
     return render(request, template, context, status=status)
 
 
+def _html(text: str) -> str:
+    """A body as the page shows it: sanitized, links to pages that do not exist yet marked."""
+    return render_markdown(text, existing_slugs=selectors.existing_slugs(text=text))
+
+
 def _require_editor(request: HttpRequest) -> None:
     if not selectors.user_can_edit(user=request.user):
-        raise PermissionDenied(_("Only committee members can edit the archive."))
+        raise RoleRequired(
+            _("Only committee members can edit the archive; everyone signed in reads it."),
+            role=_("a seat on the committee"),
+            elsewhere=[(_("The decision archive"), reverse("reports:index"))],
+        )
+
+
+# Pages listed on one page of the archive's index: about half a year of weekly records.
+INDEX_PAGES = 30
 
 
 @login_required
 @require_GET
 def index(request: AuthenticatedHttpRequest) -> HttpResponse:
-    pages = list(selectors.page_list(viewer=request.user, record_parts=False))
+    """The archive's pages, newest change first, INDEX_PAGES a page, grouped by kind; the texts are not loaded."""
+    listing = selectors.page_list(viewer=request.user, record_parts=False).defer(
+        "latest_revision__body", "latest_revision__data"
+    )
+    page_obj = Paginator(listing, INDEX_PAGES).get_page(request.GET.get("page"))
+    pages = list(page_obj)
     groups = [(label, [p for p in pages if p.kind == kind]) for kind, label in PageKind.choices]
     return _render(
         request,
@@ -49,6 +76,7 @@ def index(request: AuthenticatedHttpRequest) -> HttpResponse:
             "groups": groups,
             "recent": selectors.recent_changes(viewer=request.user),
             "search_form": SearchForm(),
+            "page_obj": page_obj,
         },
     )
 
@@ -59,7 +87,12 @@ def search(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
     hits = selectors.page_search(viewer=request.user, query=query)
-    return _render(request, "reports/search.html", {"search_form": form, "query": query, "hits": hits})
+    request_hits = selectors.request_search(viewer=request.user, query=query)
+    return _render(
+        request,
+        "reports/search.html",
+        {"search_form": form, "query": query, "hits": hits, "request_hits": request_hits},
+    )
 
 
 @login_required
@@ -71,7 +104,11 @@ def chain(request: AuthenticatedHttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
-    page = selectors.page_get(viewer=request.user, slug=slug)
+    try:
+        page = selectors.page_get(viewer=request.user, slug=slug)
+    except Http404:
+        # A wiki link's target that nobody wrote yet: say so, and offer the committee to write it.
+        return _render(request, "reports/page_missing.html", {"slug": slug}, status=404)
     revision = selectors.revision_latest(page=page)
     return _render(
         request,
@@ -80,7 +117,7 @@ def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
             "page": page,
             "revision": revision,
             "is_latest": True,
-            "html": render_markdown(revision.body),
+            "html": _html(revision.body),
             "backlinks": selectors.backlinks(page=page),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -101,7 +138,7 @@ def revision_detail(request: AuthenticatedHttpRequest, slug: str, number: int) -
             "page": page,
             "revision": revision,
             "is_latest": revision.pk == page.latest_revision_id,
-            "html": render_markdown(revision.body),
+            "html": _html(revision.body),
             "restore_form": RestoreForm(initial={"base_revision_id": page.latest_revision_id}),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -140,6 +177,10 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
     """What an editor sees when someone saved first: their text kept, and how it differs from the newer revision."""
     title = form.cleaned_data.get("title", "") if hasattr(form, "cleaned_data") else ""
     body = form.cleaned_data.get("body", "") if hasattr(form, "cleaned_data") else ""
+    split = records.generated_split(conflict.latest.body)
+    if isinstance(form, GeneratedPageEditForm) and split:
+        # Compared whole: the editor's text around the newer revision's block, as saving it would store it.
+        body = records.generated_join(above=form.cleaned_data.get("body_above", ""), block=split.block, below=body)
     base = (
         PageRevision.objects.filter(pk=conflict.base_revision_id, page=page).first()
         if conflict.base_revision_id is not None
@@ -157,28 +198,41 @@ def _conflict_context(page: Page, conflict: services.EditConflict, form: Any) ->
     }
 
 
+def _save_edit(request: AuthenticatedHttpRequest, page: Page, form: PageEditForm) -> PageRevision:
+    """A generated page's edit keeps its generated block (services.page_notes_save); any other is the whole text."""
+    fields = {
+        "actor": request.user,
+        "page": page,
+        "base_revision_id": form.cleaned_data["base_revision_id"],
+        "title": form.cleaned_data["title"],
+        "summary": form.cleaned_data["summary"],
+    }
+    if isinstance(form, GeneratedPageEditForm):
+        return services.page_notes_save(
+            above=form.cleaned_data["body_above"], below=form.cleaned_data["body"], **fields
+        )
+    return services.page_revision_save(body=form.cleaned_data["body"], **fields)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """Edit a page. A generated one shows its generated block read-only and edits the text around it."""
     page = selectors.page_get(viewer=request.user, slug=slug)
     _require_editor(request)
     latest = selectors.revision_latest(page=page)
-    context: dict[str, Any] = {"page": page, "latest": latest}
+    split = records.generated_split(latest.body)
+    form_class = GeneratedPageEditForm if split else PageEditForm
+    context: dict[str, Any] = {"page": page, "latest": latest, "generated_html": _html(split.block) if split else ""}
     if request.method == "POST":
-        form = PageEditForm(request.POST)
+        form = form_class(request.POST)
         if form.is_valid():
             try:
-                revision = services.page_revision_save(
-                    actor=request.user,
-                    page=page,
-                    base_revision_id=form.cleaned_data["base_revision_id"],
-                    title=form.cleaned_data["title"],
-                    body=form.cleaned_data["body"],
-                    summary=form.cleaned_data["summary"],
-                )
+                revision = _save_edit(request, page, form)
             except services.EditConflict as conflict:
                 context.update(_conflict_context(page, conflict, form))
-                context["latest"] = conflict.latest
+                newer = records.generated_split(conflict.latest.body)
+                context.update(latest=conflict.latest, generated_html=_html(newer.block) if newer else "")
                 return _render(request, "reports/page_form.html", context, status=409)
             except ValidationError as exc:
                 form_errors_add(form, exc)
@@ -187,17 +241,31 @@ def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
                 return redirect(page)
         context["form"] = form
         return _render(request, "reports/page_form.html", context, status=400)
-    context["form"] = PageEditForm(
-        initial={"title": latest.title, "body": latest.body, "base_revision_id": latest.pk, "summary": ""}
-    )
+    initial = {"title": latest.title, "body": latest.body, "base_revision_id": latest.pk, "summary": ""}
+    if split:
+        initial.update(body=split.below, body_above=split.above)
+    context["form"] = form_class(initial=initial)
     return _render(request, "reports/page_form.html", context)
+
+
+@login_required
+@require_POST
+def markdown_preview(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The editor's text rendered as the page will show it (the same Markdown and sanitizer), for htmx to swap in."""
+    _require_editor(request)
+    form = PreviewForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(_("The text is too long to preview."), status=400, content_type="text/plain")
+    text = "\n\n".join(part for part in (form.cleaned_data["body_above"], form.cleaned_data["body"]) if part)
+    return render(request, "reports/_preview.html", {"html": _html(text)})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def page_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_editor(request)
-    form = PageCreateForm(request.POST or None, initial={"summary": _("First version")})
+    initial = {"summary": _("First version"), "slug": request.GET.get("slug", "")[:100]}
+    form = PageCreateForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             page = services.page_create(

@@ -150,6 +150,8 @@ def page(slug_of: str, number: int | None = None) -> Kwargs:
 TABLE: list[Row] = [
     # Sign-in and the home page.
     Row("", "home redirects", {"GET": ALL_302}),
+    Row("favicon.ico", "the icon's address, for anyone", {"GET": "301 301 301 301 301 301 301",
+                                                            "HEAD": "301 301 301 301 301 301 301"}),
     Row("accounts/login/", "sign-in form and sign-in", {"GET": "200 200 200 200 200 200 200", "POST": ALL_302},
         body=lambda e: {"username": "member_a", "password": "pw"}),
     Row("accounts/logout/", "sign-out is a POST", {"GET": "405 405 405 405 405 405 405", "POST": ALL_302}),
@@ -248,6 +250,9 @@ TABLE: list[Row] = [
     Row("archive/chain/", "the chain head", {"GET": SIGNED_IN}),
     Row("archive/new/", "new page", {"GET": EDITORS, "POST": "302 403 403 302 302 302 302"},
         body=lambda e: {"slug": "matrix-page", "title": "Matrix", "body": "Text.", "summary": "First version"}),
+    Row("archive/preview/", "the editor's preview: the committee's", {"GET": "302 405 405 405 405 302 302",
+                                                                      "POST": "302 403 403 200 200 302 302"},
+        body=lambda e: {"body": "**Text.**"}),
     Row("archive/exports/<int:pk>/", "the decision record's PDF export", {"GET": SIGNED_IN}, kwargs=pk("export")),
     Row("archive/exports/<int:pk>/progress/", "its progress fragment", {"GET": SIGNED_IN}, kwargs=pk("export")),
     Row("archive/exports/<int:pk>/download/", "its file", {"GET": SIGNED_IN}, kwargs=pk("export")),

@@ -88,6 +88,7 @@ from committee.selectors.publishing import (
     started_windows,
 )
 from committee.selectors.requests import (
+    cycle_list_for_team_member,
     cycle_open_for_intake,
     pool_list,
     request_get_for_viewer,
@@ -157,6 +158,7 @@ __all__ = [
     "cycle_for_review",
     "cycle_get",
     "cycle_list",
+    "cycle_list_for_team_member",
     "cycle_open_for_intake",
     "cycle_placement",
     "cycle_publish_placement",

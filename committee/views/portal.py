@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -29,6 +30,9 @@ from committee.models import GpuRequest, ReviewCycle
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 
+# Weeks of requests on one page of the portal: this week, next week and a few behind.
+PORTAL_WEEKS = 6
+
 
 @login_required
 def home(request: AuthenticatedHttpRequest) -> HttpResponse:
@@ -41,8 +45,16 @@ def home(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @login_required
 def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """My teams' requests, this cycle first, each with its outcome: decided → placed."""
-    gpu_requests = list(selectors.request_list_for_team_member(viewer=request.user))
+    """My teams' requests, this cycle first, each with its outcome: decided → placed; PORTAL_WEEKS a page.
+
+    A page costs the same queries and rows whether the teams have filed for a month or for years.
+    """
+    weeks_page = Paginator(selectors.cycle_list_for_team_member(viewer=request.user), PORTAL_WEEKS).get_page(
+        request.GET.get("page")
+    )
+    gpu_requests = list(
+        selectors.request_list_for_team_member(viewer=request.user).filter(cycle__in=[c.pk for c in weeks_page])
+    )
     outcomes = selectors.request_outcome_map(requests=gpu_requests, viewer=request.user)
     by_cycle = [
         (cycle, [(r, outcomes[r.pk]) for r in rows]) for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)
@@ -54,6 +66,7 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
             "teams": selectors.team_list_for_user(user=request.user),
             "intake_cycle": selectors.cycle_open_for_intake(),
             "by_cycle": by_cycle,
+            "page_obj": weeks_page,
         },
     )
 

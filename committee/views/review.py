@@ -19,18 +19,27 @@ from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.timeline import placement_figures
-from core.errors import form_errors_add
+from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
 
 
 def require_committee(request: HttpRequest) -> None:
     if not selectors.user_is_committee(user=request.user):
-        raise PermissionDenied(_("The weekly review is for committee members."))
+        raise RoleRequired(
+            _("The weekly review is for committee members."),
+            role=_("a seat on the committee"),
+            elsewhere=[(_("Your team's requests and their outcomes"), reverse("committee:portal"))],
+        )
 
 
 def require_chair(request: HttpRequest) -> None:
     if not selectors.user_is_chair(user=request.user):
-        raise PermissionDenied(_("Only the chair can do this."))
+        raise RoleRequired(
+            _("Only the chair can do this."),
+            role=_("the chair's seat"),
+            elsewhere=[(_("The weekly review"), reverse("committee:review"))] if selectors.user_is_committee(
+                user=request.user) else [],
+        )
 
 
 def _is_htmx(request: HttpRequest) -> bool:

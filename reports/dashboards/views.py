@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -24,6 +24,7 @@ from plotly import graph_objects as go
 
 from committee import selectors as committee_selectors
 from committee import weeks
+from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
 from reports import charts as report_charts
 from reports import pdf
@@ -35,7 +36,14 @@ from reports.dashboards.services import monthly_review_page_open
 
 def _require_committee(request: HttpRequest) -> None:
     if not committee_selectors.user_is_committee(user=request.user):
-        raise PermissionDenied(_("The monthly review and capacity planning are the committee's pages."))
+        raise RoleRequired(
+            _("The monthly review and capacity planning are the committee's pages."),
+            role=_("a seat on the committee"),
+            elsewhere=[
+                (_("The dashboards: four weeks of usage, open to everyone signed in"), reverse("reports:dashboards")),
+                (_("Your team's windows"), reverse("allocations:windows")),
+            ],
+        )
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -6,6 +6,7 @@ from reports.selectors.pages import (
     ChainHead,
     backlinks,
     chain_head,
+    existing_slugs,
     page_get,
     page_list,
     recent_changes,
@@ -20,16 +21,18 @@ from reports.selectors.pages import (
     user_can_read,
 )
 from reports.selectors.records import decision_record_data, policy_data
-from reports.selectors.search import SearchHit, page_search
+from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
     "ChainHead",
+    "RequestHit",
     "SearchHit",
     "VerifyResult",
     "archive_verify",
     "backlinks",
     "chain_head",
     "decision_record_data",
+    "existing_slugs",
     "export_for_revision",
     "export_get",
     "page_get",
@@ -39,6 +42,7 @@ __all__ = [
     "pdf_root",
     "policy_data",
     "recent_changes",
+    "request_search",
     "revision_charts",
     "revision_compare",
     "revision_get",

@@ -98,6 +98,14 @@ def backlinks(*, page: Page) -> list[Page]:
     return [p for p in candidates if page.slug in linked_slugs(revision_latest(page=p).body)]
 
 
+def existing_slugs(*, text: str) -> set[str]:
+    """The archive pages, of those `text` links to with [[slug]], that exist (the rest are shown as missing)."""
+    linked = linked_slugs(text)
+    if not linked:
+        return set()
+    return set(Page.objects.filter(slug__in=linked, latest_revision__isnull=False).values_list("slug", flat=True))
+
+
 def _labels() -> dict[str, str]:
     return {"title": _("Title"), "body": _("Text"), "data": _("Structured data")}
 

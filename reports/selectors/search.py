@@ -1,4 +1,10 @@
-"""Archive search: PostgreSQL full-text search there, a plain word match elsewhere; snippets escaped."""
+"""Archive search: pages (full-text on PostgreSQL, a word match elsewhere) and the requests the viewer may read.
+
+A snippet is the text a reader sees, never the Markdown it is written in: the few lines around
+the first match are rendered (reports.markdown.plain_text), escaped, and only then the matched
+words wrapped in <mark>. Only those lines are rendered, so a hit in a 1,000-row decision record
+costs what a hit in a short page does.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,21 @@ import html
 import re
 from dataclasses import dataclass
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
 from django.db.models import F, Q
 from django.utils.safestring import SafeString, mark_safe
 
+from committee import selectors as committee_selectors
+from committee.models import GpuRequest, RequestStatus
+from reports.markdown import plain_text
 from reports.models import Page
 from reports.selectors.pages import Viewer, revision_latest, user_can_read
 
 SNIPPET_CHARS = 90
 SEARCH_LIMIT = 50
-# Delimiters for PostgreSQL's headline: control characters no Markdown body keeps, so the
-# snippet can be escaped first and highlighted after.
-_MARK_START, _MARK_END = "\x02", "\x03"
+# Lines of Markdown around the first match that are rendered for the snippet.
+CONTEXT_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -28,37 +36,68 @@ class SearchHit:
     rank: float
 
 
-def _highlight(text: str, terms: list[str]) -> SafeString:
-    """Escape `text`, then wrap every occurrence of a term in <mark>."""
-    escaped = html.escape(text)
-    for term in sorted({t for t in terms if t}, key=len, reverse=True):
-        escaped = re.sub(re.escape(html.escape(term)), lambda m: f"<mark>{m.group(0)}</mark>", escaped, flags=re.I)
-    return mark_safe(escaped)  # noqa: S308 (escaped above; only <mark> added)
-
-
-def _plain_snippet(body: str, title: str, terms: list[str]) -> SafeString:
-    lowered = body.lower()
-    positions = [lowered.find(t.lower()) for t in terms if t and lowered.find(t.lower()) >= 0]
-    if not positions:
-        return _highlight(body[: SNIPPET_CHARS * 2].strip() or title, terms)
-    start = max(0, min(positions) - SNIPPET_CHARS)
-    end = min(len(body), min(positions) + SNIPPET_CHARS)
-    text = " ".join(body[start:end].split())
-    return _highlight(("… " if start else "") + text + (" …" if end < len(body) else ""), terms)
+@dataclass(frozen=True)
+class RequestHit:
+    request: GpuRequest
+    snippet: SafeString
 
 
 def _search_terms(query: str) -> list[str]:
     return [t for t in re.findall(r"[\w.-]+", query) if len(t) > 1][:8]
 
 
+def _term_pattern(terms: list[str]) -> re.Pattern[str] | None:
+    """Each term, and the words it is a stem of ("allocation" marks "allocated": PostgreSQL matches by stem)."""
+    stems = []
+    for term in sorted(set(terms), key=len, reverse=True):
+        stem = term[: max(4, len(term) - 3)] if len(term) > 5 else term
+        stems.append(re.escape(stem) + r"[\w-]*")
+    return re.compile(r"(?<!\w)(?:" + "|".join(stems) + ")", re.IGNORECASE) if stems else None
+
+
+def _highlight(text: str, pattern: re.Pattern[str] | None) -> SafeString:
+    """Escape `text`, then wrap every matched word in <mark>."""
+    pieces, last = [], 0
+    for match in pattern.finditer(text) if pattern else ():
+        pieces += [html.escape(text[last:match.start()]), "<mark>", html.escape(match.group(0)), "</mark>"]
+        last = match.end()
+    pieces.append(html.escape(text[last:]))
+    return mark_safe("".join(pieces))  # noqa: S308 (every piece escaped; only <mark> added)
+
+
+def _cut(text: str, pattern: re.Pattern[str] | None) -> SafeString:
+    """About SNIPPET_CHARS either side of the first match (the start when none), on word boundaries, highlighted."""
+    found = pattern.search(text) if pattern else None
+    at = found.start() if found else 0
+    start = 0 if at <= SNIPPET_CHARS else text.rfind(" ", 0, at - SNIPPET_CHARS) + 1
+    end = text.find(" ", at + SNIPPET_CHARS)
+    end = len(text) if end < 0 else end
+    return _highlight(("… " if start else "") + text[start:end] + (" …" if end < len(text) else ""), pattern)
+
+
+def markdown_snippet(body: str, terms: list[str]) -> SafeString:
+    """The rendered text of the lines around the first match in `body` (its opening lines when none), marked."""
+    pattern = _term_pattern(terms)
+    lines = body.split("\n")
+    found = pattern.search(body) if pattern else None
+    line = body.count("\n", 0, found.start()) if found else 0
+    # From the start of the match's paragraph (a heading starts its own), never from the block before it.
+    start = line
+    while start > 0 and line - start < CONTEXT_LINES and lines[start - 1].strip() and not lines[start].startswith("#"):
+        start -= 1
+    text = plain_text("\n".join(lines[start: line + 2 * CONTEXT_LINES + 1]))
+    return _cut(text, pattern)
+
+
 def page_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
     """Pages matching `query` in their current title or text, best first, each with a snippet.
 
-    PostgreSQL: full-text search (websearch syntax, English stemming, title weighted above text)
-    with the database's own headline. Elsewhere: every word must appear (case-insensitive).
+    PostgreSQL: full-text search (websearch syntax, English stemming, title weighted above text).
+    Elsewhere: every word must appear (case-insensitive).
     """
     query = (query or "").strip()[:200]
-    if not query or not user_can_read(user=viewer):
+    terms = _search_terms(query)
+    if not query or not terms or not user_can_read(user=viewer):
         return []
     pages = Page.objects.select_related("latest_revision").filter(latest_revision__isnull=False)
     if connection.vendor == "postgresql":
@@ -67,39 +106,57 @@ def page_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> lis
             "latest_revision__body", weight="B", config="english"
         )
         rows = (
-            pages.annotate(
-                document=vector,
-                rank=SearchRank(vector, search_query),
-                headline=SearchHeadline(
-                    "latest_revision__body",
-                    search_query,
-                    config="english",
-                    start_sel=_MARK_START,
-                    stop_sel=_MARK_END,
-                    max_words=30,
-                    min_words=12,
-                ),
-            )
+            pages.annotate(document=vector, rank=SearchRank(vector, search_query))
             .filter(document=search_query)
             .order_by(F("rank").desc(), "title")[:limit]
         )
-        hits = []
-        for page in rows:
-            escaped = html.escape(" ".join(page.headline.split()))
-            marked = escaped.replace(_MARK_START, "<mark>").replace(_MARK_END, "</mark>")
-            hits.append(SearchHit(page, mark_safe(marked), float(page.rank)))  # noqa: S308 (escaped above)
-        return hits
-    terms = _search_terms(query)
-    if not terms:
-        return []
+        return [SearchHit(p, markdown_snippet(revision_latest(page=p).body, terms), float(p.rank)) for p in rows]
     condition = Q()
     for term in terms:
         condition &= Q(title__icontains=term) | Q(latest_revision__body__icontains=term)
-    matches = pages.filter(condition).order_by("-updated_at")[:limit]
     hits = []
-    for found in matches:
+    for found in pages.filter(condition).order_by("-updated_at")[:limit]:
         in_title = sum(t.lower() in found.title.lower() for t in terms)
-        body = revision_latest(page=found).body
-        hits.append(SearchHit(found, _plain_snippet(body, found.title, terms), float(in_title)))
+        hits.append(SearchHit(found, markdown_snippet(revision_latest(page=found).body, terms), float(in_title)))
     hits.sort(key=lambda h: -h.rank)
+    return hits
+
+
+def request_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> list[RequestHit]:
+    """Requests the viewer may read (committee_selectors.request_list_for_viewer) matching every word of `query`.
+
+    A word matches the title, the team's name or the decision's rationale; the rationale only where
+    the viewer may read the decision (the committee always, the team once the week is decided:
+    committee_selectors.decision_visible_to), so a search never tells a team what it cannot read.
+    """
+    terms = _search_terms((query or "").strip()[:200])
+    if not terms:
+        return []
+    roles = committee_selectors.viewer_roles(user=viewer)
+    rationale_readable = Q() if roles.committee else Q(status=RequestStatus.DECIDED)
+    condition = Q()
+    for term in terms:
+        condition &= (
+            Q(title__icontains=term)
+            | Q(team__name__icontains=term)
+            | (Q(decision__rationale__icontains=term) & rationale_readable)
+        )
+    rows = (
+        committee_selectors.request_list_for_viewer(viewer=viewer)
+        .select_related("decision")
+        .prefetch_related(None)
+        .filter(condition)[:limit]
+    )
+    pattern = _term_pattern(terms)
+    hits = []
+    for gpu_request in rows:
+        decision = getattr(gpu_request, "decision", None)
+        rationale = (
+            decision.rationale
+            if decision is not None and committee_selectors.decision_visible_to(viewer=viewer, gpu_request=gpu_request)
+            else ""
+        )
+        # The rationale around the match, or its opening when the title or team matched; nothing before a decision.
+        snippet = _cut(plain_text(rationale), pattern) if rationale else SafeString("")
+        hits.append(RequestHit(gpu_request, snippet))
     return hits

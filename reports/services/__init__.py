@@ -7,6 +7,7 @@ from reports.services.pages import (
     page_append_system,
     page_create,
     page_create_system,
+    page_notes_save,
     page_revision_restore,
     page_revision_save,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "page_append_system",
     "page_create",
     "page_create_system",
+    "page_notes_save",
     "page_revision_restore",
     "page_revision_save",
     "pdf_export_render",

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from committee import selectors as committee_selectors
 from committee.services import actor_name
 from core.audit import fit
-from reports import chain
+from reports import chain, records
 from reports.models import ArchiveChain, Page, PageKind, PageRevision
 
 SYSTEM_AUTHOR = "Docket"
@@ -30,7 +30,7 @@ MAX_BODY_CHARS = 200_000
 MAX_SUMMARY_CHARS = 300
 MAX_TITLE_CHARS = 200
 # First path segments under /archive/ that are not pages.
-RESERVED_SLUGS = frozenset({"new", "search", "exports", "chain", "recent", "api", "static", "dashboards"})
+RESERVED_SLUGS = frozenset({"new", "preview", "search", "exports", "chain", "recent", "api", "static", "dashboards"})
 # Generated pages live at these addresses; people cannot take them first.
 GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-")
 
@@ -249,6 +249,38 @@ def page_revision_save(
         data=latest.data if latest is not None else {},
         summary=summary,
         author=Author.of(actor),
+    )
+
+
+@transaction.atomic
+def page_notes_save(
+    *,
+    actor: User,
+    page: Page,
+    base_revision_id: int | None,
+    title: str,
+    above: str,
+    below: str,
+    summary: str,
+) -> PageRevision:
+    """Save an edit of a generated page's own text: what people wrote above and below its generated block.
+
+    The block is the latest revision's, read under the page's lock: an editor never sees it in
+    the textarea, cannot change it, and a text that still carries one (an editor on the old
+    form, a paste) has it dropped for the page's own. Otherwise as page_revision_save (the
+    edit conflict, the unchanged text and the permission are checked the same way). A page
+    without a generated block keeps the edit as its whole text.
+    """
+    _check_can_edit(actor)
+    locked = _page_lock(page.pk)
+    latest = locked.latest_revision
+    split = records.generated_split(latest.body) if latest is not None else None
+    if split is None:
+        body = "\n\n".join(part for part in (above.strip("\n"), below) if part)
+    else:
+        body = records.generated_join(above=above, block=split.block, below=below)
+    return page_revision_save(
+        actor=actor, page=locked, base_revision_id=base_revision_id, title=title, body=body, summary=summary
     )
 
 

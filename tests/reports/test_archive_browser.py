@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from reports import services
 from reports.models import Page, PdfExport
@@ -36,6 +37,10 @@ def test_committee_member_edits_the_record_and_downloads_its_pdf(browser_page, w
     text = page.get_by_label("Text (Markdown)")
     text.fill(text.input_value().replace("Notes added by committee members go here.",
                                          "Team B's lead asked for a review of the partial grant."))
+    # The preview follows the typing; the generated record is shown above the notes, not in the textarea.
+    expect(page.locator("#markdown-preview")).to_contain_text("asked for a review of the partial grant")
+    assert "Strongest revenue case this week" in page.inner_text("#generated-block")
+    assert "docket:generated" not in text.input_value()
     page.get_by_label("Edit summary").fill("Note the appeal")
     page.get_by_role("button", name="Save").click()
     page.get_by_text("Saved as revision 2.").wait_for()
@@ -55,10 +60,17 @@ def test_committee_member_edits_the_record_and_downloads_its_pdf(browser_page, w
     assert "Archive intact" in out.getvalue()
 
     page.get_by_role("link", name="Read").click()
+    page.wait_for_load_state()  # htmx (a deferred script) has taken over the PDF form
     # Celery runs eagerly here, so the PDF (its charts drawn by Chromium) renders inside this POST: on a busy
     # machine that takes longer than a click's 15 s. Wait for the page the render leads to instead.
     page.get_by_role("button", name="Make a PDF").click(no_wait_after=True)
+    # At once, while the render runs: the button is disabled and says the PDF is being made.
+    expect(page.locator("#pdf-button")).to_be_disabled(timeout=2000)
+    expect(page.locator("#pdf-busy")).to_be_visible(timeout=2000)
+    expect(page.locator("#pdf-busy")).to_contain_text("Making the PDF")
     page.locator("#pdf-download").wait_for(timeout=120_000)
+    expect(page.locator("#pdf-busy")).to_be_hidden()
+    assert page.url.endswith(f"/archive/{record.slug}/")  # the progress came to the page: no navigation
     with page.expect_download(timeout=60000) as download_info:
         page.locator("#pdf-download").click()
     path = tmp_path / "record.pdf"

@@ -74,3 +74,54 @@ def test_dashboards_run_the_same_queries_for_1_and_50_teams(client, world, who):
     body, fifty = queries(client, reverse("reports:dashboards"), params)
     assert "Bulk team 049" in body
     assert fifty == one
+
+
+def test_the_archive_index_is_paged_and_a_page_costs_the_same_for_a_year_as_for_a_month(client, world):
+    from reports.views import INDEX_PAGES
+
+    for i in range(4):
+        make_page(world, slug=f"week-{i:02d}", title=f"Week {i:02d}", body="x" * 5000)
+    client.force_login(world.chair)
+    client.get(reverse("reports:index"))
+    month, month_queries = queries(client, reverse("reports:index"))
+    for i in range(4, 52):
+        make_page(world, slug=f"week-{i:02d}", title=f"Week {i:02d}", body="x" * 5000)
+    year, year_queries = queries(client, reverse("reports:index"))
+    assert year_queries == month_queries
+    # The clock stands still here: every page changed at the same instant, so they follow by address.
+    listed = 'href="/archive/week-{}/"'.format  # the index's own list (the recent changes link revisions)
+    assert listed("03") in month and "Page 1 of" not in month
+    assert listed("00") in year and listed("51") not in year and "Page 1 of 2" in year
+    assert sum(listed(f"{i:02d}") in year for i in range(52)) == INDEX_PAGES
+    older, _n = queries(client, reverse("reports:index"), {"page": "2"})
+    assert listed("51") in older and listed("00") not in older and "None yet." not in older
+    assert "x" * 100 not in year  # no text is shown
+    with CaptureQueriesContext(connection) as captured:
+        client.get(reverse("reports:index"))
+    assert not [q["sql"] for q in captured if '"body"' in q["sql"] or '"data"' in q["sql"]]  # nor loaded
+    assert client.get(reverse("reports:index"), {"page": "zz"}).status_code == 200  # a bad page number: the first
+
+
+def test_the_portal_is_paged_by_week(client, world):
+    from committee.models import GpuRequest, ReviewCycle
+    from committee.services import cycle_create
+    from committee.views.portal import PORTAL_WEEKS
+    from tests.factories import file_request
+
+    template = file_request(world, title="The current request")
+    client.force_login(world.lead_a)
+    client.get(reverse("committee:portal"))
+    body, one_week = queries(client, reverse("committee:portal"))
+    assert "The current request" in body and "Page 1 of" not in body
+    start = ReviewCycle.objects.get().starts_at
+    for weeks_back in range(1, 27):  # half a year of history, one request a week
+        cycle = cycle_create(week=(start - timedelta(weeks=weeks_back)).strftime("%G-W%V"))
+        past = GpuRequest.objects.get(pk=template.pk)
+        past.pk, past.cycle, past.title = None, cycle, f"Request {weeks_back} weeks back"
+        past.save()
+    body, half_year = queries(client, reverse("committee:portal"))
+    assert "The current request" in body and f"Request {PORTAL_WEEKS - 1} weeks back" in body
+    assert f"Request {PORTAL_WEEKS} weeks back" not in body and "Page 1 of 5" in body
+    assert half_year == one_week
+    older, _n = queries(client, reverse("committee:portal"), {"page": "5"})
+    assert "Request 26 weeks back" in older and "The current request" not in older

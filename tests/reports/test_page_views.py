@@ -219,3 +219,22 @@ def test_index_and_history_queries_do_not_grow_with_rows(client, world, django_a
     with django_assert_max_num_queries(10):
         response = client.get(reverse("reports:history", args=["busy"]))
     assert len(response.context["revisions"]) == 30
+
+
+def test_a_link_to_a_missing_page_is_marked_and_leads_to_creating_it(client, world, page):
+    make_page(world, slug="rubric", title="Rubric", body="x")
+    edit(world, page, "See [[minutes]] and [[rubric|the rubric]].", summary="Links")
+    client.force_login(world.member_a)
+    body = client.get(reverse("reports:page", args=[page.slug])).content.decode()
+    assert ('<a class="wikilink missing" href="/archive/minutes/" title="page does not exist yet"' in body)
+    assert '<a class="wikilink" href="/archive/rubric/"' in body
+    # Following it: a 404 that says the page is not written yet; only the committee is offered to write it.
+    missing = client.get("/archive/minutes/")
+    assert missing.status_code == 404 and "This page does not exist yet" in missing.content.decode()
+    assert reverse("reports:page-create") not in missing.content.decode()
+    client.force_login(world.reviewer)
+    missing = client.get("/archive/minutes/").content.decode()
+    create = f'href="{reverse("reports:page-create")}?slug=minutes"'
+    assert create in missing
+    form = client.get(reverse("reports:page-create"), {"slug": "minutes"})
+    assert form.context["form"]["slug"].value() == "minutes"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from reports import selectors
+from tests.committee.reviewing import decide, two_requests_in_review
 from tests.reports.conftest import edit, make_page
 
 
@@ -61,3 +62,77 @@ def test_empty_query_shows_the_form_only(client, world):
     client.force_login(world.member_b)
     response = client.get(reverse("reports:search"), {"q": ""})
     assert response.status_code == 200 and response.context["hits"] == []
+
+
+MARKDOWN_SYNTAX = ("**", "__", "[[", "]]", "](", "|", "#", ">", "`", "<!--", "---")
+
+
+def syntax_in(snippet: str) -> list[str]:
+    """The Markdown a snippet shows, apart from the <mark> the search adds."""
+    text = snippet.replace("<mark>", "").replace("</mark>", "")
+    return [s for s in MARKDOWN_SYNTAX if s in text]
+
+
+def test_a_snippet_is_the_text_a_reader_sees_with_the_match_marked(world):
+    make_page(world, body="# Charter\n\n> The committee granted **sixteen** GPUs to the [ranking model](https://x.example)"
+                          " after `review`, see [[minutes|the minutes]].\n\n| Team | Ranking |\n|---|---|\n"
+                          "| A | first |\n")
+    (hit,) = selectors.page_search(viewer=world.member_a, query="ranking")
+    assert "<mark>ranking</mark> model after review, see the minutes." in hit.snippet
+    assert "granted sixteen GPUs" in hit.snippet
+    assert not syntax_in(hit.snippet), hit.snippet
+
+
+def test_a_hit_in_a_decision_records_table_shows_the_row_as_text(week):
+    hits = selectors.page_search(viewer=week.member_b, query="distilled")
+    (hit,) = [h for h in hits if h.page.kind == "decision_record"]
+    assert "<mark>distilled</mark> variant covers most of it" in hit.snippet
+    # The request's title has a "|" of its own ("Vision model | v2"); nothing else of the table's syntax shows.
+    assert "Request: Vision model | v2" in hit.snippet
+    assert syntax_in(hit.snippet.replace("Vision model | v2", "")) == [], hit.snippet
+
+
+def test_a_snippet_is_cut_around_the_match_of_a_long_page(world):
+    body = "\n\n".join(f"Paragraph {i} says nothing in particular about anything at all." for i in range(400))
+    make_page(world, body=body + "\n\nThe zebra paragraph.\n\n" + body)
+    (hit,) = selectors.page_search(viewer=world.member_a, query="zebra")
+    assert "The <mark>zebra</mark> paragraph." in hit.snippet and len(hit.snippet) < 400
+
+
+def test_requests_are_found_by_title_and_team_among_those_the_viewer_reads(world):
+    world.team_b.name = "Perception"
+    world.team_b.save()
+    a, b = two_requests_in_review(world)
+    assert [h.request for h in selectors.request_search(viewer=world.member_a, query="ranker")] == [a]
+    assert [h.request for h in selectors.request_search(viewer=world.chair, query="perception")] == [b]
+    # Team B does not learn of team A's request, by its title or its team's name.
+    assert selectors.request_search(viewer=world.member_b, query="ranker") == []
+    assert [h.request for h in selectors.request_search(viewer=world.member_b, query="vision")] == [b]
+    assert selectors.request_search(viewer=world.outsider, query="ranker") == []
+    # Undecided, there is no rationale to show: the hit is its title and team alone.
+    assert selectors.request_search(viewer=world.member_a, query="ranker")[0].snippet == ""
+
+
+def test_a_rationale_is_searchable_only_where_the_decision_is_readable(world):
+    a, _b = two_requests_in_review(world)
+    decide(world, a, outcome="defer", rationale="The **churn** model pays for itself.")
+    # Before the week is finalized only the committee reads decisions.
+    assert selectors.request_search(viewer=world.lead_a, query="churn") == []
+    (hit,) = selectors.request_search(viewer=world.reviewer, query="churn")
+    assert hit.request == a and "The <mark>churn</mark> model pays for itself." in hit.snippet
+
+
+def test_a_team_finds_its_decided_request_by_the_rationale(week):
+    (hit,) = selectors.request_search(viewer=week.member_b, query="distilled")
+    assert hit.request == week.requests[1] and "<mark>distilled</mark>" in hit.snippet
+    assert selectors.request_search(viewer=week.member_a, query="distilled") == []
+
+
+def test_the_search_page_lists_pages_and_requests(client, world):
+    a, _b = two_requests_in_review(world)
+    make_page(world, body="Why the **ranker** retrain came first.")
+    client.force_login(world.member_a)
+    body = client.get(reverse("reports:search"), {"q": "ranker"}).content.decode()
+    assert "1 page matches" in body and "1 request matches" in body
+    assert reverse("committee:request-detail", args=[a.pk]) in body
+    assert "Why the <mark>ranker</mark> retrain came first." in body
