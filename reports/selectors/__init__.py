@@ -19,7 +19,7 @@ from reports.selectors.pages import (
     user_can_edit,
     user_can_read,
 )
-from reports.selectors.records import decision_record_data, policy_data
+from reports.selectors.records import decision_record_data, elastic_policy_data, policy_data
 from reports.selectors.search import SearchHit, page_search
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "backlinks",
     "chain_head",
     "decision_record_data",
+    "elastic_policy_data",
     "export_for_revision",
     "export_get",
     "page_get",

@@ -1,0 +1,168 @@
+"""Reads of the elastic pool: the policy in force, what the schedulers are offered, the pages' history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet
+
+from allocations import engine, selectors
+from allocations.elastic.evaluate import ElasticPolicy, PoolInput, UsageInput, WindowInput, span_end_of
+from allocations.models import (
+    Cluster,
+    ElasticAction,
+    ElasticActionKind,
+    ElasticPolicyVersion,
+    GpuPool,
+    UsageRecord,
+)
+
+POOL_HISTORY_LIMIT = 500
+LENDING_KINDS = (ElasticActionKind.IDLE, ElasticActionKind.NIGHT_OPEN)
+
+
+def elastic_policy_current() -> ElasticPolicyVersion:
+    """The latest version; in an empty database (a flushed test database) the seed's version 1, written now."""
+    latest = ElasticPolicyVersion.objects.order_by("-number").first()
+    if latest is not None:
+        return latest
+    version, _created = ElasticPolicyVersion.objects.get_or_create(
+        number=1, defaults={"reason": "The seed's elastic pool.", "author_name": "Docket"}
+    )
+    return version
+
+
+def elastic_policy_history() -> list[tuple[ElasticPolicyVersion, ElasticPolicyVersion | None]]:
+    """Every version, newest first, each with the version before it (None for the first). One query."""
+    versions = list(ElasticPolicyVersion.objects.order_by("-number"))
+    return [(v, versions[i + 1] if i + 1 < len(versions) else None) for i, v in enumerate(versions)]
+
+
+def policy_input(version: ElasticPolicyVersion) -> ElasticPolicy:
+    return ElasticPolicy(version=version.number, **version.parameters())  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class PoolEvaluationInput:
+    pool: GpuPool
+    pool_input: PoolInput
+    windows: list[WindowInput]
+    usage: list[UsageInput]
+
+
+def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvaluationInput]:
+    """Per pool: its live windows active at `now` (current plans) and its usage over the policy's spans.
+
+    A query per cluster for the windows, a query per pool for the usage.
+    """
+    end = span_end_of(now)
+    start = end - timedelta(hours=max(policy.idle_span_hours, policy.recent_span_hours))
+    out: list[PoolEvaluationInput] = []
+    for cluster in Cluster.objects.order_by("slug"):
+        snapshot = selectors.window_snapshot(cluster=cluster, ends_after=now)
+        rows = list(
+            snapshot.windows.filter(start__lte=now)
+            .order_by("id")
+            .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
+        )
+        for pool in GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"):
+            burst, _standby = engine.reserved_gpus(selectors.pool_capacity(pool=pool))
+            windows = [
+                WindowInput(id=wid, team_id=team, tier=tier, gpu_count=gpus, start=w_start, end=w_end)
+                for wid, pool_id, team, tier, gpus, w_start, w_end in rows
+                if pool_id == pool.pk
+            ]
+            usage = [
+                UsageInput(
+                    team_id=r.team_id, window_id=r.window_id, period_start=r.period_start, period_end=r.period_end,
+                    gpu_hours_used=r.gpu_hours_used, mean_utilization_pct=r.mean_utilization_pct,
+                    mean_queue_wait_minutes=r.mean_queue_wait_minutes,
+                )
+                for r in UsageRecord.objects.filter(pool=pool, period_end__gt=start, period_start__lt=end).order_by()
+            ] if windows else []
+            out.append(PoolEvaluationInput(
+                pool=pool, pool_input=PoolInput(id=pool.pk, gpu_count=pool.gpu_count, burst_reserve_gpus=burst),
+                windows=windows, usage=usage,
+            ))
+    return out
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a window's GPUs are offered to preemptible work now (the windows API's `lendable_gpus`)."""
+
+    lendable_gpus: int
+    reason: str  # "idle" or "night_open"
+    action_id: int
+
+
+def cluster_offers(*, cluster: Cluster) -> dict[int, Offer]:
+    """Window id → its offer, for the cluster's windows with a lending action in force. One query.
+
+    A window has at most one action of each kind in force and IDLE offers exclude NIGHT_OPEN
+    (allocations.elastic.evaluate), so there is at most one offer per window; the larger wins regardless.
+    """
+    offers: dict[int, Offer] = {}
+    rows = (
+        ElasticAction.objects.filter(
+            pool__cluster=cluster, ended_at__isnull=True, kind__in=LENDING_KINDS, gpus__gt=0, window__isnull=False
+        )
+        .order_by("id")
+        .values_list("window_id", "gpus", "kind", "id")
+    )
+    for window_id, gpus, kind, action_id in rows:
+        if window_id not in offers or offers[window_id].lendable_gpus < gpus:
+            offers[window_id] = Offer(lendable_gpus=gpus, reason=kind, action_id=action_id)
+    return offers
+
+
+def idle_action_map(*, window_ids: Iterable[int]) -> dict[int, ElasticAction]:
+    """Window id → its "granted but idle" action in force, for the windows given. One query."""
+    ids = list(window_ids)
+    if not ids:
+        return {}
+    actions = ElasticAction.objects.filter(kind=ElasticActionKind.IDLE, ended_at__isnull=True, window_id__in=ids)
+    return {action.window_id: action for action in actions if action.window_id is not None}
+
+
+def idle_action_map_for_requests(*, request_refs: Iterable[int]) -> dict[int, list[ElasticAction]]:
+    """Request id → the "granted but idle" actions in force on its windows. One query."""
+    refs = list(request_refs)
+    out: dict[int, list[ElasticAction]] = {}
+    if not refs:
+        return out
+    actions = (
+        ElasticAction.objects.filter(
+            kind=ElasticActionKind.IDLE, ended_at__isnull=True, window__request_ref__in=refs
+        )
+        .select_related("window", "pool__cluster")
+        .order_by("window_id")
+    )
+    for action in actions:
+        assert action.window is not None and action.window.request_ref is not None
+        out.setdefault(action.window.request_ref, []).append(action)
+    return out
+
+
+def pool_elastic_history(*, pool: GpuPool, limit: int = POOL_HISTORY_LIMIT) -> QuerySet[ElasticAction]:
+    """The pool's elastic actions, newest first, with their window, team and policy version."""
+    return (
+        ElasticAction.objects.filter(pool=pool)
+        .select_related("window", "team", "policy")
+        .order_by("-started_at", "-id")[:limit]
+    )
+
+
+def pool_list_with_elastic() -> list[tuple[GpuPool, int, int]]:
+    """Every pool with its actions in force and in all: (pool, in force, total). One query."""
+    pools = (
+        GpuPool.objects.select_related("cluster")
+        .annotate(
+            in_force=Count("elastic_actions", filter=Q(elastic_actions__ended_at__isnull=True)),
+            total=Count("elastic_actions"),
+        )
+        .order_by("cluster__name", "slug")
+    )
+    return [(pool, pool.in_force, pool.total) for pool in pools]
