@@ -20,7 +20,6 @@ from allocations.models import (
 )
 
 POOL_HISTORY_LIMIT = 500
-LENDING_KINDS = (ElasticActionKind.IDLE, ElasticActionKind.NIGHT_OPEN)
 
 
 def elastic_policy_current() -> ElasticPolicyVersion:
@@ -87,35 +86,6 @@ def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvalu
                 windows=windows, usage=usage,
             ))
     return out
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What a window's GPUs are offered to preemptible work now (the windows API's `lendable_gpus`)."""
-
-    lendable_gpus: int
-    reason: str  # "idle" or "night_open"
-    action_id: int
-
-
-def cluster_offers(*, cluster: Cluster) -> dict[int, Offer]:
-    """Window id → its offer, for the cluster's windows with a lending action in force. One query.
-
-    A window has at most one action of each kind in force and IDLE offers exclude NIGHT_OPEN
-    (allocations.elastic.evaluate), so there is at most one offer per window; the larger wins regardless.
-    """
-    offers: dict[int, Offer] = {}
-    rows = (
-        ElasticAction.objects.filter(
-            pool__cluster=cluster, ended_at__isnull=True, kind__in=LENDING_KINDS, gpus__gt=0, window__isnull=False
-        )
-        .order_by("id")
-        .values_list("window_id", "gpus", "kind", "id")
-    )
-    for window_id, gpus, kind, action_id in rows:
-        if window_id not in offers or offers[window_id].lendable_gpus < gpus:
-            offers[window_id] = Offer(lendable_gpus=gpus, reason=kind, action_id=action_id)
-    return offers
 
 
 def idle_action_map(*, window_ids: Iterable[int]) -> dict[int, ElasticAction]:
