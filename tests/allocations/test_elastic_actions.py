@@ -109,8 +109,8 @@ def test_a_busy_pool_with_waiting_priority_work_records_a_promotion(windows: dic
 # --- carried to the schedulers -----------------------------------------------------------------
 
 
-def list_windows(api: APIClient, token: str, **headers: str) -> Any:
-    return api.get("/api/v1/windows/", {"cluster": "atlas"}, **bearer(token), **headers)
+def list_windows(api: APIClient, token: str, **headers: Any) -> Any:
+    return api.get("/api/v1/windows/", {"cluster": "atlas"}, **{**bearer(token), **headers})
 
 
 def test_the_windows_api_shows_the_offer_and_its_etag_follows_it(windows: dict[str, AllocationWindow],
