@@ -496,7 +496,7 @@ class ElasticPolicyVersion(models.Model):
     night_utilization_pct = models.PositiveSmallIntegerField(
         _("open at night below utilization %"), default=30, validators=[MaxValueValidator(100)]
     )
-    reason = models.TextField(_("reason for the change"), max_length=2000)
+    reason = models.TextField(_("reason for the change"), max_length=5000)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

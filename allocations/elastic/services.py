@@ -24,7 +24,7 @@ from allocations.elastic.evaluate import Action, ActionKind, evaluate, policy_er
 from allocations.models import ElasticAction, ElasticPolicyVersion, GpuPool, Team
 from core.audit import fit
 
-REASON_MAX_LENGTH = 2000
+REASON_MAX_LENGTH = 5000  # as committee.limits.REASON_MAX_LENGTH (a rubric change's reason)
 
 
 @transaction.atomic

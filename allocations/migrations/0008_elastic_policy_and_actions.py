@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
                 ('night_start', models.TimeField(default=datetime.time(22, 0), verbose_name='night starts')),
                 ('night_end', models.TimeField(default=datetime.time(6, 0), verbose_name='night ends')),
                 ('night_utilization_pct', models.PositiveSmallIntegerField(default=30, validators=[django.core.validators.MaxValueValidator(100)], verbose_name='open at night below utilization %')),
-                ('reason', models.TextField(max_length=2000, verbose_name='reason for the change')),
+                ('reason', models.TextField(max_length=5000, verbose_name="reason for the change")),
                 ('author_name', models.CharField(max_length=150, verbose_name='changed by')),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now, verbose_name='changed')),
                 ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
