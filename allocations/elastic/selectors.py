@@ -88,32 +88,27 @@ def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvalu
     return out
 
 
-def idle_action_map(*, window_ids: Iterable[int]) -> dict[int, ElasticAction]:
-    """Window id → its "granted but idle" action in force, for the windows given. One query."""
-    ids = list(window_ids)
-    if not ids:
-        return {}
-    actions = ElasticAction.objects.filter(kind=ElasticActionKind.IDLE, ended_at__isnull=True, window_id__in=ids)
-    return {action.window_id: action for action in actions if action.window_id is not None}
+def idle_grants(
+    *,
+    team_ids: Iterable[int] | None = None,
+    window_ids: Iterable[int] | None = None,
+    request_refs: Iterable[int] | None = None,
+) -> list[ElasticAction]:
+    """The "granted but idle" actions in force, of the teams, windows or requests given (any that match). One query.
 
-
-def idle_action_map_for_requests(*, request_refs: Iterable[int]) -> dict[int, list[ElasticAction]]:
-    """Request id → the "granted but idle" actions in force on its windows. One query."""
-    refs = list(request_refs)
-    out: dict[int, list[ElasticAction]] = {}
-    if not refs:
-        return out
-    actions = (
-        ElasticAction.objects.filter(
-            kind=ElasticActionKind.IDLE, ended_at__isnull=True, window__request_ref__in=refs
-        )
-        .select_related("window", "pool__cluster")
-        .order_by("window_id")
-    )
-    for action in actions:
-        assert action.window is not None and action.window.request_ref is not None
-        out.setdefault(action.window.request_ref, []).append(action)
-    return out
+    With none of the three given: every one in force (the committee's view).
+    """
+    actions = ElasticAction.objects.filter(kind=ElasticActionKind.IDLE, ended_at__isnull=True)
+    scope = Q()
+    given = False
+    for lookup, values in (("team_id__in", team_ids), ("window_id__in", window_ids),
+                           ("window__request_ref__in", request_refs)):
+        if values is not None:
+            scope |= Q(**{lookup: list(values)})
+            given = True
+    if given:
+        actions = actions.filter(scope)
+    return list(actions.select_related("window", "team", "pool__cluster").order_by("pool_id", "window_id"))
 
 
 def pool_elastic_history(*, pool: GpuPool, limit: int = POOL_HISTORY_LIMIT) -> QuerySet[ElasticAction]:

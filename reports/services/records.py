@@ -69,7 +69,14 @@ def policy_page_sync(*, rubric_version: RubricVersion) -> PageRevision | None:
 
 
 def elastic_policy_page_sync(*, policy_version: ElasticPolicyVersion) -> PageRevision | None:
-    """Write the archive page of an elastic policy version (`elastic-policy-v<n>`); idempotent like policy_page_sync."""
+    """Write the archive page of an elastic policy version (`elastic-policy-v<n>`); idempotent like policy_page_sync.
+
+    The version before it gets its page too when it has none (version 1 is written by a migration, with no
+    page), so the link "It replaces version n − 1" leads somewhere.
+    """
+    previous = ElasticPolicyVersion.objects.filter(number__lt=policy_version.number).order_by("-number").first()
+    if previous is not None and not Page.objects.filter(source_key=f"elastic-policy:{previous.number}").exists():
+        elastic_policy_page_sync(policy_version=previous)
     data = selectors.elastic_policy_data(policy_version=policy_version)
     return _sync(
         source_key=f"elastic-policy:{policy_version.number}",
