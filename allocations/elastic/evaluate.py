@@ -16,7 +16,7 @@ import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta, tzinfo
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from django.utils.translation import gettext as _
 
@@ -164,9 +164,9 @@ def measure(records: Iterable[UsageInput], *, start: datetime, end: datetime) ->
     util = sum((s * r.mean_utilization_pct for s, (_l, _h, r) in zip(seconds, pieces, strict=True)), Decimal(0))
     wait = sum((s * r.mean_queue_wait_minutes for s, (_l, _h, r) in zip(seconds, pieces, strict=True)), Decimal(0))
     return Measure(
-        utilization_pct=(util / total).quantize(Decimal("0.1")),
+        utilization_pct=(util / total).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP),
         max_utilization_pct=max(r.mean_utilization_pct for _l, _h, r in pieces),
-        queue_wait_minutes=(wait / total).quantize(Decimal("0.1")),
+        queue_wait_minutes=(wait / total).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP),
     )
 
 
@@ -185,7 +185,7 @@ def _pool_utilization(records: Sequence[UsageInput], *, start: datetime, end: da
         busy += hours * record.mean_utilization_pct
     if weight == 0:
         return None
-    return (busy / weight).quantize(Decimal("0.1"))
+    return (busy / weight).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
 
 
 def unused_gpus(gpu_count: int, utilization_pct: Decimal) -> int:
