@@ -153,3 +153,50 @@ def test_the_kueue_export_lends_a_priority_windows_offered_gpus(world: Any) -> N
     usage(window, util=10)
     services.elastic_evaluate(now=NOW + timedelta(minutes=15))
     assert team_a_quota()["lendingLimit"] == 7  # 8 × (1 − 10%) = 7.2
+
+
+# --- invariants the database holds -------------------------------------------------------------
+
+
+def test_the_database_allows_one_action_in_force_per_window(windows: dict[str, AllocationWindow]) -> None:
+    from django.db import IntegrityError, transaction
+
+    usage(windows["a"], util=5)
+    services.elastic_evaluate(now=NOW + timedelta(minutes=15))
+    action = ElasticAction.objects.get()
+    duplicate = {f.attname: getattr(action, f.attname) for f in ElasticAction._meta.concrete_fields if f.name != "id"}
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ElasticAction.objects.create(**duplicate)
+    ElasticAction.objects.create(**{**duplicate, "ended_at": NOW + H})  # an ended one beside it is history
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ElasticAction.objects.create(**{**duplicate, "window_id": None})  # only a promotion has no window
+
+
+@pytest.mark.parametrize(
+    "change", [{"idle_threshold_pct": 101}, {"idle_span_hours": 0}, {"night_end": "22:00"}, {"reason": ""}]
+)
+def test_the_database_refuses_an_impossible_policy(db: Any, change: dict[str, Any]) -> None:
+    from django.db import IntegrityError, transaction
+
+    from allocations.models import ElasticPolicyVersion
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ElasticPolicyVersion.objects.create(
+            **{"number": 7, "reason": "x", "author_name": "t", "night_start": "22:00", **change}
+        )
+
+
+def test_the_night_is_read_in_the_committees_time_zone(world: Any, settings: Any) -> None:
+    """21:30 UTC in December is 22:30 in Berlin: night there, not in UTC."""
+    settings.TIME_ZONE = "Europe/Berlin"
+    night = NOW.replace(hour=21, minute=30)
+    plan = publish([W(world.a100, world.team_b, 16, 0, 100, ref=3, tier="standard")])
+    window = plan.windows.get()
+    usage(window, util=[40, 40, 40, 20], until=night.replace(minute=0))
+    services.elastic_evaluate(now=night)
+    [action] = ElasticAction.objects.all()
+    assert (action.kind, action.gpus) == ("night_open", 12)
+    assert "At night, standard window" in action.explanation
+    settings.TIME_ZONE = "UTC"
+    services.elastic_evaluate(now=night + timedelta(minutes=5))
+    assert ElasticAction.objects.get().ended_at == night + timedelta(minutes=5)
