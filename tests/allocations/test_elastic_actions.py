@@ -200,3 +200,19 @@ def test_the_night_is_read_in_the_committees_time_zone(world: Any, settings: Any
     settings.TIME_ZONE = "UTC"
     services.elastic_evaluate(now=night + timedelta(minutes=5))
     assert ElasticAction.objects.get().ended_at == night + timedelta(minutes=5)
+
+
+def test_the_command_evaluates_as_of_a_moment_and_refuses_a_bad_one(windows: dict[str, AllocationWindow]) -> None:
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    usage(windows["a"], util=5)
+    out = StringIO()
+    call_command("elastic_evaluate", "--now", "2026-12-02T10:15:00+00:00", stdout=out)
+    assert "Elastic policy v1: 1 action(s) started, 0 ended, 0 still in force." in out.getvalue()
+    call_command("elastic_evaluate", "--now", "2026-12-02T10:45", stdout=out)  # committee time (UTC here)
+    assert "0 action(s) started, 0 ended, 1 still in force." in out.getvalue()
+    with pytest.raises(CommandError, match="--now must be an ISO 8601 date and time"):
+        call_command("elastic_evaluate", "--now", "yesterday")
+    assert ElasticAction.objects.count() == 1
