@@ -96,7 +96,7 @@ def elastic_evaluate(*, now: datetime) -> EvaluationResult:
             policy=policy, pool=item.pool_input, windows=item.windows, usage=item.usage, now=now, tz=tz
         )
         with transaction.atomic():
-            GpuPool.objects.select_for_update().filter(pk=item.pool.pk).first()
+            _lock_pool(item.pool.pk)
             in_force = {
                 (a.kind, a.pool_id, a.window_id): a
                 for a in ElasticAction.objects.filter(pool=item.pool, ended_at__isnull=True)
@@ -127,6 +127,11 @@ def elastic_evaluate(*, now: datetime) -> EvaluationResult:
                 )
                 started += 1
     return EvaluationResult(policy_version=version.number, started=started, ended=ended, kept=kept)
+
+
+def _lock_pool(pool_id: int) -> None:
+    """Hold the pool's row until the transaction ends: a concurrent evaluation of it waits, then sees what this wrote."""
+    GpuPool.objects.select_for_update().filter(pk=pool_id).first()
 
 
 def _hours(action: Action) -> int:
