@@ -130,7 +130,7 @@ def elastic_evaluate(*, now: datetime) -> EvaluationResult:
 
 
 def _lock_pool(pool_id: int) -> None:
-    """Hold the pool's row until the transaction ends: a concurrent evaluation of it waits, then sees what this wrote."""
+    """Hold the pool's row until the transaction ends: a concurrent evaluation waits, then sees what this wrote."""
     GpuPool.objects.select_for_update().filter(pk=pool_id).first()
 
 
