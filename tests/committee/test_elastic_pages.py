@@ -173,3 +173,23 @@ def test_the_pool_history_page_explains_each_action(world: Any, idle_window: All
     quiet = signed_in(world.member_b).get("/archive/dashboards/elastic/orion/h100/").content.decode()
     assert "The elastic policy has taken no action on this pool yet." in quiet and "chart-elastic" not in quiet
     assert signed_in(world.member_b).get("/archive/dashboards/elastic/atlas/nope/").status_code == 404
+
+
+def test_the_request_page_shows_its_window_idle_to_the_team(world: Any) -> None:
+    from tests.committee.appealing import finalize_week
+    from tests.committee.appealing import publish as publish_week
+
+    first, second, _third = finalize_week(world)
+    plan = publish_week(world)
+    window = plan.windows.get(request_ref=first.pk)
+    now = window.start + 6 * H
+    for i in range(4):
+        start = now - (4 - i) * H
+        UsageRecord.objects.create(
+            pool=window.pool, team=window.team, window=window, period_start=start, period_end=start + H,
+            gpu_hours_used=Decimal(1), mean_utilization_pct=Decimal(3), idempotency_key=f"req-{i}",
+        )
+    elastic_services.elastic_evaluate(now=now + timedelta(minutes=15))
+    html = signed_in(world.member_a).get(f"/requests/{first.pk}/").content.decode()
+    assert "Granted but idle: 1 window" in html and f"#{window.pk}, Team A on atlas/a100: 3.0% utilized" in html
+    assert "Granted but idle" not in signed_in(world.member_b).get(f"/requests/{second.pk}/").content.decode()
