@@ -216,3 +216,22 @@ def test_the_command_evaluates_as_of_a_moment_and_refuses_a_bad_one(windows: dic
     with pytest.raises(CommandError, match="--now must be an ISO 8601 date and time"):
         call_command("elastic_evaluate", "--now", "yesterday")
     assert ElasticAction.objects.count() == 1
+
+
+def test_the_loop_through_the_api_usage_posted_idle_flagged_offered_back(
+    windows: dict[str, AllocationWindow], world: Any
+) -> None:
+    """A scheduler posts four hours of low use for a window; the evaluation offers the GPUs back to it."""
+    api, token = APIClient(), token_for(world.atlas)
+    window = windows["b"]
+    for hour in range(4):
+        start = NOW - (4 - hour) * H
+        posted = api.post("/api/v1/usage/", {
+            "team": "team-b", "pool": "a100", "window": window.pk, "period_start": start.isoformat(),
+            "period_end": (start + H).isoformat(), "gpu_hours_used": "3.20", "mean_utilization_pct": "20.0",
+            "idempotency_key": f"collector-{hour}",
+        }, format="json", **bearer(token))
+        assert posted.status_code == 201, posted.content
+    tasks.elastic_evaluate.delay()  # as beat runs it (eagerly here), at the test's clock: 10:00 and a little
+    lent = {w["id"]: w for w in list_windows(api, token).json()["results"]}[window.pk]
+    assert (lent["lendable_gpus"], lent["lendable_reason"]) == (12, "idle")  # 16 × (1 − 20%)
