@@ -360,9 +360,10 @@ class ElasticPolicyChangeForm(forms.Form):
     night_utilization_pct = StrictIntegerField(
         label=_("At night, open standard windows below utilization (%)"), min_value=0, max_value=100
     )
+    # Not required here: a preview needs none; saving without one is refused by the service, at this field.
     reason = forms.CharField(
-        label=_("Why the policy changes"), widget=forms.Textarea(attrs={"rows": 3}),
-        max_length=limits.REASON_MAX_LENGTH, help_text=_("Required; published with the new version."),
+        label=_("Why the policy changes"), widget=forms.Textarea(attrs={"rows": 3}), required=False,
+        max_length=limits.REASON_MAX_LENGTH, help_text=_("Required to save; published with the new version."),
     )
 
     PARAMETERS = (

@@ -299,3 +299,41 @@ def _promotion(
         threshold_pct=policy.promote_utilization_pct, pool_utilization_pct=utilization,
         pool_queue_wait_minutes=overall.queue_wait_minutes,
     )
+
+
+@dataclass(frozen=True)
+class ReplayTotals:
+    """What a policy would have done over a past span, per kind of action."""
+
+    action_hours: dict[ActionKind, int]  # hours with an action of the kind in force (summed over windows/pools)
+    gpu_hours: dict[ActionKind, int]  # GPUs moved × hours
+    windows: dict[ActionKind, int]  # distinct windows (pools for PROMOTE) acted on
+
+
+def replay(
+    *,
+    policy: ElasticPolicy,
+    pools: Sequence[tuple[PoolInput, Sequence[WindowInput], Sequence[UsageInput]]],
+    since: datetime,
+    until: datetime,
+    tz: tzinfo,
+) -> ReplayTotals:
+    """Evaluate `policy` at a quarter past every hour of [since, until), as the hourly job would have.
+
+    Pure, like `evaluate`: the replay reads the same measurements, so a chair can compare thresholds
+    over past weeks before adopting them.
+    """
+    hours = dict.fromkeys(ActionKind, 0)
+    gpu_hours = dict.fromkeys(ActionKind, 0)
+    subjects: dict[ActionKind, set[tuple[int, int | None]]] = {kind: set() for kind in ActionKind}
+    tick = span_end_of(since) + timedelta(minutes=15)
+    while tick < until:
+        for pool, windows, usage in pools:
+            for action in evaluate(policy=policy, pool=pool, windows=windows, usage=usage, now=tick, tz=tz):
+                hours[action.kind] += 1
+                gpu_hours[action.kind] += action.gpus
+                subjects[action.kind].add((action.pool_id, action.window_id))
+        tick += _HOUR
+    return ReplayTotals(
+        action_hours=hours, gpu_hours=gpu_hours, windows={kind: len(found) for kind, found in subjects.items()}
+    )

@@ -5,12 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from allocations import engine, selectors
-from allocations.elastic.evaluate import ElasticPolicy, PoolInput, UsageInput, WindowInput, span_end_of
+from allocations.elastic.evaluate import (
+    ElasticPolicy,
+    PoolInput,
+    ReplayTotals,
+    UsageInput,
+    WindowInput,
+    replay,
+    span_end_of,
+)
 from allocations.models import (
+    AllocationWindow,
     Cluster,
     ElasticAction,
     ElasticActionKind,
@@ -131,3 +142,57 @@ def pool_list_with_elastic() -> list[tuple[GpuPool, int, int]]:
         .order_by("cluster__name", "slug")
     )
     return [(pool, pool.in_force, pool.total) for pool in pools]
+
+
+def replay_inputs(
+    *, since: datetime, until: datetime, policies: Iterable[ElasticPolicy]
+) -> list[tuple[PoolInput, list[WindowInput], list[UsageInput]]]:
+    """Every pool with the windows the current plans hold over [since, until) and the usage the policies read there.
+
+    Windows as the plans stand now (a window a later version withdrew is left out). Three queries.
+    """
+    reach = max((max(p.idle_span_hours, p.recent_span_hours) for p in policies), default=1)
+    pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
+    windows: dict[int, list[WindowInput]] = {}
+    for wid, pool_id, team, tier, gpus, start, end in (
+        AllocationWindow.objects.filter(withdrawal__isnull=True, start__lt=until, end__gt=since)
+        .order_by("id")
+        .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
+    ):
+        windows.setdefault(pool_id, []).append(
+            WindowInput(id=wid, team_id=team, tier=tier, gpu_count=gpus, start=start, end=end)
+        )
+    usage: dict[int, list[UsageInput]] = {}
+    for r in UsageRecord.objects.filter(
+        period_end__gt=since - timedelta(hours=reach), period_start__lt=until
+    ).order_by():
+        usage.setdefault(r.pool_id, []).append(UsageInput(
+            team_id=r.team_id, window_id=r.window_id, period_start=r.period_start, period_end=r.period_end,
+            gpu_hours_used=r.gpu_hours_used, mean_utilization_pct=r.mean_utilization_pct,
+            mean_queue_wait_minutes=r.mean_queue_wait_minutes,
+        ))
+    return [
+        (
+            PoolInput(id=pool.pk, gpu_count=pool.gpu_count,
+                      burst_reserve_gpus=engine.reserved_gpus(selectors.pool_capacity(pool=pool))[0]),
+            windows.get(pool.pk, []),
+            usage.get(pool.pk, []),
+        )
+        for pool in pools
+    ]
+
+
+REPLAY_DAYS = 7
+
+
+def policy_replay(
+    *, policies: dict[str, ElasticPolicy], now: datetime, days: int = REPLAY_DAYS
+) -> dict[str, ReplayTotals]:
+    """What each policy would have done over the last `days` days, hour by hour (evaluate.replay). Three queries."""
+    until = now  # the replay's last evaluation is the latest quarter past an hour that has come
+    since = span_end_of(now) - timedelta(days=days)
+    inputs = replay_inputs(since=since, until=until, policies=policies.values())
+    tz = ZoneInfo(settings.TIME_ZONE)
+    return {
+        name: replay(policy=policy, pools=inputs, since=since, until=until, tz=tz) for name, policy in policies.items()
+    }

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from allocations.elastic import selectors as elastic_selectors
-from allocations.models import ElasticPolicyVersion
+from allocations.elastic.evaluate import ActionKind, policy_errors
+from allocations.elastic.selectors import REPLAY_DAYS
+from allocations.models import ElasticActionKind, ElasticPolicyVersion
 from committee import selectors, services
 from committee.forms import ElasticPolicyChangeForm
 from core.errors import form_errors_add
@@ -50,6 +55,29 @@ def elastic_policy_change(request: AuthenticatedHttpRequest) -> HttpResponse:
         raise PermissionDenied(_("Only the chair changes the elastic policy."))
     current = elastic_selectors.elastic_policy_current()
     form = ElasticPolicyChangeForm(request.POST or None, initial=current.parameters())
+    replay = None
+    if request.method == "POST" and "preview" in request.POST and form.is_valid():
+        # Replay the proposal beside the policy in force over the last week: nothing is saved.
+        candidate = replace(elastic_selectors.policy_input(current), **form.parameters())
+        errors = policy_errors(candidate)
+        for name, message in errors.items():
+            form.add_error(name, message)
+        if not errors:
+            totals = elastic_selectors.policy_replay(
+                policies={"current": elastic_selectors.policy_input(current), "proposed": candidate},
+                now=timezone.now(),
+            )
+            replay = [
+                (kind.label, *(
+                    (totals[name].windows[ActionKind(kind.value)], totals[name].action_hours[ActionKind(kind.value)],
+                     totals[name].gpu_hours[ActionKind(kind.value)])
+                    for name in ("current", "proposed")
+                ))
+                for kind in ElasticActionKind
+            ]
+        return render(request, "committee/elastic_policy_change.html",
+                      {"form": form, "current": current, "replay": replay, "replay_days": REPLAY_DAYS},
+                      status=200 if replay is not None else 400)
     if request.method == "POST" and form.is_valid():
         try:
             version = services.elastic_policy_change(
@@ -65,4 +93,5 @@ def elastic_policy_change(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
             return redirect("committee:elastic-policy")
     status = 400 if request.method == "POST" else 200
-    return render(request, "committee/elastic_policy_change.html", {"form": form, "current": current}, status=status)
+    context = {"form": form, "current": current, "replay": None, "replay_days": REPLAY_DAYS}
+    return render(request, "committee/elastic_policy_change.html", context, status=status)

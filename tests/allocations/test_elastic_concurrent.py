@@ -43,13 +43,13 @@ def test_two_simultaneous_evaluations_record_one_action(world: Any, monkeypatch:
         time.sleep(0.6)  # hold the pool's lock while the other evaluation arrives
 
     monkeypatch.setattr(services, "_lock_pool", slow_lock)
-    start = threading.Barrier(2)
+    gate = threading.Barrier(2)
     results: list[services.EvaluationResult] = []
     errors: list[BaseException] = []
 
     def evaluate() -> None:
         try:
-            start.wait()
+            gate.wait()
             results.append(services.elastic_evaluate(now=FIXED_NOW + timedelta(minutes=15)))
         except BaseException as exc:  # reported below: a thread's exception is otherwise lost
             errors.append(exc)

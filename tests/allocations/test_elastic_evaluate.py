@@ -20,6 +20,7 @@ from allocations.elastic.evaluate import (
     in_night,
     measure,
     policy_errors,
+    replay,
     unused_gpus,
 )
 from tests.clock import FIXED_NOW
@@ -283,3 +284,13 @@ def test_the_seed_defaults_are_valid() -> None:
 )
 def test_invalid_policies_name_the_field(change: dict[str, object], field: str) -> None:
     assert list(policy_errors(replace(POLICY, **change))) == [field]  # type: ignore[arg-type]
+
+
+def test_a_replay_evaluates_every_hour_and_sums_what_was_moved() -> None:
+    """Idle from 06:00: the evaluations at 10:15, 11:15 and 12:15 find it (three hours, 6 GPUs each)."""
+    records = hourly(util=[10, 20, 20, 10, 10, 10], until=NOW + 2 * H, hours=6)
+    totals = replay(policy=POLICY, pools=[(POOL, [window()], records)], since=NOW - 6 * H, until=NOW + 3 * H,
+                    tz=UTC)
+    assert totals.action_hours[ActionKind.IDLE] == 3 and totals.windows[ActionKind.IDLE] == 1
+    assert totals.gpu_hours[ActionKind.IDLE] == 6 + 6 + 7  # means 15%, 15%, 12.5%: 8 × 0.85 → 6, 8 × 0.875 → 7
+    assert totals.action_hours[ActionKind.PROMOTE] == totals.action_hours[ActionKind.NIGHT_OPEN] == 0

@@ -89,7 +89,7 @@ def test_the_service_refuses_anyone_but_the_chair(world: Any) -> None:
         ({"night_utilization_pct": "-1"}, "night_utilization_pct", "Write a whole number"),
         ({"idle_span_hours": "0"}, "idle_span_hours", "greater than or equal to 1"),
         ({"night_end": "23:00"}, "night_end", "The night must end at another time than it starts."),
-        ({"reason": "  "}, "reason", "This field is required."),
+        ({"reason": "  "}, "reason", "Say why the policy changes: the reason is published with it."),
     ],
 )
 def test_a_bad_change_is_refused_with_a_clear_error_and_changes_nothing(
@@ -193,3 +193,20 @@ def test_the_request_page_shows_its_window_idle_to_the_team(world: Any) -> None:
     html = signed_in(world.member_a).get(f"/requests/{first.pk}/").content.decode()
     assert "Granted but idle: 1 window" in html and f"#{window.pk}, Team A on atlas/a100: 3.0% utilized" in html
     assert "Granted but idle" not in signed_in(world.member_b).get(f"/requests/{second.pk}/").content.decode()
+
+
+def test_the_chair_previews_a_change_over_the_last_week_and_nothing_is_saved(
+    world: Any, idle_window: AllocationWindow, clock: Any
+) -> None:
+    clock.move_to(FIXED_NOW + timedelta(minutes=20))
+    stricter = {**VALID, "idle_threshold_pct": "5", "idle_span_hours": "4", "reason": ""}
+    response = signed_in(world.chair).post("/elastic/change/", {**stricter, "preview": "1"})
+    assert response.status_code == 200
+    rows = {label: (now, proposed) for label, now, proposed in response.context["replay"]}
+    # In force (25%): the window measured at 10% is idle at 10:15 for one hour, offering 7 GPUs; at 5%, never.
+    assert rows["Granted but idle"] == ((1, 1, 7), (0, 0, 0))
+    assert "Replayed over the last 7 days" in response.content.decode()
+    assert ElasticPolicyVersion.objects.count() == 1
+    bad = signed_in(world.chair).post("/elastic/change/", {**stricter, "night_end": "23:00", "preview": "1"})
+    assert bad.status_code == 400 and bad.context["replay"] is None
+    assert "The night must end at another time than it starts." in bad.context["form"].errors["night_end"]
