@@ -38,7 +38,7 @@ def test_anyone_signed_in_reads_the_policy_and_only_the_chair_sees_the_change_bu
     assert page.status_code == 200
     html = page.content.decode()
     assert "Version 1" in html and "The seed&#x27;s elastic pool." in html
-    assert "idle below utilization %</td><td>25</td>" in html and "night starts</td><td>22:00</td>" in html
+    assert "Idle below utilization %</td><td>25</td>" in html and "Night starts</td><td>22:00</td>" in html
     assert "/elastic/change/" not in html
     assert "/elastic/change/" in signed_in(world.chair).get("/elastic/").content.decode()
 
@@ -55,8 +55,8 @@ def test_the_chair_saves_a_new_version_shown_with_its_history_and_archived(
     assert version.night_start.strftime("%H:%M") == "23:00" and version.author == world.chair
     html = signed_in(world.member_a).get("/elastic/").content.decode()
     assert "Version 2" in html and "six hours before we call it idle" in html
-    assert "idle below utilization %: <del>25</del> → <ins>20</ins>" in html
-    assert "night starts: <del>22:00</del> → <ins>23:00</ins>" in html
+    assert "Idle below utilization %: <del>25</del> → <ins>20</ins>" in html
+    assert "Night starts: <del>22:00</del> → <ins>23:00</ins>" in html
     def body(slug: str) -> str:
         latest = Page.objects.get(slug=slug).latest_revision
         assert latest is not None
