@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 
 from allocations import engine, selectors
 from allocations.elastic.evaluate import (
+    ActionKind,
     ElasticPolicy,
     PoolInput,
     ReplayTotals,
@@ -196,3 +197,20 @@ def policy_replay(
     return {
         name: replay(policy=policy, pools=inputs, since=since, until=until, tz=tz) for name, policy in policies.items()
     }
+
+
+ReplayRow = tuple[str, tuple[int, int, int], tuple[int, int, int]]
+
+
+def policy_replay_rows(*, current: ElasticPolicy, proposed: ElasticPolicy, now: datetime) -> list[ReplayRow]:
+    """Per kind of action: (label, (windows, hours, GPU-hours) in force, the same proposed), over REPLAY_DAYS."""
+    totals = policy_replay(policies={"current": current, "proposed": proposed}, now=now)
+
+    def numbers(name: str, kind: ActionKind) -> tuple[int, int, int]:
+        found = totals[name]
+        return found.windows[kind], found.action_hours[kind], found.gpu_hours[kind]
+
+    return [
+        (str(label), numbers("current", ActionKind(value)), numbers("proposed", ActionKind(value)))
+        for value, label in ElasticActionKind.choices
+    ]

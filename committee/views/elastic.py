@@ -14,9 +14,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from allocations.elastic import selectors as elastic_selectors
-from allocations.elastic.evaluate import ActionKind, policy_errors
+from allocations.elastic.evaluate import policy_errors
 from allocations.elastic.selectors import REPLAY_DAYS
-from allocations.models import ElasticActionKind, ElasticPolicyVersion
+from allocations.models import ElasticPolicyVersion
 from committee import selectors, services
 from committee.forms import ElasticPolicyChangeForm
 from core.errors import form_errors_add
@@ -63,18 +63,9 @@ def elastic_policy_change(request: AuthenticatedHttpRequest) -> HttpResponse:
         for name, message in errors.items():
             form.add_error(name, message)
         if not errors:
-            totals = elastic_selectors.policy_replay(
-                policies={"current": elastic_selectors.policy_input(current), "proposed": candidate},
-                now=timezone.now(),
+            replay = elastic_selectors.policy_replay_rows(
+                current=elastic_selectors.policy_input(current), proposed=candidate, now=timezone.now()
             )
-            replay = [
-                (kind.label, *(
-                    (totals[name].windows[ActionKind(kind.value)], totals[name].action_hours[ActionKind(kind.value)],
-                     totals[name].gpu_hours[ActionKind(kind.value)])
-                    for name in ("current", "proposed")
-                ))
-                for kind in ElasticActionKind
-            ]
         return render(request, "committee/elastic_policy_change.html",
                       {"form": form, "current": current, "replay": replay, "replay_days": REPLAY_DAYS},
                       status=200 if replay is not None else 400)
