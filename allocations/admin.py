@@ -13,6 +13,8 @@ from allocations.models import (
     AllocationWindow,
     Cluster,
     ClusterAccount,
+    ElasticAction,
+    ElasticPolicyVersion,
     GpuPool,
     SchedulerClient,
     Team,
@@ -88,6 +90,21 @@ class AllocationWindowAdmin(ReadOnlyAdmin):
 class WindowSyncStatusAdmin(ReadOnlyAdmin):
     list_display = ("window", "state", "nodes_requested", "nodes_reserved", "client_name", "reported_at")
     list_filter = ("state",)
+
+
+@admin.register(ElasticPolicyVersion)
+class ElasticPolicyVersionAdmin(ReadOnlyAdmin):
+    """Versions are written by the chair's change page only (a reason, never an edit)."""
+
+    list_display = ("number", "idle_threshold_pct", "idle_span_hours", "promote_utilization_pct",
+                    "night_start", "night_end", "author_name", "created_at")
+
+
+@admin.register(ElasticAction)
+class ElasticActionAdmin(ReadOnlyAdmin):
+    list_display = ("kind", "pool", "window", "team", "gpus", "utilization_pct", "started_at", "ended_at")
+    list_filter = ("kind", "pool")
+    list_select_related = ("pool", "pool__cluster", "window", "team")
 
 
 @admin.register(UsageRecord)

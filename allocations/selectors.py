@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -33,6 +33,8 @@ from allocations.models import (
     AllocationWindow,
     Cluster,
     ClusterAccount,
+    ElasticAction,
+    ElasticActionKind,
     GpuPool,
     PlanExplanation,
     Team,
@@ -218,10 +220,12 @@ class SchedulerReference:
 
     pools: dict[int, tuple[str, str, str, int]]  # id -> (slug, gpu_model, scheduler_label, gpus_per_node)
     teams: dict[int, tuple[str, str | None]]  # id -> (slug, account on the cluster or None)
+    # window id -> (GPUs offered to preemptible work, "idle" or "night_open"): the elastic policy's offers in force
+    offers: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
-        """Changes whenever anything shown of a pool, team or account changes."""
-        payload = repr((sorted(self.pools.items()), sorted(self.teams.items())))
+        """Changes whenever anything shown of a pool, team, account or a window's offer changes."""
+        payload = repr((sorted(self.pools.items()), sorted(self.teams.items()), sorted(self.offers.items())))
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -240,7 +244,28 @@ def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
         .order_by()
         .values_list("pk", "slug", "acct")
     }
-    return SchedulerReference(pools=pools, teams=teams)
+    return SchedulerReference(pools=pools, teams=teams, offers=window_offers(cluster=cluster))
+
+
+def window_offers(*, cluster: Cluster) -> dict[int, tuple[int, str]]:
+    """Window id -> (GPUs, reason) the elastic policy offers to preemptible work now, on the cluster. One query.
+
+    Offers come from the lending actions in force (IDLE with GPUs, NIGHT_OPEN); the evaluation never gives
+    one window both, and should two be in force the larger counts.
+    """
+    offers: dict[int, tuple[int, str]] = {}
+    rows = (
+        ElasticAction.objects.filter(
+            pool__cluster=cluster, ended_at__isnull=True, window__isnull=False, gpus__gt=0,
+            kind__in=[ElasticActionKind.IDLE, ElasticActionKind.NIGHT_OPEN],
+        )
+        .order_by("id")
+        .values_list("window_id", "gpus", "kind")
+    )
+    for window_id, gpus, kind in rows:
+        if window_id not in offers or offers[window_id][0] < gpus:
+            offers[window_id] = (gpus, kind)
+    return offers
 
 
 def window_list_for_kueue(*, cluster: Cluster, at: datetime) -> tuple[WindowSnapshot, QuerySet[AllocationWindow]]:

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from allocations import selectors
+from allocations.elastic import selectors as elastic_selectors
 from core.http import AuthenticatedHttpRequest
 from core.isoweek import is_iso_week
 
@@ -33,9 +34,13 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     if plan is not None:
         current = selectors.plan_for_week(week=plan.week)
         explanations = list(plan.explanations.all())
+        windows = list(selectors.plan_window_list(plan=plan))
+        idle = elastic_selectors.idle_grants(window_ids=[w.pk for w in windows])
         context.update(
             {
-                "windows": list(selectors.plan_window_list(plan=plan)),
+                "windows": windows,
+                "idle_grants": idle,
+                "idle_window_ids": {action.window_id for action in idle},
                 "withdrawn": list(selectors.plan_withdrawn_list(plan=plan)),
                 "not_placed": [e for e in explanations if not e.placed],
                 "shortened": [e for e in explanations if e.placed and e.shortened],

@@ -19,7 +19,10 @@ from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
 from allocations import services as allocation_services
+from allocations.elastic import evaluate as elastic_evaluate
+from allocations.elastic import services as elastic_services
 from allocations.models import (
+    AllocationWindow,
     Cluster,
     ClusterAccount,
     GpuPool,
@@ -351,6 +354,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_published_week(now=now)
     seed_emergency(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
+    seed_idle_grant(now=now)
     return logins
 
 
@@ -483,6 +487,39 @@ def seed_published_week(*, now: datetime) -> None:
             else f"reserved {window.gpu_count} GPUs on {nodes} nodes ({nodes * window.pool.gpus_per_node} GPUs)",
         })
     allocation_services.sync_status_record(client=sync, statuses=statuses)
+
+
+IDLE_DEMO_UTILIZATION = [Decimal("12.0"), Decimal("8.0"), Decimal("15.0"), Decimal("10.0")]
+
+
+def seed_idle_grant(*, now: datetime) -> None:
+    """A granted window on atlas that the demo scheduler measured idle for the last four hours, and the elastic
+    evaluation that flags it and offers its unused GPUs (docs/elastic.md). Once: nothing when the demo has run."""
+    if UsageRecord.objects.filter(idempotency_key__startswith="demo-idle:").exists():
+        return
+    span_end = elastic_evaluate.span_end_of(now)
+    span_start = span_end - timedelta(hours=len(IDLE_DEMO_UTILIZATION))
+    window = (
+        AllocationWindow.objects.filter(
+            cluster__slug="atlas", tier__in=elastic_evaluate.GRANTED_TIERS, start__lte=span_start, end__gt=now,
+            withdrawal__isnull=True,
+        )
+        .select_related("pool", "team")
+        .order_by("id")
+        .first()
+    )
+    if window is None:
+        return  # no grant has been running long enough at this moment of the week
+    for hour, utilization in enumerate(IDLE_DEMO_UTILIZATION):
+        start = span_start + timedelta(hours=hour)
+        UsageRecord.objects.create(
+            pool=window.pool, team=window.team, window=window, period_start=start,
+            period_end=start + timedelta(hours=1),
+            gpu_hours_used=(window.gpu_count * utilization / 100).quantize(Decimal("0.01")),
+            mean_utilization_pct=utilization, mean_queue_wait_minutes=Decimal(0),
+            idempotency_key=f"demo-idle:{window.pk}:{start:%Y-%m-%dT%H}", reported_by="demo-sync",
+        )
+    elastic_services.elastic_evaluate(now=now)
 
 
 EMERGENCY_TITLE = "Hotfix: fraud-detection model for a live attack"

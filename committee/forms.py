@@ -331,3 +331,51 @@ class EmergencyReviewForm(forms.Form):
         label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
         max_length=limits.RATIONALE_MAX_LENGTH,
     )
+
+
+class ElasticPolicyChangeForm(forms.Form):
+    """The elastic policy's parameters (allocations.models.ElasticPolicyVersion) and why they change."""
+
+    idle_threshold_pct = StrictIntegerField(
+        label=_("Idle below utilization (%)"), min_value=0, max_value=100,
+        help_text=_("A granted window measured under this for the whole idle span is granted but idle."),
+    )
+    idle_span_hours = StrictIntegerField(label=_("Idle span (hours)"), min_value=1, max_value=168)
+    offer_idle_to_preemptible = forms.BooleanField(
+        label=_("Offer an idle window's unused GPUs to preemptible work"), required=False
+    )
+    promote_utilization_pct = StrictIntegerField(
+        label=_("Promote the burst reserve above pool utilization (%)"), min_value=0, max_value=100
+    )
+    promote_queue_wait_minutes = StrictIntegerField(
+        label=_("… and queue wait above (minutes)"), min_value=0, max_value=10_000
+    )
+    recent_span_hours = StrictIntegerField(
+        label=_("Recent span (hours)"), min_value=1, max_value=168,
+        help_text=_("Promotion and the night rule read the measurements of this many last whole hours."),
+    )
+    night_start = forms.TimeField(label=_("Night starts"), widget=forms.TimeInput(attrs={"type": "time"},
+                                                                                   format="%H:%M"))
+    night_end = forms.TimeField(label=_("Night ends"), widget=forms.TimeInput(attrs={"type": "time"}, format="%H:%M"))
+    night_utilization_pct = StrictIntegerField(
+        label=_("At night, open standard windows below utilization (%)"), min_value=0, max_value=100
+    )
+    # Not required here: a preview needs none; saving without one is refused by the service, at this field.
+    reason = forms.CharField(
+        label=_("Why the policy changes"), widget=forms.Textarea(attrs={"rows": 3}), required=False,
+        max_length=limits.REASON_MAX_LENGTH, help_text=_("Required to save; published with the new version."),
+    )
+
+    PARAMETERS = (
+        "idle_threshold_pct", "idle_span_hours", "offer_idle_to_preemptible", "promote_utilization_pct",
+        "promote_queue_wait_minutes", "recent_span_hours", "night_start", "night_end", "night_utilization_pct",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("night_start") is not None and data.get("night_start") == data.get("night_end"):
+            self.add_error("night_end", _("The night must end at another time than it starts."))
+        return data
+
+    def parameters(self) -> dict[str, Any]:
+        return {name: self.cleaned_data[name] for name in self.PARAMETERS}

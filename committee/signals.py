@@ -18,6 +18,10 @@ cycle_finalized = Signal()
 # The chair saved a new rubric version. Sent with sender=RubricVersion and rubric_version=<RubricVersion>.
 rubric_changed = Signal()
 
+# The chair saved a new elastic policy version. Sent with sender=ElasticPolicyVersion and
+# policy_version=<allocations.ElasticPolicyVersion>.
+elastic_policy_changed = Signal()
+
 # The chair published a finalized week's allocation (or a correction of it): a new plan version.
 # Sent with sender=ReviewCycle, cycle=<ReviewCycle> and plan=<allocations.AllocationPlan>.
 cycle_published = Signal()

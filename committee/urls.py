@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.views import corrections, emergency, portal, profile, publishing, review, rubric
+from committee.views import corrections, elastic, emergency, portal, profile, publishing, review, rubric
 
 app_name = "committee"
 
@@ -27,6 +27,8 @@ urlpatterns += [
     path("rubric/", rubric.rubric_page, name="rubric"),
     path("rubric/change/", rubric.rubric_change, name="rubric-change"),
     path("rubric/policy-history/", rubric.policy_history_page, name="policy-history"),
+    path("elastic/", elastic.elastic_policy_page, name="elastic-policy"),
+    path("elastic/change/", elastic.elastic_policy_change, name="elastic-policy-change"),
 ]
 
 # Publishing the allocation.

@@ -411,6 +411,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "chat-intake-closing": {"task": "committee.chat_intake_closing", "schedule": crontab(minute=5)},
     # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
     "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
+    # Hourly, a quarter past: the collectors have posted the hour that just ended (docs/elastic.md).
+    "elastic-evaluate": {
+        "task": "allocations.elastic_evaluate", "schedule": crontab(minute=15), "options": {"expires": 3000},
+    },
 }
 
 # Mail: the digest is Docket's notification channel, so every SMTP setting comes from the environment.

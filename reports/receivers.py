@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from allocations.models import ElasticPolicyVersion
 from committee.models import ReviewCycle, RubricVersion
 from reports import services
 
@@ -24,3 +25,7 @@ def on_cycle_transition(sender: Any, *, cycle: ReviewCycle, reason: str = "", **
 
 def on_rubric_changed(sender: Any, *, rubric_version: RubricVersion, **kwargs: Any) -> None:
     services.policy_page_sync(rubric_version=rubric_version)
+
+
+def on_elastic_policy_changed(sender: Any, *, policy_version: ElasticPolicyVersion, **kwargs: Any) -> None:
+    services.elastic_policy_page_sync(policy_version=policy_version)

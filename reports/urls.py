@@ -24,6 +24,8 @@ urlpatterns = [
     path("dashboards/capacity/", dashboard_views.capacity_planning, name="capacity-planning"),
     path("dashboards/capacity.csv", dashboard_views.capacity_planning_csv, name="capacity-planning-csv"),
     path("dashboards/capacity.pdf", dashboard_views.capacity_planning_pdf, name="capacity-planning-pdf"),
+    path("dashboards/elastic/<slug:cluster>/<slug:pool>/", dashboard_views.pool_elastic_history,
+         name="pool-elastic-history"),
     path("dashboards/<slug:key>.csv", dashboard_views.dashboard_csv, name="dashboard-csv"),
     path("<slug:slug>/", views.page_detail, name="page"),
     path("<slug:slug>/edit/", views.page_edit, name="page-edit"),

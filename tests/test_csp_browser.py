@@ -32,6 +32,8 @@ def visit(page: Any, path: str) -> list[str]:
 
 def test_pages_run_under_the_policy_without_violations(browser_page: Any, tmp_path: Any) -> None:  # noqa: F811
     estate = build_estate(tmp_path / "pdf")
+    pool = estate.window_a.pool
+    _idle_action(estate.window_a)
     page = browser_page
     page.context.add_init_script(LISTEN)
     console = []
@@ -44,6 +46,7 @@ def test_pages_run_under_the_policy_without_violations(browser_page: Any, tmp_pa
         (f"/archive/{estate.record.slug}/", ".plotly-chart .main-svg"),  # the decision record's charts
         ("/archive/dashboards/", ".plotly-chart .main-svg"),
         ("/archive/dashboards/capacity/", ".main-svg"),
+        (f"/archive/dashboards/elastic/{pool.cluster.slug}/{pool.slug}/", ".plotly-chart .main-svg"),
         ("/requests/", None),
         (f"/windows/?week={estate.published.week}", None),
         ("/api/v1/docs/", ".swagger-ui .info"),  # Swagger UI, its start script served as a file
@@ -59,3 +62,20 @@ def test_pages_run_under_the_policy_without_violations(browser_page: Any, tmp_pa
     page.wait_for_load_state("networkidle")
     assert page.evaluate("typeof htmx") == "object"
     assert not page.evaluate("window.__cspViolations")
+
+
+def _idle_action(window: Any) -> None:
+    """The elastic history page draws a chart only for a pool the policy acted on."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from allocations.elastic.selectors import elastic_policy_current
+    from allocations.models import ElasticAction
+
+    now = timezone.now()
+    ElasticAction.objects.create(
+        kind="idle", pool=window.pool, window=window, team=window.team, gpus=1, utilization_pct=10,
+        span_start=now - timedelta(hours=5), span_end=now - timedelta(hours=1), policy=elastic_policy_current(),
+        started_at=now - timedelta(hours=1), explanation="Measured idle.",
+    )

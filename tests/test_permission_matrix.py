@@ -242,6 +242,13 @@ TABLE: list[Row] = [
     Row("rubric/policy-history/", "who changed fair-share weights, pools, accounts and seats", {"GET": SIGNED_IN}),
     Row("rubric/change/", "the chair changes the rubric", {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"},
         body=lambda e: {**WEIGHTS, **GUIDANCE, "reason": "Matrix change."}),
+    Row("elastic/", "the elastic policy and its history", {"GET": SIGNED_IN}),
+    Row("elastic/change/", "the chair changes the elastic policy",
+        {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"},
+        body=lambda e: {"idle_threshold_pct": "20", "idle_span_hours": "4", "offer_idle_to_preemptible": "on",
+                        "promote_utilization_pct": "80", "promote_queue_wait_minutes": "30",
+                        "recent_span_hours": "1", "night_start": "22:00", "night_end": "06:00",
+                        "night_utilization_pct": "30", "reason": "Matrix change."}),
     # Published windows (a page for people).
     Row("windows/", "the published plan", {"GET": SIGNED_IN}, query=lambda e: {"week": e.published.week}),
     # The archive.
@@ -284,6 +291,8 @@ TABLE: list[Row] = [
     Row("archive/dashboards/monthly.csv", "its CSV", {"GET": EDITORS}),
     Row("archive/dashboards/monthly/<str:month>/review/", "open the month's parameter review",
         {"POST": "302 403 403 302 302 302 302"}, kwargs=lambda e: {"month": timezone.localdate().strftime("%Y-%m")}),
+    Row("archive/dashboards/elastic/<slug:cluster>/<slug:pool>/", "a pool's elastic history, for everyone",
+        {"GET": SIGNED_IN}, kwargs=lambda e: {"cluster": "atlas", "pool": "a100"}),
     Row("archive/dashboards/capacity/", "capacity planning", {"GET": EDITORS}),
     Row("archive/dashboards/capacity.csv", "its CSV", {"GET": EDITORS}),
     Row("archive/dashboards/capacity.pdf", "its PDF", {"GET": EDITORS}),

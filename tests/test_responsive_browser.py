@@ -14,6 +14,7 @@ PHONE = {"width": 390, "height": 844}
 
 def test_main_pages_fit_a_phone_screen(browser_page, world):  # noqa: F811
     gpu_request = file_request(world, alternatives=[{"description": "Distilled student ranker", "gpu_hours": 300}])
+    _idle_grant(world)  # the elastic history then has a chart and a table of explanations
     page = browser_page
     page.set_viewport_size(PHONE)
     sign_in(page, "chair")
@@ -24,6 +25,9 @@ def test_main_pages_fit_a_phone_screen(browser_page, world):  # noqa: F811
         "/windows/",
         "/archive/",
         "/archive/dashboards/",
+        "/elastic/",
+        "/elastic/change/",
+        "/archive/dashboards/elastic/atlas/a100/",
     ]
     too_wide = {}
     for url in pages:
@@ -38,3 +42,23 @@ def test_main_pages_fit_a_phone_screen(browser_page, world):  # noqa: F811
     if (width := page.evaluate("document.documentElement.scrollWidth")) > PHONE["width"]:
         too_wide["/requests/"] = width
     assert not too_wide, f"pages wider than the phone's {PHONE['width']} px: {too_wide}"
+
+
+def _idle_grant(world):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from allocations.elastic.selectors import elastic_policy_current
+    from allocations.models import ElasticAction
+    from tests.allocations.plans import W, publish
+
+    window = publish([W(world.a100, world.team_a, 8, 0, 160, ref=990)]).windows.get()
+    now = timezone.now()
+    ElasticAction.objects.create(
+        kind="idle", pool=world.a100, window=window, team=world.team_a, gpus=6, utilization_pct=12,
+        span_start=now - timedelta(hours=5), span_end=now - timedelta(hours=1), policy=elastic_policy_current(),
+        started_at=now - timedelta(hours=1),
+        explanation="Window #1 of Team A on atlas/a100 (8 GPUs) was measured at 12% mean utilization over the "
+        "last 4 h, under 25% all along (elastic policy v1): granted but idle.",
+    )

@@ -58,6 +58,8 @@ class DesiredWindow:
     account: str | None
     tier: str
     request_id: int | None
+    # GPUs the elastic policy offers to preemptible work now (0 from an older Docket that does not send it).
+    lendable_gpus: int = 0
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> DesiredWindow:
@@ -78,11 +80,14 @@ class DesiredWindow:
                 account=_str(data, "account") if data.get("account") is not None else None,
                 tier=_str(data, "tier"),
                 request_id=_int(data, "request_id") if data.get("request_id") is not None else None,
+                lendable_gpus=_int(data, "lendable_gpus") if data.get("lendable_gpus") is not None else 0,
             )
         except WindowFormatError as exc:
             raise WindowFormatError(f"window {data.get('id', '?')}: {exc}") from None
         if window.gpu_count <= 0 or window.gpus_per_node <= 0:
             raise WindowFormatError(f"window {window.id}: gpu_count and gpus_per_node must be positive")
+        if not 0 <= window.lendable_gpus <= window.gpu_count:
+            raise WindowFormatError(f"window {window.id}: lendable_gpus must be from 0 to gpu_count")
         if window.end <= window.start:
             raise WindowFormatError(f"window {window.id}: end {window.end} is not after start {window.start}")
         return window

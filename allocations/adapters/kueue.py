@@ -18,8 +18,10 @@ Objects (docs/adapters.md, "Kueue", has the long form):
   `nvidia.com/gpu`; per flavor, with P, S, E the GPUs of the team's active priority,
   standard and preemptible windows there:
     nominalQuota   = P + S            (what the team is guaranteed)
-    lendingLimit   = S * standard_lend_pct // 100 + P * priority_lend_pct // 100
-                     (idle standard GPUs are lent; priority GPUs, by default, never)
+    lendingLimit   = min(S, S * standard_lend_pct // 100 + S_off)
+                     + min(P, P * priority_lend_pct // 100 + P_off)
+                     (idle standard GPUs are lent; priority GPUs, by default, only
+                     the `lendable_gpus` the elastic policy offers, S_off and P_off)
     borrowingLimit = by `KueuePolicy.borrowing`: "elastic" (the default) none where E > 0
                      (the team's preemptible work may take E and any other idle GPU of
                      the cohort, and gives them back when their owners reclaim), 0 where
@@ -138,9 +140,15 @@ class _Share:
     priority: int = 0
     standard: int = 0
     preemptible: int = 0
+    # GPUs of the priority and standard windows the elastic policy offers to preemptible work now.
+    priority_offered: int = 0
+    standard_offered: int = 0
 
     def add(self, window: DesiredWindow) -> None:
         setattr(self, window.tier, getattr(self, window.tier) + window.gpu_count)
+        if window.tier in ("priority", "standard"):
+            name = f"{window.tier}_offered"
+            setattr(self, name, getattr(self, name) + window.lendable_gpus)
 
 
 def render(
@@ -274,7 +282,10 @@ def _cohort(
 def quota_of(share: _Share, policy: KueuePolicy) -> dict[str, int]:
     """The ClusterQueue resource entry's numbers for one team's share of one flavor."""
     nominal = share.priority + share.standard
-    lending = share.standard * policy.standard_lend_pct // 100 + share.priority * policy.priority_lend_pct // 100
+    # What the elastic policy offers (a window measured idle, a quiet night) is lent on top of the policy's share.
+    lending = min(share.standard, share.standard * policy.standard_lend_pct // 100 + share.standard_offered) + min(
+        share.priority, share.priority * policy.priority_lend_pct // 100 + share.priority_offered
+    )
     quota = {"nominalQuota": nominal, "lendingLimit": lending}
     if policy.borrowing == "granted" or (policy.borrowing == "elastic" and not share.preemptible):
         quota["borrowingLimit"] = share.preemptible
@@ -304,6 +315,7 @@ def _cluster_queue(
                     "flavor": flavor_name(w),
                     "gpus": w.gpu_count,
                     "tier": w.tier,
+                    **({"lendable_gpus": w.lendable_gpus} if w.lendable_gpus else {}),
                     "start": _iso(w.start),
                     "end": _iso(w.end),
                 }

@@ -50,12 +50,25 @@ class WindowSerializer(serializers.Serializer):
     withdrawn = serializers.BooleanField(
         help_text=_("True only in a `since` list: a newer plan version no longer holds this window.")
     )
+    lendable_gpus = serializers.IntegerField(
+        min_value=0,
+        help_text=_(
+            "GPUs of this window the elastic policy offers to preemptible work now (docs/elastic.md): the "
+            "owner measured idle, or a quiet standard window at night. 0 when nothing is offered."
+        ),
+    )
+    lendable_reason = serializers.ChoiceField(
+        choices=[("idle", "idle"), ("night_open", "night_open")],
+        allow_null=True,
+        help_text=_("Why the GPUs are offered: `idle` (granted but idle) or `night_open`; null when none are."),
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, withdrawn_seq = instance
         context: Mapping[str, Any] = self.context
         pool_slug, gpu_model, label, per_node = context["reference"].pools[pool_id]
         team_slug, account = context["reference"].teams[team_id]
+        offer = context["reference"].offers.get(window_id) if withdrawn_seq is None else None
         return {
             "id": window_id,
             "plan_version": context["versions"].get(week),
@@ -72,6 +85,8 @@ class WindowSerializer(serializers.Serializer):
             "tier": tier,
             "request_id": request_ref,
             "withdrawn": withdrawn_seq is not None,
+            "lendable_gpus": offer[0] if offer else 0,
+            "lendable_reason": offer[1] if offer else None,
         }
 
 

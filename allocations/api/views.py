@@ -38,7 +38,7 @@ from allocations.api.serializers import (
 from allocations.exports import kueue_yaml
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 
-ETAG_FORMAT = "windows-v1"  # change when the body's shape changes, so old ETags stop matching
+ETAG_FORMAT = "windows-v2"  # change when the body's shape changes, so old ETags stop matching
 
 
 class SchedulerAPIView(APIView):

@@ -1,7 +1,9 @@
-"""The history of the policy parameters: fair-share weights, pools, cluster accounts and committee seats.
+"""The history of the policy parameters: fair-share weights, pools, cluster accounts, committee seats, elastic policy.
 
 Read from django-simple-history's historical rows (core/history.py), one query per kind of thing, and
-turned into changes: for each row, the fields that differ from the same object's row before it.
+turned into changes: for each row, the fields that differ from the same object's row before it. The
+elastic policy is versioned rows of its own (allocations.ElasticPolicyVersion): each version after the
+first is a change against the one before it.
 """
 
 from __future__ import annotations
@@ -9,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 from django.db.models import Model
 from django.utils.translation import gettext as _
 
-from allocations.models import ClusterAccount, GpuPool, Team
+from allocations.models import ClusterAccount, ElasticPolicyVersion, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
 
 POLICY_HISTORY_LIMIT = 200
@@ -84,7 +87,7 @@ def _field_label(model: type[Model], name: str) -> str:
 def policy_history(
     *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
 ) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Four queries.
+    """The latest `limit` changes of every policy parameter, newest first. Five queries.
 
     With `after` and `until`, only the changes made in (after, until]; each change is still told against the
     object's row before it, which may be older than `after`.
@@ -117,9 +120,36 @@ def policy_history(
             subject=lambda r: r.user.get_full_name() or r.user.get_username(),
         ),
     ]
+    changes += _elastic_changes()
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
     ]
     changes.sort(key=lambda change: change.at, reverse=True)
     return changes[:limit]
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(_("yes") if value else _("no"))
+    if hasattr(value, "strftime"):
+        return str(value.strftime("%H:%M"))
+    return str(value)
+
+
+def _elastic_changes() -> list[PolicyChange]:
+    """Each elastic policy version after the first, as the parameters it changed. One query."""
+    versions = list(ElasticPolicyVersion.objects.order_by("number"))
+    out: list[PolicyChange] = []
+    for before, version in pairwise(versions):
+        diffs = tuple(
+            FieldChange(label=_field_label(ElasticPolicyVersion, name), old=_shown(getattr(before, name)),
+                        new=_shown(getattr(version, name)))
+            for name in ElasticPolicyVersion.PARAMETERS
+            if getattr(before, name) != getattr(version, name)
+        )
+        out.append(PolicyChange(
+            at=version.created_at, kind=_("Elastic policy"), subject=f"v{version.number}", action=_("changed"),
+            changes=diffs, who=version.author_name, reason=version.reason,
+        ))
+    return out

@@ -15,6 +15,7 @@ from committee.services.corrections import (
     appeal_file,
     decision_correct,
 )
+from committee.services.elastic import elastic_policy_change
 from committee.services.notifications import (
     digests_send,
     notification_preferences_set,
@@ -75,6 +76,7 @@ __all__ = [
     "cycle_publish",
     "decision_correct",
     "digests_send",
+    "elastic_policy_change",
     "gpu_request_create",
     "gpu_request_submit",
     "gpu_request_update",

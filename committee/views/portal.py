@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations.elastic import selectors as elastic_selectors
 from allocations.models import Team
 from committee import selectors, services
 from committee.forms import (
@@ -67,6 +68,7 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
             "intake_cycle": selectors.cycle_open_for_intake(),
             "by_cycle": by_cycle,
             "page_obj": weeks_page,
+            "idle_grants": elastic_selectors.idle_grants(team_ids=selectors.viewer_roles(user=request.user).team_ids),
         },
     )
 
@@ -271,7 +273,10 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     )
     outcome = selectors.request_outcome_get(gpu_request=gpu_request, viewer=request.user)
     usage = selectors.measured_usage(requests=[gpu_request])[gpu_request.pk]
-    context = {"gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome, "usage": usage}
+    context = {
+        "gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome, "usage": usage,
+        "idle_grants": elastic_selectors.idle_grants(request_refs=[gpu_request.pk]),
+    }
     return render(request, "committee/request_detail.html", context)
 
 

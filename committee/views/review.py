@@ -14,6 +14,7 @@ from django.utils import dateformat, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations.elastic import selectors as elastic_selectors
 from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
@@ -104,6 +105,9 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
         **_placement_context(cycle, review),
     }
+    # The teams asking again whose current grants the cluster measured idle (docs/elastic.md).
+    context["idle_grants"] = elastic_selectors.idle_grants(team_ids={row.request.team_id for row in review.rows})
+    context["idle_team_ids"] = {action.team_id for action in context["idle_grants"]}
     return render(request, "committee/review.html", context)
 
 

@@ -22,13 +22,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from plotly import graph_objects as go
 
+from allocations.elastic import selectors as elastic_selectors
+from allocations.models import GpuPool
 from committee import selectors as committee_selectors
 from committee import weeks
 from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
 from reports import charts as report_charts
 from reports import pdf
-from reports.dashboards import capacity, charts, monthly, selectors
+from reports.dashboards import capacity, charts, elastic, monthly, selectors
 from reports.dashboards.forms import DashboardFilterForm
 from reports.dashboards.selectors import Table
 from reports.dashboards.services import monthly_review_page_open
@@ -235,3 +237,22 @@ def capacity_planning_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
     response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="docket-capacity-planning-{plan.weeks[-1]}.pdf"'
     return response
+
+
+@login_required
+@require_GET
+def pool_elastic_history(request: AuthenticatedHttpRequest, cluster: str, pool: str) -> HttpResponse:
+    """A pool's idle grants, promotions and night openings over time, each with its explanation (anyone signed in)."""
+    found = GpuPool.objects.select_related("cluster").filter(cluster__slug=cluster, slug=pool).first()
+    if found is None:
+        raise Http404(_("No such pool"))
+    actions = list(elastic_selectors.pool_elastic_history(pool=found))
+    now = timezone.now()
+    context = {
+        "pool": found,
+        "actions": actions,
+        "in_force": [a for a in actions if a.ended_at is None],
+        "figure": elastic.elastic_figure(actions, now=now) if actions else None,
+        "pools": elastic_selectors.pool_list_with_elastic(),
+    }
+    return render(request, "reports/dashboards/elastic.html", context)

@@ -20,7 +20,7 @@ from reports.selectors.pages import (
     user_can_edit,
     user_can_read,
 )
-from reports.selectors.records import decision_record_data, policy_data
+from reports.selectors.records import decision_record_data, elastic_policy_data, policy_data
 from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "backlinks",
     "chain_head",
     "decision_record_data",
+    "elastic_policy_data",
     "existing_slugs",
     "export_for_revision",
     "export_get",

@@ -11,12 +11,13 @@ from reports.services.pages import (
     page_revision_restore,
     page_revision_save,
 )
-from reports.services.records import decision_record_sync, policy_page_sync
+from reports.services.records import decision_record_sync, elastic_policy_page_sync, policy_page_sync
 
 __all__ = [
     "SYSTEM_AUTHOR",
     "EditConflict",
     "decision_record_sync",
+    "elastic_policy_page_sync",
     "page_append_system",
     "page_create",
     "page_create_system",

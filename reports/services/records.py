@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
+from allocations.models import ElasticPolicyVersion
 from committee.models import CycleStatus, ReviewCycle, RubricVersion
 from reports import records, selectors
 from reports.models import Page, PageKind, PageRevision
@@ -64,6 +65,28 @@ def policy_page_sync(*, rubric_version: RubricVersion) -> PageRevision | None:
         notes=records.policy_notes_placeholder(),
         data=data,
         summary=_("Recorded the rubric change to version %(n)d") % {"n": rubric_version.number},
+    )
+
+
+def elastic_policy_page_sync(*, policy_version: ElasticPolicyVersion) -> PageRevision | None:
+    """Write the archive page of an elastic policy version (`elastic-policy-v<n>`); idempotent like policy_page_sync.
+
+    The version before it gets its page too when it has none (version 1 is written by a migration, with no
+    page), so the link "It replaces version n − 1" leads somewhere.
+    """
+    previous = ElasticPolicyVersion.objects.filter(number__lt=policy_version.number).order_by("-number").first()
+    if previous is not None and not Page.objects.filter(source_key=f"elastic-policy:{previous.number}").exists():
+        elastic_policy_page_sync(policy_version=previous)
+    data = selectors.elastic_policy_data(policy_version=policy_version)
+    return _sync(
+        source_key=f"elastic-policy:{policy_version.number}",
+        slug=records.elastic_policy_slug(policy_version.number),
+        kind=PageKind.POLICY,
+        title=_("Elastic policy version %(n)d") % {"n": policy_version.number},
+        generated=records.elastic_policy_markdown(data),
+        notes=records.policy_notes_placeholder(),
+        data=data,
+        summary=_("Recorded the elastic policy change to version %(n)d") % {"n": policy_version.number},
     )
 
 

@@ -367,3 +367,39 @@ def test_unknown_tier_and_foreign_cohort_names_are_refused() -> None:
     )
     with pytest.raises(ValueError, match="cohort"):
         render(TIERED, at=AT, cohort="Not A Name!")
+
+
+def test_the_elastic_offers_are_lent_within_the_nominal_quota_and_validate() -> None:
+    """A priority window offering 6 of its 8 GPUs (granted but idle) lends them; lending never passes the quota."""
+    from dataclasses import replace
+
+    offered = [replace(TIERED[0], lendable_gpus=6), *TIERED[1:]]
+    objects = render(offered, at=AT)
+    for obj in objects:
+        validate(obj)
+    queue = by_kind(objects, "ClusterQueue")["docket-search"]
+    assert limits(queue)["a100"] == {"nominalQuota": 24, "lendingLimit": 16 + 6, "borrowingLimit": 0}
+    assert {"id": 31, "lendable_gpus": 6}.items() <= json.loads(
+        queue["metadata"]["annotations"]["docket.io/windows"]
+    )[0].items()
+    # A standard window already lends all of its idle GPUs by default; with 50% lending its offer adds up to all.
+    half = KueuePolicy(standard_lend_pct=50)
+    standard_offer = [TIERED[0], replace(TIERED[1], lendable_gpus=12), *TIERED[2:]]
+    assert limits(by_kind(render(standard_offer, at=AT, policy=half), "ClusterQueue")["docket-search"])["a100"][
+        "lendingLimit"
+    ] == 16
+
+
+def test_a_window_offering_more_than_it_holds_is_refused() -> None:
+    from allocations.adapters.base import WindowFormatError
+
+    with pytest.raises(WindowFormatError, match="lendable_gpus must be from 0 to gpu_count"):
+        DesiredWindow.from_api({**_api_window(), "lendable_gpus": 9})
+    assert DesiredWindow.from_api({**_api_window(), "lendable_gpus": 8}).lendable_gpus == 8
+    assert DesiredWindow.from_api(_api_window()).lendable_gpus == 0  # an older Docket that does not send it
+
+
+def _api_window() -> dict[str, Any]:
+    return {"id": 1, "plan_version": 1, "cluster": "atlas", "pool": "a100", "gpu_model": "A100",
+            "scheduler_label": "a100", "gpu_count": 8, "gpus_per_node": 8, "start": "2026-12-01T00:00:00Z",
+            "end": "2026-12-02T00:00:00Z", "team": "search", "account": None, "tier": "priority", "request_id": None}

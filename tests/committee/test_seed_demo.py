@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
@@ -64,6 +66,16 @@ def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(db):
     assert scores.filter(member__username="tech", request__team__slug="research").count() == 0
     assert scores.filter(member__username="tech").count() == 3 * (requests.count() - 1)
     assert FairShareSnapshot.objects.filter(cycle=cycle).count() == Team.objects.count()
+
+
+def test_seed_demo_shows_an_idle_grant_flagged_and_offered(db):
+    from allocations.models import ElasticAction
+
+    call_command("seed_demo", "--i-know-this-is-not-production")
+    [action] = ElasticAction.objects.filter(kind="idle")
+    assert action.window is not None and action.window.cluster.slug == "atlas" and action.ended_at is None
+    assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
+    assert "granted but idle" in action.explanation
 
 
 def test_seed_demo_twice_changes_nothing(db):

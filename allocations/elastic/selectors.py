@@ -1,0 +1,216 @@
+"""Reads of the elastic pool: the policy in force, what the schedulers are offered, the pages' history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet
+
+from allocations import engine, selectors
+from allocations.elastic.evaluate import (
+    ActionKind,
+    ElasticPolicy,
+    PoolInput,
+    ReplayTotals,
+    UsageInput,
+    WindowInput,
+    replay,
+    span_end_of,
+)
+from allocations.models import (
+    AllocationWindow,
+    Cluster,
+    ElasticAction,
+    ElasticActionKind,
+    ElasticPolicyVersion,
+    GpuPool,
+    UsageRecord,
+)
+
+POOL_HISTORY_LIMIT = 500
+
+
+def elastic_policy_current() -> ElasticPolicyVersion:
+    """The latest version; in an empty database (a flushed test database) the seed's version 1, written now."""
+    latest = ElasticPolicyVersion.objects.order_by("-number").first()
+    if latest is not None:
+        return latest
+    version, _created = ElasticPolicyVersion.objects.get_or_create(
+        number=1, defaults={"reason": "The seed's elastic pool.", "author_name": "Docket"}
+    )
+    return version
+
+
+def elastic_policy_history() -> list[tuple[ElasticPolicyVersion, ElasticPolicyVersion | None]]:
+    """Every version, newest first, each with the version before it (None for the first). One query."""
+    versions = list(ElasticPolicyVersion.objects.order_by("-number"))
+    return [(v, versions[i + 1] if i + 1 < len(versions) else None) for i, v in enumerate(versions)]
+
+
+def policy_input(version: ElasticPolicyVersion) -> ElasticPolicy:
+    return ElasticPolicy(version=version.number, **version.parameters())  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class PoolEvaluationInput:
+    pool: GpuPool
+    pool_input: PoolInput
+    windows: list[WindowInput]
+    usage: list[UsageInput]
+
+
+def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvaluationInput]:
+    """Per pool: its live windows active at `now` (current plans) and its usage over the policy's spans.
+
+    A query per cluster for the windows, a query per pool for the usage.
+    """
+    end = span_end_of(now)
+    start = end - timedelta(hours=max(policy.idle_span_hours, policy.recent_span_hours))
+    out: list[PoolEvaluationInput] = []
+    for cluster in Cluster.objects.order_by("slug"):
+        snapshot = selectors.window_snapshot(cluster=cluster, ends_after=now)
+        rows = list(
+            snapshot.windows.filter(start__lte=now)
+            .order_by("id")
+            .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
+        )
+        for pool in GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"):
+            burst, _standby = engine.reserved_gpus(selectors.pool_capacity(pool=pool))
+            windows = [
+                WindowInput(id=wid, team_id=team, tier=tier, gpu_count=gpus, start=w_start, end=w_end)
+                for wid, pool_id, team, tier, gpus, w_start, w_end in rows
+                if pool_id == pool.pk
+            ]
+            usage = [
+                UsageInput(
+                    team_id=r.team_id, window_id=r.window_id, period_start=r.period_start, period_end=r.period_end,
+                    gpu_hours_used=r.gpu_hours_used, mean_utilization_pct=r.mean_utilization_pct,
+                    mean_queue_wait_minutes=r.mean_queue_wait_minutes,
+                )
+                for r in UsageRecord.objects.filter(pool=pool, period_end__gt=start, period_start__lt=end).order_by()
+            ] if windows else []
+            out.append(PoolEvaluationInput(
+                pool=pool, pool_input=PoolInput(id=pool.pk, gpu_count=pool.gpu_count, burst_reserve_gpus=burst),
+                windows=windows, usage=usage,
+            ))
+    return out
+
+
+def idle_grants(
+    *,
+    team_ids: Iterable[int] | None = None,
+    window_ids: Iterable[int] | None = None,
+    request_refs: Iterable[int] | None = None,
+) -> list[ElasticAction]:
+    """The "granted but idle" actions in force, of the teams, windows or requests given (any that match). One query.
+
+    With none of the three given: every one in force (the committee's view).
+    """
+    actions = ElasticAction.objects.filter(kind=ElasticActionKind.IDLE, ended_at__isnull=True)
+    scope = Q()
+    given = False
+    for lookup, values in (("team_id__in", team_ids), ("window_id__in", window_ids),
+                           ("window__request_ref__in", request_refs)):
+        if values is not None:
+            scope |= Q(**{lookup: list(values)})
+            given = True
+    if given:
+        actions = actions.filter(scope)
+    return list(actions.select_related("window", "team", "pool__cluster").order_by("pool_id", "window_id"))
+
+
+def pool_elastic_history(*, pool: GpuPool, limit: int = POOL_HISTORY_LIMIT) -> QuerySet[ElasticAction]:
+    """The pool's elastic actions, newest first, with their window, team and policy version."""
+    return (
+        ElasticAction.objects.filter(pool=pool)
+        .select_related("window", "team", "policy")
+        .order_by("-started_at", "-id")[:limit]
+    )
+
+
+def pool_list_with_elastic() -> list[tuple[GpuPool, int, int]]:
+    """Every pool with its actions in force and in all: (pool, in force, total). One query."""
+    pools = (
+        GpuPool.objects.select_related("cluster")
+        .annotate(
+            in_force=Count("elastic_actions", filter=Q(elastic_actions__ended_at__isnull=True)),
+            total=Count("elastic_actions"),
+        )
+        .order_by("cluster__name", "slug")
+    )
+    return [(pool, pool.in_force, pool.total) for pool in pools]
+
+
+def replay_inputs(
+    *, since: datetime, until: datetime, policies: Iterable[ElasticPolicy]
+) -> list[tuple[PoolInput, list[WindowInput], list[UsageInput]]]:
+    """Every pool with the windows the current plans hold over [since, until) and the usage the policies read there.
+
+    Windows as the plans stand now (a window a later version withdrew is left out). Three queries.
+    """
+    reach = max((max(p.idle_span_hours, p.recent_span_hours) for p in policies), default=1)
+    pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
+    windows: dict[int, list[WindowInput]] = {}
+    for wid, pool_id, team, tier, gpus, start, end in (
+        AllocationWindow.objects.filter(withdrawal__isnull=True, start__lt=until, end__gt=since)
+        .order_by("id")
+        .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
+    ):
+        windows.setdefault(pool_id, []).append(
+            WindowInput(id=wid, team_id=team, tier=tier, gpu_count=gpus, start=start, end=end)
+        )
+    usage: dict[int, list[UsageInput]] = {}
+    for r in UsageRecord.objects.filter(
+        period_end__gt=since - timedelta(hours=reach), period_start__lt=until
+    ).order_by():
+        usage.setdefault(r.pool_id, []).append(UsageInput(
+            team_id=r.team_id, window_id=r.window_id, period_start=r.period_start, period_end=r.period_end,
+            gpu_hours_used=r.gpu_hours_used, mean_utilization_pct=r.mean_utilization_pct,
+            mean_queue_wait_minutes=r.mean_queue_wait_minutes,
+        ))
+    return [
+        (
+            PoolInput(id=pool.pk, gpu_count=pool.gpu_count,
+                      burst_reserve_gpus=engine.reserved_gpus(selectors.pool_capacity(pool=pool))[0]),
+            windows.get(pool.pk, []),
+            usage.get(pool.pk, []),
+        )
+        for pool in pools
+    ]
+
+
+REPLAY_DAYS = 7
+
+
+def policy_replay(
+    *, policies: dict[str, ElasticPolicy], now: datetime, days: int = REPLAY_DAYS
+) -> dict[str, ReplayTotals]:
+    """What each policy would have done over the last `days` days, hour by hour (evaluate.replay). Three queries."""
+    until = now  # the replay's last evaluation is the latest quarter past an hour that has come
+    since = span_end_of(now) - timedelta(days=days)
+    inputs = replay_inputs(since=since, until=until, policies=policies.values())
+    tz = ZoneInfo(settings.TIME_ZONE)
+    return {
+        name: replay(policy=policy, pools=inputs, since=since, until=until, tz=tz) for name, policy in policies.items()
+    }
+
+
+ReplayRow = tuple[str, tuple[int, int, int], tuple[int, int, int]]
+
+
+def policy_replay_rows(*, current: ElasticPolicy, proposed: ElasticPolicy, now: datetime) -> list[ReplayRow]:
+    """Per kind of action: (label, (windows, hours, GPU-hours) in force, the same proposed), over REPLAY_DAYS."""
+    totals = policy_replay(policies={"current": current, "proposed": proposed}, now=now)
+
+    def numbers(name: str, kind: ActionKind) -> tuple[int, int, int]:
+        found = totals[name]
+        return found.windows[kind], found.action_hours[kind], found.gpu_hours[kind]
+
+    return [
+        (str(label), numbers("current", ActionKind(value)), numbers("proposed", ActionKind(value)))
+        for value, label in ElasticActionKind.choices
+    ]

@@ -1,0 +1,66 @@
+"""Two elastic evaluations of the same hour at once (a beat catch-up beside an operator's run): one action.
+
+Runs against PostgreSQL (the pool row's lock is what is tested). The first evaluation to take the lock
+holds it a moment longer, so the second is certainly waiting when the first commits; it then finds the
+action in force and keeps it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from allocations.elastic import services
+from allocations.models import ElasticAction, UsageRecord
+from tests.allocations.plans import W, publish
+from tests.clock import FIXED_NOW
+from tests.conftest import require
+from tests.reports.conftest import on_postgresql
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def test_two_simultaneous_evaluations_record_one_action(world: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    window = publish([W(world.a100, world.team_a, 8, 0, 100, ref=1, tier="priority")]).windows.get()
+    for hour in range(4):
+        start = FIXED_NOW - timedelta(hours=4 - hour)
+        UsageRecord.objects.create(
+            pool=world.a100, team=world.team_a, window=window, period_start=start,
+            period_end=start + timedelta(hours=1), gpu_hours_used=Decimal(1), mean_utilization_pct=Decimal(5),
+            idempotency_key=f"c{hour}",
+        )
+    real_lock = services._lock_pool
+
+    def slow_lock(pool_id: int) -> None:
+        real_lock(pool_id)
+        time.sleep(0.6)  # hold the pool's lock while the other evaluation arrives
+
+    monkeypatch.setattr(services, "_lock_pool", slow_lock)
+    gate = threading.Barrier(2)
+    results: list[services.EvaluationResult] = []
+    errors: list[BaseException] = []
+
+    def evaluate() -> None:
+        try:
+            gate.wait()
+            results.append(services.elastic_evaluate(now=FIXED_NOW + timedelta(minutes=15)))
+        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=evaluate) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert sorted((r.started, r.kept) for r in results) == [(0, 1), (1, 0)]
+    assert ElasticAction.objects.count() == 1

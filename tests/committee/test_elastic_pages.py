@@ -1,0 +1,212 @@
+"""The elastic policy's pages: read by anyone signed in, changed by the chair; idle grants shown where people look."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.test import Client
+
+from allocations.elastic import services as elastic_services
+from allocations.models import AllocationWindow, ElasticAction, ElasticPolicyVersion, UsageRecord
+from committee import services
+from reports.models import Page
+from tests.allocations.plans import W, publish
+from tests.clock import FIXED_NOW
+from tests.committee.reviewing import two_requests_in_review
+
+H = timedelta(hours=1)
+VALID = {
+    "idle_threshold_pct": "20", "idle_span_hours": "6", "offer_idle_to_preemptible": "on",
+    "promote_utilization_pct": "85", "promote_queue_wait_minutes": "30", "recent_span_hours": "1",
+    "night_start": "23:00", "night_end": "06:00", "night_utilization_pct": "30",
+    "reason": "Teams ramp up slowly after a restart; six hours before we call it idle.",
+}
+
+
+def signed_in(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_anyone_signed_in_reads_the_policy_and_only_the_chair_sees_the_change_button(world: Any) -> None:
+    page = signed_in(world.member_b).get("/elastic/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Version 1" in html and "The seed&#x27;s elastic pool." in html
+    assert "Idle below utilization %</td><td>25</td>" in html and "Night starts</td><td>22:00</td>" in html
+    assert "/elastic/change/" not in html
+    assert "/elastic/change/" in signed_in(world.chair).get("/elastic/").content.decode()
+
+
+def test_the_chair_saves_a_new_version_shown_with_its_history_and_archived(
+    world: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    chair = signed_in(world.chair)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = chair.post("/elastic/change/", VALID)
+    assert response.status_code == 302 and response["Location"] == "/elastic/"
+    version = ElasticPolicyVersion.objects.get(number=2)
+    assert (version.idle_threshold_pct, version.idle_span_hours, version.promote_utilization_pct) == (20, 6, 85)
+    assert version.night_start.strftime("%H:%M") == "23:00" and version.author == world.chair
+    html = signed_in(world.member_a).get("/elastic/").content.decode()
+    assert "Version 2" in html and "six hours before we call it idle" in html
+    assert "Idle below utilization %: <del>25</del> → <ins>20</ins>" in html
+    assert "Night starts: <del>22:00</del> → <ins>23:00</ins>" in html
+    def body(slug: str) -> str:
+        latest = Page.objects.get(slug=slug).latest_revision
+        assert latest is not None
+        return latest.body
+
+    archived = body("elastic-policy-v2")
+    assert "Version 2 of the elastic policy" in archived and "six hours before we call it idle" in archived
+    assert "It replaces [[elastic-policy-v1|version 1]]." in archived
+    assert "The seed" in body("elastic-policy-v1")
+
+
+@pytest.mark.parametrize("persona", ["member_a", "reviewer", "tech"])
+def test_the_change_page_is_the_chairs(world: Any, persona: str) -> None:
+    client = signed_in(getattr(world, persona))
+    assert client.get("/elastic/change/").status_code == 403
+    assert client.post("/elastic/change/", VALID).status_code == 403
+    assert ElasticPolicyVersion.objects.count() == 1
+
+
+def test_the_service_refuses_anyone_but_the_chair(world: Any) -> None:
+    with pytest.raises(PermissionDenied):
+        services.elastic_policy_change(actor=world.reviewer, parameters={"idle_threshold_pct": 10}, reason="No.")
+    assert ElasticPolicyVersion.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"idle_threshold_pct": "101"}, "idle_threshold_pct", "less than or equal to 100"),
+        ({"night_utilization_pct": "-1"}, "night_utilization_pct", "Write a whole number"),
+        ({"idle_span_hours": "0"}, "idle_span_hours", "greater than or equal to 1"),
+        ({"night_end": "23:00"}, "night_end", "The night must end at another time than it starts."),
+        ({"reason": "  "}, "reason", "Say why the policy changes: the reason is published with it."),
+    ],
+)
+def test_a_bad_change_is_refused_with_a_clear_error_and_changes_nothing(
+    world: Any, change: dict[str, str], field: str, message: str
+) -> None:
+    response = signed_in(world.chair).post("/elastic/change/", {**VALID, **change})
+    assert response.status_code == 400
+    assert message in " ".join(response.context["form"].errors[field])
+    assert ElasticPolicyVersion.objects.count() == 1
+
+
+def test_saving_the_same_parameters_is_refused(world: Any) -> None:
+    same = {**VALID, "idle_threshold_pct": "25", "idle_span_hours": "4", "promote_utilization_pct": "80",
+            "night_start": "22:00"}
+    response = signed_in(world.chair).post("/elastic/change/", same)
+    assert response.status_code == 400
+    assert "Nothing changed: these are the parameters of version 1." in response.content.decode()
+    assert ElasticPolicyVersion.objects.count() == 1
+
+
+def test_the_service_validates_like_the_form(world: Any) -> None:
+    with pytest.raises(ValidationError) as refused:
+        services.elastic_policy_change(actor=world.chair, parameters={"recent_span_hours": 0, "night_end": None},
+                                       reason="")
+    assert set(refused.value.message_dict) == {"recent_span_hours", "night_end", "reason"}
+    assert ElasticPolicyVersion.objects.count() == 1
+
+
+# --- "granted but idle" where people look ------------------------------------------------------
+
+
+@pytest.fixture
+def idle_window(world: Any) -> AllocationWindow:
+    """Team A's standard window on atlas/a100 this week, measured at 10% for four hours, evaluated."""
+    plan = publish([W(world.a100, world.team_a, 8, 0, 100, ref=900), W(world.a100, world.team_b, 8, 0, 100, ref=901)])
+    window = plan.windows.get(team=world.team_a)
+    for i in range(4):
+        start = FIXED_NOW - (4 - i) * H
+        UsageRecord.objects.create(
+            pool=world.a100, team=world.team_a, window=window, period_start=start, period_end=start + H,
+            gpu_hours_used=Decimal(8), mean_utilization_pct=Decimal(10), idempotency_key=f"idle-{i}",
+        )
+    elastic_services.elastic_evaluate(now=FIXED_NOW + timedelta(minutes=15))
+    assert ElasticAction.objects.filter(window=window, kind="idle").exists()
+    return window
+
+
+def test_the_windows_page_flags_the_idle_window(world: Any, idle_window: AllocationWindow) -> None:
+    html = signed_in(world.reviewer).get("/windows/").content.decode()
+    row = html.split(f'id="window-{idle_window.pk}"')[1].split("</tr>")[0]
+    assert "granted but idle" in row
+    assert f"#{idle_window.pk}, Team A on atlas/a100: 10.0% utilized, 7 GPUs offered to preemptible work." in html
+    other = idle_window.plan.windows.get(team=world.team_b)
+    assert "granted but idle" not in html.split(f'id="window-{other.pk}"')[1].split("</tr>")[0]
+
+
+def test_the_team_sees_its_idle_grant_on_the_portal_and_the_other_team_does_not(
+    world: Any, idle_window: AllocationWindow
+) -> None:
+    assert "Granted but idle: 1 window" in signed_in(world.member_a).get("/requests/").content.decode()
+    assert "granted but idle" not in signed_in(world.member_b).get("/requests/").content.decode().lower()
+
+
+def test_the_review_notes_a_team_whose_grant_is_idle(world: Any, idle_window: AllocationWindow) -> None:
+    a, b = two_requests_in_review(world)
+    html = signed_in(world.reviewer).get(f"/review/{world.cycle.week}/").content.decode()
+    assert 'id="idle-grants"' in html
+    article_a = html.split(f'id="request-{a.pk}"')[1].split("</article>")[0]
+    article_b = html.split(f'id="request-{b.pk}"')[1].split("</article>")[0]
+    assert "Team A holds a window the cluster measures idle now." in article_a
+    assert "idle now" not in article_b
+
+
+def test_the_pool_history_page_explains_each_action(world: Any, idle_window: AllocationWindow) -> None:
+    page = signed_in(world.member_b).get("/archive/dashboards/elastic/atlas/a100/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Elastic history of atlas/a100" in html and "in force" in html
+    assert "was measured at 10% mean utilization over the last 4 h, under 25% all along" in html
+    assert 'id="chart-elastic"' in html and "plotly/plotly.min" in html and "cdn" not in html.lower()
+    quiet = signed_in(world.member_b).get("/archive/dashboards/elastic/orion/h100/").content.decode()
+    assert "The elastic policy has taken no action on this pool yet." in quiet and "chart-elastic" not in quiet
+    assert signed_in(world.member_b).get("/archive/dashboards/elastic/atlas/nope/").status_code == 404
+
+
+def test_the_request_page_shows_its_window_idle_to_the_team(world: Any) -> None:
+    from tests.committee.appealing import finalize_week
+    from tests.committee.appealing import publish as publish_week
+
+    first, second, _third = finalize_week(world)
+    plan = publish_week(world)
+    window = plan.windows.get(request_ref=first.pk)
+    now = window.start + 6 * H
+    for i in range(4):
+        start = now - (4 - i) * H
+        UsageRecord.objects.create(
+            pool=window.pool, team=window.team, window=window, period_start=start, period_end=start + H,
+            gpu_hours_used=Decimal(1), mean_utilization_pct=Decimal(3), idempotency_key=f"req-{i}",
+        )
+    elastic_services.elastic_evaluate(now=now + timedelta(minutes=15))
+    html = signed_in(world.member_a).get(f"/requests/{first.pk}/").content.decode()
+    assert "Granted but idle: 1 window" in html and f"#{window.pk}, Team A on atlas/a100: 3.0% utilized" in html
+    assert "Granted but idle" not in signed_in(world.member_b).get(f"/requests/{second.pk}/").content.decode()
+
+
+def test_the_chair_previews_a_change_over_the_last_week_and_nothing_is_saved(
+    world: Any, idle_window: AllocationWindow, clock: Any
+) -> None:
+    clock.move_to(FIXED_NOW + timedelta(minutes=20))
+    stricter = {**VALID, "idle_threshold_pct": "5", "idle_span_hours": "4", "reason": ""}
+    response = signed_in(world.chair).post("/elastic/change/", {**stricter, "preview": "1"})
+    assert response.status_code == 200
+    rows = {label: (now, proposed) for label, now, proposed in response.context["replay"]}
+    # In force (25%): the window measured at 10% is idle at 10:15 for one hour, offering 7 GPUs; at 5%, never.
+    assert rows["Granted but idle"] == ((1, 1, 7), (0, 0, 0))
+    assert "Replayed over the last 7 days" in response.content.decode()
+    assert ElasticPolicyVersion.objects.count() == 1
+    bad = signed_in(world.chair).post("/elastic/change/", {**stricter, "night_end": "23:00", "preview": "1"})
+    assert bad.status_code == 400 and bad.context["replay"] is None
+    assert "The night must end at another time than it starts." in bad.context["form"].errors["night_end"]
