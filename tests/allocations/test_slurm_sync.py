@@ -54,7 +54,8 @@ DAY = timedelta(days=1)
 
 
 def window_json(window_id: int, **overrides: Any) -> dict[str, Any]:
-    """One window as the windows API serves it; defaults: 12 A100 GPUs in 2 days for team search."""
+    """One window as the windows API serves it; defaults: 12 A100 GPUs in 2 days for team search,
+    tier priority (a reservation; standard and preemptible windows are QOS: test_slurm_tiers.py)."""
     data: dict[str, Any] = {
         "id": window_id,
         "plan_version": 3,
@@ -68,7 +69,7 @@ def window_json(window_id: int, **overrides: Any) -> dict[str, Any]:
         "end": (NOW + 4 * DAY).isoformat().replace("+00:00", "Z"),
         "team": "search",
         "account": "search-acct",
-        "tier": "standard",
+        "tier": "priority",
         "request_id": 40 + window_id,
     }
     data.update(overrides)

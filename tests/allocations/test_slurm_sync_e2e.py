@@ -54,12 +54,15 @@ def atlas(world: SimpleNamespace) -> SimpleNamespace:
 
 
 def run_sync(live_server: Any, world: SimpleNamespace, slurm: SlurmTestbed, *args: str) -> tuple[int, str]:
-    """One `--once` pass of the real client in its own process; (exit code, what it printed)."""
+    """One `--once` pass of the real client in its own process; (exit code, what it printed).
+
+    With --reservations-only: this controller has no accounting, so every window, whatever
+    its tier, is a reservation (the QOS tiers are tests/allocations/test_slurm_tiers.py)."""
     result = subprocess.run(
         [
             sys.executable, "-m", "allocations.adapters.slurm_sync",
             "--url", live_server.url, "--token", world.token, "--cluster", "atlas",
-            "--once", "--scontrol", slurm.scontrol, *args,
+            "--once", "--scontrol", slurm.scontrol, "--reservations-only", *args,
         ],
         cwd=REPO, env=slurm.env, capture_output=True, text=True, timeout=60, check=False,
     )
@@ -261,7 +264,7 @@ def test_poll_reads_every_page_and_an_unchanged_plan_costs_one_304(
         return answer
 
     monkeypatch.setattr(client, "_request", spy)
-    adapter = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO())
+    adapter = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO(), reservations_only=True)
     slept: list[float] = []
     out = io.StringIO()
 
