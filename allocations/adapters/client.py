@@ -285,11 +285,12 @@ def poll(
     done = 0
     while passes is None or done < passes:
         done += 1
+        at = wall_clock()
         boundary = getattr(adapter, "next_boundary", None)
-        due = isinstance(boundary, datetime) and wall_clock() >= boundary
+        due = isinstance(boundary, datetime) and at >= boundary
         send_etag = etag if clock() - last_full < resync_s and not due else None
         try:
-            result = run_pass(client, adapter, dry_run=dry_run, etag=send_etag, out=out)
+            result = run_pass(client, adapter, dry_run=dry_run, etag=send_etag, now=at, out=out)
         except errors as exc:
             print(f"sync pass failed: {exc}", file=out)
             etag = None

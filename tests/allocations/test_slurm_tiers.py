@@ -14,6 +14,7 @@ at the bottom runs the real CLI against the real API on the machine's clock.
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ import pytest
 
 from allocations import services
 from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus
+from allocations.adapters.client import DocketClient, poll
 from allocations.adapters.slurm_sync import (
     QosSettings,
     SlurmConfig,
@@ -300,7 +302,7 @@ def test_scavenger_qos_is_created_with_the_operators_preempt_mode_once(lab: Slur
 @pytest.mark.slurm
 @pytest.mark.django_db(transaction=True)
 def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
-    live_server: Any, world: SimpleNamespace, lab: SlurmLab
+    live_server: Any, world: SimpleNamespace, lab: SlurmLab, client: Any
 ) -> None:
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
@@ -330,8 +332,53 @@ def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
     assert "GrpTRES=gres/gpu=4" in stored[quota_window.pk][3]
     assert stored[preemptible_window.pk][3].startswith("preemptible: account team-b-acct runs in QOS scavenger")
 
+    client.force_login(world.reviewer)
+    page = client.get("/windows/", {"week": week}).content.decode()
+    row = re.search(rf'<tr id="window-{quota_window.pk}">(.*?)</tr>', page, re.S)
+    assert row and "In sync" in row.group(1) and "GrpTRES=gres/gpu=4" in row.group(1)
+    assert "nodes," not in row.group(1)  # a quota holds no nodes
+
     before = qos_state(lab)
     code, out = run()
     assert code == 0, out
     assert qos_state(lab) == before and "sacctmgr -i" not in out
 
+
+
+@pytest.mark.slurm
+@pytest.mark.django_db(transaction=True)
+def test_poll_applies_the_quota_at_the_windows_start_though_the_plan_did_not_change(
+    live_server: Any, world: SimpleNamespace, lab: SlurmLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
+    token = services.scheduler_client_create(cluster=world.atlas, name="slurm-sync").token
+    now = machine_now()
+    week = weeks.current_week_label(now)
+    start_h = int((now - weeks.week_bounds(week)[0]).total_seconds() // 3600) + 1  # the next full hour
+    if start_h >= 7 * 24:
+        week, start_h = weeks.current_week_label(now + HOUR), 0
+    plan = publish([W(world.a100, world.team_a, 4, start_h, start_h + 1, ref=1)], week=week)
+    start = plan.windows.get().start
+    client = DocketClient(live_server.url, token, "atlas")
+    sent: list[str | None] = []  # If-None-Match of each windows request
+    real_request = client._request
+
+    def spy(method: str, url: str, *, headers: dict[str, str] | None = None, data: bytes | None = None) -> Any:
+        if method == "GET":
+            sent.append((headers or {}).get("If-None-Match"))
+        return real_request(method, url, headers=headers, data=data)
+
+    monkeypatch.setattr(client, "_request", spy)
+    adapter = SlurmSync(env=lab.env, out=io.StringIO())
+    instants = iter([now, now + timedelta(seconds=1), start + timedelta(seconds=1)])  # the sync's wall clock
+
+    poll(client, adapter, interval_s=1, resync_s=3600, dry_run=False, passes=3, sleep=lambda _s: None,
+         out=io.StringIO(), wall_clock=lambda: next(instants))
+
+    # Pass 1 reads (not started: nothing to apply), pass 2 costs a 304, pass 3 comes after
+    # the start and reads everything again instead of trusting the unchanged plan.
+    assert sent[0] is None and sent[1] is not None and sent[2] is None, sent
+    assert f"{QUOTA_QOS}|gres/gpu=4|scavenger" in qos_state(lab)[0]
+    assert adapter.next_boundary == plan.windows.get().end
+    stored = WindowSyncStatus.objects.get(window=plan.windows.get())
+    assert stored.message.startswith("quota: account team-a-acct runs up to 4 GPUs")
