@@ -1,24 +1,34 @@
-"""Make a Slurm cluster's reservations match its published Docket windows.
+"""Make a Slurm cluster hold its published Docket windows, each as its tier says.
 
 Runs on the Slurm host and talks to Docket only over HTTP (standard library only, no
 Django), as
 
     python -m allocations.adapters.slurm_sync --url URL --token TOKEN --cluster SLUG \
-        [--dry-run] [--once | --interval SECONDS] [--scontrol PATH]
+        [--dry-run] [--once | --interval SECONDS] [--scontrol PATH] [--sacctmgr PATH] \
+        [--reservations-only] [--scavenger-qos NAME] [--scavenger-preempt-mode requeue|cancel]
 
-Mapping (docs/adapters.md has the long form):
-- one reservation per window, named `docket-w<window id>`; reservations without that
-  prefix are never read as ours, changed or deleted;
-- whole nodes: NodeCnt = ceil(gpu_count / gpus_per_node), because Slurm 22.05 cannot
-  reserve GPUs by count; Features=<scheduler_label> picks the pool's nodes;
-  Accounts=<the team's Slurm account>;
-- a window without an account or scheduler label gets no reservation and is reported failed;
-- StartTime and EndTime are sent together on an inactive reservation; an active one
-  (start passed) cannot move its start or change Features, so it is deleted and recreated.
+Tiers (docs/adapters.md has the long form and what the operator configures):
+- `priority`: one reservation per window, named `docket-w<window id>`; reservations without
+  that prefix are never read as ours, changed or deleted. Whole nodes: NodeCnt =
+  ceil(gpu_count / gpus_per_node), because Slurm 22.05 cannot reserve GPUs by count (the
+  status says so); Features=<scheduler_label> picks the pool's nodes; Accounts=<the team's
+  Slurm account>. StartTime and EndTime are sent together on an inactive reservation; an
+  active one cannot move its start or change Features, so it is deleted and recreated.
+- `standard`: the account's GPU quota while the window runs, a QOS `docket-<account>` with
+  GrpTRES=gres/gpu=<sum of its running standard windows> and Preempt=<scavenger>, allowed on
+  and default for the account's association; removed when no standard window of the account
+  runs. Exact GPU counts; unused GPUs stay usable by others. Needs accounting
+  (slurmdbd, AccountingStorageEnforce=limits,qos): without it such windows fail, unless
+  `--reservations-only` makes every window a reservation as before tiers.
+- `preemptible`: the account may use the scavenger QOS (created if missing, never changed),
+  which every quota QOS preempts (PreemptType=preempt/qos).
+- a window without an account (or a priority one without a scheduler label) gets nothing and
+  is reported failed.
 
-The core is `reconcile()`, a pure function from (desired windows, current reservations,
-now) to actions; `SlurmSync` runs those actions with scontrol and reads every changed
-reservation back, because Slurm may hold fewer nodes than asked and still exit 0.
+The cores are pure: `reconcile()` from (desired windows, current reservations, now) to
+actions, `quota_desire()` and `reconcile_qos()` from (windows, now, current QOS and
+associations) to sacctmgr calls. `SlurmSync` runs them with scontrol and sacctmgr and reads
+everything it changed back, because Slurm may hold less than asked and still exit 0.
 """
 
 from __future__ import annotations
