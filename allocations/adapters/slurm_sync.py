@@ -361,6 +361,8 @@ SCAVENGER_QOS = "scavenger"
 # The Description of every quota QOS the sync creates: how it recognises its own (with the prefix).
 QOS_MARK = "docket quota of account "
 PREEMPT_MODES = ("requeue", "cancel")
+# What Docket's cluster accounts allow; anything else is never put into a sacctmgr argument.
+SLURM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 NEEDED_ENFORCE = frozenset({"limits", "qos"})
 
 
@@ -513,6 +515,8 @@ def quota_desire(windows: Sequence[DesiredWindow], now: datetime, config: SlurmC
             reports[window.id] = (SyncState.IN_SYNC, "window has ended; no quota")
         elif window.account is None:
             reports[window.id] = (SyncState.FAILED, f"no Slurm account mapped for team {window.team}")
+        elif not SLURM_NAME.match(window.account):
+            reports[window.id] = (SyncState.FAILED, f"{window.account!r} is not a Slurm account name")
         elif quota_problem is not None:
             reports[window.id] = (SyncState.FAILED, quota_problem)
         elif window.tier == TIER_PREEMPTIBLE and preempt_problem is not None:
@@ -915,6 +919,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--scavenger-qos",
+        type=_slurm_name,
         default=SCAVENGER_QOS,
         metavar="NAME",
         help=f"the QOS of preemptible work, which every quota QOS preempts ({SCAVENGER_QOS}); created if missing",
@@ -926,6 +931,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="PreemptMode of the scavenger QOS when the sync creates it (requeue); an existing one is not changed",
     )
     return parser
+
+
+def _slurm_name(text: str) -> str:
+    if not SLURM_NAME.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a QOS name (letters, digits, '.', '_', '-')")
+    return text
 
 
 def _positive_float(text: str) -> float:

@@ -33,6 +33,7 @@ from allocations.adapters.slurm_sync import (
     QosSettings,
     SlurmConfig,
     SlurmSync,
+    main,
     parse_config,
     quota_desire,
 )
@@ -96,6 +97,19 @@ def test_quota_needs_accounting_and_preemptible_work_needs_preempt_qos() -> None
     preemptible = quota_desire([window(1), window(2, tier="preemptible")], FIXED_NOW, no_preempt)
     assert preemptible.quotas == {"team-a-acct": 4}
     assert preemptible.reports[2][1].startswith("PreemptType=preempt/qos is needed")
+
+
+def test_account_or_qos_names_sacctmgr_would_misread_change_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    desire = quota_desire([window(1, account="team-a set DefaultQOS=x"), window(2, account="a,b")],
+                          FIXED_NOW, ACCOUNTING)
+
+    assert desire.quotas == {} and desire.scavenger_accounts == frozenset()
+    assert desire.reports[1] == (SyncState.FAILED, "'team-a set DefaultQOS=x' is not a Slurm account name")
+    assert desire.reports[2][0] is SyncState.FAILED
+    with pytest.raises(SystemExit) as refused:
+        main(["--url", "http://127.0.0.1:9", "--token", "t", "--cluster", "lab", "--scavenger-qos", "a,b"])
+    assert refused.value.code == 2
+    assert "'a,b' is not a QOS name" in capsys.readouterr().err
 
 
 # --- against the accounting lab ------------------------------------------------------------------
