@@ -269,22 +269,28 @@ def poll(
     clock: Callable[[], float] = time.monotonic,
     out: TextIO = sys.stdout,
     errors: tuple[type[Exception], ...] = (DocketError,),
+    wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> None:
     """Run passes forever (or `passes` times), sleeping `interval_s` after each.
 
     The ETag of the last pass is sent so that an unchanged plan costs one 304, except
     when that pass left a window short or failed (resources may have freed up since) or
     when `resync_s` has passed since the last full pass (someone may have changed the
-    scheduler's objects by hand). Errors in `errors` are printed and the loop goes on.
+    scheduler's objects by hand), or when the adapter's `next_boundary` (a window start or
+    end that it must act on itself, as the Slurm sync's QOS quotas) has come. Errors in
+    `errors` are printed and the loop goes on.
     """
     etag: str | None = None
     last_full = float("-inf")
     done = 0
     while passes is None or done < passes:
         done += 1
-        send_etag = etag if clock() - last_full < resync_s else None
+        at = wall_clock()
+        boundary = getattr(adapter, "next_boundary", None)
+        due = isinstance(boundary, datetime) and at >= boundary
+        send_etag = etag if clock() - last_full < resync_s and not due else None
         try:
-            result = run_pass(client, adapter, dry_run=dry_run, etag=send_etag, out=out)
+            result = run_pass(client, adapter, dry_run=dry_run, etag=send_etag, now=at, out=out)
         except errors as exc:
             print(f"sync pass failed: {exc}", file=out)
             etag = None

@@ -1,24 +1,34 @@
-"""Make a Slurm cluster's reservations match its published Docket windows.
+"""Make a Slurm cluster hold its published Docket windows, each as its tier says.
 
 Runs on the Slurm host and talks to Docket only over HTTP (standard library only, no
 Django), as
 
     python -m allocations.adapters.slurm_sync --url URL --token TOKEN --cluster SLUG \
-        [--dry-run] [--once | --interval SECONDS] [--scontrol PATH]
+        [--dry-run] [--once | --interval SECONDS] [--scontrol PATH] [--sacctmgr PATH] \
+        [--reservations-only] [--scavenger-qos NAME] [--scavenger-preempt-mode requeue|cancel]
 
-Mapping (docs/adapters.md has the long form):
-- one reservation per window, named `docket-w<window id>`; reservations without that
-  prefix are never read as ours, changed or deleted;
-- whole nodes: NodeCnt = ceil(gpu_count / gpus_per_node), because Slurm 22.05 cannot
-  reserve GPUs by count; Features=<scheduler_label> picks the pool's nodes;
-  Accounts=<the team's Slurm account>;
-- a window without an account or scheduler label gets no reservation and is reported failed;
-- StartTime and EndTime are sent together on an inactive reservation; an active one
-  (start passed) cannot move its start or change Features, so it is deleted and recreated.
+Tiers (docs/adapters.md has the long form and what the operator configures):
+- `priority`: one reservation per window, named `docket-w<window id>`; reservations without
+  that prefix are never read as ours, changed or deleted. Whole nodes: NodeCnt =
+  ceil(gpu_count / gpus_per_node), because Slurm 22.05 cannot reserve GPUs by count (the
+  status says so); Features=<scheduler_label> picks the pool's nodes; Accounts=<the team's
+  Slurm account>. StartTime and EndTime are sent together on an inactive reservation; an
+  active one cannot move its start or change Features, so it is deleted and recreated.
+- `standard`: the account's GPU quota while the window runs, a QOS `docket-<account>` with
+  GrpTRES=gres/gpu=<sum of its running standard windows> and Preempt=<scavenger>, allowed on
+  and default for the account's association; removed when no standard window of the account
+  runs. Exact GPU counts; unused GPUs stay usable by others. Needs accounting
+  (slurmdbd, AccountingStorageEnforce=limits,qos): without it such windows fail, unless
+  `--reservations-only` makes every window a reservation as before tiers.
+- `preemptible`: the account may use the scavenger QOS (created if missing, never changed),
+  which every quota QOS preempts (PreemptType=preempt/qos).
+- a window without an account (or a priority one without a scheduler label) gets nothing and
+  is reported failed.
 
-The core is `reconcile()`, a pure function from (desired windows, current reservations,
-now) to actions; `SlurmSync` runs those actions with scontrol and reads every changed
-reservation back, because Slurm may hold fewer nodes than asked and still exit 0.
+The cores are pure: `reconcile()` from (desired windows, current reservations, now) to
+actions, `quota_desire()` and `reconcile_qos()` from (windows, now, current QOS and
+associations) to sacctmgr calls. `SlurmSync` runs them with scontrol and sacctmgr and reads
+everything it changed back, because Slurm may hold less than asked and still exit 0.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
@@ -225,8 +235,17 @@ class Report:
 Action = Create | Update | Delete | Keep | Report
 
 
-def reconcile(desired: Sequence[DesiredWindow], current: Sequence[Reservation], now: datetime) -> list[Action]:
+def reconcile(
+    desired: Sequence[DesiredWindow],
+    current: Sequence[Reservation],
+    now: datetime,
+    *,
+    held_as_quota: Collection[int] = (),
+) -> list[Action]:
     """The actions that make Slurm's docket-w* reservations match `desired` at `now`.
+
+    `held_as_quota` names windows that are published but held another way (a standard or
+    preemptible window under QOS): a reservation left from before is deleted with that reason.
 
     Pure. Invariants of the result: it never names a reservation without our prefix;
     every desired window gets exactly one Create, Update, Keep or Report (a recreate is a
@@ -277,7 +296,12 @@ def reconcile(desired: Sequence[DesiredWindow], current: Sequence[Reservation], 
 
     for window_id, existing in sorted(ours.items()):
         if window_id not in wanted and not any(d.name == existing.name for d in deletes):
-            deletes.append(Delete(existing.name, reason=f"window {window_id} is no longer published"))
+            reason = (
+                f"window {window_id} is held as a QOS quota, not a reservation"
+                if window_id in held_as_quota
+                else f"window {window_id} is no longer published"
+            )
+            deletes.append(Delete(existing.name, reason=reason))
     return [*deletes, *updates, *creates, *rest]
 
 
@@ -329,6 +353,294 @@ def describe(action: Action) -> str:
     return f"window {action.window.id}: {action.state.value}: {action.message}"
 
 
+# --- tiers under accounting: QOS quotas and the scavenger QOS ----------------------------
+
+TIER_PRIORITY, TIER_STANDARD, TIER_PREEMPTIBLE = "priority", "standard", "preemptible"
+QOS_PREFIX = "docket-"
+SCAVENGER_QOS = "scavenger"
+# The Description of every quota QOS the sync creates: how it recognises its own (with the prefix).
+QOS_MARK = "docket quota of account "
+PREEMPT_MODES = ("requeue", "cancel")
+# What Docket's cluster accounts allow; anything else is never put into a sacctmgr argument.
+SLURM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+NEEDED_ENFORCE = frozenset({"limits", "qos"})
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """What the sync needs from `scontrol show config`."""
+
+    cluster: str
+    accounting_type: str
+    enforce: frozenset[str]
+    preempt_type: str
+
+    def quota_problem(self) -> str | None:
+        """Why Slurm cannot enforce a QOS quota here, if it cannot."""
+        if self.accounting_type != "accounting_storage/slurmdbd":
+            return (
+                "accounting is needed for quotas (AccountingStorageType=accounting_storage/slurmdbd, "
+                f"AccountingStorageEnforce=limits,qos; this cluster has AccountingStorageType="
+                f"{self.accounting_type or 'none'}); or run the sync with --reservations-only"
+            )
+        missing = NEEDED_ENFORCE - self.enforce
+        if missing:
+            return (
+                f"AccountingStorageEnforce lacks {','.join(sorted(missing))}: Slurm would not enforce "
+                "a QOS quota (set AccountingStorageEnforce=associations,limits,qos)"
+            )
+        return None
+
+    def preempt_problem(self) -> str | None:
+        if self.preempt_type != "preempt/qos":
+            return (
+                f"PreemptType=preempt/qos is needed for preemptible work (this cluster has "
+                f"{self.preempt_type or 'none'}): scavenger jobs would not yield to the owners"
+            )
+        return None
+
+
+def parse_config(text: str) -> SlurmConfig:
+    """Parse `scontrol show config` ("Key = Value" lines)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip()
+    enforce = values.get("AccountingStorageEnforce", "")
+    return SlurmConfig(
+        cluster=values.get("ClusterName", ""),
+        accounting_type=values.get("AccountingStorageType", "").replace("(null)", ""),
+        enforce=frozenset(part.strip().lower() for part in enforce.split(",") if part.strip() and part != "none"),
+        preempt_type=values.get("PreemptType", "").replace("(null)", ""),
+    )
+
+
+@dataclass(frozen=True)
+class Qos:
+    """A QOS as `sacctmgr -P -n show qos format=name,grptres,preempt,description` shows it."""
+
+    name: str
+    grp_tres: Mapping[str, str]
+    preempt: frozenset[str]
+    description: str = ""
+
+    @property
+    def quota_account(self) -> str | None:
+        """The account a Docket quota QOS is for; None for every QOS the sync did not create."""
+        if self.name.startswith(QOS_PREFIX) and self.description.lower().startswith(QOS_MARK):
+            return self.description[len(QOS_MARK) :].strip().lower()
+        return None
+
+    @property
+    def gpus(self) -> int | None:
+        value = self.grp_tres.get("gres/gpu")
+        return int(value) if value and value.isdigit() else None
+
+
+@dataclass(frozen=True)
+class AccountQos:
+    """An account's own association on the cluster: the QOS its jobs may use, and their default."""
+
+    account: str
+    qos: frozenset[str]
+    default: str
+
+
+def parse_qos(text: str) -> dict[str, Qos]:
+    found: dict[str, Qos] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        name, grp_tres, preempt, description = [*line.split("|", 3), "", "", ""][:4]
+        tres = dict(part.split("=", 1) for part in grp_tres.split(",") if "=" in part)
+        found[name] = Qos(name, tres, frozenset(p for p in preempt.split(",") if p), description)
+    return found
+
+
+def parse_assoc(text: str) -> dict[str, AccountQos]:
+    """Account rows (no user) of `sacctmgr -P -n show assoc format=account,user,qos,defaultqos`."""
+    found: dict[str, AccountQos] = {}
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) < 4 or parts[1]:
+            continue  # user rows follow their account's (sacctmgr modify account sets both)
+        found[parts[0]] = AccountQos(parts[0], frozenset(q for q in parts[2].split(",") if q), parts[3])
+    return found
+
+
+def quota_qos_name(account: str) -> str:
+    return f"{QOS_PREFIX}{account}".lower()
+
+
+@dataclass(frozen=True)
+class QosSettings:
+    """The operator's names: the scavenger QOS and how it yields (used only when the sync creates it)."""
+
+    scavenger: str = SCAVENGER_QOS
+    scavenger_preempt_mode: str = "requeue"
+
+
+@dataclass(frozen=True)
+class QosCommand:
+    """One sacctmgr call; `accounts` are those whose windows fail if it fails (empty: every window)."""
+
+    argv: tuple[str, ...]
+    accounts: frozenset[str] = frozenset()
+
+    def line(self) -> str:
+        return "sacctmgr -i " + " ".join(arg if " " not in arg else repr(arg) for arg in self.argv)
+
+
+@dataclass(frozen=True)
+class QuotaDesire:
+    """What the QOS side should hold at `now`: GPUs per account with an active standard window,
+    the accounts that may run scavenger work, and the windows reported without any command."""
+
+    quotas: Mapping[str, int]
+    scavenger_accounts: frozenset[str]
+    reports: Mapping[int, tuple[SyncState, str]]
+
+
+def quota_desire(windows: Sequence[DesiredWindow], now: datetime, config: SlurmConfig) -> QuotaDesire:
+    """Pure: sum each account's active standard windows; say why other windows hold nothing."""
+    quotas: dict[str, int] = {}
+    scavenger: set[str] = set()
+    reports: dict[int, tuple[SyncState, str]] = {}
+    quota_problem, preempt_problem = config.quota_problem(), config.preempt_problem()
+    for window in windows:
+        if window.tier not in (TIER_STANDARD, TIER_PREEMPTIBLE):
+            reports[window.id] = (SyncState.FAILED, f"unknown tier {window.tier!r}")
+        elif window.end <= now:
+            reports[window.id] = (SyncState.IN_SYNC, "window has ended; no quota")
+        elif window.account is None:
+            reports[window.id] = (SyncState.FAILED, f"no Slurm account mapped for team {window.team}")
+        elif not SLURM_NAME.match(window.account):
+            reports[window.id] = (SyncState.FAILED, f"{window.account!r} is not a Slurm account name")
+        elif quota_problem is not None:
+            reports[window.id] = (SyncState.FAILED, quota_problem)
+        elif window.tier == TIER_PREEMPTIBLE and preempt_problem is not None:
+            reports[window.id] = (SyncState.FAILED, preempt_problem)
+        elif window.start <= now:
+            account = window.account.lower()
+            scavenger.add(account)
+            if window.tier == TIER_STANDARD:
+                quotas[account] = quotas.get(account, 0) + window.gpu_count
+    return QuotaDesire(quotas, frozenset(scavenger), reports)
+
+
+def reconcile_qos(
+    desire: QuotaDesire,
+    qos: Mapping[str, Qos],
+    assoc: Mapping[str, AccountQos],
+    *,
+    cluster: str,
+    settings: QosSettings,
+) -> tuple[list[QosCommand], dict[str, str]]:
+    """Pure: the sacctmgr calls that make the QOS side match `desire`.
+
+    Order: the scavenger QOS (the quotas name it in Preempt), quota QOS, grants on the
+    accounts, then revokes and deletes (Slurm refuses to delete a QOS still some account's
+    default). Touches only QOS that carry the sync's prefix and mark, plus the operator's
+    scavenger QOS (created if missing, never changed). The scavenger QOS is granted, never
+    revoked: the sync cannot tell its own grant from the operator's.
+    Returns the commands and the accounts refused without a command (a QOS of that name
+    that is not ours, no association), with the reason. Applying the commands and
+    reconciling again yields no command.
+    """
+    commands: list[QosCommand] = []
+    refusals: dict[str, str] = {}
+    scavenger = settings.scavenger.lower()
+    if (desire.quotas or desire.scavenger_accounts) and scavenger not in qos:
+        commands.append(QosCommand(("add", "qos", scavenger, "Priority=0",
+                                    f"PreemptMode={settings.scavenger_preempt_mode}",
+                                    "Description=docket: preemptible work, yields to the owners")))
+    for account, gpus in sorted(desire.quotas.items()):
+        name = quota_qos_name(account)
+        existing = qos.get(name)
+        only = frozenset({account})
+        if existing is None:
+            commands.append(QosCommand(("add", "qos", name, f"GrpTRES=gres/gpu={gpus}", f"Preempt={scavenger}",
+                                        f"Description={QOS_MARK}{account}"), only))
+        elif existing.quota_account != account:
+            refusals[account] = f"QOS {name} exists and was not created by Docket (its Description is not ours)"
+        elif existing.gpus != gpus or existing.preempt != {scavenger}:
+            commands.append(QosCommand(("modify", "qos", "where", f"name={name}", "set",
+                                        f"GrpTRES=gres/gpu={gpus}", f"Preempt={scavenger}"), only))
+    for account in sorted(set(desire.quotas) | desire.scavenger_accounts):
+        if account in refusals:
+            continue
+        held = assoc.get(account)
+        if held is None:
+            refusals[account] = f"account {account} has no association on cluster {cluster}"
+            continue
+        want = {scavenger} | ({quota_qos_name(account)} if account in desire.quotas else set())
+        sets = []
+        if not want <= held.qos:
+            sets.append("QOS+=" + ",".join(sorted(want - held.qos)))
+        if account in desire.quotas and held.default != quota_qos_name(account):
+            sets.append(f"DefaultQOS={quota_qos_name(account)}")
+        if sets:
+            commands.append(QosCommand(("modify", "account", "where", f"name={account}", f"cluster={cluster}",
+                                        "set", *sets), frozenset({account})))
+    ours = {q.name: q.quota_account for q in qos.values() if q.quota_account is not None}
+    for name, account in sorted(ours.items()):
+        if account in desire.quotas and name == quota_qos_name(account):
+            continue
+        for held in sorted(assoc.values(), key=lambda a: a.account):
+            if name in held.qos or held.default == name:
+                sets = [f"QOS-={name}"] + (["DefaultQOS=-1"] if held.default == name else [])
+                commands.append(QosCommand(("modify", "account", "where", f"name={held.account}",
+                                            f"cluster={cluster}", "set", *sets), frozenset({held.account})))
+        commands.append(QosCommand(("delete", "qos", "where", f"name={name}"), frozenset({account or ""})))
+    return commands, refusals
+
+
+def next_boundary(windows: Sequence[DesiredWindow], now: datetime) -> datetime | None:
+    """The first start or end after `now` of a window held as a QOS: the sync must run then."""
+    later = [moment for w in windows for moment in (w.start, w.end) if moment > now]
+    return min(later) if later else None
+
+
+def quota_status(
+    window: DesiredWindow, desire: QuotaDesire, qos: Mapping[str, Qos], assoc: Mapping[str, AccountQos],
+    settings: QosSettings, failures: Mapping[str, str], now: datetime,
+) -> SyncStatus:
+    """How the QOS side holds one standard or preemptible window, from what sacctmgr shows."""
+    if window.id in desire.reports:
+        state, message = desire.reports[window.id]
+        return SyncStatus(window.id, state, 0, 0, message)
+    assert window.account is not None  # quota_desire() reports unmapped windows
+    account, scavenger = window.account.lower(), settings.scavenger.lower()
+    if account in failures or "" in failures:
+        return SyncStatus(window.id, SyncState.FAILED, 0, 0, failures.get(account) or failures[""])
+    span = f"{slurm_time(window.start)} to {slurm_time(window.end)}"
+    if window.start > now:
+        what = (f"a quota of {window.gpu_count} GPUs in QOS {quota_qos_name(account)}"
+                if window.tier == TIER_STANDARD else f"preemptible work in QOS {scavenger}")
+        return SyncStatus(window.id, SyncState.IN_SYNC, 0, 0,
+                          f"not started: account {account} gets {what} from {span}, applied at the start")
+    held = assoc.get(account)
+    if held is None or scavenger not in held.qos:
+        return SyncStatus(window.id, SyncState.FAILED, 0, 0,
+                          f"read back: account {account} may not use QOS {scavenger}")
+    if window.tier == TIER_PREEMPTIBLE:
+        return SyncStatus(window.id, SyncState.IN_SYNC, 0, 0,
+                          f"preemptible: account {account} runs in QOS {scavenger} on idle GPUs until "
+                          f"{slurm_time(window.end)}; owners' jobs preempt it (no GPUs held, {window.gpu_count} "
+                          "not capped by Slurm)")
+    name, gpus = quota_qos_name(account), desire.quotas[account]
+    found = qos.get(name)
+    if found is None or found.gpus != gpus or name not in held.qos or held.default != name:
+        shown = "missing" if found is None else f"GrpTRES gres/gpu={found.gpus}, default QOS {held.default or '-'}"
+        return SyncStatus(window.id, SyncState.FAILED, 0, 0, f"read back: QOS {name} {shown}, {gpus} GPUs wanted")
+    total = "" if gpus == window.gpu_count else f" (the account's active standard windows: {gpus} GPUs in all)"
+    return SyncStatus(window.id, SyncState.IN_SYNC, 0, 0,
+                      f"quota: account {account} runs up to {window.gpu_count} GPUs at once until "
+                      f"{slurm_time(window.end)} in its default QOS {name}, GrpTRES=gres/gpu={gpus}{total}; "
+                      f"beyond it only preemptible in QOS {scavenger}; no GPUs held idle")
+
+
 # --- executing with scontrol -----------------------------------------------------------
 
 
@@ -342,10 +654,16 @@ class SlurmSync:
     """
 
     scontrol: str = "scontrol"
+    sacctmgr: str = "sacctmgr"
+    reservations_only: bool = False
+    qos: QosSettings = field(default_factory=QosSettings)
     env: Mapping[str, str] | None = None
     out: TextIO = field(default_factory=lambda: sys.stdout)
     timeout_s: float = 60.0
     problems: list[str] = field(default_factory=list)
+    # After a sync: the next start or end of a window held as QOS, when a pass must run
+    # even if Docket's windows did not change (client.poll reads it).
+    next_boundary: datetime | None = None
 
     def list_reservations(self) -> list[Reservation]:
         result = self._run(["-o", "show", "reservation"])
@@ -361,18 +679,104 @@ class SlurmSync:
         return found[0] if found else None
 
     def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]:
-        """Reconcile and (unless dry_run) apply; one status per window, in window order."""
+        """Reconcile and (unless dry_run) apply; one status per window, in window order.
+
+        Priority windows (every window with `reservations_only`) are reservations; standard
+        and preemptible ones are QOS state (`sync_quotas`). Sets `next_boundary`.
+        """
         self.problems = []
-        for window in sorted(windows, key=lambda w: w.id):
+        self.next_boundary = None
+        if self.reservations_only:
+            reserved, quota_windows = list(windows), []
+        else:
+            reserved = [w for w in windows if w.tier == TIER_PRIORITY]
+            quota_windows = [w for w in windows if w.tier != TIER_PRIORITY]
+        for window in sorted(reserved, key=lambda w: w.id):
             print(rounding_note(window), file=self.out)
-        actions = reconcile(windows, self.list_reservations(), now)
+        actions = reconcile(reserved, self.list_reservations(), now, held_as_quota={w.id for w in quota_windows})
         if dry_run:
             print("dry run: the plan below changes nothing and reports nothing", file=self.out)
             for action in actions:
                 print(f"  would {describe(action)}", file=self.out)
-            predicted = [_predicted_status(action) for action in actions if not isinstance(action, Delete)]
-            return sorted(predicted, key=lambda status: status.window)
-        return self.execute(actions)
+            statuses = [_predicted_status(action) for action in actions if not isinstance(action, Delete)]
+        else:
+            statuses = self.execute(actions)
+        if not self.reservations_only:
+            statuses += self.sync_quotas(quota_windows, now=now, dry_run=dry_run)
+            self.next_boundary = next_boundary(quota_windows, now)
+        return sorted(statuses, key=lambda status: status.window)
+
+    def read_config(self) -> SlurmConfig:
+        result = self._run(["show", "config"])
+        if result.returncode != 0:
+            raise SlurmError(f"scontrol show config failed: {_message(result)}")
+        return parse_config(result.stdout)
+
+    def read_qos(self, cluster: str) -> tuple[dict[str, Qos], dict[str, AccountQos]]:
+        """Every QOS and the cluster's account associations, as sacctmgr shows them."""
+        shown = self._run_tool(self.sacctmgr, ["-P", "-n", "show", "qos", "format=name,grptres,preempt,description"])
+        if shown.returncode != 0:
+            raise SlurmError(f"sacctmgr show qos failed: {_message(shown)}")
+        assoc = self._run_tool(
+            self.sacctmgr, ["-P", "-n", "show", "assoc", "where", f"cluster={cluster}",
+                            "format=account,user,qos,defaultqos"]
+        )
+        if assoc.returncode != 0:
+            raise SlurmError(f"sacctmgr show assoc failed: {_message(assoc)}")
+        return parse_qos(shown.stdout), parse_assoc(assoc.stdout)
+
+    def sync_quotas(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]:
+        """Make the QOS side hold the standard and preemptible windows active at `now`.
+
+        Without accounting (or without limits,qos enforced) sacctmgr is not called: every
+        such window fails with the reason. Otherwise reconcile_qos() commands run in order
+        and the state is read back; a window fails with the message of a command that
+        concerned its account.
+        """
+        config = self.read_config()
+        desire = quota_desire(windows, now, config)
+        qos: dict[str, Qos] = {}
+        assoc: dict[str, AccountQos] = {}
+        failures: dict[str, str] = {}
+        if config.accounting_type == "accounting_storage/slurmdbd":
+            # Even with no window to hold: quota QOS of windows no longer served are removed.
+            try:
+                qos, assoc = self.read_qos(config.cluster)
+            except SlurmError as exc:
+                failures[""] = str(exc)
+        if failures:
+            return [quota_status(w, desire, qos, assoc, self.qos, failures, now) for w in windows]
+        commands, refusals = reconcile_qos(desire, qos, assoc, cluster=config.cluster, settings=self.qos)
+        failures.update(refusals)
+        if dry_run:
+            for command in commands:
+                print(f"  would run {command.line()}", file=self.out)
+            return [
+                quota_status(w, desire, qos, assoc, self.qos, failures, now)
+                if w.id in desire.reports or (w.account or "").lower() in failures
+                else SyncStatus(w.id, SyncState.IN_SYNC, 0, 0, "dry run: not applied")
+                for w in windows
+            ]
+        for command in commands:
+            print(command.line(), file=self.out)
+            result = self._run_tool(self.sacctmgr, ["-i", *command.argv])
+            if result.returncode != 0:
+                message = f"{command.line()}: {_message(result)}"
+                print(f"  {message}", file=self.out)
+                for account in command.accounts or {""}:
+                    failures.setdefault(account, message)
+                if not command.accounts & (set(desire.quotas) | desire.scavenger_accounts):
+                    self.problems.append(message)
+        if commands:
+            try:
+                qos, assoc = self.read_qos(config.cluster)
+            except SlurmError as exc:
+                failures.setdefault("", str(exc))
+        statuses = [quota_status(w, desire, qos, assoc, self.qos, failures, now) for w in windows]
+        for status in statuses:
+            if status.state is not SyncState.IN_SYNC:
+                print(f"  window {status.window}: {status.state.value}: {status.message}", file=self.out)
+        return statuses
 
     def execute(self, actions: Sequence[Action]) -> list[SyncStatus]:
         """Run the actions in order and return one status per window they name, by window id."""
@@ -424,15 +828,18 @@ class SlurmSync:
         return _held(window, reservation.node_count)
 
     def _run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        return self._run_tool(self.scontrol, args)
+
+    def _run_tool(self, tool: str, args: list[str]) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ if self.env is None else self.env)
         env["TZ"] = "UTC"
         try:
-            # The argv is ours; scontrol's path comes from the operator's command line.
+            # The argv is ours; the tool's path comes from the operator's command line.
             return subprocess.run(  # noqa: S603
-                [self.scontrol, *args], env=env, capture_output=True, text=True, timeout=self.timeout_s, check=False
+                [tool, *args], env=env, capture_output=True, text=True, timeout=self.timeout_s, check=False
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SlurmError(f"cannot run {self.scontrol}: {exc}") from None
+            raise SlurmError(f"cannot run {tool}: {exc}") from None
 
 
 def _held(window: DesiredWindow, nodes_reserved: int) -> SyncStatus:
@@ -503,7 +910,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="a full pass at least this often even when Docket says nothing changed (3600)",
     )
     parser.add_argument("--scontrol", default="scontrol", help="path to scontrol (default: scontrol on PATH)")
+    parser.add_argument("--sacctmgr", default="sacctmgr", help="path to sacctmgr (default: sacctmgr on PATH)")
+    parser.add_argument(
+        "--reservations-only",
+        action="store_true",
+        help="every window becomes a whole-node reservation whatever its tier (the behaviour before tiers; "
+        "for a cluster without accounting, where standard windows cannot be QOS quotas)",
+    )
+    parser.add_argument(
+        "--scavenger-qos",
+        type=_slurm_name,
+        default=SCAVENGER_QOS,
+        metavar="NAME",
+        help=f"the QOS of preemptible work, which every quota QOS preempts ({SCAVENGER_QOS}); created if missing",
+    )
+    parser.add_argument(
+        "--scavenger-preempt-mode",
+        choices=PREEMPT_MODES,
+        default="requeue",
+        help="PreemptMode of the scavenger QOS when the sync creates it (requeue); an existing one is not changed",
+    )
     return parser
+
+
+def _slurm_name(text: str) -> str:
+    if not SLURM_NAME.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a QOS name (letters, digits, '.', '_', '-')")
+    return text
 
 
 def _positive_float(text: str) -> float:
@@ -531,7 +964,14 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         # Under systemd stdout is a pipe; without this the journal gets lines minutes late.
         sys.stdout.reconfigure(line_buffering=True)
     stream = out or sys.stdout
-    adapter = SlurmSync(scontrol=args.scontrol, env=env, out=stream)
+    adapter = SlurmSync(
+        scontrol=args.scontrol,
+        sacctmgr=args.sacctmgr,
+        reservations_only=args.reservations_only,
+        qos=QosSettings(scavenger=args.scavenger_qos, scavenger_preempt_mode=args.scavenger_preempt_mode),
+        env=env,
+        out=stream,
+    )
     if not args.once:
         try:
             poll(

@@ -54,7 +54,8 @@ DAY = timedelta(days=1)
 
 
 def window_json(window_id: int, **overrides: Any) -> dict[str, Any]:
-    """One window as the windows API serves it; defaults: 12 A100 GPUs in 2 days for team search."""
+    """One window as the windows API serves it; defaults: 12 A100 GPUs in 2 days for team search,
+    tier priority (a reservation; standard and preemptible windows are QOS: test_slurm_tiers.py)."""
     data: dict[str, Any] = {
         "id": window_id,
         "plan_version": 3,
@@ -68,7 +69,7 @@ def window_json(window_id: int, **overrides: Any) -> dict[str, Any]:
         "end": (NOW + 4 * DAY).isoformat().replace("+00:00", "Z"),
         "team": "search",
         "account": "search-acct",
-        "tier": "standard",
+        "tier": "priority",
         "request_id": 40 + window_id,
     }
     data.update(overrides)
@@ -315,9 +316,11 @@ def test_client_opens_only_http_urls(url: str) -> None:
 # --- against a real slurmctld ------------------------------------------------------------
 
 
-def sync(testbed: SlurmTestbed, windows: list[DesiredWindow], *, dry_run: bool = False) -> tuple[list[SyncStatus], str]:
+def sync(
+    testbed: SlurmTestbed, windows: list[DesiredWindow], *, dry_run: bool = False, reservations_only: bool = False
+) -> tuple[list[SyncStatus], str]:
     out = io.StringIO()
-    statuses = SlurmSync(scontrol=testbed.scontrol, env=testbed.env, out=out).sync(
+    statuses = SlurmSync(scontrol=testbed.scontrol, env=testbed.env, out=out, reservations_only=reservations_only).sync(
         windows, now=machine_now(), dry_run=dry_run
     )
     return statuses, out.getvalue()
@@ -439,6 +442,31 @@ def test_refused_update_is_failed_and_says_what_is_still_held(slurm: SlurmTestbe
     assert (status.nodes_requested, status.nodes_reserved) == (3, 2)
     assert "Error updating the reservation" in status.message
     assert slurm.reservations()["docket-w17"].node_count == 2
+
+
+@pytest.mark.slurm
+def test_without_accounting_standard_and_preemptible_windows_fail_alone(slurm: SlurmTestbed) -> None:
+    sync(slurm, [window(21)])  # a reservation from before the window was a standard one
+    windows = [window(17), window(21, tier="standard"), window(22, tier="preemptible", gpu_count=8)]
+
+    statuses, out = sync(slurm, windows)
+
+    by_window = {s.window: s for s in statuses}
+    assert by_window[17].state is SyncState.IN_SYNC
+    for window_id in (21, 22):
+        assert by_window[window_id].state is SyncState.FAILED
+        assert by_window[window_id].message.startswith("accounting is needed for quotas (AccountingStorageType=")
+        assert by_window[window_id].message.endswith("or run the sync with --reservations-only")
+    assert sorted(slurm.reservations()) == ["docket-w17"]
+    assert "delete docket-w21 (window 21 is held as a QOS quota, not a reservation)" in out
+    assert "window 21: 12 GPUs → 2 nodes" not in out  # no node rounding for what is no reservation
+
+    # The explicit fallback: every window a whole-node reservation, as before tiers.
+    statuses, out = sync(slurm, windows, reservations_only=True)
+
+    assert all(s.state is SyncState.IN_SYNC for s in statuses), statuses
+    assert sorted(slurm.reservations()) == ["docket-w17", "docket-w21", "docket-w22"]
+    assert "window 22: 8 GPUs → 1 nodes (8 GPUs)" in out
 
 
 def test_sync_module_imports_neither_django_nor_yaml() -> None:

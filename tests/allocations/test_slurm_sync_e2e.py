@@ -53,13 +53,17 @@ def atlas(world: SimpleNamespace) -> SimpleNamespace:
     return world
 
 
-def run_sync(live_server: Any, world: SimpleNamespace, slurm: SlurmTestbed, *args: str) -> tuple[int, str]:
-    """One `--once` pass of the real client in its own process; (exit code, what it printed)."""
+def run_sync(live_server: Any, world: SimpleNamespace, slurm: SlurmTestbed, *args: str,
+             tiers: bool = False) -> tuple[int, str]:
+    """One `--once` pass of the real client in its own process; (exit code, what it printed).
+
+    With --reservations-only unless `tiers`: this controller has no accounting, so every
+    window, whatever its tier, is a reservation (the QOS tiers: test_slurm_tiers.py)."""
     result = subprocess.run(
         [
             sys.executable, "-m", "allocations.adapters.slurm_sync",
             "--url", live_server.url, "--token", world.token, "--cluster", "atlas",
-            "--once", "--scontrol", slurm.scontrol, *args,
+            "--once", "--scontrol", slurm.scontrol, *([] if tiers else ["--reservations-only"]), *args,
         ],
         cwd=REPO, env=slurm.env, capture_output=True, text=True, timeout=60, check=False,
     )
@@ -239,6 +243,26 @@ def test_window_of_a_team_without_an_account_is_reported_failed_beside_it(
     assert "In sync" in window_row(client, world.chair, plan.week, mapped.pk)
 
 
+def test_standard_window_on_a_cluster_without_accounting_is_failed_with_the_reason(
+    live_server: Any, atlas: SimpleNamespace, slurm: SlurmTestbed, client: Any
+) -> None:
+    world = atlas
+    plan = publish([W(world.a100, world.team_a, 8, 8, 56, ref=1, tier="priority"),
+                    W(world.a100, world.team_b, 4, 0, 24, ref=2)], week=world.cycle.week)
+    reserved, quota = plan.windows.get(request_ref=1), plan.windows.get(request_ref=2)
+
+    code, out = run_sync(live_server, world, slurm, tiers=True)
+
+    assert code == 1, out
+    assert list(held(slurm)) == [f"docket-w{reserved.pk}"]
+    stored = WindowSyncStatus.objects.get(window=quota)
+    assert (stored.state, stored.nodes_requested, stored.nodes_reserved) == ("failed", 0, 0)
+    assert stored.message.startswith("accounting is needed for quotas")
+    row = window_row(client, world.chair, plan.week, quota.pk)
+    assert "Failed" in row and "accounting is needed for quotas" in row and "0/0 nodes" not in row
+    assert "In sync" in window_row(client, world.chair, plan.week, reserved.pk)
+
+
 # --- the poll loop against the real API --------------------------------------------------------
 
 
@@ -261,7 +285,7 @@ def test_poll_reads_every_page_and_an_unchanged_plan_costs_one_304(
         return answer
 
     monkeypatch.setattr(client, "_request", spy)
-    adapter = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO())
+    adapter = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO(), reservations_only=True)
     slept: list[float] = []
     out = io.StringIO()
 
