@@ -64,7 +64,7 @@ def test_env_choice_takes_only_the_exact_spellings(monkeypatch):
         ({"CELERY_BROKER_CONNECTION_TIMEOUT": "-1"}, "CELERY_BROKER_CONNECTION_TIMEOUT must be above 0"),
         ({"API_PAGE_SIZE": "5000"}, "API_PAGE_SIZE must be at most 1000; got 5000"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got 'LOUD'"),
-        ({"LANGUAGE_CODE": "xx"}, "LANGUAGE_CODE must be one of en; got 'xx'"),
+        ({"LANGUAGE_CODE": "xx"}, "LANGUAGE_CODE must be one of en, zh-hans; got 'xx'"),
     ],
 )
 def test_start_refuses_an_out_of_range_setting_naming_it(env, message):

@@ -192,7 +192,7 @@ def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_ru
     teams = dict(Team.objects.values_list("slug", "id"))
     existing = {
         (("team", m.group, m.team.slug) if m.team is not None else ("seat", m.group, m.seat_role)): m
-        for m in SsoGroupMapping.objects.select_for_update().select_related("team")
+        for m in SsoGroupMapping.objects.select_for_update(of=("self",)).select_related("team")
     }
     wanted = {entry.key(): entry for entry in entries}
     if prune:

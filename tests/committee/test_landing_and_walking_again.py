@@ -80,7 +80,8 @@ def test_the_chair_opens_the_next_week_when_none_is_open_and_no_one_else_can(cli
     assert ReviewCycle.objects.filter(status=CycleStatus.OPEN).count() == 1
 
 
-def test_the_demo_leaves_a_pool_for_the_readmes_first_step_and_can_be_reset(db, client):
+@pytest.mark.django_db(transaction=True)  # --reset flushes (TRUNCATE), as it does outside a test's transaction
+def test_the_demo_leaves_a_pool_for_the_readmes_first_step_and_can_be_reset(client):
     call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
     cycle = ReviewCycle.objects.get(status=CycleStatus.OPEN)
     search = GpuRequest.objects.filter(cycle=cycle, team__slug="search").exclude(status=RequestStatus.WITHDRAWN)
