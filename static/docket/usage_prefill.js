@@ -11,6 +11,8 @@
     if (event.detail.elt.id === "usage-live") sentAt = performance.now();
   });
   document.addEventListener("htmx:beforeSwap", function (event) {
-    if (event.detail.elt.id === "usage-live" && typedAt >= sentAt) event.detail.shouldSwap = false;
+    // Dispatched on the swap's target (#usage-prefill), not on #usage-live, which asked.
+    const target = event.detail.target || event.detail.elt;
+    if (target && target.id === "usage-prefill" && typedAt >= sentAt) event.detail.shouldSwap = false;
   });
 })();

@@ -69,3 +69,23 @@ def test_the_review_flags_a_gap_in_words(browser_page, world):  # noqa: F811
     flag = card.get_by_role("note").filter(has_text="Gap over 10%")
     assert flag.is_visible()
     assert "the team stated 25% more GPU-hours than the schedulers measured" in flag.inner_text()
+
+
+def test_a_figure_typed_while_the_pre_fill_is_on_its_way_is_kept(browser_page, world):  # noqa: F811
+    _measure(world, world.team_a, world.a100, 240, 75)
+    page = browser_page
+    sign_in(page, "lead_a")
+    page.goto("/requests/new/")
+    answered = []
+
+    def slow(route):  # a slow network: the pre-fill arrives after the person has typed
+        page.wait_for_timeout(1500)
+        route.continue_()
+        answered.append(route.request.url)
+
+    page.route("**/requests/new/usage/**", slow)
+    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("Mean utilization %").fill("33")
+    page.wait_for_function("() => !document.querySelector('#usage-live.htmx-request')")
+    assert answered, "the pre-fill was never asked for"
+    assert page.get_by_label("Mean utilization %").input_value() == "33"
