@@ -21,9 +21,9 @@ Scheduling is classic fair share (PriorityFlags=NO_FAIR_TREE, PriorityDecayHalfL
 reset, PriorityCalcPeriod=1 minute) and billing counts GPUs only (TRESBillingWeights
 GRES/gpu=1), so `sshare`'s RawUsage is in GPU-seconds and its FairShare is 2^(−U/S).
 
-Reuse: `SlurmLab.sacctmgr`, `.sbatch`, `.squeue`, `.sacct`, `.sshare`, `.wait_for_state` and
-`.cancel_all` are the building blocks; `slurm_lab` is the module-scoped fixture. QOS with
-gres/gpu limits can be added only now that slurmctld has registered its TRES (before, sacctmgr
+Reuse: `SlurmLab.sacctmgr`, `.sbatch`, `.squeue`, `.sacct`, `.sshare`, `.wait_for_state`,
+`.wait_for_listing` and `.cancel_all` are the building blocks; `slurm_lab` is the module-scoped
+fixture. QOS with gres/gpu limits can be added only now that slurmctld has registered its TRES (before, sacctmgr
 says "no TRES known by type gres/gpu"). `sreport` sees only rolled-up hours; forcing the
 rollup (libfaketime on slurmdbd, as the lab notes describe) is not built in.
 """
@@ -129,7 +129,8 @@ class SlurmLab:
         """Wait until accounting shows every job in one of `states` (default: finished); their states.
 
         Accounting lags the controller: a start reaches sacct 4–5 s after squeue shows RUNNING,
-        an end about 0.1 s after the job leaves squeue.
+        an end about 0.1 s after the job leaves squeue. A job in a state here may not yet be in
+        a time-window query (`sacct -S/-E`): `wait_for_listing` waits for that.
         """
         wanted, pending = set(states), list(job_ids)
         deadline = time.monotonic() + timeout
@@ -142,6 +143,26 @@ class SlurmLab:
             if time.monotonic() > deadline:
                 raise LabError(f"jobs not in {sorted(wanted)} after {timeout:.0f} s: {seen}\n"
                                f"{_tail(self.root / 'log' / 'slurmctld.log')}")
+            time.sleep(0.3)
+
+    def wait_for_listing(self, job_ids: Iterable[int], *, timeout: float = 30) -> None:
+        """Wait until sacct's time-window selection (`-S`/`-E`, no `-j`: what the usage collector
+        runs) lists every job.
+
+        That selection shows only jobs whose record has an eligible time, and slurmdbd may get it
+        after the job's state: under load a job was COMPLETED in `sacct -j` (what `wait_for_state`
+        reads) with Eligible=Unknown for 0.4 to more than 2 s, and missing from `sacct -S ... -E ...`.
+        """
+        pending = {int(job_id) for job_id in job_ids}
+        deadline = time.monotonic() + timeout
+        while True:
+            listed = {int(row["JobID"]) for row in self.sacct("JobID", "Eligible")
+                      if row["Eligible"] not in ("Unknown", "None", "")}
+            if pending <= listed:
+                return
+            if time.monotonic() > deadline:
+                raise LabError(f"jobs {sorted(pending - listed)} not listed by sacct -S after {timeout:.0f} s: "
+                               f"{self.sacct('JobID', 'State', 'Eligible', 'Start', 'End', jobs=pending)}")
             time.sleep(0.3)
 
     def sshare(self) -> list[dict[str, str]]:

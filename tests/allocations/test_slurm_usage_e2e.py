@@ -95,6 +95,7 @@ def ran(slurm_lab: SlurmLab) -> Ran:  # noqa: F811
         nominal[job] = (account, gpu_type, gpus, seconds)
     states = slurm_lab.wait_for_state(nominal, timeout=90)
     assert set(states.values()) == {"COMPLETED"}, states
+    slurm_lab.wait_for_listing(nominal)  # what the collector's sacct -S/-E sees
     until = machine_now().replace(microsecond=0) + timedelta(seconds=1)
     while machine_now() < until:
         time.sleep(0.1)
@@ -151,15 +152,24 @@ def overlap_s(a: tuple[datetime, datetime], b: tuple[datetime, datetime]) -> flo
     return max(0.0, (min(a[1], b[1]) - max(a[0], b[0])).total_seconds())
 
 
-def windows_this_hour(atlas: SimpleNamespace, ran: Ran) -> dict[str, AllocationWindow]:
-    """Team A: 16 A100s over the period's hours; team B: 8 H100s it never uses (a granted, idle window)."""
-    week = weeks.current_week_label(ran.since)
+def windows_over(atlas: SimpleNamespace, since: datetime, until: datetime) -> dict[str, AllocationWindow]:
+    """Team A: 16 A100s over the hours of [since, until); team B: 8 H100s it never uses (a granted,
+    idle window). The period lies in one week of the committee's zone."""
+    week = weeks.current_week_label(since)
     week_start = weeks.week_bounds(week)[0]
-    first = math.floor((ran.since - week_start).total_seconds() / 3600)
-    last = math.ceil((ran.until - week_start).total_seconds() / 3600)
+
+    def hours(moment: datetime) -> float:  # `publish` adds wall-clock hours in the committee's zone
+        wall = moment.astimezone(week_start.tzinfo).replace(tzinfo=None)
+        return (wall - week_start.replace(tzinfo=None)).total_seconds() / 3600
+
+    first, last = math.floor(hours(since)), math.ceil(hours(until))
     plan = publish([W(atlas.a100, atlas.team_a, 16, first, last, ref=1),
                     W(atlas.atlas_h100, atlas.team_b, 8, first, last, ref=2)], week=week)
     return {"team-a": plan.windows.get(request_ref=1), "team-b": plan.windows.get(request_ref=2)}
+
+
+def windows_this_hour(atlas: SimpleNamespace, ran: Ran) -> dict[str, AllocationWindow]:
+    return windows_over(atlas, ran.since, ran.until)
 
 
 def test_collector_stores_what_accounting_measured_and_a_rerun_adds_nothing(
@@ -255,14 +265,18 @@ def test_a_bad_token_is_refused_clearly_and_nothing_is_stored(
 def test_a_period_docket_cannot_hold_is_refused_per_report_and_nothing_is_stored(
     live_server: Any, atlas: SimpleNamespace, token_file: Path, slurm_lab: SlurmLab, ran: Ran  # noqa: F811
 ) -> None:
-    # Ten minutes into the future: Docket refuses every report of it (400), the collector says so.
-    windows_this_hour(atlas, ran)
-    until = machine_now().replace(microsecond=0) + timedelta(minutes=10)
+    # An hour wholly in the future (the one after next on the UTC grid, whatever the time of day):
+    # the windows granted in it give reports (granted, idle), and Docket refuses each (400).
+    start = machine_now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=2)
+    period = (start, start + timedelta(hours=1))
+    windows_over(atlas, *period)
 
-    code, out = collect(live_server, slurm_lab, token_file, ran.since, until)
+    code, out = collect(live_server, slurm_lab, token_file, *period)
 
     assert code == 1, out
-    assert "refused team-a (team-a-acct) on a100" in out and "The period ends in the future." in out
+    assert "refused team-a (team-a-acct) on a100" in out and "refused team-b (team-b-acct) on h100" in out
+    assert "The period ends in the future." in out
+    assert "0 reported, 0 already reported, 2 refused" in out
     assert not UsageRecord.objects.exists()
 
 
@@ -389,7 +403,11 @@ def test_a_running_job_counts_up_to_now(
     job = lab.sbatch("--gres=gpu:a100:60", account="team-b-acct", wrap="sleep 120")
     try:
         lab.wait_for_state([job], {"RUNNING"}, timeout=30)
-        time.sleep(2)
+        lab.wait_for_listing([job])
+        (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
+        # At least 4 s of the run inside the period, however late accounting heard of the start.
+        while machine_now() < _parse(row["Start"]) + timedelta(seconds=4):
+            time.sleep(0.2)
         (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
         assert row["End"] == "Unknown"  # accounting has no end yet
         until = machine_now().replace(microsecond=0)
@@ -414,7 +432,10 @@ def foreign_job(clean_slurm_lab: SlurmLab) -> Iterator[tuple[datetime, datetime,
     clean_slurm_lab.sacctmgr("add", "user", USER, "Account=lab-admin")
     since = machine_now().replace(microsecond=0) - timedelta(seconds=1)
     job = clean_slurm_lab.sbatch("--gres=gpu:a100:4", account="lab-admin", wrap="sleep 1")
-    clean_slurm_lab.wait_for_state([job])
+    assert clean_slurm_lab.wait_for_state([job]) == {job: "COMPLETED"}
+    # sacct -j (above) shows the job before its eligible time reaches slurmdbd; until then the
+    # collector's sacct -S/-E does not list it, and the run would not stop.
+    clean_slurm_lab.wait_for_listing([job])
     until = machine_now().replace(microsecond=0) + timedelta(seconds=1)
     while machine_now() < until:
         time.sleep(0.1)
