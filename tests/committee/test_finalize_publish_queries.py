@@ -22,9 +22,9 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 56  # the record: decided and placed (request_outcome_map), the week's corrections and appeals,
-# and the policy changes since the week before (four history tables)
-PUBLISH_QUERIES = 67  # the record twice (decided and placed, corrections, appeals, policy changes); a plan
+FINALIZE_QUERIES = 57  # the record: decided and placed (request_outcome_map), the week's corrections and appeals,
+# and the policy changes since the week before (five history tables)
+PUBLISH_QUERIES = 68  # the record twice (decided and placed, corrections, appeals, policy changes); a plan
 # an emergency made
 
 
