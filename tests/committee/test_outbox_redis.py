@@ -266,7 +266,10 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     # The broker delivers the same message again: the worker runs the task and it does nothing.
     message = OutboxMessage.objects.get(key=f"notify:published:{week.pk}:v1")
     count = Notification.objects.count()
-    app.send_task(message.task_name, kwargs=message.kwargs, task_id=f"outbox-{message.pk}")
+    # Through the test's own broker: app.conf.broker_url was fixed by whichever test used the app first in this
+    # process (the whole suite runs many in one), so a plain send_task could go to another Redis.
+    with app.connection_for_write(redis_server.url) as connection:
+        app.send_task(message.task_name, kwargs=message.kwargs, task_id=f"outbox-{message.pk}", connection=connection)
     succeeded = f"Task committee.notify_decisions_published[outbox-{message.pk}] succeeded"
     _wait_for("the second delivery to run", lambda: worker_log.read_text().count(succeeded) == 2)
     assert worker_log.read_text().rsplit(succeeded, 1)[1].split("\n", 1)[0].endswith(": 0")
