@@ -65,6 +65,18 @@ def stop(process: subprocess.Popen[Any] | None, *, grace: float = 10.0, sig: int
         process.wait(timeout=10)
 
 
+def read_pid(path: Path, *, timeout_s: float = 10.0) -> int:
+    """The pid a daemon writes into `path` once it has started (it may take a moment to appear)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            text = path.read_text().strip()
+            if text:
+                return int(text)
+        time.sleep(0.05)
+    raise RuntimeError(f"no pid in {path} after {timeout_s} s")
+
+
 def log_tail(path: Path, lines: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

@@ -46,6 +46,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+from tests.processes import free_port, log_tail, read_pid
 
 BINARIES = ("mariadb-install-db", "mariadbd", "mariadb", "munged", "slurmdbd", "slurmctld", "slurmd",
             "sacctmgr", "sacct", "sbatch", "squeue", "scancel", "scontrol", "sshare")
@@ -142,7 +143,7 @@ class SlurmLab:
                 return seen
             if time.monotonic() > deadline:
                 raise LabError(f"jobs not in {sorted(wanted)} after {timeout:.0f} s: {seen}\n"
-                               f"{_tail(self.root / 'log' / 'slurmctld.log')}")
+                               f"{log_tail(self.root / 'log' / 'slurmctld.log')}")
             time.sleep(0.3)
 
     def wait_for_listing(self, job_ids: Iterable[int], *, timeout: float = 30) -> None:
@@ -282,28 +283,7 @@ def _which(name: str) -> str | None:
     return shutil.which(name, path=SEARCH_PATH)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
-
-def _tail(path: Path, lines: int = 25) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return f"({path} not written)"
-
-
-def _read_pid(path: Path, timeout_s: float = 15.0) -> int:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            text = path.read_text().strip()
-            if text:
-                return int(text)
-        time.sleep(0.05)
-    raise LabError(f"no pid in {path} after {timeout_s} s")
 
 
 def _comm(pid: int) -> str:
@@ -332,7 +312,7 @@ def _daemon(argv: list[str], *, env: dict[str, str], log: Path) -> None:
     """Run a daemon that forks into the background; fail with its own words if it cannot start."""
     result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
     if result.returncode != 0:
-        raise LabError(f"{argv[0]} exited {result.returncode}: {result.stderr.strip()}\n{_tail(log)}")
+        raise LabError(f"{argv[0]} exited {result.returncode}: {result.stderr.strip()}\n{log_tail(log)}")
 
 
 def _wait(check: object, what: str, log: Path, timeout_s: float = 30.0) -> None:
@@ -340,7 +320,7 @@ def _wait(check: object, what: str, log: Path, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not check():
         if time.monotonic() > deadline:
-            raise LabError(f"{what} not within {timeout_s:.0f} s\n{_tail(log)}")
+            raise LabError(f"{what} not within {timeout_s:.0f} s\n{log_tail(log)}")
         time.sleep(0.1)
 
 
@@ -367,7 +347,7 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
         for index in range(node.gpus):
             (root / "fakedev" / node.name / f"nvidia{index}").symlink_to("/dev/null")
 
-    ports = {name: _free_port() for name in ("mariadb", "slurmdbd", "slurmctld", *(n.name for n in NODES))}
+    ports = {name: free_port() for name in ("mariadb", "slurmdbd", "slurmctld", *(n.name for n in NODES))}
     conf = root / "slurm.conf"
     conf.write_text(_slurm_conf(root, ports))
     (root / "gres.conf").write_text(_gres_conf(root))
@@ -392,7 +372,7 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
              "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=16M", "--innodb-lock-wait-timeout=900"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
-        lab.pids["mariadbd"] = _read_pid(root / "state" / "mysqld.pid", timeout_s=60)
+        lab.pids["mariadbd"] = read_pid(root / "state" / "mysqld.pid", timeout_s=60)
         sql = (f"CREATE USER '{DB_USER}'@'127.0.0.1' IDENTIFIED BY '{DB_PASSWORD}'; "
                f"GRANT ALL ON {DB_NAME}.* TO '{DB_USER}'@'127.0.0.1';")
         mariadb = [_which("mariadb") or "", "--no-defaults", "-h127.0.0.1", f"-P{ports['mariadb']}", "-uroot"]
@@ -407,11 +387,11 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
         _daemon([_which("munged") or "", f"--key-file={key}", f"--socket={root}/munge/munge.socket.2",
                  f"--pid-file={root}/munge/munged.pid", f"--log-file={root}/munge/munged.log",
                  f"--seed-file={root}/munge/munged.seed"], env=env, log=root / "munge" / "munged.log")
-        lab.pids["munged"] = _read_pid(root / "munge" / "munged.pid")
+        lab.pids["munged"] = read_pid(root / "munge" / "munged.pid", timeout_s=15)
 
         # 3. slurmdbd (it daemonizes; the first start creates the tables).
         _daemon([_which("slurmdbd") or ""], env=env, log=log / "slurmdbd.log")
-        lab.pids["slurmdbd"] = _read_pid(root / "state" / "slurmdbd.pid")
+        lab.pids["slurmdbd"] = read_pid(root / "state" / "slurmdbd.pid", timeout_s=15)
         _wait(lambda: lab.run("sacctmgr", "-n", "list", "cluster", check=False).returncode == 0,
               "slurmdbd", log / "slurmdbd.log")
 
@@ -425,13 +405,13 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
 
         # 5. slurmctld, 6. one slurmd per fake node.
         _daemon([_which("slurmctld") or "", "-f", str(conf)], env=env, log=log / "slurmctld.log")
-        lab.pids["slurmctld"] = _read_pid(root / "state" / "slurmctld.pid")
+        lab.pids["slurmctld"] = read_pid(root / "state" / "slurmctld.pid", timeout_s=15)
         _wait(lambda: "is UP" in lab.run("scontrol", "ping", check=False).stdout, "slurmctld",
               log / "slurmctld.log")
         for node in NODES:
             _daemon([_which("slurmd") or "", "-f", str(conf), "-N", node.name], env=env,
                     log=log / f"slurmd-{node.name}.log")
-            lab.pids[f"slurmd-{node.name}"] = _read_pid(root / "state" / f"slurmd-{node.name}.pid")
+            lab.pids[f"slurmd-{node.name}"] = read_pid(root / "state" / f"slurmd-{node.name}.pid", timeout_s=15)
 
         def idle() -> bool:
             out = lab.run("sinfo", "-h", "-N", "-o", "%N %t", check=False).stdout.split("\n")

@@ -36,6 +36,7 @@ import pytest
 
 from allocations.adapters.slurm_sync import Reservation, parse_reservations
 from tests.conftest import require
+from tests.processes import read_pid
 
 BINARIES = ("munged", "slurmctld", "scontrol")
 # Debian puts the daemons in /usr/sbin, which is not on every user's PATH.
@@ -133,16 +134,6 @@ PrivateData=cloud
 {NODES_CONF}"""
 
 
-def _read_pid(path: Path, timeout_s: float = 10.0) -> int:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            text = path.read_text().strip()
-            if text:
-                return int(text)
-        time.sleep(0.05)
-    raise RuntimeError(f"no pid in {path} after {timeout_s} s")
-
 
 def _stop(pid: int, grace_s: float = 5.0) -> None:
     """SIGTERM, wait, then SIGKILL: only the one process we started."""
@@ -220,11 +211,11 @@ def slurm_testbed(root: Path) -> Iterator[SlurmTestbed]:
             env=env,
             log=munge_dir / "munged.log",
         )
-        pids.append(_read_pid(munge_dir / "munged.pid"))
+        pids.append(read_pid(munge_dir / "munged.pid"))
 
         # slurmctld daemonizes; its pid file is our handle on it.
         _start_daemon([_which("slurmctld") or "slurmctld", "-f", str(conf)], env=env, log=root / "slurmctld.log")
-        pids.append(_read_pid(root / "slurmctld.pid"))
+        pids.append(read_pid(root / "slurmctld.pid"))
 
         testbed = SlurmTestbed(root=root, conf=conf, scontrol=_which("scontrol") or "scontrol", env=env)
         deadline = time.monotonic() + 20
