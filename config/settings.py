@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "simple_history",
     "allocations",
     "committee",
+    "policy",
     "reports",
     "sso",
 ]

@@ -33,6 +33,7 @@ urlpatterns = [
     path("", include("committee.urls")),
     path("", include("allocations.urls")),
     path("archive/", include("reports.urls")),
+    path("policy/", include("policy.urls")),
     # The footer's language switch posts to /i18n/setlang/ (django.views.i18n.set_language).
     path("i18n/", include("django.conf.urls.i18n")),
     path("api/v1/", include(api_v1)),

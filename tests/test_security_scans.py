@@ -1,6 +1,6 @@
 """Static security scan on every change: bandit at medium severity and above, against a reviewed baseline.
 
-`bandit -r allocations committee reports config core -ll` must report nothing that bandit-accepted.toml
+`bandit -r allocations committee policy reports config core -ll` must report nothing that bandit-accepted.toml
 does not list with a reason; an accepted entry that matches nothing any more fails too, so the
 baseline never hides a new finding behind an old one. (pip-audit needs PyPI's advisory data, so
 it runs in .ci/run and `make audit`, not here.)
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCANNED = ("allocations", "committee", "reports", "config", "core")
+SCANNED = ("allocations", "committee", "policy", "reports", "config", "core")
 
 
 def bandit_findings() -> Counter[tuple[str, str]]:

@@ -1,0 +1,48 @@
+"""The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture").
+
+Read from the source with ast: an app may import from the apps below it, never from one above. A
+module-level import and one inside a function count alike, so a "lazy" import cannot hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("allocations", "committee", "policy", "reports")  # each may import only those before it
+
+
+def imported_apps(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names & set(LAYERS)
+
+
+def upward_imports(app: str) -> list[str]:
+    above = set(LAYERS[LAYERS.index(app) + 1 :])
+    return sorted(
+        f"{path.relative_to(ROOT)} imports {', '.join(sorted(imported_apps(path) & above))}"
+        for path in (ROOT / app).rglob("*.py")
+        if imported_apps(path) & above
+    )
+
+
+@pytest.mark.parametrize("app", LAYERS)
+def test_app_imports_only_the_apps_below_it(app: str) -> None:
+    assert upward_imports(app) == []
+
+
+def test_an_upward_import_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = tmp_path / "allocations" / "leak.py"
+    module.parent.mkdir()
+    module.write_text("def f():\n    from committee.models import GpuRequest\n", encoding="utf-8")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert upward_imports("allocations") == ["allocations/leak.py imports committee"]
