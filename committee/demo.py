@@ -31,7 +31,7 @@ from allocations.models import (
     Team,
     UsageRecord,
 )
-from committee import scoring, selectors, weeks
+from committee import scoring, selectors, signals, weeks
 from committee.models import (
     Alternative,
     CommitteeSeat,
@@ -355,6 +355,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_emergency(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     seed_idle_grant(now=now)
+    signals.demo_seeded.send(sender=None, now=now, logins=logins)
     return logins
 
 

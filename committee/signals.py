@@ -35,3 +35,8 @@ cycle_published = Signal()
 # at the first publish. A ValidationError from a receiver is turned into the service's own
 # refusal, naming the cause.
 cycle_transition = Signal()
+
+# seed_demo has filled the committee's and the allocations' demo rows, inside its transaction: the
+# apps above add theirs (the policy lab's proposals, the archive's pages). Sent with sender=None and
+# now=<datetime> (the demo's instant) and logins=<list of (username, password)>, which a receiver may extend.
+demo_seeded = Signal()
