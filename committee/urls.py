@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.views import corrections, elastic, emergency, portal, profile, publishing, review, rubric
+from committee.views import corrections, elastic, emergency, inbox, portal, profile, publishing, review, rubric
 
 app_name = "committee"
 
@@ -45,6 +45,8 @@ urlpatterns += [
 # A person's profile: their notification settings and API tokens.
 urlpatterns += [
     path("profile/", profile.profile, name="profile"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/read/", inbox.inbox_mark_read, name="inbox-read"),
     path("profile/tokens/revoke-all/", profile.tokens_revoke_all, name="profile-tokens-revoke-all"),
 ]
 

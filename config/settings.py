@@ -113,6 +113,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "committee.context_processors.roles",
+                "committee.context_processors.inbox_and_intake",
                 "sso.context_processors.sign_in",
             ],
         },

@@ -26,6 +26,7 @@ urlpatterns = [
     path("dashboards/capacity.pdf", dashboard_views.capacity_planning_pdf, name="capacity-planning-pdf"),
     path("dashboards/elastic/<slug:cluster>/<slug:pool>/", dashboard_views.pool_elastic_history,
          name="pool-elastic-history"),
+    path("dashboards/teams/<slug:team>/", dashboard_views.team_history, name="team-history"),
     path("dashboards/<slug:key>.csv", dashboard_views.dashboard_csv, name="dashboard-csv"),
     path("<slug:slug>/", views.page_detail, name="page"),
     path("<slug:slug>/edit/", views.page_edit, name="page-edit"),

@@ -62,6 +62,8 @@ class Notification(models.Model):
         NotificationDigest, on_delete=models.PROTECT, null=True, blank=True, related_name="notifications"
     )
     skipped = models.BooleanField(_("skipped (opted out)"), default=False)
+    # Read in the in-app inbox (the digest is the email; the inbox shows every notification, opted out or not).
+    read_at = models.DateTimeField(_("read"), null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -80,6 +82,8 @@ class Notification(models.Model):
                 condition=Q(digest__isnull=True, skipped=False),
                 name="notification_waiting_idx",
             ),
+            # The navigation's badge on every page: a person's unread notifications.
+            models.Index(fields=["recipient"], condition=Q(read_at__isnull=True), name="notification_unread_idx"),
         ]
 
     def __str__(self) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import date
 
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 
 from committee.models import (
     CommitteeSeat,
@@ -79,3 +80,19 @@ def notification_kinds_for(*, user: User) -> list[str]:
 def notification_opt_outs(*, user: User) -> set[str]:
     """The kinds the person opted out of on their profile page."""
     return set(NotificationOptOut.objects.filter(user=user).values_list("kind", flat=True))
+
+
+# The in-app inbox: every notification recorded for the person (opted out of the digest or not), newest first.
+
+
+def inbox_list(*, user: Viewer) -> QuerySet[Notification]:
+    if not user.is_authenticated:
+        return Notification.objects.none()
+    return Notification.objects.filter(recipient=user).order_by("-created_at", "-id")
+
+
+def inbox_unread_count(*, user: Viewer) -> int:
+    """The navigation's badge: one indexed count (notification_unread_idx)."""
+    if not user.is_authenticated:
+        return 0
+    return Notification.objects.filter(recipient=user, read_at__isnull=True).count()

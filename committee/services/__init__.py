@@ -25,6 +25,7 @@ from committee.services.notifications import (
     notifications_for_decisions_published,
     notifications_for_intake_closed,
     notifications_for_request_submitted,
+    notifications_mark_read,
     notifications_record,
 )
 from committee.services.publishing import cycle_publish
@@ -88,6 +89,7 @@ __all__ = [
     "notifications_for_decisions_published",
     "notifications_for_intake_closed",
     "notifications_for_request_submitted",
+    "notifications_mark_read",
     "notifications_record",
     "personal_token_create",
     "personal_token_revoke",

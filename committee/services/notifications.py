@@ -510,3 +510,12 @@ def notification_preferences_set(*, user: User, receive: Iterable[str], kinds: I
         ignore_conflicts=True,
     )
     return selectors.notification_opt_outs(user=user)
+
+
+def notifications_mark_read(*, user: User, up_to_id: int | None = None, ids: Iterable[int] = ()) -> int:
+    """Mark the person's unread notifications read: those up to `up_to_id` (what the inbox page showed, so one
+    recorded while they were reading stays unread), or just `ids`. Returns how many changed; another person's
+    notifications are never touched."""
+    unread = Notification.objects.filter(recipient=user, read_at__isnull=True)
+    unread = unread.filter(pk__lte=up_to_id) if up_to_id is not None else unread.filter(pk__in=list(ids))
+    return unread.update(read_at=timezone.now())

@@ -10,11 +10,12 @@ from __future__ import annotations
 import csv
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -23,14 +24,14 @@ from django.views.decorators.http import require_GET, require_POST
 from plotly import graph_objects as go
 
 from allocations.elastic import selectors as elastic_selectors
-from allocations.models import GpuPool
+from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
 from committee import weeks
 from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
 from reports import charts as report_charts
 from reports import pdf
-from reports.dashboards import capacity, charts, elastic, monthly, selectors
+from reports.dashboards import capacity, charts, elastic, monthly, selectors, teams
 from reports.dashboards.forms import DashboardFilterForm
 from reports.dashboards.selectors import Table
 from reports.dashboards.services import monthly_review_page_open
@@ -256,3 +257,31 @@ def pool_elastic_history(request: AuthenticatedHttpRequest, cluster: str, pool: 
         "pools": elastic_selectors.pool_list_with_elastic(),
     }
     return render(request, "reports/dashboards/elastic.html", context)
+
+
+@login_required
+@require_GET
+def team_history(request: AuthenticatedHttpRequest, team: str) -> HttpResponse:
+    """A team's weeks: asked, decided, placed, used, fair share, cost; a quarter a page (`?until=2026-W49`)."""
+    team_obj = get_object_or_404(Team, slug=team)
+    scope = selectors.dashboard_scope(viewer=request.user)
+    if team_obj.pk not in scope.team_ids:
+        raise RoleRequired(
+            _("A team's history is open to its members and to the committee."),
+            role=_("membership of %(team)s or a seat on the committee") % {"team": team_obj.name},
+            elsewhere=[(_("Your teams' requests"), reverse("committee:portal")),
+                       (_("The dashboards"), reverse("reports:dashboards"))],
+        )
+    now = timezone.now()
+    until = request.GET.get("until") or weeks.next_week_label(now)
+    try:
+        weeks.parse_week(until)
+    except ValueError:
+        return HttpResponseBadRequest(_("Give the last week of the page as an ISO week, such as 2026-W49."))
+    history = teams.team_history(team=team_obj, until=until, now=now)
+    return render(
+        request,
+        "reports/dashboards/team_history.html",
+        {"history": history, "figure": teams.team_history_figure(history), "scope": scope,
+         "currency": settings.DOCKET_COST_CURRENCY},
+    )
