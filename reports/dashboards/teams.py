@@ -133,7 +133,8 @@ def team_history(*, team: Team, until: str, now: datetime) -> TeamHistory:
                     q(sum((v for (w, _t, _p), v in decided.items() if w == week), Decimal(0)))
                     if status in _DECIDED else None
                 ),
-                placed_gpu_hours=q(sum((v for (w, _t, _p), v in placed.items() if w == week), Decimal(0))),
+                placed_gpu_hours=q(sum((v for (w, _t, _p), v in placed.items() if w == week), Decimal(0)))
+                or Decimal(0),
                 used_gpu_hours=q(sum((hours for _p, hours in week_used), Decimal(0))) if week_used else None,
                 fair_share_factor=q(factor, 3) if factor is not None else None,
                 cost=q(sum((hours * cost_per_hour[p] for p, hours in week_used), Decimal(0)), 2)
