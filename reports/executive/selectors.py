@@ -161,6 +161,15 @@ class AvoidedDelay:
     gpu_hours: int
 
     @property
+    def utilization_change_text(self) -> str:
+        """The change with its sign, one decimal: "+1.2", "−3.3", "0.0"."""
+        change = self.utilization_change_pp
+        if change is None:
+            return ""
+        text = f"{abs(change):.1f}"
+        return text if text == "0.0" else ("+" if change > 0 else "−") + text
+
+    @property
     def hours_avoided(self) -> Decimal:
         """From its placement to the start of the next weekly plan, when it would have run otherwise."""
         if self.next_week_starts_at is None or self.next_week_starts_at <= self.placed_at:
@@ -209,6 +218,15 @@ class ExecutiveSummary:
         """Percentage points month over month; None when either month has no usage."""
         now, before = self.current.utilization_pct, self.previous.utilization_pct
         return None if now is None or before is None else now - before
+
+    @property
+    def utilization_change_text(self) -> str:
+        """The change with its sign, one decimal: "+1.2", "−3.3", "0.0"."""
+        change = self.utilization_change_pp
+        if change is None:
+            return ""
+        text = f"{abs(change):.1f}"
+        return text if text == "0.0" else ("+" if change > 0 else "−") + text
 
     @property
     def hours_avoided(self) -> Decimal:
