@@ -97,6 +97,7 @@ class GpuPool(models.Model):
         _("queue-wait target (minutes)"),
         null=True,
         blank=True,
+        validators=[MinValueValidator(1)],
         help_text=_(
             "The service level: the monthly review flags a month whose mean queue wait is above it. Empty: no target."
         ),
