@@ -77,8 +77,9 @@ def buffer_amount(*, budget: Decimal, buffer_pct: Decimal) -> Decimal:
 
 
 def fund_state(fund: BufferFund) -> FundState:
-    spent = fund.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)
-    deferred = fund.deferred_purchases.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    # SQLite sums decimals as floats: back to cents.
+    spent = (fund.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
+    deferred = (fund.deferred_purchases.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
     return FundState(fund=fund, buffer=buffer_amount(budget=fund.budget, buffer_pct=fund.buffer_pct),
                      spent=spent, deferred=deferred)
 

@@ -118,7 +118,7 @@ def buffer_spend_record(
     with transaction.atomic():
         locked = BufferFund.objects.select_for_update().get(pk=fund.pk)
         _dated_in(locked, spent_at, field="spent_at", now=now)
-        spent = locked.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+        spent = (locked.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
         balance = buffer_amount(budget=locked.budget, buffer_pct=locked.buffer_pct) - spent
         if value > balance:
             raise ValidationError({"amount": [
