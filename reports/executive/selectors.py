@@ -8,6 +8,7 @@ does) and the buffer fund's ledger. It is anyone signed in's page, as the archiv
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -39,6 +40,7 @@ from reports.models import BufferFund, BufferSpend, DeferredPurchase, Page
 from reports.records import decision_record_slug
 
 TREND_MONTHS = 6
+MONTH = re.compile(r"^\d{4}-\d{2}$")
 CENT = Decimal("0.01")
 
 
@@ -314,6 +316,8 @@ def _avoided(start: datetime, end: datetime) -> list[AvoidedDelay]:
 
 def executive_summary(*, month: str, now: datetime) -> ExecutiveSummary:
     """The month's figures for executives. ValueError for a malformed month or one that has not begun."""
+    if not MONTH.match(month):  # strptime would also take "2026-1"
+        raise ValueError(f"a month looks like 2026-11, got {month!r}")
     start, end = monthly.month_bounds(month)
     if start > now:
         raise ValueError(f"{month} has not begun")
