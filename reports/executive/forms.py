@@ -14,11 +14,11 @@ from core.datetimes import UTCFormDateTimeField
 from core.forms import StrictDecimalField
 
 
-def _amount(label: str) -> StrictDecimalField:
+def _amount(label: Any) -> StrictDecimalField:
     return StrictDecimalField(label=label, max_digits=14, decimal_places=2, min_value=Decimal("0.01"))
 
 
-def _when(label: str) -> UTCFormDateTimeField:
+def _when(label: Any) -> UTCFormDateTimeField:
     return UTCFormDateTimeField(
         label=label, input_formats=DATETIME_INPUT_FORMATS, widget=DateTimeLocalInput(),
         help_text=_("In the committee's time zone; it decides the quarter."),
@@ -31,6 +31,10 @@ class BufferFundOpenForm(forms.Form):
         label=_("Kept as the capacity buffer (%)"), max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
         max_value=Decimal(100), initial=Decimal(5),
     )
+
+
+def _emergency_label(emergency: EmergencyRequest) -> str:
+    return f"#{emergency.pk} {emergency.request.title}"
 
 
 class BufferSpendForm(forms.Form):
@@ -48,7 +52,7 @@ class BufferSpendForm(forms.Form):
         field = self.fields["emergency"]
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = EmergencyRequest.objects.filter(pk__in=[e.pk for e in emergencies]).select_related("request")
-        field.label_from_instance = lambda e: f"#{e.pk} {e.request.title}"  # type: ignore[method-assign]
+        field.label_from_instance = _emergency_label  # type: ignore[method-assign,assignment]
 
 
 class DeferredPurchaseForm(forms.Form):

@@ -50,7 +50,7 @@ def buffer_fund_can_record(*, user: AbstractBaseUser | AnonymousUser, now: datet
         return False
     day = now.astimezone(weeks.committee_zone()).date()
     return CommitteeSeat.objects.active(on=day).filter(
-        user=user, role__in=[SeatRole.CHAIR, SeatRole.FINANCE]
+        user_id=user.pk, role__in=[SeatRole.CHAIR, SeatRole.FINANCE]
     ).exists()
 
 
@@ -162,15 +162,6 @@ class AvoidedDelay:
     placed_at: datetime
     next_week_starts_at: datetime | None
     gpu_hours: int
-
-    @property
-    def utilization_change_text(self) -> str:
-        """The change with its sign, one decimal: "+1.2", "−3.3", "0.0"."""
-        change = self.utilization_change_pp
-        if change is None:
-            return ""
-        text = f"{abs(change):.1f}"
-        return text if text == "0.0" else ("+" if change > 0 else "−") + text
 
     @property
     def hours_avoided(self) -> Decimal:

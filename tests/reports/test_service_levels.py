@@ -123,7 +123,7 @@ def test_the_target_is_set_in_the_admin_with_a_reason_kept_in_the_policy_history
                                              change_reason=reason)).status_code == 302
     world.a100.refresh_from_db()
     assert world.a100.queue_wait_target_minutes == 20
-    assert world.a100.history.latest().history_change_reason == reason  # type: ignore[attr-defined]
+    assert world.a100.history.latest().history_change_reason == reason
     client.force_login(world.member_a)
     html = client.get(reverse("committee:policy-history")).content.decode()
     assert "queue-wait target (minutes)" in html and reason in html
