@@ -261,3 +261,20 @@ def test_two_spends_at_once_cannot_overdraw_the_fund(world):
         pre_save.disconnect(dispatch_uid="test.slow_insert", sender=BufferSpend)
     assert sorted(results) == ["6000.00 USD is more than the fund's balance of 4000.00 USD.", "recorded"]
     assert selectors.fund_state(fund).spent == Decimal("6000.00")
+
+
+def test_the_demo_opens_the_running_quarters_fund_and_sets_queue_wait_targets(db):
+    from django.core.management import call_command
+
+    from allocations.models import GpuPool
+
+    call_command("seed_demo", "--i-know-this-is-not-production")
+    fund = BufferFund.objects.get(quarter=quarters.quarter_of(FIXED_NOW))
+    state = selectors.fund_state(fund)
+    (spend,) = selectors.buffer_spend_list(fund=fund)
+    assert spend.emergency is not None and spend.emergency_title == spend.emergency.request.title
+    assert state.balance == state.buffer - spend.amount and state.deferred > 0
+    targets = dict(GpuPool.objects.values_list("slug", "queue_wait_target_minutes"))
+    assert targets == {"a100": 15, "h100": 45}
+    call_command("seed_demo", "--i-know-this-is-not-production")  # again: nothing added
+    assert (BufferFund.objects.count(), BufferSpend.objects.count(), DeferredPurchase.objects.count()) == (1, 1, 1)
