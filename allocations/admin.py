@@ -61,7 +61,7 @@ class ClusterAdmin(admin.ModelAdmin):
 class GpuPoolAdmin(ReasonRequiredAdmin):
     list_display = (
         "__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct",
-        "cost_per_gpu_hour",
+        "cost_per_gpu_hour", "queue_wait_target_minutes",
     )
     list_filter = ("cluster", "gpu_model")
 

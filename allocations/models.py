@@ -93,6 +93,15 @@ class GpuPool(models.Model):
         blank=True,
         help_text=_("How the scheduler selects this pool's nodes, e.g. the Slurm feature 'a100'."),
     )
+    queue_wait_target_minutes = models.PositiveIntegerField(
+        _("queue-wait target (minutes)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_(
+            "The service level: the monthly review flags a month whose mean queue wait is above it. Empty: no target."
+        ),
+    )
     history = policy_history()
 
     class Meta:
@@ -110,6 +119,10 @@ class GpuPool(models.Model):
                 name="gpupool_reserves_below_100_pct",
             ),
             models.CheckConstraint(condition=Q(cost_per_gpu_hour__gte=0), name="gpupool_cost_not_negative"),
+            models.CheckConstraint(
+                condition=Q(queue_wait_target_minutes__isnull=True) | Q(queue_wait_target_minutes__gt=0),
+                name="gpupool_queue_wait_target_positive",
+            ),
         ]
 
     def __str__(self) -> str:

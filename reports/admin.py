@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from core.admin import ReadOnlyAdmin
-from reports.models import ArchiveChain, Page, PageRevision, PdfExport
+from reports.models import ArchiveChain, BufferFund, BufferSpend, DeferredPurchase, Page, PageRevision, PdfExport
 
 
 @admin.register(Page)
@@ -33,3 +33,25 @@ class PdfExportAdmin(ReadOnlyAdmin):
     list_display = ["revision", "status", "progress_pct", "requested_by_name", "requested_at", "finished_at"]
     list_select_related = ["revision", "revision__page"]
     list_filter = ["status"]
+
+
+# The buffer fund's ledger is written by reports.executive.services alone (the balance check and its lock).
+
+
+@admin.register(BufferFund)
+class BufferFundAdmin(ReadOnlyAdmin):
+    list_display = ["quarter", "budget", "buffer_pct", "currency", "opened_by_name", "opened_at"]
+
+
+@admin.register(BufferSpend)
+class BufferSpendAdmin(ReadOnlyAdmin):
+    list_display = ["fund", "spent_at", "item", "amount", "emergency_title", "recorded_by_name"]
+    list_select_related = ["fund"]
+    list_filter = ["fund"]
+
+
+@admin.register(DeferredPurchase)
+class DeferredPurchaseAdmin(ReadOnlyAdmin):
+    list_display = ["fund", "deferred_at", "item", "amount", "recorded_by_name"]
+    list_select_related = ["fund"]
+    list_filter = ["fund"]

@@ -10,9 +10,11 @@ class ReportsConfig(AppConfig):
         # reports depends on committee, never the other way: the archive subscribes to its signals.
         from committee import signals
         from reports import receivers
+        from reports.executive import demo
 
         signals.cycle_transition.connect(receivers.on_cycle_transition, dispatch_uid="reports.cycle_transition")
         signals.rubric_changed.connect(receivers.on_rubric_changed, dispatch_uid="reports.rubric_changed")
         signals.elastic_policy_changed.connect(
             receivers.on_elastic_policy_changed, dispatch_uid="reports.elastic_policy_changed"
         )
+        signals.demo_seeded.connect(demo.on_demo_seeded, dispatch_uid="reports.executive.demo_seeded")

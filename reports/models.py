@@ -195,9 +195,117 @@ class PdfExport(models.Model):
         return f"PDF of {self.revision_id} ({self.status})"
 
 
+# --- the capacity buffer fund ------------------------------------------------------------------
+
+
+class BufferFund(models.Model):
+    """One calendar quarter's budget and the share of it kept as a capacity buffer (docs/executive.md).
+
+    The buffer (budget × buffer % ÷ 100, to the cent) pays for emergency purchases; its spending is the
+    ledger of `BufferSpend` rows, and balance = buffer − spent never goes below zero (the service locks
+    this row while it checks). Quarters are calendar quarters in the committee's time zone.
+    """
+
+    quarter = models.CharField(_("quarter"), max_length=7, unique=True, help_text=_("e.g. 2026-Q4"))
+    budget = models.DecimalField(_("quarterly budget"), max_digits=14, decimal_places=2)
+    buffer_pct = models.DecimalField(_("buffer %"), max_digits=5, decimal_places=2)
+    currency = models.CharField(_("currency"), max_length=3)
+    opened_by_name = models.CharField(_("opened by"), max_length=150)
+    opened_at = models.DateTimeField(_("opened"))
+
+    class Meta:
+        ordering = ["-quarter"]
+        verbose_name = _("capacity buffer fund")
+        verbose_name_plural = _("capacity buffer funds")
+        constraints = [
+            models.CheckConstraint(condition=Q(quarter__regex=r"^\d{4}-Q[1-4]$"), name="bufferfund_quarter_format"),
+            models.CheckConstraint(condition=Q(budget__gt=0), name="bufferfund_budget_positive"),
+            models.CheckConstraint(condition=Q(buffer_pct__gt=0) & Q(buffer_pct__lte=100),
+                                   name="bufferfund_buffer_pct_0_100"),
+        ]
+
+    def __str__(self) -> str:
+        return self.quarter
+
+    def get_absolute_url(self) -> str:
+        return reverse("reports:buffer-fund", kwargs={"quarter": self.quarter})
+
+
+class BufferSpend(models.Model):
+    """One purchase paid from a quarter's buffer: what, how much, when, who recorded it and why.
+
+    Append-only through `buffer_spend_record`; the emergency it answered is linked and its title copied,
+    so the ledger reads the same if the link is gone.
+    """
+
+    fund = models.ForeignKey(BufferFund, on_delete=models.PROTECT, related_name="spends", verbose_name=_("fund"))
+    amount = models.DecimalField(_("amount"), max_digits=14, decimal_places=2)
+    item = models.CharField(_("what was bought"), max_length=200)
+    spent_at = models.DateTimeField(_("spent"))
+    reason = models.TextField(_("reason"), max_length=2000)
+    emergency = models.ForeignKey(
+        "committee.EmergencyRequest", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("emergency request"),
+    )
+    emergency_title = models.CharField(_("emergency request"), max_length=200, blank=True)
+    recorded_by_name = models.CharField(_("recorded by"), max_length=150)
+    recorded_at = models.DateTimeField(_("recorded"))
+
+    class Meta:
+        ordering = ["fund", "spent_at", "id"]
+        verbose_name = _("buffer spend")
+        verbose_name_plural = _("buffer spends")
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="bufferspend_amount_positive"),
+            models.CheckConstraint(condition=~Q(item=""), name="bufferspend_item_required"),
+            models.CheckConstraint(condition=~Q(reason=""), name="bufferspend_reason_required"),
+        ]
+        indexes = [
+            # The executive summary: a month's spending, across the funds.
+            models.Index(fields=["spent_at"], name="bufferspend_spent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fund_id}: {self.amount} {self.item}"
+
+
+class DeferredPurchase(models.Model):
+    """A purchase the committee decided to postpone, with its amount: the executive summary reports them."""
+
+    fund = models.ForeignKey(
+        BufferFund, on_delete=models.PROTECT, related_name="deferred_purchases", verbose_name=_("fund")
+    )
+    amount = models.DecimalField(_("amount"), max_digits=14, decimal_places=2)
+    item = models.CharField(_("what was not bought"), max_length=200)
+    deferred_at = models.DateTimeField(_("deferred"))
+    reason = models.TextField(_("reason"), max_length=2000)
+    recorded_by_name = models.CharField(_("recorded by"), max_length=150)
+    recorded_at = models.DateTimeField(_("recorded"))
+
+    class Meta:
+        ordering = ["fund", "deferred_at", "id"]
+        verbose_name = _("deferred purchase")
+        verbose_name_plural = _("deferred purchases")
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="deferredpurchase_amount_positive"),
+            models.CheckConstraint(condition=~Q(item=""), name="deferredpurchase_item_required"),
+            models.CheckConstraint(condition=~Q(reason=""), name="deferredpurchase_reason_required"),
+        ]
+        indexes = [
+            # The executive summary: a month's deferred purchases.
+            models.Index(fields=["deferred_at"], name="deferredpurchase_at_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fund_id}: {self.amount} {self.item} (deferred)"
+
+
 __all__ = [
     "GENESIS_HASH",
     "ArchiveChain",
+    "BufferFund",
+    "BufferSpend",
+    "DeferredPurchase",
     "ExportStatus",
     "ExportStep",
     "Page",

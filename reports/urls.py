@@ -4,6 +4,7 @@ from django.urls import path
 
 from reports import views
 from reports.dashboards import views as dashboard_views
+from reports.executive import views as executive_views
 
 app_name = "reports"
 
@@ -28,6 +29,15 @@ urlpatterns = [
          name="pool-elastic-history"),
     path("dashboards/teams/<slug:team>/", dashboard_views.team_history, name="team-history"),
     path("dashboards/<slug:key>.csv", dashboard_views.dashboard_csv, name="dashboard-csv"),
+    # The executive summary and the capacity buffer fund ("executive" and "buffer" are reserved slugs).
+    path("executive/", executive_views.executive, name="executive"),
+    path("executive/<str:month>/", executive_views.executive_summary, name="executive-summary"),
+    path("executive/<str:month>/pdf/", executive_views.executive_summary_pdf, name="executive-summary-pdf"),
+    path("buffer/", executive_views.buffer_funds, name="buffer-funds"),
+    path("buffer/<str:quarter>/", executive_views.buffer_fund, name="buffer-fund"),
+    path("buffer/<str:quarter>/open/", executive_views.buffer_fund_open, name="buffer-fund-open"),
+    path("buffer/<str:quarter>/spend/", executive_views.buffer_spend_create, name="buffer-spend-create"),
+    path("buffer/<str:quarter>/deferred/", executive_views.deferred_purchase_create, name="deferred-purchase-create"),
     path("<slug:slug>/", views.page_detail, name="page"),
     path("<slug:slug>/edit/", views.page_edit, name="page-edit"),
     path("<slug:slug>/history/", views.history, name="history"),

@@ -110,7 +110,7 @@ def policy_history(
         *_changes(
             pools, kind=_("GPU pool"),
             fields=labelled(GpuPool, "gpu_count", "burst_reserve_pct", "standby_pct", "cost_per_gpu_hour",
-                            "gpu_model", "gpus_per_node", "scheduler_label"),
+                            "gpu_model", "gpus_per_node", "scheduler_label", "queue_wait_target_minutes"),
             subject=lambda r: f"{r.cluster.slug}/{r.slug}",
         ),
         *_changes(accounts, kind=_("Cluster account"), fields=labelled(ClusterAccount, "account"),

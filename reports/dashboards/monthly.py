@@ -15,6 +15,10 @@ cost of a month is the baseline months' mean cost per hour × the month's hours.
 
 A metric is flagged when it is off its baseline by more than 10% of the baseline:
 |value − baseline| > 10% × baseline, in exact decimals (10.0% is not flagged). No baseline, no flag.
+
+Service levels: a pool with a queue-wait target (GpuPool.queue_wait_target_minutes) is flagged when
+its measured queue wait for the month (the same GPU-hour-weighted mean) is above the target, strictly
+(a wait equal to the target meets it). No target, or no usage reported, no flag.
 """
 
 from __future__ import annotations
@@ -179,10 +183,27 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class ServiceLevel:
+    """A pool's queue-wait target against the month's measured mean queue wait (None: no usage reported)."""
+
+    target_minutes: int
+    measured_minutes: Decimal | None
+
+    @property
+    def breached(self) -> bool:
+        return self.measured_minutes is not None and self.measured_minutes > self.target_minutes
+
+    @property
+    def over_minutes(self) -> Decimal | None:
+        return self.measured_minutes - self.target_minutes if self.breached and self.measured_minutes else None
+
+
+@dataclass(frozen=True)
 class PoolReview:
     key: str  # "atlas/a100", or ALL_POOLS
     label: str
     metrics: tuple[Metric, ...]
+    service_level: ServiceLevel | None = None
 
     @property
     def flagged(self) -> bool:
@@ -204,6 +225,15 @@ class MonthlyReview:
     @property
     def flags(self) -> list[tuple[PoolReview, Metric]]:
         return [(row, metric) for row in self.rows for metric in row.metrics if metric.flagged]
+
+    @property
+    def service_levels(self) -> list[tuple[PoolReview, ServiceLevel]]:
+        """The pools with a queue-wait target, each with its month's measured wait."""
+        return [(row, row.service_level) for row in self.rows if row.service_level is not None]
+
+    @property
+    def service_level_breaches(self) -> list[tuple[PoolReview, ServiceLevel]]:
+        return [(row, level) for row, level in self.service_levels if level.breached]
 
     def table(self) -> Table:
         rows = tuple(
@@ -254,6 +284,10 @@ def monthly_review(*, month: str, now: datetime, baseline_months: int = DEFAULT_
     before = tuple(shift_month(month, -k) for k in range(baseline_months, 0, -1))
     figures = month_figures(months=[*before, month], now=now)
     currency = settings.DOCKET_COST_CURRENCY
+    targets = {
+        p.key: p.queue_wait_target_minutes
+        for p in GpuPool.objects.select_related("cluster").filter(queue_wait_target_minutes__isnull=False)
+    }
     rows = []
     for key in figures[month]:
         current = figures[month][key]
@@ -267,7 +301,11 @@ def monthly_review(*, month: str, now: datetime, baseline_months: int = DEFAULT_
             _metric("cost", _("Cost"), currency, current.cost if current.has_usage else None,
                     cost_rate * current.hours if cost_rate is not None else None),
         )
-        rows.append(PoolReview(key=key, label=_("All pools") if key == ALL_POOLS else key, metrics=metrics))
+        target = targets.get(key)
+        measured = current.queue_wait_minutes if current.has_usage else None
+        level = ServiceLevel(target_minutes=target, measured_minutes=measured) if target is not None else None
+        rows.append(PoolReview(key=key, label=_("All pools") if key == ALL_POOLS else key, metrics=metrics,
+                               service_level=level))
     _start, end = month_bounds(month)
     return MonthlyReview(
         month=month, to_date=now < end, baseline_months=before, currency=currency, rows=tuple(rows)

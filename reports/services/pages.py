@@ -30,7 +30,8 @@ MAX_BODY_CHARS = 200_000
 MAX_SUMMARY_CHARS = 300
 MAX_TITLE_CHARS = 200
 # First path segments under /archive/ that are not pages.
-RESERVED_SLUGS = frozenset({"new", "preview", "search", "exports", "chain", "recent", "api", "static", "dashboards"})
+RESERVED_SLUGS = frozenset({"new", "preview", "search", "exports", "chain", "recent", "api", "static", "dashboards",
+                            "executive", "buffer"})
 # Generated pages live at these addresses; people cannot take them first.
 GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-")
 

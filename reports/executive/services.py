@@ -1,0 +1,154 @@
+"""Writes to the capacity buffer fund: open a quarter's fund, record a spend, record a deferred purchase.
+
+Only the chair or the finance seat records (`buffer_fund_can_record`); every refusal is a
+ValidationError keyed by field, and a refused entry stores nothing. Money is Decimal to the cent.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Sum
+from django.utils.translation import gettext as _
+
+from committee.models import EmergencyRequest
+from core.audit import person_name
+from core.errors import StateConflict
+from reports.executive import quarters
+from reports.executive.selectors import buffer_amount, buffer_fund_can_record
+from reports.models import BufferFund, BufferSpend, DeferredPurchase
+
+CENT = Decimal("0.01")
+MAX_AMOUNT = Decimal("999999999999.99")
+
+
+def _require_recorder(actor: AbstractBaseUser, now: datetime) -> None:
+    if not buffer_fund_can_record(user=actor, now=now):
+        raise PermissionDenied(_("Only the chair or the finance seat records the buffer fund."))
+
+
+def _money(value: Decimal | str | int, *, field: str, allow_zero: bool = False) -> Decimal:
+    try:
+        amount = Decimal(value)
+    except (InvalidOperation, TypeError, ValueError):
+        raise ValidationError({field: [_("Give an amount such as 1200.50.")]}) from None
+    if not amount.is_finite() or amount != amount.quantize(CENT):
+        raise ValidationError({field: [_("Give an amount in whole cents, such as 1200.50.")]})
+    if amount < 0 or (amount == 0 and not allow_zero):
+        raise ValidationError({field: [_("The amount must be more than zero.")]})
+    if amount > MAX_AMOUNT:
+        raise ValidationError({field: [_("The amount is too large.")]})
+    return amount
+
+
+def _text(value: str, *, field: str, max_length: int) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise ValidationError({field: [_("This is required.")]})
+    if len(text) > max_length:
+        raise ValidationError({field: [_("At most %(n)d characters.") % {"n": max_length}]})
+    return text
+
+
+def buffer_fund_open(
+    *, actor: AbstractBaseUser, quarter: str, budget: Decimal | str, buffer_pct: Decimal | str, now: datetime
+) -> BufferFund:
+    """Open a quarter's fund with its budget and buffer % (0 < % ≤ 100), in settings.DOCKET_COST_CURRENCY.
+
+    A quarter has one fund: opening it again is a StateConflict. Nothing else is written.
+    """
+    _require_recorder(actor, now)
+    try:
+        quarters.parse_quarter(quarter)
+    except ValueError:
+        raise ValidationError({"quarter": [_("A quarter looks like 2026-Q4.")]}) from None
+    amount = _money(budget, field="budget")
+    try:
+        pct = Decimal(buffer_pct)
+    except (InvalidOperation, TypeError, ValueError):
+        raise ValidationError({"buffer_pct": [_("Give the buffer as a percentage, such as 5.")]}) from None
+    if not pct.is_finite() or not 0 < pct <= 100 or pct != pct.quantize(CENT):
+        raise ValidationError({"buffer_pct": [_("The buffer is more than 0% and at most 100% of the budget.")]})
+    with transaction.atomic():
+        if BufferFund.objects.filter(quarter=quarter).exists():
+            raise StateConflict(_("The fund of %(quarter)s is already open.") % {"quarter": quarter})
+        return BufferFund.objects.create(
+            quarter=quarter, budget=amount, buffer_pct=pct, currency=settings.DOCKET_COST_CURRENCY,
+            opened_by_name=person_name(actor), opened_at=now,
+        )
+
+
+def _dated_in(fund: BufferFund, at: datetime, *, field: str, now: datetime) -> None:
+    if at > now:
+        raise ValidationError({field: [_("That is in the future; record what has happened.")]})
+    other = quarters.quarter_of(at)
+    if other != fund.quarter:
+        raise ValidationError({field: [
+            _("That date is in %(other)s, not %(quarter)s: record it on the fund of %(other)s.")
+            % {"other": other, "quarter": fund.quarter}
+        ]})
+
+
+def buffer_spend_record(
+    *,
+    actor: AbstractBaseUser,
+    fund: BufferFund,
+    amount: Decimal | str,
+    item: str,
+    spent_at: datetime,
+    reason: str,
+    now: datetime,
+    emergency: EmergencyRequest | None = None,
+) -> BufferSpend:
+    """Record a purchase paid from the fund; refused (nothing stored) when it is more than the balance.
+
+    The fund's row is locked (select_for_update) while the balance is read and the spend written, so two
+    spends at once are checked one after the other and cannot together overdraw it. The spend must be
+    dated in the fund's quarter (committee time) and not in the future.
+    """
+    _require_recorder(actor, now)
+    value = _money(amount, field="amount")
+    what = _text(item, field="item", max_length=200)
+    why = _text(reason, field="reason", max_length=2000)
+    with transaction.atomic():
+        locked = BufferFund.objects.select_for_update().get(pk=fund.pk)
+        _dated_in(locked, spent_at, field="spent_at", now=now)
+        spent = (locked.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
+        balance = buffer_amount(budget=locked.budget, buffer_pct=locked.buffer_pct) - spent
+        if value > balance:
+            raise ValidationError({"amount": [
+                _("%(amount)s %(currency)s is more than the fund's balance of %(balance)s %(currency)s.")
+                % {"amount": value, "balance": balance, "currency": locked.currency}
+            ]})
+        return BufferSpend.objects.create(
+            fund=locked, amount=value, item=what, spent_at=spent_at, reason=why, emergency=emergency,
+            emergency_title=emergency.request.title[:200] if emergency is not None else "",
+            recorded_by_name=person_name(actor), recorded_at=now,
+        )
+
+
+def purchase_deferred_record(
+    *,
+    actor: AbstractBaseUser,
+    fund: BufferFund,
+    amount: Decimal | str,
+    item: str,
+    deferred_at: datetime,
+    reason: str,
+    now: datetime,
+) -> DeferredPurchase:
+    """Record a purchase the committee postponed (it spends nothing), dated in the fund's quarter."""
+    _require_recorder(actor, now)
+    value = _money(amount, field="amount")
+    what = _text(item, field="item", max_length=200)
+    why = _text(reason, field="reason", max_length=2000)
+    _dated_in(fund, deferred_at, field="deferred_at", now=now)
+    return DeferredPurchase.objects.create(
+        fund=fund, amount=value, item=what, deferred_at=deferred_at, reason=why,
+        recorded_by_name=person_name(actor), recorded_at=now,
+    )

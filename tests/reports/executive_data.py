@@ -1,0 +1,52 @@
+"""Data for the buffer fund and executive summary tests: a running week, published through the real review, and an
+emergency placed beside it (as tests/committee/test_emergency.py builds them)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from committee import services
+from committee.models import EmergencyRequest, ReviewCycle
+from committee.services.emergency import emergency_request_decide, emergency_request_file
+from tests.clock import FIXED_NOW
+from tests.committee.reviewing import close, decide, score
+from tests.factories import file_request
+
+WEEK = "2026-W49"  # the week FIXED_NOW falls in
+
+
+def running_week(world: Any, clock: Any) -> ReviewCycle:
+    """Week 2026-W49 published a week before FIXED_NOW with one 40-GPU a100 grant; the clock is back at FIXED_NOW."""
+    clock.move_to(FIXED_NOW - timedelta(days=7), tick=False)
+    next_week = world.cycle
+    world.cycle = cycle = services.cycle_create(week=WEEK)
+    cycle.intake_closes_at = FIXED_NOW - timedelta(days=5)
+    cycle.review_at = FIXED_NOW - timedelta(days=5)
+    cycle.save()
+    start = cycle.starts_at
+    big = file_request(world, team=world.team_b, title="Search index", gpu_count=40, min_gpu_count=40,
+                       duration_hours=100, earliest_start=start + timedelta(hours=8),
+                       latest_end=start + timedelta(hours=167))
+    close(world)
+    for member in (world.chair, world.reviewer, world.finance):
+        score(member, big, 9, 8, 9)
+    decide(world, big)
+    services.cycle_finalize(cycle=cycle, actor=world.chair)
+    services.cycle_publish(actor=world.chair, cycle=cycle)
+    clock.move_to(FIXED_NOW, tick=False)
+    world.cycle = next_week
+    return ReviewCycle.objects.get(week=WEEK)
+
+
+def placed_emergency(world: Any, clock: Any, *, title: str = "Fraud hotfix") -> EmergencyRequest:
+    """An emergency filed and placed at FIXED_NOW in the running week (built here first)."""
+    if not ReviewCycle.objects.filter(week=WEEK).exists():
+        running_week(world, clock)
+    emergency = emergency_request_file(
+        actor=world.lead_a, team=world.team_a, pool=world.a100, title=title, gpu_count=4, min_gpu_count=2,
+        duration_hours=6, justification="A live attack.", now=FIXED_NOW,
+    )
+    for member in (world.reviewer, world.chair):
+        emergency_request_decide(actor=member, emergency=emergency, approve=True, note="Yes.", now=FIXED_NOW)
+    return EmergencyRequest.objects.get(pk=emergency.pk)

@@ -1,0 +1,280 @@
+"""The capacity buffer fund: a quarter's budget with a share kept as a buffer, its spending ledger and the
+purchases deferred. Balance = buffer − spent; a spend over the balance is refused and nothing is stored; the
+chair and the finance seat record, everyone signed in reads; quarters are calendar quarters in the committee's
+zone; two spends at once cannot overdraw it (PostgreSQL row lock)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.db.models.signals import pre_save
+from django.urls import reverse
+from django.utils import timezone
+
+from core.errors import StateConflict
+from reports.executive import quarters, selectors, services
+from reports.models import BufferFund, BufferSpend, DeferredPurchase
+from tests.clock import FIXED_NOW
+from tests.conftest import require
+from tests.reports.conftest import on_postgresql
+from tests.reports.executive_data import placed_emergency
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def _fund(world: Any, quarter: str = "2026-Q4", budget: str = "200000.00", pct: str = "5") -> BufferFund:
+    return services.buffer_fund_open(actor=world.chair, quarter=quarter, budget=Decimal(budget),
+                                     buffer_pct=Decimal(pct), now=timezone.now())
+
+
+def _spend(world: Any, fund: BufferFund, amount: str, *, at: datetime = FIXED_NOW, actor: Any = None,
+           **extra: Any) -> BufferSpend:
+    return services.buffer_spend_record(
+        actor=actor or world.finance, fund=fund, amount=Decimal(amount), item=extra.pop("item", "Cloud burst"),
+        spent_at=at, reason=extra.pop("reason", "The emergency needed it."), now=timezone.now(), **extra,
+    )
+
+
+def test_the_buffer_is_a_share_of_the_budget_and_the_balance_what_is_left(world):
+    fund = _fund(world)  # 5% of 200,000.00
+    _spend(world, fund, "4000.00")
+    _spend(world, fund, "1234.56")
+    state = selectors.fund_state(fund)
+    assert (state.buffer, state.spent, state.balance) == (Decimal("10000.00"), Decimal("5234.56"), Decimal("4765.44"))
+    assert fund.currency == "USD"
+
+
+def test_a_spend_over_the_balance_is_refused_and_nothing_is_stored(world):
+    fund = _fund(world)
+    _spend(world, fund, "9999.99")
+    with pytest.raises(ValidationError) as refused:
+        _spend(world, fund, "0.02")
+    assert refused.value.message_dict["amount"] == [
+        "0.02 USD is more than the fund's balance of 0.01 USD."
+    ]
+    assert BufferSpend.objects.count() == 1
+    _spend(world, fund, "0.01")  # exactly the balance is allowed: it reaches zero
+    assert selectors.fund_state(fund).balance == Decimal("0.00")
+
+
+@pytest.mark.parametrize(("amount", "message"), [
+    ("0", "The amount must be more than zero."),
+    ("-5", "The amount must be more than zero."),
+    ("1.005", "Give an amount in whole cents, such as 1200.50."),
+    ("NaN", "Give an amount in whole cents, such as 1200.50."),
+    ("ten", "Give an amount such as 1200.50."),
+])
+def test_a_bad_amount_is_refused_by_field(world, amount, message):
+    fund = _fund(world)
+    with pytest.raises(ValidationError) as refused:
+        services.buffer_spend_record(actor=world.chair, fund=fund, amount=amount, item="GPU", spent_at=FIXED_NOW,
+                                     reason="why", now=FIXED_NOW)
+    assert refused.value.message_dict == {"amount": [message]}
+    assert not BufferSpend.objects.exists()
+
+
+def test_only_the_chair_and_finance_record(world):
+    fund = _fund(world)
+    _spend(world, fund, "10.00", actor=world.chair)
+    _spend(world, fund, "10.00", actor=world.finance)
+    for person in (world.reviewer, world.tech, world.lead_a, world.outsider):
+        with pytest.raises(PermissionDenied):
+            _spend(world, fund, "10.00", actor=person)
+        with pytest.raises(PermissionDenied):
+            services.buffer_fund_open(actor=person, quarter="2027-Q1", budget=Decimal(1), buffer_pct=Decimal(5),
+                                      now=FIXED_NOW)
+    assert BufferSpend.objects.count() == 2 and BufferFund.objects.count() == 1
+
+
+def test_a_quarter_has_one_fund_and_its_buffer_is_above_0_and_at_most_100_percent(world):
+    _fund(world)
+    with pytest.raises(StateConflict):
+        _fund(world)
+    for pct in ("0", "100.01", "-1"):
+        with pytest.raises(ValidationError) as refused:
+            _fund(world, quarter="2027-Q1", pct=pct)
+        assert "buffer_pct" in refused.value.message_dict
+    with pytest.raises(ValidationError):
+        _fund(world, quarter="2027-Q5")
+    assert list(BufferFund.objects.values_list("quarter", flat=True)) == ["2026-Q4"]
+
+
+def test_the_quarter_turns_at_midnight_in_the_committees_zone(settings):
+    settings.TIME_ZONE = "Europe/Berlin"
+    assert quarters.quarter_of(datetime(2026, 12, 31, 23, 59, tzinfo=BERLIN)) == "2026-Q4"
+    assert quarters.quarter_of(datetime(2027, 1, 1, 0, 0, tzinfo=BERLIN)) == "2027-Q1"
+    # 23:30 UTC on 31 December is already 00:30 on 1 January in Berlin.
+    assert quarters.quarter_of(datetime(2026, 12, 31, 23, 30, tzinfo=ZoneInfo("UTC"))) == "2027-Q1"
+    start, end = quarters.quarter_bounds("2026-Q4")
+    assert (start, end) == (datetime(2026, 10, 1, tzinfo=BERLIN), datetime(2027, 1, 1, tzinfo=BERLIN))
+    assert quarters.quarter_months("2026-Q4") == ["2026-10", "2026-11", "2026-12"]
+    assert quarters.shift_quarter("2026-Q4", 1) == "2027-Q1" and quarters.shift_quarter("2027-Q1", -1) == "2026-Q4"
+
+
+def test_a_spend_at_the_quarter_boundary_goes_to_its_own_quarter(world, settings, clock):
+    settings.TIME_ZONE = "Europe/Berlin"
+    clock.move_to(datetime(2027, 1, 2, 9, 0, tzinfo=BERLIN), tick=False)
+    q4, q1 = _fund(world, "2026-Q4"), _fund(world, "2027-Q1")
+    _spend(world, q4, "100.00", at=datetime(2026, 12, 31, 23, 59, tzinfo=BERLIN))
+    with pytest.raises(ValidationError) as refused:
+        _spend(world, q4, "100.00", at=datetime(2027, 1, 1, 0, 0, tzinfo=BERLIN))
+    assert refused.value.message_dict["spent_at"] == [
+        "That date is in 2027-Q1, not 2026-Q4: record it on the fund of 2027-Q1."
+    ]
+    _spend(world, q1, "100.00", at=datetime(2027, 1, 1, 0, 0, tzinfo=BERLIN))
+    assert (q4.spends.count(), q1.spends.count()) == (1, 1)
+
+
+def test_an_entry_dated_in_another_quarter_or_the_future_is_refused(world):
+    fund = _fund(world)
+    with pytest.raises(ValidationError) as earlier:
+        _spend(world, fund, "10.00", at=datetime(2026, 9, 30, 12, 0, tzinfo=ZoneInfo("UTC")))
+    assert "2026-Q3, not 2026-Q4" in earlier.value.message_dict["spent_at"][0]
+    with pytest.raises(ValidationError) as later:
+        services.purchase_deferred_record(actor=world.chair, fund=fund, amount="10.00", item="Node",
+                                          deferred_at=datetime(2026, 12, 20, tzinfo=ZoneInfo("UTC")),
+                                          reason="Later.", now=FIXED_NOW)
+    assert later.value.message_dict["deferred_at"] == ["That is in the future; record what has happened."]
+    assert not BufferSpend.objects.exists() and not DeferredPurchase.objects.exists()
+
+
+def test_a_deferred_purchase_spends_nothing(world):
+    fund = _fund(world)
+    services.purchase_deferred_record(actor=world.chair, fund=fund, amount="96000.00", item="H100 node",
+                                      deferred_at=FIXED_NOW, reason="Not yet.", now=FIXED_NOW)
+    state = selectors.fund_state(fund)
+    assert (state.deferred, state.spent, state.balance) == (Decimal("96000.00"), Decimal(0), Decimal("10000.00"))
+
+
+def test_the_ledger_page_is_read_by_everyone_signed_in_and_links_the_emergency(world, client, clock):
+    fund = _fund(world)
+    emergency = placed_emergency(world, clock)
+    _spend(world, fund, "6400.00", item="8× A100 for 48 hours", emergency=emergency)
+    client.force_login(world.member_b)
+    response = client.get(reverse("reports:buffer-fund", args=["2026-Q4"]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "8× A100 for 48 hours" in html and "3,600.00 USD" in html  # the balance: 10,000 − 6,400
+    assert reverse("committee:emergency-detail", args=[emergency.pk]) in html and "Fraud hotfix" in html
+    assert 'id="spend-form"' not in html  # a reader gets no forms
+    assert client.get(reverse("reports:buffer-funds")).url == reverse("reports:buffer-fund", args=["2026-Q4"])
+    client.logout()
+    assert client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).status_code == 302  # to the sign-in
+
+
+def test_a_malformed_quarter_is_not_found(world, client):
+    client.force_login(world.chair)
+    for quarter in ("2026-Q5", "2026Q4", "now"):
+        assert client.get(f"/archive/buffer/{quarter}/").status_code == 404
+
+
+def test_finance_records_a_spend_through_the_form(world, client, clock):
+    fund = _fund(world)
+    emergency = placed_emergency(world, clock)
+    client.force_login(world.finance)
+    page = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
+    assert 'id="spend-form"' in page and "Fraud hotfix" in page
+    url = reverse("reports:buffer-spend-create", args=["2026-Q4"])
+    response = client.post(url, {"amount": "2500.00", "item": "Cloud A100s", "spent_at": "2026-12-01T15:00",
+                                 "reason": "The attack.", "emergency": str(emergency.pk)})
+    assert response.status_code == 302
+    spend = BufferSpend.objects.get()
+    assert (spend.fund, spend.amount, spend.emergency, spend.emergency_title, spend.recorded_by_name) == (
+        fund, Decimal("2500.00"), emergency, "Fraud hotfix", "Finance")
+
+
+def test_a_spend_over_the_balance_through_the_form_shows_the_error_and_stores_nothing(world, client):
+    _fund(world)
+    client.force_login(world.chair)
+    url = reverse("reports:buffer-spend-create", args=["2026-Q4"])
+    response = client.post(url, {"amount": "10000.01", "item": "Too much", "spent_at": "2026-12-01T15:00",
+                                 "reason": "Greedy."})
+    assert response.status_code == 400
+    assert "10000.01 USD is more than the fund&#x27;s balance of 10000.00 USD." in response.content.decode()
+    bad = client.post(url, {"amount": "1e3", "item": "x", "spent_at": "yesterday", "reason": "x"})
+    assert bad.status_code == 400 and "Enter a valid date/time." in bad.content.decode()
+    assert not BufferSpend.objects.exists()
+
+
+def test_a_reviewer_cannot_post_to_the_ledger(world, client):
+    _fund(world)
+    client.force_login(world.reviewer)
+    for name, data in (("reports:buffer-spend-create", {"amount": "1.00", "item": "x", "spent_at": "2026-12-01T15:00",
+                                                        "reason": "x"}),
+                       ("reports:deferred-purchase-create", {"amount": "1.00", "item": "x",
+                                                             "deferred_at": "2026-12-01T15:00", "reason": "x"}),
+                       ("reports:buffer-fund-open", {"budget": "1.00", "buffer_pct": "5"})):
+        assert client.post(reverse(name, args=["2026-Q4"]), data).status_code == 403
+    assert not BufferSpend.objects.exists() and not DeferredPurchase.objects.exists()
+
+
+def test_the_chair_opens_a_quarter_and_records_a_deferred_purchase(world, client):
+    client.force_login(world.chair)
+    page = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
+    assert "No buffer fund is open for 2026-Q4." in page and 'id="open-form"' in page
+    assert client.post(reverse("reports:buffer-fund-open", args=["2026-Q4"]),
+                       {"budget": "480000.00", "buffer_pct": "5"}).status_code == 302
+    assert client.post(reverse("reports:deferred-purchase-create", args=["2026-Q4"]),
+                       {"amount": "96000.00", "item": "Second H100 node", "deferred_at": "2026-11-20T10:00",
+                        "reason": "Utilization does not justify it yet."}).status_code == 302
+    html = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
+    assert "24,000.00 USD" in html and "Second H100 node" in html and "96,000.00 USD" in html
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_spends_at_once_cannot_overdraw_the_fund(world):
+    require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    fund = _fund(world)  # a buffer of 10,000.00
+    start = threading.Barrier(2)
+    results: list[str] = []
+
+    def slow_insert(sender: Any, **kwargs: Any) -> None:
+        time.sleep(0.5)  # after the balance check, before the insert: without the lock both would pass the check
+
+    def spend(actor: Any) -> None:
+        try:
+            start.wait()
+            _spend(world, fund, "6000.00", actor=actor)
+            results.append("recorded")
+        except ValidationError as exc:
+            results.append(" ".join(exc.messages))
+        finally:
+            connection.close()
+
+    pre_save.connect(slow_insert, sender=BufferSpend, dispatch_uid="test.slow_insert")
+    try:
+        threads = [threading.Thread(target=spend, args=(who,)) for who in (world.chair, world.finance)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        pre_save.disconnect(dispatch_uid="test.slow_insert", sender=BufferSpend)
+    assert sorted(results) == ["6000.00 USD is more than the fund's balance of 4000.00 USD.", "recorded"]
+    assert selectors.fund_state(fund).spent == Decimal("6000.00")
+
+
+def test_the_demo_opens_the_running_quarters_fund_and_sets_queue_wait_targets(db):
+    from django.core.management import call_command
+
+    from allocations.models import GpuPool
+
+    call_command("seed_demo", "--i-know-this-is-not-production")
+    fund = BufferFund.objects.get(quarter=quarters.quarter_of(FIXED_NOW))
+    state = selectors.fund_state(fund)
+    (spend,) = selectors.buffer_spend_list(fund=fund)
+    assert spend.emergency is not None and spend.emergency_title == spend.emergency.request.title
+    assert state.balance == state.buffer - spend.amount and state.deferred > 0
+    targets = dict(GpuPool.objects.values_list("slug", "queue_wait_target_minutes"))
+    assert targets == {"a100": 15, "h100": 45}
+    call_command("seed_demo", "--i-know-this-is-not-production")  # again: nothing added
+    assert (BufferFund.objects.count(), BufferSpend.objects.count(), DeferredPurchase.objects.count()) == (1, 1, 1)
