@@ -165,6 +165,9 @@ TABLE: list[Row] = [
                                                            "POST": "405 405 405 405 405 405 405"},
         query=lambda e: {"code": "x", "state": "y"}),
     Row("profile/", "own notification settings", {"GET": SIGNED_IN, "POST": "302 302 302 302 302 302 302"}),
+    Row("inbox/", "one's own notifications", {"GET": SIGNED_IN, "POST": "302 405 405 405 405 302 302"}),
+    Row("inbox/read/", "mark one's own notifications read: a POST of someone signed in",
+        {"GET": "302 405 405 405 405 302 302", "POST": ALL_302}, body=lambda e: {"up_to": "999999"}),
     Row("profile/tokens/revoke-all/", "revoke one's own API tokens: a POST of someone signed in",
         {"GET": "302 405 405 405 405 302 302", "POST": ALL_302}),
     # The team portal.
@@ -287,6 +290,8 @@ TABLE: list[Row] = [
         kwargs=lambda e: {"key": "utilization"}),
     Row("archive/dashboards/<slug:key>.csv", "score distribution: the committee's chart, 404 for the teams",
         {"GET": "302 404 404 200 200 302 302"}, kwargs=lambda e: {"key": "scores"}),
+    Row("archive/dashboards/teams/<slug:team>/", "team A's history: its members and the committee",
+        {"GET": "302 200 403 200 200 302 302"}, kwargs=lambda e: {"team": "team-a"}),
     Row("archive/dashboards/monthly/", "the monthly review", {"GET": EDITORS}),
     Row("archive/dashboards/monthly.csv", "its CSV", {"GET": EDITORS}),
     Row("archive/dashboards/monthly/<str:month>/review/", "open the month's parameter review",
