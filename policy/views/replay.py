@@ -65,6 +65,9 @@ def _number(value: Decimal, places: int = 0) -> str:
 
 def _cell(measure: Measure, *, places: int = 0, more_is_better: bool = True) -> Cell:
     change = measure.change
+    numbers = [measure.baseline, measure.proposed, change] + ([measure.actual] if measure.actual is not None else [])
+    if all(n == n.to_integral_value() for n in numbers):
+        places = 0  # the cell's numbers share their decimals: "4.00 → 3.71", "6,912 → 6,912"
     if change == 0:
         direction, signed = "same", "±0"
     else:
@@ -123,7 +126,7 @@ class WeekView:
 
 
 def _outcome_label(outcome: str) -> str:
-    return {"gains": _("gains"), "loses": _("loses"), "same": _("no change")}[outcome]
+    return {"gains": _("gains"), "loses": _("loses"), "same": _("same placement")}[outcome]
 
 
 def _titles(requests: Sequence[int], titles: Mapping[int, str]) -> str:
