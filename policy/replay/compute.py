@@ -274,8 +274,9 @@ def replay(*, inputs: ReplayInputs, overrides: Overrides) -> ReplayResult:
     details: list[WeekReplay] = []
     notes: list[Note] = []
     for week in inputs.weeks:
-        baseline = _run(week=week, inputs=inputs, overrides=Overrides())
-        proposed = baseline if overrides.empty else _run(week=week, inputs=inputs, overrides=overrides)
+        memo = _Memo()
+        baseline = _run(week=week, inputs=inputs, overrides=Overrides(), memo=memo)
+        proposed = baseline if overrides.empty else _run(week=week, inputs=inputs, overrides=overrides, memo=memo)
         actual = _actual_placed(week)
         details.append(WeekReplay(week=week.week, baseline=baseline, proposed=proposed, actual_placed=actual))
         notes.extend(_notes(week=week, baseline=baseline, proposed=proposed))
@@ -291,10 +292,68 @@ def replay(*, inputs: ReplayInputs, overrides: Overrides) -> ReplayResult:
     )
 
 
-def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides) -> WeekRun:
+class _Memo:
+    """What the baseline computed, for the proposal to reuse where its inputs are the same (one week).
+
+    The ranking depends only on weights, quorum and fair shares; the engine places each pool on its own
+    (allocations.solver.place_pool), so a pool whose capacity and demands in order are unchanged gets the
+    same windows. Only which window is the week's first "priority" one crosses pools: `_place` sets it.
+    """
+
+    def __init__(self) -> None:
+        self.rankings: dict[object, list[scoring.RequestResult]] = {}
+        self.pools: dict[object, tuple[engine.EngineWindow, ...]] = {}
+
+
+def _rank(
+    *, sheets: list[scoring.ScoreSheet], weights: dict[str, int], quorum: int, shares_key: object, memo: _Memo
+) -> list[scoring.RequestResult]:
+    key = (tuple(sorted(weights.items())), quorum, shares_key)
+    if key not in memo.rankings:
+        memo.rankings[key] = scoring.rank_requests(sheets=sheets, weights=weights, quorum=quorum)
+    return memo.rankings[key]
+
+
+def _place(
+    *, week: WeekInputs, pools: Sequence[engine.PoolCapacity], demands: Sequence[engine.Demand], memo: _Memo
+) -> tuple[engine.EngineWindow, ...]:
+    """allocations.engine.allocate, pool by pool (memoized), with the tiers it gives: the first window placed
+    outside the burst reserve, in priority order across every pool, is "priority", the others "standard"."""
+    by_pool: dict[str, list[engine.Demand]] = {}
+    for demand in demands:
+        by_pool.setdefault(demand.pool, []).append(demand)
+    placed: dict[int, engine.EngineWindow] = {}
+    for pool in pools:
+        pool_demands = tuple(by_pool.get(pool.key, ()))
+        if not pool_demands:
+            continue
+        key = (pool, pool_demands)
+        if key not in memo.pools:
+            memo.pools[key] = engine.allocate(
+                week_start=week.starts_at, pools=[pool], demands=list(pool_demands), hours=week.hours
+            ).windows
+        for window in memo.pools[key]:
+            placed[window.ref] = window
+    windows = []
+    priority_given = False
+    for demand in demands:  # a demand on a pool the week did not have is placed nowhere, as the engine says
+        window = placed.get(demand.ref)
+        if window is None:
+            continue
+        if window.tier != engine.TIER_PREEMPTIBLE:
+            tier = engine.TIER_STANDARD if priority_given else engine.TIER_PRIORITY
+            priority_given = True
+            if window.tier != tier:
+                window = replace(window, tier=tier)
+        windows.append(window)
+    return tuple(windows)
+
+
+def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides, memo: _Memo) -> WeekRun:
     weights = dict(overrides.weights or week.weights)
     quorum = overrides.quorum if overrides.quorum is not None else inputs.quorum
     shares = _fair_shares(week=week, inputs=inputs, overrides=overrides)
+    shares_key = "frozen" if shares is week.fair_shares else (overrides.half_life_weeks, overrides.trailing_weeks)
     sheets = [
         scoring.ScoreSheet(
             request_id=r.request_id,
@@ -304,7 +363,7 @@ def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides) -> Wee
         )
         for r in week.requests
     ]
-    results = scoring.rank_requests(sheets=sheets, weights=weights, quorum=quorum)
+    results = _rank(sheets=sheets, weights=weights, quorum=quorum, shares_key=shares_key, memo=memo)
     by_id = {r.request_id: r for r in week.requests}
     demands: list[engine.Demand] = []
     for result in results:  # rank order: the engine's order (demand_priority)
@@ -312,8 +371,8 @@ def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides) -> Wee
         if request.demand is not None and result.rank is not None:
             demands.append(request.demand)
     pools = _pools(week=week, overrides=overrides)
-    placed = engine.allocate(week_start=week.starts_at, pools=pools, demands=demands, hours=week.hours)
-    windows = {w.ref: w for w in placed.windows}
+    placed_windows = _place(week=week, pools=pools, demands=demands, memo=memo)
+    windows = {w.ref: w for w in placed_windows}
     runs: list[RequestRun] = []
     for result in results:
         request = by_id[result.request_id]
@@ -348,7 +407,7 @@ def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides) -> Wee
         )
     return WeekRun(
         requests=tuple(runs),
-        pools=_pool_runs(week=week, pools=pools, demands=demands, windows=placed.windows),
+        pools=_pool_runs(week=week, pools=pools, demands=demands, windows=placed_windows),
         fairness={team_id: share.score for team_id, share in sorted(shares.items())},
     )
 
@@ -366,7 +425,13 @@ def _pools(*, week: WeekInputs, overrides: Overrides) -> list[engine.PoolCapacit
     pools = []
     for pool in week.pools:
         changed = overrides.pools.get(pool.key, {})
-        pools.append(replace(pool, **changed) if changed else pool)
+        pools.append(
+            replace(
+                pool,
+                burst_reserve_pct=changed.get("burst_reserve_pct", pool.burst_reserve_pct),
+                standby_pct=changed.get("standby_pct", pool.standby_pct),
+            )
+        )
     return pools
 
 

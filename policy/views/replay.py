@@ -340,11 +340,16 @@ def _fields(
     }
 
 
+def _params(request: HttpRequest) -> dict[str, str]:
+    """The GET parameters, the last value of each (as a form sends them)."""
+    return {key: request.GET.get(key, "") or "" for key in request.GET}
+
+
 def _parse(request: HttpRequest) -> tuple[ReplayQuery | None, list[str], Any]:
     weights, pools, elastic = replay_parameters()
     try:
         query = replay_query_parse(
-            list(request.GET.items()), current_weights=weights, pools=pools, elastic_fields=elastic
+            list(_params(request).items()), current_weights=weights, pools=pools, elastic_fields=elastic
         )
     except ReplayErrors as exc:
         return None, exc.messages, (weights, pools)
@@ -357,7 +362,7 @@ def replay_page(request: HttpRequest) -> HttpResponse:
     """The form and, once asked (any parameter given), the replay beside its baseline."""
     _require_committee(request)
     query, errors, (weights, pools) = _parse(request)
-    params = dict(request.GET.items())
+    params = _params(request)
     context: dict[str, Any] = {
         "errors": errors,
         "fields": _fields(params=params, weights=weights, pools=pools),

@@ -45,7 +45,7 @@ def test_no_overrides_replays_the_week_as_it_was_ranked_and_published(world):
     assert plan is not None
     published = {
         w.request_ref: (w.pool.key, w.gpu_count, w.start, w.end, w.tier)
-        for w in allocation_selectors.plan_window_list(plan=plan)
+        for w in allocation_selectors.plan_window_list(plan=plan) if w.request_ref is not None
     }
     replayed = {
         ref: (run.window[0], run.window[1], run.window[2], run.window[3], run.window[4])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -126,3 +127,34 @@ def test_a_reserve_override_is_applied_on_top_of_the_week_s_pool():
     (detail,) = result.detail
     assert sum(r.placed_gpu_hours for r in detail.baseline.requests) == 480
     assert sum(r.placed_gpu_hours for r in detail.proposed.requests) == 960
+
+
+def test_placing_pool_by_pool_gives_the_engine_s_windows_and_tiers():
+    """The replay places each pool on its own (and reuses a pool the proposal does not change); the windows,
+    tiers included, are those allocations.engine.allocate gives for all the pools at once."""
+    import random
+
+    from policy.replay.compute import _Memo, _place
+
+    rng = random.Random(7)
+    pools = tuple(engine.PoolCapacity(key=f"c/p{i}", gpu_count=rng.choice((8, 16, 32)), burst_reserve_pct=20,
+                                      standby_pct=10) for i in range(4))
+    demands = []
+    for ref in range(1, 41):
+        count, duration = rng.choice((2, 4, 8, 16)), rng.choice((8, 24, 48))
+        start = MONDAY + timedelta(hours=rng.randint(0, 168 - duration))
+        demands.append(engine.Demand(ref=ref, pool=rng.choice(pools).key, gpu_count=count,
+                                     min_gpu_count=max(1, count // 2), duration_hours=duration, earliest_start=start,
+                                     latest_end=start + timedelta(hours=duration + rng.randint(0, 24)),
+                                     preemptible_ok=rng.random() < 0.3))
+    week = _week()
+    expected = engine.allocate(week_start=MONDAY, pools=list(pools), demands=demands, hours=168).windows
+    memo = _Memo()
+    assert _place(week=week, pools=pools, demands=demands, memo=memo) == expected
+    assert {w.tier for w in expected} >= {engine.TIER_PRIORITY, engine.TIER_STANDARD}
+    # Again, with one pool's reserve changed: three pools come from the memo, and still the engine's answer.
+    changed = (replace(pools[0], burst_reserve_pct=0), *pools[1:])
+    solved = len(memo.pools)
+    again = _place(week=week, pools=changed, demands=demands, memo=memo)
+    assert len(memo.pools) == solved + 1
+    assert again == engine.allocate(week_start=MONDAY, pools=list(changed), demands=demands, hours=168).windows
