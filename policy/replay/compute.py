@@ -332,14 +332,15 @@ def _place(
             memo.pools[key] = engine.allocate(
                 week_start=week.starts_at, pools=[pool], demands=list(pool_demands), hours=week.hours
             ).windows
-        for window in memo.pools[key]:
-            placed[window.ref] = window
+        for pool_window in memo.pools[key]:
+            placed[pool_window.ref] = pool_window
     windows = []
     priority_given = False
     for demand in demands:  # a demand on a pool the week did not have is placed nowhere, as the engine says
-        window = placed.get(demand.ref)
-        if window is None:
+        found = placed.get(demand.ref)
+        if found is None:
             continue
+        window = found
         if window.tier != engine.TIER_PREEMPTIBLE:
             tier = engine.TIER_STANDARD if priority_given else engine.TIER_PRIORITY
             priority_given = True
