@@ -17,6 +17,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -25,6 +26,7 @@ from django.views.decorators.http import require_GET
 from committee import scoring
 from committee.models import Criterion
 from committee.selectors import user_is_committee
+from committee.weeks import current_week_label
 from core.errors import RoleRequired
 from policy import parameters
 from policy.replay import ReplayErrors, ReplayResult, replay
@@ -369,6 +371,7 @@ def replay_page(request: HttpRequest) -> HttpResponse:
         "weeks_value": params.get("weeks", ""),
         "before_value": params.get("before", ""),
         "default_weeks": DEFAULT_WEEKS,
+        "example_week": current_week_label(timezone.now()),
         "asked": bool(request.GET),
     }
     if query is not None and request.GET:
