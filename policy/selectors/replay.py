@@ -53,7 +53,8 @@ def replay_parameters() -> tuple[dict[str, int], list[PoolReserves], list[str]]:
         PoolReserves(key=p.key, slug=p.slug, burst_reserve_pct=p.burst_reserve_pct, standby_pct=p.standby_pct)
         for p in GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug")
     ]
-    elastic = [f.name for f in ElasticPolicyVersion._meta.concrete_fields if f.name not in ("id", "number")]
+    bookkeeping = {"id", "number", "reason", "author", "author_name", "created_at"}
+    elastic = [f.name for f in ElasticPolicyVersion._meta.concrete_fields if f.name not in bookkeeping]
     return weights, pools, elastic
 
 
@@ -68,10 +69,10 @@ def replay_cycles(*, before: datetime, weeks: int) -> list[ReviewCycle]:
 
 
 def replay_before(*, week: str | None, now: datetime | None = None) -> datetime:
-    """The instant a replay stops before: the start of `week`, or now (every week that has begun… or is decided)."""
+    """The instant a replay stops before: the start of `week`; without one, two weeks from `now`, so that every
+    decided week counts, next week's too once it is finalized."""
     if week is not None:
         return week_bounds(week)[0]
-    # Every decided week, also next week's once it is finalized: a decided week is history to replay.
     return (now or timezone.now()) + timedelta(days=14)
 
 
@@ -84,7 +85,8 @@ def _placed_at(cycle: ReviewCycle, first_plan: AllocationPlan | None) -> datetim
 def _pools_as_of(
     *, history: dict[int, list[object]], current: dict[int, GpuPool], clusters: dict[int, str], as_of: datetime
 ) -> tuple[engine.PoolCapacity, ...]:
-    """Every pool as it was at `as_of`, by its history rows (sorted by date); a pool with none is as it is now."""
+    """Every pool as it was at `as_of`, by its history rows (sorted by date): the last row by then (none if
+    that row is its deletion), else its first row; a pool without history rows is as it is now."""
     pools = []
     for pool_id in sorted(set(history) | set(current)):
         rows = history.get(pool_id, [])
@@ -94,8 +96,11 @@ def _pools_as_of(
             state = before[-1]
             if state.history_type == "-":  # type: ignore[attr-defined]
                 continue
-        elif rows and rows[0].history_type == "+":  # type: ignore[attr-defined]
-            continue  # created after the week was placed
+        elif rows:
+            # First recorded after the week was placed (created later, or its history started later, as
+            # `populate_history` does for existing rows): as first recorded. A pool created after the week
+            # has none of its requests anyway.
+            state = rows[0]
         else:
             state = current.get(pool_id)
             if state is None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
 from committee.models import Decision
@@ -172,3 +174,27 @@ def test_loading_takes_the_same_queries_for_one_week_or_many(world, weeks, djang
 def test_empty_overrides_mean_nothing_changes(world):
     query = _query({"rubric.business_impact": "", "weeks": ""})
     assert query.overrides == Overrides() and query.weeks == 8
+
+
+def test_an_elastic_parameter_is_accepted_and_said_not_to_be_replayed(world):
+    contended_week(world)
+    result = _replay({"elastic.idle_threshold_pct": "30"})
+    assert [(n.code, n.params) for n in result.notes] == [("not_replayed", {"key": "elastic.idle_threshold_pct"})]
+    assert _runs(result, "proposed") == _runs(result, "baseline")
+    with pytest.raises(ReplayErrors) as caught:
+        _query({"elastic.reason": "because", "elastic.speed": "2"})
+    assert len(caught.value.messages) == 2
+    assert "elastic.reason: not a parameter of the elastic policy." in caught.value.messages
+
+
+def test_the_pools_are_replayed_as_they_were_when_the_week_was_placed(world, clock):
+    week = contended_week(world)
+    clock.move_to(timezone.now() + timedelta(hours=1), tick=False)
+    world.a100.burst_reserve_pct = 0  # after the week was published: a change its replay must not see
+    world.a100.save()
+    result = _replay()
+    assert _runs(result, "baseline")[week.shortened.pk].placed_gpu_hours == 6 * 48  # as published
+    assert not [n for n in result.notes if n.code.startswith("baseline_")]
+    # The override sits on top of the week's pool: 20% burst is the week's, and so is a 20% override.
+    again = _replay({"pool.atlas/a100.burst_reserve_pct": "20"})
+    assert _runs(again, "proposed") == _runs(again, "baseline")
