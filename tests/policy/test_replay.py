@@ -198,3 +198,19 @@ def test_the_pools_are_replayed_as_they_were_when_the_week_was_placed(world, clo
     # The override sits on top of the week's pool: 20% burst is the week's, and so is a 20% override.
     again = _replay({"pool.atlas/a100.burst_reserve_pct": "20"})
     assert _runs(again, "proposed") == _runs(again, "baseline")
+
+
+def test_a_correction_after_publish_is_noted_and_replayed_as_corrected(world):
+    from committee import services
+
+    week = contended_week(world)
+    services.decision_correct(actor=world.chair, gpu_request=week.deferred, outcome="grant",
+                              rationale="Room after all.", reason="The index rebuild cannot wait.")
+    result = _replay()
+    codes = {n.code: n.params for n in result.notes}
+    assert codes["later_version"] == {"version": 2}
+    assert codes["corrected"] == {"requests": [week.deferred.pk]}
+    baseline = _runs(result, "baseline")
+    assert baseline[week.deferred.pk].decided_gpu_hours == 8 * 48  # the decision as it stands now
+    (detail,) = result.detail
+    assert detail.actual_placed.get(week.deferred.pk, 0) == baseline[week.deferred.pk].placed_gpu_hours
