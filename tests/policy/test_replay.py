@@ -15,6 +15,7 @@ from policy.replay import Overrides, ReplayErrors, replay
 from policy.replay.overrides import replay_query_parse
 from policy.selectors.replay import replay_before, replay_inputs_load, replay_parameters
 from tests.committee.contended import ContendedWeek, contended_week
+from tests.committee.test_emergency import running_week  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -214,3 +215,23 @@ def test_a_correction_after_publish_is_noted_and_replayed_as_corrected(world):
     assert baseline[week.deferred.pk].decided_gpu_hours == 8 * 48  # the decision as it stands now
     (detail,) = result.detail
     assert detail.actual_placed.get(week.deferred.pk, 0) == baseline[week.deferred.pk].placed_gpu_hours
+
+
+def test_an_emergency_beside_the_plan_is_noted_and_not_replayed(world, running_week):  # noqa: F811
+    """2026-W49, published through the real review and running (tests/committee/test_emergency.py)."""
+    from committee.services import emergency as emergencies
+
+    emergency = emergencies.emergency_request_file(
+        actor=world.lead_a, team=world.team_a, pool=world.a100, title="Fraud model hotfix", gpu_count=16,
+        duration_hours=10, justification="A fraud wave: the new model must ship today.")
+    for member in (world.chair, world.reviewer):
+        emergencies.emergency_request_decide(actor=member, emergency=emergency, approve=True)
+    result = _replay({"before": "2026-W50"})
+    assert result.weeks == (running_week.week,)
+    codes = {n.code: n.params for n in result.notes}
+    assert codes["emergency"] == {"windows": 1, "gpu_hours": 160}
+    assert codes["later_version"] == {"version": 2}
+    assert "baseline_plan_differs" not in codes  # the committee's windows are plan version 1's
+    assert emergency.request_id not in _runs(result, "baseline")
+    team_a = next(t for t in result.teams if t.team_id == world.team_a.pk)
+    assert team_a.placed_gpu_hours.actual == 6 * 24  # what happened counts the committee's windows only
