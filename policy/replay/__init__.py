@@ -1,0 +1,32 @@
+"""Counterfactual replay of past weeks under proposed policy parameters (docs/policy-lab.md, "Replay").
+
+`overrides` parses and checks what a proposal changes; `compute` is the pure replay: archived
+inputs (policy.selectors.replay loads them) and overrides in, one `ReplayResult` out. No ORM, no
+clock: the same inputs give byte-identical results (`ReplayResult.to_json`).
+"""
+
+from policy.replay.compute import (
+    ActualWindow,
+    ReplayInputs,
+    ReplayRequest,
+    ReplayResult,
+    UsageRow,
+    WeekInputs,
+    replay,
+)
+from policy.replay.overrides import MAX_WEEKS, MIN_WEEKS, Overrides, ReplayErrors, overrides_parse
+
+__all__ = [
+    "MAX_WEEKS",
+    "MIN_WEEKS",
+    "ActualWindow",
+    "Overrides",
+    "ReplayErrors",
+    "ReplayInputs",
+    "ReplayRequest",
+    "ReplayResult",
+    "UsageRow",
+    "WeekInputs",
+    "overrides_parse",
+    "replay",
+]

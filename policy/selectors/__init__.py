@@ -1,0 +1,1 @@
+"""The policy lab's reads."""

@@ -1,0 +1,301 @@
+"""The archived inputs of a replay: the last N finalized or published weeks, as plain data.
+
+`replay_inputs_load` reads them in a fixed number of queries (at most thirteen), whatever the number of weeks
+or requests; policy.replay.replay computes on what it returns. `replay_parameters` is what the
+override parser checks against: the current rubric and pools.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from allocations import engine
+from allocations.models import (
+    AllocationPlan,
+    AllocationWindow,
+    Cluster,
+    ElasticPolicyVersion,
+    GpuPool,
+    Team,
+    UsageRecord,
+)
+from committee import scoring
+from committee.models import (
+    CycleStatus,
+    DecisionCorrection,
+    DecisionOutcome,
+    FairShareSnapshot,
+    GpuRequest,
+    RequestStatus,
+    ReviewCycle,
+    RubricVersion,
+    Score,
+)
+from committee.selectors import decision_demand
+from committee.weeks import week_bounds
+from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
+from policy.replay.overrides import MAX_FAIRSHARE_WEEKS, PoolReserves
+
+REPLAYED_STATUSES = (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)
+GRANT_OUTCOMES = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE)
+AUTO_DEFER_NAME = "Docket"  # committee.services.review.AUTO_DEFER_NAME
+
+
+def replay_parameters() -> tuple[dict[str, int], list[PoolReserves], list[str]]:
+    """The current rubric's weights, every pool's current reserves, the elastic policy's fields. Two queries."""
+    rubric = RubricVersion.objects.order_by("-number").first()
+    weights = rubric.weights() if rubric is not None else dict(scoring.DEFAULT_WEIGHTS)
+    pools = [
+        PoolReserves(key=p.key, slug=p.slug, burst_reserve_pct=p.burst_reserve_pct, standby_pct=p.standby_pct)
+        for p in GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug")
+    ]
+    bookkeeping = {"id", "number", "reason", "author", "author_name", "created_at"}
+    elastic = [f.name for f in ElasticPolicyVersion._meta.concrete_fields if f.name not in bookkeeping]
+    return weights, pools, elastic
+
+
+def replay_cycles(*, before: datetime, weeks: int) -> list[ReviewCycle]:
+    """The last `weeks` finalized or published cycles whose week starts before `before`, oldest first."""
+    cycles = list(
+        ReviewCycle.objects.filter(status__in=REPLAYED_STATUSES, starts_at__lt=before)
+        .select_related("rubric")
+        .order_by("-starts_at")[:weeks]
+    )
+    return cycles[::-1]
+
+
+def replay_before(*, week: str | None, now: datetime | None = None) -> datetime:
+    """The instant a replay stops before: the start of `week`; without one, two weeks from `now`, so that every
+    decided week counts, next week's too once it is finalized."""
+    if week is not None:
+        return week_bounds(week)[0]
+    return (now or timezone.now()) + timedelta(days=14)
+
+
+def _placed_at(cycle: ReviewCycle, first_plan: AllocationPlan | None) -> datetime:
+    if first_plan is not None:
+        return first_plan.published_at
+    return cycle.finalized_at or cycle.starts_at
+
+
+def _pools_as_of(
+    *, history: dict[int, list[object]], current: dict[int, GpuPool], clusters: dict[int, str], as_of: datetime
+) -> tuple[engine.PoolCapacity, ...]:
+    """Every pool as it was at `as_of`, by its history rows (sorted by date): the last row by then (none if
+    that row is its deletion), else its first row; a pool without history rows is as it is now."""
+    pools = []
+    for pool_id in sorted(set(history) | set(current)):
+        rows = history.get(pool_id, [])
+        before = [row for row in rows if row.history_date <= as_of]  # type: ignore[attr-defined]
+        state: object | None
+        if before:
+            state = before[-1]
+            if state.history_type == "-":  # type: ignore[attr-defined]
+                continue
+        elif rows:
+            # First recorded after the week was placed (created later, or its history started later, as
+            # `populate_history` does for existing rows): as first recorded. A pool created after the week
+            # has none of its requests anyway.
+            state = rows[0]
+        else:
+            state = current.get(pool_id)
+            if state is None:
+                continue
+        pools.append(
+            engine.PoolCapacity(
+                key=f"{clusters[state.cluster_id]}/{state.slug}",  # type: ignore[attr-defined]
+                gpu_count=state.gpu_count,  # type: ignore[attr-defined]
+                gpu_model=state.gpu_model,  # type: ignore[attr-defined]
+                burst_reserve_pct=state.burst_reserve_pct,  # type: ignore[attr-defined]
+                standby_pct=state.standby_pct,  # type: ignore[attr-defined]
+            )
+        )
+    return tuple(sorted(pools, key=lambda p: p.key))
+
+
+def _plan_windows(
+    *, plan: AllocationPlan, windows: list[AllocationWindow], emergencies: set[int]
+) -> tuple[ActualWindow, ...]:
+    held = []
+    for w in windows:
+        if w.created_seq > plan.change_seq:
+            continue
+        withdrawal = getattr(w, "withdrawal", None)
+        if withdrawal is not None and withdrawal.change_seq <= plan.change_seq:
+            continue
+        held.append(
+            ActualWindow(
+                ref=w.request_ref,
+                pool=w.pool.key,
+                gpu_count=w.gpu_count,
+                start=w.start,
+                end=w.end,
+                tier=w.tier,
+                team_id=w.team_id,
+                team_name=w.team.name,
+                emergency=w.request_ref in emergencies,
+            )
+        )
+    return tuple(sorted(held, key=lambda w: (w.pool, w.start, w.ref or 0)))
+
+
+def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
+    """The archived inputs of the last `weeks` decided weeks before `before`: at most 13 queries, any N or size.
+
+    `usage_weeks` is how far back usage is read before each week's intake close (for a recomputed fair
+    share): the trailing-weeks setting by default; a replay that overrides it passes its value.
+    """
+    trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
+    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
+    cycles = replay_cycles(before=before, weeks=weeks)  # 1
+    if not cycles:
+        return ReplayInputs(
+            weeks=(),
+            quorum=settings.DOCKET_SCORE_QUORUM,
+            half_life_weeks=settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS,
+            trailing_weeks=trailing,
+            time_zone=settings.TIME_ZONE,
+        )
+    cycle_ids = [c.pk for c in cycles]
+    requests = list(  # 2
+        GpuRequest.objects.filter(
+            cycle_id__in=cycle_ids,
+            status__in=(RequestStatus.SUBMITTED, RequestStatus.DECIDED),
+            is_emergency=False,
+        )
+        .select_related("team", "pool__cluster", "impact_forecast", "decision")
+        .order_by("submitted_at", "id")
+    )
+    # The scores as plain values: a prefetch would build a queryset and a model per score (21,600 for a
+    # week of 300 requests and 8 weeks), ten times slower for the same three numbers.
+    scores: dict[int, dict[str, list[int]]] = defaultdict(lambda: {c: [] for c in scoring.MEMBER_SCORED})
+    for request_id, criterion, value in (  # 3
+        Score.objects.filter(request__cycle_id__in=cycle_ids, criterion__in=scoring.MEMBER_SCORED)
+        .order_by("request_id", "criterion", "member_name", "id")
+        .values_list("request_id", "criterion", "value")
+    ):
+        scores[request_id][criterion].append(value)
+    corrected = set(  # 4
+        DecisionCorrection.objects.filter(decision__cycle_id__in=cycle_ids).values_list(
+            "decision__request_id", flat=True
+        )
+    )
+    snapshots: dict[int, list[FairShareSnapshot]] = defaultdict(list)
+    for snapshot in FairShareSnapshot.objects.filter(cycle_id__in=cycle_ids).order_by("team_id"):  # 5
+        snapshots[snapshot.cycle_id].append(snapshot)
+    team_weights_now = dict(Team.objects.values_list("id", "fair_share_weight"))  # 6
+    clusters = dict(Cluster.objects.values_list("id", "slug"))  # 7
+    current_pools = {p.pk: p for p in GpuPool.objects.all()}  # 8
+    history: dict[int, list[object]] = defaultdict(list)
+    for row in GpuPool.history.order_by("history_date", "history_id"):  # 9
+        history[row.id].append(row)
+    weeks_labels = [c.week for c in cycles]
+    plans: dict[str, list[AllocationPlan]] = defaultdict(list)
+    for plan in AllocationPlan.objects.filter(week__in=weeks_labels).order_by("version"):  # 10
+        plans[plan.week].append(plan)
+    windows: dict[str, list[AllocationWindow]] = defaultdict(list)
+    window_rows = list(  # 11
+        AllocationWindow.objects.filter(week__in=weeks_labels)
+        .select_related("pool__cluster", "team", "withdrawal")
+        .order_by("id")
+    )
+    refs = {w.request_ref for w in window_rows if w.request_ref is not None}
+    emergencies = set(  # 12
+        GpuRequest.objects.filter(pk__in=refs, is_emergency=True).values_list("pk", flat=True)
+    ) if refs else set()
+    for w in window_rows:
+        windows[w.week].append(w)
+    as_ofs = {c.pk: (c.intake_closed_at or c.starts_at) for c in cycles}
+    earliest = min(as_ofs.values()) - timedelta(weeks=usage_weeks, days=1)
+    latest = max(as_ofs.values())
+    usage = tuple(  # 13
+        UsageRow(team_id=team_id, period_start=start, reported_at=reported, gpu_hours=hours)
+        for team_id, start, reported, hours in UsageRecord.objects.filter(
+            period_start__gte=earliest, period_start__lt=latest
+        )
+        .order_by("period_start", "id")
+        .values_list("team_id", "period_start", "reported_at", "gpu_hours_used")
+    )
+
+    by_cycle: dict[int, list[GpuRequest]] = defaultdict(list)
+    for r in requests:
+        by_cycle[r.cycle_id].append(r)
+    week_inputs = []
+    for cycle in cycles:
+        cycle_plans = plans.get(cycle.week, [])
+        first_plan = cycle_plans[0] if cycle_plans else None
+        current_plan = cycle_plans[-1] if cycle_plans else None
+        frozen = snapshots.get(cycle.pk, [])
+        week_inputs.append(
+            WeekInputs(
+                week=cycle.week,
+                starts_at=cycle.starts_at,
+                hours=cycle.hours,
+                weights=cycle.rubric.weights(),
+                rubric_version=cycle.rubric.number,
+                fair_shares={s.team_id: s.share() for s in frozen},
+                fair_share_as_of=frozen[0].as_of if frozen else as_ofs[cycle.pk],
+                team_weights={s.team_id: s.weight for s in frozen} if frozen else team_weights_now,
+                pools=_pools_as_of(
+                    history=history, current=current_pools, clusters=clusters, as_of=_placed_at(cycle, first_plan)
+                ),
+                requests=tuple(
+                    _replay_request(r, scores=scores[r.pk], corrected=corrected) for r in by_cycle.get(cycle.pk, [])
+                ),
+                first_plan=(
+                    _plan_windows(plan=first_plan, windows=windows[cycle.week], emergencies=emergencies)
+                    if first_plan
+                    else ()
+                ),
+                current_plan=(
+                    _plan_windows(plan=current_plan, windows=windows[cycle.week], emergencies=emergencies)
+                    if current_plan
+                    else ()
+                ),
+                plan_version=current_plan.version if current_plan else None,
+            )
+        )
+    return ReplayInputs(
+        weeks=tuple(week_inputs),
+        quorum=settings.DOCKET_SCORE_QUORUM,
+        half_life_weeks=settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS,
+        trailing_weeks=trailing,
+        time_zone=settings.TIME_ZONE,
+        usage=usage,
+    )
+
+
+def _replay_request(r: GpuRequest, *, scores: dict[str, list[int]], corrected: set[int]) -> ReplayRequest:
+    decision = getattr(r, "decision", None)
+    demand = None
+    if decision is not None and decision.outcome in GRANT_OUTCOMES:
+        decision.request = r  # decision_demand reads it: already loaded, no query
+        demand = decision_demand(decision=decision)
+    forecast = getattr(r, "impact_forecast", None)
+    return ReplayRequest(
+        request_id=r.pk,
+        title=r.title,
+        team_id=r.team_id,
+        team_name=r.team.name,
+        pool=r.pool.key,
+        requested_gpu_hours=r.requested_gpu_hours,
+        duration_hours=r.duration_hours,
+        submitted_at=r.submitted_at or r.created_at,
+        member_scores={c: tuple(v) for c, v in scores.items()},
+        outcome=decision.outcome if decision is not None else "",
+        demand=demand,
+        archived_rank=decision.priority_rank if decision is not None else None,
+        auto_deferred=(
+            decision is not None and decision.outcome == DecisionOutcome.DEFER and decision.decided_by_id is None
+            and decision.decided_by_name == AUTO_DEFER_NAME
+        ),
+        corrected=r.pk in corrected,
+        impact_value=forecast.estimated_value if forecast is not None else None,
+        impact_unit=forecast.value_unit if forecast is not None else "",
+    )
+
+
