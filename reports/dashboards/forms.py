@@ -120,7 +120,7 @@ class HeatmapSpanForm(forms.Form):
         """The chosen span (call after is_valid), or the default one of an unbound form."""
         data = self.cleaned_data if self.is_bound else {}
         return heatmap.span_of(last_week=data.get("last_week") or heatmap.default_last_week(now=self.now),
-                               weeks_back=data.get("weeks") or heatmap.DEFAULT_WEEKS)
+                               weeks_back=data.get("weeks") or heatmap.DEFAULT_WEEKS, now=self.now)
 
 
 def _decimal(label: Any, *, minimum: str, maximum: str, places: int = 4, help_text: Any = "") -> forms.DecimalField:

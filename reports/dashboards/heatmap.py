@@ -83,11 +83,17 @@ class Span:
         return (weeks.parse_week(self.last_week) - weeks.parse_week(self.first_week)).days // 7 + 1
 
 
-def span_of(*, last_week: str, weeks_back: int) -> Span:
-    """The `weeks_back` ISO weeks ending with `last_week`, Monday 00:00 to Monday 00:00 committee time."""
+def span_of(*, last_week: str, weeks_back: int, now: datetime | None = None) -> Span:
+    """The `weeks_back` ISO weeks ending with `last_week`, Monday 00:00 to Monday 00:00 committee time.
+
+    With `now`, a span reaching into the current week ends at the start of the current hour: the hours still
+    to come have no usage yet and would read as idle.
+    """
     first = weeks.week_label(weeks.parse_week(last_week) - timedelta(weeks=weeks_back - 1))
-    return Span(first_week=first, last_week=last_week, start=weeks.week_bounds(first)[0],
-                end=weeks.week_bounds(last_week)[1])
+    end = weeks.week_bounds(last_week)[1]
+    if now is not None:
+        end = min(end, now.astimezone(UTC).replace(minute=0, second=0, microsecond=0))
+    return Span(first_week=first, last_week=last_week, start=weeks.week_bounds(first)[0], end=end)
 
 
 def default_last_week(*, now: datetime) -> str:
@@ -108,6 +114,7 @@ class PoolHeatmap:
     capacity_gpu_hours: Decimal
     peak_hours: int
     peak_hours_above: int
+    longest_record_hours: int = 1  # usage reported in periods up to this long was spread evenly over them
 
     @property
     def utilization_pct(self) -> Decimal | None:
@@ -129,8 +136,14 @@ class Heatmap:
     pools: list[PoolHeatmap]
 
 
-def hourly_usage(*, pools: list[GpuPool], start: datetime, end: datetime) -> dict[int, dict[datetime, Decimal]]:
-    """{pool id: {UTC hour: GPU-hours used}} over [start, end), summed in SQL (two queries)."""
+@dataclass(frozen=True)
+class HourlyUsage:
+    gpu_hours: dict[int, dict[datetime, Decimal]]  # {pool id: {UTC hour: GPU-hours used}}
+    longest_record_hours: dict[int, int]  # {pool id: the longest period a record of the span covered, in hours}
+
+
+def hourly_usage(*, pools: list[GpuPool], start: datetime, end: datetime) -> HourlyUsage:
+    """Each pool's GPU-hours used per UTC hour over [start, end), summed in SQL (two queries)."""
     records = UsageRecord.objects.filter(pool__in=pools, period_start__lt=end, period_end__gt=start)
     hour = TruncHour("period_start", tzinfo=UTC)
     within_hour = Q(period_end__lte=ExpressionWrapper(hour + HOUR, output_field=DateTimeField()))
@@ -141,14 +154,18 @@ def hourly_usage(*, pools: list[GpuPool], start: datetime, end: datetime) -> dic
         result[row["pool_id"]][row["hour"].astimezone(UTC)] += row["gpu_hours"]
     long = (records.exclude(within_hour).values("pool_id", "period_start", "period_end")
             .annotate(gpu_hours=Sum("gpu_hours_used")).order_by())
+    longest: dict[int, int] = {}
     for row in long:
+        hours = -(-(row["period_end"] - row["period_start"]) // HOUR)
+        longest[row["pool_id"]] = max(longest.get(row["pool_id"], 1), hours)
         for piece_hour, gpu_hours in spread(start=row["period_start"], end=row["period_end"],
                                             gpu_hours=row["gpu_hours"], within=(start, end)):
             result[row["pool_id"]][piece_hour] += gpu_hours
-    return result
+    return HourlyUsage(gpu_hours=result, longest_record_hours=longest)
 
 
-def pool_heatmap(*, pool: GpuPool, usage: dict[datetime, Decimal], span: Span, zone: ZoneInfo) -> PoolHeatmap:
+def pool_heatmap(*, pool: GpuPool, usage: dict[datetime, Decimal], span: Span, zone: ZoneInfo,
+                 longest_record_hours: int = 1) -> PoolHeatmap:
     """One pool's 168 cells and its peak-hour share (plain data in: the pool's hourly usage)."""
     used = [Decimal(0)] * CELLS
     counted = [0] * CELLS
@@ -170,7 +187,7 @@ def pool_heatmap(*, pool: GpuPool, usage: dict[datetime, Decimal], span: Span, z
         key=pool.key, gpu_model=pool.gpu_model, gpu_count=pool.gpu_count,
         cost_per_gpu_hour=pool.cost_per_gpu_hour, cells_pct=cells, hours_counted=counted,
         used_gpu_hours=sum(used, Decimal(0)), capacity_gpu_hours=Decimal(pool.gpu_count * sum(counted)),
-        peak_hours=peak_hours, peak_hours_above=peak_above,
+        peak_hours=peak_hours, peak_hours_above=peak_above, longest_record_hours=longest_record_hours,
     )
 
 
@@ -180,5 +197,6 @@ def utilization_heatmap(*, span: Span) -> Heatmap:
     pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
     usage = hourly_usage(pools=pools, start=span.start, end=span.end)
     return Heatmap(span=span, zone=str(zone), pools=[
-        pool_heatmap(pool=pool, usage=usage.get(pool.pk, {}), span=span, zone=zone) for pool in pools
+        pool_heatmap(pool=pool, usage=usage.gpu_hours.get(pool.pk, {}), span=span, zone=zone,
+                     longest_record_hours=usage.longest_record_hours.get(pool.pk, 1)) for pool in pools
     ])

@@ -143,3 +143,15 @@ def test_the_pdf_has_the_peak_share_and_each_pools_chart(client, world):
     assert "atlas/a100" in text and "2.2% (1 of 45 h)" in text and "832" in text
     # The charts: each pool's caption, and the axis title drawn as text inside the SVG.
     assert "orion/h100 (32× H100)" in text and "hour (committee time)" in text
+
+
+def test_the_current_week_counts_only_the_hours_gone_by(client, world):
+    # FIXED_NOW is Wednesday 2026-12-02 10:00 UTC: Monday, Tuesday and ten hours of Wednesday have gone by.
+    monday = datetime(2026, 11, 30, tzinfo=UTC)
+    usage(world.a100, world.team_a, monday, monday + timedelta(days=1), 64 * 24, "monday")
+    client.force_login(world.member_a)
+    response = client.get(reverse("reports:utilization-heatmap"), {"last_week": "2026-W49", "weeks": "1"})
+    pool = response.context["heatmap"].pools[0]
+    assert sum(pool.hours_counted) == 58 and pool.cells_pct[cell(2, 9)] == 0 and pool.cells_pct[cell(2, 10)] is None
+    assert pool.utilization_pct == Decimal(24) * 100 / 58
+    assert "reported in periods of up to 24 hours, spread evenly over them" in response.content.decode()
