@@ -9,9 +9,9 @@ of usage), and in the week it starts none.
 Peak hours are the hours Monday to Friday that start from 09:00 to 17:00 local (09–18): `peak_above_pct` is
 the share of those hours, one by one, in which the pool used more than 80% of its GPUs.
 
-Usage comes from the database already summed: records inside one UTC hour (what an hourly collector posts)
-are summed per pool and hour in SQL; longer records (a daily report) are summed per pool and period in SQL
-and spread evenly over their hours here. Three queries for any span and any number of records.
+Usage comes from the database already summed per pool and period (the teams' records of one hour, or one
+day, are one row); a period inside one UTC hour (what an hourly collector posts) counts in that hour, a longer
+one (a daily report) is spread evenly over its hours here. Two queries for any span and any number of records.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from django.db.models import DateTimeField, ExpressionWrapper, Q, Sum
-from django.db.models.functions import TruncHour
+from django.db.models import Sum
 
 from allocations.models import GpuPool, UsageRecord
 from committee import weeks
@@ -143,60 +142,70 @@ class HourlyUsage:
 
 
 def hourly_usage(*, pools: list[GpuPool], start: datetime, end: datetime) -> HourlyUsage:
-    """Each pool's GPU-hours used per UTC hour over [start, end), summed in SQL (two queries)."""
-    records = UsageRecord.objects.filter(pool__in=pools, period_start__lt=end, period_end__gt=start)
-    hour = TruncHour("period_start", tzinfo=UTC)
-    within_hour = Q(period_end__lte=ExpressionWrapper(hour + HOUR, output_field=DateTimeField()))
+    """Each pool's GPU-hours used per UTC hour over [start, end): one query, summed in SQL per pool and period.
+
+    The database sums the teams' records of the same period (what collectors post: one record per team, pool
+    and hour or day); each period's sum is then put into its hour, or spread over its hours. Nothing here calls
+    a date function in SQL: SQLite runs those in Python for every row, which made a year of hourly records
+    five times slower (docs/benchmarks.md).
+    """
+    rows = (UsageRecord.objects.filter(pool__in=pools, period_start__lt=end, period_end__gt=start)
+            .values_list("pool_id", "period_start", "period_end").annotate(gpu_hours=Sum("gpu_hours_used"))
+            .order_by())
     result: dict[int, dict[datetime, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
-    short = (records.filter(within_hour, period_start__gte=start).annotate(hour=hour)
-             .values("pool_id", "hour").annotate(gpu_hours=Sum("gpu_hours_used")).order_by())
-    for row in short:
-        result[row["pool_id"]][row["hour"].astimezone(UTC)] += row["gpu_hours"]
-    long = (records.exclude(within_hour).values("pool_id", "period_start", "period_end")
-            .annotate(gpu_hours=Sum("gpu_hours_used")).order_by())
     longest: dict[int, int] = {}
-    for row in long:
-        hours = -(-(row["period_end"] - row["period_start"]) // HOUR)
-        longest[row["pool_id"]] = max(longest.get(row["pool_id"], 1), hours)
-        for piece_hour, gpu_hours in spread(start=row["period_start"], end=row["period_end"],
-                                            gpu_hours=row["gpu_hours"], within=(start, end)):
-            result[row["pool_id"]][piece_hour] += gpu_hours
+    for pool_id, period_start, period_end, gpu_hours in rows:
+        period_start, period_end = period_start.astimezone(UTC), period_end.astimezone(UTC)
+        hour = period_start.replace(minute=0, second=0, microsecond=0)
+        if period_end <= hour + HOUR:  # inside one hour: an hourly collector's record
+            result[pool_id][hour] += gpu_hours
+            continue
+        hours = -(-(period_end - period_start) // HOUR)
+        longest[pool_id] = max(longest.get(pool_id, 1), hours)
+        for piece_hour, piece in spread(start=period_start, end=period_end, gpu_hours=gpu_hours, within=(start, end)):
+            result[pool_id][piece_hour] += piece
     return HourlyUsage(gpu_hours=result, longest_record_hours=longest)
 
 
-def pool_heatmap(*, pool: GpuPool, usage: dict[datetime, Decimal], span: Span, zone: ZoneInfo,
+def span_cells(span: Span, zone: ZoneInfo) -> list[tuple[datetime, int]]:
+    """Each UTC hour of the span with its hour-of-week cell (computed once for every pool)."""
+    return [(hour, cell_of(hour, zone)) for hour in span_hours(span.start, span.end)]
+
+
+def pool_heatmap(*, pool: GpuPool, usage: dict[datetime, Decimal], cells: list[tuple[datetime, int]],
                  longest_record_hours: int = 1) -> PoolHeatmap:
-    """One pool's 168 cells and its peak-hour share (plain data in: the pool's hourly usage)."""
+    """One pool's 168 cells and its peak-hour share (plain data in: the pool's hourly usage, the span's cells)."""
     used = [Decimal(0)] * CELLS
     counted = [0] * CELLS
     peak_hours = peak_above = 0
     threshold = PEAK_THRESHOLD_PCT * pool.gpu_count / 100
-    for hour in span_hours(span.start, span.end):
-        cell = cell_of(hour, zone)
-        gpu_hours = usage.get(hour, Decimal(0))
+    zero = Decimal(0)
+    for hour, cell in cells:
+        gpu_hours = usage.get(hour, zero)
         used[cell] += gpu_hours
         counted[cell] += 1
         if is_peak(cell):
             peak_hours += 1
             if gpu_hours > threshold:
                 peak_above += 1
-    cells: list[Decimal | None] = [
+    cells_pct: list[Decimal | None] = [
         used[c] * 100 / (pool.gpu_count * counted[c]) if counted[c] else None for c in range(CELLS)
     ]
     return PoolHeatmap(
         key=pool.key, gpu_model=pool.gpu_model, gpu_count=pool.gpu_count,
-        cost_per_gpu_hour=pool.cost_per_gpu_hour, cells_pct=cells, hours_counted=counted,
+        cost_per_gpu_hour=pool.cost_per_gpu_hour, cells_pct=cells_pct, hours_counted=counted,
         used_gpu_hours=sum(used, Decimal(0)), capacity_gpu_hours=Decimal(pool.gpu_count * sum(counted)),
         peak_hours=peak_hours, peak_hours_above=peak_above, longest_record_hours=longest_record_hours,
     )
 
 
 def utilization_heatmap(*, span: Span) -> Heatmap:
-    """Every pool's hour-of-week utilization over the span (three queries)."""
+    """Every pool's hour-of-week utilization over the span (two queries)."""
     zone = weeks.committee_zone()
     pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
     usage = hourly_usage(pools=pools, start=span.start, end=span.end)
+    cells = span_cells(span, zone)
     return Heatmap(span=span, zone=str(zone), pools=[
-        pool_heatmap(pool=pool, usage=usage.gpu_hours.get(pool.pk, {}), span=span, zone=zone,
+        pool_heatmap(pool=pool, usage=usage.gpu_hours.get(pool.pk, {}), cells=cells,
                      longest_record_hours=usage.longest_record_hours.get(pool.pk, 1)) for pool in pools
     ])
