@@ -72,8 +72,8 @@ def pool_cost_list(*, heatmap: Heatmap) -> list[PoolCost]:
     queue_cost: dict[str, Decimal] = {}
     priced: dict[str, int] = {}
     unpriced: dict[str, int] = {}
-    for cluster, pool, team, value, value_unit in forecasts:
-        key = f"{cluster}/{pool}"
+    for cluster, pool_slug, team, value, value_unit in forecasts:
+        key = f"{cluster}/{pool_slug}"
         if value_unit.strip().lower().replace(" ", "") != unit:
             unpriced[key] = unpriced.get(key, 0) + 1
             continue
