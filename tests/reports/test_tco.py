@@ -174,5 +174,7 @@ def test_the_pdf_has_the_seed_case_and_its_chart(client, world):
                           check=True).stdout.decode()
     assert "Cost of ownership" in text and "atlas/a100" in text and "14.00" in text
     assert "V100 (used)" in text and "+18.0%" in text and "276,136" in text and "325,831" in text
+    assert "Energy 0.15 USD per kWh, PUE 1.5, queue cost 3.33 USD per waiting A100-hour." in text
+    assert "10,000" in text and "5,500" in text
     # The chart: its caption and its axis title, drawn as text in the SVG.
     assert "Cumulative cost over the horizon" in text and "cumulative cost" in text
