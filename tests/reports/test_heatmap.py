@@ -155,3 +155,12 @@ def test_the_current_week_counts_only_the_hours_gone_by(client, world):
     assert sum(pool.hours_counted) == 58 and pool.cells_pct[cell(2, 9)] == 0 and pool.cells_pct[cell(2, 10)] is None
     assert pool.utilization_pct == Decimal(24) * 100 / 58
     assert "reported in periods of up to 24 hours, spread evenly over them" in response.content.decode()
+
+
+def test_a_span_over_the_year_boundary_takes_iso_week_53(world):
+    span = heatmap.span_of(last_week="2027-W01", weeks_back=2)
+    assert span.first_week == "2026-W53" and span.start == datetime(2026, 12, 28, tzinfo=UTC)
+    assert span.end == datetime(2027, 1, 11, tzinfo=UTC) and span.weeks == 2
+    usage(world.a100, world.team_a, datetime(2027, 1, 1, 9, tzinfo=UTC), datetime(2027, 1, 1, 10, tzinfo=UTC), 64, "ny")
+    pool = heatmap.utilization_heatmap(span=span).pools[0]
+    assert pool.cells_pct[cell(4, 9)] == 50 and pool.peak_hours == 90 and pool.peak_hours_above == 1

@@ -178,3 +178,10 @@ def test_the_pdf_has_the_seed_case_and_its_chart(client, world):
     assert "10,000" in text and "5,500" in text
     # The chart: its caption and its axis title, drawn as text in the SVG.
     assert "Cumulative cost over the horizon" in text and "cumulative cost" in text
+
+
+@pytest.mark.django_db
+def test_changing_the_span_keeps_the_calculators_case(client, world):
+    client.force_login(world.chair)
+    body = client.get(reverse("reports:tco"), {**SEED_QUERY, "queue_cost_per_gpu_hour": "0"}).content.decode()
+    assert '<input type="hidden" name="queue_cost_per_gpu_hour" value="0">' in body and "+51.2%" in body
