@@ -283,8 +283,8 @@ TABLE: list[Row] = [
         body=lambda e: {"base_revision_id": e.charter.latest_revision_id, "summary": "Matrix restore"}),
     Row("archive/<slug:slug>/revisions/<int:number>/pdf/", "anyone signed in asks for a PDF",
         {"POST": ALL_302}, kwargs=page("record", 1)),
-    # Dashboards: everyone signed in, each team its own numbers; the monthly review and capacity planning
-    # are the committee's.
+    # Dashboards: everyone signed in, each team its own numbers; the monthly review, capacity planning and
+    # the cost of ownership are the committee's.
     Row("archive/dashboards/", "dashboards", {"GET": SIGNED_IN}),
     Row("archive/dashboards/<slug:key>.csv", "utilization, a chart for everyone", {"GET": SIGNED_IN},
         kwargs=lambda e: {"key": "utilization"}),
@@ -319,6 +319,10 @@ TABLE: list[Row] = [
     Row("archive/buffer/<str:quarter>/deferred/", "defer a purchase in a quarter with no fund: the chair is told so",
         {"POST": "302 403 403 403 404 302 302"}, kwargs=lambda e: {"quarter": "2026-Q4"},
         body=lambda e: {"amount": "1.00", "item": "x", "deferred_at": _local(timezone.now()), "reason": "x"}),
+    Row("archive/dashboards/heatmap/", "the hour-of-week heatmap: pool numbers, for everyone", {"GET": SIGNED_IN}),
+    Row("archive/dashboards/heatmap.pdf", "its PDF", {"GET": SIGNED_IN}),
+    Row("archive/dashboards/tco/", "cost of ownership and the buy-vs-wait calculator", {"GET": EDITORS}),
+    Row("archive/dashboards/tco.pdf", "its PDF", {"GET": EDITORS}),
     # The scheduler API: a token reads and writes its own cluster only.
     Row("api/v1/windows/", "cluster A's windows: scheduler B gets 404", {"GET": SCHEDULERS_ONLY_A},
         query=lambda e: {"cluster": "atlas", "week": e.published.week}),

@@ -149,3 +149,33 @@ def capacity_figure(plan: Any) -> dict[str, Any]:
     figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-hours requested")}}))
     result: dict[str, Any] = json.loads(figure.to_json())
     return result
+
+
+def heatmap_figure(pool: Any, *, day_labels: list[str]) -> go.Figure:
+    """A pool's hour-of-week utilization (a heatmap.PoolHeatmap in): Monday on top, hours 00–23 across, 0–100%."""
+    figure = go.Figure(go.Heatmap(
+        z=pool.grid(), x=[f"{hour:02d}" for hour in range(24)], y=day_labels, zmin=0, zmax=100,
+        colorscale="YlOrRd", colorbar={"title": {"text": "%"}},
+        hovertemplate=_("%{y} %{x}:00: %{z:.1f}% used") + "<extra></extra>", xgap=1, ygap=1,
+    ))
+    figure.update_layout(**_layout(height=300, margin={"l": 50, "r": 20, "t": 10, "b": 40}),
+                         yaxis={"autorange": "reversed"}, xaxis={"title": {"text": _("hour (committee time)")},
+                                                             "dtick": 3})
+    return figure
+
+
+def tco_figure(comparison: Any) -> go.Figure:
+    """Each option's cumulative cost week by week (a tco.Comparison in)."""
+    figure = go.Figure()
+    for index, option in enumerate(comparison.options):
+        figure.add_scatter(name=option.option.name, x=[w.week for w in option.weeks],
+                           y=[float(v) for v in option.cumulative()], mode="lines+markers",
+                           line={"color": PALETTE[index % len(PALETTE)], "shape": "hv"})
+    figure.update_layout(**_layout(xaxis={"title": {"text": _("week")}, "dtick": 2},
+                                   yaxis={"title": {"text": _("cumulative cost")}, "rangemode": "tozero"}))
+    return figure
+
+
+def as_json(figure: go.Figure) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(figure.to_json())
+    return result

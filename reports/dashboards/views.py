@@ -31,8 +31,8 @@ from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
 from reports import charts as report_charts
 from reports import pdf
-from reports.dashboards import capacity, charts, elastic, monthly, selectors, teams
-from reports.dashboards.forms import DashboardFilterForm
+from reports.dashboards import capacity, charts, costs, elastic, heatmap, monthly, selectors, tco, teams
+from reports.dashboards.forms import DashboardFilterForm, HeatmapSpanForm, TcoForm
 from reports.dashboards.selectors import Table
 from reports.dashboards.services import monthly_review_page_open
 
@@ -285,3 +285,106 @@ def team_history(request: AuthenticatedHttpRequest, team: str) -> HttpResponse:
         {"history": history, "figure": teams.team_history_figure(history), "scope": scope,
          "currency": settings.DOCKET_COST_CURRENCY},
     )
+def _day_labels() -> list[str]:
+    return [str(d) for d in (_("Mon"), _("Tue"), _("Wed"), _("Thu"), _("Fri"), _("Sat"), _("Sun"))]
+
+
+def _heatmap_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
+    """The span form and, when it is valid, the heatmap of every pool; the status to answer with."""
+    now = timezone.now()
+    form = HeatmapSpanForm(request.GET or None, now=now)
+    if form.is_bound and not form.is_valid():
+        return {"form": form}, 400
+    result = heatmap.utilization_heatmap(span=form.span())
+    labels = _day_labels()
+    pools = [{"pool": pool, "script_id": f"heatmap-{index}", "figure": charts.heatmap_figure(pool, day_labels=labels)}
+             for index, pool in enumerate(result.pools)]
+    span = result.span
+    return {"form": form, "heatmap": result, "pools": pools, "generated_at": now,
+            "query": f"?last_week={span.last_week}&weeks={span.weeks}",
+            "peak": {"start": f"{heatmap.PEAK_START_HOUR:02d}", "end": f"{heatmap.PEAK_END_HOUR:02d}",
+                     "threshold": heatmap.PEAK_THRESHOLD_PCT}}, 200
+
+
+@login_required
+@require_GET
+def utilization_heatmap(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Hour-of-week utilization of every pool over a span of weeks (anyone signed in: pool numbers only)."""
+    context, status = _heatmap_context(request)
+    for item in context.get("pools", []):
+        item["figure"] = charts.as_json(item["figure"])
+    return render(request, "reports/dashboards/heatmap.html", context, status=status)
+
+
+@login_required
+@require_GET
+def utilization_heatmap_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
+    context, status = _heatmap_context(request)
+    if status != 200:
+        return HttpResponseBadRequest(" ".join(str(e) for errors in context["form"].errors.values() for e in errors))
+    figures = [report_charts.Chart(item["script_id"], item["pool"].key, item["figure"]) for item in context["pools"]]
+    context["chart_images"], context["charts_missing"] = pdf.chart_images(figures)
+    images = {image["title"]: image["src"] for image in context["chart_images"]}
+    for item in context["pools"]:
+        item["image"] = images.get(item["pool"].key)
+    html = render_to_string("reports/dashboards/print/heatmap.html", context, request=request)
+    response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
+    span = context["heatmap"].span
+    response["Content-Disposition"] = (
+        f'attachment; filename="docket-utilization-heatmap-{span.first_week}-{span.last_week}.pdf"')
+    return response
+
+
+def _tco_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
+    """The calculator (its form, and the comparison when every field is valid) and the pools' measured costs."""
+    now = timezone.now()
+    span_form = HeatmapSpanForm(
+        {k: request.GET[k] for k in ("last_week", "weeks") if k in request.GET} or None, now=now)
+    calculator = TcoForm(request.GET if any(k in request.GET for k in TcoForm.base_fields) else None)
+    status = 200
+    context: dict[str, Any] = {"span_form": span_form, "form": calculator, "generated_at": now,
+                               "currency": settings.DOCKET_COST_CURRENCY}
+    if span_form.is_bound and not span_form.is_valid():
+        status = 400
+    else:
+        measured = heatmap.utilization_heatmap(span=span_form.span())
+        context.update(span=measured.span, pool_costs=costs.pool_cost_list(heatmap=measured))
+    if calculator.is_bound and not calculator.is_valid():
+        status = 400
+    else:
+        comparison = tco.compare(options=calculator.options(), scenario=calculator.scenario())
+        context.update(comparison=comparison, figure=charts.tco_figure(comparison), rows=[
+            {"cost": option, "versus_pct": comparison.versus_cheapest_pct(option),
+             "cheapest": option is comparison.cheapest} for option in comparison.options
+        ])
+    context["query"] = "?" + request.GET.urlencode() if request.GET else ""
+    return context, status
+
+
+@login_required
+@require_GET
+def tco_calculator(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Cost per effective GPU-hour and queue-time cost per pool; the buy-vs-wait calculator (the committee's)."""
+    _require_committee(request)
+    context, status = _tco_context(request)
+    if "figure" in context:
+        context["figure"] = charts.as_json(context["figure"])
+    return render(request, "reports/dashboards/tco.html", context, status=status)
+
+
+@login_required
+@require_GET
+def tco_calculator_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
+    _require_committee(request)
+    context, status = _tco_context(request)
+    if status != 200:
+        forms_with_errors = [f for f in (context["span_form"], context["form"]) if f.is_bound and f.errors]
+        return HttpResponseBadRequest(" ".join(
+            str(e) for form in forms_with_errors for errors in form.errors.values() for e in errors))
+    figure = context["figure"].update_layout(height=report_charts.CHART_HEIGHT)
+    context["chart_images"], context["charts_missing"] = pdf.chart_images(
+        [report_charts.Chart("tco", str(_("Cumulative cost over the horizon")), figure)])
+    html = render_to_string("reports/dashboards/print/tco.html", context, request=request)
+    response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
+    response["Content-Disposition"] = 'attachment; filename="docket-tco.pdf"'
+    return response
