@@ -285,6 +285,8 @@ def team_history(request: AuthenticatedHttpRequest, team: str) -> HttpResponse:
         {"history": history, "figure": teams.team_history_figure(history), "scope": scope,
          "currency": settings.DOCKET_COST_CURRENCY},
     )
+
+
 def _day_labels() -> list[str]:
     return [str(d) for d in (_("Mon"), _("Tue"), _("Wed"), _("Thu"), _("Fri"), _("Sat"), _("Sun"))]
 
