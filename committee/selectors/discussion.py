@@ -148,6 +148,9 @@ class RequestDiscussion:
     recusals: list[ConflictDeclaration] = field(default_factory=list)
     viewer_recused: ConflictDeclaration | None = None
     viewer_id: int | None = None
+    # DOCKET_DECISIONS_RECORDED_BY: whether the viewer may record this request's decision (own team and
+    # recusal aside, which the review checks on its own).
+    viewer_may_decide: bool = False
 
     @property
     def open_questions(self) -> list[RequestQuestion]:
@@ -200,7 +203,31 @@ def review_discussion_map(*, requests: Iterable[GpuRequest], viewer: Viewer) -> 
         discussion.recusals.append(conflict)
         if conflict.member_id == viewer_id:
             discussion.viewer_recused = conflict
+    _may_decide_fill(out=out, requests=requests, viewer=viewer)
     return out
+
+
+def _may_decide_fill(*, out: dict[int, RequestDiscussion], requests: Iterable[GpuRequest], viewer: Viewer) -> None:
+    """user_may_record_decisions for every request at once: at most two more queries."""
+    roles = viewer_roles(user=viewer)
+    if not roles.committee:
+        return
+    if not decisions_recorded_by_chair_only() or roles.chair:
+        for discussion in out.values():
+            discussion.viewer_may_decide = True
+        return
+    chair_ids = set(
+        CommitteeSeat.objects.active()
+        .filter(role=SeatRole.CHAIR, user__is_active=True)
+        .values_list("user_id", flat=True)
+    )
+    chair_teams: dict[int, set[int]] = {}
+    for user_id, team_id in TeamMembership.objects.filter(user_id__in=chair_ids).values_list("user_id", "team_id"):
+        chair_teams.setdefault(team_id, set()).add(user_id)
+    for r in requests:
+        discussion = out[r.pk]
+        kept_out = chair_teams.get(r.team_id, set()) | discussion.recused_ids
+        discussion.viewer_may_decide = chair_ids <= kept_out
 
 
 def request_questions_for_viewer(*, gpu_request: GpuRequest, viewer: Viewer) -> list[RequestQuestion]:
