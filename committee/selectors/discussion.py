@@ -183,14 +183,19 @@ def stale_note(row: ScoreStaleness) -> StaleNote:
 def review_discussion_map(*, requests: Iterable[GpuRequest], viewer: Viewer) -> dict[int, RequestDiscussion]:
     """Each request's comments, questions, stale scores and recusals: four queries for any number of requests.
 
-    Committee comments are for the committee only: the caller shows this to committee members.
+    Committee comments are for the committee only: the caller shows this to committee members, and the
+    comments on a request of the viewer's own team are left out (a committee member in that team is the team).
     """
     ids = [r.pk for r in requests]
     viewer_id = viewer.pk if viewer.is_authenticated else None
     out = {pk: RequestDiscussion(viewer_id=viewer_id) for pk in ids}
     if not ids:
         return out
-    for comment in RequestComment.objects.filter(request_id__in=ids).order_by("created_at", "id"):
+    # The committee's comments are never shown on a request of the viewer's own team (a member of the team).
+    own = {r.pk for r in requests if r.team_id in viewer_roles(user=viewer).team_ids}
+    for comment in RequestComment.objects.filter(request_id__in=ids).exclude(request_id__in=own).order_by(
+        "created_at", "id"
+    ):
         out[comment.request_id].comments.append(comment)
     for question in RequestQuestion.objects.filter(request_id__in=ids).order_by("asked_at", "id"):
         out[question.request_id].questions.append(question)

@@ -70,6 +70,7 @@ def _require_committee_outside_team(*, actor: User, gpu_request: GpuRequest, doi
             _("You are a member of %(team)s: you do not %(doing)s its requests.")
             % {"team": gpu_request.team.name, "doing": doing}
         )
+    require_not_recused(actor=actor, gpu_request=gpu_request, doing=doing)
 
 
 def _text(field: str, value: str, max_length: int, missing: str) -> str:

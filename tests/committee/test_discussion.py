@@ -48,7 +48,19 @@ def test_comments_that_cannot_be_made_store_nothing(world):
         services.request_comment_add(actor=world.lead_a, gpu_request=a, body="We are great.")
     with pytest.raises(PermissionDenied, match="member of Team B"):
         services.request_comment_add(actor=world.tech, gpu_request=b, body="Mine is great.")
+    services.conflict_declare(actor=world.finance, gpu_request=a)
+    with pytest.raises(PermissionDenied, match="recused"):
+        services.request_comment_add(actor=world.finance, gpu_request=a, body="Between us.")
     assert not RequestComment.objects.exists()
+
+
+def test_a_committee_member_in_the_team_does_not_see_the_comments_on_its_request(world, client):
+    _a, b = two_requests_in_review(world)
+    services.request_comment_add(actor=world.chair, gpu_request=b, body="Team B oversells its forecasts.")
+    client.force_login(world.tech)  # on the committee, and in team B
+    assert "oversells" not in card(client.get(review_url(world)).content.decode(), b.pk)
+    client.force_login(world.reviewer)
+    assert "oversells" in card(client.get(review_url(world)).content.decode(), b.pk)
 
 
 def test_a_question_tells_the_team_which_answers_it_on_its_request_page(world, client):
