@@ -119,7 +119,7 @@ def test_the_review_shows_the_recusal_and_offers_the_recused_member_no_inputs(wo
     card = html[html.index(f'id="request-{a.pk}"'):]
     card = card[:card.index("</article>")]
     assert "recused: Finance" in card
-    assert "You declared a conflict of interest (I advise team A.)" in card
+    assert "You declared a conflict of interest: you are recused" in card and "Your reason: “I advise team A.”" in card
     assert 'name="criterion"' not in card
     client.force_login(world.chair)
     html = client.get(url).content.decode()
