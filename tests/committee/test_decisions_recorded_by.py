@@ -46,7 +46,7 @@ def test_the_review_page_hides_the_form_from_members_and_refuses_their_post_with
     target = reverse("committee:review-decision", args=[world.cycle.week, a.pk])
     client.force_login(world.reviewer)
     page = client.get(review).content.decode()
-    assert f'id="decision-{a.pk}"' not in page and "The chair records the committee&#x27;s decisions" in page
+    assert f'id="decision-{a.pk}"' not in page and "tell the chair yours, or ask the team" in page
     refused = client.post(target, {"outcome": "grant", "rationale": "Mine."})
     assert refused.status_code == 403
     assert "Only the chair records the committee" in refused.content.decode()
