@@ -1,6 +1,17 @@
 from django.urls import path
 
-from committee.views import corrections, elastic, emergency, inbox, portal, profile, publishing, review, rubric
+from committee.views import (
+    corrections,
+    discussion,
+    elastic,
+    emergency,
+    inbox,
+    portal,
+    profile,
+    publishing,
+    review,
+    rubric,
+)
 
 app_name = "committee"
 
@@ -57,4 +68,15 @@ urlpatterns += [
     path("emergencies/<int:pk>/", emergency.emergency_detail, name="emergency-detail"),
     path("emergencies/<int:pk>/decide/", emergency.emergency_decide, name="emergency-decide"),
     path("emergencies/<int:pk>/review/", emergency.emergency_review, name="emergency-review"),
+]
+
+# The conversation around a request: committee comments, questions to the team, stale scores, conflicts.
+urlpatterns += [
+    path("review/<week:week>/requests/<int:pk>/comment/", discussion.comment_add, name="review-comment"),
+    path("review/<week:week>/requests/<int:pk>/question/", discussion.question_ask, name="review-question"),
+    path("review/<week:week>/requests/<int:pk>/scores-hold/", discussion.scores_confirm, name="review-scores-confirm"),
+    path("review/<week:week>/requests/<int:pk>/conflict/", discussion.conflict_declare, name="review-conflict"),
+    path("review/<week:week>/requests/<int:pk>/conflict/withdraw/", discussion.conflict_withdraw,
+         name="review-conflict-withdraw"),
+    path("requests/questions/<int:pk>/answer/", discussion.question_answer, name="request-question-answer"),
 ]

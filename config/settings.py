@@ -466,6 +466,8 @@ if env_bool("SECURE_PROXY_SSL_HEADER", False):
 # A personal API token stops working this many days after it was made (the API answers 401 saying so).
 DOCKET_TOKEN_MAX_AGE_DAYS = env_int("DOCKET_TOKEN_MAX_AGE_DAYS", 90, minimum=1, maximum=3650)
 DOCKET_SCORE_QUORUM = env_int("DOCKET_SCORE_QUORUM", 2, minimum=1, maximum=50)
+# Who records the committee's decisions on the review page and the API: the chair alone, or any member.
+DOCKET_DECISIONS_RECORDED_BY = env_choice("DOCKET_DECISIONS_RECORDED_BY", "chair", ["chair", "committee"])
 # The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)
 DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1, maximum=520)

@@ -184,6 +184,24 @@ def _participants(data: DecisionRecordSnapshot) -> list[str]:
     return ["## " + _("Who took part"), table([_("Member"), _("Requests scored"), _("Decisions recorded")], rows)]
 
 
+def _recusals(data: DecisionRecordSnapshot) -> list[str]:
+    """Conflicts of interest declared on the week's requests (absent in older records and weeks without any)."""
+    recusals = data.get("recusals")
+    if not recusals:
+        return []
+    rows = [
+        [text(r["member"]), text(r["title"]), text(r["team"]), text(r["reason"]) or "—", text(r["declared_label"]),
+         text(r["withdrawn_label"]) if r.get("withdrawn_at") else _("no: recused")]
+        for r in recusals
+    ]
+    return [
+        "## " + _("Recusals"),
+        _("Members who declared a conflict of interest on a request did not score or decide it, and their scores "
+          "of it were left out of its totals, unless they withdrew the declaration before the week was finalized."),
+        table([_("Member"), _("Request"), _("Team"), _("Reason"), _("Declared"), _("Withdrawn")], rows),
+    ]
+
+
 def _ranking(data: DecisionRecordSnapshot) -> list[str]:
     criteria = data["rubric"]["criteria"]
     header = [_("Rank"), _("Request"), _("Team"), _("Pool"), _("GPU-hours")]
@@ -432,6 +450,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _intro,
     _summary,
     _participants,
+    _recusals,
     _ranking,
     _decisions,
     _corrections,

@@ -169,6 +169,20 @@ class PolicyChangeSnapshot(TypedDict):
     reason: str
 
 
+class RecusalSnapshot(TypedDict):
+    """A member's declared conflict of interest on a request of the week: recused from scoring and deciding it."""
+
+    request_id: int | None
+    title: str
+    team: str
+    member: str
+    reason: str
+    declared_at: str | None
+    declared_label: str
+    withdrawn_at: str | None  # withdrawn before the week was finalized (the scores counted again)
+    withdrawn_label: str
+
+
 class DecisionRecordSnapshot(TypedDict):
     """A week's decision: rubric, who took part, the ranking with rationale, capacity, the published plan."""
 
@@ -189,3 +203,5 @@ class DecisionRecordSnapshot(TypedDict):
     # The policy changes made since the previous week's intake closed, up to this week's: what it was ranked under.
     policy_changes: NotRequired[list[PolicyChangeSnapshot]]
     policy_changes_more: NotRequired[int]  # how many older ones the record leaves to the policy history page
+    # Conflicts of interest declared on the week's requests, in force or withdrawn; missing in older records.
+    recusals: NotRequired[list[RecusalSnapshot]]

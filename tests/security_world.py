@@ -101,6 +101,8 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
     review.refresh_from_db()
     for member in (w.chair, w.finance):  # a quorum, so the committee can decide; the reviewer has not scored
         score(member, review_a, 7, 6, 5)
+    # The chair's question to team A about its request in review, still open.
+    question_a = services.request_question_ask(actor=w.chair, gpu_request=review_a, body="Would 8 GPUs do?")
     # Team A's emergency in the running week, waiting for its two approvals.
     emergency_a = emergency_request_file(actor=w.lead_a, team=w.team_a, pool=w.a100, title="Hotfix", gpu_count=4,
                                          duration_hours=2, justification="A fraud wave, now.")
@@ -137,7 +139,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         world=w, tokens=tokens, published=published, plan=plan, window_a=window_a, window_b=window_b,
         review=review, pub_a=pub_a, pub_b=pub_b, review_a=review_a, review_b=review_b, open=w.cycle,
         draft_a=draft_a, submitted_a=submitted_a, draft_b=draft_b, record=record, charter=charter, export=export,
-        emergency_a=emergency_a,
+        emergency_a=emergency_a, question_a=question_a,
         pdf_root=pdf_root, appeal_b=appeal_b,
     )
 

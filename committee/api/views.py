@@ -321,7 +321,9 @@ class RequestDecisionView(APIView):
         request=DecisionInputSerializer, responses=DecisionSerializer, operation_id="requests_decision_record"
     )
     def put(self, request: AuthenticatedRequest, pk: int) -> Response:
-        """Record or revise the decision (committee, not on the caller's own team's request)."""
+        """Record or revise the decision: the chair, or any committee member when DOCKET_DECISIONS_RECORDED_BY
+        is "committee" (403 otherwise, saying so); never on the caller's own team's request, nor on one they
+        are recused from."""
         if not selectors.user_is_committee(user=request.user):
             raise exceptions.PermissionDenied(IsCommitteeMember.message)
         gpu_request = _readable_request(request, pk)

@@ -12,6 +12,13 @@ from committee.models.cycles import (
     RubricVersion,
     rubric_version_current_pk,
 )
+from committee.models.discussion import (
+    ConflictDeclaration,
+    QuestionStatus,
+    RequestComment,
+    RequestQuestion,
+    ScoreStaleness,
+)
 from committee.models.emergency import (
     EmergencyApproval,
     EmergencyRequest,
@@ -65,6 +72,7 @@ __all__ = [
     "CommitteeSeat",
     "CommitteeSeatQuerySet",
     "Confidence",
+    "ConflictDeclaration",
     "Criterion",
     "CycleStatus",
     "Decision",
@@ -86,11 +94,15 @@ __all__ = [
     "OutboxMessage",
     "PersonalToken",
     "PostHocOutcome",
+    "QuestionStatus",
+    "RequestComment",
     "RequestEvent",
+    "RequestQuestion",
     "RequestStatus",
     "ReviewCycle",
     "RubricVersion",
     "Score",
+    "ScoreStaleness",
     "SeatRole",
     "SsoGroupMapping",
     "TeamMembership",

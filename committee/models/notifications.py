@@ -19,6 +19,9 @@ class NotificationKind(models.TextChoices):
     APPEAL_FILED = "appeal_filed", _("A team appealed a decision")
     APPEAL_DECIDED = "appeal_decided", _("The committee decided my team's appeal")
     EMERGENCY = "emergency", _("An emergency request was filed, approved, placed or rejected")
+    QUESTION_ASKED = "question_asked", _("The committee asked my team a question about a request")
+    QUESTION_ANSWERED = "question_answered", _("A team answered the committee's question")
+    SCORES_STALE = "scores_stale", _("A team changed a request after I scored it")
 
 
 class NotificationDigest(models.Model):

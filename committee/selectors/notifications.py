@@ -42,12 +42,15 @@ TEAM_KINDS = (
     NotificationKind.DECISION_CORRECTED,
     NotificationKind.APPEAL_DECIDED,
     NotificationKind.EMERGENCY,
+    NotificationKind.QUESTION_ASKED,
 )
 COMMITTEE_KINDS = (
     NotificationKind.INTAKE_CLOSED,
     NotificationKind.REVIEW_COMING,
     NotificationKind.APPEAL_FILED,
     NotificationKind.EMERGENCY,
+    NotificationKind.QUESTION_ANSWERED,
+    NotificationKind.SCORES_STALE,
 )
 
 

@@ -24,6 +24,7 @@ from committee.models import (
     Score,
     TeamMembership,
 )
+from committee.selectors.discussion import RequestDiscussion, review_discussion_map, scores_counted
 from committee.selectors.fairshare import fair_share_for_cycle
 from committee.selectors.people import Viewer, viewer_roles
 
@@ -45,6 +46,8 @@ class ReviewRow:
     quadrant: str | None = None
     # Filled by cycle_review for the person looking:
     conflict: bool = False
+    # The request's comments, questions, stale scores and recusals (committee.selectors.discussion).
+    discussion: RequestDiscussion = field(default_factory=RequestDiscussion)
     inputs: list[ScoreInput] = field(default_factory=list)
     scored_by: list[MemberScores] = field(default_factory=list)
     # Filled by cycle_placement (the engine's dry run) for a grant or partial grant:
@@ -75,11 +78,15 @@ class ScoreInput:
 
 @dataclass(frozen=True)
 class MemberScores:
-    """One committee member's scores of one request, in criterion order; `conflict` when it is their team's."""
+    """One committee member's scores of one request, in criterion order; `conflict` when it is their team's,
+    `recused` when they declared a conflict of interest on it (their scores then do not count), `stale` when
+    the team changed the request after they scored it (their scores still count)."""
 
     name: str
     values: tuple[int | None, ...]
     conflict: bool
+    recused: bool = False
+    stale: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,13 +144,17 @@ class CycleReview:
 
 
 def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
-    """The cycle's requests in review with their evidence, decision and scores: four queries for any number."""
+    """The cycle's requests in review with their evidence, decision and scores: four queries for any number.
+
+    The scores are those that count: a member recused from a request (a conflict of interest in force)
+    has their scores of it withdrawn from its totals.
+    """
     return list(
         GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
         .select_related("team", "cycle", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
         .prefetch_related(
             "alternatives",
-            Prefetch("scores", queryset=Score.objects.order_by("criterion", "member_name", "id")),
+            Prefetch("scores", queryset=scores_counted().order_by("criterion", "member_name", "id")),
         )
         .order_by("submitted_at", "id")
     )
@@ -245,9 +256,12 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
     threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
     # An anonymous viewer (the archive's record of a week) is in no team: no row is a conflict.
     viewer_teams = teams_of.get(viewer.pk, set()) if viewer.is_authenticated else set()
+    discussions = review_discussion_map(requests=[row.request for row in rows], viewer=viewer)
     for row in rows:
         r = row.request
         row.conflict = r.team_id in viewer_teams
+        row.discussion = discussions[r.pk]
+        stale_ids = {note.member_id for note in row.discussion.stale}
         mine = {s.criterion: s for s in r.scores.all() if s.member_id == viewer.pk}
         row.inputs = [
             ScoreInput(
@@ -268,6 +282,8 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
                 name=name,
                 values=tuple(values.get(user_id, {}).get(c) for c in scoring.MEMBER_SCORED),
                 conflict=r.team_id in teams_of.get(user_id, set()),
+                recused=user_id in row.discussion.recused_ids,
+                stale=user_id in stale_ids,
             )
             for user_id, name in members.items()
         ]

@@ -15,6 +15,15 @@ from committee.services.corrections import (
     appeal_file,
     decision_correct,
 )
+from committee.services.discussion import (
+    conflict_declare,
+    conflict_withdraw,
+    request_comment_add,
+    request_question_answer,
+    request_question_ask,
+    scores_confirm,
+    scores_mark_stale,
+)
 from committee.services.elastic import elastic_policy_change
 from committee.services.notifications import (
     digests_send,
@@ -68,6 +77,8 @@ __all__ = [
     "chat_intake_closing_announce",
     "chat_send",
     "committee_remind_review",
+    "conflict_declare",
+    "conflict_withdraw",
     "cycle_close_due_intake",
     "cycle_close_intake",
     "cycle_create",
@@ -94,11 +105,16 @@ __all__ = [
     "personal_token_create",
     "personal_token_revoke",
     "personal_token_revoke_all",
+    "request_comment_add",
     "request_decide",
     "request_event_record",
     "request_events_record",
+    "request_question_answer",
+    "request_question_ask",
     "rubric_change",
     "score_record",
+    "scores_confirm",
+    "scores_mark_stale",
     "sso_grants_for_groups",
     "sso_group_map_apply",
     "sso_group_map_parse",

@@ -342,6 +342,9 @@ def kind_heading(kind: str) -> str:
         NotificationKind.APPEAL_FILED: _("Appeals filed"),
         NotificationKind.APPEAL_DECIDED: _("Appeals decided"),
         NotificationKind.EMERGENCY: _("Emergency requests"),
+        NotificationKind.QUESTION_ASKED: _("Questions from the committee"),
+        NotificationKind.QUESTION_ANSWERED: _("Questions answered"),
+        NotificationKind.SCORES_STALE: _("Requests changed after you scored them"),
     }
     return headings.get(kind, kind)
 
@@ -385,6 +388,8 @@ def notification_text(notification: Notification) -> str:
         # Decided and placed (recorded since placements are told; older notifications have none of these).
         **selectors.placement_params_text(p),
         "event": p.get("event") or "",
+        "question": p.get("question") or "",
+        "changes": p.get("changes") or "",
         "alternative": p.get("alternative") or "",
         "alternative_gpu_hours": f"{p['alternative_gpu_hours']:,}" if p.get("alternative_gpu_hours") else "",
     }

@@ -24,6 +24,7 @@ from committee.models import (
     ReviewCycle,
     UsageReport,
 )
+from committee.services.discussion import request_parts, scores_mark_stale
 from committee.services.notifications import notify_request_submitted
 from core.audit import person_name
 from core.errors import StateConflict
@@ -75,10 +76,10 @@ def cycle_create(*, week: str, status: str = CycleStatus.OPEN, **overrides: date
     return cycle
 
 
-def _check_can_edit(*, actor: User, team: Team, cycle: ReviewCycle) -> None:
+def _check_can_edit(*, actor: User, team: Team, cycle: ReviewCycle, revising: bool = False) -> None:
     if not selectors.user_is_team_member(user=actor, team=team):
         raise PermissionDenied(_("Only members of %(team)s can file its requests.") % {"team": team.name})
-    if not cycle.intake_open:
+    if not cycle.intake_open and not revising:
         raise StateConflict(
             _("Intake for %(week)s is closed; requests can no longer change.") % {"week": cycle.week}
         )
@@ -177,9 +178,17 @@ def gpu_request_update(
     forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]],
 ) -> GpuRequest:
-    """Change a draft or submitted request while intake is open; its alternatives are replaced whole."""
+    """Change a draft or submitted request while intake is open; its alternatives are replaced whole.
+
+    In review, a submitted request the committee has an open question on can still be revised
+    (selectors.request_revisable_in_review); the members who scored it are told their scores are stale.
+    """
     locked = _lock(gpu_request)
-    _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
+    _check_can_edit(
+        actor=actor, team=locked.team, cycle=locked.cycle,
+        revising=selectors.request_revisable_in_review(gpu_request=locked),
+    )
+    before = request_parts(gpu_request=locked)
     if locked.status not in (RequestStatus.DRAFT, RequestStatus.SUBMITTED):
         raise StateConflict(
             _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}
@@ -191,6 +200,7 @@ def gpu_request_update(
     locked.impact_forecast = ImpactForecast.objects.filter(request=locked).first()
     _write_evidence(gpu_request=locked, usage=usage, forecast=forecast, alternatives=alternatives)
     request_event_record(request=locked, actor=actor, action="edited")
+    scores_mark_stale(gpu_request=locked, before=before)
     return locked
 
 

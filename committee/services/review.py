@@ -31,6 +31,7 @@ from committee.models import (
     ReviewCycle,
     Score,
 )
+from committee.services.discussion import require_not_recused, scores_clear_stale
 from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
@@ -56,13 +57,23 @@ def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
 
 
 def _require_reviewer(*, actor: User, gpu_request: GpuRequest, doing: str) -> None:
-    """A committee seat, and not a member of the request's team (conflict of interest)."""
+    """A committee seat, not a member of the request's team, and not recused from it (a declared conflict)."""
     if not selectors.user_is_committee(user=actor):
         raise PermissionDenied(_("Only committee members %(doing)s.") % {"doing": doing})
     if selectors.user_is_team_member(user=actor, team=gpu_request.team):
         raise PermissionDenied(
             _("You are a member of %(team)s: you do not %(doing)s its requests.")
             % {"team": gpu_request.team.name, "doing": doing}
+        )
+    require_not_recused(actor=actor, gpu_request=gpu_request, doing=doing)
+
+
+def _require_decider(*, actor: User, gpu_request: GpuRequest) -> None:
+    """DOCKET_DECISIONS_RECORDED_BY: "chair" (the default) lets only the chair record decisions, unless the chair
+    is conflicted on the request (own team, recused): then another committee member records it."""
+    if not selectors.user_may_record_decisions(user=actor, gpu_request=gpu_request):
+        raise PermissionDenied(
+            _("Only the chair records the committee's decisions (DOCKET_DECISIONS_RECORDED_BY is “chair”).")
         )
 
 
@@ -141,6 +152,8 @@ def score_record(
     Refused (PermissionDenied) unless the actor has a committee seat and is not a member of the
     request's team; refused (ValidationError) unless the cycle is in review, the request submitted,
     the criterion member-scored and the value a whole number 0–10. Fairness is computed, never scored.
+    Refused (PermissionDenied) too for a member recused from the request. Scoring clears the member's
+    "stale" mark on the request (the team changed it after they scored).
     """
     _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("score"))
     if criterion not in scoring.MEMBER_SCORED:
@@ -160,6 +173,7 @@ def score_record(
         criterion=criterion,
         defaults={"value": value, "note": note, "member_name": actor_name(actor)},
     )
+    scores_clear_stale(member=actor, gpu_request=locked)
     return score
 
 
@@ -181,10 +195,13 @@ def request_decide(
     alternative's GPU-hours over the request's duration: ceil(alternative GPU-hours / duration)
     GPUs, at most the GPUs asked (`alternative_gpus`); its words and GPU-hours are copied onto the
     decision. Errors name the field (`alternative`). A rationale is required. Grants need a ranked request (a
-    quorum of scores). Same conflict-of-interest rule as scoring. The team sees the decision once
-    the cycle is finalized; no event is written on the request until then.
+    quorum of scores, a recused member's not counted). Same conflict-of-interest rule as scoring
+    (own team, declared conflicts). Who may record at all is DOCKET_DECISIONS_RECORDED_BY: the chair
+    (default) or any committee member; anyone else is refused (PermissionDenied, the API's 403). The
+    team sees the decision once the cycle is finalized; no event is written on the request until then.
     """
     _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("decide on"))
+    _require_decider(actor=actor, gpu_request=gpu_request)
     locked, cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
     errors: dict[str, list[Any]] = {}
     rationale = (rationale or "").strip()
@@ -213,7 +230,8 @@ def request_decide(
         else:
             granted = granted_gpu_count
     if outcome in (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
-        sheet_scores = {c: [s.value for s in locked.scores.all() if s.criterion == c] for c in scoring.MEMBER_SCORED}
+        counted = list(selectors.scores_counted().filter(request=locked))
+        sheet_scores = {c: [s.value for s in counted if s.criterion == c] for c in scoring.MEMBER_SCORED}
         missing = scoring.quorum_missing(
             member_scores=sheet_scores, weights=cycle.rubric.weights(), quorum=settings.DOCKET_SCORE_QUORUM
         )

@@ -240,7 +240,8 @@ def _own_request(request: HttpRequest, pk: int) -> GpuRequest:
 @login_required
 def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     gpu_request = _own_request(request, pk)
-    if not gpu_request.cycle.intake_open or gpu_request.status not in ("draft", "submitted"):
+    revising = selectors.request_revisable_in_review(gpu_request=gpu_request)  # an open question, in review
+    if not (gpu_request.cycle.intake_open or revising) or gpu_request.status not in ("draft", "submitted"):
         messages.error(request, _("This request can no longer be edited."))
         return redirect("committee:request-detail", pk=pk)
     forms = _bound_forms(request, gpu_request)
@@ -266,16 +267,22 @@ def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @login_required
 def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=pk)
+    is_team = selectors.user_is_team_member(user=request.user, team=gpu_request.team)
+    revising = is_team and selectors.request_revisable_in_review(gpu_request=gpu_request)
     can_edit = (
-        gpu_request.cycle.intake_open
+        (gpu_request.cycle.intake_open or revising)
         and gpu_request.status in ("draft", "submitted")
-        and selectors.user_is_team_member(user=request.user, team=gpu_request.team)
+        and is_team
     )
     outcome = selectors.request_outcome_get(gpu_request=gpu_request, viewer=request.user)
     usage = selectors.measured_usage(requests=[gpu_request])[gpu_request.pk]
     context = {
         "gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome, "usage": usage,
         "idle_grants": elastic_selectors.idle_grants(request_refs=[gpu_request.pk]),
+        # The committee's questions (never its comments); the team answers the open ones here.
+        "questions": selectors.request_questions_for_viewer(gpu_request=gpu_request, viewer=request.user),
+        "answering": is_team and gpu_request.cycle.status in ("open", "in_review"),
+        "revising": revising,
     }
     return render(request, "committee/request_detail.html", context)
 

@@ -171,6 +171,12 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     if selectors.user_is_team_member(user=request.user, team=gpu_request.team):
         raise PermissionDenied(_("You are a member of %(team)s: you do not decide on its requests.")
                                % {"team": gpu_request.team.name})
+    if not selectors.user_may_record_decisions(user=request.user, gpu_request=gpu_request):
+        raise RoleRequired(
+            _("Only the chair records the committee's decisions (DOCKET_DECISIONS_RECORDED_BY is “chair”)."),
+            role=_("the chair's seat"),
+            elsewhere=[(_("The weekly review"), _anchor(cycle, pk))],
+        )
     decision = getattr(gpu_request, "decision", None)
     initial = (
         {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count,

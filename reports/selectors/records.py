@@ -31,6 +31,7 @@ from reports.snapshot import (
     PlanSnapshot,
     PolicyChangeSnapshot,
     RankingRowSnapshot,
+    RecusalSnapshot,
     WindowSnapshot,
 )
 
@@ -265,7 +266,27 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
         data["policy_changes"] = [_policy_change(change) for change in policy_changes[:RECORD_POLICY_CHANGES]]
         if len(policy_changes) > RECORD_POLICY_CHANGES:
             data["policy_changes_more"] = len(policy_changes) - RECORD_POLICY_CHANGES
+    recusals = _recusals_data(cycle=cycle)
+    if recusals:
+        data["recusals"] = recusals
     return data
+
+
+def _recusals_data(*, cycle: ReviewCycle) -> list[RecusalSnapshot]:
+    return [
+        {
+            "request_id": d.request_id,
+            "title": d.request.title,
+            "team": d.request.team.name,
+            "member": d.member_name,
+            "reason": d.reason,
+            "declared_at": _iso(d.declared_at),
+            "declared_label": _when(d.declared_at),
+            "withdrawn_at": _iso(d.withdrawn_at),
+            "withdrawn_label": _when(d.withdrawn_at) if d.withdrawn_at else "",
+        }
+        for d in committee_selectors.conflict_list_for_cycle(cycle_id=cycle.pk)
+    ]
 
 
 # A record lists at most this many policy changes (newest first); the policy history page has them all.

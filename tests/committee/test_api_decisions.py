@@ -9,7 +9,7 @@ from tests.committee.reviewing import decide
 
 def test_committee_records_a_decision_and_the_team_reads_it_once_finalized(api, world, scored):
     a, b = scored
-    as_user(api, world.reviewer)
+    as_user(api, world.chair)  # the chair records decisions (DOCKET_DECISIONS_RECORDED_BY's default)
     response = api.put(f"{API}/requests/{a.pk}/decision/",
                        {"outcome": "partial", "granted_gpu_count": 10, "rationale": "Most of it."})
     assert response.status_code == 200 and response.json()["granted_gpu_count"] == 10
@@ -24,7 +24,8 @@ def test_committee_records_a_decision_and_the_team_reads_it_once_finalized(api, 
     assert api.get(f"{API}/requests/{a.pk}/").json()["decision"]["rationale"] == "Most of it."
 
 
-def test_decision_rules_over_the_api(api, world, scored):
+def test_decision_rules_over_the_api(api, world, scored, settings):
+    settings.DOCKET_DECISIONS_RECORDED_BY = "committee"  # the rules of a decision, whoever may record it
     a, b = scored
     as_user(api, world.tech)
     assert api.put(f"{API}/requests/{b.pk}/decision/", {"outcome": "grant", "rationale": "x"}).status_code == 403

@@ -38,7 +38,8 @@ def as_user(user) -> APIClient:
     return api
 
 
-def test_a_long_named_member_scores_and_decides(long_named):
+def test_a_long_named_member_scores_and_decides(long_named, settings):
+    settings.DOCKET_DECISIONS_RECORDED_BY = "committee"  # the member records it: the test is about the name's copy
     world = long_named
     a, _b = two_requests_in_review(world)
     reviewer = as_user(world.reviewer)

@@ -281,13 +281,13 @@ def test_decision_needs_a_rationale(client, world, scored):
 
 def test_decision_is_saved_inline_and_shown_in_the_ranking(client, world, scored):
     a, _b = scored
-    client.force_login(world.reviewer)
+    client.force_login(world.chair)  # the chair records decisions (DOCKET_DECISIONS_RECORDED_BY's default)
     response = client.post(url(world, "review-decision", a.pk),
                            {"outcome": "partial", "granted_gpu_count": "12", "rationale": "Most of it."}, **HTMX)
     body = response.content.decode()
     assert "Decision saved." in body and '<mark class="outcome-partial">Partial grant (12)</mark>' in body
     decision = Decision.objects.get()
-    assert (decision.outcome, decision.granted_gpu_count, decision.decided_by_name) == ("partial", 12, "Reviewer")
+    assert (decision.outcome, decision.granted_gpu_count, decision.decided_by_name) == ("partial", 12, "Chair")
 
 
 def test_decision_page_without_htmx(client, world, scored):
