@@ -115,6 +115,8 @@ TEMPLATES = [
                 "committee.context_processors.roles",
                 "sso.context_processors.sign_in",
             ],
+            # core/ is not an app: its template library is named here ({% load docket_format %}).
+            "libraries": {"docket_format": "core.templatetags.docket_format"},
         },
     },
 ]

@@ -84,7 +84,19 @@ def _storable_or_none(parse: Callable[[Any], datetime | None], value: Any) -> da
 
 
 class UTCFormDateTimeField(forms.DateTimeField):
-    """Django's DateTimeField (it takes ISO 8601 too, offsets included), refusing what cannot be stored."""
+    """Django's DateTimeField (it takes ISO 8601 too, offsets included), refusing what cannot be stored.
+
+    Typed on the 24-hour clock (core.forms.ZonedDateTimeInput, unless the form names another widget), and its
+    help names the zone a time without an offset is read in.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from core.forms import ZonedDateTimeInput, lazy_zone_help
+
+        kwargs.setdefault("widget", ZonedDateTimeInput)
+        given = kwargs.get("help_text")
+        kwargs["help_text"] = format_lazy("{} {}", given, lazy_zone_help()) if given else lazy_zone_help()
+        super().__init__(*args, **kwargs)
 
     def to_python(self, value: Any) -> datetime | None:
         return _storable_or_none(super().to_python, value)
