@@ -143,12 +143,12 @@ def _formatted(value: datetime | date | None, format_name: str) -> str:
 
 
 def format_when(value: datetime | None) -> str:
-    """An instant, with its day and the zone: "Fri 4 Dec 2026, 18:00 CET" (zh: "2026年12月4日 周五 18:00 CET")."""
+    """An instant, with its day and the zone: "Fri 4 Dec 2026, 18:00 CET" (zh: "2026年12月4日（星期五）18:00 CET")."""
     return _formatted(value, "DOCKET_WHEN_FORMAT")
 
 
 def format_when_short(value: datetime | None) -> str:
-    """An instant within a week the reader already sees (a window's start): "Fri 4 Dec, 18:00"."""
+    """An instant within a week the reader already sees (a window's start): "Fri 4 Dec, 18:00 CET"."""
     return _formatted(value, "DOCKET_WHEN_SHORT_FORMAT")
 
 

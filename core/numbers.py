@@ -137,3 +137,13 @@ def rank_ref(rank: int | str | None) -> str:
 def revision_ref(number: int | str | None) -> str:
     """An archive revision's number: "rev. 3" (its language's form)."""
     return "" if number in (None, "") else str(_("rev. %(number)s") % {"number": number})
+
+
+def format_figure(value: Number | None) -> str:
+    """A figure as computed (a table cell): its own decimals kept, thousands separated; "" for None."""
+    if value is None:
+        return ""
+    if isinstance(value, Decimal):
+        exponent = value.as_tuple().exponent
+        return format_number(value, max(0, -exponent) if isinstance(exponent, int) else 0)
+    return format_number(value, 0 if isinstance(value, int) else 2)

@@ -4,7 +4,7 @@ Each filter calls core.datetimes or core.numbers, which charts, e-mails and PDFs
 through Django's localization (core/formats/<lang>/formats.py), so a second language gets its own formats.
 
     {{ w.start|when }}         Fri 4 Dec 2026, 18:00 CET   (the committee's zone, 24-hour, the zone named)
-    {{ w.start|when_short }}   Fri 4 Dec, 18:00
+    {{ w.start|when_short }}   Fri 4 Dec, 18:00 CET
     {{ w.start|clock }}        18:00 CET
     {{ cycle.week_start|day }} Mon 30 Nov 2026
     {{ w.start|isoweek }}      2026-W49
@@ -116,3 +116,17 @@ def revision_ref(value: Any) -> str:
 def committee_zone_label() -> str:
     """The committee's zone as the pages name it next to a time: "Europe/Berlin (CET)"."""
     return datetimes.zone_label()
+
+
+@register.filter
+def figure(value: Any) -> str:
+    """A table cell: a number with its own decimals and thousands separated; anything else as it is."""
+    if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
+        return numbers.format_figure(value)
+    return "" if value is None else str(value)
+
+
+@register.filter
+def with_labels(row: Any, columns: Any) -> list[tuple[Any, Any]]:
+    """(column, value) pairs of a table row, for cells that carry their column's label (data-label, phone cards)."""
+    return list(zip(columns, row, strict=False))

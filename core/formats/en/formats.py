@@ -15,7 +15,7 @@ YEAR_MONTH_FORMAT = "F Y"
 FIRST_DAY_OF_WEEK = 1  # Monday, as the committee's week
 
 DOCKET_WHEN_FORMAT = "D j M Y, H:i T"
-DOCKET_WHEN_SHORT_FORMAT = "D j M, H:i"
+DOCKET_WHEN_SHORT_FORMAT = "D j M, H:i T"
 DOCKET_CLOCK_FORMAT = "H:i T"
 DOCKET_DAY_FORMAT = "D j M Y"
 DOCKET_MONEY_FORMAT = "%(currency)s %(amount)s"
