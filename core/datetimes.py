@@ -10,6 +10,7 @@ The three field classes are the same rule for DRF serializers, Django forms and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -19,7 +20,7 @@ import django_filters
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.utils import formats
+from django.utils import dateformat, formats
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
@@ -137,9 +138,14 @@ def in_committee_zone(value: datetime) -> datetime:
 def _formatted(value: datetime | date | None, format_name: str) -> str:
     if value is None:
         return ""
+    pattern = str(formats.get_format(format_name, use_l10n=True))
     if isinstance(value, datetime):
         value = in_committee_zone(value)
-    return str(formats.date_format(value, format_name, use_l10n=True))
+        zone_name = "".join("\\" + c for c in value.tzname() or "")
+        # Django writes no zone for an hour that happens twice (02:30 on the night summer time ends), which
+        # is exactly where the zone tells the two apart: the zone's name goes in as literal text instead.
+        pattern = re.sub(r"(?<!\\)T", lambda _m: zone_name, pattern)
+    return str(dateformat.format(value, pattern))
 
 
 def format_when(value: datetime | None) -> str:

@@ -12,12 +12,18 @@ from decimal import Decimal
 from typing import Any
 
 import plotly.graph_objects as go
+from django.utils import formats
 from django.utils.translation import gettext as _
 
 from reports.charts import PALETTE
 from reports.dashboards.selectors import Table
 
 HEIGHT = 380
+
+
+def separators() -> str:
+    """Plotly's `separators`: the reader's decimal mark, then its thousands separator."""
+    return str(formats.get_format("DECIMAL_SEPARATOR")) + str(formats.get_format("THOUSAND_SEPARATOR"))
 
 
 def _num(value: Any) -> float | None:
@@ -27,6 +33,8 @@ def _num(value: Any) -> float | None:
 def _layout(**extra: Any) -> dict[str, Any]:
     return {
         "template": "plotly_white",
+        # Hover text and ticks group thousands with the reader's separators (core/formats/), as the tables do.
+        "separators": separators(),
         "height": HEIGHT,
         "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
         "legend": {"orientation": "h", "y": -0.2},
@@ -65,17 +73,29 @@ def granted_used_figure(table: Table) -> go.Figure:
 
 
 def utilization_figure(table: Table) -> go.Figure:
+    """The share of each pool's capacity used: one meaning on this chart (GPU busy time has its own)."""
     figure = go.Figure()
-    of_capacity = _series(table, "pool", "week", "used_of_capacity_pct")
-    mean = _series(table, "pool", "week", "mean_utilization_pct")
-    for index, pool in enumerate(of_capacity):
-        color = PALETTE[index % len(PALETTE)]
-        figure.add_scatter(name=_("%(pool)s used / capacity") % {"pool": pool}, x=of_capacity[pool][0],
-                           y=of_capacity[pool][1], mode="lines+markers", line={"color": color})
-        figure.add_scatter(name=_("%(pool)s mean GPU utilization") % {"pool": pool}, x=mean[pool][0],
-                           y=mean[pool][1], mode="lines+markers", line={"color": color, "dash": "dot"})
-    figure.update_layout(**_layout(yaxis={"title": {"text": "%"}, "rangemode": "tozero"}))
+    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "used_of_capacity_pct").items()):
+        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
+                           hovertemplate=_pct_hover(pool))
+    figure.update_layout(**_layout(yaxis={"title": {"text": _("share of pool capacity used, %")},
+                                          "rangemode": "tozero"}))
     return figure
+
+
+def gpu_busy_figure(table: Table) -> go.Figure:
+    """How busy the GPUs were while jobs held them (the schedulers' figure), per pool."""
+    figure = go.Figure()
+    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "mean_utilization_pct").items()):
+        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
+                           hovertemplate=_pct_hover(pool))
+    figure.update_layout(**_layout(yaxis={"title": {"text": _("GPU busy time while in use, %")},
+                                          "range": [0, 100]}))
+    return figure
+
+
+def _pct_hover(name: str) -> str:
+    return f"{name}<br>%{{x}}: %{{y:.1f}}%<extra></extra>"
 
 
 def queue_wait_figure(table: Table) -> go.Figure:
@@ -121,6 +141,7 @@ def scores_figure(table: Table) -> go.Figure:
 FIGURES: dict[str, Callable[[Table], go.Figure]] = {
     "granted-used": granted_used_figure,
     "utilization": utilization_figure,
+    "gpu-busy": gpu_busy_figure,
     "queue-wait": queue_wait_figure,
     "demand-capacity": demand_capacity_figure,
     "fair-share": fair_share_figure,

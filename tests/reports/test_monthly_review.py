@@ -137,8 +137,8 @@ def test_the_page_and_its_csv_for_the_committee_only(client, priced, monkeypatch
     rows = list(csv.DictReader(io.StringIO(client.get(reverse("reports:monthly-review-csv"),
                                                       {"month": MONTH}).content.decode())))
     flagged = {(row["Pool"], row["Metric"]) for row in rows if row["Flagged"] == "yes"}
-    assert flagged == {("atlas/a100", "Utilization"), ("atlas/a100", "Cost"), ("All pools", "Utilization"),
-                       ("All pools", "Cost")}
+    used = "Share of pool capacity used"
+    assert flagged == {("atlas/a100", used), ("atlas/a100", "Cost"), ("All pools", used), ("All pools", "Cost")}
     assert client.get(url, {"month": "May"}).status_code == 400
     assert client.get(url, {"month": MONTH, "baseline": "0"}).status_code == 400
 
@@ -152,7 +152,7 @@ def test_a_flag_opens_the_archive_page_of_the_parameter_review(client, priced, m
     assert response.status_code == 302 and response["Location"] == reverse("reports:page-edit", args=[page.slug])
     assert page.slug == "monthly-review-2027-05" and page.kind == PageKind.POLICY
     body = revision_latest(page=page).body
-    assert "## Parameter review" in body and "atlas/a100: utilization" in body and "(11.0%)" in body
+    assert "## Parameter review" in body and "atlas/a100: share of pool capacity used" in body and "(11.0%)" in body
     # The committee writes its review; the figures, opened again, are brought up to date around it.
     client.post(reverse("reports:page-edit", args=[page.slug]), {
         "title": page.title, "summary": "The review", "base_revision_id": page.latest_revision_id,
