@@ -15,6 +15,7 @@ Read at a glance:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -41,6 +42,11 @@ GAP = 0.08  # between two panels, as a share of the figure's plot height
 
 def _impact(row: Any) -> float:
     return float(row.result.criterion(scoring.BUSINESS_IMPACT).score or 0)
+
+
+def _legend_name(label: str) -> str:
+    """A quadrant's name on two lines (what it is: what to do), so a phone's legend does not cut it off."""
+    return re.sub(r"([:：])\s*", r"\1<br>", label, count=1)
 
 
 def matrix_legend(review: CycleReview) -> list[dict[str, Any]]:
@@ -84,6 +90,9 @@ def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
         "shapes": [],
         "annotations": [],
     }
+    # Plotly leaves an empty trace out of the legend: each quadrant's entry is on the first panel that has a point.
+    legend_pool = {quadrant: next((p for p in pools if any(r.quadrant == quadrant and r.request.pool.key == p
+                                                            for r in placed)), pools[0]) for quadrant in labels}
     for index, pool in enumerate(pools):
         suffix = "" if index == 0 else str(index + 1)
         top = 1 - index * (panel + GAP)
@@ -92,8 +101,8 @@ def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
         for quadrant, label in labels.items():
             mine = [row for row in rows if row.quadrant == quadrant]
             traces.append({
-                "type": "scatter", "mode": "markers", "name": label, "legendgroup": quadrant,
-                "showlegend": index == 0, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                "type": "scatter", "mode": "markers", "name": _legend_name(label), "legendgroup": quadrant,
+                "showlegend": legend_pool[quadrant] == pool, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
                 "x": [row.request.requested_gpu_hours for row in mine],
                 "y": [_impact(row) for row in mine],
                 "customdata": [[
