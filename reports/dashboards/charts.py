@@ -156,17 +156,32 @@ def figure_json(table: Table) -> dict[str, Any]:
 
 
 def capacity_figure(plan: Any) -> dict[str, Any]:
-    """Weekly demand per pool over the trailing weeks, each pool's mean as a dashed line (a CapacityPlan in)."""
+    """Weekly demand per pool over the trailing weeks, each pool's mean as a dashed line (a CapacityPlan in).
+
+    One panel per pool, each with its own GPU-hours axis: A100 and H100 hours never share one.
+    """
+    pools = list(plan.pools)
+    count = max(1, len(pools))
+    gap = 0.12 if count > 1 else 0.0
+    panel = (1 - gap * (count - 1)) / count
     figure = go.Figure()
-    for index, pool_plan in enumerate(plan.pools):
+    layout: dict[str, Any] = {}
+    for index, pool_plan in enumerate(pools):
+        suffix = "" if index == 0 else str(index + 1)
         color = PALETTE[index % len(PALETTE)]
         xs = [w.week for w in pool_plan.weeks]
         figure.add_bar(name=_("%(pool)s demand") % {"pool": pool_plan.label}, x=xs,
-                       y=[float(w.requested_gpu_hours) for w in pool_plan.weeks], marker_color=color)
+                       y=[float(w.requested_gpu_hours) for w in pool_plan.weeks], marker_color=color,
+                       xaxis=f"x{suffix}", yaxis=f"y{suffix}")
         if pool_plan.peak_to_mean is not None:
             figure.add_scatter(name=_("%(pool)s mean") % {"pool": pool_plan.label}, x=xs,
                                y=[float(pool_plan.peak_to_mean.mean)] * len(xs), mode="lines",
-                               line={"color": color, "dash": "dash"})
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-hours requested")}}))
+                               line={"color": color, "dash": "dash"}, xaxis=f"x{suffix}", yaxis=f"y{suffix}")
+        top = 1 - index * (panel + gap)
+        layout[f"yaxis{suffix}"] = {"title": {"text": _("%(pool)s: GPU-hours requested") % {"pool": pool_plan.label}},
+                                    "domain": [max(0.0, top - panel), top], "anchor": f"x{suffix}",
+                                    "rangemode": "tozero", "tickformat": ",d"}
+        layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", **({"matches": "x"} if suffix else {})}
+    figure.update_layout(**_layout(barmode="group", height=max(HEIGHT, 60 + 220 * count), **layout))
     result: dict[str, Any] = json.loads(figure.to_json())
     return result
