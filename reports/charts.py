@@ -108,7 +108,7 @@ def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
     if not pools:
         return None
     names = [str(p.get("pool", "")) for p in pools]
-    title = _("Demand vs capacity, per pool (% of its allocatable GPU-hours)")
+    title = _("Demand vs capacity, per pool (share of its allocatable GPU-hours)")
     figure = go.Figure()
     series = [
         (_("requested"), "requested_gpu_hours", "#fb8c00"),
@@ -128,7 +128,7 @@ def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
                      annotation_position="top left")
     figure.update_layout(
         **_layout(title, barmode="group", height=CHART_HEIGHT),
-        yaxis={"title": {"text": _("% of the pool's allocatable GPU-hours")}, "rangemode": "tozero"},
+        yaxis={"title": {"text": _("share of the pool's allocatable GPU-hours, %")}, "rangemode": "tozero"},
     )
     return Chart("demand", title, figure)
 

@@ -166,6 +166,7 @@ def capacity_figure(plan: Any) -> dict[str, Any]:
     panel = (1 - gap * (count - 1)) / count
     figure = go.Figure()
     layout: dict[str, Any] = {}
+    annotations: list[dict[str, Any]] = []
     for index, pool_plan in enumerate(pools):
         suffix = "" if index == 0 else str(index + 1)
         color = PALETTE[index % len(PALETTE)]
@@ -178,10 +179,13 @@ def capacity_figure(plan: Any) -> dict[str, Any]:
                                y=[float(pool_plan.peak_to_mean.mean)] * len(xs), mode="lines",
                                line={"color": color, "dash": "dash"}, xaxis=f"x{suffix}", yaxis=f"y{suffix}")
         top = 1 - index * (panel + gap)
-        layout[f"yaxis{suffix}"] = {"title": {"text": _("%(pool)s: GPU-hours requested") % {"pool": pool_plan.label}},
-                                    "domain": [max(0.0, top - panel), top], "anchor": f"x{suffix}",
-                                    "rangemode": "tozero", "tickformat": ",d"}
+        layout[f"yaxis{suffix}"] = {"title": {"text": _("GPU-h")}, "domain": [max(0.0, top - panel), top],
+                                    "anchor": f"x{suffix}", "rangemode": "tozero", "tickformat": ",d"}
+        annotations.append({"xref": "paper", "yref": "paper", "x": 0, "y": top, "xanchor": "left",
+                            "yanchor": "bottom", "showarrow": False, "font": {"size": 13},
+                            "text": _("%(pool)s: GPU-hours requested") % {"pool": pool_plan.label}})
         layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", **({"matches": "x"} if suffix else {})}
-    figure.update_layout(**_layout(barmode="group", height=max(HEIGHT, 60 + 220 * count), **layout))
+    figure.update_layout(**_layout(barmode="group", height=max(HEIGHT, 80 + 230 * count), annotations=annotations,
+                                   **{**layout, "margin": {"l": 60, "r": 20, "t": 30, "b": 50}}))
     result: dict[str, Any] = json.loads(figure.to_json())
     return result
