@@ -68,7 +68,7 @@ def granted_used_figure(table: Table) -> go.Figure:
                        offsetgroup=team, marker={"color": color, "opacity": 0.5})
         figure.add_bar(name=_("%(team)s used") % {"team": team}, x=used[team][0], y=used[team][1],
                        offsetgroup=team, marker={"color": color}, width=0.08)
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}}))
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
     return figure
 
 
@@ -117,7 +117,7 @@ def demand_capacity_figure(table: Table) -> go.Figure:
     figure.add_bar(name=_("placed"), x=week, y=[_num(r["placed_gpu_hours"]) for r in rows], marker_color="#43a047")
     figure.add_scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
                        mode="lines+markers", line={"color": "#546e7a", "dash": "dash"})
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}}))
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
     return figure
 
 
