@@ -2,16 +2,27 @@
 
 Business impact (mean member score, 0–10) against compute intensity (requested GPU-hours), split
 at impact 5 and at the cycle's median GPU-hours into the four quadrants of the committee's charter.
+
+Read at a glance:
+- one panel per GPU pool, stacked, each with its own GPU-hours axis: an A100 hour and an H100 hour are not the
+  same amount of compute and never share an axis (the dotted split is the week's median on every panel, as
+  the quadrants are computed);
+- no text on the points, so labels never overlap: a point's title, team, rank and numbers are in its hover text
+  and in the legend table beside the chart (figure["legend"], rendered by committee/_matrix_data.html);
+- the quadrants' names are the figure's legend (one entry per quadrant, in its colour), not corner
+  annotations that print over each other on a phone.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils.translation import gettext as _
 
 from committee import scoring
 from committee.selectors import CycleReview
+from core import numbers
 
 QUADRANT_COLOURS = {
     scoring.DO_FIRST: "#2e7d32",
@@ -19,56 +30,105 @@ QUADRANT_COLOURS = {
     scoring.WHEN_FREE: "#1565c0",
     scoring.DEFER_OR_REDESIGN: "#c62828",
 }
+QUADRANT_SYMBOLS = {
+    scoring.DO_FIRST: "circle",
+    scoring.COST_BENEFIT: "diamond",
+    scoring.WHEN_FREE: "square",
+    scoring.DEFER_OR_REDESIGN: "x",
+}
+PANEL_HEIGHT = 240
+GAP = 0.08  # between two panels, as a share of the figure's plot height
+
+
+def _impact(row: Any) -> float:
+    return float(row.result.criterion(scoring.BUSINESS_IMPACT).score or 0)
+
+
+def _legend_name(label: str) -> str:
+    """A quadrant's name on two lines (what it is: what to do), so a phone's legend does not cut it off."""
+    return re.sub(r"([:：])\s*", r"\1<br>", label, count=1)
+
+
+def matrix_legend(review: CycleReview) -> list[dict[str, Any]]:
+    """The matrix's points as table rows, ranked first: rank ("#1"), title, team, pool, impact, GPU-hours, quadrant."""
+    labels = scoring.quadrant_labels()
+    rows = [row for row in review.rows if row.quadrant is not None]
+    rows.sort(key=lambda row: (row.result.rank is None, row.result.rank or 0, row.request.pk))
+    return [
+        {
+            "rank": numbers.rank_ref(row.result.rank) or "—",
+            "request": numbers.request_ref(row.request.pk),
+            "request_id": row.request.pk,
+            "title": row.request.title,
+            "team": row.request.team.name,
+            "pool": row.request.pool.key,
+            "impact": numbers.format_number(_impact(row), 1),
+            "gpu_hours": numbers.format_gpu_hours(row.request.requested_gpu_hours),
+            "quadrant": row.quadrant,
+            "quadrant_label": labels[row.quadrant or ""],
+        }
+        for row in rows
+    ]
 
 
 def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
     labels = scoring.quadrant_labels()
-    traces = []
-    for quadrant, label in labels.items():
-        rows = [row for row in review.rows if row.quadrant == quadrant]
-        traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers+text",
-                "name": label,
-                "x": [row.request.requested_gpu_hours for row in rows],
-                "y": [float(row.result.criterion(scoring.BUSINESS_IMPACT).score or 0) for row in rows],
-                "text": [f"#{row.result.rank}" if row.result.rank else "·" for row in rows],
-                "textposition": "top center",
-                "customdata": [[row.request.title, row.request.team.name] for row in rows],
-                "hovertemplate": "%{customdata[0]}<br>%{customdata[1]}<br>"
-                + _("impact %{y:.2f}, %{x:,} GPU-hours")
-                + "<extra></extra>",
-                "marker": {"size": 12, "color": QUADRANT_COLOURS[quadrant]},
-            }
-        )
-    gpu_hours = [row.request.requested_gpu_hours for row in review.rows] or [1]
-    x_max = max(gpu_hours) * 1.1
+    placed = [row for row in review.rows if row.quadrant is not None]
+    pools: list[str] = sorted({row.request.pool.key for row in placed}) or [""]
     threshold = float(review.intensity_threshold)
     impact = float(scoring.MATRIX_IMPACT_THRESHOLD)
-    corners = [
-        (0.01, 0.99, "left", "top", labels[scoring.DO_FIRST]),
-        (0.99, 0.99, "right", "top", labels[scoring.COST_BENEFIT]),
-        (0.01, 0.01, "left", "bottom", labels[scoring.WHEN_FREE]),
-        (0.99, 0.01, "right", "bottom", labels[scoring.DEFER_OR_REDESIGN]),
-    ]
-    layout = {
-        "height": 460,
-        "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
-        "showlegend": False,
-        "xaxis": {"title": {"text": _("Compute intensity (requested GPU-hours)")}, "range": [0, x_max],
-                  "zeroline": False},
-        "yaxis": {"title": {"text": _("Business impact (mean score)")}, "range": [-0.5, 10.5], "zeroline": False},
-        "shapes": [
-            {"type": "line", "x0": threshold, "x1": threshold, "y0": -0.5, "y1": 10.5,
-             "line": {"dash": "dot", "color": "#888"}},
-            {"type": "line", "x0": 0, "x1": x_max, "y0": impact, "y1": impact,
-             "line": {"dash": "dot", "color": "#888"}},
-        ],
-        "annotations": [
-            {"xref": "paper", "yref": "paper", "x": x, "y": y, "xanchor": xa, "yanchor": ya, "text": text,
-             "showarrow": False, "font": {"size": 11, "color": "#555"}}
-            for x, y, xa, ya, text in corners
-        ],
+    count = len(pools)
+    panel = (1 - GAP * (count - 1)) / count
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {
+        "height": 80 + PANEL_HEIGHT * count,
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+        "showlegend": True,
+        "legend": {"orientation": "h", "x": 0, "y": -0.08 if count > 1 else -0.2, "yanchor": "top",
+                   "font": {"size": 11}},
+        "hovermode": "closest",
+        "shapes": [],
+        "annotations": [],
     }
-    return {"data": traces, "layout": layout}
+    # Plotly leaves an empty trace out of the legend: each quadrant's entry is on the first panel that has a point.
+    legend_pool = {quadrant: next((p for p in pools if any(r.quadrant == quadrant and r.request.pool.key == p
+                                                            for r in placed)), pools[0]) for quadrant in labels}
+    for index, pool in enumerate(pools):
+        suffix = "" if index == 0 else str(index + 1)
+        top = 1 - index * (panel + GAP)
+        rows = [row for row in placed if row.request.pool.key == pool]
+        x_max = max([row.request.requested_gpu_hours for row in rows] + [threshold, 1]) * 1.15
+        for quadrant, label in labels.items():
+            mine = [row for row in rows if row.quadrant == quadrant]
+            traces.append({
+                "type": "scatter", "mode": "markers", "name": _legend_name(label), "legendgroup": quadrant,
+                "showlegend": legend_pool[quadrant] == pool, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                "x": [row.request.requested_gpu_hours for row in mine],
+                "y": [_impact(row) for row in mine],
+                "customdata": [[
+                    numbers.rank_ref(row.result.rank) or "—", row.request.title, row.request.team.name, pool,
+                    numbers.format_gpu_hours(row.request.requested_gpu_hours), numbers.format_number(_impact(row), 1),
+                ] for row in mine],
+                "hovertemplate": "%{customdata[0]} · %{customdata[1]}<br>%{customdata[2]} · %{customdata[3]}<br>"
+                + _("impact %(impact)s, %(hours)s GPU-hours") % {"impact": "%{customdata[5]}",
+                                                                 "hours": "%{customdata[4]}"}
+                + "<extra></extra>",
+                "marker": {"size": 12, "color": QUADRANT_COLOURS[quadrant], "symbol": QUADRANT_SYMBOLS[quadrant],
+                           "line": {"width": 1, "color": "#fff"}, "opacity": 0.85},
+            })
+        layout[f"xaxis{suffix}"] = {
+            "title": {"text": _("%(pool)s: requested GPU-hours") % {"pool": pool} if pool
+                      else _("Compute intensity (requested GPU-hours)"), "standoff": 4},
+            "range": [0, x_max], "zeroline": False, "anchor": f"y{suffix}", "tickformat": ",d",
+        }
+        layout[f"yaxis{suffix}"] = {
+            "title": {"text": _("Impact")}, "range": [-0.5, 10.5], "zeroline": False, "anchor": f"x{suffix}",
+            "domain": [max(0.0, top - panel), top], "dtick": 2,
+        }
+        layout["shapes"] += [
+            {"type": "line", "xref": f"x{suffix}", "yref": f"y{suffix}", "x0": threshold, "x1": threshold,
+             "y0": -0.5, "y1": 10.5, "line": {"dash": "dot", "color": "#888"}},
+            {"type": "line", "xref": f"x{suffix}", "yref": f"y{suffix}", "x0": 0, "x1": x_max, "y0": impact,
+             "y1": impact, "line": {"dash": "dot", "color": "#888"}},
+        ]
+    return {"data": traces, "layout": layout, "legend": matrix_legend(review)}

@@ -116,6 +116,8 @@ TEMPLATES = [
                 "committee.context_processors.inbox_and_intake",
                 "sso.context_processors.sign_in",
             ],
+            # core/ is not an app: its template library is named here ({% load docket_format %}).
+            "libraries": {"docket_format": "core.templatetags.docket_format"},
         },
     },
 ]

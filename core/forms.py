@@ -9,6 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 from core import numbers
@@ -83,3 +84,33 @@ def strict_number_formfield(db_field: models.Field[Any, Any], **kwargs: Any) -> 
             elif isinstance(validator, MaxValueValidator):
                 kwargs.setdefault("max_value", validator.limit_value)
     return db_field.formfield(**kwargs)
+
+
+# --- Date-times typed on a page: the 24-hour clock, in the committee's zone, the zone named ------------------
+
+DATETIME_INPUT_FORMAT = "%Y-%m-%d %H:%M"
+DATETIME_INPUT_PATTERN = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?"
+
+
+class ZonedDateTimeInput(forms.DateTimeInput):
+    """A date-time as "2026-12-04 18:00": 24-hour whatever the browser's locale (a datetime-local input shows
+    "06:00 PM" to an en-US browser), read in the committee's zone, which the field's help names (zone_help)."""
+
+    input_type = "text"
+
+    def __init__(self, attrs: dict[str, Any] | None = None, format: str | None = None) -> None:
+        base = {
+            "placeholder": "YYYY-MM-DD HH:MM", "pattern": DATETIME_INPUT_PATTERN, "inputmode": "numeric",
+            "autocomplete": "off", "class": "datetime-24h",
+        }
+        super().__init__(attrs={**base, **(attrs or {})}, format=format or DATETIME_INPUT_FORMAT)
+
+
+def zone_help() -> str:
+    """What a date-time field's help says: the clock and the zone, e.g. "24-hour clock, Europe/Berlin (CET) time."."""
+    from core.datetimes import zone_label  # core.datetimes imports this module inside its field, not at the top
+
+    return str(_("24-hour clock, %(zone)s time.") % {"zone": zone_label()})
+
+
+lazy_zone_help = lazy(zone_help, str)

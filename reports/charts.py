@@ -21,6 +21,8 @@ import plotly.graph_objects as go
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from core import numbers
+
 logger = logging.getLogger(__name__)
 
 CHART_WIDTH = 900
@@ -97,22 +99,43 @@ def scores_figure(data: Mapping[str, Any]) -> Chart | None:
 
 
 def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
-    """Per GPU pool: the week's allocatable GPU-hours against what was asked for and what was granted."""
+    """Per GPU pool: what was asked for and what was granted, as a share of the pool's allocatable GPU-hours.
+
+    Normalized per pool (capacity = 100%), because an A100 hour and an H100 hour are not the same amount of
+    compute and must not share one GPU-hours axis; the GPU-hours themselves are on each bar and in its hover.
+    """
     pools: Sequence[Mapping[str, Any]] = data.get("capacity") or []
     if not pools:
         return None
     names = [str(p.get("pool", "")) for p in pools]
-    title = _("Demand vs capacity (GPU-hours)")
+    title = _("Demand vs capacity, per pool (share of its allocatable GPU-hours)")
     figure = go.Figure()
     series = [
-        (_("capacity"), "capacity_gpu_hours", "#90a4ae"),
         (_("requested"), "requested_gpu_hours", "#fb8c00"),
         (_("granted"), "granted_gpu_hours", "#43a047"),
     ]
     for label, key, color in series:
-        figure.add_bar(name=label, x=names, y=[float(p.get(key) or 0) for p in pools], marker_color=color)
-    figure.update_layout(**_layout(title, barmode="group", height=CHART_HEIGHT), yaxis={"title": {"text": _("GPU-h")}})
+        hours = [float(p.get(key) or 0) for p in pools]
+        shares = [_share(h, p.get("capacity_gpu_hours")) for h, p in zip(hours, pools, strict=True)]
+        written = [numbers.format_gpu_hours(h) for h in hours]
+        figure.add_bar(
+            name=label, x=names, y=shares, marker_color=color, text=[_("%(hours)s GPU-h") % {"hours": w}
+                                                                      for w in written],
+            textposition="outside", customdata=written,
+            hovertemplate="%{x}: %{y:.0f}% · %{customdata} " + _("GPU-h") + "<extra>" + label + "</extra>",
+        )
+    figure.add_hline(y=100, line={"dash": "dash", "color": "#546e7a"}, annotation_text=_("capacity"),
+                     annotation_position="top left")
+    figure.update_layout(
+        **_layout(title, barmode="group", height=CHART_HEIGHT),
+        yaxis={"title": {"text": _("share of the pool's allocatable GPU-hours, %")}, "rangemode": "tozero"},
+    )
     return Chart("demand", title, figure)
+
+
+def _share(hours: float, capacity: Any) -> float | None:
+    total = float(capacity or 0)
+    return round(100 * hours / total, 1) if total else None
 
 
 def decision_record_charts(data: Mapping[str, Any]) -> list[Chart]:

@@ -114,7 +114,7 @@ def test_the_review_page_in_chinese_for_the_chair_who_chose_it(client, world):
 
 
 def test_a_date_on_a_chinese_page_comes_from_the_zh_hans_format(client, world):
-    """The archive's revision times use Django's named format; in zh-hans that is 2026年12月2日 10:00."""
+    """The archive's revision times are written by |when; in zh-hans that is 2026年12月2日（星期三）10:00 UTC."""
     file_request(world)
     close(world)
     from committee.services import cycle_finalize
@@ -124,7 +124,7 @@ def test_a_date_on_a_chinese_page_comes_from_the_zh_hans_format(client, world):
     choose(client, "zh-hans", "/archive/")
     page = client.get(reverse("reports:index")).content.decode()
     now = timezone.localtime()
-    assert re.search(rf"{now.year}年{now.month}月{now.day}日 \d\d:\d\d", page)
+    assert re.search(rf"{now.year}年{now.month}月{now.day}日（星期{WEEKDAYS[now.weekday()]}）\d\d:\d\d UTC", page)
     assert "p.m." not in page and "a.m." not in page
 
 

@@ -40,6 +40,7 @@ from committee.services.notifications import notify_appeal_decided, notify_appea
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import actor_name, request_event_record
 from committee.services.review import cycle_transition_record
+from core.datetimes import format_when
 from core.errors import StateConflict
 
 APPEAL_UPHOLD = "uphold"
@@ -276,7 +277,7 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
             _("The appeal window for week %(week)s closed on %(when)s, %(hours)d hours after the plan was published.")
             % {
                 "week": cycle.week,
-                "when": timezone.localtime(closes_at).strftime("%Y-%m-%d %H:%M") if closes_at else "—",
+                "when": format_when(closes_at) if closes_at else "—",
                 "hours": settings.DOCKET_APPEAL_WINDOW_HOURS,
             }
         )

@@ -27,7 +27,7 @@ from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import formats, timezone, translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -48,6 +48,7 @@ from committee.models import (
 )
 from committee.outbox import outbox_enqueue
 from committee.services.chat import chat_published_announce
+from core import datetimes as display_time
 
 logger = logging.getLogger(__name__)
 
@@ -326,9 +327,8 @@ def notifications_for_appeal_decided(*, appeal_id: int) -> int:
 def _when(value: str | None) -> str:
     if not value:
         return ""
-    moment = datetime.fromisoformat(value).astimezone(weeks.committee_zone())
-    # The pattern is Django's date format, translated: each language orders day, month and time its own way.
-    return formats.date_format(moment, _("l j F, H:i"))
+    # The committee's zone, 24-hour, the zone named, in the reader's language (core.datetimes).
+    return display_time.format_when(datetime.fromisoformat(value))
 
 
 def kind_heading(kind: str) -> str:
@@ -430,7 +430,7 @@ def digest_email(*, user: User, notifications: list[Notification], day: date) ->
     }
     subject = ngettext(
         "Docket: %(n)d update for %(day)s", "Docket: %(n)d updates for %(day)s", len(notifications)
-    ) % {"n": len(notifications), "day": formats.date_format(day, _("l j F"))}
+    ) % {"n": len(notifications), "day": display_time.format_day(day)}
     body = render_to_string("committee/email/digest.txt", context)
     return EmailMessage(subject=subject, body=body, to=[user.email])
 

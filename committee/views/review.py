@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import dateformat, timezone
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -20,6 +20,7 @@ from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.timeline import placement_figures
+from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
 
@@ -315,7 +316,7 @@ def cycle_open_following(request: AuthenticatedHttpRequest) -> HttpResponse:
         for message in exc.messages:
             messages.error(request, message)
     else:
-        closes = dateformat.format(timezone.localtime(cycle.intake_closes_at), "D j M Y, H:i T")
+        closes = format_when(cycle.intake_closes_at)
         messages.success(request, _("Week %(week)s is open for intake until %(closes)s.") % {
             "week": cycle.week, "closes": closes})
     return redirect("committee:portal")

@@ -12,12 +12,18 @@ from decimal import Decimal
 from typing import Any
 
 import plotly.graph_objects as go
+from django.utils import formats
 from django.utils.translation import gettext as _
 
 from reports.charts import PALETTE
 from reports.dashboards.selectors import Table
 
 HEIGHT = 380
+
+
+def separators() -> str:
+    """Plotly's `separators`: the reader's decimal mark, then its thousands separator."""
+    return str(formats.get_format("DECIMAL_SEPARATOR")) + str(formats.get_format("THOUSAND_SEPARATOR"))
 
 
 def _num(value: Any) -> float | None:
@@ -27,6 +33,8 @@ def _num(value: Any) -> float | None:
 def _layout(**extra: Any) -> dict[str, Any]:
     return {
         "template": "plotly_white",
+        # Hover text and ticks group thousands with the reader's separators (core/formats/), as the tables do.
+        "separators": separators(),
         "height": HEIGHT,
         "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
         "legend": {"orientation": "h", "y": -0.2},
@@ -60,22 +68,34 @@ def granted_used_figure(table: Table) -> go.Figure:
                        offsetgroup=team, marker={"color": color, "opacity": 0.5})
         figure.add_bar(name=_("%(team)s used") % {"team": team}, x=used[team][0], y=used[team][1],
                        offsetgroup=team, marker={"color": color}, width=0.08)
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}}))
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
     return figure
 
 
 def utilization_figure(table: Table) -> go.Figure:
+    """The share of each pool's capacity used: one meaning on this chart (GPU busy time has its own)."""
     figure = go.Figure()
-    of_capacity = _series(table, "pool", "week", "used_of_capacity_pct")
-    mean = _series(table, "pool", "week", "mean_utilization_pct")
-    for index, pool in enumerate(of_capacity):
-        color = PALETTE[index % len(PALETTE)]
-        figure.add_scatter(name=_("%(pool)s used / capacity") % {"pool": pool}, x=of_capacity[pool][0],
-                           y=of_capacity[pool][1], mode="lines+markers", line={"color": color})
-        figure.add_scatter(name=_("%(pool)s mean GPU utilization") % {"pool": pool}, x=mean[pool][0],
-                           y=mean[pool][1], mode="lines+markers", line={"color": color, "dash": "dot"})
-    figure.update_layout(**_layout(yaxis={"title": {"text": "%"}, "rangemode": "tozero"}))
+    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "used_of_capacity_pct").items()):
+        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
+                           hovertemplate=_pct_hover(pool))
+    figure.update_layout(**_layout(yaxis={"title": {"text": _("share of pool capacity used, %")},
+                                          "rangemode": "tozero"}))
     return figure
+
+
+def gpu_busy_figure(table: Table) -> go.Figure:
+    """How busy the GPUs were while jobs held them (the schedulers' figure), per pool."""
+    figure = go.Figure()
+    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "mean_utilization_pct").items()):
+        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
+                           hovertemplate=_pct_hover(pool))
+    figure.update_layout(**_layout(yaxis={"title": {"text": _("GPU busy time while in use, %")},
+                                          "range": [0, 100]}))
+    return figure
+
+
+def _pct_hover(name: str) -> str:
+    return f"{name}<br>%{{x}}: %{{y:.1f}}%<extra></extra>"
 
 
 def queue_wait_figure(table: Table) -> go.Figure:
@@ -97,7 +117,7 @@ def demand_capacity_figure(table: Table) -> go.Figure:
     figure.add_bar(name=_("placed"), x=week, y=[_num(r["placed_gpu_hours"]) for r in rows], marker_color="#43a047")
     figure.add_scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
                        mode="lines+markers", line={"color": "#546e7a", "dash": "dash"})
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}}))
+    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
     return figure
 
 
@@ -121,6 +141,7 @@ def scores_figure(table: Table) -> go.Figure:
 FIGURES: dict[str, Callable[[Table], go.Figure]] = {
     "granted-used": granted_used_figure,
     "utilization": utilization_figure,
+    "gpu-busy": gpu_busy_figure,
     "queue-wait": queue_wait_figure,
     "demand-capacity": demand_capacity_figure,
     "fair-share": fair_share_figure,
@@ -135,18 +156,37 @@ def figure_json(table: Table) -> dict[str, Any]:
 
 
 def capacity_figure(plan: Any) -> dict[str, Any]:
-    """Weekly demand per pool over the trailing weeks, each pool's mean as a dashed line (a CapacityPlan in)."""
+    """Weekly demand per pool over the trailing weeks, each pool's mean as a dashed line (a CapacityPlan in).
+
+    One panel per pool, each with its own GPU-hours axis: A100 and H100 hours never share one.
+    """
+    pools = list(plan.pools)
+    count = max(1, len(pools))
+    gap = 0.12 if count > 1 else 0.0
+    panel = (1 - gap * (count - 1)) / count
     figure = go.Figure()
-    for index, pool_plan in enumerate(plan.pools):
+    layout: dict[str, Any] = {}
+    annotations: list[dict[str, Any]] = []
+    for index, pool_plan in enumerate(pools):
+        suffix = "" if index == 0 else str(index + 1)
         color = PALETTE[index % len(PALETTE)]
         xs = [w.week for w in pool_plan.weeks]
         figure.add_bar(name=_("%(pool)s demand") % {"pool": pool_plan.label}, x=xs,
-                       y=[float(w.requested_gpu_hours) for w in pool_plan.weeks], marker_color=color)
+                       y=[float(w.requested_gpu_hours) for w in pool_plan.weeks], marker_color=color,
+                       xaxis=f"x{suffix}", yaxis=f"y{suffix}")
         if pool_plan.peak_to_mean is not None:
             figure.add_scatter(name=_("%(pool)s mean") % {"pool": pool_plan.label}, x=xs,
                                y=[float(pool_plan.peak_to_mean.mean)] * len(xs), mode="lines",
-                               line={"color": color, "dash": "dash"})
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-hours requested")}}))
+                               line={"color": color, "dash": "dash"}, xaxis=f"x{suffix}", yaxis=f"y{suffix}")
+        top = 1 - index * (panel + gap)
+        layout[f"yaxis{suffix}"] = {"title": {"text": _("GPU-h")}, "domain": [max(0.0, top - panel), top],
+                                    "anchor": f"x{suffix}", "rangemode": "tozero", "tickformat": ",d"}
+        annotations.append({"xref": "paper", "yref": "paper", "x": 0, "y": top, "xanchor": "left",
+                            "yanchor": "bottom", "showarrow": False, "font": {"size": 13},
+                            "text": _("%(pool)s: GPU-hours requested") % {"pool": pool_plan.label}})
+        layout[f"xaxis{suffix}"] = {"anchor": f"y{suffix}", **({"matches": "x"} if suffix else {})}
+    figure.update_layout(**_layout(barmode="group", height=max(HEIGHT, 80 + 230 * count), annotations=annotations,
+                                   **{**layout, "margin": {"l": 60, "r": 20, "t": 30, "b": 50}}))
     result: dict[str, Any] = json.loads(figure.to_json())
     return result
 

@@ -2,10 +2,14 @@
 
 For a month (committee time), per pool and for all pools together:
 
-- utilization: GPU-hours used ÷ (GPUs × hours of the month), in %: how much of the pool was used;
-- queue wait: the schedulers' mean queue wait in minutes, weighted by GPU-hours used;
+- share of pool capacity used: GPU-hours used ÷ (GPUs × hours of the month), in %; higher is better
+  (the GPUs the company pays for did work);
+- queue wait: the schedulers' mean queue wait in minutes, weighted by GPU-hours used; lower is better;
 - cost: GPU-hours used × the pool's cost per GPU-hour (GpuPool.cost_per_gpu_hour, in
-  settings.DOCKET_COST_CURRENCY).
+  settings.DOCKET_COST_CURRENCY); lower is better.
+
+Each metric says which way is better (Metric.better), and a change off the baseline is good or bad by
+that direction, not by its sign: a queue wait 20% down is good, a share used 20% down is bad.
 
 A month that is still running counts up to now ("to date"). A metric's baseline is the mean of its
 values over the baseline months (by default the three months before) in which the pool had usage
@@ -35,6 +39,7 @@ from django.utils.translation import gettext as _
 
 from allocations.models import GpuPool, UsageRecord
 from committee import weeks
+from core import numbers
 from reports.dashboards.selectors import Column, Table, q
 from reports.models import Page
 
@@ -42,6 +47,8 @@ FLAG_THRESHOLD_PCT = Decimal(10)
 DEFAULT_BASELINE_MONTHS = 3
 MAX_BASELINE_MONTHS = 12
 ALL_POOLS = "*"
+HIGHER = "higher"
+LOWER = "lower"
 
 
 def deviation_pct(*, value: Decimal | None, baseline: Decimal | None) -> Decimal | None:
@@ -180,6 +187,44 @@ class Metric:
     baseline: Decimal | None
     deviation_pct: Decimal | None
     flagged: bool
+    better: str = HIGHER  # HIGHER or LOWER: which way of the metric is good
+
+    @property
+    def change_is_good(self) -> bool | None:
+        """Whether the change from the baseline goes the good way; None without a change (or a baseline)."""
+        if self.deviation_pct is None or self.deviation_pct == 0:
+            return None
+        return (self.deviation_pct > 0) == (self.better == HIGHER)
+
+    @property
+    def better_label(self) -> str:
+        return _("↑ better") if self.better == HIGHER else _("↓ better")
+
+    def written(self, value: Decimal | None) -> str:
+        """A value of this metric as a reader sees it: "USD 1,234.50", "72.5%", "12.5 minutes"; "" for None."""
+        if value is None:
+            return ""
+        if self.key == "cost":
+            return numbers.format_money(value, self.unit)
+        if self.unit == "%":
+            return numbers.format_pct(value, 1)
+        return f"{numbers.format_number(value, 1)} {self.unit}"
+
+    @property
+    def value_text(self) -> str:
+        return self.written(self.value)
+
+    @property
+    def baseline_text(self) -> str:
+        return self.written(self.baseline)
+
+    @property
+    def change_text(self) -> str:
+        """The change off the baseline, signed: "+12.3%", "−4.0%"; "" without a baseline."""
+        if self.deviation_pct is None:
+            return ""
+        sign = "+" if self.deviation_pct > 0 else ("−" if self.deviation_pct < 0 else "±")
+        return sign + numbers.format_pct(abs(self.deviation_pct), 1)
 
 
 @dataclass(frozen=True)
@@ -237,8 +282,8 @@ class MonthlyReview:
 
     def table(self) -> Table:
         rows = tuple(
-            (self.month, row.label, metric.label, metric.unit, q(metric.value, 2), q(metric.baseline, 2),
-             q(metric.deviation_pct), _("yes") if metric.flagged else _("no"))
+            (self.month, row.label, metric.label, metric.unit, metric.better, q(metric.value, 2),
+             q(metric.baseline, 2), q(metric.deviation_pct), _("yes") if metric.flagged else _("no"))
             for row in self.rows
             for metric in row.metrics
         )
@@ -250,6 +295,7 @@ class MonthlyReview:
                 Column("pool", _("Pool")),
                 Column("metric", _("Metric")),
                 Column("unit", _("Unit")),
+                Column("better", _("Better when")),
                 Column("value", _("Value")),
                 Column("baseline", _("Baseline")),
                 Column("deviation_pct", _("Off baseline %")),
@@ -265,11 +311,13 @@ def _mean(values: Sequence[Decimal | None]) -> Decimal | None:
     return sum(present, Decimal(0)) / len(present) if present else None
 
 
-def _metric(key: str, label: str, unit: str, value: Decimal | None, baseline: Decimal | None) -> Metric:
+def _metric(
+    key: str, label: str, unit: str, value: Decimal | None, baseline: Decimal | None, *, better: str
+) -> Metric:
     return Metric(
         key=key, label=label, unit=unit, value=value, baseline=baseline,
         deviation_pct=deviation_pct(value=value, baseline=baseline),
-        flagged=is_flagged(value=value, baseline=baseline),
+        flagged=is_flagged(value=value, baseline=baseline), better=better,
     )
 
 
@@ -294,12 +342,13 @@ def monthly_review(*, month: str, now: datetime, baseline_months: int = DEFAULT_
         past = [figures[m][key] for m in before if figures[m][key].has_usage]
         cost_rate = _mean([p.cost_per_hour for p in past])
         metrics = (
-            _metric("utilization", _("Utilization"), "%", current.utilization_pct if current.has_usage else None,
-                    _mean([p.utilization_pct for p in past])),
+            _metric("utilization", _("Share of pool capacity used"), "%",
+                    current.utilization_pct if current.has_usage else None,
+                    _mean([p.utilization_pct for p in past]), better=HIGHER),
             _metric("queue_wait", _("Queue wait"), _("minutes"), current.queue_wait_minutes,
-                    _mean([p.queue_wait_minutes for p in past])),
+                    _mean([p.queue_wait_minutes for p in past]), better=LOWER),
             _metric("cost", _("Cost"), currency, current.cost if current.has_usage else None,
-                    cost_rate * current.hours if cost_rate is not None else None),
+                    cost_rate * current.hours if cost_rate is not None else None, better=LOWER),
         )
         target = targets.get(key)
         measured = current.queue_wait_minutes if current.has_usage else None

@@ -306,7 +306,7 @@ def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table
             Column("decided_gpu_hours", _("Decided GPU-h")),
             Column("placed_gpu_hours", _("Placed GPU-h")),
             Column("used_gpu_hours", _("Used GPU-h")),
-            Column("used_pct", _("Used / placed %")),
+            Column("used_pct", _("Share of placed GPU-hours used %")),
         ),
         rows=tuple(rows),
         note=_("Decided: the committee's grants (GPUs × duration). Placed: the windows of the current plans. "
@@ -333,28 +333,53 @@ def _usage_per_week_and_pool(
             yield week, pool, used_by.get((week, pool.pk), [])
 
 
+# Two figures are both called "utilization" elsewhere; each has its own chart and its own words here (and in
+# docs/dashboards.md): the share of pool capacity used (GPU-hours used ÷ the pool's GPU-hours) and how busy the
+# GPUs were while a job held them (the schedulers' figure). They never share a chart or a name.
+
+
 def utilization_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week and pool: capacity, GPU-hours used, used as a share of capacity, and the mean GPU utilization."""
+    """Per week and pool: capacity, GPU-hours used, and the share of the pool's capacity used."""
     rows = []
     for week, pool, sums in _usage_per_week_and_pool(scope=scope, filters=filters):
         hours = _sum(s.used_gpu_hours for s in sums)
         capacity = pool.gpu_count * week_hours(week)
-        mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
         reported = hours if sums else None  # None: nothing reported for the week (yet)
-        rows.append((week, pool.key, q(capacity), q(reported), pct(reported, capacity), q(mean)))
+        rows.append((week, pool.key, q(capacity), q(reported), pct(reported, capacity)))
     return Table(
         key="utilization",
-        title=_("Utilization per pool"),
+        title=_("Share of pool capacity used, per pool"),
         columns=(
             Column("week", _("Week")),
             Column("pool", _("Pool")),
             Column("capacity_gpu_hours", _("Capacity GPU-h")),
             Column("used_gpu_hours", _("Used GPU-h")),
-            Column("used_of_capacity_pct", _("Used / capacity %")),
-            Column("mean_utilization_pct", _("Mean GPU utilization %")),
+            Column("used_of_capacity_pct", _("Share of pool capacity used %")),
         ),
         rows=tuple(rows),
-        note=_("Mean GPU utilization is the schedulers' figure, weighted by GPU-hours used."),
+        note=_("GPU-hours the schedulers reported used ÷ the pool's GPU-hours (GPUs × hours of the week)."),
+    )
+
+
+def gpu_busy_per_pool(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
+    """Per week and pool: how busy the GPUs were while jobs held them, the schedulers' figure."""
+    rows = []
+    for week, pool, sums in _usage_per_week_and_pool(scope=scope, filters=filters):
+        hours = _sum(s.used_gpu_hours for s in sums)
+        mean = _sum(s.utilization_weighted for s in sums) / hours if hours else None
+        rows.append((week, pool.key, q(hours if sums else None), q(mean)))
+    return Table(
+        key="gpu-busy",
+        title=_("GPU busy time while in use, per pool"),
+        columns=(
+            Column("week", _("Week")),
+            Column("pool", _("Pool")),
+            Column("used_gpu_hours", _("Used GPU-h")),
+            Column("mean_utilization_pct", _("GPU busy time %")),
+        ),
+        rows=tuple(rows),
+        note=_("The schedulers' measure of how busy each GPU was while a job held it, weighted by GPU-hours used. "
+               "It says nothing of the GPUs no job held: that is the share of pool capacity used."),
     )
 
 
@@ -493,6 +518,7 @@ def score_distribution(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
 CHARTS = {
     "granted-used": granted_vs_used,
     "utilization": utilization_per_pool,
+    "gpu-busy": gpu_busy_per_pool,
     "queue-wait": queue_wait,
     "demand-capacity": demand_vs_capacity,
     "fair-share": fair_share_history,

@@ -141,7 +141,8 @@ def test_the_windows_page_flags_the_idle_window(world: Any, idle_window: Allocat
     html = signed_in(world.reviewer).get("/windows/").content.decode()
     row = html.split(f'id="window-{idle_window.pk}"')[1].split("</tr>")[0]
     assert "granted but idle" in row
-    assert f"#{idle_window.pk}, Team A on atlas/a100: 10.0% utilized, 7 GPUs offered to preemptible work." in html
+    busy = "10.0% of GPU time busy, 7 GPUs offered to preemptible work."
+    assert f"W-{idle_window.pk}, Team A on atlas/a100: {busy}" in html
     other = idle_window.plan.windows.get(team=world.team_b)
     assert "granted but idle" not in html.split(f'id="window-{other.pk}"')[1].split("</tr>")[0]
 
@@ -191,7 +192,8 @@ def test_the_request_page_shows_its_window_idle_to_the_team(world: Any) -> None:
         )
     elastic_services.elastic_evaluate(now=now + timedelta(minutes=15))
     html = signed_in(world.member_a).get(f"/requests/{first.pk}/").content.decode()
-    assert "Granted but idle: 1 window" in html and f"#{window.pk}, Team A on atlas/a100: 3.0% utilized" in html
+    assert "Granted but idle: 1 window" in html
+    assert f"W-{window.pk}, Team A on atlas/a100: 3.0% of GPU time busy" in html
     assert "Granted but idle" not in signed_in(world.member_b).get(f"/requests/{second.pk}/").content.decode()
 
 

@@ -79,7 +79,7 @@ def test_granted_vs_used_per_team_and_week(client, dash):
         key = (row["Week"], row["Team"])
         assert row["Placed GPU-h"] == r(granted[key])
         assert row["Used GPU-h"] == r(used[key])
-        assert row["Used / placed %"] == (r(100 * used[key] / granted[key]) if granted[key] else "")
+        assert row["Share of placed GPU-hours used %"] == (r(100 * used[key] / granted[key]) if granted[key] else "")
     # The corrected week counts the correction's 48-hour window, not the withdrawn 24-hour one.
     assert granted[(WEEK_2, "Team A")] == 8 * 48 + 2 * 30
 
@@ -96,15 +96,19 @@ def test_utilization_and_queue_wait_per_pool(client, dash):
         plain_wait[key] += record.mean_queue_wait_minutes
         count[key] += 1
     utilization = csv_rows(client, "utilization")
+    busy = csv_rows(client, "gpu-busy")
     waits = csv_rows(client, "queue-wait")
-    assert len(utilization) == len(waits) == 4
+    assert len(utilization) == len(busy) == len(waits) == 4
     for row in utilization:
         key = (row["Week"], row["Pool"])
         capacity = {"atlas/a100": 64, "orion/h100": 32}[row["Pool"]] * 168
         assert row["Capacity GPU-h"] == r(capacity)
         assert row["Used GPU-h"] == r(used[key])
-        assert row["Used / capacity %"] == r(100 * used[key] / capacity)
-        assert row["Mean GPU utilization %"] == r(weighted_util[key] / used[key])
+        assert row["Share of pool capacity used %"] == r(100 * used[key] / capacity)
+        assert "GPU busy time %" not in row  # the other meaning of "utilization" has its own chart
+    for row in busy:
+        key = (row["Week"], row["Pool"])
+        assert row["GPU busy time %"] == r(weighted_util[key] / used[key])
     for row in waits:
         key = (row["Week"], row["Pool"])
         assert row["Mean queue wait (min)"] == r(weighted_wait[key] / used[key])
@@ -202,7 +206,7 @@ def test_the_page_draws_each_chart_with_the_apps_own_plotly_and_shows_its_table(
     body = client.get(URL, RANGE).content.decode()
     assert '<script src="/static/plotly/plotly.min.js" defer></script>' in body
     assert not re.search(r"https?://[^\"']*(cdn|plot\.ly)", body)
-    for key in ("granted-used", "utilization", "queue-wait", "demand-capacity", "fair-share", "scores"):
+    for key in ("granted-used", "utilization", "gpu-busy", "queue-wait", "demand-capacity", "fair-share", "scores"):
         assert f'id="chart-{key}"' in body and f'data-table="{key}"' in body
         assert f"/archive/dashboards/{key}.csv?" in body
         data = re.search(rf'<script id="chart-{key}" type="application/json">(.*?)</script>', body, re.S)

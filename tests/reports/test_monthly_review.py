@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -16,6 +17,7 @@ from reports.dashboards import monthly
 from reports.dashboards.services import monthly_review_page_open
 from reports.models import Page, PageKind
 from reports.selectors import revision_latest
+from tests.readable import assert_readable
 
 MONTH = "2027-05"
 BASELINE = ("2027-02", "2027-03", "2027-04")
@@ -137,8 +139,8 @@ def test_the_page_and_its_csv_for_the_committee_only(client, priced, monkeypatch
     rows = list(csv.DictReader(io.StringIO(client.get(reverse("reports:monthly-review-csv"),
                                                       {"month": MONTH}).content.decode())))
     flagged = {(row["Pool"], row["Metric"]) for row in rows if row["Flagged"] == "yes"}
-    assert flagged == {("atlas/a100", "Utilization"), ("atlas/a100", "Cost"), ("All pools", "Utilization"),
-                       ("All pools", "Cost")}
+    used = "Share of pool capacity used"
+    assert flagged == {("atlas/a100", used), ("atlas/a100", "Cost"), ("All pools", used), ("All pools", "Cost")}
     assert client.get(url, {"month": "May"}).status_code == 400
     assert client.get(url, {"month": MONTH, "baseline": "0"}).status_code == 400
 
@@ -152,7 +154,7 @@ def test_a_flag_opens_the_archive_page_of_the_parameter_review(client, priced, m
     assert response.status_code == 302 and response["Location"] == reverse("reports:page-edit", args=[page.slug])
     assert page.slug == "monthly-review-2027-05" and page.kind == PageKind.POLICY
     body = revision_latest(page=page).body
-    assert "## Parameter review" in body and "atlas/a100: utilization" in body and "(11.0%)" in body
+    assert "## Parameter review" in body and "atlas/a100: share of pool capacity used" in body and "(11.0%)" in body
     # The committee writes its review; the figures, opened again, are brought up to date around it.
     client.post(reverse("reports:page-edit", args=[page.slug]), {
         "title": page.title, "summary": "The review", "base_revision_id": page.latest_revision_id,
@@ -184,3 +186,45 @@ def test_people_cannot_take_the_address_of_a_review_page(client, priced):
     response = client.post(reverse("reports:page-create"), {"slug": "monthly-review-2027-05", "title": "Mine",
                                                              "body": "x", "summary": "First"})
     assert response.status_code == 400 and "reserved" in response.content.decode()
+
+
+# --- which way is better -----------------------------------------------------------------------------
+
+
+def test_each_metric_says_which_way_is_better_and_a_change_is_good_or_bad_by_it(priced):
+    # Less used than the baseline (bad), shorter queue waits (good), lower cost (good): all three go down.
+    _use(priced.a100, priced.team_a, MONTH, RATE * Decimal("0.8") * _month_hours(MONTH), wait=Decimal(8))
+    review = monthly.monthly_review(month=MONTH, now=AFTER)
+    used, wait, cost = (_metric(review, "atlas/a100", key) for key in ("utilization", "queue_wait", "cost"))
+    assert (used.better, wait.better, cost.better) == (monthly.HIGHER, monthly.LOWER, monthly.LOWER)
+    assert used.deviation_pct < 0 and wait.deviation_pct < 0 and cost.deviation_pct < 0
+    assert (used.change_is_good, wait.change_is_good, cost.change_is_good) == (False, True, True)
+    assert used.change_text == "−20.0%" and wait.change_text == "−20.0%"
+    assert cost.value_text.startswith("USD ") and used.value_text.endswith("%")
+
+
+def test_no_change_or_no_baseline_is_neither_good_nor_bad(priced):
+    _use(priced.a100, priced.team_a, MONTH, RATE * _month_hours(MONTH))
+    _use(priced.h100, priced.team_b, MONTH, Decimal(1000))
+    review = monthly.monthly_review(month=MONTH, now=AFTER)
+    assert _metric(review, "atlas/a100", "utilization").change_is_good is None  # exactly the baseline
+    assert _metric(review, "orion/h100", "cost").change_is_good is None  # a new pool: no baseline
+    assert _metric(review, "orion/h100", "cost").change_text == ""
+
+
+def test_the_page_marks_the_direction_and_colours_the_change_by_it(client, priced, monkeypatch):
+    monkeypatch.setattr("reports.dashboards.views.timezone.now", lambda: AFTER)
+    _use(priced.a100, priced.team_a, MONTH, RATE * Decimal("0.8") * _month_hours(MONTH), wait=Decimal(8))
+    client.force_login(priced.finance)
+    body = client.get(reverse("reports:monthly-review"), {"month": MONTH}).content.decode()
+    rows = dict(re.findall(r'<tr class="[^"]*" data-metric="([a-z_]+)">(.*?)</tr>', body, re.S)[:3])
+    assert "↑ better" in rows["utilization"] and "↓ better" in rows["queue_wait"] and "↓ better" in rows["cost"]
+    assert 'class="change change-bad"' in rows["utilization"] and "worse" in rows["utilization"]
+    assert 'class="change change-good"' in rows["queue_wait"] and "better</small>" in rows["queue_wait"]
+    assert 'class="change change-good"' in rows["cost"] and "USD " in rows["cost"]
+    flags = re.search(r'<article class="message error" id="flags">(.*?)</article>', body, re.S)
+    assert flags is not None
+    assert re.search(r'<li class="change-bad">atlas/a100: share of pool capacity used [^<]*worse; ↑ better\)</li>',
+                     flags[1])
+    assert re.search(r'<li class="change-good">atlas/a100: queue wait [^<]*better; ↓ better\)</li>', flags[1])
+    assert_readable(body)
