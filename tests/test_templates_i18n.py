@@ -253,3 +253,18 @@ def test_the_extraction_sees_a_newly_marked_string(tmp_path):
     found = messages(parse_po((tmp_path / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po").read_text()))
     assert [entry.msgid for entry in found] == ["A string nobody translated"]
     assert found[0].untranslated
+
+
+def test_the_catalogue_leaves_djangos_own_date_words_to_django():
+    """A msgid of ours such as "Fri" would replace Django's translation of that word everywhere, the weekday of every
+    "D" date format included (it turned 星期五 into 周五 on every Chinese page once): dates get their words from Django."""
+    from django.utils import dates
+
+    django_words = {
+        str(word)
+        for table in (dates.WEEKDAYS, dates.WEEKDAYS_ABBR, dates.MONTHS, dates.MONTHS_3, dates.MONTHS_AP)
+        for word in table.values()
+    }
+    entries = parse_po(ZH_HANS_PO.read_text(encoding="utf-8"))
+    ours = {entry.msgid for entry in messages(entries) if entry.msgctxt is None}
+    assert sorted(ours & django_words) == []

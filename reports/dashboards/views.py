@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from plotly import graph_objects as go
@@ -288,7 +289,8 @@ def team_history(request: AuthenticatedHttpRequest, team: str) -> HttpResponse:
 
 
 def _day_labels() -> list[str]:
-    return [str(d) for d in (_("Mon"), _("Tue"), _("Wed"), _("Thu"), _("Fri"), _("Sat"), _("Sun"))]
+    # Django's own weekday abbreviations: a catalogue entry of ours for "Fri" would also change every "D" date format.
+    return [str(WEEKDAYS_ABBR[day]) for day in range(7)]
 
 
 def _heatmap_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
