@@ -30,6 +30,10 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
+from committee.selectors.governance import (
+    governance_for_week,
+    governance_versions,
+)
 from committee.selectors.notifications import (
     COMMITTEE_KINDS,
     TEAM_KINDS,
@@ -176,6 +180,8 @@ __all__ = [
     "engine_pools",
     "fair_share_for_cycle",
     "fair_share_live",
+    "governance_for_week",
+    "governance_versions",
     "intake_close_check",
     "kept_explanations",
     "measured_usage",
