@@ -9,6 +9,7 @@ class ReportsConfig(AppConfig):
     def ready(self) -> None:
         # reports depends on committee, never the other way: the archive subscribes to its signals.
         from committee import signals
+        from policy import signals as policy_signals
         from reports import receivers
 
         signals.cycle_transition.connect(receivers.on_cycle_transition, dispatch_uid="reports.cycle_transition")
@@ -16,3 +17,4 @@ class ReportsConfig(AppConfig):
         signals.elastic_policy_changed.connect(
             receivers.on_elastic_policy_changed, dispatch_uid="reports.elastic_policy_changed"
         )
+        policy_signals.proposal_step.connect(receivers.on_proposal_step, dispatch_uid="reports.proposal_step")

@@ -32,7 +32,7 @@ MAX_TITLE_CHARS = 200
 # First path segments under /archive/ that are not pages.
 RESERVED_SLUGS = frozenset({"new", "preview", "search", "exports", "chain", "recent", "api", "static", "dashboards"})
 # Generated pages live at these addresses; people cannot take them first.
-GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-")
+GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-", "policy-proposal-")
 
 
 class EditConflict(Exception):
