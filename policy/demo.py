@@ -15,12 +15,10 @@ from allocations.models import Team
 from policy import parameters, services
 from policy.models import Proposal
 
-DEMO_MARK = "[demo]"
-
 
 def seed_policy_lab(*, now: datetime) -> list[Proposal]:
-    """Idempotent: nothing is added when the demo's proposals exist."""
-    if Proposal.objects.filter(reason__startswith=DEMO_MARK).exists():
+    """Idempotent: nothing is added when the board already has proposals."""
+    if Proposal.objects.exists():
         return []
     users = get_user_model().objects
     current = parameters.current_values()
@@ -33,7 +31,7 @@ def seed_policy_lab(*, now: datetime) -> list[Proposal]:
     burst = services.proposal_submit(
         actor=search_lead,
         title=f"A100 burst reserve {reserve}% → {proposed}%",
-        reason=f"{DEMO_MARK} The A100 burst reserve sat idle most nights in the last four weeks while standard "
+        reason="The A100 burst reserve sat idle most nights in the last four weeks while standard "
                "requests were shortened; five points fewer held back gives about three more GPUs to standard "
                "windows every week.",
         expected_effect="About 3 more A100s in standard windows each week; preemptible bursts wait a little longer "
@@ -62,7 +60,7 @@ def seed_policy_lab(*, now: datetime) -> list[Proposal]:
     second = services.proposal_submit(
         actor=users.get(username="product"),
         title=f"Score quorum {quorum} → {quorum + 1} member scores",
-        reason=f"{DEMO_MARK} With four seats, two scores let one absent member's view decide a close ranking.",
+        reason="With four seats, two scores let one absent member's view decide a close ranking.",
         expected_effect="Fewer requests ranked on two scores only; a few more automatic deferrals in weeks with "
                         "absences.",
         changes={parameters.QUORUM: str(quorum + 1)},

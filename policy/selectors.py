@@ -119,7 +119,7 @@ def proposal_board(*, now: datetime) -> Board:
     adopted = sorted((p for p in rows if p.status == ProposalStatus.ADOPTED),
                      key=lambda p: p.effective_monday or now.date(), reverse=True)
     return Board(
-        open=[p for p in rows if p.status == ProposalStatus.OPEN],
+        open=[p for p in reversed(rows) if p.status == ProposalStatus.OPEN],  # first filed first
         adopted=[
             BoardRow(proposal=p, observed=(s := observed_status(p, now=now)), observed_label=observed_status_label(s),
                      observed_due_at=observed_due_at(p))
