@@ -144,7 +144,7 @@ def _number(value: object) -> Number:
     if isinstance(value, float):
         decimal = Decimal(str(value))
         return int(decimal) if decimal == decimal.to_integral_value() else decimal.normalize()
-    return int(value)  # type: ignore[call-overload, no-any-return]
+    return int(value)  # type: ignore[call-overload]
 
 
 def current_values(*, week: str | None = None) -> dict[str, Number]:

@@ -111,8 +111,10 @@ def _figures(rows: Sequence[Mapping[str, Any]], *, errors: dict[str, list[str]],
             errors.setdefault("figures", []).append(
                 _("Figure %(n)d: %(problems)s.") % {"n": n, "problems": "; ".join(problems)})
             continue
+        value = numbers["value"]
+        assert value is not None  # a missing value is a problem above
         out.append(BenchmarkFigure(stage=stage, metric=metric, label=label, baseline=numbers["baseline"],
-                                   value=numbers["value"], unit=unit))
+                                   value=value, unit=unit))
     return out
 
 

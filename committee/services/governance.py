@@ -65,7 +65,7 @@ def governance_version_create(
     if monday is not None and GovernanceVersion.objects.filter(effective_monday=monday).exists():
         errors.setdefault("effective_week", []).append(
             _("Week %(week)s already has a governance version.") % {"week": effective_week})
-    if errors:
+    if errors or monday is None:
         raise ValidationError(errors)
     current = selectors.governance_for_week(week=effective_week)
     values = {name: getattr(current, name) for name in GOVERNANCE_FIELDS}
@@ -74,7 +74,7 @@ def governance_version_create(
         raise ValidationError(_("Nothing changed: these are the rules of version %(n)d.") % {"n": current.number})
     last = GovernanceVersion.objects.order_by("-number").values_list("number", flat=True).first() or 1
     version = GovernanceVersion(
-        number=last + 1, effective_week=weeks.week_label(monday) if monday else effective_week,
+        number=last + 1, effective_week=weeks.week_label(monday),
         effective_monday=monday, reason=reason, author=actor, author_name=actor_name(actor),
         score_quorum=int(new["score_quorum"]), fairshare_half_life_weeks=float(new["fairshare_half_life_weeks"]),
         fairshare_trailing_weeks=int(new["fairshare_trailing_weeks"]),

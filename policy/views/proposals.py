@@ -163,7 +163,8 @@ def proposal_act(request: AuthenticatedHttpRequest, pk: int, action: str) -> Htt
         else:
             raise Http404(_("No such action."))
     except ValidationError as error:
-        return _detail(request, _get(pk), errors={action: _errors(error)}, posted=dict(post.items()), status=400)
+        posted = {key: post.get(key, "") for key in post}
+        return _detail(request, _get(pk), errors={action: _errors(error)}, posted=posted, status=400)
     messages.success(request, done)
     return redirect("policy:proposal", pk=pk)
 
@@ -176,8 +177,8 @@ def proposal_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     errors: list[str] = []
     posted: dict[str, str] = {}
     if request.method == "POST":
-        posted = dict(request.POST.items())
-        changes = {key.removeprefix("change:"): value.strip() for key, value in request.POST.items()
+        posted = {key: request.POST.get(key, "") for key in request.POST}
+        changes = {key.removeprefix("change:"): value.strip() for key, value in posted.items()
                    if key.startswith("change:") and value.strip()}
         try:
             proposal = services.proposal_submit(
