@@ -192,3 +192,11 @@ def test_observed_result_due_then_overdue_at_24_hours(world: World) -> None:
     proposal.refresh_from_db()
     assert selectors.observed_status(proposal, now=later) == "recorded"
     assert proposal.figures.filter(stage="observed").get().value == 1250
+
+
+def test_policy_history_shows_the_adopted_governance_version(world: World) -> None:
+    adopt(world, file(world, {"review.quorum": "3"}), "2026-W51")
+    change = next(c for c in committee_selectors.policy_history() if c.kind == "Review and fair share")
+    assert change.subject == "v2, from week 2026-W51" and change.who == "Chair"
+    assert [(f.label, f.old, f.new) for f in change.changes] == [("score quorum", "2", "3")]
+    assert "adopted from week 2026-W51: Agreed" in change.reason
