@@ -449,7 +449,13 @@ def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> l
         by_cycle = cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week)
         if now < start and not by_cycle:
             continue
-        done = _apply(proposal, now=now, cycle=cycle)
+        try:
+            with transaction.atomic():  # a savepoint: a change that no longer fits must not stop the week opening
+                done = _apply(proposal, now=now, cycle=cycle)
+        except ValidationError as error:
+            # Something changed by hand since the adoption (the rubric, a pool); the proposal says so, the archive too.
+            logger.error("policy: proposal %s could not be applied: %s", proposal.pk, error.messages)
+            done = [_("not applied: %(why)s") % {"why": " ".join(error.messages)}]
         note = proposal.applied_note
         if done:
             note = (note + " " if note else "") + _("Applied: %(what)s.") % {"what": ", ".join(done)}

@@ -13,7 +13,7 @@ from allocations.models import ElasticPolicyVersion, GpuPool
 from committee import selectors as committee_selectors
 from committee import weeks
 from committee.models import GovernanceVersion, ReviewCycle, RubricVersion
-from committee.services import cycle_create
+from committee.services import cycle_create, rubric_change
 from core.errors import RoleRequired, StateConflict
 from policy import selectors, services
 from policy.models import Proposal, ProposalStatus, ProposalVote
@@ -200,3 +200,16 @@ def test_policy_history_shows_the_adopted_governance_version(world: World) -> No
     assert change.subject == "v2, from week 2026-W51" and change.who == "Chair"
     assert [(f.label, f.old, f.new) for f in change.changes] == [("score quorum", "2", "3")]
     assert "adopted from week 2026-W51: Agreed" in change.reason
+
+
+def test_a_change_that_no_longer_fits_is_noted_and_the_week_still_opens(world: World) -> None:
+    proposal = adopt(world, file(world, {"rubric.business_impact": "35", "rubric.fairness": "15"}), "2026-W51")
+    # The chair changes the rubric by hand meanwhile: 35 + 30 + 25 + 15 no longer adds up to 100.
+    hand = {"business_impact": 40, "feasibility": 30, "urgency": 25, "fairness": 5}
+    rubric_change(actor=world.chair, weights=hand, reason="By hand")
+    with time_machine.travel(weeks.week_bounds("2026-W50")[0], tick=False):
+        cycle = cycle_create(week="2026-W51")
+    assert cycle.rubric.weights() == hand
+    proposal.refresh_from_db()
+    assert proposal.applied_at is not None
+    assert "not applied: The weights must add up to 100%; they add up to 105%." in proposal.applied_note
