@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
 from urllib.parse import parse_qsl
 
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
+from committee import weeks
 from policy.models import Proposal, ProposalStatus
 from policy.views.proposals import replay_query
 from tests.conftest import World
@@ -89,3 +93,23 @@ def test_replay_query_is_the_changes_and_eight_weeks(world: World) -> None:
 
 def test_signed_out_is_sent_to_sign_in(world: World) -> None:
     assert Client().get(reverse("policy:board")).status_code == 302
+
+
+def test_board_marks_the_observed_result_overdue_after_24_hours(world: World, clock: Any) -> None:
+    from policy import services
+
+    proposal = services.proposal_submit(actor=world.member_a, title="Reserve 15", reason="r", expected_effect="e",
+                                        changes={"pool.a100.burst_reserve_pct": "15"})
+    services.proposal_adopt(actor=world.chair, proposal=proposal, effective_week="2026-W51", reason="ok",
+                            now=timezone.now())
+    week_end = weeks.week_bounds("2026-W51")[1]
+    clock.move_to(week_end + timedelta(hours=23, minutes=59), tick=False)
+    client = client_for(world.member_a)  # signed in then: a session does not last the weeks in between
+    assert "observed result due" in client.get(reverse("policy:board")).content.decode()
+    clock.move_to(week_end + timedelta(hours=24, minutes=1), tick=False)
+    assert "observed result overdue" in client.get(reverse("policy:board")).content.decode()
+    response = client.post(reverse("policy:proposal-act", args=[proposal.pk, "observe"]), {
+        "observed_result": "Three more GPUs placed", "figure-1-metric": "throughput", "figure-1-value": "1250",
+        "figure-1-unit": "samples/s"})
+    assert response.status_code == 302
+    assert "observed result recorded" in client.get(reverse("policy:board")).content.decode()
