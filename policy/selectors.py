@@ -19,7 +19,8 @@ WEEKS_AHEAD_MAX = 260
 
 
 class ObservedStatus:
-    WAITING = "waiting"  # the first week has not ended
+    SCHEDULED = "scheduled"  # the effective week has not begun
+    WAITING = "waiting"  # in the first week
     DUE = "due"
     OVERDUE = "overdue"
     RECORDED = "recorded"
@@ -65,7 +66,7 @@ def observed_due_at(proposal: Proposal) -> datetime | None:
 
 
 def observed_status(proposal: Proposal, *, now: datetime) -> str | None:
-    """waiting / due / overdue / recorded for an adopted proposal; None for any other.
+    """scheduled / waiting / due / overdue / recorded for an adopted proposal; None for any other.
 
     Due from the end of the effective week (Monday 00:00 after it, committee time) until 24 hours later inclusive;
     overdue after that.
@@ -75,6 +76,8 @@ def observed_status(proposal: Proposal, *, now: datetime) -> str | None:
         return None
     if proposal.observed_at is not None:
         return ObservedStatus.RECORDED
+    if now < weeks.week_bounds(proposal.effective_week)[0]:
+        return ObservedStatus.SCHEDULED
     if now < due_at - OBSERVED_RESULT_GRACE:
         return ObservedStatus.WAITING
     return ObservedStatus.DUE if now <= due_at else ObservedStatus.OVERDUE
@@ -82,6 +85,7 @@ def observed_status(proposal: Proposal, *, now: datetime) -> str | None:
 
 def observed_status_label(status: str | None) -> str:
     return {
+        ObservedStatus.SCHEDULED: _("not in effect yet"),
         ObservedStatus.WAITING: _("in its first week"),
         ObservedStatus.DUE: _("observed result due"),
         ObservedStatus.OVERDUE: _("observed result overdue"),

@@ -51,4 +51,4 @@ def test_chair_adopts_one_and_the_second_for_that_week_is_refused(browser_page: 
 
     page.get_by_role("link", name="Policy lab").first.click()
     adopted = page.locator("section", has=page.get_by_role("heading", name="Adopted"))
-    assert "2026-W51" in adopted.inner_text() and "in its first week" in adopted.inner_text()
+    assert "2026-W51" in adopted.inner_text() and "not in effect yet" in adopted.inner_text()

@@ -179,7 +179,9 @@ def test_pool_change_waits_for_its_week_to_begin(world: World) -> None:
 
 def test_observed_result_due_then_overdue_at_24_hours(world: World) -> None:
     proposal = adopt(world, file(world, {A100_RESERVE: "15"}), "2026-W51")
-    week_end = weeks.week_bounds("2026-W51")[1]
+    week_start, week_end = weeks.week_bounds("2026-W51")
+    assert selectors.observed_status(proposal, now=week_start - timedelta(seconds=1)) == "scheduled"
+    assert selectors.observed_status(proposal, now=week_start) == "waiting"
     assert selectors.observed_status(proposal, now=week_end - timedelta(seconds=1)) == "waiting"
     assert selectors.observed_status(proposal, now=week_end) == "due"
     assert selectors.observed_status(proposal, now=week_end + timedelta(hours=24)) == "due"
