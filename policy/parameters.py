@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import ElasticPolicyVersion, GpuPool
@@ -150,8 +151,6 @@ def _number(value: object) -> Number:
 def current_values(*, week: str | None = None) -> dict[str, Number]:
     """What every parameter is now: the latest rubric, each pool, the elastic policy's latest version, and the
     quorum and fair share in force for `week` (by default the current week). A few queries, whatever the count."""
-    from django.utils import timezone
-
     values: dict[str, Number] = {}
     rubric = selectors.rubric_current()
     for criterion, weight in rubric.weights().items():

@@ -20,7 +20,7 @@ from committee import selectors as committee_selectors
 from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
 from policy import parameters, selectors, services
-from policy.models import FigureMetric, Proposal, ProposalStatus, VoteChoice
+from policy.models import FigureMetric, Proposal, VoteChoice
 
 FIGURE_ROWS = 3
 ACTIONS = ("comment", "vote", "adopt", "decline", "observe")
@@ -101,8 +101,8 @@ def _detail(request: AuthenticatedHttpRequest, proposal: Proposal, *, errors: di
         "form": form,
         "my_teams": list(committee_selectors.team_list_for_user(user=request.user)),
         "is_chair": is_chair,
-        "can_observe": proposal.status == ProposalStatus.ADOPTED and (is_chair or proposal.proposer_id ==
-                                                                       request.user.pk),
+        "can_observe": observed not in (None, selectors.ObservedStatus.SCHEDULED)
+        and (is_chair or proposal.proposer_id == request.user.pk),
         "next_free_week": selectors.week_next_free(now=now),
         "observed": observed,
         "observed_label": selectors.observed_status_label(observed),
