@@ -36,6 +36,11 @@ cycle_published = Signal()
 # refusal, naming the cause.
 cycle_transition = Signal()
 
+# A week's cycle was created (opened for intake), inside the transaction that creates it: the policy lab applies
+# the adopted changes due by then (a rubric effective from this week, before the cycle is scored with it; pool and
+# elastic changes whose week has begun). Sent with sender=ReviewCycle, cycle=<ReviewCycle> and now=<datetime>.
+cycle_opened = Signal()
+
 # seed_demo has filled the committee's and the allocations' demo rows, inside its transaction: the
 # apps above add theirs (the policy lab's proposals, the archive's pages). Sent with sender=None and
 # now=<datetime> (the demo's instant) and logins=<list of (username, password)>, which a receiver may extend.

@@ -1,3 +1,7 @@
+"""The policy lab: proposals to change the rules, counterfactual replays of past weeks under them.
+
+It sits between the archive and the weekly process: reports ──> policy ──> committee ──> allocations.
+"""
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
@@ -5,3 +9,11 @@ from django.utils.translation import gettext_lazy as _
 class PolicyConfig(AppConfig):
     name = "policy"
     verbose_name = _("Policy lab")
+
+    def ready(self) -> None:
+        # policy depends on committee, never the other way: it subscribes to the committee's signals.
+        from committee import signals
+        from policy import receivers
+
+        signals.cycle_opened.connect(receivers.on_cycle_opened, dispatch_uid="policy.cycle_opened")
+        signals.demo_seeded.connect(receivers.on_demo_seeded, dispatch_uid="policy.demo_seeded")

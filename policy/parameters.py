@@ -5,12 +5,31 @@ allocations.ElasticPolicyVersion:
 
     rubric.business_impact, rubric.feasibility, rubric.urgency, rubric.fairness   whole percents, sum 100
     pool.<slug>.burst_reserve_pct, pool.<slug>.standby_pct                        whole percents
-    fairshare.half_life_weeks, fairshare.trailing_weeks                           whole weeks
+    fairshare.half_life_weeks, fairshare.trailing_weeks                           weeks (the half-life may be 2.5)
     review.quorum                                                                 member scores per criterion
     elastic.<field>                                                               ElasticPolicyVersion's field
+
+A pool's slug is `GpuPool.slug` ("a100") while no other cluster has a pool of that slug, else the pool's key
+("atlas/a100"); `pool_resolve` accepts either.
+
+Besides the names, this module reads the value each parameter has now (`current_values`), says what each is
+called and what it may be (`parameter_list`), and checks a set of changes against all of that at once
+(`changes_errors`): the proposal form, the services and the replay share it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from allocations.models import ElasticPolicyVersion, GpuPool
+from committee import scoring, selectors, weeks
+from committee.models import Criterion
+from committee.models.governance import HALF_LIFE_MAX_WEEKS, QUORUM_MAX, TRAILING_MAX_WEEKS
 
 RUBRIC_PREFIX = "rubric."
 POOL_PREFIX = "pool."
@@ -19,6 +38,23 @@ FAIRSHARE_HALF_LIFE = "fairshare.half_life_weeks"
 FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
 QUORUM = "review.quorum"
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
+# The elastic policy's thresholds a proposal may change, with their bounds (allocations.elastic.evaluate).
+ELASTIC_FIELDS: dict[str, tuple[int, int]] = {
+    "idle_threshold_pct": (0, 100),
+    "idle_span_hours": (1, 168),
+    "promote_utilization_pct": (0, 100),
+    "promote_queue_wait_minutes": (0, 10_080),
+    "recent_span_hours": (1, 168),
+    "night_utilization_pct": (0, 100),
+}
+# Governance parameters by key: the committee.GovernanceVersion field each sets.
+GOVERNANCE_FIELDS = {
+    QUORUM: "score_quorum",
+    FAIRSHARE_HALF_LIFE: "fairshare_half_life_weeks",
+    FAIRSHARE_TRAILING: "fairshare_trailing_weeks",
+}
+
+Number = int | Decimal
 
 
 def pool_key(slug: str, field: str) -> str:
@@ -36,3 +72,189 @@ def pool_key_parse(key: str) -> tuple[str, str] | None:
     if not slug or field not in POOL_FIELDS:
         return None
     return slug, field
+
+
+def pool_slugs(pools: list[GpuPool]) -> dict[int, str]:
+    """Each pool's slug in keys: its own slug, or "cluster/slug" where two clusters share it."""
+    counts: dict[str, int] = {}
+    for pool in pools:
+        counts[pool.slug] = counts.get(pool.slug, 0) + 1
+    return {pool.pk: pool.slug if counts[pool.slug] == 1 else pool.key for pool in pools}
+
+
+def pool_resolve(slug: str, pools: list[GpuPool] | None = None) -> GpuPool | None:
+    """The pool a key's slug names ("a100" when unique, or "atlas/a100"), None when none or several match."""
+    pools = pools if pools is not None else list(GpuPool.objects.select_related("cluster"))
+    matches = [p for p in pools if p.key == slug] or [p for p in pools if p.slug == slug]
+    return matches[0] if len(matches) == 1 else None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    key: str
+    group: str
+    label: str
+    unit: str
+    minimum: Number
+    maximum: Number
+    whole: bool = True  # a whole number; else up to two decimals
+    above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
+
+    def bounds_text(self) -> str:
+        if self.above_minimum:
+            return _("above %(min)s, at most %(max)s") % {"min": self.minimum, "max": self.maximum}
+        return _("%(min)s to %(max)s") % {"min": self.minimum, "max": self.maximum}
+
+
+def parameter_list() -> list[Parameter]:
+    """Every parameter a proposal may change today, in the order the form shows them. One query (the pools)."""
+    params: list[Parameter] = []
+    for criterion in scoring.CRITERIA:
+        params.append(Parameter(
+            key=RUBRIC_PREFIX + criterion, group=_("Rubric weights"), unit="%", minimum=0, maximum=100,
+            label=_("%(criterion)s weight") % {"criterion": Criterion(criterion).label},
+        ))
+    pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
+    slugs = pool_slugs(pools)
+    for pool in pools:
+        params.append(Parameter(
+            key=pool_key(slugs[pool.pk], "burst_reserve_pct"), group=_("Pools"), unit="%", minimum=0, maximum=99,
+            label=_("%(pool)s burst reserve") % {"pool": pool.key}))
+        params.append(Parameter(
+            key=pool_key(slugs[pool.pk], "standby_pct"), group=_("Pools"), unit="%", minimum=0, maximum=99,
+            label=_("%(pool)s cold standby") % {"pool": pool.key}))
+    params += [
+        Parameter(key=FAIRSHARE_HALF_LIFE, group=_("Fair share"), label=_("Fair-share half-life"), unit=_("weeks"),
+                  minimum=0, maximum=HALF_LIFE_MAX_WEEKS, whole=False, above_minimum=True),
+        Parameter(key=FAIRSHARE_TRAILING, group=_("Fair share"), label=_("Fair-share trailing window"),
+                  unit=_("weeks"), minimum=1, maximum=TRAILING_MAX_WEEKS),
+        Parameter(key=QUORUM, group=_("Review"), label=_("Score quorum"), unit=_("member scores"), minimum=1,
+                  maximum=QUORUM_MAX),
+    ]
+    units = {"pct": "%", "hours": _("hours"), "minutes": _("minutes")}
+    for name, (low, high) in ELASTIC_FIELDS.items():
+        field = ElasticPolicyVersion._meta.get_field(name)
+        params.append(Parameter(
+            key=ELASTIC_PREFIX + name, group=_("Elastic pools"), label=str(getattr(field, "verbose_name", name)),
+            unit=units[name.rpartition("_")[2]], minimum=low, maximum=high,
+        ))
+    return params
+
+
+def _number(value: object) -> Number:
+    if isinstance(value, float):
+        decimal = Decimal(str(value))
+        return int(decimal) if decimal == decimal.to_integral_value() else decimal.normalize()
+    return int(value)  # type: ignore[call-overload]
+
+
+def current_values(*, week: str | None = None) -> dict[str, Number]:
+    """What every parameter is now: the latest rubric, each pool, the elastic policy's latest version, and the
+    quorum and fair share in force for `week` (by default the current week). A few queries, whatever the count."""
+    values: dict[str, Number] = {}
+    rubric = selectors.rubric_current()
+    for criterion, weight in rubric.weights().items():
+        values[RUBRIC_PREFIX + criterion] = int(weight)
+    pools = list(GpuPool.objects.select_related("cluster"))
+    slugs = pool_slugs(pools)
+    for pool in pools:
+        for field in POOL_FIELDS:
+            values[pool_key(slugs[pool.pk], field)] = int(getattr(pool, field))
+    rules = selectors.governance_for_week(week=week or weeks.current_week_label(timezone.now()))
+    for key, field in GOVERNANCE_FIELDS.items():
+        values[key] = _number(getattr(rules, field))
+    elastic = ElasticPolicyVersion.objects.order_by("-number").first() or ElasticPolicyVersion()
+    for name in ELASTIC_FIELDS:
+        values[ELASTIC_PREFIX + name] = int(getattr(elastic, name))
+    return values
+
+
+def value_text(value: Number) -> str:
+    """A value as a proposal stores and shows it: "15", "2.5"."""
+    if isinstance(value, Decimal):
+        value = value.normalize()
+        return str(int(value)) if value == value.to_integral_value() else format(value, "f")
+    return str(value)
+
+
+def value_parse(raw: str) -> Number:
+    """A stored value back as a number; ValueError if it is not one."""
+    try:
+        decimal = Decimal(str(raw).strip())
+    except InvalidOperation:
+        raise ValueError(raw) from None
+    if not decimal.is_finite():
+        raise ValueError(raw)
+    return int(decimal) if decimal == decimal.to_integral_value() else decimal
+
+
+def changes_errors(
+    changes: Mapping[str, str], *, current: Mapping[str, Number] | None = None,
+    parameters: list[Parameter] | None = None, check_unchanged: bool = True,
+) -> tuple[dict[str, Number], list[str]]:
+    """Check proposed changes (key → value as typed) against the vocabulary and today's values, all at once.
+
+    Returns (the parsed changes, every problem in words). A problem: an unknown key, a value that is not a
+    number, a fraction where a whole number is due, a value out of range, rubric weights that would not add up
+    to 100, a pool whose burst reserve and cold standby would reach 100 %, a value equal to today's (no change),
+    or no change at all. `check_unchanged=False` (at adoption) lets a value equal today's pass.
+    """
+    current = dict(current if current is not None else current_values())
+    known = {p.key: p for p in (parameters if parameters is not None else parameter_list())}
+    problems: list[str] = []
+    parsed: dict[str, Number] = {}
+    for key, raw in changes.items():
+        param = known.get(key)
+        if param is None:
+            problems.append(_("“%(key)s” is not a policy parameter.") % {"key": key})
+            continue
+        try:
+            value = value_parse(raw)
+        except ValueError:
+            problems.append(_("%(label)s: “%(value)s” is not a number.") % {"label": param.label, "value": raw})
+            continue
+        if param.whole and not isinstance(value, int):
+            problems.append(_("%(label)s is a whole number.") % {"label": param.label})
+            continue
+        if isinstance(value, Decimal) and value != value.quantize(Decimal("0.01")):
+            problems.append(_("%(label)s has at most two decimals.") % {"label": param.label})
+            continue
+        low_ok = value > param.minimum if param.above_minimum else value >= param.minimum
+        if not low_ok or value > param.maximum:
+            problems.append(_("%(label)s must be %(bounds)s %(unit)s; got %(value)s.") % {
+                "label": param.label, "bounds": param.bounds_text(), "unit": param.unit, "value": value_text(value)})
+            continue
+        if check_unchanged and key in current and value == current[key]:
+            problems.append(_("%(label)s is already %(value)s %(unit)s: propose another value.") % {
+                "label": param.label, "value": value_text(value), "unit": param.unit})
+            continue
+        parsed[key] = value
+    if not changes:
+        problems.append(_("Change at least one parameter."))
+    merged = {**current, **parsed}
+    if any(key.startswith(RUBRIC_PREFIX) for key in parsed):
+        total = sum(int(merged.get(RUBRIC_PREFIX + c, 0)) for c in scoring.CRITERIA)
+        if total != 100:
+            problems.append(_("The four rubric weights must add up to 100; these add up to %(total)d.")
+                            % {"total": total})
+    for key in sorted({k for k in parsed if pool_key_parse(k)}):
+        slug, _field = pool_key_parse(key) or ("", "")
+        reserve = merged.get(pool_key(slug, "burst_reserve_pct"), 0)
+        standby = merged.get(pool_key(slug, "standby_pct"), 0)
+        if reserve + standby >= 100:
+            message = _("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
+                        "below 100 %%.") % {"pool": slug, "reserve": reserve, "standby": standby}
+            if message not in problems:
+                problems.append(message)
+    return parsed, problems
+
+
+def group_of(key: str) -> str:
+    """Which policy a key belongs to: "rubric", "pool", "governance" or "elastic"."""
+    if key.startswith(RUBRIC_PREFIX):
+        return "rubric"
+    if key.startswith(POOL_PREFIX):
+        return "pool"
+    if key.startswith(ELASTIC_PREFIX):
+        return "elastic"
+    return "governance"

@@ -11,6 +11,7 @@ from typing import Any
 
 from allocations.models import ElasticPolicyVersion
 from committee.models import ReviewCycle, RubricVersion
+from policy.models import Proposal
 from reports import services
 
 
@@ -29,3 +30,7 @@ def on_rubric_changed(sender: Any, *, rubric_version: RubricVersion, **kwargs: A
 
 def on_elastic_policy_changed(sender: Any, *, policy_version: ElasticPolicyVersion, **kwargs: Any) -> None:
     services.elastic_policy_page_sync(policy_version=policy_version)
+
+
+def on_proposal_step(sender: Any, *, proposal: Proposal, summary: str, **kwargs: Any) -> None:
+    services.proposal_page_sync(proposal=proposal, summary=summary)

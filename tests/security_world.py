@@ -130,6 +130,12 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
                                       progress_pct=100, file_name=file_name, size_bytes=30,
                                       requested_by_name="Chair", finished_at=now)
 
+    from policy import services as policy_services
+
+    proposal = policy_services.proposal_submit(
+        actor=w.member_a, title="Matrix proposal", reason="Idle reserve", expected_effect="More GPUs",
+        changes={"pool.a100.burst_reserve_pct": "15"})
+
     tokens = {role: services.personal_token_create(user=getattr(w, person), name="security tests")[1]
               for role, person in PEOPLE.items()}
     tokens["sched_a"] = allocation_services.scheduler_client_create(cluster=w.atlas, name="slurm-atlas").token
@@ -140,7 +146,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         review=review, pub_a=pub_a, pub_b=pub_b, review_a=review_a, review_b=review_b, open=w.cycle,
         draft_a=draft_a, submitted_a=submitted_a, draft_b=draft_b, record=record, charter=charter, export=export,
         emergency_a=emergency_a, question_a=question_a,
-        pdf_root=pdf_root, appeal_b=appeal_b,
+        pdf_root=pdf_root, appeal_b=appeal_b, proposal=proposal,
     )
 
 

@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from allocations.models import AllocationPlan
 from committee.models import GpuRequest, Score
+from policy import selectors as policy_selectors
 from reports.selectors import revision_latest
 from tests.security_world import ROLES, client_for
 from tests.security_world import estate as build_estate
@@ -272,6 +273,23 @@ TABLE: list[Row] = [
     # Published windows (a page for people).
     Row("windows/", "the published plan", {"GET": SIGNED_IN}, query=lambda e: {"week": e.published.week}),
     # The archive.
+    Row("policy/", "the proposal board", {"GET": SIGNED_IN}),
+    Row("policy/new/", "anyone signed in proposes a change", {"GET": SIGNED_IN, "POST": ALL_302},
+        body=lambda e: {"title": "Matrix change", "reason": "Why", "expected_effect": "What",
+                        "change:review.quorum": "3"}),
+    Row("policy/<int:pk>/", "a proposal, for anyone signed in", {"GET": SIGNED_IN}, kwargs=pk("proposal")),
+    Row("policy/<int:pk>/<slug:action>/", "anyone signed in comments on a proposal", {"POST": ALL_302},
+        kwargs=lambda e: {"pk": e.proposal.pk, "action": "comment"}, body=lambda e: {"body": "Matrix comment"}),
+    Row("policy/<int:pk>/<slug:action>/", "anyone signed in votes on a proposal", {"POST": ALL_302},
+        kwargs=lambda e: {"pk": e.proposal.pk, "action": "vote"},
+        body=lambda e: {"choice": "support", "comment": "Matrix vote"}),
+    Row("policy/<int:pk>/<slug:action>/", "only the chair adopts a proposal", {"POST": "302 403 403 403 302 302 302"},
+        kwargs=lambda e: {"pk": e.proposal.pk, "action": "adopt"},
+        body=lambda e: {"effective_week": policy_selectors.week_next_free(now=timezone.now()),
+                        "decision_reason": "Matrix adoption"}),
+    Row("policy/<int:pk>/<slug:action>/", "only the chair declines a proposal",
+        {"POST": "302 403 403 403 302 302 302"}, kwargs=lambda e: {"pk": e.proposal.pk, "action": "decline"},
+        body=lambda e: {"decision_reason": "Matrix decline"}),
     Row("archive/", "index", {"GET": SIGNED_IN}),
     Row("archive/search/", "search", {"GET": SIGNED_IN}, query=lambda e: {"q": "charter"}),
     Row("archive/chain/", "the chain head", {"GET": SIGNED_IN}),

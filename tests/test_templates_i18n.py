@@ -257,7 +257,8 @@ def test_the_extraction_sees_a_newly_marked_string(tmp_path):
 
 def test_the_catalogue_leaves_djangos_own_date_words_to_django():
     """A msgid of ours such as "Fri" would replace Django's translation of that word everywhere, the weekday of every
-    "D" date format included (it turned 星期五 into 周五 on every Chinese page once): dates get their words from Django."""
+    "D" date format included (it turned 星期五 into 周五 on every Chinese page once): dates get their words from
+    Django."""
     from django.utils import dates
 
     django_words = {

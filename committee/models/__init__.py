@@ -25,6 +25,9 @@ from committee.models.emergency import (
     EmergencyStatus,
     PostHocOutcome,
 )
+from committee.models.governance import (
+    GovernanceVersion,
+)
 from committee.models.notifications import (
     Notification,
     NotificationDigest,
@@ -82,6 +85,7 @@ __all__ = [
     "EmergencyRequest",
     "EmergencyStatus",
     "FairShareSnapshot",
+    "GovernanceVersion",
     "GpuRequest",
     "GrantSource",
     "ImpactForecast",

@@ -44,6 +44,10 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
+from committee.selectors.governance import (
+    governance_for_week,
+    governance_versions,
+)
 from committee.selectors.notifications import (
     COMMITTEE_KINDS,
     TEAM_KINDS,
@@ -199,6 +203,8 @@ __all__ = [
     "engine_pools",
     "fair_share_for_cycle",
     "fair_share_live",
+    "governance_for_week",
+    "governance_versions",
     "inbox_list",
     "inbox_unread_count",
     "intake_close_check",

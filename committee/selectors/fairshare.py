@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
 from allocations.models import Team
-from committee import scoring
+from committee import scoring, weeks
 from committee.models import (
     ReviewCycle,
 )
+from committee.selectors.governance import governance_for_week
 
 
-def fair_share_live(*, as_of: datetime) -> dict[int, scoring.FairShare]:
-    """Every team's fair-share factor from the usage reported in the trailing weeks before `as_of`. Two queries."""
+def fair_share_live(*, as_of: datetime, week: str | None = None) -> dict[int, scoring.FairShare]:
+    """Every team's fair-share factor from the usage reported in the trailing weeks before `as_of`. Three queries.
+
+    The half-life and the trailing window are the governance version's in force for `week` (a cycle's week), by
+    default the week `as_of` falls in.
+    """
+    rules = governance_for_week(week=week or weeks.current_week_label(as_of))
     weights = dict(Team.objects.values_list("id", "fair_share_weight"))
-    weekly = allocation_selectors.usage_gpu_hours_by_team_per_week(
-        until=as_of, weeks=settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
-    )
-    decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)
+    weekly = allocation_selectors.usage_gpu_hours_by_team_per_week(until=as_of, weeks=rules.fairshare_trailing_weeks)
+    decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=rules.fairshare_half_life_weeks)
     return scoring.fair_shares(decayed=decayed, weights=weights)
 
 
@@ -30,4 +33,4 @@ def fair_share_for_cycle(*, cycle: ReviewCycle) -> dict[int, scoring.FairShare]:
     snapshots = list(cycle.fair_shares.all())
     if snapshots:
         return {s.team_id: s.share() for s in snapshots}
-    return fair_share_live(as_of=cycle.intake_closed_at or timezone.now())
+    return fair_share_live(as_of=cycle.intake_closed_at or timezone.now(), week=cycle.week)

@@ -18,7 +18,7 @@ from django.db.models import Model
 from django.utils.translation import gettext as _
 
 from allocations.models import ClusterAccount, ElasticPolicyVersion, GpuPool, Team
-from committee.models import CommitteeSeat, SeatRole
+from committee.models import CommitteeSeat, GovernanceVersion, SeatRole
 
 POLICY_HISTORY_LIMIT = 200
 
@@ -87,7 +87,7 @@ def _field_label(model: type[Model], name: str) -> str:
 def policy_history(
     *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
 ) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Five queries.
+    """The latest `limit` changes of every policy parameter, newest first. Six queries.
 
     With `after` and `until`, only the changes made in (after, until]; each change is still told against the
     object's row before it, which may be older than `after`.
@@ -121,6 +121,7 @@ def policy_history(
         ),
     ]
     changes += _elastic_changes()
+    changes += _governance_changes()
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
@@ -151,5 +152,25 @@ def _elastic_changes() -> list[PolicyChange]:
         out.append(PolicyChange(
             at=version.created_at, kind=_("Elastic policy"), subject=f"v{version.number}", action=_("changed"),
             changes=diffs, who=version.author_name, reason=version.reason,
+        ))
+    return out
+
+
+def _governance_changes() -> list[PolicyChange]:
+    """Each governance version (quorum, fair-share half-life and window) against the one before it. One query."""
+    versions = [GovernanceVersion.from_settings(), *GovernanceVersion.objects.order_by("effective_monday")]
+    names = ("score_quorum", "fairshare_half_life_weeks", "fairshare_trailing_weeks")
+    out: list[PolicyChange] = []
+    for before, version in pairwise(versions):
+        diffs = tuple(
+            FieldChange(label=_field_label(GovernanceVersion, name), old=_shown(getattr(before, name)),
+                        new=_shown(getattr(version, name)))
+            for name in names
+            if getattr(before, name) != getattr(version, name)
+        )
+        out.append(PolicyChange(
+            at=version.created_at, kind=_("Review and fair share"),
+            subject=_("v%(n)d, from week %(week)s") % {"n": version.number, "week": version.effective_week},
+            action=_("changed"), changes=diffs, who=version.author_name, reason=version.reason,
         ))
     return out

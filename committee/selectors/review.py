@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from allocations import selectors as allocation_selectors
@@ -26,6 +25,7 @@ from committee.models import (
 )
 from committee.selectors.discussion import RequestDiscussion, review_discussion_map, scores_counted
 from committee.selectors.fairshare import fair_share_for_cycle
+from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
 
 if TYPE_CHECKING:
@@ -200,7 +200,9 @@ def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) 
     shares = fair_share_for_cycle(cycle=cycle) if gpu_requests else {}
     by_id = {r.pk: r for r in gpu_requests}
     sheets = [score_sheet(gpu_request=r, fair_share=shares.get(r.team_id)) for r in gpu_requests]
-    results = scoring.rank_requests(sheets=sheets, weights=weights, quorum=settings.DOCKET_SCORE_QUORUM)
+    results = scoring.rank_requests(
+        sheets=sheets, weights=weights, quorum=governance_for_week(week=cycle.week).score_quorum
+    )
     return [
         ReviewRow(
             request=by_id[result.request_id],
@@ -296,7 +298,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
         cycle=cycle,
         rubric=cycle.rubric,
         weights=weights,
-        quorum=settings.DOCKET_SCORE_QUORUM,
+        quorum=governance_for_week(week=cycle.week).score_quorum,
         rows=rows,
         members=list(members.items()),
         pools=_pool_loads(cycle=cycle, rows=rows),

@@ -25,6 +25,7 @@ from committee.services.discussion import (
     scores_mark_stale,
 )
 from committee.services.elastic import elastic_policy_change
+from committee.services.governance import governance_version_create
 from committee.services.notifications import (
     digests_send,
     notification_preferences_set,
@@ -89,6 +90,7 @@ __all__ = [
     "decision_correct",
     "digests_send",
     "elastic_policy_change",
+    "governance_version_create",
     "gpu_request_create",
     "gpu_request_submit",
     "gpu_request_update",

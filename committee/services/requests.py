@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import Team
-from committee import limits, selectors, weeks
+from committee import limits, selectors, signals, weeks
 from committee.models import (
     Alternative,
     CycleStatus,
@@ -72,7 +72,11 @@ def cycle_create(*, week: str, status: str = CycleStatus.OPEN, **overrides: date
     """Create the cycle that allocates `week` with the default calendar; idempotent on the week."""
     schedule = weeks.cycle_schedule(week)
     schedule.update(overrides)
-    cycle, _created = ReviewCycle.objects.get_or_create(week=week, defaults={**schedule, "status": status})
+    with transaction.atomic():
+        cycle, created = ReviewCycle.objects.get_or_create(week=week, defaults={**schedule, "status": status})
+        if created:
+            signals.cycle_opened.send(sender=ReviewCycle, cycle=cycle, now=timezone.now())
+            cycle.refresh_from_db()  # a receiver may have pinned another rubric version
     return cycle
 
 

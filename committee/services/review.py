@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -121,7 +120,7 @@ def cycle_close_intake(
     locked = _lock_cycle(cycle)
     _require_status(locked, CycleStatus.OPEN, _("close intake"))
     now = now or timezone.now()
-    shares = selectors.fair_share_live(as_of=now)
+    shares = selectors.fair_share_live(as_of=now, week=locked.week)
     names = dict(Team.objects.filter(pk__in=shares).values_list("pk", "name"))
     FairShareSnapshot.objects.bulk_create(
         FairShareSnapshot(
@@ -232,15 +231,14 @@ def request_decide(
     if outcome in (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
         counted = list(selectors.scores_counted().filter(request=locked))
         sheet_scores = {c: [s.value for s in counted if s.criterion == c] for c in scoring.MEMBER_SCORED}
-        missing = scoring.quorum_missing(
-            member_scores=sheet_scores, weights=cycle.rubric.weights(), quorum=settings.DOCKET_SCORE_QUORUM
-        )
+        quorum = selectors.governance_for_week(week=cycle.week).score_quorum
+        missing = scoring.quorum_missing(member_scores=sheet_scores, weights=cycle.rubric.weights(), quorum=quorum)
         if missing:
             errors.setdefault("outcome", []).append(
                 _("Not ranked yet: %(criteria)s need %(quorum)d member scores each before a grant.")
                 % {
                     "criteria": ", ".join(str(Criterion(c).label) for c in missing),
-                    "quorum": settings.DOCKET_SCORE_QUORUM,
+                    "quorum": quorum,
                 }
             )
     if errors:
@@ -326,6 +324,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
             % {"titles": "; ".join(undecided)}
         )
     now = timezone.now()
+    quorum = selectors.governance_for_week(week=locked.week).score_quorum
     automatic: list[Decision] = []
     frozen: list[Decision] = []
     events: list[tuple[GpuRequest, str]] = []
@@ -344,7 +343,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                 )
                 % {
                     "criteria": ", ".join(str(Criterion(c).label).lower() for c in result.missing),
-                    "quorum": settings.DOCKET_SCORE_QUORUM,
+                    "quorum": quorum,
                 },
                 decided_by=None,
                 decided_by_name=AUTO_DEFER_NAME,

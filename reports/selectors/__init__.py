@@ -20,7 +20,7 @@ from reports.selectors.pages import (
     user_can_edit,
     user_can_read,
 )
-from reports.selectors.records import decision_record_data, elastic_policy_data, policy_data
+from reports.selectors.records import decision_record_data, elastic_policy_data, policy_data, proposal_data
 from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "pdf_export_path",
     "pdf_root",
     "policy_data",
+    "proposal_data",
     "recent_changes",
     "request_search",
     "revision_charts",

@@ -20,6 +20,8 @@ from allocations.models import AllocationWindow, ElasticPolicyVersion
 from committee import scoring
 from committee import selectors as committee_selectors
 from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
+from policy import selectors as policy_selectors
+from policy.models import Proposal
 from reports import chain
 from reports.models import Page
 from reports.snapshot import (
@@ -364,4 +366,39 @@ def elastic_policy_data(*, policy_version: ElasticPolicyVersion) -> dict[str, ob
             }
             for name in ElasticPolicyVersion.PARAMETERS
         ],
+    }
+
+
+def proposal_data(*, proposal: Proposal) -> dict[str, object]:
+    """A policy proposal as the archive keeps it: read again from the database, as it stands now. Six queries."""
+    p = policy_selectors.proposal_get(pk=proposal.pk)
+
+    def when(value: datetime | None) -> str:
+        return timezone.localtime(value).strftime("%Y-%m-%d %H:%M") if value else ""
+
+    return {
+        "schema": 1,
+        "id": p.pk,
+        "title": p.title,
+        "status": p.get_status_display(),
+        "proposer": p.proposer_name,
+        "filed": when(p.created_at),
+        "reason": p.reason,
+        "expected_effect": p.expected_effect,
+        "changes": [{"key": c.key, "label": c.label, "old": f"{c.old_value} {c.unit}".strip(),
+                     "new": f"{c.new_value} {c.unit}".strip()} for c in p.changes.all()],
+        "figures": [{"stage": f.stage, "metric": f.get_metric_display() + (f" ({f.label})" if f.label else ""),
+                     "baseline": None if f.baseline is None else str(f.baseline.normalize()),
+                     "value": str(f.value.normalize()), "unit": f.unit} for f in p.figures.all()],
+        "votes": [{"by": v.voter_name + (f" ({v.team_name})" if v.team_name else ""),
+                   "choice": v.get_choice_display(), "comment": v.comment} for v in p.votes.all()],
+        "comments": [{"by": c.author_name + (f" ({c.team_name})" if c.team_name else ""), "at": when(c.created_at),
+                      "body": c.body} for c in p.comments.all()],
+        "decided_by": p.decided_by_name,
+        "decided_at": when(p.decided_at),
+        "decision_reason": p.decision_reason,
+        "effective_week": p.effective_week,
+        "applied_note": p.applied_note,
+        "observed_result": p.observed_result,
+        "observed_by": p.observed_by_name,
     }

@@ -11,7 +11,12 @@ from reports.services.pages import (
     page_revision_restore,
     page_revision_save,
 )
-from reports.services.records import decision_record_sync, elastic_policy_page_sync, policy_page_sync
+from reports.services.records import (
+    decision_record_sync,
+    elastic_policy_page_sync,
+    policy_page_sync,
+    proposal_page_sync,
+)
 
 __all__ = [
     "SYSTEM_AUTHOR",
@@ -27,4 +32,5 @@ __all__ = [
     "pdf_export_render",
     "pdf_export_request",
     "policy_page_sync",
+    "proposal_page_sync",
 ]

@@ -33,7 +33,7 @@ MAX_TITLE_CHARS = 200
 RESERVED_SLUGS = frozenset({"new", "preview", "search", "exports", "chain", "recent", "api", "static", "dashboards",
                             "executive", "buffer"})
 # Generated pages live at these addresses; people cannot take them first.
-GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-")
+GENERATED_PREFIXES = ("decision-record-", "rubric-v", "monthly-review-", "policy-proposal-")
 
 
 class EditConflict(Exception):

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 
 from allocations.models import ElasticPolicyVersion
 from committee.models import CycleStatus, ReviewCycle, RubricVersion
+from policy.models import Proposal
 from reports import records, selectors
 from reports.models import Page, PageKind, PageRevision
 from reports.services import pages
@@ -87,6 +88,22 @@ def elastic_policy_page_sync(*, policy_version: ElasticPolicyVersion) -> PageRev
         notes=records.policy_notes_placeholder(),
         data=data,
         summary=_("Recorded the elastic policy change to version %(n)d") % {"n": policy_version.number},
+    )
+
+
+def proposal_page_sync(*, proposal: Proposal, summary: str) -> PageRevision | None:
+    """Write a policy proposal's archive page (`policy-proposal-<id>`): one revision per step (filed, a comment, a
+    vote, the decision, applied, the observed result), each with the step as its summary; idempotent."""
+    data = selectors.proposal_data(proposal=proposal)
+    return _sync(
+        source_key=f"policy-proposal:{proposal.pk}",
+        slug=records.proposal_slug(proposal.pk),
+        kind=PageKind.POLICY,
+        title=_("Policy proposal #%(n)d: %(title)s") % {"n": proposal.pk, "title": proposal.title},
+        generated=records.proposal_markdown(data),
+        notes=records.policy_notes_placeholder(),
+        data=data,
+        summary=summary[:pages.MAX_SUMMARY_CHARS],
     )
 
 
