@@ -430,8 +430,8 @@ TABLE: list[Row] = [
         query=lambda e: {"old": 1, "new": 2}),
     Row("api/v1/archive/chain/", "the chain head", {"GET": API_PEOPLE}),
     # The policy lab's replay of past weeks (committee only).
-    Row("policy/replay/", "the replay page", {"GET": EDITORS}, query=lambda e: {"weeks": "2"}),
-    Row("policy/replay/partial/", "the replay's results (htmx)", {"GET": EDITORS},
+    Row("policy/replay/", "the replay page", {"GET": SIGNED_IN}, query=lambda e: {"weeks": "2"}),
+    Row("policy/replay/partial/", "the replay's results (htmx)", {"GET": SIGNED_IN},
         query=lambda e: {"weeks": "2", "rubric.fairness": "20", "rubric.business_impact": "30"}),
     # The API's schema and docs are public: they hold no data.
     Row("api/v1/schema/", "OpenAPI schema", {"GET": "200 200 200 200 200 200 200"}),

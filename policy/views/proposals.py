@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -38,13 +38,9 @@ def replay_query(proposal: Proposal) -> str:
     return urlencode(selectors.replay_query_pairs(proposal))
 
 
-def replay_url(proposal: Proposal) -> str | None:
-    """The replay partial's address with the proposal's query, or None while the replay is not installed."""
-    try:
-        base = reverse("policy:replay-partial")
-    except NoReverseMatch:
-        return None
-    return f"{base}?{replay_query(proposal)}"
+def replay_url(proposal: Proposal) -> str:
+    """The replay partial's address with the proposal's query."""
+    return f"{reverse('policy:replay-partial')}?{replay_query(proposal)}"
 
 
 @login_required

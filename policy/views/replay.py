@@ -1,4 +1,4 @@
-"""The replay page and its htmx fragment (committee only). Parse the overrides, load, replay, render.
+"""The replay page and its htmx fragment (anyone signed in, as the archive). Parse the overrides, load, replay, render.
 
 /policy/replay/ is the form (which parameters, to what, how many weeks) with the results below it;
 /policy/replay/partial/ is the results alone, for a proposal's page (`hx-get` with `<key>=<value>`
@@ -16,7 +16,6 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
@@ -25,9 +24,7 @@ from django.views.decorators.http import require_GET
 
 from committee import scoring
 from committee.models import Criterion
-from committee.selectors import user_is_committee
 from committee.weeks import current_week_label
-from core.errors import RoleRequired
 from policy import parameters
 from policy.replay import ReplayErrors, ReplayResult, replay
 from policy.replay.compute import Measure, Note, ReplayInputs
@@ -35,15 +32,6 @@ from policy.replay.overrides import DEFAULT_WEEKS, PoolReserves, ReplayQuery, re
 from policy.selectors.replay import replay_before, replay_inputs_load, replay_parameters
 
 ERROR_HEADER = "X-Docket-Replay"  # static/docket/replay.js swaps a 400 that carries it: the errors are the answer
-
-
-def _require_committee(request: HttpRequest) -> None:
-    if not user_is_committee(user=request.user):
-        raise RoleRequired(
-            _("Replays of past weeks are for committee members."),
-            role=_("a seat on the committee"),
-            elsewhere=[(_("Your team's requests and their outcomes"), reverse("committee:portal"))],
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,7 +350,6 @@ def _parse(request: HttpRequest) -> tuple[ReplayQuery | None, list[str], Any]:
 @require_GET
 def replay_page(request: HttpRequest) -> HttpResponse:
     """The form and, once asked (any parameter given), the replay beside its baseline."""
-    _require_committee(request)
     query, errors, (weights, pools) = _parse(request)
     params = _params(request)
     context: dict[str, Any] = {
@@ -383,7 +370,6 @@ def replay_page(request: HttpRequest) -> HttpResponse:
 @require_GET
 def replay_partial(request: HttpRequest) -> HttpResponse:
     """The results alone (htmx): the overrides as `<key>=<value>`, `weeks=N` (default 8), `before=YYYY-Www`."""
-    _require_committee(request)
     query, errors, _current = _parse(request)
     if query is None:
         response = render(request, "policy/_replay_errors.html", {"errors": errors}, status=400)
