@@ -34,6 +34,7 @@ from committee.models.people import (
     MembershipRole,
     SeatRole,
     SsoGroupMapping,
+    TeamFiling,
     TeamMembership,
 )
 from committee.models.requests import (
@@ -93,6 +94,7 @@ __all__ = [
     "Score",
     "SeatRole",
     "SsoGroupMapping",
+    "TeamFiling",
     "TeamMembership",
     "UsageReport",
     "rubric_version_current_pk",

@@ -19,6 +19,8 @@ class NotificationKind(models.TextChoices):
     APPEAL_FILED = "appeal_filed", _("A team appealed a decision")
     APPEAL_DECIDED = "appeal_decided", _("The committee decided my team's appeal")
     EMERGENCY = "emergency", _("An emergency request was filed, approved, placed or rejected")
+    DRAFT_AWAITS_LEAD = "draft_awaits_lead", _("A member's draft waits for me, the team's lead, to submit it")
+    DRAFT_RETURNED = "draft_returned", _("The team's lead sent my draft back with a note")
 
 
 class NotificationDigest(models.Model):

@@ -41,6 +41,8 @@ TEAM_KINDS = (
     NotificationKind.DECISION_CORRECTED,
     NotificationKind.APPEAL_DECIDED,
     NotificationKind.EMERGENCY,
+    NotificationKind.DRAFT_AWAITS_LEAD,
+    NotificationKind.DRAFT_RETURNED,
 )
 COMMITTEE_KINDS = (
     NotificationKind.INTAKE_CLOSED,
