@@ -13,6 +13,8 @@ from allocations.models import GpuPool, Team
 from committee import weeks
 from committee.models import (
     CycleStatus,
+    Decision,
+    DecisionOutcome,
     GpuRequest,
     RequestStatus,
     ReviewCycle,
@@ -156,3 +158,31 @@ def request_copy(*, source: GpuRequest, cycle: ReviewCycle) -> RequestCopy:
 FORECAST_COPIED = ("kind", "estimated_value", "value_unit", "confidence", "narrative")
 USAGE_COPIED = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct", "notes")
 ALTERNATIVE_COPIED = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
+
+
+@dataclass(frozen=True)
+class CarryOffer:
+    """A deferred request its team may carry into `cycle`'s intake; `carried` is the draft it already made."""
+
+    cycle: ReviewCycle
+    carried: GpuRequest | None
+
+
+def request_carry_offers(*, requests: Iterable[GpuRequest], cycle: ReviewCycle | None) -> dict[int, CarryOffer]:
+    """Of `requests`, those deferred in a finalized or published week before `cycle`, by id: what the portal and
+    the request page offer to carry into `cycle` (committee.services.gpu_request_carry). Two queries."""
+    rows = [r for r in requests if cycle is not None and r.cycle.starts_at < cycle.starts_at]
+    if cycle is None or not rows:
+        return {}
+    deferred = set(
+        Decision.objects.filter(
+            request__in=[r.pk for r in rows], outcome=DecisionOutcome.DEFER,
+            cycle__status__in=[CycleStatus.FINALIZED, CycleStatus.PUBLISHED],
+        ).values_list("request_id", flat=True)
+    )
+    if not deferred:
+        return {}
+    carried = {
+        r.carried_from_id: r for r in GpuRequest.objects.filter(carried_from__in=deferred, cycle=cycle)
+    }
+    return {pk: CarryOffer(cycle=cycle, carried=carried.get(pk)) for pk in deferred}
