@@ -378,6 +378,25 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
         fields = (*REQUEST_FIELDS, "usage_report", "impact_forecast", "alternatives")
         validators: list[Any] = []  # the services check every invariant, with the team and cycle they know
 
+    def to_internal_value(self, data: Any) -> Any:
+        """StrictJSONMixin stops at a value of the wrong JSON type; the other fields' own errors are added to its
+        answer, so one 400 lists every error of the body."""
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if not (isinstance(data, Mapping) and isinstance(exc.detail, dict)):
+                raise
+            rest = {key: value for key, value in data.items() if key not in exc.detail}
+            if len(rest) == len(data):
+                raise
+            try:
+                super().to_internal_value(rest)
+            except serializers.ValidationError as more:
+                if isinstance(more.detail, dict):
+                    extra = {key: value for key, value in more.detail.items() if key not in exc.detail}
+                    raise serializers.ValidationError({**exc.detail, **extra}) from None
+            raise
+
     def partial_values(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The request's fields, and each alternative's GPU-hours, that pass their own checks in a body that
         failed others: the rules that span fields (services.gpu_request_problems) are checked on them too."""
