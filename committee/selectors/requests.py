@@ -94,17 +94,23 @@ def request_active_by_team_pool(*, teams: Iterable[Team], cycle: ReviewCycle) ->
 
 def request_copy_sources(*, viewer: Viewer, cycle: ReviewCycle) -> list[GpuRequest]:
     """What the viewer's teams can start a request of `cycle` from: each team's latest weekly request on each
-    pool in an earlier week (not withdrawn), newest week first."""
+    pool in an earlier week (not withdrawn), newest week first; not on a pool the team already has a request
+    on in `cycle` (it edits that one). Two queries."""
     rows = (
         request_list_for_team_member(viewer=viewer)
         .filter(cycle__starts_at__lt=cycle.starts_at, is_emergency=False)
         .exclude(status=RequestStatus.WITHDRAWN)
         .order_by("-cycle__starts_at", "team__name", "pool__slug", "-id")
     )
-    latest: dict[tuple[int, int], GpuRequest] = {}
+    taken = set(
+        GpuRequest.objects.filter(team_id__in=viewer_roles(user=viewer).team_ids, cycle=cycle, is_emergency=False)
+        .exclude(status=RequestStatus.WITHDRAWN)
+        .values_list("team_id", "pool_id")
+    )
+    latest: dict[tuple[int, int], GpuRequest | None] = dict.fromkeys(taken)
     for row in rows[:200]:  # a team's few pools: the newest rows hold every latest one
         latest.setdefault((row.team_id, row.pool_id), row)
-    return list(latest.values())
+    return [row for row in latest.values() if row is not None]
 
 
 @dataclass(frozen=True)
