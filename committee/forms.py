@@ -96,7 +96,7 @@ class GpuRequestForm(forms.ModelForm):
 
 
 def _local_text(moment: datetime) -> str:
-    return formats.date_format(timezone.localtime(moment, weeks.committee_zone()), _("D j M Y, H:i T"))
+    return formats.date_format(timezone.localtime(moment, weeks.committee_zone()), str(_("D j M Y, H:i T")))
 
 
 class UsageReportForm(forms.ModelForm):

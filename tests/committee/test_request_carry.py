@@ -39,7 +39,7 @@ def test_the_team_carries_a_deferred_request_into_the_open_week_as_a_linked_draf
     # Same weekday and time, one week on.
     assert draft.earliest_start == original.earliest_start + timedelta(days=7)
     assert draft.latest_end == original.latest_end + timedelta(days=7)
-    assert draft.deadline == original.deadline + timedelta(days=7)
+    assert original.deadline is not None and draft.deadline == original.deadline + timedelta(days=7)
     assert draft.impact_forecast.narrative == original.impact_forecast.narrative
     assert [a.description for a in draft.alternatives.all()] == ["Distilled student"]
     body = page.content.decode()
