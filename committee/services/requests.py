@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -114,9 +114,9 @@ def gpu_request_problems(
 
     Each rule is checked with whatever of its fields is present, so a form whose other fields failed
     still hears every rule its good fields break (no errors in rounds). Nothing is written. The rules:
-    the window lies within the cycle's week; the deadline is no earlier than the work can end (earliest
-    start + duration); the baseline plan needs at least the GPU-hours requested; no alternative needs
-    more GPU-hours than the request; the team has no other active request on the pool that week.
+    the window lies within the cycle's week; the deadline is not before the window's earliest start; the
+    baseline plan needs at least the GPU-hours requested; no alternative needs more GPU-hours than the
+    request; the team has no other active request on the pool that week.
     """
     errors: dict[str, list[str]] = {}
     start, end = fields.get("earliest_start"), fields.get("latest_end")
@@ -132,13 +132,11 @@ def gpu_request_problems(
             % {"week": cycle.week, "end": _when(cycle.ends_at)}
         ]
     deadline = fields.get("deadline")
-    if isinstance(deadline, datetime) and isinstance(start, datetime):
-        done = start + timedelta(hours=hours) if isinstance(hours, int) and hours > 0 else start
-        if deadline < done:
-            errors["deadline"] = [
-                _("The deadline is before the work can be done: it starts at %(start)s at the earliest and "
-                  "ends %(done)s at the earliest.") % {"start": _when(start), "done": _when(done)}
-            ]
+    if isinstance(deadline, datetime) and isinstance(start, datetime) and deadline < start:
+        errors["deadline"] = [
+            _("The deadline is before the window opens: the work can start %(start)s at the earliest.")
+            % {"start": _when(start)}
+        ]
     requested = gpu_count * hours if isinstance(gpu_count, int) and isinstance(hours, int) else None
     baseline = fields.get("baseline_gpu_hours")
     if requested is not None and isinstance(baseline, int) and 0 < baseline < requested:

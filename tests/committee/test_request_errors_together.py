@@ -38,7 +38,7 @@ def test_the_form_lists_every_broken_rule_in_one_answer(client, world):
         title="",  # a field error …
         earliest_start=local(start - timedelta(hours=2)),  # … and, at the same time, every rule
         latest_end=local(world.cycle.ends_at + timedelta(hours=1)),
-        deadline=local(start + timedelta(hours=10)),
+        deadline=local(start - timedelta(hours=3)),  # before the window opens
         baseline_gpu_hours="500",
         min_gpu_count="32",
         **{"usage-mean_utilization_pct": "150"},
@@ -49,7 +49,8 @@ def test_the_form_lists_every_broken_rule_in_one_answer(client, world):
     assert errors["title"] == ["This field is required."]
     assert errors["earliest_start"] == [WEEK_BEFORE]
     assert errors["latest_end"] == [WEEK_AFTER]
-    assert errors["deadline"][0].startswith("The deadline is before the work can be done")
+    assert errors["deadline"] == [
+        "The deadline is before the window opens: the work can start Sun 6 Dec 2026, 22:00 UTC at the earliest."]
     assert "smaller than this request (768 GPU-hours)" in errors["baseline_gpu_hours"][0]
     assert "needs 5,000 GPU-hours, more than the 768 requested" in errors["alternatives.0.gpu_hours"][0]
     assert errors["min_gpu_count"] == ["The minimum cannot be more than the GPUs requested."]
@@ -108,7 +109,7 @@ def test_the_api_answers_every_error_in_one_400(api, world):
         title="",
         gpu_count="many",
         earliest_start=(start - timedelta(hours=3)).isoformat(),
-        deadline=(start - timedelta(hours=1)).isoformat(),
+        deadline=(start - timedelta(hours=4)).isoformat(),  # before the window opens, too
         alternatives=[{"description": "Bigger", "gpu_hours": 100_000, "quality_change": "", "cost_estimate": None,
                        "feasible": False}],
     )
@@ -126,7 +127,7 @@ def test_the_api_answers_every_rule_of_a_well_formed_body_in_one_400(api, world)
     body = request_body(
         world,
         latest_end=(world.cycle.ends_at + timedelta(hours=5)).isoformat(),
-        deadline=(start + timedelta(hours=47)).isoformat(),  # the 48 hours cannot be done by then
+        deadline=(start - timedelta(minutes=1)).isoformat(),  # a minute before the window opens
         baseline_gpu_hours=700,
         alternatives=[
             {"description": "Distilled", "gpu_hours": 300, "quality_change": "", "cost_estimate": None,
