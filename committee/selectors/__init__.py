@@ -105,6 +105,7 @@ from committee.selectors.requests import (
     request_get_for_viewer,
     request_list_for_team_member,
     request_list_for_viewer,
+    week_before,
 )
 from committee.selectors.review import (
     REVIEWED_STATUSES,
@@ -230,4 +231,5 @@ __all__ = [
     "user_is_team_member",
     "viewer_roles",
     "viewer_roles_new_request",
+    "week_before",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
@@ -168,27 +169,43 @@ ALTERNATIVE_COPIED = ("description", "gpu_hours", "quality_change", "cost_estima
 
 @dataclass(frozen=True)
 class CarryOffer:
-    """A deferred request its team may carry into `cycle`'s intake; `carried` is the draft it already made."""
+    """A deferred request its team may carry into `cycle`'s intake; `carried` is the draft it already made,
+    `blocked_by` the team's own request on the same pool in `cycle` (edit that one instead)."""
 
     cycle: ReviewCycle
     carried: GpuRequest | None
+    blocked_by: GpuRequest | None = None
+
+
+def week_before(cycle: ReviewCycle) -> str:
+    """The ISO week before `cycle`'s: a request deferred there is carried into `cycle` (gpu_request_carry)."""
+    return weeks.week_label(weeks.parse_week(cycle.week) - timedelta(days=7))
 
 
 def request_carry_offers(*, requests: Iterable[GpuRequest], cycle: ReviewCycle | None) -> dict[int, CarryOffer]:
-    """Of `requests`, those deferred in a finalized or published week before `cycle`, by id: what the portal and
-    the request page offer to carry into `cycle` (committee.services.gpu_request_carry). Two queries."""
-    rows = [r for r in requests if cycle is not None and r.cycle.starts_at < cycle.starts_at]
-    if cycle is None or not rows:
+    """Of `requests`, those deferred in the finalized or published week right before `cycle`, by id: what the
+    portal and the request page offer to carry into `cycle` (committee.services.gpu_request_carry). Three
+    queries at most."""
+    if cycle is None:
+        return {}
+    previous = week_before(cycle)
+    rows = {r.pk: r for r in requests if r.cycle.week == previous}
+    if not rows:
         return {}
     deferred = set(
         Decision.objects.filter(
-            request__in=[r.pk for r in rows], outcome=DecisionOutcome.DEFER,
+            request__in=list(rows), outcome=DecisionOutcome.DEFER,
             cycle__status__in=[CycleStatus.FINALIZED, CycleStatus.PUBLISHED],
         ).values_list("request_id", flat=True)
     )
     if not deferred:
         return {}
-    carried = {
-        r.carried_from_id: r for r in GpuRequest.objects.filter(carried_from__in=deferred, cycle=cycle)
+    carried = {r.carried_from_id: r for r in GpuRequest.objects.filter(carried_from__in=deferred, cycle=cycle)}
+    active = request_active_by_team_pool(teams=[rows[pk].team for pk in deferred], cycle=cycle)
+    return {
+        pk: CarryOffer(
+            cycle=cycle, carried=carried.get(pk),
+            blocked_by=active.get((rows[pk].team_id, rows[pk].pool_id)) if pk not in carried else None,
+        )
+        for pk in deferred
     }
-    return {pk: CarryOffer(cycle=cycle, carried=carried.get(pk)) for pk in deferred}

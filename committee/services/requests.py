@@ -422,11 +422,12 @@ def team_filing_set(*, actor: User, team: Team, lead_submits: bool) -> TeamFilin
 def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -> GpuRequest:
     """Carry a request deferred in a finalized or published week into `cycle`'s intake, on the team's word.
 
-    Makes a draft in `cycle` linked to the original (`carried_from`), with its evidence copied and its
-    window and deadline moved into `cycle`'s week (selectors.request_copy); the usage is `cycle`'s
-    pre-fill where the schedulers measured it. The team reviews and submits it. Refused
-    (StateConflict) unless the original was deferred in a finalized or published week before
-    `cycle`, while `cycle`'s intake is open, and once per request and week; the team's
+    `cycle` is the week after the original's ("next week's intake"). Makes a draft in `cycle` linked to
+    the original (`carried_from`), with its evidence copied and its window and deadline moved into
+    `cycle`'s week (selectors.request_copy); the usage is `cycle`'s pre-fill where the schedulers
+    measured it. The team reviews and submits it. Refused (StateConflict) unless the original was
+    deferred in a finalized or published week, while `cycle`'s intake is open, and once per request
+    and week; the team's
     duplicate-on-pool rule holds as for any new request.
     """
     locked = _lock(gpu_request)
@@ -437,8 +438,11 @@ def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycl
         or decision is None or decision.outcome != DecisionOutcome.DEFER
     ):
         raise StateConflict(_("Only a request the committee deferred in a finalized week can be carried."))
-    if cycle.starts_at <= locked.cycle.starts_at:
-        raise StateConflict(_("A deferred request is carried into a later week."))
+    if locked.cycle.week != selectors.week_before(cycle):
+        raise StateConflict(
+            _("A request deferred in week %(week)s is carried into the next week's intake only.")
+            % {"week": locked.cycle.week}
+        )
     earlier = GpuRequest.objects.filter(carried_from=locked, cycle=cycle).first()
     if earlier is not None:
         raise StateConflict(

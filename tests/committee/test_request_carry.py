@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
 from committee import services
-from committee.models import CycleStatus, GpuRequest, RequestStatus
+from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
 from core.errors import StateConflict
 from tests.committee.filing import deferred_request
 from tests.factories import file_request
@@ -110,9 +110,24 @@ def test_another_team_cannot_carry_it(client, world):
     assert not GpuRequest.objects.filter(carried_from=original).exists()
 
 
-def test_carrying_onto_a_pool_the_team_already_filed_on_is_refused_clearly(world):
+def test_carrying_onto_a_pool_the_team_already_filed_on_is_refused_clearly(client, world):
     original = deferred_request(world)
-    file_request(world, title="This week's own")  # world.cycle is 2026-W51 now
+    file_request(world, title="Our W51 request")  # world.cycle is 2026-W51 now
+    client.force_login(world.member_a)
+    portal = client.get(reverse("committee:portal")).content.decode()
+    assert "Carry into week" not in portal
+    assert "Deferred; week 2026-W51 already has your request on this pool:" in portal and "Our W51 request" in portal
     with pytest.raises(StateConflict, match="already has an active request for this pool"):
         services.gpu_request_carry(actor=world.lead_a, gpu_request=original, cycle=world.cycle)
+    assert not GpuRequest.objects.filter(carried_from=original).exists()
+
+
+def test_only_into_the_next_week_s_intake(client, world):
+    original = deferred_request(world)  # deferred in 2026-W50
+    ReviewCycle.objects.filter(pk=world.cycle.pk).update(status=CycleStatus.PUBLISHED)  # 2026-W51 went by
+    w52 = services.cycle_create(week="2026-W52")
+    with pytest.raises(StateConflict, match="carried into the next week's intake only"):
+        services.gpu_request_carry(actor=world.member_a, gpu_request=original, cycle=w52)
+    client.force_login(world.member_a)
+    assert "Carry into week" not in client.get(reverse("committee:portal")).content.decode()
     assert not GpuRequest.objects.filter(carried_from=original).exists()
