@@ -26,14 +26,6 @@ from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
 from core.forms import StrictIntegerField, form_field, strict_number_formfield
 
-
-class DateTimeLocalInput(forms.DateTimeInput):
-    input_type = "datetime-local"
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
-
-
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
 
