@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
 from django.forms import formset_factory
+from django.utils import formats, timezone
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import GpuPool, Team
-from committee import limits, scoring, selectors
+from committee import limits, scoring, selectors, weeks
 from committee.models import (
     Alternative,
     Criterion,
@@ -16,19 +19,12 @@ from committee.models import (
     GpuRequest,
     ImpactForecast,
     NotificationKind,
+    ReviewCycle,
     UsageReport,
 )
 from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
-from core.forms import StrictIntegerField, form_field, strict_number_formfield
-
-
-class DateTimeLocalInput(forms.DateTimeInput):
-    input_type = "datetime-local"
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
-
+from core.forms import StrictIntegerField, ZonedDateTimeInput, form_field, strict_number_formfield
 
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
@@ -39,20 +35,44 @@ class GpuRequestForm(forms.ModelForm):
         formfield_callback = strict_number_formfield  # numbers as the API writes them (core.numbers)
         fields = REQUEST_FIELDS
         widgets = {
-            "earliest_start": DateTimeLocalInput(),
-            "latest_end": DateTimeLocalInput(),
-            "deadline": DateTimeLocalInput(),
+            "earliest_start": ZonedDateTimeInput(),
+            "latest_end": ZonedDateTimeInput(),
+            "deadline": ZonedDateTimeInput(),
             "slip_consequence": forms.Textarea(attrs={"rows": 2}),
         }
         # A time the database cannot store (an offset past ±15:59, a year past 9999 in UTC) is a form error.
         field_classes = dict.fromkeys(("earliest_start", "latest_end", "deadline"), UTCFormDateTimeField)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, cycle: ReviewCycle | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         form_field(self, "pool", forms.ModelChoiceField).queryset = selectors.pool_list()
+        zone = weeks.committee_zone().key
         for name in ("earliest_start", "latest_end", "deadline"):
-            form_field(self, name, forms.DateTimeField).input_formats = DATETIME_INPUT_FORMATS
+            field = form_field(self, name, forms.DateTimeField)
+            field.input_formats = DATETIME_INPUT_FORMATS
+            field.label = _("%(label)s (%(zone)s, 24-hour)") % {"label": capfirst(field.label or ""), "zone": zone}
         self.fields["deadline"].help_text = _("When the result is needed; drives the urgency suggestion.")
+        if cycle is not None:
+            self.fields["earliest_start"].help_text = _("Week %(week)s starts %(start)s.") % {
+                "week": cycle.week, "start": _local_text(cycle.starts_at)}
+            self.fields["latest_end"].help_text = _("Week %(week)s ends %(end)s.") % {
+                "week": cycle.week, "end": _local_text(cycle.ends_at)}
+            if not self.is_bound and self.instance.pk is None:
+                # A new request starts from the whole week: the team narrows it.
+                self.initial.setdefault("earliest_start", timezone.localtime(cycle.starts_at, weeks.committee_zone()))
+                self.initial.setdefault("latest_end", timezone.localtime(cycle.ends_at, weeks.committee_zone()))
+
+    def partial_data(self) -> dict[str, Any]:
+        """The fields that passed their own checks, for the rules that span fields (gpu_request_problems).
+
+        Django runs a form's cross-field checks only on what is valid; the view checks the rules on
+        this too, so a rule broken by good fields shows beside the errors of the bad ones.
+        """
+        return dict(getattr(self, "cleaned_data", {}))
+
+
+def _local_text(moment: datetime) -> str:
+    return formats.date_format(timezone.localtime(moment, weeks.committee_zone()), str(_("D j M Y, H:i T")))
 
 
 class UsageReportForm(forms.ModelForm):
@@ -157,6 +177,7 @@ class DecisionForm(forms.Form):
 
     def __init__(self, *args: Any, gpu_request: GpuRequest | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.gpu_request = gpu_request
         form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
         if gpu_request is not None:
             # A list of the request's own alternatives; the service still checks the id it gets.
@@ -169,6 +190,25 @@ class DecisionForm(forms.Form):
                 ]
             )
 
+    def clean(self) -> dict[str, Any]:
+        """The outcome's own needs, checked whether or not the rationale (or another field) failed: a partial
+        grant's GPU count, a grant of the alternative's choice. The service checks them again."""
+        data = super().clean() or {}
+        outcome = data.get("outcome")
+        count = data.get("granted_gpu_count")
+        if outcome == DecisionOutcome.PARTIAL and "granted_gpu_count" not in self.errors:
+            request = self.gpu_request
+            if request is not None and (count is None or not request.min_gpu_count <= count < request.gpu_count):
+                self.add_error("granted_gpu_count", _(
+                    "A partial grant gives from %(min)d to %(max)d GPUs (the request's minimum to one less than asked)."
+                ) % {"min": request.min_gpu_count, "max": request.gpu_count - 1})
+            elif request is None and count is None:
+                self.add_error("granted_gpu_count", _("A partial grant needs the number of GPUs granted."))
+        if (outcome == DecisionOutcome.ALTERNATIVE and "alternative" in self.fields
+                and "alternative" not in self.errors and data.get("alternative") is None):
+            self.add_error("alternative", _("Choose which of the request's alternatives is granted."))
+        return data
+
 
 class WeightsForm(forms.Form):
     """Four whole-percent weights that add up to 100."""
@@ -179,8 +219,9 @@ class WeightsForm(forms.Form):
     fairness = StrictIntegerField(label=_("Fairness %"), min_value=0, max_value=100)
 
     def clean(self) -> dict[str, Any]:
+        # The sum is checked as soon as the four weights are good, whatever else failed (the reason, a guidance).
         cleaned = super().clean() or {}
-        if not self.errors:
+        if all(cleaned.get(c) is not None for c in scoring.CRITERIA):
             total_error = scoring.weights_errors(self.weights()).get("__all__")
             if total_error:
                 raise forms.ValidationError(total_error)

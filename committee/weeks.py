@@ -75,3 +75,18 @@ def reported_usage_week(week: str) -> str:
     compares the stated figures with the measured ones of that same week.
     """
     return week_label(parse_week(week) - timedelta(days=14))
+
+
+def moment_into_week(moment: datetime, *, from_week: str, to_week: str, clip: bool = True) -> datetime:
+    """`moment`, which falls on some weekday and wall-clock time counted from `from_week`'s Monday, moved to
+    the same weekday and time counted from `to_week`'s Monday (committee zone; summer time keeps the wall
+    clock). With `clip`, a moment before or after `to_week` is clipped to its start or end. Returned in UTC.
+    """
+    zone = committee_zone()
+    from_start, _from_end = week_bounds(from_week)
+    to_start, to_end = week_bounds(to_week)
+    offset = moment.astimezone(zone).replace(tzinfo=None) - from_start.replace(tzinfo=None)
+    moved = (to_start.replace(tzinfo=None) + offset).replace(tzinfo=zone).astimezone(UTC)
+    if clip:
+        moved = min(max(moved, to_start.astimezone(UTC)), to_end.astimezone(UTC))
+    return moved

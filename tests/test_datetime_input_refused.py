@@ -74,7 +74,8 @@ def test_a_request_body_with_an_unstorable_time_is_refused(pinned, world, name, 
 def test_a_request_written_with_an_offset_is_stored_in_utc(pinned, world):
     api = APIClient()
     api.force_authenticate(world.lead_a)
-    start = world.cycle.starts_at + timedelta(hours=8)
+    # Monday 20:00 written at +15:30 is Monday 04:30 UTC: still inside the week the window must lie in.
+    start = world.cycle.starts_at + timedelta(hours=20)
     written = start.astimezone(UTC).replace(tzinfo=None).isoformat() + "+15:30"  # 15:30 hours later, as UTC
     body = request_body(world, earliest_start=written)
     response = api.post(f"/api/v1/teams/{world.team_a.slug}/requests/", body, format="json")

@@ -192,6 +192,13 @@ TABLE: list[Row] = [
     Row("requests/<int:pk>/withdraw/", "team A's submitted request: the confirmation page, then the withdrawal",
         {"GET": "302 200 404 404 404 302 302", "POST": "302 302 404 404 404 302 302"},
         kwargs=pk("submitted_a"), body=lambda e: {"confirm": "yes"}),
+    Row("requests/<int:pk>/carry/", "team A's draft (not deferred: refused with a message); others get 404",
+        {"POST": "302 302 404 404 404 302 302"}, kwargs=pk("draft_a")),
+    Row("requests/<int:pk>/return/", "team A's draft: only a lead of team A sends it back (team A's member: 403)",
+        {"POST": "302 403 404 404 404 302 302"}, kwargs=pk("draft_a"), body=lambda e: {"note": "Add the baseline."}),
+    Row("teams/<slug:slug>/filing/", "team A's filing setting: only a lead of team A changes it",
+        {"POST": "302 403 403 403 403 302 302"}, kwargs=lambda e: {"slug": e.world.team_a.slug},
+        body=lambda e: {"lead_submits": "on"}),
     # Emergency requests: a team files; the committee (not of the team) approves; the chair reviews after the fact.
     Row("emergencies/", "anyone signed in: the committee sees all, a team its own", {"GET": SIGNED_IN}),
     Row("emergencies/new/", "team A files for itself; anyone else's choice of team A is refused",

@@ -7,13 +7,17 @@ services, never by a client.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import SkipField
 
 from allocations import selectors as allocation_selectors
 from allocations.explanations import placement_text
@@ -373,6 +377,48 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
         model = GpuRequest
         fields = (*REQUEST_FIELDS, "usage_report", "impact_forecast", "alternatives")
         validators: list[Any] = []  # the services check every invariant, with the team and cycle they know
+
+    def to_internal_value(self, data: Any) -> Any:
+        """StrictJSONMixin stops at a value of the wrong JSON type; the other fields' own errors are added to its
+        answer, so one 400 lists every error of the body."""
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if not (isinstance(data, Mapping) and isinstance(exc.detail, dict)):
+                raise
+            rest = {key: value for key, value in data.items() if key not in exc.detail}
+            if len(rest) == len(data):
+                raise
+            try:
+                super().to_internal_value(rest)
+            except serializers.ValidationError as more:
+                if isinstance(more.detail, dict):
+                    extra = {key: value for key, value in more.detail.items() if key not in exc.detail}
+                    raise serializers.ValidationError({**exc.detail, **extra}) from None
+            raise
+
+    def partial_values(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The request's fields, and each alternative's GPU-hours, that pass their own checks in a body that
+        failed others: the rules that span fields (services.gpu_request_problems) are checked on them too."""
+        data = self.initial_data if isinstance(getattr(self, "initial_data", None), Mapping) else {}
+        values: dict[str, Any] = {}
+        for name in REQUEST_FIELDS:
+            field = self.fields[name]
+            try:
+                values[name] = field.run_validation(field.get_value(data))
+            except (serializers.ValidationError, DjangoValidationError, SkipField):
+                continue
+        alternatives: list[dict[str, Any]] = []
+        raw = data.get("alternatives")
+        if isinstance(raw, list):
+            hours_field = AlternativeInputSerializer().fields["gpu_hours"]
+            for item in raw[: limits.MAX_ALTERNATIVES]:
+                row: dict[str, Any] = {}
+                if isinstance(item, Mapping) and "gpu_hours" in item:
+                    with contextlib.suppress(serializers.ValidationError, DjangoValidationError):
+                        row["gpu_hours"] = hours_field.run_validation(item["gpu_hours"])
+                alternatives.append(row)
+        return values, alternatives
 
     def service_kwargs(self) -> dict[str, Any]:
         data = dict(self.validated_data)

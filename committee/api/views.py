@@ -182,6 +182,27 @@ class RequestListView(generics.ListAPIView):
         return super().get_serializer(*args, **kwargs)
 
 
+def _request_body(
+    request: Request, *, team: Team, cycle: ReviewCycle, gpu_request: GpuRequest | None = None
+) -> RequestInputSerializer:
+    """The request's body, valid; else one 400 with every error at once: the body's own, and the rules that span
+    fields, the week and the team's requests (services.gpu_request_problems) on the fields that passed, keyed as
+    the service keys them (`alternatives.1.gpu_hours`). A body from outside the team hears only its own errors."""
+    body = RequestInputSerializer(data=request.data)
+    if body.is_valid():
+        return body
+    errors: dict[str, Any] = dict(body.errors)
+    if selectors.user_is_team_member(user=request.user, team=team):
+        fields, alternatives = body.partial_values()
+        problems = services.gpu_request_problems(
+            team=team, cycle=cycle, fields=fields, alternatives=alternatives, gpu_request=gpu_request
+        )
+        for key, messages in problems.items():
+            kept = errors.get(key)
+            errors[key] = [*kept, *messages] if isinstance(kept, list) else messages
+    raise exceptions.ValidationError(errors)
+
+
 @extend_schema(tags=["requests"])
 class TeamRequestCreateView(APIView):
     """File a draft request for a team in the cycle open for intake (409 when none is). Only the team's members."""
@@ -194,8 +215,7 @@ class TeamRequestCreateView(APIView):
         cycle = selectors.cycle_open_for_intake()
         if cycle is None:
             raise StateConflict(_("No cycle is open for intake right now."))
-        body = RequestInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = _request_body(request, team=team_obj, cycle=cycle)
         created = services.gpu_request_create(actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs())
         fresh = _readable_request(request, created.pk)
         return Response(RequestSerializer(fresh, context={"request": request}).data, status=status.HTTP_201_CREATED)
@@ -212,8 +232,7 @@ class RequestDetailView(APIView):
     @extend_schema(request=RequestInputSerializer, responses=RequestSerializer, operation_id="requests_update")
     def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         gpu_request = _readable_request(request, pk)
-        body = RequestInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = _request_body(request, team=gpu_request.team, cycle=gpu_request.cycle, gpu_request=gpu_request)
         services.gpu_request_update(actor=request.user, gpu_request=gpu_request, **body.service_kwargs())
         return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
 

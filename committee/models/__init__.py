@@ -44,6 +44,7 @@ from committee.models.people import (
     MembershipRole,
     SeatRole,
     SsoGroupMapping,
+    TeamFiling,
     TeamMembership,
 )
 from committee.models.requests import (
@@ -109,6 +110,7 @@ __all__ = [
     "ScoreStaleness",
     "SeatRole",
     "SsoGroupMapping",
+    "TeamFiling",
     "TeamMembership",
     "UsageReport",
     "rubric_version_current_pk",

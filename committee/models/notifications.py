@@ -22,6 +22,8 @@ class NotificationKind(models.TextChoices):
     QUESTION_ASKED = "question_asked", _("The committee asked my team a question about a request")
     QUESTION_ANSWERED = "question_answered", _("A team answered the committee's question")
     SCORES_STALE = "scores_stale", _("A team changed a request after I scored it")
+    DRAFT_AWAITS_LEAD = "draft_awaits_lead", _("A member's draft waits for me, the team's lead, to submit it")
+    DRAFT_RETURNED = "draft_returned", _("The team's lead sent my draft back with a note")
 
 
 class NotificationDigest(models.Model):

@@ -42,6 +42,27 @@ class TeamMembership(models.Model):
         return f"{self.user} in {self.team} ({self.get_role_display()})"
 
 
+class TeamFiling(models.Model):
+    """How a team files its requests. With `lead_submits`, members write drafts and only a lead of the
+    team puts one in front of the committee (committee.services.gpu_request_submit); without a row, or
+    with it off, any member submits."""
+
+    team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="filing", verbose_name=_("team"))
+    lead_submits = models.BooleanField(
+        _("members draft, the lead submits"), default=False,
+        help_text=_("A member's submit is refused and the team's leads are told that a draft awaits them."),
+    )
+    changed_by_name = models.CharField(_("changed by"), max_length=150, blank=True)
+    changed_at = models.DateTimeField(_("changed"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("team filing setting")
+        verbose_name_plural = _("team filing settings")
+
+    def __str__(self) -> str:
+        return f"{self.team}: lead submits" if self.lead_submits else f"{self.team}: members submit"
+
+
 class SeatRole(models.TextChoices):
     CHAIR = "chair", _("Chair")
     PRODUCT_LEAD = "product_lead", _("Product lead")

@@ -87,6 +87,12 @@ class GpuRequest(models.Model):
         verbose_name=_("submitted by"),
     )
     submitted_at = models.DateTimeField(_("submitted"), null=True, blank=True)
+    # A deferred request the team carried into a later week's intake (gpu_request_carry): the draft it made
+    # points back at it, and each page shows the other.
+    carried_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_into",
+        verbose_name=_("carried from"),
+    )
 
     class Meta:
         ordering = ["cycle", "team__name", "id"]
@@ -116,6 +122,11 @@ class GpuRequest(models.Model):
                 condition=~Q(status=RequestStatus.WITHDRAWN) & Q(is_emergency=False),
                 name="request_one_active_per_team_pool_cycle",
                 violation_error_message=_("Your team already has an active request for this pool in this cycle."),
+            ),
+            # A deferred request is carried into a week once (gpu_request_carry).
+            models.UniqueConstraint(
+                fields=["carried_from", "cycle"], condition=Q(carried_from__isnull=False),
+                name="request_carried_once_per_week",
             ),
         ]
         indexes = [
@@ -273,6 +284,8 @@ REQUEST_EVENT_ACTIONS = {
     "edited": pgettext_lazy("request event", "edited"),
     "submitted": pgettext_lazy("request event", "submitted"),
     "withdrawn": pgettext_lazy("request event", "withdrawn"),
+    "awaiting lead": pgettext_lazy("request event", "asked the team's lead to submit"),
+    "returned": pgettext_lazy("request event", "sent back by the team's lead"),
     "decided": pgettext_lazy("request event", "decided"),
     "published": pgettext_lazy("request event", "published"),
     "corrected": pgettext_lazy("request event", "corrected"),

@@ -43,6 +43,8 @@ TEAM_KINDS = (
     NotificationKind.APPEAL_DECIDED,
     NotificationKind.EMERGENCY,
     NotificationKind.QUESTION_ASKED,
+    NotificationKind.DRAFT_AWAITS_LEAD,
+    NotificationKind.DRAFT_RETURNED,
 )
 COMMITTEE_KINDS = (
     NotificationKind.INTAKE_CLOSED,

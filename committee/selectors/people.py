@@ -10,7 +10,9 @@ from django.db.models import QuerySet
 from allocations.models import Team
 from committee.models import (
     CommitteeSeat,
+    MembershipRole,
     SeatRole,
+    TeamFiling,
     TeamMembership,
 )
 
@@ -84,3 +86,29 @@ def team_list_for_user(*, user: Viewer) -> QuerySet[Team]:
 
 def user_is_team_member(*, user: Viewer, team: Team) -> bool:
     return team.pk in viewer_roles(user=user).team_ids
+
+
+def team_lead_ids(*, team: Team) -> list[int]:
+    """The active users who lead `team`."""
+    rows = TeamMembership.objects.filter(team=team, role=MembershipRole.LEAD, user__is_active=True)
+    return sorted(rows.values_list("user_id", flat=True))
+
+
+def user_is_team_lead(*, user: Viewer, team: Team) -> bool:
+    if not user.is_authenticated:
+        return False
+    return TeamMembership.objects.filter(team=team, user=user, role=MembershipRole.LEAD).exists()
+
+
+def team_lead_submits(*, team: Team) -> bool:
+    """Whether `team` has chosen "members draft, the lead submits" (committee.models.TeamFiling)."""
+    return TeamFiling.objects.filter(team=team, lead_submits=True).exists()
+
+
+def team_filings_led_by(*, user: Viewer) -> list[tuple[Team, bool]]:
+    """The teams `user` leads, each with whether its lead submits: the portal's setting."""
+    if not user.is_authenticated:
+        return []
+    led = Team.objects.filter(memberships__user=user, memberships__role=MembershipRole.LEAD).order_by("name")
+    on = set(TeamFiling.objects.filter(team__in=led, lead_submits=True).values_list("team_id", flat=True))
+    return [(team, team.pk in on) for team in led]

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 
-from allocations.models import GpuPool
+from allocations.models import GpuPool, Team
+from committee import weeks
 from committee.models import (
     CycleStatus,
+    Decision,
+    DecisionOutcome,
     GpuRequest,
+    RequestStatus,
     ReviewCycle,
 )
 from committee.selectors.people import Viewer, viewer_roles
@@ -62,3 +71,141 @@ def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
         return GpuRequest.objects.none()
     team_ids = viewer_roles(user=viewer).team_ids
     return _request_queryset().filter(team_id__in=team_ids).order_by("-cycle__starts_at", "team__name", "id")
+
+
+def request_active_on_pool(*, team: Team, pool: GpuPool, cycle: ReviewCycle) -> GpuRequest | None:
+    """The team's weekly request on `pool` in `cycle` that is not withdrawn (at most one: a database rule)."""
+    return (
+        GpuRequest.objects.filter(team=team, pool=pool, cycle=cycle, is_emergency=False)
+        .exclude(status=RequestStatus.WITHDRAWN)
+        .first()
+    )
+
+
+def request_active_by_team_pool(*, teams: Iterable[Team], cycle: ReviewCycle) -> dict[tuple[int, int], GpuRequest]:
+    """The teams' active weekly requests in `cycle`, by (team id, pool id): the new-request page's notices."""
+    rows = (
+        GpuRequest.objects.filter(team__in=list(teams), cycle=cycle, is_emergency=False)
+        .exclude(status=RequestStatus.WITHDRAWN)
+        .select_related("team", "pool", "pool__cluster")
+        .order_by("team__name", "pool__cluster__name", "pool__slug")
+    )
+    return {(r.team_id, r.pool_id): r for r in rows}
+
+
+def request_copy_sources(*, viewer: Viewer, cycle: ReviewCycle) -> list[GpuRequest]:
+    """What the viewer's teams can start a request of `cycle` from: each team's latest weekly request on each
+    pool in an earlier week (not withdrawn), newest week first; not on a pool the team already has a request
+    on in `cycle` (it edits that one). Two queries."""
+    rows = (
+        request_list_for_team_member(viewer=viewer)
+        .filter(cycle__starts_at__lt=cycle.starts_at, is_emergency=False)
+        .exclude(status=RequestStatus.WITHDRAWN)
+        .order_by("-cycle__starts_at", "team__name", "pool__slug", "-id")
+    )
+    taken = set(
+        GpuRequest.objects.filter(team_id__in=viewer_roles(user=viewer).team_ids, cycle=cycle, is_emergency=False)
+        .exclude(status=RequestStatus.WITHDRAWN)
+        .values_list("team_id", "pool_id")
+    )
+    latest: dict[tuple[int, int], GpuRequest | None] = dict.fromkeys(taken)
+    for row in rows[:200]:  # a team's few pools: the newest rows hold every latest one
+        latest.setdefault((row.team_id, row.pool_id), row)
+    return [row for row in latest.values() if row is not None]
+
+
+@dataclass(frozen=True)
+class RequestCopy:
+    """A request of an earlier week as the initial data of a new one in `cycle` (nothing is saved).
+
+    The window and the deadline keep their weekday and time, counted from the new week's Monday; the
+    window is clipped to the new week (`clipped` then says so).
+    """
+
+    source: GpuRequest
+    fields: dict[str, Any]
+    forecast: dict[str, Any]
+    usage: dict[str, Any]
+    alternatives: list[dict[str, Any]]
+    clipped: bool
+
+
+COPIED_FIELDS = (
+    "pool", "title", "gpu_count", "min_gpu_count", "duration_hours", "preemptible_ok", "baseline_gpu_hours",
+    "slip_consequence",
+)
+
+
+def request_copy(*, source: GpuRequest, cycle: ReviewCycle) -> RequestCopy:
+    """`source`'s fields and evidence moved into `cycle` (request_copy_sources; gpu_request_carry)."""
+    fields: dict[str, Any] = {name: getattr(source, name) for name in COPIED_FIELDS}
+    from_week, to_week = source.cycle.week, cycle.week
+    start = weeks.moment_into_week(source.earliest_start, from_week=from_week, to_week=to_week)
+    end = weeks.moment_into_week(source.latest_end, from_week=from_week, to_week=to_week)
+    unclipped = (
+        weeks.moment_into_week(source.earliest_start, from_week=from_week, to_week=to_week, clip=False),
+        weeks.moment_into_week(source.latest_end, from_week=from_week, to_week=to_week, clip=False),
+    )
+    fields.update(earliest_start=start, latest_end=end)
+    fields["deadline"] = (
+        weeks.moment_into_week(source.deadline, from_week=from_week, to_week=to_week, clip=False)
+        if source.deadline is not None else None
+    )
+    impact = getattr(source, "impact_forecast", None)
+    forecast = {name: getattr(impact, name) for name in FORECAST_COPIED} if impact is not None else {}
+    report = getattr(source, "usage_report", None)
+    usage = {name: getattr(report, name) for name in USAGE_COPIED} if report is not None else {}
+    alternatives = [{name: getattr(row, name) for name in ALTERNATIVE_COPIED} for row in source.alternatives.all()]
+    return RequestCopy(
+        source=source, fields=fields, forecast=forecast, usage=usage, alternatives=alternatives,
+        clipped=(start, end) != unclipped,
+    )
+
+
+FORECAST_COPIED = ("kind", "estimated_value", "value_unit", "confidence", "narrative")
+USAGE_COPIED = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct", "notes")
+ALTERNATIVE_COPIED = ("description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
+
+
+@dataclass(frozen=True)
+class CarryOffer:
+    """A deferred request its team may carry into `cycle`'s intake; `carried` is the draft it already made,
+    `blocked_by` the team's own request on the same pool in `cycle` (edit that one instead)."""
+
+    cycle: ReviewCycle
+    carried: GpuRequest | None
+    blocked_by: GpuRequest | None = None
+
+
+def week_before(cycle: ReviewCycle) -> str:
+    """The ISO week before `cycle`'s: a request deferred there is carried into `cycle` (gpu_request_carry)."""
+    return weeks.week_label(weeks.parse_week(cycle.week) - timedelta(days=7))
+
+
+def request_carry_offers(*, requests: Iterable[GpuRequest], cycle: ReviewCycle | None) -> dict[int, CarryOffer]:
+    """Of `requests`, those deferred in the finalized or published week right before `cycle`, by id: what the
+    portal and the request page offer to carry into `cycle` (committee.services.gpu_request_carry). Three
+    queries at most."""
+    if cycle is None:
+        return {}
+    previous = week_before(cycle)
+    rows = {r.pk: r for r in requests if r.cycle.week == previous}
+    if not rows:
+        return {}
+    deferred = set(
+        Decision.objects.filter(
+            request__in=list(rows), outcome=DecisionOutcome.DEFER,
+            cycle__status__in=[CycleStatus.FINALIZED, CycleStatus.PUBLISHED],
+        ).values_list("request_id", flat=True)
+    )
+    if not deferred:
+        return {}
+    carried = {r.carried_from_id: r for r in GpuRequest.objects.filter(carried_from__in=deferred, cycle=cycle)}
+    active = request_active_by_team_pool(teams=[rows[pk].team for pk in deferred], cycle=cycle)
+    return {
+        pk: CarryOffer(
+            cycle=cycle, carried=carried.get(pk),
+            blocked_by=active.get((rows[pk].team_id, rows[pk].pool_id)) if pk not in carried else None,
+        )
+        for pk in deferred
+    }

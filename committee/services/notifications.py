@@ -345,6 +345,8 @@ def kind_heading(kind: str) -> str:
         NotificationKind.QUESTION_ASKED: _("Questions from the committee"),
         NotificationKind.QUESTION_ANSWERED: _("Questions answered"),
         NotificationKind.SCORES_STALE: _("Requests changed after you scored them"),
+        NotificationKind.DRAFT_AWAITS_LEAD: _("Drafts waiting for you to submit"),
+        NotificationKind.DRAFT_RETURNED: _("Drafts sent back to you"),
     }
     return headings.get(kind, kind)
 
@@ -401,6 +403,8 @@ def notification_text(notification: Notification) -> str:
             reason=p.get("reason") or "",
             upheld=p.get("status") == "upheld",
         )
+    if kind == NotificationKind.DRAFT_RETURNED:
+        context["note"] = p.get("note") or ""
     # The template's own line end is not part of the text.
     return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")
 

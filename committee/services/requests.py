@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import Team
@@ -17,15 +17,18 @@ from committee import limits, selectors, signals, weeks
 from committee.models import (
     Alternative,
     CycleStatus,
+    DecisionOutcome,
     GpuRequest,
     ImpactForecast,
+    NotificationKind,
     RequestEvent,
     RequestStatus,
     ReviewCycle,
+    TeamFiling,
     UsageReport,
 )
 from committee.services.discussion import request_parts, scores_mark_stale
-from committee.services.notifications import notify_request_submitted
+from committee.services.notifications import notifications_record, notify_request_submitted
 from core.audit import person_name
 from core.errors import StateConflict
 
@@ -93,14 +96,94 @@ def _full_clean(instance: Any, *, exclude: Sequence[str] = ()) -> None:
     instance.full_clean(exclude=list(exclude))
 
 
-def _write_evidence(
+def _when(moment: datetime) -> str:
+    """A moment as the committee reads it: weekday, date and 24-hour time in its zone, the zone named."""
+    return formats.date_format(timezone.localtime(moment, weeks.committee_zone()), _("D j M Y, H:i T"))
+
+
+def _merge(errors: dict[str, list[str]], more: Mapping[str, Sequence[str]]) -> None:
+    for key, messages in more.items():
+        kept = errors.setdefault(key, [])
+        kept.extend(str(m) for m in messages if str(m) not in kept)
+
+
+def gpu_request_problems(
     *,
-    gpu_request: GpuRequest,
-    usage: Mapping[str, Any],
-    forecast: Mapping[str, Any],
+    team: Team | None,
+    cycle: ReviewCycle,
+    fields: Mapping[str, Any],
+    alternatives: Sequence[Mapping[str, Any]] = (),
+    gpu_request: GpuRequest | None = None,
+) -> dict[str, list[str]]:
+    """The rules of a request that span fields, its week and its team's other requests, keyed by field.
+
+    Each rule is checked with whatever of its fields is present, so a form whose other fields failed
+    still hears every rule its good fields break (no errors in rounds). Nothing is written. The rules:
+    the window lies within the cycle's week; the deadline is not before the window's earliest start; the
+    baseline plan needs at least the GPU-hours requested; no alternative needs more GPU-hours than the
+    request; the team has no other active request on the pool that week.
+    """
+    errors: dict[str, list[str]] = {}
+    start, end = fields.get("earliest_start"), fields.get("latest_end")
+    gpu_count, hours = fields.get("gpu_count"), fields.get("duration_hours")
+    if isinstance(start, datetime) and start < cycle.starts_at:
+        errors["earliest_start"] = [
+            _("The window must lie within week %(week)s: start at %(start)s or later.")
+            % {"week": cycle.week, "start": _when(cycle.starts_at)}
+        ]
+    if isinstance(end, datetime) and end > cycle.ends_at:
+        errors["latest_end"] = [
+            _("The window must lie within week %(week)s: end by %(end)s.")
+            % {"week": cycle.week, "end": _when(cycle.ends_at)}
+        ]
+    deadline = fields.get("deadline")
+    if isinstance(deadline, datetime) and isinstance(start, datetime) and deadline < start:
+        errors["deadline"] = [
+            _("The deadline is before the window opens: the work can start %(start)s at the earliest.")
+            % {"start": _when(start)}
+        ]
+    requested = gpu_count * hours if isinstance(gpu_count, int) and isinstance(hours, int) else None
+    baseline = fields.get("baseline_gpu_hours")
+    if requested is not None and isinstance(baseline, int) and 0 < baseline < requested:
+        errors["baseline_gpu_hours"] = [
+            _("The baseline plan (%(baseline)s GPU-hours) is smaller than this request (%(requested)s GPU-hours): "
+              "it is what the work needed before the team made it cheaper.")
+            % {"baseline": f"{baseline:,}", "requested": f"{requested:,}"}
+        ]
+    if requested is not None:
+        for index, row in enumerate(alternatives):
+            alt_hours = row.get("gpu_hours")
+            if isinstance(alt_hours, int) and alt_hours > requested:
+                errors[f"alternatives.{index}.gpu_hours"] = [
+                    _("An alternative is a cheaper way: this one needs %(alt)s GPU-hours, more than the "
+                      "%(requested)s requested.") % {"alt": f"{alt_hours:,}", "requested": f"{requested:,}"}
+                ]
+    pool = fields.get("pool")
+    if team is not None and pool is not None:
+        other = selectors.request_active_on_pool(team=team, pool=pool, cycle=cycle)
+        if other is not None and (gpu_request is None or other.pk != gpu_request.pk):
+            errors["pool"] = [
+                _("Your team already has an active request for this pool in this cycle: “%(title)s”. "
+                  "Edit that one instead.") % {"title": other.title}
+            ]
+    return errors
+
+
+def _clean_errors(instance: Any, *, exclude: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Every field and row error of `instance` (its constraints are the database's and gpu_request_problems')."""
+    try:
+        instance.full_clean(exclude=list(exclude), validate_constraints=False)
+    except ValidationError as exc:
+        return {key: [str(m) for m in value] for key, value in exc.message_dict.items()}
+    return {}
+
+
+def _evidence_rows(
+    *, gpu_request: GpuRequest, usage: Mapping[str, Any], forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]],
-) -> None:
-    errors: dict[str, Any] = {}
+) -> tuple[UsageReport, ImpactForecast, list[Alternative], dict[str, list[str]]]:
+    """The evidence rows to write, and every error they have, keyed usage.*, forecast.*, alternatives.N.*."""
+    errors: dict[str, list[str]] = {}
     if len(alternatives) > limits.MAX_ALTERNATIVES:
         raise ValidationError({"alternatives": [
             _("List at most %(n)d alternatives; keep the ones the committee should weigh.")
@@ -117,17 +200,42 @@ def _write_evidence(
         row.quality_change = row.quality_change or ""
         row.feasible = bool(row.feasible)
     for prefix, instance in [("usage", usage_report), ("forecast", impact)]:
-        try:
-            _full_clean(instance, exclude=["request"])
-        except ValidationError as exc:
-            errors.update({f"{prefix}.{key}": value for key, value in exc.message_dict.items()})
+        found = _clean_errors(instance, exclude=["request"])
+        _merge(errors, {f"{prefix}.{key}": value for key, value in found.items()})
     for index, row in enumerate(rows):
-        try:
-            _full_clean(row, exclude=["request"])
-        except ValidationError as exc:
-            errors.update({f"alternatives.{index}.{key}": value for key, value in exc.message_dict.items()})
+        _merge(errors, {f"alternatives.{index}.{key}": value
+                        for key, value in _clean_errors(row, exclude=["request"]).items()})
+    return usage_report, impact, rows, errors
+
+
+def _check_all(
+    *, gpu_request: GpuRequest, fields: Mapping[str, Any], usage: Mapping[str, Any], forecast: Mapping[str, Any],
+    alternatives: Sequence[Mapping[str, Any]],
+) -> tuple[UsageReport, ImpactForecast, list[Alternative]]:
+    """Every error of the request, its evidence and its rules, raised together as one ValidationError."""
+    errors = _clean_errors(gpu_request, exclude=["team", "cycle"])
+    usage_report, impact, rows, evidence_errors = _evidence_rows(
+        gpu_request=gpu_request, usage=usage, forecast=forecast, alternatives=alternatives
+    )
+    _merge(errors, evidence_errors)
+    checked = {name: getattr(gpu_request, name, None) for name in REQUEST_FIELDS if name != "pool"}
+    checked["pool"] = gpu_request.pool if gpu_request.pool_id else None
+    _merge(errors, gpu_request_problems(
+        team=gpu_request.team, cycle=gpu_request.cycle, fields=checked, alternatives=alternatives,
+        gpu_request=gpu_request if gpu_request.pk else None,
+    ))
     if errors:
         raise ValidationError(errors)
+    return usage_report, impact, rows
+
+
+def _write_evidence(
+    *, gpu_request: GpuRequest, usage_report: UsageReport, impact: ImpactForecast, rows: list[Alternative]
+) -> None:
+    usage_report.request = gpu_request
+    impact.request = gpu_request
+    for row in rows:
+        row.request = gpu_request
     usage_report.save()
     impact.save()
     gpu_request.alternatives.all().delete()
@@ -152,19 +260,27 @@ def gpu_request_create(
     usage: Mapping[str, Any],
     forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]] = (),
+    carried_from: GpuRequest | None = None,
+    detail: str = "",
 ) -> GpuRequest:
     """File a draft request for `team` in `cycle` with its evidence.
 
     Refused (PermissionDenied) unless the actor is a member of the team, and (ValidationError,
-    nothing written) once intake is closed or when any field or invariant fails.
+    nothing written) once intake is closed or when any field or rule fails: every error of the
+    request, its evidence and gpu_request_problems is raised together, keyed by field. `detail`
+    goes into the "created" event (where a copied request came from).
     """
     _check_can_edit(actor=actor, team=team, cycle=cycle)
-    gpu_request = GpuRequest(team=team, cycle=cycle, created_by=actor, status=RequestStatus.DRAFT)
+    gpu_request = GpuRequest(
+        team=team, cycle=cycle, created_by=actor, status=RequestStatus.DRAFT, carried_from=carried_from
+    )
     _apply_fields(gpu_request, fields)
-    _full_clean(gpu_request)
+    usage_report, impact, rows = _check_all(
+        gpu_request=gpu_request, fields=fields, usage=usage, forecast=forecast, alternatives=alternatives
+    )
     gpu_request.save()
-    _write_evidence(gpu_request=gpu_request, usage=usage, forecast=forecast, alternatives=alternatives)
-    request_event_record(request=gpu_request, actor=actor, action="created")
+    _write_evidence(gpu_request=gpu_request, usage_report=usage_report, impact=impact, rows=rows)
+    request_event_record(request=gpu_request, actor=actor, action="created", detail=detail)
     return gpu_request
 
 
@@ -198,22 +314,62 @@ def gpu_request_update(
             _("A %(status)s request cannot be edited.") % {"status": locked.get_status_display()}
         )
     _apply_fields(locked, fields)
-    _full_clean(locked)
-    locked.save()
     locked.usage_report = UsageReport.objects.filter(request=locked).first()
     locked.impact_forecast = ImpactForecast.objects.filter(request=locked).first()
-    _write_evidence(gpu_request=locked, usage=usage, forecast=forecast, alternatives=alternatives)
+    usage_report, impact, rows = _check_all(
+        gpu_request=locked, fields=fields, usage=usage, forecast=forecast, alternatives=alternatives
+    )
+    locked.save()
+    _write_evidence(gpu_request=locked, usage_report=usage_report, impact=impact, rows=rows)
     request_event_record(request=locked, actor=actor, action="edited")
     scores_mark_stale(gpu_request=locked, before=before)
     return locked
 
 
-@transaction.atomic
 def gpu_request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     """Put a draft in front of the committee. Only while intake is open.
 
+    Where the team has chosen "members draft, the lead submits" (TeamFiling), a member who is not a
+    lead is refused (StateConflict); the refusal is recorded first, in its own transaction: the
+    team's leads are told a draft awaits them (a notification), and the request's history says so.
     Enqueues (outbox, in this transaction) the team's "request submitted" notification.
     """
+    if selectors.team_lead_submits(team=gpu_request.team) and not selectors.user_is_team_lead(
+        user=actor, team=gpu_request.team
+    ):
+        _ask_lead(actor=actor, gpu_request=gpu_request)
+        raise StateConflict(
+            _("In %(team)s the lead submits. The draft is saved and %(leads)s has been told it awaits.")
+            % {"team": gpu_request.team.name, "leads": _lead_names(gpu_request.team)}
+        )
+    return _submit(actor=actor, gpu_request=gpu_request)
+
+
+def _lead_names(team: Team) -> str:
+    leads = User.objects.filter(pk__in=selectors.team_lead_ids(team=team)).order_by("username")
+    return ", ".join(actor_name(user) for user in leads) or _("the team's lead")
+
+
+@transaction.atomic
+def _ask_lead(*, actor: User, gpu_request: GpuRequest) -> None:
+    locked = _lock(gpu_request)
+    _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
+    if locked.status != RequestStatus.DRAFT:
+        raise StateConflict(
+            _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()}
+        )
+    request_event_record(request=locked, actor=actor, action="awaiting lead")
+    notifications_record(
+        recipient_ids=selectors.team_lead_ids(team=locked.team),
+        kind=NotificationKind.DRAFT_AWAITS_LEAD,
+        key=f"request:{locked.pk}:awaits:{locked.events.count()}",
+        params={"team": locked.team.name, "title": locked.title, "week": locked.cycle.week, "by": actor_name(actor),
+                "request_id": locked.pk},
+    )
+
+
+@transaction.atomic
+def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
     if locked.status != RequestStatus.DRAFT:
@@ -227,6 +383,98 @@ def gpu_request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     request_event_record(request=locked, actor=actor, action="submitted")
     notify_request_submitted(gpu_request=locked)
     return locked
+
+
+@transaction.atomic
+def gpu_request_return(*, actor: User, gpu_request: GpuRequest, note: str) -> GpuRequest:
+    """A team lead sends a member's draft back with a note instead of submitting it; it stays a draft.
+
+    Only a lead of the team, only a draft, only while intake is open; the note is required. The
+    draft's author is told (a notification) and the history keeps the note.
+    """
+    locked = _lock(gpu_request)
+    _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
+    if not selectors.user_is_team_lead(user=actor, team=locked.team):
+        raise PermissionDenied(_("Only a lead of %(team)s sends its drafts back.") % {"team": locked.team.name})
+    if locked.status != RequestStatus.DRAFT:
+        raise StateConflict(
+            _("Only a draft can be sent back; this request is %(status)s.") % {"status": locked.get_status_display()}
+        )
+    note = (note or "").strip()
+    if not note:
+        raise ValidationError({"note": [_("Say what the draft needs: the author reads the note.")]})
+    if len(note) > limits.REASON_MAX_LENGTH:
+        raise ValidationError({"note": [
+            _("Keep the note under %(n)d characters.") % {"n": limits.REASON_MAX_LENGTH}
+        ]})
+    request_event_record(request=locked, actor=actor, action="returned", detail=note)
+    if locked.created_by_id is not None:
+        notifications_record(
+            recipient_ids=[locked.created_by_id],
+            kind=NotificationKind.DRAFT_RETURNED,
+            key=f"request:{locked.pk}:returned:{locked.events.count()}",
+            params={"team": locked.team.name, "title": locked.title, "week": locked.cycle.week,
+                    "by": actor_name(actor), "note": note, "request_id": locked.pk},
+        )
+    return locked
+
+
+@transaction.atomic
+def team_filing_set(*, actor: User, team: Team, lead_submits: bool) -> TeamFiling:
+    """A lead of `team` chooses whether its members submit (off, the default) or only draft for a lead."""
+    if not selectors.user_is_team_lead(user=actor, team=team):
+        raise PermissionDenied(_("Only a lead of %(team)s changes how it files.") % {"team": team.name})
+    filing, _created = TeamFiling.objects.select_for_update().get_or_create(team=team)
+    filing.lead_submits = lead_submits
+    filing.changed_by_name = actor_name(actor)
+    filing.changed_at = timezone.now()
+    filing.save()
+    return filing
+
+
+@transaction.atomic
+def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -> GpuRequest:
+    """Carry a request deferred in a finalized or published week into `cycle`'s intake, on the team's word.
+
+    `cycle` is the week after the original's ("next week's intake"). Makes a draft in `cycle` linked to
+    the original (`carried_from`), with its evidence copied and its window and deadline moved into
+    `cycle`'s week (selectors.request_copy); the usage is `cycle`'s pre-fill where the schedulers
+    measured it. The team reviews and submits it. Refused (StateConflict) unless the original was
+    deferred in a finalized or published week, while `cycle`'s intake is open, and once per request
+    and week; the team's
+    duplicate-on-pool rule holds as for any new request.
+    """
+    locked = _lock(gpu_request)
+    _check_can_edit(actor=actor, team=locked.team, cycle=cycle)
+    decision = getattr(locked, "decision", None)
+    if (
+        locked.cycle.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)
+        or decision is None or decision.outcome != DecisionOutcome.DEFER
+    ):
+        raise StateConflict(_("Only a request the committee deferred in a finalized week can be carried."))
+    if locked.cycle.week != selectors.week_before(cycle):
+        raise StateConflict(
+            _("A request deferred in week %(week)s is carried into the next week's intake only.")
+            % {"week": locked.cycle.week}
+        )
+    earlier = GpuRequest.objects.filter(carried_from=locked, cycle=cycle).first()
+    if earlier is not None:
+        raise StateConflict(
+            _("This request was already carried into week %(week)s: “%(title)s”.")
+            % {"week": cycle.week, "title": earlier.title}
+        )
+    copy = selectors.request_copy(source=locked, cycle=cycle)
+    prefill = selectors.usage_prefill(team=locked.team, pool=locked.pool, cycle=cycle)
+    try:
+        return gpu_request_create(
+            actor=actor, team=locked.team, cycle=cycle, fields=copy.fields, usage={**copy.usage, **prefill.initial},
+            forecast=copy.forecast, alternatives=copy.alternatives, carried_from=locked,
+            detail=_("carried from week %(week)s") % {"week": locked.cycle.week},
+        )
+    except ValidationError as exc:
+        if hasattr(exc, "error_dict") and "pool" in exc.error_dict:
+            raise StateConflict(exc.error_dict["pool"]) from None
+        raise
 
 
 @transaction.atomic

@@ -11,13 +11,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from allocations.elastic import selectors as elastic_selectors
 from allocations.models import Team
-from committee import selectors, services
+from committee import selectors, services, weeks
 from committee.forms import (
     AlternativeFormSet,
     GpuRequestForm,
@@ -57,15 +58,24 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
         selectors.request_list_for_team_member(viewer=request.user).filter(cycle__in=[c.pk for c in weeks_page])
     )
     outcomes = selectors.request_outcome_map(requests=gpu_requests, viewer=request.user)
+    intake_cycle = selectors.cycle_open_for_intake()
+    filing = intake_cycle is not None and intake_cycle.intake_open
+    carry = selectors.request_carry_offers(requests=gpu_requests, cycle=intake_cycle) if filing else {}
     by_cycle = [
-        (cycle, [(r, outcomes[r.pk]) for r in rows]) for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)
+        (cycle, [(r, outcomes[r.pk], carry.get(r.pk)) for r in rows])
+        for cycle, rows in groupby(gpu_requests, key=lambda r: r.cycle)
     ]
     return render(
         request,
         "committee/portal.html",
         {
             "teams": selectors.team_list_for_user(user=request.user),
-            "intake_cycle": selectors.cycle_open_for_intake(),
+            "intake_cycle": intake_cycle,
+            "copy_sources": (
+                selectors.request_copy_sources(viewer=request.user, cycle=intake_cycle) if filing and intake_cycle
+                else []
+            ),
+            "filings": selectors.team_filings_led_by(user=request.user),
             "by_cycle": by_cycle,
             "page_obj": weeks_page,
             "idle_grants": elastic_selectors.idle_grants(team_ids=selectors.viewer_roles(user=request.user).team_ids),
@@ -81,28 +91,57 @@ def _attach_service_errors(exc: ValidationError, forms: dict[str, Any]) -> None:
     form_errors_add(forms["request"], exc, parts=parts)
 
 
+def _error_summary(forms: dict[str, Any], team_form: Any) -> list[tuple[str, str]]:
+    """Every error of the page, (where, message), in the order of the form: the summary above it."""
+    rows: list[tuple[str, str]] = []
+    parts: list[tuple[str, Any]] = [("", team_form)] if team_form is not None else []
+    parts += [("", forms["request"]), ("", forms["usage"]), ("", forms["forecast"])]
+    parts += [(_("Alternative %(n)d") % {"n": i + 1}, f) for i, f in enumerate(forms["alternatives"].forms)]
+    for where, form in parts:
+        if not form.is_bound:
+            continue
+        for name, errors in form.errors.items():
+            label = str(form.fields[name].label) if name in form.fields else ""
+            place = " · ".join(p for p in (where, label) if p)
+            rows.extend((place, str(message)) for message in errors)
+    rows.extend(("", str(message)) for message in forms["alternatives"].non_form_errors())
+    return rows
+
+
 def _deleted(form: Any) -> bool:
     return bool(form.cleaned_data.get("DELETE")) if hasattr(form, "cleaned_data") else False
 
 
 def _bound_forms(
-    request: HttpRequest, gpu_request: GpuRequest | None, *, prefill: selectors.UsagePrefill | None = None
+    request: HttpRequest, gpu_request: GpuRequest | None, *, cycle: ReviewCycle,
+    prefill: selectors.UsagePrefill | None = None, copy: selectors.RequestCopy | None = None,
 ) -> dict[str, Any]:
-    """The request form's parts; a new request's usage starts from `prefill` (its team's and pool's measurement)."""
+    """The request form's parts. A new request starts from the week's bounds, or from `copy` (an earlier
+    week's request moved into this one); its usage from `prefill` (its team's and pool's measurement)."""
     data = request.POST if request.method == "POST" else None
+    initial: dict[str, Any] = {}
+    if copy is not None:
+        initial = {
+            **copy.fields,
+            **{name: timezone.localtime(copy.fields[name], weeks.committee_zone())
+               for name in ("earliest_start", "latest_end", "deadline") if copy.fields.get(name) is not None},
+        }
+    elif prefill is not None and prefill.pool is not None:
+        initial = {"pool": prefill.pool}
+    usage_initial = None
+    if prefill is not None and not data and gpu_request is None:
+        # The measurement wins; a copied request's stated figures fill what was not measured.
+        usage_initial = {**(copy.usage if copy is not None else {}), **prefill.initial}
     return {
-        "request": GpuRequestForm(
-            data, instance=gpu_request,
-            initial={"pool": prefill.pool} if prefill is not None and prefill.pool is not None else None,
+        "request": GpuRequestForm(data, instance=gpu_request, initial=initial or None, cycle=cycle),
+        "usage": UsageReportForm(data, instance=getattr(gpu_request, "usage_report", None), initial=usage_initial),
+        "forecast": ImpactForecastForm(
+            data, instance=getattr(gpu_request, "impact_forecast", None),
+            initial=copy.forecast if copy is not None else None,
         ),
-        "usage": UsageReportForm(
-            data,
-            instance=getattr(gpu_request, "usage_report", None),
-            initial=prefill.initial if prefill is not None and not data and gpu_request is None else None,
-        ),
-        "forecast": ImpactForecastForm(data, instance=getattr(gpu_request, "impact_forecast", None)),
         "alternatives": AlternativeFormSet(
-            data, prefix="alt", initial=None if data else alternatives_initial(gpu_request)
+            data, prefix="alt",
+            initial=None if data else (copy.alternatives if copy is not None else alternatives_initial(gpu_request)),
         ),
     }
 
@@ -120,9 +159,25 @@ def _usage_prefill(
     return selectors.usage_prefill(team=teams[0], pool=None, cycle=cycle), not chosen.is_bound
 
 
-def _forms_valid(forms: dict[str, Any]) -> bool:
+def _forms_valid(
+    forms: dict[str, Any], *, team: Team | None, cycle: ReviewCycle, gpu_request: GpuRequest | None = None
+) -> bool:
+    """Validate every part and check every rule of the request at once, so every error shows together.
+
+    Django's own checks skip a rule whose fields failed; the rules that span fields, the week and the
+    team's other requests (services.gpu_request_problems) are checked here on every field that passed.
+    """
     results = [form.is_valid() for form in forms.values()]  # validate every form, to show every error
-    return all(results)
+    alternatives = [
+        dict(getattr(f, "cleaned_data", {}) or {}) for f in forms["alternatives"].forms if not _deleted(f)
+    ]
+    problems = services.gpu_request_problems(
+        team=team, cycle=cycle, fields=forms["request"].partial_data(), alternatives=alternatives,
+        gpu_request=gpu_request,
+    )
+    if problems:
+        _attach_service_errors(ValidationError(problems), forms)
+    return all(results) and not problems
 
 
 def _payload(forms: dict[str, Any]) -> dict[str, Any]:
@@ -147,14 +202,44 @@ def _render_form(
     cycle: Any,
     prefill: selectors.UsagePrefill | None,
     status: int = 200,
+    copy: selectors.RequestCopy | None = None,
+    teams: list[Team] | None = None,
 ) -> HttpResponse:
-    context = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle,
-               "prefill": prefill}
+    context: dict[str, Any] = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle,
+                               "prefill": prefill, "copy": copy, "error_summary": _error_summary(forms, team_form)}
+    if gpu_request is None and teams:
+        # Before the form: the pools each team already has a request on this week, to edit instead.
+        context["existing"] = list(selectors.request_active_by_team_pool(teams=teams, cycle=cycle).values())
+        context["copy_sources"] = selectors.request_copy_sources(viewer=request.user, cycle=cycle)
+        context["several_teams"] = len(teams) > 1
     return render(request, "committee/request_form.html", context, status=status)
+
+
+def _copy_source(request: AuthenticatedHttpRequest, cycle: ReviewCycle) -> GpuRequest | None:
+    """The earlier week's request the form starts from (?copy=<id>, kept in the form as `copy`): one of the
+    viewer's own teams' requests of a week before `cycle`; None (with a message) for any other id."""
+    params = request.POST if request.method == "POST" else request.GET
+    raw = params.get("copy", "").strip()
+    if not raw:
+        return None
+    source = None
+    if raw.isdigit() and len(raw) < 12:
+        source = (
+            selectors.request_list_for_team_member(viewer=request.user)
+            .filter(pk=int(raw), cycle__starts_at__lt=cycle.starts_at, is_emergency=False)
+            .first()
+        )
+    if source is None:
+        messages.error(
+            request, _("That request cannot be copied: copy one of your teams' requests of an earlier week.")
+        )
+    return source
 
 
 @login_required
 def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The new-request page: the week's bounds pre-filled, or an earlier week's request copied (?copy=<id>);
+    a notice, before the form, for each pool the viewer's teams already have a request on this week."""
     cycle = selectors.cycle_open_for_intake()
     teams = list(selectors.team_list_for_user(user=request.user))
     if not teams:
@@ -162,16 +247,26 @@ def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if cycle is None or not cycle.intake_open:
         messages.error(request, _("No cycle is open for intake right now."))
         return redirect("committee:portal")
-    prefill, chosen_ok = _usage_prefill(request, cycle, teams)
+    source = _copy_source(request, cycle)
+    copy = selectors.request_copy(source=source, cycle=cycle) if source is not None else None
+    if source is not None and request.method != "POST":
+        prefill, chosen_ok = selectors.usage_prefill(team=source.team, pool=source.pool, cycle=cycle), True
+    else:
+        prefill, chosen_ok = _usage_prefill(request, cycle, teams)
     if not chosen_ok:
         messages.error(request, _("Choose one of your own teams and an existing GPU pool."))
-    forms = _bound_forms(request, None, prefill=prefill)
+    forms = _bound_forms(request, None, cycle=cycle, prefill=prefill, copy=copy)
     team_form = TeamChoiceForm(request.POST or None, user=request.user, initial={"team": prefill.team})
     if request.method == "POST":
-        if _forms_valid(forms) and team_form.is_valid():
+        team = team_form.cleaned_data["team"] if team_form.is_valid() else None
+        if _forms_valid(forms, team=team, cycle=cycle) and team is not None:
+            detail = (
+                _("copied from “%(title)s”, week %(week)s") % {"title": source.title, "week": source.cycle.week}
+                if source is not None else ""
+            )
             try:
                 gpu_request = services.gpu_request_create(
-                    actor=request.user, team=team_form.cleaned_data["team"], cycle=cycle, **_payload(forms)
+                    actor=request.user, team=team, cycle=cycle, detail=detail, **_payload(forms)
                 )
             except ValidationError as exc:
                 _attach_service_errors(exc, forms)
@@ -179,11 +274,12 @@ def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 messages.success(request, _("Draft saved. Submit it when it is ready for the committee."))
                 return redirect("committee:request-detail", pk=gpu_request.pk)
         return _render_form(
-            request, forms, gpu_request=None, team_form=team_form, cycle=cycle, prefill=prefill, status=400
+            request, forms, gpu_request=None, team_form=team_form, cycle=cycle, prefill=prefill, status=400,
+            copy=copy, teams=teams,
         )
     return _render_form(
         request, forms, gpu_request=None, team_form=team_form, cycle=cycle, prefill=prefill,
-        status=200 if chosen_ok else 400,
+        status=200 if chosen_ok else 400, copy=copy, teams=teams,
     )
 
 
@@ -244,10 +340,10 @@ def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     if not (gpu_request.cycle.intake_open or revising) or gpu_request.status not in ("draft", "submitted"):
         messages.error(request, _("This request can no longer be edited."))
         return redirect("committee:request-detail", pk=pk)
-    forms = _bound_forms(request, gpu_request)
+    forms = _bound_forms(request, gpu_request, cycle=gpu_request.cycle)
     prefill = selectors.usage_prefill(team=gpu_request.team, pool=gpu_request.pool, cycle=gpu_request.cycle)
     if request.method == "POST":
-        if _forms_valid(forms):
+        if _forms_valid(forms, team=gpu_request.team, cycle=gpu_request.cycle, gpu_request=gpu_request):
             try:
                 services.gpu_request_update(actor=request.user, gpu_request=gpu_request, **_payload(forms))
             except ValidationError as exc:
@@ -276,6 +372,13 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     )
     outcome = selectors.request_outcome_get(gpu_request=gpu_request, viewer=request.user)
     usage = selectors.measured_usage(requests=[gpu_request])[gpu_request.pk]
+    member = selectors.user_is_team_member(user=request.user, team=gpu_request.team)
+    intake = selectors.cycle_open_for_intake()
+    carry = (
+        selectors.request_carry_offers(requests=[gpu_request], cycle=intake).get(gpu_request.pk)
+        if member and intake is not None and intake.intake_open else None
+    )
+    lead_submits = selectors.team_lead_submits(team=gpu_request.team)
     context = {
         "gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome, "usage": usage,
         "idle_grants": elastic_selectors.idle_grants(request_refs=[gpu_request.pk]),
@@ -283,8 +386,58 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         "questions": selectors.request_questions_for_viewer(gpu_request=gpu_request, viewer=request.user),
         "answering": is_team and gpu_request.cycle.status in ("open", "in_review"),
         "revising": revising,
+        "carry": carry,
+        "carried_into": list(gpu_request.carried_into.select_related("cycle").order_by("cycle__starts_at")),
+        "lead_submits": lead_submits,
+        "is_lead": lead_submits and selectors.user_is_team_lead(user=request.user, team=gpu_request.team),
     }
     return render(request, "committee/request_detail.html", context)
+
+
+@login_required
+@require_POST
+def request_carry(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """Carry a deferred request into the week open for intake, as a draft the team reviews and submits."""
+    gpu_request = _own_request(request, pk)
+    cycle = selectors.cycle_open_for_intake()
+    if cycle is None:
+        messages.error(request, _("No cycle is open for intake right now."))
+        return redirect("committee:request-detail", pk=pk)
+    try:
+        draft = services.gpu_request_carry(actor=request.user, gpu_request=gpu_request, cycle=cycle)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("committee:request-detail", pk=pk)
+    messages.success(
+        request, _("Carried into week %(week)s as a draft: check it, then submit it.") % {"week": cycle.week}
+    )
+    return redirect("committee:request-detail", pk=draft.pk)
+
+
+@login_required
+@require_POST
+def request_return(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """A team lead sends a member's draft back with a note (the team's "the lead submits" setting)."""
+    gpu_request = _own_request(request, pk)
+    try:
+        services.gpu_request_return(actor=request.user, gpu_request=gpu_request, note=request.POST.get("note", ""))
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, _("Sent back to its author with your note."))
+    return redirect("committee:request-detail", pk=pk)
+
+
+@login_required
+@require_POST
+def team_filing(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """A team lead turns "members draft, the lead submits" on or off (the portal's setting)."""
+    team = get_object_or_404(Team, slug=slug)
+    services.team_filing_set(actor=request.user, team=team, lead_submits=request.POST.get("lead_submits") == "on")
+    messages.success(request, _("Saved how %(team)s files its requests.") % {"team": team.name})
+    return redirect("committee:portal")
 
 
 def _transition(request: AuthenticatedHttpRequest, pk: int, service: Any, done: str) -> HttpResponse:

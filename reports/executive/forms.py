@@ -8,10 +8,10 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from committee.forms import DATETIME_INPUT_FORMATS, DateTimeLocalInput
+from committee.forms import DATETIME_INPUT_FORMATS
 from committee.models import EmergencyRequest
 from core.datetimes import UTCFormDateTimeField
-from core.forms import StrictDecimalField
+from core.forms import StrictDecimalField, ZonedDateTimeInput
 
 
 def _amount(label: Any) -> StrictDecimalField:
@@ -20,7 +20,7 @@ def _amount(label: Any) -> StrictDecimalField:
 
 def _when(label: Any) -> UTCFormDateTimeField:
     return UTCFormDateTimeField(
-        label=label, input_formats=DATETIME_INPUT_FORMATS, widget=DateTimeLocalInput(),
+        label=label, input_formats=DATETIME_INPUT_FORMATS, widget=ZonedDateTimeInput(),
         help_text=_("In the committee's time zone; it decides the quarter."),
     )
 
