@@ -73,7 +73,7 @@ PREVIEWED_STATUSES = (CycleStatus.IN_REVIEW, CycleStatus.FINALIZED)
 # The review page shows one page of the ranking and one page of request cards: at 1,000 requests
 # the page stays a few hundred KB (docs/benchmarks.md). The grid and the queue page the rest.
 RANKING_PER_PAGE = 50
-REQUESTS_PER_PAGE = 20
+REQUESTS_PER_PAGE = 10
 
 
 def _page_of(raw: str | None, count: int, per_page: int) -> tuple[int, int]:

@@ -140,8 +140,10 @@
       }
     });
     form.addEventListener("focusin", function (event) {
-      if (event.target.matches("input.grid-cell")) {
-        event.target.select();
+      var input = event.target;
+      if (input.matches("input.grid-cell")) {
+        // After the click's mouseup, which would put the caret back: a digit typed replaces the cell.
+        window.setTimeout(function () { input.select(); }, 0);
       }
     });
     form.classList.add("live"); // the per-page save button is for the form without JavaScript

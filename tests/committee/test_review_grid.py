@@ -106,7 +106,7 @@ def test_without_javascript_several_errors_are_shown_together_and_nothing_is_sav
     body = response.content.decode()
     assert "2 scores were not right: nothing was saved." in body
     assert body.count("A score is a whole number from 0 to 10.") == 2
-    assert f'value="12"' in body and 'value="x"' in body and 'value="8"' in body  # what was typed is kept
+    assert 'value="12"' in body and 'value="x"' in body and 'value="8"' in body  # what was typed is kept
     assert not Score.objects.exists()
 
 
