@@ -21,6 +21,7 @@ from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
+from committee.selectors.review import ranking_reweigh
 from committee.timeline import placement_figures
 from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
@@ -327,7 +328,7 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     proposed: list[selectors.ReviewRow] | None = None
     moves: dict[int, int] = {}
     if form.is_bound and form.is_valid():
-        proposed = selectors.cycle_ranking(cycle=cycle, weights=form.weights())
+        proposed = ranking_reweigh(cycle=cycle, rows=current, weights=form.weights())
         moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
     context = {
         "cycle": cycle,
