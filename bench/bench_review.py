@@ -77,7 +77,7 @@ def build_week(world: Any, *, requests: int) -> list[Any]:
     return rows
 
 
-def measure(call: Callable[[dict[str, str]], Any], repeat: int) -> tuple[float, int, int, int]:
+def measure(call: Callable[[dict[str, Any]], Any], repeat: int) -> tuple[float, int, int, int]:
     """(median seconds, raw bytes, gzip bytes, status) of `call(extra_headers)`."""
     times = []
     response = None
@@ -109,19 +109,23 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
     undecided = rows[1]
     values = iter(range(10**6))
 
-    def url(name: str, *extra: Any) -> str | None:
-        try:
-            return reverse(f"committee:{name}", args=[week, *extra])
-        except NoReverseMatch:
-            return None
+    def url(name: str, *extra: Any) -> str:
+        return reverse(f"committee:{name}", args=[week, *extra])
 
-    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": f"http://testserver/review/{week}/"}
-    calls: dict[str, Callable[[dict[str, str]], Any] | None] = {
+    def has(name: str) -> bool:
+        try:
+            url(name)
+        except NoReverseMatch:
+            return False
+        return True
+
+    htmx: dict[str, Any] = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": f"http://testserver/review/{week}/"}
+    calls: dict[str, Callable[[dict[str, Any]], Any] | None] = {
         "review page, first screen": lambda h: member.get(url("review-cycle"), **h),
-        "scores grid": (lambda h: member.get(url("review-grid"), **h)) if url("review-grid") else None,
+        "scores grid": (lambda h: member.get(url("review-grid"), **h)) if has("review-grid") else None,
         "grid cell save": (lambda h: member.post(url("review-grid-cell"), {
             "request": undecided.pk, "criterion": "urgency", "value": str(next(values) % 11)}, **h))
-        if url("review-grid-cell") else None,
+        if has("review-grid-cell") else None,
         "inline score save (htmx)": lambda h: member.post(url("review-score", undecided.pk), {
             "criterion": "feasibility", "value": str(next(values) % 11)}, **htmx, **h),
         "decision save (htmx)": lambda h: chair.post(url("review-decision", undecided.pk), {

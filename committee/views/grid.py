@@ -123,7 +123,8 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     page = _page_number(request.POST.get("page"))
     posted: dict[str, str] = {}
     cells: list[tuple[int, str, str]] = []
-    for key, raw in request.POST.items():
+    for key in request.POST:
+        raw = request.POST.get(key, "")
         match = CELL_NAME.match(key)
         if match and match[2] in scoring.MEMBER_SCORED:
             posted[key] = raw
