@@ -124,7 +124,8 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     # The member's queue: their count, and "not scored by me" as a filter of the request cards.
     unscored_only = request.GET.get("mine") == "unscored"
     queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
-    cards = [row for row in review.rows if row.request.pk in set(queue.order)] if unscored_only else review.rows
+    to_score = set(queue.order)
+    cards = [row for row in review.rows if row.request.pk in to_score] if unscored_only else review.rows
     page, pages = _page_of(request.GET.get("page"), len(cards), REQUESTS_PER_PAGE)
     cards = cards[(page - 1) * REQUESTS_PER_PAGE:page * REQUESTS_PER_PAGE]
     selectors.review_rows_measure(rows=review.rows)
