@@ -5,6 +5,7 @@ from committee.views import (
     discussion,
     elastic,
     emergency,
+    grid,
     inbox,
     portal,
     profile,
@@ -43,6 +44,14 @@ urlpatterns += [
     path("rubric/policy-history/", rubric.policy_history_page, name="policy-history"),
     path("elastic/", elastic.elastic_policy_page, name="elastic-policy"),
     path("elastic/change/", elastic.elastic_policy_change, name="elastic-policy-change"),
+]
+
+# A member's queue and the scores grid (committee/views/grid.py).
+urlpatterns += [
+    path("review/<week:week>/grid/", grid.review_grid, name="review-grid"),
+    path("review/<week:week>/grid/cell/", grid.grid_cell_save, name="review-grid-cell"),
+    path("review/<week:week>/queue/<int:pk>/", grid.queue_request, name="review-queue"),
+    path("review/<week:week>/requests/<int:pk>/evidence/", grid.request_evidence, name="review-evidence"),
 ]
 
 # Publishing the allocation.

@@ -46,6 +46,7 @@ from committee.api.serializers import (
     placed_window_data,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
+from committee.selectors.review import ranking_reweigh
 from core.errors import StateConflict
 from core.http import AuthenticatedRequest
 
@@ -144,7 +145,7 @@ class CycleWhatIfView(APIView):
         query.is_valid(raise_exception=True)
         weights = dict(query.validated_data)
         current = selectors.cycle_ranking(cycle=cycle)
-        proposed = selectors.cycle_ranking(cycle=cycle, weights=weights)
+        proposed = ranking_reweigh(cycle=cycle, rows=current, weights=weights)  # the same rows, read once
         moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
         body = {
             "current_weights": cycle.rubric.weights(),

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
@@ -20,7 +20,6 @@ from committee.models import (
     RequestStatus,
     ReviewCycle,
     RubricVersion,
-    Score,
     TeamMembership,
 )
 from committee.selectors.discussion import RequestDiscussion, review_discussion_map, scores_counted
@@ -60,8 +59,36 @@ class ReviewRow:
         return getattr(self.request, "decision", None)
 
     @property
-    def scores(self) -> list[Score]:
-        return list(self.request.scores.all())
+    def scores(self) -> list[ScoreEntry]:
+        return review_scores(self.request)
+
+
+@dataclass(frozen=True)
+class ScoreEntry:
+    """One member's score as the review reads it: plain values, so 1,000 requests × 4 members × 3
+    criteria load as tuples, not 12,000 model instances (docs/benchmarks.md)."""
+
+    member_id: int
+    member_name: str
+    criterion: str
+    value: int
+    note: str
+
+
+def review_scores(gpu_request: GpuRequest) -> list[ScoreEntry]:
+    """The request's scores, as `_review_requests` loaded them (else read now), by criterion then member name."""
+    loaded = getattr(gpu_request, "_review_scores", None)
+    if loaded is None:
+        loaded = [
+            ScoreEntry(member_id=m, member_name=n, criterion=c, value=v, note=t)
+            for m, n, c, v, t in scores_counted().filter(request=gpu_request).order_by(
+                "criterion", "member_name", "id"
+            ).values_list(
+                "member_id", "member_name", "criterion", "value", "note"
+            )
+        ]
+        gpu_request._review_scores = loaded  # type: ignore[attr-defined]
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -72,7 +99,7 @@ class ScoreInput:
     label: str
     weight_pct: int
     guidance: str
-    score: Score | None
+    score: ScoreEntry | None
     suggestion: scoring.Suggestion | None
 
 
@@ -144,20 +171,30 @@ class CycleReview:
 
 
 def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
-    """The cycle's requests in review with their evidence, decision and scores: four queries for any number.
+    """The cycle's requests in review with their evidence, decision and scores: three queries for any number.
 
-    The scores are those that count: a member recused from a request (a conflict of interest in force)
-    has their scores of it withdrawn from its totals.
+    The scores come as plain values (`review_scores`), one query for the cycle, and are those that count: a
+    member recused from a request (a conflict of interest in force) has their scores of it withdrawn from its
+    totals.
     """
-    return list(
+    requests = list(
         GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
         .select_related("team", "cycle", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
-        .prefetch_related(
-            "alternatives",
-            Prefetch("scores", queryset=scores_counted().order_by("criterion", "member_name", "id")),
-        )
+        .prefetch_related("alternatives")
         .order_by("submitted_at", "id")
     )
+    by_id: dict[int, list[ScoreEntry]] = {r.pk: [] for r in requests}
+    if requests:
+        for request_id, m, n, c, v, t in (
+            scores_counted().filter(request__cycle=cycle)
+            .order_by("criterion", "member_name", "id")
+            .values_list("request_id", "member_id", "member_name", "criterion", "value", "note")
+        ):
+            if request_id in by_id:  # not a withdrawn or emergency request's
+                by_id[request_id].append(ScoreEntry(member_id=m, member_name=n, criterion=c, value=v, note=t))
+    for r in requests:
+        r._review_scores = by_id[r.pk]  # type: ignore[attr-defined]
+    return requests
 
 
 def _suggestions(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> dict[str, scoring.Suggestion]:
@@ -177,7 +214,7 @@ def _suggestions(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> dict[str, sc
 def score_sheet(*, gpu_request: GpuRequest, fair_share: scoring.FairShare | None) -> scoring.ScoreSheet:
     """A request's scores as plain data for the arithmetic (uses the prefetched `scores`)."""
     member_scores: dict[str, list[int]] = {c: [] for c in scoring.MEMBER_SCORED}
-    for score in gpu_request.scores.all():
+    for score in review_scores(gpu_request):
         member_scores[score.criterion].append(score.value)
     computed = {scoring.FAIRNESS: fair_share.score} if fair_share is not None else {}
     return scoring.ScoreSheet(
@@ -195,9 +232,23 @@ def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) 
     then those below quorum (rank None). `weights` ranks under other weights instead (the what-if);
     nothing is written either way. A constant number of queries, whatever the number of requests.
     """
-    weights = weights or cycle.rubric.weights()
     gpu_requests = _review_requests(cycle=cycle)
     shares = fair_share_for_cycle(cycle=cycle) if gpu_requests else {}
+    return _ranked_rows(cycle=cycle, gpu_requests=gpu_requests, shares=shares, weights=weights)
+
+
+def ranking_reweigh(*, cycle: ReviewCycle, rows: list[ReviewRow], weights: dict[str, int]) -> list[ReviewRow]:
+    """The rows of `cycle_ranking` ranked again under other weights (the what-if), without reading them again."""
+    gpu_requests = sorted((row.request for row in rows), key=lambda r: (r.submitted_at is None, r.submitted_at, r.pk))
+    shares = {row.request.team_id: row.fair_share for row in rows if row.fair_share is not None}
+    return _ranked_rows(cycle=cycle, gpu_requests=gpu_requests, shares=shares, weights=weights)
+
+
+def _ranked_rows(
+    *, cycle: ReviewCycle, gpu_requests: list[GpuRequest], shares: dict[int, scoring.FairShare],
+    weights: dict[str, int] | None,
+) -> list[ReviewRow]:
+    weights = weights or cycle.rubric.weights()
     by_id = {r.pk: r for r in gpu_requests}
     sheets = [score_sheet(gpu_request=r, fair_share=shares.get(r.team_id)) for r in gpu_requests]
     results = scoring.rank_requests(
@@ -264,7 +315,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
         row.conflict = r.team_id in viewer_teams
         row.discussion = discussions[r.pk]
         stale_ids = {note.member_id for note in row.discussion.stale}
-        mine = {s.criterion: s for s in r.scores.all() if s.member_id == viewer.pk}
+        mine = {s.criterion: s for s in review_scores(r) if s.member_id == viewer.pk}
         row.inputs = [
             ScoreInput(
                 criterion=c,
@@ -277,7 +328,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
             for c in scoring.MEMBER_SCORED
         ]
         values: dict[int, dict[str, int]] = {}
-        for s in r.scores.all():
+        for s in review_scores(r):
             values.setdefault(s.member_id, {})[s.criterion] = s.value
         row.scored_by = [
             MemberScores(

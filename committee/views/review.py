@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,6 +20,8 @@ from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
+from committee.selectors import grid as grid_selectors
+from committee.selectors.review import ranking_reweigh
 from committee.timeline import placement_figures
 from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
@@ -69,6 +72,29 @@ def _error_messages(exc: ValidationError) -> list[str]:
 
 PREVIEWED_STATUSES = (CycleStatus.IN_REVIEW, CycleStatus.FINALIZED)
 
+# The review page shows one page of the ranking and one page of request cards: at 1,000 requests
+# the page stays a few hundred KB (docs/benchmarks.md). The grid and the queue page the rest.
+RANKING_PER_PAGE = 50
+REQUESTS_PER_PAGE = 10
+
+
+def _page_of(raw: str | None, count: int, per_page: int) -> tuple[int, int]:
+    """(page, pages) for a `?page=`-style parameter: anything not a small number reads as page 1."""
+    pages = max(1, -(-count // per_page))
+    page = int(raw) if raw and raw.isdigit() and len(raw) < 7 else 1
+    return min(max(1, page), pages), pages
+
+
+def _ranking_context(request: HttpRequest, review: selectors.CycleReview) -> dict[str, Any]:
+    """The page of the ranking shown: `?ranking=<n>` of the page itself, or of the page an htmx save came from."""
+    raw = request.GET.get("ranking")
+    if raw is None and _is_htmx(request):
+        raw = parse_qs(urlsplit(request.headers.get("HX-Current-URL", "")).query).get("ranking", [None])[0]
+    page, pages = _page_of(raw, len(review.rows), RANKING_PER_PAGE)
+    start = (page - 1) * RANKING_PER_PAGE
+    return {"ranking_rows": review.rows[start:start + RANKING_PER_PAGE], "ranking_page": page,
+            "ranking_pages": pages}
+
 
 def _placement_context(cycle: ReviewCycle, review: selectors.CycleReview) -> dict[str, Any]:
     """The placement preview (the engine's dry run) while the week is in review or finalized, unpublished."""
@@ -96,7 +122,15 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+    # The member's queue: their count, and "not scored by me" as a filter of the request cards.
+    unscored_only = request.GET.get("mine") == "unscored"
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
+    to_score = set(queue.order)
+    cards = [row for row in review.rows if row.request.pk in to_score] if unscored_only else review.rows
+    page, pages = _page_of(request.GET.get("page"), len(cards), REQUESTS_PER_PAGE)
+    cards = cards[(page - 1) * REQUESTS_PER_PAGE:page * REQUESTS_PER_PAGE]
     selectors.review_rows_measure(rows=review.rows)
+    kept = {key: request.GET[key] for key in ("mine", "ranking") if key in request.GET}
     context = {
         "review": review,
         "cycle": cycle,
@@ -104,6 +138,16 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
         "matrix": priority_matrix_figure(review),
         "quadrants": scoring.quadrant_labels(),
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        "queue": queue,
+        "first_to_score": queue.order[0] if queue.order else None,
+        "cards": cards,
+        "card_ids": {row.request.pk for row in cards},
+        "cards_page": page,
+        "cards_pages": pages,
+        "unscored_only": unscored_only,
+        "cards_query": urlencode({k: v for k, v in kept.items() if k != "page"}),
+        "ranking_query": urlencode({k: v for k, v in {**kept, "page": str(page)}.items() if k != "ranking"}),
+        **_ranking_context(request, review),
         **_placement_context(cycle, review),
     }
     # The teams asking again whose current grants the cluster measured idle (docs/elastic.md).
@@ -158,6 +202,7 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
         "matrix": priority_matrix_figure(review),
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
         "oob": True,
+        **_ranking_context(request, review),
         **_placement_context(cycle, review),
     }
     return render(request, "committee/_score_saved.html", context)
@@ -209,7 +254,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
         selectors.review_rows_measure(rows=review.rows)  # the re-drawn ranking keeps its usage flags
         context = {"review": review, "cycle": cycle, "row": _row(review, pk), "form": form, "saved": saved,
                    "oob": True, "in_review": cycle.status == CycleStatus.IN_REVIEW,
-                   **_placement_context(cycle, review)}
+                   **_ranking_context(request, review), **_placement_context(cycle, review)}
         return render(request, "committee/_decision_saved.html", context)
     status = 400 if request.method == "POST" else 200
     context = {"cycle": cycle, "gpu_request": gpu_request, "form": form,
@@ -291,7 +336,7 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     proposed: list[selectors.ReviewRow] | None = None
     moves: dict[int, int] = {}
     if form.is_bound and form.is_valid():
-        proposed = selectors.cycle_ranking(cycle=cycle, weights=form.weights())
+        proposed = ranking_reweigh(cycle=cycle, rows=current, weights=form.weights())
         moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
     context = {
         "cycle": cycle,

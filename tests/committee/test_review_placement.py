@@ -336,7 +336,8 @@ def test_the_preview_adds_no_query_per_request(client, world, page):
     _grant_every_other(world)
     with CaptureQueriesContext(connection) as two_hundred:
         body = client.get(url(world, page)).content.decode()
-    assert body.count("would get") == 100 or page == "cycle-finalize"
+    # The page shows one page of request cards (10), every other one granted: the preview still placed all 100.
+    assert body.count("would get") == 5 or page == "cycle-finalize"
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
 
 

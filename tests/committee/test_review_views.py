@@ -134,7 +134,11 @@ def test_evidence_is_a_click_away(client, world):
     client.force_login(world.reviewer)
     body = client.get(url(world, "review-cycle")).content.decode()
     card = body[body.index(f'id="request-{a.pk}"'):]
-    evidence = card[card.index('<details class="evidence">'):card.index("</details>")]
+    details = card[card.index('<details class="evidence"'):card.index("</details>")]
+    # The evidence loads when the member opens it (htmx), so 1,000 requests do not weigh on the page.
+    assert f'hx-get="{url(world, "review-evidence", a.pk)}" hx-trigger="toggle once"' in details
+    assert reverse("committee:request-detail", args=[a.pk]) in details  # and without JavaScript, a link
+    evidence = client.get(url(world, "review-evidence", a.pk)).content.decode()
     for text in ("Distilled student", "used 600.0 of 800.0 GPU-hours", "50,000.00 USD/week", "1,200 GPU-hours"):
         assert text in evidence
     assert reverse("committee:request-detail", args=[a.pk]) in evidence
@@ -403,7 +407,10 @@ def test_review_page_runs_the_same_queries_for_10_and_200_requests(client, world
     bulk_requests(world, teams[5:], scored_by=(world.chair, world.reviewer))
     with CaptureQueriesContext(connection) as two_hundred:
         response = client.get(url(world, "review-cycle"))
-    assert response.content.decode().count('class="review-request"') == 200
+    body = response.content.decode()
+    assert body.count('class="review-request"') == 10  # one page of request cards
+    assert body.count('<tr data-request=') == 50  # one page of the ranking
+    assert "Page 1 of 20" in body and "Page 1 of 4 (200 requests)" in body
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
 
 

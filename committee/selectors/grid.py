@@ -1,0 +1,228 @@
+"""A committee member's queue of the week in review, and the requests × criteria scores grid.
+
+Reads only what one member needs to score: which requests they have scored, in queue order (not
+scored by me first), one page at a time. Nothing here ranks the cycle: the ranking is computed on
+the review page and its own views, never per score saved. Queries stay constant in the number of
+requests: one small query of (id, team, my score count) over the cycle, then one page of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils.translation import gettext as _
+
+from committee import scoring
+from committee.models import ConflictDeclaration, Criterion, GpuRequest, ReviewCycle, Score
+from committee.selectors.people import Viewer, viewer_roles
+from committee.selectors.review import REVIEWED_STATUSES
+
+GRID_PAGE_SIZE = 50
+
+# Where a request stands in a member's queue, which is also its sort key: to score first, then done.
+TO_SCORE, SCORED, NOT_SCORABLE = 0, 1, 2
+
+
+def score_refusal(*, viewer: Viewer, gpu_request: GpuRequest, recused: bool = False) -> str | None:
+    """Why `viewer` may not score `gpu_request`, or None when they may.
+
+    The one place the grid and the queue ask "may this member score this request". It states the
+    rules that `committee.services.score_record` enforces: a member never scores their own team's
+    request, nor one they declared a conflict of interest on (`recused`, read by the caller for a
+    whole page in one query). Reads the viewer's roles, cached on the user: no query per request.
+    """
+    if gpu_request.team_id in viewer_roles(user=viewer).team_ids:
+        return _("You are a member of %(team)s: you do not score its requests.") % {"team": gpu_request.team.name}
+    if recused:
+        return _("You declared a conflict of interest on this request: you are recused from it.")
+    return None
+
+
+def _recused(*, viewer: Viewer) -> Exists:
+    """A request the viewer has a conflict of interest in force on (committee.ConflictDeclaration)."""
+    return Exists(
+        ConflictDeclaration.objects.filter(request=OuterRef("pk"), member_id=viewer.pk, withdrawn_at__isnull=True)
+    )
+
+
+@dataclass(frozen=True)
+class GridCell:
+    criterion: str
+    value: int | None
+
+
+@dataclass
+class GridRow:
+    """One request of the grid: the member's value for each member-scored criterion, or why not scorable."""
+
+    request: GpuRequest
+    cells: list[GridCell]
+    refusal: str | None
+    position: int  # 1-based place in the member's queue
+
+    @property
+    def done(self) -> bool:
+        return self.refusal is None and all(c.value is not None for c in self.cells)
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    request_id: int
+    team_id: int
+    mine: int  # how many criteria of it the member has scored
+    recused: bool = False  # the member declared a conflict of interest on it
+
+    def state(self, team_ids: frozenset[int]) -> int:
+        if self.team_id in team_ids or self.recused:
+            return NOT_SCORABLE
+        return SCORED if self.mine >= len(scoring.MEMBER_SCORED) else TO_SCORE
+
+
+@dataclass
+class MemberQueue:
+    """A member's queue of a cycle: `scored` of `scorable` requests done, and one page of rows in queue order."""
+
+    cycle: ReviewCycle
+    scorable: int
+    scored: int
+    in_review: int
+    order: list[int]  # request ids in queue order, after the filter
+    unscored_only: bool
+    page: int
+    pages: int
+    rows: list[GridRow] = field(default_factory=list)
+
+    @property
+    def to_score(self) -> int:
+        return self.scorable - self.scored
+
+    def neighbours(self, request_id: int) -> tuple[int | None, int | None]:
+        """The requests before and after `request_id` in queue order (None at either end)."""
+        if request_id not in self.order:
+            return None, None
+        index = self.order.index(request_id)
+        before = self.order[index - 1] if index > 0 else None
+        after = self.order[index + 1] if index + 1 < len(self.order) else None
+        return before, after
+
+    def page_of(self, request_id: int, per_page: int = GRID_PAGE_SIZE) -> int:
+        return self.order.index(request_id) // per_page + 1 if request_id in self.order else 1
+
+
+def _queue_entries(*, cycle: ReviewCycle, viewer: Viewer) -> list[QueueEntry]:
+    """Every request in review of the cycle with how many criteria the viewer has scored: one query."""
+    mine = (
+        Score.objects.filter(request=OuterRef("pk"), member_id=viewer.pk)
+        .values("request")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    rows = (
+        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
+        .annotate(mine=Coalesce(Subquery(mine, output_field=IntegerField()), Value(0)), recused=_recused(viewer=viewer))
+        .order_by("submitted_at", "id")
+        .values_list("pk", "team_id", "mine", "recused")
+    )
+    return [QueueEntry(request_id=pk, team_id=team_id, mine=n, recused=r) for pk, team_id, n, r in rows]
+
+
+def member_queue(
+    *, cycle: ReviewCycle, viewer: Viewer, unscored_only: bool = False, page: int = 1,
+    per_page: int = GRID_PAGE_SIZE, with_rows: bool = True,
+) -> MemberQueue:
+    """The viewer's queue: requests they have not fully scored first (in submission order), then
+    those they have, then their own team's (not scorable). `unscored_only` keeps only the first.
+
+    Three queries for any number of requests (the viewer's roles are cached on the user): the queue,
+    the page's requests, the viewer's scores of them. `with_rows=False` stops after the first.
+    """
+    team_ids = frozenset(viewer_roles(user=viewer).team_ids)
+    entries = _queue_entries(cycle=cycle, viewer=viewer)
+    states = {e.request_id: e.state(team_ids) for e in entries}
+    ordered = sorted(entries, key=lambda e: states[e.request_id])  # stable: submission order within a state
+    if unscored_only:
+        ordered = [e for e in ordered if states[e.request_id] == TO_SCORE]
+    order = [e.request_id for e in ordered]
+    pages = max(1, -(-len(order) // per_page))
+    page = min(max(1, page), pages)
+    queue = MemberQueue(
+        cycle=cycle,
+        scorable=sum(1 for s in states.values() if s != NOT_SCORABLE),
+        scored=sum(1 for s in states.values() if s == SCORED),
+        in_review=len(entries),
+        order=order,
+        unscored_only=unscored_only,
+        page=page,
+        pages=pages,
+    )
+    if with_rows:
+        start = (page - 1) * per_page
+        queue.rows = grid_rows(viewer=viewer, request_ids=order[start:start + per_page], first_position=start + 1)
+    return queue
+
+
+def grid_rows(*, viewer: Viewer, request_ids: list[int], first_position: int = 1) -> list[GridRow]:
+    """The grid's rows for `request_ids`, in that order: two queries."""
+    if not request_ids:
+        return []
+    requests = (
+        GpuRequest.objects.select_related("team", "pool", "pool__cluster")
+        .annotate(recused=_recused(viewer=viewer))
+        .in_bulk(request_ids)
+    )
+    values: dict[int, dict[str, int]] = {}
+    for request_id, criterion, value in Score.objects.filter(
+        request_id__in=request_ids, member_id=viewer.pk
+    ).values_list("request_id", "criterion", "value"):
+        values.setdefault(request_id, {})[criterion] = value
+    rows = []
+    for position, request_id in enumerate(request_ids, start=first_position):
+        gpu_request = requests[request_id]
+        mine = values.get(request_id, {})
+        rows.append(
+            GridRow(
+                request=gpu_request,
+                cells=[GridCell(criterion=c, value=mine.get(c)) for c in scoring.MEMBER_SCORED],
+                refusal=score_refusal(viewer=viewer, gpu_request=gpu_request, recused=gpu_request.recused),
+                position=position,
+            )
+        )
+    return rows
+
+
+def grid_criteria(*, cycle: ReviewCycle) -> list[tuple[str, str, int]]:
+    """The grid's columns: (criterion, label, weight %) for each member-scored criterion."""
+    weights = cycle.rubric.weights()
+    return [(c, str(Criterion(c).label), weights[c]) for c in scoring.MEMBER_SCORED]
+
+
+def member_scores(*, viewer: Viewer, request_ids: list[int]) -> dict[tuple[int, str], int]:
+    """The viewer's current scores of these requests, keyed (request id, criterion): one query."""
+    return {
+        (request_id, criterion): value
+        for request_id, criterion, value in Score.objects.filter(
+            request_id__in=request_ids, member_id=viewer.pk
+        ).values_list("request_id", "criterion", "value")
+    }
+
+
+def request_evidence(*, request_id: int, cycle: ReviewCycle | None = None) -> GpuRequest:
+    """One request in review with what its evidence shows (usage, forecast, alternatives): two queries.
+
+    Raises Http404 for a request that is not in review (in `cycle`, when given).
+    """
+    from django.http import Http404
+
+    found = (
+        GpuRequest.objects.filter(pk=request_id, status__in=REVIEWED_STATUSES, is_emergency=False)
+        .select_related("team", "cycle", "pool", "pool__cluster", "usage_report", "impact_forecast")
+        .prefetch_related("alternatives")
+    )
+    if cycle is not None:
+        found = found.filter(cycle=cycle)
+    gpu_request = found.first()
+    if gpu_request is None:
+        raise Http404("No such request in review")
+    return gpu_request

@@ -1,0 +1,262 @@
+"""A member's queue and the requests × criteria scores grid (committee only).
+
+The grid saves as the member types (static/docket/grid.js posts one cell to `grid_cell_save`, which
+answers with that cell's state and the member's count, never the ranking), and works without
+JavaScript as one form: one submit saves the page's changed cells, or none when any is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.http import Http404, HttpRequest, JsonResponse
+from django.http.response import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from committee import scoring, selectors, services
+from committee.models import Criterion, CycleStatus, GpuRequest, ReviewCycle
+from committee.selectors import grid as grid_selectors
+from committee.views.review import require_committee
+from core.errors import StateConflict
+from core.http import AuthenticatedHttpRequest
+
+CELL_NAME = re.compile(r"^cell-(\d{1,12})-([a-z_]{1,30})$")
+SCORE_PATTERN = re.compile(r"^(10|[0-9])$")
+
+
+def _score_value(raw: str) -> tuple[int | None, str | None]:
+    """A typed cell as a score, or the error shown beside it. Only the digits 0–10: no sign, no decimals."""
+    raw = raw.strip()
+    if not SCORE_PATTERN.match(raw):
+        return None, _("A score is a whole number from 0 to 10.")
+    return int(raw), None
+
+
+def _count_text(queue: grid_selectors.MemberQueue) -> str:
+    return ngettext(
+        "You have scored %(n)s of %(m)s request.", "You have scored %(n)s of %(m)s requests.", queue.scorable
+    ) % {"n": queue.scored, "m": queue.scorable}
+
+
+def _page_number(raw: str | None) -> int:
+    return int(raw) if raw and raw.isdigit() and len(raw) < 7 else 1
+
+
+def _unscored_only(request: HttpRequest) -> bool:
+    return (request.GET.get("mine") or request.POST.get("mine")) == "unscored"
+
+
+@dataclass(frozen=True)
+class CellView:
+    """One input of the grid as the page shows it: the value typed (kept after an error) and its error."""
+
+    criterion: str
+    label: str
+    name: str
+    value: str
+    error: str | None
+
+
+def _grid_entries(
+    rows: list[grid_selectors.GridRow], posted: dict[str, str], errors: dict[str, str]
+) -> list[tuple[grid_selectors.GridRow, list[CellView]]]:
+    labels = {c: str(Criterion(c).label) for c in scoring.MEMBER_SCORED}
+    entries = []
+    for row in rows:
+        cells = []
+        for cell in row.cells:
+            name = f"cell-{row.request.pk}-{cell.criterion}"
+            shown = posted[name] if name in posted else ("" if cell.value is None else str(cell.value))
+            cells.append(CellView(criterion=cell.criterion, label=labels[cell.criterion], name=name, value=shown,
+                                  error=errors.get(name)))
+        entries.append((row, cells))
+    return entries
+
+
+def _grid_context(
+    request: AuthenticatedHttpRequest, cycle: ReviewCycle, *, page: int, unscored_only: bool,
+    posted: dict[str, str] | None = None, errors: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=unscored_only, page=page)
+    return {
+        "cycle": cycle,
+        "queue": queue,
+        "count_text": _count_text(queue),
+        "criteria": grid_selectors.grid_criteria(cycle=cycle),
+        "entries": _grid_entries(queue.rows, posted or {}, errors or {}),
+        "errors": errors or {},
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        "mine": "unscored" if unscored_only else "",
+    }
+
+
+
+
+def _requests_in_review(cycle: ReviewCycle, ids: set[int]) -> dict[int, GpuRequest]:
+    return GpuRequest.objects.select_related("team", "cycle").filter(
+        cycle=cycle, pk__in=ids, status__in=grid_selectors.REVIEWED_STATUSES, is_emergency=False
+    ).in_bulk()
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
+    """GET: the member's grid, one page of their queue. POST (the form without JavaScript): save the
+    page's changed cells together, or none of them when any is wrong (400, every error shown)."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    unscored_only = _unscored_only(request)
+    if request.method == "GET":
+        page = _page_number(request.GET.get("page"))
+        return render(request, "committee/review_grid.html",
+                      _grid_context(request, cycle, page=page, unscored_only=unscored_only))
+    page = _page_number(request.POST.get("page"))
+    posted: dict[str, str] = {}
+    cells: list[tuple[int, str, str]] = []
+    for key in request.POST:
+        raw = request.POST.get(key, "")
+        match = CELL_NAME.match(key)
+        if match and match[2] in scoring.MEMBER_SCORED:
+            posted[key] = raw
+            if raw.strip():  # an empty cell is left as it is
+                cells.append((int(match[1]), match[2], key))
+    errors: dict[str, str] = {}
+    values: dict[str, int] = {}
+    for _pk, _criterion, key in cells:
+        value, error = _score_value(posted[key])
+        if error:
+            errors[key] = error
+        elif value is not None:
+            values[key] = value
+    requests = _requests_in_review(cycle, {pk for pk, _c, _k in cells})
+    current = grid_selectors.member_scores(viewer=request.user, request_ids=list(requests))
+    saved = 0
+    if not errors:
+        try:
+            with transaction.atomic():
+                for pk, criterion, key in cells:
+                    gpu_request = requests.get(pk)
+                    if gpu_request is None:
+                        errors[key] = _("This request is not in review in week %(week)s.") % {"week": cycle.week}
+                        continue
+                    if current.get((pk, criterion)) == values[key]:
+                        continue  # unchanged: nothing to write
+                    try:
+                        services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion,
+                                              value=values[key])
+                    except (ValidationError, PermissionDenied) as exc:
+                        errors[key] = " ".join(getattr(exc, "messages", None) or [str(exc)])
+                    else:
+                        saved += 1
+                if errors:
+                    raise _RollBack
+        except _RollBack:
+            saved = 0
+    if errors:
+        context = _grid_context(request, cycle, page=page, unscored_only=unscored_only, posted=posted, errors=errors)
+        context["error_count"] = len(errors)
+        return render(request, "committee/review_grid.html", context, status=400)
+    messages.success(request, ngettext("%(n)s score saved.", "%(n)s scores saved.", saved) % {"n": saved})
+    query = f"?page={page}" + ("&mine=unscored" if unscored_only else "")
+    return redirect(reverse("committee:review-grid", args=[cycle.week]) + query)
+
+
+class _RollBack(Exception):
+    """Undo every score of a page's submit when one of them is refused."""
+
+
+@login_required
+@require_POST
+def grid_cell_save(request: AuthenticatedHttpRequest, week: str) -> JsonResponse:
+    """Save one cell of the grid (static/docket/grid.js): answers that cell's state and the member's count.
+
+    Nothing is re-ranked: the answer is a few hundred bytes, whatever the number of requests.
+    400 for a value that is not 0–10 (nothing stored), 403 for a request the member may not score,
+    404 for a request not in this week, 409 when the week is not in review.
+    """
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    raw_pk = request.POST.get("request", "")
+    criterion = request.POST.get("criterion", "")
+    gpu_request = _requests_in_review(cycle, {int(raw_pk)}).get(int(raw_pk)) if raw_pk.isdigit() and len(
+        raw_pk) < 13 else None
+    if gpu_request is None:
+        raise Http404("No such request in review this week")
+    if criterion not in scoring.MEMBER_SCORED:
+        return JsonResponse({"state": "error", "error": _("“%(criterion)s” is not scored by members.")
+                             % {"criterion": criterion[:30]}}, status=400)
+    value, error = _score_value(request.POST.get("value", ""))
+    status = 200
+    if error is None and value is not None:
+        try:
+            services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion, value=value)
+        except PermissionDenied as exc:
+            error, status = str(exc), 403
+        except StateConflict as exc:
+            error, status = " ".join(exc.messages), 409
+        except ValidationError as exc:
+            error, status = " ".join(exc.messages), 400
+    else:
+        status = 400
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, with_rows=False)
+    answer: dict[str, Any] = {
+        "state": "error" if error else "saved",
+        "scored": queue.scored,
+        "scorable": queue.scorable,
+        "count_text": _count_text(queue),
+    }
+    if error:
+        answer["error"] = error
+    else:
+        answer["value"] = value
+        answer["message"] = _("Saved.")
+    return JsonResponse(answer, status=status)
+
+
+@login_required
+@require_GET
+def queue_request(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
+    """One request's evidence and the member's scores of it, with the previous and next in their queue."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, with_rows=False)
+    if pk not in queue.order:
+        raise Http404("No such request in review this week")
+    rows = grid_selectors.grid_rows(viewer=request.user, request_ids=[pk], first_position=queue.order.index(pk) + 1)
+    previous, following = queue.neighbours(pk)
+    evidence = grid_selectors.request_evidence(request_id=pk)
+    context = {
+        "cycle": cycle,
+        "queue": queue,
+        "count_text": _count_text(queue),
+        "criteria": grid_selectors.grid_criteria(cycle=cycle),
+        "entries": _grid_entries(rows, {}, {}),
+        "errors": {},
+        "r": evidence,
+        "previous": previous,
+        "following": following,
+        "grid_page": queue.page_of(pk),
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        "mine": "",
+    }
+    return render(request, "committee/review_queue.html", context)
+
+
+@login_required
+@require_GET
+def request_evidence(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
+    """The evidence of one request, loaded when the review page's "Evidence" is opened (htmx)."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    evidence = grid_selectors.request_evidence(request_id=pk, cycle=cycle)
+    return render(request, "committee/_review_evidence.html", {"r": evidence, "cycle": cycle})

@@ -1,0 +1,84 @@
+"""The scores grid in a real browser: keyboard entry saves as the member goes, errors stay in their cell."""
+
+from __future__ import annotations
+
+import pytest
+
+from committee.models import Score
+from tests.browser import browser_page, sign_in  # noqa: F401
+from tests.committee.reviewing import two_requests_in_review
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_member_scores_with_the_keyboard_and_each_cell_saves_as_they_go(browser_page, world):  # noqa: F811
+    from playwright.sync_api import expect
+
+    a, b = two_requests_in_review(world)
+    page = browser_page
+    sign_in(page, "finance")
+    page.goto(f"/review/{world.cycle.week}/")
+    expect(page.locator("#my-queue")).to_contain_text("You have scored 0 of 2 requests.")
+    page.locator("#open-grid").click()
+    count = page.locator("#queue-count")
+    expect(count).to_contain_text("You have scored 0 of 2 requests.")
+    expect(page.get_by_role("button", name="Save the scores on this page")).to_be_hidden()  # saves as you go
+
+    first = page.locator(f"#cell-{a.pk}-business_impact")
+    first.click()
+    # Type a digit, Tab on; 10 is two keys; Enter goes down the column; arrows move anywhere.
+    page.keyboard.type("7")
+    page.keyboard.press("Tab")
+    page.keyboard.type("10")
+    page.keyboard.press("Tab")
+    page.keyboard.type("4")
+    page.keyboard.press("Enter")  # saves urgency of a, moves to urgency of b
+    expect(page.locator(f"#cell-{b.pk}-urgency")).to_be_focused()
+    for criterion, shown in (("business_impact", "7"), ("feasibility", "10"), ("urgency", "4")):
+        cell = page.locator(f'td:has(#cell-{a.pk}-{criterion})')
+        expect(cell).to_have_attribute("data-state", "saved")
+        expect(cell.locator(".cell-state")).to_have_text("Saved.")
+        expect(page.locator(f"#cell-{a.pk}-{criterion}")).to_have_value(shown)
+    expect(count).to_contain_text("You have scored 1 of 2 requests.")
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator(f"#cell-{b.pk}-feasibility")).to_be_focused()
+    page.keyboard.press("ArrowUp")
+    expect(page.locator(f"#cell-{a.pk}-feasibility")).to_be_focused()
+
+    # Out of range: the cell shows the error, nothing is stored, the count stays.
+    page.locator(f"#cell-{b.pk}-business_impact").click()
+    page.keyboard.type("12")
+    page.keyboard.press("Tab")
+    bad = page.locator(f'td:has(#cell-{b.pk}-business_impact)')
+    expect(bad).to_have_attribute("data-state", "error")
+    expect(bad.locator(".cell-state")).to_have_text("A score is a whole number from 0 to 10.")
+    expect(page.locator(f"#cell-{b.pk}-business_impact")).to_have_attribute("aria-invalid", "true")
+    expect(count).to_contain_text("You have scored 1 of 2 requests.")
+    assert not Score.objects.filter(request=b).exists()
+
+    # Corrected, it saves.
+    page.locator(f"#cell-{b.pk}-business_impact").click()  # focus selects what the cell holds
+    page.keyboard.type("9")
+    page.keyboard.press("Enter")
+    expect(bad).to_have_attribute("data-state", "saved")
+    assert sorted(Score.objects.filter(member=world.finance).values_list("request_id", "criterion", "value")) == [
+        (a.pk, "business_impact", 7), (a.pk, "feasibility", 10), (a.pk, "urgency", 4), (b.pk, "business_impact", 9)]
+    # The grid opened on "not scored by me": a, fully scored, leaves it when the page is loaded again.
+    page.reload()
+    expect(page.locator(f"#grid-row-{a.pk}")).to_have_count(0)
+    expect(page.locator(f"#cell-{b.pk}-business_impact")).to_have_value("9")
+    page.get_by_role("link", name="All requests").click()
+    expect(page.locator(f"#cell-{a.pk}-feasibility")).to_have_value("10")
+
+
+def test_own_teams_request_is_shown_as_not_scorable(browser_page, world):  # noqa: F811
+    from playwright.sync_api import expect
+
+    _a, b = two_requests_in_review(world)
+    page = browser_page
+    sign_in(page, "tech")  # team B
+    page.goto(f"/review/{world.cycle.week}/grid/")
+    own = page.locator(f"#grid-row-{b.pk}")
+    expect(own).to_contain_text("Not scorable: You are a member of Team B: you do not score its requests.")
+    expect(own.locator("input")).to_have_count(0)
+    expect(page.locator("#queue-count")).to_contain_text("You have scored 0 of 1 request.")
