@@ -49,8 +49,14 @@ def _legend_name(label: str) -> str:
     return re.sub(r"([:：])\s*", r"\1<br>", label, count=1)
 
 
+# The legend table lists the top of the ranking only: a week of 1,000 requests would otherwise send 1,000 rows with
+# every review page (the chart's hover still names every point, and the ranking lists them all, a page at a time).
+MATRIX_LEGEND_ROWS = 30
+
+
 def matrix_legend(review: CycleReview) -> list[dict[str, Any]]:
-    """The matrix's points as table rows, ranked first: rank ("#1"), title, team, pool, impact, GPU-hours, quadrant."""
+    """The matrix's points as table rows, ranked first: rank ("#1"), title, team, pool, impact, GPU-hours, quadrant;
+    the first MATRIX_LEGEND_ROWS of them."""
     labels = scoring.quadrant_labels()
     rows = [row for row in review.rows if row.quadrant is not None]
     rows.sort(key=lambda row: (row.result.rank is None, row.result.rank or 0, row.request.pk))
@@ -67,7 +73,7 @@ def matrix_legend(review: CycleReview) -> list[dict[str, Any]]:
             "quadrant": row.quadrant,
             "quadrant_label": labels[row.quadrant or ""],
         }
-        for row in rows
+        for row in rows[:MATRIX_LEGEND_ROWS]
     ]
 
 
@@ -131,4 +137,6 @@ def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
             {"type": "line", "xref": f"x{suffix}", "yref": f"y{suffix}", "x0": 0, "x1": x_max, "y0": impact,
              "y1": impact, "line": {"dash": "dot", "color": "#888"}},
         ]
-    return {"data": traces, "layout": layout, "legend": matrix_legend(review)}
+    points = sum(1 for row in review.rows if row.quadrant is not None)
+    return {"data": traces, "layout": layout, "legend": matrix_legend(review),
+            "legend_more": max(0, points - MATRIX_LEGEND_ROWS)}

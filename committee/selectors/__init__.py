@@ -139,6 +139,7 @@ from committee.selectors.review import (
     decision_list_for_cycle,
     decision_list_granted,
     decision_visible_to,
+    review_scores,
     score_sheet,
 )
 from committee.selectors.tokens import personal_token_list
@@ -249,6 +250,7 @@ __all__ = [
     "request_revisable_in_review",
     "review_discussion_map",
     "review_rows_measure",
+    "review_scores",
     "rubric_current",
     "rubric_history",
     "score_sheet",

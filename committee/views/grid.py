@@ -138,14 +138,14 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
             errors[key] = error
         elif value is not None:
             values[key] = value
-    requests = _requests_in_review(cycle, {pk for pk, _c, _k in cells})
-    current = grid_selectors.member_scores(viewer=request.user, request_ids=list(requests))
+    in_review = _requests_in_review(cycle, {pk for pk, _c, _k in cells})
+    current = grid_selectors.member_scores(viewer=request.user, request_ids=list(in_review))
     saved = 0
     if not errors:
         try:
             with transaction.atomic():
                 for pk, criterion, key in cells:
-                    gpu_request = requests.get(pk)
+                    gpu_request = in_review.get(pk)
                     if gpu_request is None:
                         errors[key] = _("This request is not in review in week %(week)s.") % {"week": cycle.week}
                         continue

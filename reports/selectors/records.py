@@ -170,7 +170,7 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
         request = row.request
         decision = row.decision
         outcome = placements[request.pk]
-        for score in request.scores.all():
+        for score in committee_selectors.review_scores(request):
             scored.setdefault(score.member_name, set()).add(request.pk)
         if decision is not None:
             outcomes[decision.outcome] += 1

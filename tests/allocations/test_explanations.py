@@ -151,7 +151,7 @@ def test_the_windows_page_renders_not_placed_reasons_from_their_codes(world, cli
 
     html = client.get(f"/windows/?week={this_week()}").content.decode()
 
-    assert "#1</a>: not placed: unknown pool &#x27;atlas/v100&#x27;" in html
+    assert "R-1</a>: not placed: unknown pool &#x27;atlas/v100&#x27;" in html
     assert "words stored at publish" not in html
 
 
@@ -161,7 +161,7 @@ def test_the_windows_page_shows_the_published_text_of_a_row_without_reasons(worl
 
     html = client.get(f"/windows/?week={this_week()}").content.decode()
 
-    assert "#1</a>: not placed: published before reason codes" in html
+    assert "R-1</a>: not placed: published before reason codes" in html
 
 
 def test_the_request_page_renders_the_explanation_from_its_codes(world, client):

@@ -141,7 +141,8 @@ def test_the_decision_record_lists_recusals_and_older_records_read_as_before(wor
         ("Reviewer", "Vision model", "", False),
     ]
     assert "## Recusals" in revision.body
-    line = next(line for line in revision.body.splitlines() if line.startswith("| Finance |"))
+    recusal_section = revision.body.split("## Recusals", 1)[1]
+    line = next(line for line in recusal_section.splitlines() if line.startswith("| Finance |"))
     assert "Ranker retrain" in line and "I advise team A" in line and "no: recused" in line
     assert "no: recused" in revision.body
     older = {key: value for key, value in revision.data.items() if key != "recusals"}

@@ -22,11 +22,12 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 62  # the record: decided and placed (request_outcome_map), the week's corrections and appeals,
-# the policy changes since the week before (five history tables and the governance versions), and the quorum
-# in force for the week (committee.selectors.governance_for_week, read by the ranking and the finalize)
-PUBLISH_QUERIES = 71  # the record twice (decided and placed, corrections, appeals, policy changes, governance); a plan
-# an emergency made
+FINALIZE_QUERIES = 67  # the record: decided and placed (request_outcome_map), the week's corrections and appeals,
+# the policy changes since the week before (five history tables and the governance versions), the quorum
+# in force for the week (committee.selectors.governance_for_week, read by the ranking and the finalize), and the
+# discussion the review shows (questions, comments, stale marks, conflicts) and the recusals the record lists
+PUBLISH_QUERIES = 76  # the record twice (decided and placed, corrections, appeals, policy changes, governance,
+# recusals); a plan an emergency made
 
 
 @pytest.fixture

@@ -65,7 +65,7 @@ def test_a_member_cannot_score_their_own_teams_request_in_the_grid(client, world
 def test_a_member_recused_by_a_conflict_of_interest_cannot_score_it_in_the_grid(client, world):
     from committee.services.discussion import conflict_declare, conflict_withdraw
 
-    a, b = two_requests_in_review(world)
+    a, _b = two_requests_in_review(world)
     conflict_declare(actor=world.finance, gpu_request=a, reason="My partner leads Team A.")
     client.force_login(world.finance)
     body = client.get(url(world, "review-grid")).content.decode()

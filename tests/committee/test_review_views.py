@@ -409,7 +409,11 @@ def test_review_page_runs_the_same_queries_for_10_and_200_requests(client, world
         response = client.get(url(world, "review-cycle"))
     body = response.content.decode()
     assert body.count('class="review-request"') == 10  # one page of request cards
-    assert body.count('<tr data-request=') == 50  # one page of the ranking
+    ranking = body[body.index('id="ranking"'):]
+    assert ranking[:ranking.index("</table>")].count('<tr data-request=') == 50  # one page of the ranking
+    matrix_table = body[body.index('id="matrix-legend"'):]
+    assert matrix_table[:matrix_table.index("</table>")].count("<tr data-request=") == 30  # the top of the matrix
+    assert "…and 170 more requests on the chart" in body
     assert "Page 1 of 20" in body and "Page 1 of 4 (200 requests)" in body
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
 

@@ -124,20 +124,20 @@ def test_review_shows_stated_next_to_measured_and_flags_the_gap_in_words(client,
     assert 'data-flagged="false"' in card
     text = _text(card)
     assert f"Last week's usage: week {week} on atlas/a100" in text
-    assert "GPU-hours used 630.0 600.0" in text and "Mean utilization 75.0% 78.0%" in text
+    assert "GPU-hours used 630 600" in text and "Mean utilization 75.0% 78.0%" in text
     assert "Stated and measured agree within 10% (5% apart)." in text
     assert "Gap over 10%" not in text
 
     card = _card(body, gap.pk)
     assert 'data-flagged="true"' in card and 'class="usage-compare flagged"' in card
     text = _text(card)
-    assert "GPU-hours used 600.0 480.0" in text
+    assert "GPU-hours used 600 480" in text
     # Not colour only: the flag is words, in a note.
     assert "Gap over 10%: the team stated 25% more GPU-hours than the schedulers measured." in text
     assert 'role="note"' in card
 
     text = _text(_card(body, unmeasured.pk))
-    assert "GPU-hours used 600.0 not measured" in text
+    assert "GPU-hours used 600 not measured" in text
     assert f"Not measured: the schedulers reported no usage for Team B on orion/h100 in week {week}" in text
 
 
@@ -183,7 +183,7 @@ def test_request_page_shows_stated_next_to_measured(client, world):
     body = client.get(reverse("committee:request-detail", args=[gpu_request.pk])).content.decode()
     text = _text(body)
     assert "Stated by the team Measured by the schedulers" in text
-    assert "GPU-hours used 400.0 500.0" in text and "Mean utilization 70.0% 85.0%" in text
+    assert "GPU-hours used 400 500" in text and "Mean utilization 70.0% 85.0%" in text
     assert "Gap over 10%: the team stated 20% fewer GPU-hours than the schedulers measured." in text
 
 
@@ -191,7 +191,7 @@ def test_request_page_says_when_nothing_was_measured(client, world):
     gpu_request = file_request(world, team=world.team_b, pool=world.h100)
     client.force_login(world.member_b)
     text = _text(client.get(reverse("committee:request-detail", args=[gpu_request.pk])).content.decode())
-    assert "GPU-hours used 600.0 not measured" in text
+    assert "GPU-hours used 600 not measured" in text
     assert "Not measured: the schedulers reported no usage for Team B on orion/h100" in text
 
 

@@ -64,8 +64,8 @@ def test_the_review_flags_a_gap_in_words(browser_page, world):  # noqa: F811
     page.goto(f"/review/{world.cycle.week}/")
     card = page.locator(f"#request-{gpu_request.pk}")
     table = card.get_by_role("table", name="Last week's usage")
-    assert table.get_by_role("row", name="GPU-hours used").inner_text().split() == ["GPU-hours", "used", "600.0",
-                                                                                    "480.0"]
+    assert table.get_by_role("row", name="GPU-hours used").inner_text().split() == ["GPU-hours", "used", "600",
+                                                                                    "480"]
     flag = card.get_by_role("note").filter(has_text="Gap over 10%")
     assert flag.is_visible()
     assert "the team stated 25% more GPU-hours than the schedulers measured" in flag.inner_text()

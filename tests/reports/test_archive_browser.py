@@ -59,7 +59,7 @@ def test_committee_member_edits_the_record_and_downloads_its_pdf(browser_page, w
     call_command("verify_archive", stdout=out)
     assert "Archive intact" in out.getvalue()
 
-    page.get_by_role("link", name="Read").click()
+    page.get_by_role("link", name="Read", exact=True).click()
     page.wait_for_load_state()  # htmx (a deferred script) has taken over the PDF form
     # Celery runs eagerly here, so the PDF (its charts drawn by Chromium) renders inside this POST: on a busy
     # machine that takes longer than a click's 15 s. Wait for the page the render leads to instead.
