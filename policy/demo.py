@@ -43,7 +43,7 @@ def seed_policy_lab(*, now: datetime) -> list[Proposal]:
             {"metric": "latency_jitter", "label": "Inference p99 jitter during a burst", "baseline": "42",
              "value": "47", "unit": "ms"},
             {"metric": "cost", "label": "Idle reserve GPU-hours paid for", "baseline": "2150", "value": "1610",
-             "unit": "€ per week"},
+             "unit": "USD per week"},
         ],
     )
     services.proposal_comment(actor=users.get(username="ads-lead"), proposal=burst, team=Team.objects.get(slug="ads"),
