@@ -67,25 +67,44 @@
     tr.classList.toggle("to-score", !done);
   }
 
+  // Saves go one at a time, in the order they were typed: a cell corrected quickly ends with its last value, and
+  // the server never sees two saves of one member at once. A value already on its way is not sent again (Tab and
+  // the blur that follows it would otherwise both send it).
+  var pending = Promise.resolve();
+
   function save(input) {
     var value = input.value.trim();
     if (value === input.getAttribute("data-saved") || (value === "" && input.getAttribute("data-saved") === "")) {
       return;
     }
+    if (input.getAttribute("data-sending") === value) {
+      return;
+    }
+    input.setAttribute("data-sending", value);
+    setState(input, "saving", input.form.getAttribute("data-saving"));
+    pending = pending.then(function () { return send(input, value); });
+  }
+
+  function send(input, value) {
     var form = input.form;
     var token = form.querySelector("input[name=csrfmiddlewaretoken]");
     var body = new URLSearchParams();
     body.set("request", input.getAttribute("data-request"));
     body.set("criterion", input.getAttribute("data-criterion"));
     body.set("value", value);
-    setState(input, "saving", form.getAttribute("data-saving"));
-    fetch(form.getAttribute("data-save-url"), {
+    function done() {
+      if (input.getAttribute("data-sending") === value) {
+        input.removeAttribute("data-sending");
+      }
+    }
+    return fetch(form.getAttribute("data-save-url"), {
       method: "POST",
       credentials: "same-origin",
       headers: { "X-CSRFToken": token ? token.value : "", "Accept": "application/json" },
       body: body
     }).then(function (response) {
       return response.json().then(function (answer) {
+        done();
         if (input.value.trim() !== value) {
           return; // typed again meanwhile: that value's own save answers for the cell
         }
@@ -99,6 +118,7 @@
         showCount(answer);
       });
     }).catch(function () {
+      done();
       setState(input, "error", form.getAttribute("data-offline"));
     });
   }
@@ -139,11 +159,29 @@
         save(event.target);
       }
     });
+    // Entering a cell selects what it holds, so a digit typed replaces it: at once (a digit may follow the focus
+    // immediately), and the click's own mouseup, which would put the caret back, is told not to.
     form.addEventListener("focusin", function (event) {
       var input = event.target;
       if (input.matches("input.grid-cell")) {
-        // After the click's mouseup, which would put the caret back: a digit typed replaces the cell.
-        window.setTimeout(function () { input.select(); }, 0);
+        input.select();
+        input.setAttribute("data-just-focused", "");
+      }
+    });
+    form.addEventListener("mouseup", function (event) {
+      var input = event.target;
+      if (input.matches && input.matches("input.grid-cell[data-just-focused]")) {
+        event.preventDefault();
+      }
+    });
+    form.addEventListener("focusout", function (event) {
+      if (event.target.removeAttribute) {
+        event.target.removeAttribute("data-just-focused");
+      }
+    });
+    form.addEventListener("input", function (event) {
+      if (event.target.removeAttribute) {
+        event.target.removeAttribute("data-just-focused");
       }
     });
     form.classList.add("live"); // the per-page save button is for the form without JavaScript

@@ -20,6 +20,9 @@ def test_member_scores_with_the_keyboard_and_each_cell_saves_as_they_go(browser_
     page.goto(f"/review/{world.cycle.week}/")
     expect(page.locator("#my-queue")).to_contain_text("You have scored 0 of 2 requests.")
     page.locator("#open-grid").click()
+    # The review page has a #queue-count too: wait for the grid itself, its script started (form.live).
+    page.wait_for_url(f"**/review/{world.cycle.week}/grid/**")
+    expect(page.locator("#grid-form.live")).to_be_attached()
     count = page.locator("#queue-count")
     expect(count).to_contain_text("You have scored 0 of 2 requests.")
     expect(page.get_by_role("button", name="Save the scores on this page")).to_be_hidden()  # saves as you go
@@ -27,13 +30,14 @@ def test_member_scores_with_the_keyboard_and_each_cell_saves_as_they_go(browser_
     first = page.locator(f"#cell-{a.pk}-business_impact")
     first.click()
     # Type a digit, Tab on; 10 is two keys; Enter goes down the column; arrows move anywhere.
-    page.keyboard.type("7")
-    page.keyboard.press("Tab")
-    page.keyboard.type("10")
-    page.keyboard.press("Tab")
-    page.keyboard.type("4")
-    page.keyboard.press("Enter")  # saves urgency of a, moves to urgency of b
-    expect(page.locator(f"#cell-{b.pk}-urgency")).to_be_focused()
+    # As a person types: each cell's save has answered before the next cell is typed into.
+    steps = (("7", "Tab", "business_impact"), ("10", "Tab", "feasibility"), ("4", "Enter", "urgency"))
+    for keys, move, criterion in steps:
+        expect(page.locator(f"#cell-{a.pk}-{criterion}")).to_be_focused()
+        page.keyboard.type(keys, delay=30)
+        page.keyboard.press(move)
+        expect(page.locator(f'td:has(#cell-{a.pk}-{criterion})')).to_have_attribute("data-state", "saved")
+    expect(page.locator(f"#cell-{b.pk}-urgency")).to_be_focused()  # Enter went down the column
     for criterion, shown in (("business_impact", "7"), ("feasibility", "10"), ("urgency", "4")):
         cell = page.locator(f'td:has(#cell-{a.pk}-{criterion})')
         expect(cell).to_have_attribute("data-state", "saved")
