@@ -369,6 +369,8 @@ SPECTACULAR_SETTINGS = {
         "CycleStatusEnum": "committee.models.CycleStatus",
         "RequestStatusEnum": "committee.models.RequestStatus",
         "DecisionOutcomeEnum": "committee.models.DecisionOutcome",
+        "QuestionStatusEnum": "committee.models.QuestionStatus",
+        "ChangedPartEnum": "committee.selectors.discussion.CHANGE_FIELDS",
         "PageKindEnum": "reports.models.PageKind",
         "ReasonCodeEnum": "allocations.explanations.REASON_CODES",
     },

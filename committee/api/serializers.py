@@ -35,6 +35,7 @@ from committee.models import (
     Score,
     UsageReport,
 )
+from committee.selectors.discussion import CHANGE_FIELDS
 from committee.services import REQUEST_FIELDS
 from core.isoweek import validate_iso_week
 from core.serializers import StrictIntegerField, StrictJSONMixin
@@ -432,14 +433,68 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
 # Scores and decisions
 
 
+class StaleChangeSerializer(serializers.Serializer):
+    """One part of a request the team changed after the member scored it (ScoreStaleness.changes)."""
+
+    field = serializers.ChoiceField(
+        choices=[(key, key) for key in CHANGE_FIELDS], read_only=True,
+        help_text=_("Which part of the request changed."),
+    )
+    label = serializers.CharField(read_only=True, help_text=_("That part's name, in the reader's language."))
+    old = serializers.CharField(read_only=True, help_text=_("What it said when the member scored."))
+    new = serializers.CharField(read_only=True, help_text=_("What it says now."))
+
+
 class ScoreSerializer(serializers.ModelSerializer):
+    """A member's score as entered, with whether it is stale (the team changed the request since) and whether it
+    counts (not while the member is recused). Needs `score_flags` (selectors.request_score_flags) in the context."""
+
     request: serializers.PrimaryKeyRelatedField[GpuRequest] = serializers.PrimaryKeyRelatedField(read_only=True)
     member: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    stale = serializers.SerializerMethodField(
+        help_text=_("The team changed the request after the member scored it; stale scores still count.")
+    )
+    stale_since = serializers.SerializerMethodField(help_text=_("When the scores were marked stale; null if not."))
+    stale_changes = serializers.SerializerMethodField(
+        help_text=_("What changed since the member scored, in the review's order; empty if not stale.")
+    )
+    counted = serializers.SerializerMethodField(
+        help_text=_("False while the member is recused from the request (a conflict of interest in force).")
+    )
 
     class Meta:
         model = Score
-        fields = ("id", "request", "member", "member_name", "criterion", "value", "note", "updated_at")
+        fields = ("id", "request", "member", "member_name", "criterion", "value", "note", "updated_at",
+                  "stale", "stale_since", "stale_changes", "counted")
         read_only_fields = fields
+
+    def _flags(self) -> selectors.ScoreFlags:
+        flags: selectors.ScoreFlags = self.context["score_flags"]
+        return flags
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_stale(self, score: Score) -> bool:
+        return score.member_id in self._flags().stale
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_stale_since(self, score: Score) -> str | None:
+        row = self._flags().stale.get(score.member_id)
+        return serializers.DateTimeField().to_representation(row.marked_at) if row is not None else None
+
+    @extend_schema_field(StaleChangeSerializer(many=True))
+    def get_stale_changes(self, score: Score) -> list[dict[str, str]]:
+        row = self._flags().stale.get(score.member_id)
+        if row is None:
+            return []
+        return [
+            {"field": c.get("field", ""), "label": str(selectors.change_label(c.get("field", ""))),
+             "old": str(c.get("old", "")), "new": str(c.get("new", ""))}
+            for c in row.changes
+        ]
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_counted(self, score: Score) -> bool:
+        return score.member_id not in self._flags().recused_ids
 
 
 class ScoreInputSerializer(StrictJSONMixin, serializers.Serializer):

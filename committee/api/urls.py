@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, publishing, views
+from committee.api import corrections, discussion, publishing, views
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -29,4 +29,16 @@ urlpatterns += [
     ),
     path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
     path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
+]
+urlpatterns += [
+    path("requests/<int:pk>/comments/", discussion.RequestCommentsView.as_view(), name="api-request-comments"),
+    path("requests/<int:pk>/questions/", discussion.RequestQuestionsView.as_view(), name="api-request-questions"),
+    path("questions/<int:pk>/answer/", discussion.QuestionAnswerView.as_view(), name="api-question-answer"),
+    path("requests/<int:pk>/conflicts/", discussion.RequestConflictsView.as_view(), name="api-request-conflicts"),
+    path(
+        "requests/<int:pk>/conflicts/withdraw/",
+        discussion.RequestConflictWithdrawView.as_view(),
+        name="api-request-conflict-withdraw",
+    ),
+    path("requests/<int:pk>/scores/hold/", discussion.RequestScoresHoldView.as_view(), name="api-request-scores-hold"),
 ]

@@ -302,7 +302,8 @@ class TeamWindowListView(APIView):
 
 @extend_schema(tags=["review"])
 class RequestScoresView(APIView):
-    """Every member's scores of a request (committee), and recording the caller's own score."""
+    """Every member's scores of a request (committee), each saying whether it is stale and whether it counts, and
+    recording the caller's own score."""
 
     permission_classes = [IsAuthenticated, IsCommitteeMember]
 
@@ -313,7 +314,8 @@ class RequestScoresView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         gpu_request = self._request(request, pk)
         scores = Score.objects.filter(request=gpu_request).select_related("member").order_by("criterion", "member_name")
-        return Response(ScoreSerializer(scores, many=True).data)
+        context = {"score_flags": selectors.request_score_flags(gpu_request=gpu_request)}
+        return Response(ScoreSerializer(scores, many=True, context=context).data)
 
     @extend_schema(request=ScoreInputSerializer, responses=ScoreSerializer, operation_id="requests_scores_record")
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
@@ -322,7 +324,8 @@ class RequestScoresView(APIView):
         body = ScoreInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         score = services.score_record(actor=request.user, gpu_request=gpu_request, **body.validated_data)
-        return Response(ScoreSerializer(score).data)
+        context = {"score_flags": selectors.request_score_flags(gpu_request=gpu_request)}
+        return Response(ScoreSerializer(score, context=context).data)
 
 
 @extend_schema(tags=["review"])

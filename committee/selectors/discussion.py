@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
+from django.http import Http404
 from django.utils.translation import gettext as _
 
 from committee.models import (
@@ -250,3 +251,44 @@ def conflict_list_for_cycle(*, cycle_id: int) -> list[ConflictDeclaration]:
         .select_related("request", "request__team")
         .order_by("declared_at", "id")
     )
+
+
+def request_comment_list(*, gpu_request: GpuRequest, viewer: Viewer) -> list[RequestComment]:
+    """The committee's comments on a request, oldest first: for committee members outside its team, else none."""
+    roles = viewer_roles(user=viewer)
+    if not roles.committee or gpu_request.team_id in roles.team_ids:
+        return []
+    return list(RequestComment.objects.filter(request=gpu_request).order_by("created_at", "id"))
+
+
+def question_get_for_viewer(*, pk: int, viewer: Viewer) -> RequestQuestion:
+    """One question to a team, for the team's members and the committee; Http404 for anyone else."""
+    roles = viewer_roles(user=viewer)
+    question = (
+        RequestQuestion.objects.select_related("request__team", "request__cycle").filter(pk=pk).first()
+    )
+    if question is None or not (roles.committee or question.request.team_id in roles.team_ids):
+        raise Http404("No such question")
+    return question
+
+
+def request_conflict_list(*, gpu_request: GpuRequest) -> list[ConflictDeclaration]:
+    """Every declaration on a request, in force or withdrawn, oldest first (the committee's view of its recusals)."""
+    return list(
+        ConflictDeclaration.objects.filter(request=gpu_request).select_related("member").order_by("declared_at", "id")
+    )
+
+
+@dataclass(frozen=True)
+class ScoreFlags:
+    """What a request's list of scores says beside each score: whose are stale (and why), whose do not count."""
+
+    stale: dict[int, ScoreStaleness]
+    recused_ids: frozenset[int]
+
+
+def request_score_flags(*, gpu_request: GpuRequest) -> ScoreFlags:
+    """The members whose scores of the request are stale, and those recused from it: two queries."""
+    stale = {row.member_id: row for row in ScoreStaleness.objects.filter(request=gpu_request)}
+    recused = ConflictDeclaration.objects.filter(request=gpu_request, withdrawn_at__isnull=True)
+    return ScoreFlags(stale=stale, recused_ids=frozenset(recused.values_list("member_id", flat=True)))
