@@ -6,7 +6,8 @@ type per field, so a client that sends another type is told so (400) instead of 
 at. A decimal string must match the pattern the schema documents (core.openapi.decimal_pattern):
 Python's Decimal also reads "1_000", full-width digits, "1E+5" and "-0", which the schema does not
 allow. A field the input does not list (`status`, `team`, `id`, a total) is refused, naming it,
-rather than silently ignored: a client that sets it would otherwise believe it had. Query strings
+rather than silently ignored: a client that sets it would otherwise believe it had. The fields
+sent as documented are checked too, so one 400 names every invalid field. Query strings
 are all text, so they are not checked here (their fields parse them).
 """
 
@@ -79,6 +80,15 @@ class StrictJSONMixin(serializers.Serializer):
                 elif isinstance(field, serializers.DecimalField) and not _decimal_written_as_documented(field, value):
                     errors[name] = [str(DECIMAL_MESSAGE % {"pattern": decimal_pattern(field)})]
             if errors:
+                # Every error at once: the other fields are checked too, as if the refused ones were not sent
+                # (a refused field's own "required" is left out: its type error says more).
+                rest = {key: value for key, value in data.items() if str(key) not in errors}
+                try:
+                    super().to_internal_value(rest)
+                except serializers.ValidationError as exc:
+                    if isinstance(exc.detail, Mapping):
+                        for key, messages in exc.detail.items():
+                            errors.setdefault(str(key), messages)
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 
