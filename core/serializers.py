@@ -64,7 +64,7 @@ class StrictJSONMixin(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping) and not isinstance(data, QueryDict):
-            errors: dict[str, list[str]] = {}
+            errors: dict[str, Any] = {}
             for name in data:
                 field = self.fields.get(name)
                 if field is None or field.read_only:

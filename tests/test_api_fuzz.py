@@ -78,6 +78,15 @@ RULES_BEYOND_THE_SCHEMA: dict[tuple[str, str], dict[str, str]] = {
         "outcome": "an amendment changes the decision",
         "granted_gpu_count": "a partial grant's count, from the request's minimum to one less than asked",
     },
+    ("POST", "/api/v1/requests/{id}/comments/"): {
+        "body": "not only spaces",
+    },
+    ("POST", "/api/v1/requests/{id}/questions/"): {
+        "body": "not only spaces",
+    },
+    ("POST", "/api/v1/questions/{id}/answer/"): {
+        "answer": "not only spaces",
+    },
     ("POST", "/api/v1/windows/sync-status/"): {
         "statuses.<n>.window": "a window of the token's cluster",
         "statuses": "each window once",

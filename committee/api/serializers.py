@@ -440,7 +440,10 @@ class StaleChangeSerializer(serializers.Serializer):
         choices=[(key, key) for key in CHANGE_FIELDS], read_only=True,
         help_text=_("Which part of the request changed."),
     )
-    label = serializers.CharField(read_only=True, help_text=_("That part's name, in the reader's language."))
+    # A declared field, though Field has a `label` attribute: the metaclass takes it out of the class.
+    label = serializers.CharField(  # type: ignore[assignment]
+        read_only=True, help_text=_("That part's name, in the reader's language.")
+    )
     old = serializers.CharField(read_only=True, help_text=_("What it said when the member scored."))
     new = serializers.CharField(read_only=True, help_text=_("What it says now."))
 
