@@ -8,6 +8,8 @@ call stores nothing, and that an answer reaches the member who asked.
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from committee import services
 from committee.models import (
@@ -255,3 +257,20 @@ def test_the_schema_documents_the_discussion_and_its_strict_bodies(world):
         assert components[name]["additionalProperties"] is False, name
     assert {"stale", "stale_since", "stale_changes", "counted"} <= set(components["Score"]["properties"])
     assert components["QuestionStatusEnum"]["enum"] == ["open", "answered"]
+
+
+def test_the_scores_list_reads_its_flags_in_a_constant_number_of_queries(world):
+    a, b = two_requests_in_review(world)
+    score(world.chair, a, 7, 6, 5)
+    score(world.chair, b, 7, 6, 5)
+    for member in (world.reviewer, world.finance):
+        score(member, b, 5, 5, 5)
+    services.conflict_declare(actor=world.finance, gpu_request=b)
+    ScoreStaleness.objects.create(request=b, member=world.chair, member_name="Chair", changes=[])
+    api = api_for(world.chair)
+    counts = []
+    for gpu_request in (a, b):  # one member's scores, then three members' with a stale mark and a recusal
+        with CaptureQueriesContext(connection) as queries:
+            assert api.get(f"{API}/requests/{gpu_request.pk}/scores/").status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
