@@ -135,7 +135,9 @@ class Walk:
 def _catalogue() -> tuple[frozenset[str], frozenset[str], re.Pattern[str]]:
     """The catalogue's English texts that read differently in Chinese: UI words (one word or more), sentences
     (several words), and those with a placeholder as one pattern."""
-    words, sentences, patterns = set(), set(), []
+    words: set[str] = set()
+    sentences: set[str] = set()
+    patterns: list[str] = []
     placeholder = re.compile(r"%\([a-z_]+\)[sd]|%[sd]")
     for entry in parse_po(ZH_HANS_PO.read_text(encoding="utf-8")):
         for msgid, chinese in ((entry.msgid, entry.msgstr.get(0, "")), (entry.msgid_plural, entry.msgstr.get(1, ""))):

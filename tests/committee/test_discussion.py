@@ -165,7 +165,9 @@ def test_a_question_asked_from_a_later_page_of_cards_comes_back_to_that_page(wor
     close(world)
     client.force_login(world.reviewer)
     later = client.get(review_url(world) + "?page=2").content.decode()
-    pk = int(re.search(r'<article id="request-(\d+)" class="review-request">', later).group(1))
+    first_card = re.search(r'<article id="request-(\d+)" class="review-request">', later)
+    assert first_card is not None
+    pk = int(first_card.group(1))
     ask = reverse("committee:review-question", args=[world.cycle.week, pk])
     assert f'action="{ask}?page=2"' in later
     response = client.post(f"{ask}?page=2", {"body": "Would 8 GPUs do?"})
