@@ -384,8 +384,12 @@ def chair_decides_finalizes_publishes_and_opens_the_next_week(walk: Walk, cycle:
     assert ReviewCycle.objects.filter(status=CycleStatus.OPEN).count() == 1
     for url, name in (("/windows/", "windows"), ("/archive/", "archive")):
         walk.visit(url, name)
+    following = ReviewCycle.objects.get(status=CycleStatus.OPEN).week
     assert walk.sign_in("search-lead") == "/requests/"
-    assert COPIED in page.locator("main").inner_text()  # with its outcome
+    # The team reads the outcome of its copied request: deferred, and offered to carry into the week now open.
+    row = page.locator("main tr", has_text=COPIED).first
+    assert "Defer" in row.inner_text()
+    assert row.get_by_role("button", name=f"Carry into week {following}").count() == 1
 
 
 @pytest.mark.parametrize("screen", list(SCREENS))
