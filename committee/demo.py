@@ -58,6 +58,7 @@ from committee.services import (
     request_decide,
     score_record,
 )
+from committee.services.discussion import request_question_answer, request_question_ask
 from committee.services.emergency import emergency_request_decide, emergency_request_file
 from committee.services.review import alternative_gpus
 
@@ -338,6 +339,32 @@ def seed_intake_cycle(*, pools: dict[str, GpuPool], now: datetime) -> ReviewCycl
     return cycle
 
 
+# The committee's questions to teams in the open week (committee member, team, request title, question, the
+# answer by the team's lead or None while it is open): the review and the request pages show both states.
+QUESTIONS = [
+    ("product", "vision", "Product image classifier for the holiday launch",
+     "Does the holiday launch still hold if the training ends on Thursday instead of Wednesday?",
+     "Yes: the catalog freezes on Friday morning; Thursday evening is the latest that still makes it."),
+    ("finance", "ads", "CTR model weekly refresh",
+     "You state 1,536 GPU-hours granted and 960 used last week, and the scheduler measured about half of that. "
+     "Which figure is right?", None),
+]
+
+
+def seed_questions(*, cycle: ReviewCycle) -> None:
+    """One question answered and one still open, asked and answered through the discussion services (the teams
+    and the committee get their notifications). Idempotent: a question already asked is not asked again."""
+    users = get_user_model().objects
+    for member, team_slug, title, body, answer in QUESTIONS:
+        gpu_request = GpuRequest.objects.filter(cycle=cycle, team__slug=team_slug, title=title,
+                                                status=RequestStatus.SUBMITTED).first()
+        if gpu_request is None or gpu_request.questions.filter(body=body).exists():
+            continue
+        question = request_question_ask(actor=users.get(username=member), gpu_request=gpu_request, body=body)
+        if answer is not None:
+            request_question_answer(actor=users.get(username=f"{team_slug}-lead"), question=question, answer=answer)
+
+
 # Search has not filed on H100 in the open week yet: the README's first step (search-lead files a request) has a
 # pool to file on.
 NOT_FILED_YET = ("search", "h100")
@@ -349,7 +376,8 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     pools = seed_resources()
     logins = seed_people()
     seed_scheduler_side(pools=pools, now=now)
-    seed_intake_cycle(pools=pools, now=now)
+    intake = seed_intake_cycle(pools=pools, now=now)
+    seed_questions(cycle=intake)
     seed_reviewed_week(pools=pools, now=now)
     seed_published_week(now=now)
     seed_emergency(pools=pools, now=now)

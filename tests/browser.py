@@ -95,3 +95,43 @@ def fill_request_form(
 def local_input(value: datetime) -> str:
     """A datetime as a datetime-local input takes it, in the committee's zone."""
     return timezone.localtime(value).strftime("%Y-%m-%dT%H:%M")
+
+
+# The elements that stick out past the window's right edge, widest first: what a failure message names.
+_WIDER_THAN_WINDOW = """() => {
+  const width = window.innerWidth;
+  const scroll = document.documentElement.scrollWidth;
+  if (scroll <= width) return {scroll, window: width, widest: []};
+  const out = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    const box = el.getBoundingClientRect();
+    if (box.width && box.right > width + 1) {
+      let inside = el.parentElement, clipped = false;
+      while (inside && inside !== document.body) {
+        const style = getComputedStyle(inside);
+        if (style.overflowX !== "visible" && inside.getBoundingClientRect().right <= width + 1) {
+          clipped = true;  // it scrolls inside a box that fits
+          break;
+        }
+        inside = inside.parentElement;
+      }
+      if (!clipped) {
+        const classes = typeof el.className === "string" && el.className.trim()
+          ? "." + el.className.trim().split(/\\s+/).join(".") : "";
+        out.push([Math.round(box.right), el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + classes]);
+      }
+    }
+  }
+  out.sort((a, b) => b[0] - a[0]);
+  return {scroll, window: width, widest: out.slice(0, 5)};
+}"""
+
+
+def page_overflow(page: Any) -> str | None:
+    """None when the page fits its window (no horizontal scroll: the document is no wider than the window);
+    else what overflows, as "1480 px in a 390-px window: table#ranking (1480), …"."""
+    found = page.evaluate(_WIDER_THAN_WINDOW)
+    if found["scroll"] <= found["window"]:
+        return None
+    widest = ", ".join(f"{name} ({right})" for right, name in found["widest"]) or "nothing visible"
+    return f"{found['scroll']} px in a {found['window']}-px window: {widest}"

@@ -45,7 +45,10 @@ def every_area(world, settings):
         pool.cost_per_gpu_hour = Decimal("275.50")  # costs in the tens of thousands: separators and currency show
         pool.save()
     publish([W(world.a100, world.team_a, 64, 0, 168, ref=12345), W(world.h100, world.team_b, 32, 0, 168, ref=2)])
-    gpu_request = file_request(world, title="Ranker retrain", gpu_count=64, min_gpu_count=8, duration_hours=90)
+    gpu_request = file_request(world, title="Ranker retrain", gpu_count=64, min_gpu_count=8, duration_hours=90,
+                               alternatives=[{"description": "Distilled ranker", "gpu_hours": 3000,
+                                              "quality_change": "", "cost_estimate": Decimal("12500"),
+                                              "feasible": True}])
     services.cycle_close_intake(cycle=world.cycle, actor=world.chair)
     return dash, gpu_request
 
@@ -85,6 +88,13 @@ def test_a_page_per_area_reads_one_way(client, world, every_area, language):
         seen_money |= "USD" in html
         seen_big |= "10,752" in html  # a100's capacity in a week (64 GPUs × 168 h), grouped
     assert seen_money and seen_big  # the walk met a cost and a five-digit figure, so the check had work to do
+
+
+def test_a_cheaper_alternative_s_cost_names_its_currency(client, world, every_area):
+    _dash, gpu_request = every_area
+    client.force_login(world.lead_a)
+    html = client.get(reverse("committee:request-detail", args=[gpu_request.pk])).content.decode()
+    assert '<td data-label="Cost">USD 12,500.00</td>' in html
 
 
 def test_a_window_and_its_request_are_told_apart_by_their_letters(client, world, every_area):

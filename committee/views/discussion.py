@@ -7,6 +7,7 @@ on the review page (committee), or the request's page (team). Errors come back a
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,9 +19,21 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from committee import selectors, services
-from committee.models import GpuRequest, RequestQuestion
-from committee.views.review import _anchor, _request_in_cycle, require_committee
+from committee.models import GpuRequest, RequestQuestion, ReviewCycle
+from committee.views.review import _request_in_cycle, require_committee
 from core.http import AuthenticatedHttpRequest
+
+
+def _back_to_card(request: AuthenticatedHttpRequest, cycle: ReviewCycle, pk: int) -> str:
+    """The request's card where the member was: the same page of the review's cards, with the same filter."""
+    query = {}
+    if request.GET.get("mine") == "unscored":
+        query["mine"] = "unscored"
+    page = request.GET.get("page", "")
+    if page.isdigit() and len(page) < 7:
+        query["page"] = page
+    url = reverse("committee:review-cycle", args=[cycle.week])
+    return url + (f"?{urlencode(query)}" if query else "") + f"#request-{pk}"
 
 
 def _on_request(
@@ -36,7 +49,7 @@ def _on_request(
             messages.error(request, message)
     else:
         messages.success(request, done)
-    return redirect(_anchor(cycle, pk))
+    return redirect(_back_to_card(request, cycle, pk))
 
 
 @login_required

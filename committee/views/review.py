@@ -146,6 +146,8 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
         "cards_pages": pages,
         "unscored_only": unscored_only,
         "cards_query": urlencode({k: v for k, v in kept.items() if k != "page"}),
+        # The cards' forms (questions, comments, conflicts) come back to this page of cards, not the first.
+        "cards_back": urlencode([("mine", "unscored")] * unscored_only + [("page", str(page))] * (page > 1)),
         "ranking_query": urlencode({k: v for k, v in {**kept, "page": str(page)}.items() if k != "ranking"}),
         **_ranking_context(request, review),
         **_placement_context(cycle, review),

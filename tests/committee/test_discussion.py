@@ -147,3 +147,33 @@ def test_a_draft_is_not_asked_about(world):
         services.request_question_ask(actor=world.chair, gpu_request=draft, body="Ready?")
     assert not RequestQuestion.objects.exists()
     assert not Notification.objects.filter(kind=NotificationKind.QUESTION_ASKED).exists()
+
+
+def test_a_question_asked_from_a_later_page_of_cards_comes_back_to_that_page(world, client):
+    import re
+
+    from allocations.models import Team
+    from committee.models import MembershipRole, TeamMembership
+    from tests.committee.reviewing import close
+    from tests.conftest import make_user
+
+    for n in range(11):  # cards come ten a page
+        team = Team.objects.create(name=f"Team {n:02d}", slug=f"team-{n:02d}")
+        lead = make_user(f"lead-{n:02d}")
+        TeamMembership.objects.create(user=lead, team=team, role=MembershipRole.LEAD)
+        file_request(world, team=team, actor=lead, title=f"Request {n:02d}")
+    close(world)
+    client.force_login(world.reviewer)
+    later = client.get(review_url(world) + "?page=2").content.decode()
+    first_card = re.search(r'<article id="request-(\d+)" class="review-request">', later)
+    assert first_card is not None
+    pk = int(first_card.group(1))
+    ask = reverse("committee:review-question", args=[world.cycle.week, pk])
+    assert f'action="{ask}?page=2"' in later
+    response = client.post(f"{ask}?page=2", {"body": "Would 8 GPUs do?"})
+    assert response.status_code == 302 and response["Location"] == f"{review_url(world)}?page=2#request-{pk}"
+    back = client.get(response["Location"]).content.decode()
+    assert "Would 8 GPUs do?" in card(back, pk)
+    # Anything else in the query is not carried back.
+    response = client.post(f"{ask}?page=x&mine=all&next=https://elsewhere.example", {"body": "And 4?"})
+    assert response["Location"] == f"{review_url(world)}#request-{pk}"

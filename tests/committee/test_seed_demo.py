@@ -14,6 +14,8 @@ from committee.models import (
     Decision,
     FairShareSnapshot,
     GpuRequest,
+    QuestionStatus,
+    RequestQuestion,
     RequestStatus,
     ReviewCycle,
     RubricVersion,
@@ -21,7 +23,7 @@ from committee.models import (
 )
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, RubricVersion, Score, Decision,
-          FairShareSnapshot)
+          FairShareSnapshot, RequestQuestion)
 
 
 def _counts():
@@ -76,6 +78,16 @@ def test_seed_demo_shows_an_idle_grant_flagged_and_offered(db):
     assert action.window is not None and action.window.cluster.slug == "atlas" and action.ended_at is None
     assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
     assert "granted but idle" in action.explanation
+
+
+def test_seed_demo_shows_a_question_answered_and_one_still_open(db):
+    call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
+    questions = RequestQuestion.objects.filter(request__cycle__status=CycleStatus.OPEN).order_by("asked_at", "pk")
+    assert [(q.request.team.slug, q.status, q.asked_by_name, q.answered_by_name) for q in questions] == [
+        ("vision", QuestionStatus.ANSWERED, "Priya Product", "Vision Lead"),
+        ("ads", QuestionStatus.OPEN, "Fatima Finance", ""),
+    ]
+    assert "Thursday evening" in questions[0].answer
 
 
 def test_seed_demo_twice_changes_nothing(db):
