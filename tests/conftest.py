@@ -12,7 +12,7 @@ import pytest
 import time_machine
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
 from committee import weeks
@@ -35,6 +35,15 @@ def require(condition: bool, what: str) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Pin the clock for the whole session too, so collection and wider-scoped fixtures never see the real day."""
     time_machine.travel(FIXED_NOW, tick=True).start()
+
+
+@pytest.fixture(autouse=True)
+def language_of_the_settings() -> Iterator[None]:
+    """Every test starts in settings.LANGUAGE_CODE: a page asked for in Chinese leaves its language active in the
+    test's thread (LocaleMiddleware activates it and nothing deactivates it), which the next test would inherit."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
