@@ -42,6 +42,7 @@ from committee.models import (
     GpuRequest,
     ImpactForecast,
     MembershipRole,
+    Notification,
     RequestEvent,
     RequestStatus,
     ReviewCycle,
@@ -383,8 +384,21 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_emergency(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     seed_idle_grant(now=now)
+    seed_history_read(weeks_in_play={weeks.current_week_label(now), intake.week}, now=now)
     signals.demo_seeded.send(sender=None, now=now, logins=logins)
     return logins
+
+
+def seed_history_read(*, weeks_in_play: set[str], now: datetime) -> None:
+    """The demo's people have read what its past weeks told them: a fresh demo's inbox holds the notices about
+    the week in force and the week open for intake, not one "intake closed" per seeded week. The notifications
+    are recorded once the seeding commits, so this runs then too, after them."""
+
+    def mark_read() -> None:
+        unread = Notification.objects.filter(read_at__isnull=True, params__has_key="week")
+        unread.exclude(params__week__in=sorted(weeks_in_play)).update(read_at=now)
+
+    transaction.on_commit(mark_read)
 
 
 # --- allocations: accounts, scheduler clients, four weeks of history, the published week --------

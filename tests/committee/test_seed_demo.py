@@ -5,6 +5,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from allocations.models import Cluster, GpuPool, Team
 from committee import weeks
@@ -14,6 +15,7 @@ from committee.models import (
     Decision,
     FairShareSnapshot,
     GpuRequest,
+    Notification,
     QuestionStatus,
     RequestQuestion,
     RequestStatus,
@@ -88,6 +90,19 @@ def test_seed_demo_shows_a_question_answered_and_one_still_open(db):
         ("ads", QuestionStatus.OPEN, "Fatima Finance", ""),
     ]
     assert "Thursday evening" in questions[0].answer
+
+
+def test_seed_demo_inbox_holds_the_weeks_in_play_not_every_seeded_week(transactional_db, client):
+    # transactional: the notifications are recorded once the seeding's transactions commit, as in `make run`.
+    call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
+    now_week = weeks.current_week_label(timezone.now())
+    intake_week = ReviewCycle.objects.get(status=CycleStatus.OPEN).week
+    unread = Notification.objects.filter(recipient__username="product", read_at__isnull=True)
+    assert {n.params.get("week") for n in unread} == {now_week, intake_week}
+    assert Notification.objects.filter(recipient__username="product", read_at__isnull=False).count() >= 4
+    client.force_login(get_user_model().objects.get(username="product"))
+    page = client.get("/inbox/").content.decode()
+    assert f"{unread.count()} unread notifications." in page
 
 
 def test_seed_demo_twice_changes_nothing(db):
