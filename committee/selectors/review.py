@@ -421,6 +421,11 @@ def review_rows_detail(*, review: CycleReview, rows: list[ReviewRow], viewer: Vi
         ]
 
 
+def review_rows_suggestions_load(*, rows: list[ReviewRow]) -> None:
+    """Load the alternatives of `rows` (a page of the ranking) in one query: their suggestions read them."""
+    prefetch_related_objects([row.request for row in rows], "alternatives")
+
+
 def review_card(*, cycle: ReviewCycle, viewer: Viewer, pk: int) -> ReviewRow:
     """One request's card on the review page, as `cycle_review` and `review_rows_detail` give it, without
     ranking the week: what an inline save redraws. Its result has no rank (the ranking is its own request).
