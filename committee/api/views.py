@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -152,7 +152,11 @@ class CycleWhatIfView(generics.GenericAPIView):
     serializer_class = WhatIfSerializer
     filter_backends: list[Any] = []
 
-    @extend_schema(parameters=[WeightsSerializer], responses=WhatIfSerializer, operation_id="cycles_what_if")
+    @extend_schema(
+        parameters=[WeightsSerializer, OpenApiParameter("page", int, description=_("A page number within the "
+                                                                                  "paginated result set."))],
+        responses=WhatIfSerializer, operation_id="cycles_what_if",
+    )
     def get(self, request: Request, week: str) -> Response:
         cycle = _cycle(week)
         query = WeightsSerializer(data=request.query_params)
