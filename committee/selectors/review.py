@@ -39,7 +39,7 @@ REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
 class ReviewRow:
     """One request in review: its scores' results and where the rubric ranks it.
 
-    The ranking reads each request with its team, pool, decision and usage report, and its scores as
+    The ranking reads each request with its team, pool and decision, and its scores as
     counts and sums per criterion (`cycle_ranking`); the members' single scores, the alternatives and what
     the page shows beside the inputs come with `review_rows_detail`, for the rows a page shows.
     """
@@ -187,7 +187,7 @@ class CycleReview:
 
 
 def _review_requests(*, cycle: ReviewCycle, pk: int | None = None) -> list[GpuRequest]:
-    """The cycle's requests in review with their team, pool, decision and usage report, and their scores as
+    """The cycle's requests in review with their team, pool and decision, and their scores as
     counts and sums per criterion: two queries for any number.
 
     The tallies are of the scores that count: a member recused from a request (a conflict of interest in
@@ -198,7 +198,7 @@ def _review_requests(*, cycle: ReviewCycle, pk: int | None = None) -> list[GpuRe
     if pk is not None:
         in_review = in_review.filter(pk=pk)
     requests = list(
-        in_review.select_related("team", "pool", "pool__cluster", "usage_report", "decision")
+        in_review.select_related("team", "pool", "pool__cluster", "decision")
         .order_by("submitted_at", "id")
     )
     by_id: dict[int, dict[str, scoring.ScoreTally]] = {r.pk: {} for r in requests}
