@@ -113,20 +113,23 @@ def review_home(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 
 def _cards(
-    request: AuthenticatedHttpRequest, cycle: ReviewCycle, review: selectors.CycleReview, params: Any
+    request: AuthenticatedHttpRequest, cycle: ReviewCycle, review: selectors.CycleReview, params: Any,
+    *, with_queue: bool = True,
 ) -> dict[str, Any]:
-    """The page of request cards `params` (the page's query) asks for, and the member's queue."""
+    """The page of request cards `params` (the page's query) asks for, and the member's queue (read without
+    `with_queue` only when "not scored by me" filters the cards)."""
     # The member's queue: their count, and "not scored by me" as a filter of the request cards.
     unscored_only = params.get("mine") == "unscored"
-    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
-    to_score = set(queue.order)
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False) \
+        if with_queue or unscored_only else None
+    to_score = set(queue.order) if queue is not None else set()
     cards = [row for row in review.rows if row.request.pk in to_score] if unscored_only else review.rows
     page, pages = _page_of(params.get("page"), len(cards), REQUESTS_PER_PAGE)
     cards = cards[(page - 1) * REQUESTS_PER_PAGE:page * REQUESTS_PER_PAGE]
     kept = {key: params[key] for key in ("mine", "ranking") if key in params}
     return {
         "queue": queue,
-        "first_to_score": queue.order[0] if queue.order else None,
+        "first_to_score": queue.order[0] if queue is not None and queue.order else None,
         "cards": cards,
         "card_ids": {row.request.pk for row in cards},
         "cards_page": page,
@@ -184,7 +187,7 @@ def review_ranking(request: AuthenticatedHttpRequest, week: str) -> HttpResponse
         "matrix": priority_matrix_figure(review),
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
         "oob": True,
-        **_cards(request, cycle, review, request.GET),
+        **_cards(request, cycle, review, request.GET, with_queue=False),
         **_ranking_context(request, review),
         **_placement_context(cycle, review),
     }
