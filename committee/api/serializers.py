@@ -526,9 +526,9 @@ class WhatIfRowSerializer(RankingRowSerializer):
 class WhatIfSerializer(serializers.Serializer):
     """One page of the what-if: page n of the current ranking beside page n of the proposed one."""
 
-    count = serializers.IntegerField(help_text=_("How many requests the ranking has (every page)."))
-    next = serializers.URLField(allow_null=True, help_text=_("The next page, or null on the last."))
-    previous = serializers.URLField(allow_null=True, help_text=_("The previous page, or null on the first."))
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
     current_weights = WeightsSerializer()
     proposed_weights = WeightsSerializer()
     current = RankingRowSerializer(many=True)

@@ -8,7 +8,7 @@ StateConflict 409 (core.errors.api_exception_handler, for every view).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.http import Http404
@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, status
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -135,7 +136,7 @@ class CycleRankingView(generics.GenericAPIView):
     @extend_schema(responses=RankingRowSerializer(many=True), operation_id="cycles_ranking")
     def get(self, request: Request, week: str) -> Response:
         rows = selectors.cycle_ranking(cycle=_cycle(week))
-        page = self.paginate_queryset(rows) or []
+        page: list[selectors.ReviewRow] = self.paginate_queryset(rows) or []  # type: ignore[arg-type]
         selectors.review_rows_suggestions_load(rows=page)
         return self.get_paginated_response(RankingRowSerializer(page, many=True).data)
 
@@ -153,8 +154,7 @@ class CycleWhatIfView(generics.GenericAPIView):
     filter_backends: list[Any] = []
 
     @extend_schema(
-        parameters=[WeightsSerializer, OpenApiParameter("page", int, description=_("A page number within the "
-                                                                                  "paginated result set."))],
+        parameters=[WeightsSerializer, OpenApiParameter("page", int)],
         responses=WhatIfSerializer, operation_id="cycles_what_if",
     )
     def get(self, request: Request, week: str) -> Response:
@@ -165,8 +165,8 @@ class CycleWhatIfView(generics.GenericAPIView):
         current = selectors.cycle_ranking(cycle=cycle)
         proposed = ranking_reweigh(cycle=cycle, rows=current, weights=weights)  # the same rows, read once
         moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
-        proposed_page = self.paginate_queryset(proposed) or []
-        paginator = self.paginator
+        proposed_page: list[selectors.ReviewRow] = self.paginate_queryset(proposed) or []  # type: ignore[arg-type]
+        paginator = cast(PageNumberPagination, self.paginator)  # the API's DEFAULT_PAGINATION_CLASS
         start = (paginator.page.number - 1) * paginator.page.paginator.per_page if paginator.page else 0
         current_page = current[start:start + len(proposed_page)]
         selectors.review_rows_suggestions_load(rows=[*current_page, *proposed_page])

@@ -186,13 +186,14 @@ class CycleReview:
         return [r for r in self.ranked if r.decision is None]
 
 
-def _review_requests(*, cycle: ReviewCycle, pk: int | None = None) -> list[GpuRequest]:
+def _review_requests(*, cycle: ReviewCycle, pk: int | None = None, with_scores: bool = False) -> list[GpuRequest]:
     """The cycle's requests in review with their team, pool and decision, and their scores as
     counts and sums per criterion: two queries for any number.
 
     The tallies are of the scores that count: a member recused from a request (a conflict of interest in
     force) has their scores of it withdrawn from its totals. The members' single scores are not read here
-    (`review_scores_load`). `pk` reads that one request only.
+    (`review_scores_load`) unless `with_scores`: then they are read instead of the tallies (one query either
+    way), and the tallies are counted from them. `pk` reads that one request only.
     """
     in_review = GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
     if pk is not None:
@@ -201,6 +202,17 @@ def _review_requests(*, cycle: ReviewCycle, pk: int | None = None) -> list[GpuRe
         in_review.select_related("team", "pool", "pool__cluster", "decision")
         .order_by("submitted_at", "id")
     )
+    if with_scores:
+        review_scores_load(requests=requests)
+        for r in requests:
+            tallies: dict[str, list[int]] = {}
+            for entry in review_scores(r):
+                tallies.setdefault(entry.criterion, []).append(entry.value)
+            r.cycle = cycle
+            r._review_tallies = {  # type: ignore[attr-defined]
+                c: scoring.ScoreTally(count=len(v), total=sum(v)) for c, v in tallies.items()
+            }
+        return requests
     by_id: dict[int, dict[str, scoring.ScoreTally]] = {r.pk: {} for r in requests}
     if requests:
         scores = scores_counted().filter(request__cycle=cycle) if pk is None else scores_counted().filter(request_id=pk)
@@ -263,15 +275,18 @@ def score_sheet(*, gpu_request: GpuRequest, fair_share: scoring.FairShare | None
     )
 
 
-def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) -> list[ReviewRow]:
+def cycle_ranking(
+    *, cycle: ReviewCycle, weights: dict[str, int] | None = None, with_scores: bool = False
+) -> list[ReviewRow]:
     """Every submitted or decided request of the cycle, ranked by the rubric the cycle pinned.
 
     Ranked requests come first (rank 1, 2, …; ties to the earlier submission, then the lower id),
     then those below quorum (rank None). `weights` ranks under other weights instead (the what-if);
     nothing is written either way. A constant number of queries, whatever the number of requests:
-    the scores are read as counts and sums per request and criterion, not row by row.
+    the scores are read as counts and sums per request and criterion, not row by row (`with_scores` reads
+    the members' single scores instead, for a caller that shows every one of them: `review_scores`).
     """
-    gpu_requests = _review_requests(cycle=cycle)
+    gpu_requests = _review_requests(cycle=cycle, with_scores=with_scores)
     shares = fair_share_for_cycle(cycle=cycle) if gpu_requests else {}
     return _ranked_rows(cycle=cycle, gpu_requests=gpu_requests, shares=shares, weights=weights)
 
@@ -347,7 +362,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -
     marked `conflict`. `detailed` gives every row its members' scores, score inputs and discussion
     (`review_rows_detail`, as the archive's record needs); the review page asks for the rows it shows only.
     """
-    rows = cycle_ranking(cycle=cycle)
+    rows = cycle_ranking(cycle=cycle, with_scores=detailed)
     members, teams_of = _members_and_teams(viewer=viewer)
     weights = cycle.rubric.weights()
     threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
