@@ -10,7 +10,8 @@ decided (a grant or a rejection). The clock is pinned to Tuesday 2026-12-01 10:0
 
 It measures, as the finance member (the chair for a decision and the what-if): the review page's
 first screen, the scores grid, one grid cell save, one inline score save and one decision save on
-the review page (htmx), the ranking API and the what-if API. Time is the median of --repeat calls;
+the review page (htmx), the ranking refresh the page asks for after a save (htmx), the ranking API and
+the what-if API (their first page where they are paged). Time is the median of --repeat calls;
 bytes are the body as sent, raw and with `Accept-Encoding: gzip`. A URL the checked-out code does
 not have prints "—", so the same script measures the code before the grid existed.
 Prints a Markdown table for docs/benchmarks.md, with the growth 1,000 ÷ 12 of each measure.
@@ -94,7 +95,7 @@ def measure(call: Callable[[dict[str, Any]], Any], repeat: int) -> tuple[float, 
 
 
 NAMES = ["review page, first screen", "scores grid", "grid cell save", "inline score save (htmx)",
-         "decision save (htmx)", "ranking API", "what-if API"]
+         "decision save (htmx)", "ranking refresh after a save (htmx)", "ranking API", "what-if API"]
 
 
 def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> dict[str, Any]:
@@ -130,6 +131,8 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
             "criterion": "feasibility", "value": str(next(values) % 11)}, **htmx, **h),
         "decision save (htmx)": lambda h: chair.post(url("review-decision", undecided.pk), {
             "outcome": "reject", "rationale": f"Not this week ({next(values)})."}, **htmx, **h),
+        "ranking refresh after a save (htmx)": (lambda h: member.get(url("review-ranking"), **htmx, **h))
+        if has("review-ranking") else None,
         "ranking API": lambda h: member.get(f"/api/v1/cycles/{week}/ranking/", **h),
         "what-if API": lambda h: chair.get(f"/api/v1/cycles/{week}/what-if/", WEIGHTS, **h),
     }

@@ -108,13 +108,33 @@ def weights_errors(weights: Mapping[str, object]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class ScoreTally:
+    """How many member scores a criterion has and their sum: all its mean and quorum need (SQL's COUNT, SUM)."""
+
+    count: int
+    total: int
+
+
+@dataclass(frozen=True)
 class ScoreSheet:
-    """One request's inputs: every member's scores per member-scored criterion, the computed scores."""
+    """One request's inputs: every member's scores per member-scored criterion, the computed scores.
+
+    `member_tallies`, when given, stands for `member_scores` (leave that empty): each criterion's count and sum
+    as the database aggregates them, so a week of 12,000 scores ranks from 3,000 numbers. The results are the
+    same: the mean is the exact fraction sum / count either way.
+    """
 
     request_id: int
     submitted_at: datetime
     member_scores: Mapping[str, Sequence[int]]
     computed_scores: Mapping[str, Decimal]
+    member_tallies: Mapping[str, ScoreTally] | None = None
+
+    def tally(self, criterion: str) -> ScoreTally:
+        if self.member_tallies is not None:
+            return self.member_tallies.get(criterion, ScoreTally(0, 0))
+        values = self.member_scores.get(criterion, ())
+        return ScoreTally(len(values), sum(values))
 
 
 @dataclass(frozen=True)
@@ -176,38 +196,42 @@ def quorum_missing(
 
 
 def request_result(*, sheet: ScoreSheet, weights: Mapping[str, int], quorum: int) -> RequestResult:
-    """A request's breakdown and total; no total while a member-scored criterion has fewer than `quorum` scores."""
+    """A request's breakdown and total; no total while a member-scored criterion has fewer than `quorum` scores.
+
+    Each criterion's points are the exact fraction weight × sum / (10 × count) (`weighted_total`'s terms, one
+    fraction each), summed exactly and rounded once: a week of 1,000 requests ranks in a few milliseconds.
+    """
     lines: list[CriterionResult] = []
-    exact: dict[str, Fraction | Decimal] = {}
-    missing = quorum_missing(member_scores=sheet.member_scores, weights=weights, quorum=quorum)
+    total_exact = Fraction(0)
     complete = True
     for criterion in CRITERIA:
+        weight = weights[criterion]
+        mean: Fraction | Decimal | None
         if criterion in COMPUTED:
-            value = sheet.computed_scores.get(criterion)
-            count, below = 0, value is None
-            mean: Fraction | Decimal | None = value
+            mean = sheet.computed_scores.get(criterion)
+            count, below = 0, mean is None
+            points = None if mean is None else Fraction(mean) * weight / 10
         else:
-            values = list(sheet.member_scores.get(criterion, ()))
-            count = len(values)
-            mean = criterion_mean(values)
-            below = criterion in missing
-        if mean is not None:
-            exact[criterion] = mean
-        else:
-            exact[criterion] = Fraction(0)
+            tally = sheet.tally(criterion)
+            count = tally.count
+            mean = Fraction(tally.total, count) if count else None  # criterion_mean
+            points = Fraction(weight * tally.total, 10 * count) if count else None
+            below = weight > 0 and count < quorum  # quorum_missing
+        if points is not None:
+            total_exact += points
         complete = complete and not below
         lines.append(
             CriterionResult(
                 criterion=criterion,
-                weight_pct=weights[criterion],
+                weight_pct=weight,
                 score=rounded(mean) if mean is not None else None,
                 count=count,
-                points=rounded(Fraction(weights[criterion]) * Fraction(mean) / 10) if mean is not None else None,
+                points=rounded(points) if points is not None else None,
                 computed=criterion in COMPUTED,
                 below_quorum=below,
             )
         )
-    total = rounded(weighted_total(weights=weights, scores=exact)) if complete else None
+    total = rounded(total_exact) if complete else None
     return RequestResult(
         request_id=sheet.request_id, submitted_at=sheet.submitted_at, criteria=tuple(lines), total=total
     )

@@ -216,6 +216,8 @@ TABLE: list[Row] = [
     # The weekly review (committee) and the chair's actions.
     Row("review/", "redirects the committee to the week in review", {"GET": "302 403 403 302 302 302 302"}),
     Row("review/<week:week>/", "the week in review", {"GET": EDITORS}, kwargs=week["review"]),
+    Row("review/<week:week>/ranking/", "the week in review: the ranking a save asks for", {"GET": EDITORS},
+        kwargs=week["review"]),
     Row("review/<week:week>/requests/<int:pk>/score/", "team A's request in review: team members may not score",
         {"POST": "302 403 403 302 302 302 302"}, kwargs=lambda e: {"week": e.review.week, "pk": e.review_a.pk},
         body=lambda e: {"criterion": "business_impact", "value": "7", "note": ""}),

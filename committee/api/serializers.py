@@ -582,6 +582,11 @@ class WhatIfRowSerializer(RankingRowSerializer):
 
 
 class WhatIfSerializer(serializers.Serializer):
+    """One page of the what-if: page n of the current ranking beside page n of the proposed one."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
     current_weights = WeightsSerializer()
     proposed_weights = WeightsSerializer()
     current = RankingRowSerializer(many=True)

@@ -8,14 +8,15 @@ StateConflict 409 (core.errors.api_exception_handler, for every view).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, status
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -121,24 +122,41 @@ class CycleFinalizeView(CycleTransitionView):
 
 
 @extend_schema(tags=["review"])
-class CycleRankingView(APIView):
-    """The cycle's requests ranked by its pinned rubric, with each criterion's mean, points and the arithmetic."""
+class CycleRankingView(generics.GenericAPIView):
+    """The cycle's requests ranked by its pinned rubric, with each criterion's mean, points and the arithmetic.
+
+    Paged like every list of the API (`?page=`, `count`, `next`, `previous`, `results`), in rank order:
+    ranked requests first, then those below quorum.
+    """
 
     permission_classes = [IsAuthenticated, IsCommitteeMember]
+    serializer_class = RankingRowSerializer
+    filter_backends: list[Any] = []
 
     @extend_schema(responses=RankingRowSerializer(many=True), operation_id="cycles_ranking")
     def get(self, request: Request, week: str) -> Response:
         rows = selectors.cycle_ranking(cycle=_cycle(week))
-        return Response(RankingRowSerializer(rows, many=True).data)
+        page: list[selectors.ReviewRow] = self.paginate_queryset(rows) or []  # type: ignore[arg-type]
+        selectors.review_rows_suggestions_load(rows=page)
+        return self.get_paginated_response(RankingRowSerializer(page, many=True).data)
 
 
 @extend_schema(tags=["review"])
-class CycleWhatIfView(APIView):
-    """The chair's preview: the ranking under other weights beside the current one. Nothing is saved."""
+class CycleWhatIfView(generics.GenericAPIView):
+    """The chair's preview: the ranking under other weights beside the current one. Nothing is saved.
+
+    Paged like the ranking (`?page=`; `count`, `next`, `previous`): page n of the current ranking beside
+    page n of the proposed one, each `move` against the whole current ranking.
+    """
 
     permission_classes = [IsAuthenticated, IsChair]
+    serializer_class = WhatIfSerializer
+    filter_backends: list[Any] = []
 
-    @extend_schema(parameters=[WeightsSerializer], responses=WhatIfSerializer, operation_id="cycles_what_if")
+    @extend_schema(
+        parameters=[WeightsSerializer, OpenApiParameter("page", int)],
+        responses=WhatIfSerializer, operation_id="cycles_what_if",
+    )
     def get(self, request: Request, week: str) -> Response:
         cycle = _cycle(week)
         query = WeightsSerializer(data=request.query_params)
@@ -147,11 +165,19 @@ class CycleWhatIfView(APIView):
         current = selectors.cycle_ranking(cycle=cycle)
         proposed = ranking_reweigh(cycle=cycle, rows=current, weights=weights)  # the same rows, read once
         moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
+        proposed_page: list[selectors.ReviewRow] = self.paginate_queryset(proposed) or []  # type: ignore[arg-type]
+        paginator = cast(PageNumberPagination, self.paginator)  # the API's DEFAULT_PAGINATION_CLASS
+        start = (paginator.page.number - 1) * paginator.page.paginator.per_page if paginator.page else 0
+        current_page = current[start:start + len(proposed_page)]
+        selectors.review_rows_suggestions_load(rows=[*current_page, *proposed_page])
         body = {
+            "count": len(proposed),
+            "next": paginator.get_next_link(),
+            "previous": paginator.get_previous_link(),
             "current_weights": cycle.rubric.weights(),
             "proposed_weights": weights,
-            "current": current,
-            "proposed": proposed,
+            "current": current_page,
+            "proposed": proposed_page,
         }
         return Response(WhatIfSerializer(body, context={"moves": moves}).data)
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet, Sum, prefetch_related_objects
+from django.http import Http404
 
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
@@ -36,12 +37,16 @@ REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
 
 @dataclass
 class ReviewRow:
-    """One request in review: its evidence (prefetched), its scores and where the rubric ranks it."""
+    """One request in review: its scores' results and where the rubric ranks it.
+
+    The ranking reads each request with its team, pool and decision, and its scores as
+    counts and sums per criterion (`cycle_ranking`); the members' single scores, the alternatives and what
+    the page shows beside the inputs come with `review_rows_detail`, for the rows a page shows.
+    """
 
     request: GpuRequest
     result: scoring.RequestResult
     fair_share: scoring.FairShare | None
-    suggestions: dict[str, scoring.Suggestion]
     quadrant: str | None = None
     # Filled by cycle_review for the person looking:
     conflict: bool = False
@@ -53,6 +58,7 @@ class ReviewRow:
     placement: RequestPlacement | None = None
     # Filled by review_rows_measure for the review page: last week's usage, stated and measured.
     usage: UsageComparison | None = None
+    _suggestions: dict[str, scoring.Suggestion] | None = field(default=None, repr=False)
 
     @property
     def decision(self) -> Decision | None:
@@ -61,6 +67,14 @@ class ReviewRow:
     @property
     def scores(self) -> list[ScoreEntry]:
         return review_scores(self.request)
+
+    @property
+    def suggestions(self) -> dict[str, scoring.Suggestion]:
+        """The suggestions beside the inputs, worked when first read (they read the request's alternatives:
+        `review_rows_detail` loads them for a page of rows in one query)."""
+        if self._suggestions is None:
+            self._suggestions = _suggestions(gpu_request=self.request, cycle=self.request.cycle)
+        return self._suggestions
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,8 @@ class CycleReview:
     members: list[tuple[int, str]]
     pools: list[PoolLoad]
     intensity_threshold: Decimal
+    # Each committee member's (and the viewer's) team ids: whose rows are their own team's.
+    member_teams: dict[int, set[int]] = field(default_factory=dict)
 
     @property
     def ranked(self) -> list[ReviewRow]:
@@ -170,31 +186,60 @@ class CycleReview:
         return [r for r in self.ranked if r.decision is None]
 
 
-def _review_requests(*, cycle: ReviewCycle) -> list[GpuRequest]:
-    """The cycle's requests in review with their evidence, decision and scores: three queries for any number.
+def _review_requests(*, cycle: ReviewCycle, pk: int | None = None, with_scores: bool = False) -> list[GpuRequest]:
+    """The cycle's requests in review with their team, pool and decision, and their scores as
+    counts and sums per criterion: two queries for any number.
 
-    The scores come as plain values (`review_scores`), one query for the cycle, and are those that count: a
-    member recused from a request (a conflict of interest in force) has their scores of it withdrawn from its
-    totals.
+    The tallies are of the scores that count: a member recused from a request (a conflict of interest in
+    force) has their scores of it withdrawn from its totals. The members' single scores are not read here
+    (`review_scores_load`) unless `with_scores`: then they are read instead of the tallies (one query either
+    way), and the tallies are counted from them. `pk` reads that one request only.
     """
+    in_review = GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
+    if pk is not None:
+        in_review = in_review.filter(pk=pk)
     requests = list(
-        GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
-        .select_related("team", "cycle", "pool", "pool__cluster", "usage_report", "impact_forecast", "decision")
-        .prefetch_related("alternatives")
+        in_review.select_related("team", "pool", "pool__cluster", "decision")
         .order_by("submitted_at", "id")
     )
+    if with_scores:
+        review_scores_load(requests=requests)
+        for r in requests:
+            tallies: dict[str, list[int]] = {}
+            for entry in review_scores(r):
+                tallies.setdefault(entry.criterion, []).append(entry.value)
+            r.cycle = cycle
+            r._review_tallies = {  # type: ignore[attr-defined]
+                c: scoring.ScoreTally(count=len(v), total=sum(v)) for c, v in tallies.items()
+            }
+        return requests
+    by_id: dict[int, dict[str, scoring.ScoreTally]] = {r.pk: {} for r in requests}
+    if requests:
+        scores = scores_counted().filter(request__cycle=cycle) if pk is None else scores_counted().filter(request_id=pk)
+        for request_id, criterion, count, total in (
+            scores.order_by().values("request_id", "criterion")
+            .annotate(count=Count("id"), total=Sum("value")).values_list("request_id", "criterion", "count", "total")
+        ):
+            if request_id in by_id:  # not a withdrawn or emergency request's
+                by_id[request_id][criterion] = scoring.ScoreTally(count=count, total=total)
+    for r in requests:
+        r.cycle = cycle  # one cycle for all: not read again per request
+        r._review_tallies = by_id[r.pk]  # type: ignore[attr-defined]
+    return requests
+
+
+def review_scores_load(*, requests: list[GpuRequest]) -> None:
+    """Load the members' single scores (those that count) of `requests` in one query, for `review_scores`."""
     by_id: dict[int, list[ScoreEntry]] = {r.pk: [] for r in requests}
     if requests:
         for request_id, m, n, c, v, t in (
-            scores_counted().filter(request__cycle=cycle)
+            scores_counted().filter(request_id__in=by_id)
             .order_by("criterion", "member_name", "id")
             .values_list("request_id", "member_id", "member_name", "criterion", "value", "note")
         ):
-            if request_id in by_id:  # not a withdrawn or emergency request's
-                by_id[request_id].append(ScoreEntry(member_id=m, member_name=n, criterion=c, value=v, note=t))
+            by_id[request_id].append(ScoreEntry(member_id=m, member_name=n, criterion=c, value=v, note=t))
     for r in requests:
         r._review_scores = by_id[r.pk]  # type: ignore[attr-defined]
-    return requests
 
 
 def _suggestions(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> dict[str, scoring.Suggestion]:
@@ -212,27 +257,36 @@ def _suggestions(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> dict[str, sc
 
 
 def score_sheet(*, gpu_request: GpuRequest, fair_share: scoring.FairShare | None) -> scoring.ScoreSheet:
-    """A request's scores as plain data for the arithmetic (uses the prefetched `scores`)."""
+    """A request's scores as plain data for the arithmetic: the tallies `cycle_ranking` read (else its scores)."""
+    computed = {scoring.FAIRNESS: fair_share.score} if fair_share is not None else {}
+    submitted_at = gpu_request.submitted_at or gpu_request.created_at
+    tallies = getattr(gpu_request, "_review_tallies", None)
+    if tallies is not None:
+        return scoring.ScoreSheet(request_id=gpu_request.pk, submitted_at=submitted_at, member_scores={},
+                                  computed_scores=computed, member_tallies=tallies)
     member_scores: dict[str, list[int]] = {c: [] for c in scoring.MEMBER_SCORED}
     for score in review_scores(gpu_request):
         member_scores[score.criterion].append(score.value)
-    computed = {scoring.FAIRNESS: fair_share.score} if fair_share is not None else {}
     return scoring.ScoreSheet(
         request_id=gpu_request.pk,
-        submitted_at=gpu_request.submitted_at or gpu_request.created_at,
+        submitted_at=submitted_at,
         member_scores=member_scores,
         computed_scores=computed,
     )
 
 
-def cycle_ranking(*, cycle: ReviewCycle, weights: dict[str, int] | None = None) -> list[ReviewRow]:
+def cycle_ranking(
+    *, cycle: ReviewCycle, weights: dict[str, int] | None = None, with_scores: bool = False
+) -> list[ReviewRow]:
     """Every submitted or decided request of the cycle, ranked by the rubric the cycle pinned.
 
     Ranked requests come first (rank 1, 2, …; ties to the earlier submission, then the lower id),
     then those below quorum (rank None). `weights` ranks under other weights instead (the what-if);
-    nothing is written either way. A constant number of queries, whatever the number of requests.
+    nothing is written either way. A constant number of queries, whatever the number of requests:
+    the scores are read as counts and sums per request and criterion, not row by row (`with_scores` reads
+    the members' single scores instead, for a caller that shows every one of them: `review_scores`).
     """
-    gpu_requests = _review_requests(cycle=cycle)
+    gpu_requests = _review_requests(cycle=cycle, with_scores=with_scores)
     shares = fair_share_for_cycle(cycle=cycle) if gpu_requests else {}
     return _ranked_rows(cycle=cycle, gpu_requests=gpu_requests, shares=shares, weights=weights)
 
@@ -259,7 +313,6 @@ def _ranked_rows(
             request=by_id[result.request_id],
             result=result,
             fair_share=shares.get(by_id[result.request_id].team_id),
-            suggestions=_suggestions(gpu_request=by_id[result.request_id], cycle=cycle),
         )
         for result in results
     ]
@@ -288,13 +341,8 @@ def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
     return loads
 
 
-def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
-    """Everything the weekly review page shows, for one committee member. Constant number of queries.
-
-    The caller checks that the viewer has a committee seat; rows of the viewer's own teams are
-    marked `conflict` and carry no score inputs.
-    """
-    rows = cycle_ranking(cycle=cycle)
+def _members_and_teams(*, viewer: Viewer) -> tuple[dict[int, str], dict[int, set[int]]]:
+    """The committee's members (id → name, in seat order) and their and the viewer's team ids: two queries."""
     seats = list(CommitteeSeat.objects.active().select_related("user").order_by("role", "user__username"))
     members: dict[int, str] = {}
     for seat in seats:
@@ -304,15 +352,61 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
         "user_id", "team_id"
     ):
         teams_of.setdefault(user_id, set()).add(team_id)
+    return members, teams_of
+
+
+def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -> CycleReview:
+    """Everything the weekly review page shows, for one committee member. Constant number of queries.
+
+    The caller checks that the viewer has a committee seat; rows of the viewer's own teams are
+    marked `conflict`. `detailed` gives every row its members' scores, score inputs and discussion
+    (`review_rows_detail`, as the archive's record needs); the review page asks for the rows it shows only.
+    """
+    rows = cycle_ranking(cycle=cycle, with_scores=detailed)
+    members, teams_of = _members_and_teams(viewer=viewer)
     weights = cycle.rubric.weights()
-    guidance = cycle.rubric.guidance()
     threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
     # An anonymous viewer (the archive's record of a week) is in no team: no row is a conflict.
     viewer_teams = teams_of.get(viewer.pk, set()) if viewer.is_authenticated else set()
-    discussions = review_discussion_map(requests=[row.request for row in rows], viewer=viewer)
     for row in rows:
         r = row.request
         row.conflict = r.team_id in viewer_teams
+        row.quadrant = scoring.matrix_quadrant(
+            impact=row.result.criterion(scoring.BUSINESS_IMPACT).score,
+            gpu_hours=r.requested_gpu_hours,
+            threshold_gpu_hours=threshold,
+        )
+    review = CycleReview(
+        cycle=cycle,
+        rubric=cycle.rubric,
+        weights=weights,
+        quorum=governance_for_week(week=cycle.week).score_quorum,
+        rows=rows,
+        members=list(members.items()),
+        pools=_pool_loads(cycle=cycle, rows=rows),
+        intensity_threshold=threshold,
+        member_teams=teams_of,
+    )
+    if detailed:
+        review_rows_detail(review=review, rows=rows, viewer=viewer)
+    return review
+
+
+def review_rows_detail(*, review: CycleReview, rows: list[ReviewRow], viewer: Viewer) -> None:
+    """Give `rows` of `review` what a request card shows: the members' single scores (who scored what, stale,
+    recused), the viewer's score inputs with their suggestions, the alternatives and the discussion.
+
+    Four queries for any number of rows (scores, alternatives, and the discussion's), so a page pays for
+    the cards it shows, not for the week.
+    """
+    requests = [row.request for row in rows]
+    review_scores_load(requests=[r for r in requests if getattr(r, "_review_scores", None) is None])
+    prefetch_related_objects(requests, "alternatives")
+    guidance = review.rubric.guidance()
+    teams_of = review.member_teams
+    discussions = review_discussion_map(requests=requests, viewer=viewer)
+    for row in rows:
+        r = row.request
         row.discussion = discussions[r.pk]
         stale_ids = {note.member_id for note in row.discussion.stale}
         mine = {s.criterion: s for s in review_scores(r) if s.member_id == viewer.pk}
@@ -320,7 +414,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
             ScoreInput(
                 criterion=c,
                 label=str(Criterion(c).label),
-                weight_pct=weights[c],
+                weight_pct=review.weights[c],
                 guidance=guidance[c],
                 score=mine.get(c),
                 suggestion=row.suggestions.get(c),
@@ -338,23 +432,42 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer) -> CycleReview:
                 recused=user_id in row.discussion.recused_ids,
                 stale=user_id in stale_ids,
             )
-            for user_id, name in members.items()
+            for user_id, name in review.members
         ]
-        row.quadrant = scoring.matrix_quadrant(
-            impact=row.result.criterion(scoring.BUSINESS_IMPACT).score,
-            gpu_hours=r.requested_gpu_hours,
-            threshold_gpu_hours=threshold,
-        )
-    return CycleReview(
-        cycle=cycle,
-        rubric=cycle.rubric,
-        weights=weights,
-        quorum=governance_for_week(week=cycle.week).score_quorum,
-        rows=rows,
-        members=list(members.items()),
-        pools=_pool_loads(cycle=cycle, rows=rows),
-        intensity_threshold=threshold,
+
+
+def review_rows_suggestions_load(*, rows: list[ReviewRow]) -> None:
+    """Load the alternatives of `rows` (a page of the ranking) in one query: their suggestions read them."""
+    prefetch_related_objects([row.request for row in rows], "alternatives")
+
+
+def review_card(*, cycle: ReviewCycle, viewer: Viewer, pk: int) -> ReviewRow:
+    """One request's card on the review page, as `cycle_review` and `review_rows_detail` give it, without
+    ranking the week: what an inline save redraws. Its result has no rank (the ranking is its own request).
+
+    A constant number of queries whatever the number of requests in the week; 404 for a request not in review.
+    """
+    gpu_request = _review_requests(cycle=cycle, pk=pk)
+    if not gpu_request:
+        raise Http404("No such request in review")
+    shares = fair_share_for_cycle(cycle=cycle)
+    r = gpu_request[0]
+    members, teams_of = _members_and_teams(viewer=viewer)
+    weights = cycle.rubric.weights()
+    quorum = governance_for_week(week=cycle.week).score_quorum
+    fair_share = shares.get(r.team_id)
+    row = ReviewRow(
+        request=r,
+        result=scoring.request_result(sheet=score_sheet(gpu_request=r, fair_share=fair_share), weights=weights,
+                                      quorum=quorum),
+        fair_share=fair_share,
+        conflict=viewer.is_authenticated and r.team_id in teams_of.get(viewer.pk, set()),
     )
+    review = CycleReview(cycle=cycle, rubric=cycle.rubric, weights=weights, quorum=quorum, rows=[row],
+                         members=list(members.items()), pools=[], intensity_threshold=Decimal(0),
+                         member_teams=teams_of)
+    review_rows_detail(review=review, rows=[row], viewer=viewer)
+    return row
 
 
 def decision_list_for_cycle(*, cycle: ReviewCycle) -> QuerySet[Decision]:

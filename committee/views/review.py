@@ -58,10 +58,6 @@ def _request_in_cycle(cycle: ReviewCycle, pk: int) -> GpuRequest:
         raise Http404("No such request in this cycle") from None
 
 
-def _row(review: selectors.CycleReview, pk: int) -> selectors.ReviewRow:
-    return next(row for row in review.rows if row.request.pk == pk)
-
-
 def _anchor(cycle: ReviewCycle, pk: int) -> str:
     return reverse("committee:review-cycle", args=[cycle.week]) + f"#request-{pk}"
 
@@ -116,30 +112,24 @@ def review_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     return redirect("committee:review-cycle", week=cycle.week)
 
 
-@login_required
-@require_GET
-def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
-    require_committee(request)
-    cycle = selectors.cycle_get(week=week)
-    review = selectors.cycle_review(cycle=cycle, viewer=request.user)
+def _cards(
+    request: AuthenticatedHttpRequest, cycle: ReviewCycle, review: selectors.CycleReview, params: Any,
+    *, with_queue: bool = True,
+) -> dict[str, Any]:
+    """The page of request cards `params` (the page's query) asks for, and the member's queue (read without
+    `with_queue` only when "not scored by me" filters the cards)."""
     # The member's queue: their count, and "not scored by me" as a filter of the request cards.
-    unscored_only = request.GET.get("mine") == "unscored"
-    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
-    to_score = set(queue.order)
+    unscored_only = params.get("mine") == "unscored"
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False) \
+        if with_queue or unscored_only else None
+    to_score = set(queue.order) if queue is not None else set()
     cards = [row for row in review.rows if row.request.pk in to_score] if unscored_only else review.rows
-    page, pages = _page_of(request.GET.get("page"), len(cards), REQUESTS_PER_PAGE)
+    page, pages = _page_of(params.get("page"), len(cards), REQUESTS_PER_PAGE)
     cards = cards[(page - 1) * REQUESTS_PER_PAGE:page * REQUESTS_PER_PAGE]
-    selectors.review_rows_measure(rows=review.rows)
-    kept = {key: request.GET[key] for key in ("mine", "ranking") if key in request.GET}
-    context = {
-        "review": review,
-        "cycle": cycle,
-        "cycles": list(selectors.cycle_list()[:12]),
-        "matrix": priority_matrix_figure(review),
-        "quadrants": scoring.quadrant_labels(),
-        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+    kept = {key: params[key] for key in ("mine", "ranking") if key in params}
+    return {
         "queue": queue,
-        "first_to_score": queue.order[0] if queue.order else None,
+        "first_to_score": queue.order[0] if queue is not None and queue.order else None,
         "cards": cards,
         "card_ids": {row.request.pk for row in cards},
         "cards_page": page,
@@ -149,9 +139,35 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
         # The cards' forms (questions, comments, conflicts) come back to this page of cards, not the first.
         "cards_back": urlencode([("mine", "unscored")] * unscored_only + [("page", str(page))] * (page > 1)),
         "ranking_query": urlencode({k: v for k, v in {**kept, "page": str(page)}.items() if k != "ranking"}),
+        "refresh_query": urlencode({**kept, "page": str(page)}),
+    }
+
+
+def _measure_shown(context: dict[str, Any]) -> None:
+    """Last week's usage, stated and measured, for the rows the page shows (the ranking's page and the cards)."""
+    shown = {row.request.pk: row for row in [*context["ranking_rows"], *context["cards"]]}
+    selectors.review_rows_measure(rows=list(shown.values()))
+
+
+@login_required
+@require_GET
+def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
+    context: dict[str, Any] = {
+        "review": review,
+        "cycle": cycle,
+        "cycles": list(selectors.cycle_list()[:12]),
+        "matrix": priority_matrix_figure(review),
+        "quadrants": scoring.quadrant_labels(),
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        **_cards(request, cycle, review, request.GET),
         **_ranking_context(request, review),
         **_placement_context(cycle, review),
     }
+    selectors.review_rows_detail(review=review, rows=context["cards"], viewer=request.user)
+    _measure_shown(context)
     # The teams asking again whose current grants the cluster measured idle (docs/elastic.md).
     context["idle_grants"] = elastic_selectors.idle_grants(team_ids={row.request.team_id for row in review.rows})
     context["idle_team_ids"] = {action.team_id for action in context["idle_grants"]}
@@ -159,9 +175,37 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def review_ranking(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
+    """What a save can change beyond its own card, drawn again out of band (htmx, after a save says
+    `ranking-changed`): the page of the ranking, the matrix's data, the placement preview and the cards'
+    "would get" lines. The query is the review page's own (`?ranking=`, `?page=`, `?mine=`)."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
+    context: dict[str, Any] = {
+        "review": review,
+        "cycle": cycle,
+        "matrix": priority_matrix_figure(review),
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        "oob": True,
+        **_cards(request, cycle, review, request.GET, with_queue=False),
+        **_ranking_context(request, review),
+        **_placement_context(cycle, review),
+    }
+    _measure_shown(context)
+    return render(request, "committee/_ranking_refresh.html", context)
+
+
+# Sent with a saved score or decision: the review page then asks for `review_ranking` on its own.
+RANKING_CHANGED = "ranking-changed"
+
+
+@login_required
 @require_POST
 def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
-    """Save one score; with htmx, answer with the re-drawn input and the re-ranked table."""
+    """Save one score; with htmx, answer with what changed: the re-drawn input, who scored what and the
+    member's count. The ranking, the matrix and the placement come on their own request (`review_ranking`)."""
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     gpu_request = _request_in_cycle(cycle, pk)
@@ -186,28 +230,28 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
         if not errors:
             messages.success(request, _("Score saved."))
         return redirect(_anchor(cycle, pk))
-    review = selectors.cycle_review(cycle=cycle, viewer=request.user)
-    selectors.review_rows_measure(rows=review.rows)  # the re-drawn ranking keeps its usage flags
-    row = _row(review, pk)
+    row = selectors.review_card(cycle=cycle, viewer=request.user, pk=pk)
     criterion = request.POST.get("criterion", "")
     score_input = next((i for i in row.inputs if i.criterion == criterion), None)
     if score_input is None:
         raise Http404("No such criterion")
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
     context = {
-        "review": review,
         "cycle": cycle,
         "row": row,
         "input": score_input,
         "errors": errors,
         "saved": not errors,
         "posted": request.POST if errors else None,
-        "matrix": priority_matrix_figure(review),
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        "queue": queue,
+        "first_to_score": queue.order[0] if queue.order else None,
         "oob": True,
-        **_ranking_context(request, review),
-        **_placement_context(cycle, review),
     }
-    return render(request, "committee/_score_saved.html", context)
+    response = render(request, "committee/_score_saved.html", context)
+    if not errors:
+        response["HX-Trigger"] = RANKING_CHANGED
+    return response
 
 
 @login_required
@@ -252,12 +296,14 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 messages.success(request, _("Decision saved."))
                 return redirect(_anchor(cycle, pk))
     if _is_htmx(request):
-        review = selectors.cycle_review(cycle=cycle, viewer=request.user)
-        selectors.review_rows_measure(rows=review.rows)  # the re-drawn ranking keeps its usage flags
-        context = {"review": review, "cycle": cycle, "row": _row(review, pk), "form": form, "saved": saved,
-                   "oob": True, "in_review": cycle.status == CycleStatus.IN_REVIEW,
-                   **_ranking_context(request, review), **_placement_context(cycle, review)}
-        return render(request, "committee/_decision_saved.html", context)
+        # What changed: this card's decision form. The ranking's decision column, the placement and every
+        # "would get" line come on their own request (`review_ranking`, on `ranking-changed`).
+        context = {"cycle": cycle, "row": selectors.review_card(cycle=cycle, viewer=request.user, pk=pk),
+                   "form": form, "saved": saved, "in_review": cycle.status == CycleStatus.IN_REVIEW}
+        response = render(request, "committee/_decision_saved.html", context)
+        if saved:
+            response["HX-Trigger"] = RANKING_CHANGED
+        return response
     status = 400 if request.method == "POST" else 200
     context = {"cycle": cycle, "gpu_request": gpu_request, "form": form,
                "in_review": cycle.status == CycleStatus.IN_REVIEW}

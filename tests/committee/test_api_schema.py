@@ -16,6 +16,17 @@ def test_schema_and_docs_are_served_without_a_cdn(client, world):
     assert "cdn" not in docs.lower() and "/static/drf_spectacular_sidecar/" in docs
 
 
+def test_schema_says_the_ranking_and_the_what_if_are_paged(client, world):
+    client.force_login(world.member_a)
+    schema = client.get(f"{API}/schema/", {"format": "json"}).json()
+    ranking = schema["paths"]["/api/v1/cycles/{week}/ranking/"]["get"]
+    what_if = schema["paths"]["/api/v1/cycles/{week}/what-if/"]["get"]
+    assert "page" in [p["name"] for p in ranking["parameters"]] and "page" in [p["name"] for p in what_if["parameters"]]
+    assert ranking["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/PaginatedRankingRowList")
+    assert {"count", "next", "previous"} <= set(schema["components"]["schemas"]["WhatIf"]["properties"])
+
+
 def test_another_teams_request_cannot_be_changed_submitted_or_withdrawn(api, world):
     draft = file_request(world, submit=False)
     as_user(api, world.member_b)

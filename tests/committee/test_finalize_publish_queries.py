@@ -22,7 +22,8 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 67  # the record: decided and placed (request_outcome_map), the week's corrections and appeals,
+FINALIZE_QUERIES = 66  # the ranking (its score tallies; the alternatives are not read to rank), the record: decided
+# and placed (request_outcome_map), the week's corrections and appeals,
 # the policy changes since the week before (five history tables and the governance versions), the quorum
 # in force for the week (committee.selectors.governance_for_week, read by the ranking and the finalize), and the
 # discussion the review shows (questions, comments, stale marks, conflicts) and the recusals the record lists

@@ -141,8 +141,9 @@ def test_the_flag_disappears_when_the_chair_grants_the_part_that_fits(client, wo
         **HTMX,
     )
     body = response.content.decode()
-    assert response.status_code == 200 and "Decision saved." in body
-    # The preview re-renders in place: the placement section and every request's line, out of band.
+    assert response.status_code == 200 and "Decision saved." in body and response["HX-Trigger"] == "ranking-changed"
+    # The page then asks for the preview again: the placement section and the cards' lines, out of band.
+    body = client.get(url(world, "review-ranking"), **HTMX).content.decode()
     assert '<section id="placement" hx-swap-oob="true">' in body
     line = re.search(rf'<div class="would-get[^"]*" id="would-get-{search.pk}" hx-swap-oob="true">(.*?)</div>',
                      body, re.S)
@@ -158,8 +159,10 @@ def test_the_flag_disappears_when_the_chair_grants_the_part_that_fits(client, wo
 def test_a_score_saved_inline_refreshes_the_preview(client, world):
     requests = contended(world)
     client.force_login(world.finance)
-    body = client.post(url(world, "review-score", requests["speech"].pk),
-                       {"criterion": "business_impact", "value": "10"}, **HTMX).content.decode()
+    saved = client.post(url(world, "review-score", requests["speech"].pk),
+                        {"criterion": "business_impact", "value": "10"}, **HTMX)
+    assert saved["HX-Trigger"] == "ranking-changed" and 'id="placement"' not in saved.content.decode()
+    body = client.get(url(world, "review-ranking"), **HTMX).content.decode()
     assert '<section id="placement" hx-swap-oob="true">' in body and "placement-data" in body
 
 
@@ -341,7 +344,7 @@ def test_the_preview_adds_no_query_per_request(client, world, page):
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
 
 
-def test_an_inline_decision_refreshes_the_preview_in_a_constant_number_of_queries(client, world):
+def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for_10_and_200(client, world):
     teams = bulk_teams(100)
     close(world)
     few = bulk_requests(world, teams[:5], scored_by=(world.chair, world.reviewer))
@@ -352,13 +355,20 @@ def test_an_inline_decision_refreshes_the_preview_in_a_constant_number_of_querie
     client.post(url(world, "review-decision", undecided[0].pk), data, **HTMX)
     with CaptureQueriesContext(connection) as ten:
         client.post(url(world, "review-decision", undecided[1].pk), data, **HTMX)
+    with CaptureQueriesContext(connection) as ten_refresh:
+        client.get(url(world, "review-ranking"), **HTMX)
     many = bulk_requests(world, teams[5:], scored_by=(world.chair, world.reviewer))
     _grant_every_other(world)
     undecided = [r for r in many if not Decision.objects.filter(request=r).exists()]
     with CaptureQueriesContext(connection) as two_hundred:
         response = client.post(url(world, "review-decision", undecided[0].pk), data, **HTMX)
-    assert response.content.decode().count('hx-swap-oob="true">') >= 200
+    assert 'id="ranking"' not in response.content.decode()  # the save answers with its own form only
+    with CaptureQueriesContext(connection) as two_hundred_refresh:
+        refresh = client.get(url(world, "review-ranking"), **HTMX).content.decode()
+    # The refresh draws the placement of every grant and the "would get" line of the page's 10 cards.
+    assert refresh.count('<div class="would-get') == 10 and '<section id="placement" hx-swap-oob="true">' in refresh
     assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
+    assert len(two_hundred_refresh) == len(ten_refresh)
     assert GpuRequest.objects.filter(status=RequestStatus.SUBMITTED).count() == 200
 
 

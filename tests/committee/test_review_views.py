@@ -245,7 +245,16 @@ def test_inline_score_saves_and_reranks(client, world, scored):
         assert response.status_code == 200
     body = response.content.decode()
     assert f'id="score-{b.pk}-urgency"' in body and "Saved." in body
-    assert '<section id="ranking" hx-swap-oob="true">' in body
+    # The save answers with what changed (the input, who scored what, the member's count), not the ranking:
+    assert f'id="scored-by-{b.pk}" hx-swap-oob="true"' in body
+    assert 'aria-labelledby="my-queue-title" hx-swap-oob="true"' in body
+    assert 'id="ranking"' not in body and 'id="placement"' not in body
+    # ... and tells the page the ranking changed: the page asks for it on its own.
+    assert response["HX-Trigger"] == "ranking-changed"
+    assert 'hx-trigger="ranking-changed from:body"' in client.get(url(world, "review-cycle")).content.decode()
+    refreshed = client.get(url(world, "review-ranking"), **HTMX)
+    body = refreshed.content.decode()
+    assert '<section id="ranking" hx-swap-oob="true">' in body and 'id="matrix-data-holder"' in body
     ranking = body[body.index('id="ranking"'):]
     # b: impact (5+5+10)/3 = 6.67, feasibility 6.67, urgency 6.67: 26.67 + 20 + 13.33 + 10 = 70.00 > a's 66
     assert ranking.index("Vision model") < ranking.index("Ranker retrain")
@@ -260,6 +269,7 @@ def test_invalid_score_shows_the_error_and_saves_nothing(client, world, scored):
     assert response.status_code == 200
     assert "Ensure this value is less than or equal to 10." in response.content.decode()
     assert 'value="11"' in response.content.decode()  # the member's input is kept
+    assert "HX-Trigger" not in response  # nothing changed: the ranking is not asked for again
     assert not Score.objects.filter(member=world.finance).exists()
 
 
@@ -291,7 +301,10 @@ def test_decision_is_saved_inline_and_shown_in_the_ranking(client, world, scored
     response = client.post(url(world, "review-decision", a.pk),
                            {"outcome": "partial", "granted_gpu_count": "12", "rationale": "Most of it."}, **HTMX)
     body = response.content.decode()
-    assert "Decision saved." in body and '<mark class="outcome-partial">Partial grant (12)</mark>' in body
+    assert "Decision saved." in body and response["HX-Trigger"] == "ranking-changed"
+    assert 'id="ranking"' not in body  # the ranking comes on its own request
+    ranking = client.get(url(world, "review-ranking"), **HTMX).content.decode()
+    assert '<mark class="outcome-partial">Partial grant (12)</mark>' in ranking
     decision = Decision.objects.get()
     assert (decision.outcome, decision.granted_gpu_count, decision.decided_by_name) == ("partial", 12, "Chair")
 

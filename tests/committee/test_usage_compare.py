@@ -162,7 +162,9 @@ def test_the_ranking_marks_a_gap_and_keeps_the_mark_after_an_inline_score(client
     saved = client.post(reverse("committee:review-score", args=[world.cycle.week, fine.pk]),
                         {"criterion": "business_impact", "value": "7"}, headers={"HX-Request": "true"})
     assert saved.status_code == 200
-    assert "⚠ stated usage 25% above measured" in ranking_row(saved.content.decode(), gap.pk)
+    # The ranking the page asks for after the save keeps its usage flags.
+    refreshed = client.get(reverse("committee:review-ranking", args=[world.cycle.week]), headers={"HX-Request": "true"})
+    assert "⚠ stated usage 25% above measured" in ranking_row(refreshed.content.decode(), gap.pk)
 
 
 def test_the_fairness_explanation_says_it_counts_measured_usage(client, world):
