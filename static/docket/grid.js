@@ -85,7 +85,16 @@
     pending = pending.then(function () { return send(input, value); });
   }
 
-  function send(input, value) {
+  // A save the server could not take just then (no answer, or 502/503/504: a restart, a database failing over,
+  // a lock) is sent again after a pause, a few times, before the cell says it is not saved.
+  var RETRY_DELAYS = [500, 1000, 2000, 4000];
+
+  function wait(ms) {
+    return new Promise(function (resolve) { setTimeout(resolve, ms); });
+  }
+
+  function send(input, value, attempt) {
+    attempt = attempt || 0;
     var form = input.form;
     var token = form.querySelector("input[name=csrfmiddlewaretoken]");
     var body = new URLSearchParams();
@@ -97,12 +106,24 @@
         input.removeAttribute("data-sending");
       }
     }
+    function again() {
+      if (attempt >= RETRY_DELAYS.length || input.value.trim() !== value) {
+        return null; // given up, or typed again meanwhile: that value's own save answers for the cell
+      }
+      return wait(RETRY_DELAYS[attempt]).then(function () { return send(input, value, attempt + 1); });
+    }
     return fetch(form.getAttribute("data-save-url"), {
       method: "POST",
       credentials: "same-origin",
       headers: { "X-CSRFToken": token ? token.value : "", "Accept": "application/json" },
       body: body
     }).then(function (response) {
+      if (response.status === 502 || response.status === 503 || response.status === 504) {
+        var retry = again();
+        if (retry) {
+          return retry;
+        }
+      }
       return response.json().then(function (answer) {
         done();
         if (input.value.trim() !== value) {
@@ -118,6 +139,10 @@
         showCount(answer);
       });
     }).catch(function () {
+      var retry = again();
+      if (retry) {
+        return retry;
+      }
       done();
       setState(input, "error", form.getAttribute("data-offline"));
     });

@@ -86,3 +86,59 @@ def test_own_teams_request_is_shown_as_not_scorable(browser_page, world):  # noq
     expect(own).to_contain_text("Not scorable: You are a member of Team B: you do not score its requests.")
     expect(own.locator("input")).to_have_count(0)
     expect(page.locator("#queue-count")).to_contain_text("You have scored 0 of 1 request.")
+
+
+def _answer_503(times: int | None):
+    """A route handler: the first `times` saves (every save when None) meet a server that cannot take them."""
+    seen = []
+
+    def handle(route):
+        seen.append(route.request.post_data)
+        if times is None or len(seen) <= times:
+            # What Docket answers when its database cannot be reached (core.middleware): a 503 page, Retry-After.
+            route.fulfill(status=503, content_type="text/html", headers={"Retry-After": "5"},
+                          body="<!doctype html><title>Docket is briefly unavailable</title>")
+        else:
+            route.continue_()
+
+    return handle, seen
+
+
+def test_a_save_the_server_could_not_take_is_sent_again_and_then_saved(browser_page, world):  # noqa: F811
+    from playwright.sync_api import expect
+
+    a, _b = two_requests_in_review(world)
+    page = browser_page
+    sign_in(page, "finance")
+    handle, seen = _answer_503(times=2)  # a restart, a database failing over: two 503s, then it answers
+    page.route("**/grid/cell/", handle)
+    page.goto(f"/review/{world.cycle.week}/grid/")
+    expect(page.locator("#grid-form.live")).to_be_attached()
+    page.locator(f"#cell-{a.pk}-business_impact").click()
+    page.keyboard.type("8")
+    page.keyboard.press("Tab")
+    cell = page.locator(f"td:has(#cell-{a.pk}-business_impact)")
+    expect(cell).to_have_attribute("data-state", "saved")
+    assert len(seen) == 3 and all("value=8" in body for body in seen)
+    assert list(Score.objects.filter(request=a, member=world.finance).values_list("criterion", "value")) == [
+        ("business_impact", 8)]
+
+
+def test_a_save_the_server_never_takes_says_so_in_its_cell_and_stores_nothing(browser_page, world):  # noqa: F811
+    from playwright.sync_api import expect
+
+    a, _b = two_requests_in_review(world)
+    page = browser_page
+    sign_in(page, "finance")
+    handle, seen = _answer_503(times=None)
+    page.route("**/grid/cell/", handle)
+    page.goto(f"/review/{world.cycle.week}/grid/")
+    expect(page.locator("#grid-form.live")).to_be_attached()
+    page.locator(f"#cell-{a.pk}-business_impact").click()
+    page.keyboard.type("8")
+    page.keyboard.press("Tab")
+    cell = page.locator(f"td:has(#cell-{a.pk}-business_impact)")
+    expect(cell).to_have_attribute("data-state", "error", timeout=20000)  # after four more tries, 7.5 s apart in all
+    expect(cell.locator(".cell-state")).to_have_text("Not saved: the server could not be reached.")
+    assert len(seen) == 5
+    assert not Score.objects.filter(request=a).exists()
