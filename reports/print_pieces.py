@@ -1,0 +1,235 @@
+"""A long print document laid out in pieces, on several processes, and joined into one PDF with its page numbers.
+
+WeasyPrint lays text out on one core, at about 30 ms of CPU per request of a decision record (280 pages at 1,000
+requests). The record is cut where its print layout starts a new page anyway (the cover, the charts, each long
+section, each part of a long record); each piece is a whole HTML document that WeasyPrint lays out alone, in a
+worker process (one a core, `DOCKET_PDF_WORKERS`), and the pieces' PDFs are joined in order. The PDF is the same
+whatever the number of workers: the pieces, not the workers, decide where pages break.
+
+A page's number ("n / N") needs the whole document's page count, which no piece knows: pieces are laid out without
+it, and the numbers are stamped on the joined PDF (`stamp_page_numbers`), where the print style's bottom-right
+margin box puts them.
+
+A piece may be late (the charts, drawn by Chromium meanwhile): it is a callable, run in a thread of the caller while
+the workers lay out the others. Workers are forked before that thread starts, and only lay out HTML: they touch no
+database connection and leave with `os._exit` (multiprocessing's own), so nothing of the parent is closed twice.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import multiprocessing
+import queue
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pikepdf
+from weasyprint import HTML
+from weasyprint.urls import URLFetcher
+
+logger = logging.getLogger(__name__)
+
+# Below this total weight (≈ characters of HTML, see `weight`) the pieces are laid out in the calling process:
+# forking costs more than it saves for a short record.
+IN_PROCESS_BELOW = 60_000
+WORKER_TIMEOUT_SECONDS = 600
+
+# Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
+# margin (14 mm), on the baseline of the bottom margin box's line (16 mm margin, 8 pt text, vertically centred),
+# in #666. Helvetica is one of PDF's standard fonts, so the stamp embeds no font.
+NUMBER_RIGHT_MARGIN_PT = 14 * 72 / 25.4
+NUMBER_BASELINE_PT = 19.9
+NUMBER_SIZE_PT = 8
+NUMBER_GREY = 0.4
+_HELVETICA_WIDTHS = {" ": 278, "/": 278, **dict.fromkeys("0123456789", 556)}
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One HTML document to lay out: a run of pages of the whole. `numbered`: its pages get "n / N"."""
+
+    html: str
+    numbered: bool = True
+
+    @property
+    def weight(self) -> int:
+        """What laying it out is expected to cost: table cells cost about 70 characters of running text each."""
+        return len(self.html) + 70 * self.html.count("<td")
+
+
+@dataclass(frozen=True)
+class JoinedPdf:
+    content: bytes
+    pages: int
+    piece_pages: list[int]
+
+
+def _fetcher() -> URLFetcher:
+    # Only data: URLs (the charts) resolve: a link or image in a page's text never makes the server fetch anything.
+    return URLFetcher(allowed_protocols={"data"})
+
+
+def lay_out(html: str) -> tuple[bytes, int]:
+    """One piece's PDF and its page count."""
+    document = HTML(string=html, url_fetcher=_fetcher(), base_url=None).render()
+    content = document.write_pdf()
+    assert content is not None
+    return content, len(document.pages)
+
+
+def _worker(tasks: Any, results: Any) -> None:
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        index, html = task
+        try:
+            content, pages = lay_out(html)
+        except BaseException:  # reported to the parent, which raises
+            results.put((index, None, 0, traceback.format_exc()))
+        else:
+            results.put((index, content, pages, ""))
+
+
+def lay_out_pieces(
+    pieces: Sequence[Piece | Callable[[], Piece]], *, workers: int, progress: Progress | None = None
+) -> JoinedPdf:
+    """The PDF of the pieces in order, each laid out alone, joined, with page numbers stamped across the whole.
+
+    A callable piece is made in a thread of this process while the workers lay out the others (it may take long:
+    the charts). `workers` ≤ 1, or a short document, lays everything out here. Raises RuntimeError when a worker
+    fails or dies.
+    """
+    ready = {i: p for i, p in enumerate(pieces) if isinstance(p, Piece)}
+    late = {i: p for i, p in enumerate(pieces) if not isinstance(p, Piece)}
+    made: dict[int, Piece] = {}
+    errors: list[BaseException] = []
+
+    def make_late() -> None:
+        for index, make in late.items():
+            try:
+                made[index] = make()
+            except BaseException as exc:  # raised by the caller's thread
+                errors.append(exc)
+                return
+
+    total = len(pieces)
+    outputs: dict[int, tuple[bytes, int]] = {}
+
+    def done(index: int, content: bytes, pages: int) -> None:
+        outputs[index] = (content, pages)
+        if progress is not None:
+            progress(len(outputs), total)
+
+    if workers <= 1 or sum(p.weight for p in ready.values()) < IN_PROCESS_BELOW:
+        maker = threading.Thread(target=make_late, name="docket-print-pieces", daemon=True)
+        maker.start()
+        for index in sorted(ready):
+            done(index, *lay_out(ready[index].html))
+        maker.join()
+        if errors:
+            raise errors[0]
+        for index in sorted(made):
+            done(index, *lay_out(made[index].html))
+    else:
+        _lay_out_in_workers(ready, made, make_late, errors, workers=min(workers, total), done=done)
+    ordered = [outputs[i] for i in range(total)]
+    all_pieces = {**ready, **made}
+    numbered = [all_pieces[i].numbered for i in range(total) for _ in range(outputs[i][1])]
+    content = join_and_number([c for c, _ in ordered], numbered=numbered)
+    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[p for _, p in ordered])
+
+
+def _lay_out_in_workers(
+    ready: dict[int, Piece],
+    made: dict[int, Piece],
+    make_late: Callable[[], None],
+    errors: list[BaseException],
+    *,
+    workers: int,
+    done: Callable[[int, bytes, int], None],
+) -> None:
+    # Forked before the late pieces' thread starts: a child gets only this thread, and no lock another holds.
+    context = multiprocessing.get_context("fork")
+    tasks: Any = context.Queue()
+    results: Any = context.Queue()
+    processes = [context.Process(target=_worker, args=(tasks, results), daemon=True, name=f"docket-pdf-{n}")
+                 for n in range(workers)]
+    for process in processes:
+        process.start()
+    expected = len(ready)
+    try:
+        # The costliest first, so that no long piece starts last.
+        for index in sorted(ready, key=lambda i: -ready[i].weight):
+            tasks.put((index, ready[index].html))
+        make_late()  # the workers lay text out meanwhile
+        if errors:
+            raise errors[0]
+        for index in sorted(made, key=lambda i: -made[i].weight):
+            tasks.put((index, made[index].html))
+        expected += len(made)
+        received = 0
+        waited = 0.0
+        while received < expected:
+            try:
+                index, content, pages, error = results.get(timeout=1)
+            except queue.Empty:
+                waited += 1
+                dead = [p for p in processes if not p.is_alive()]
+                if dead:
+                    raise RuntimeError(f"a PDF worker died (exit code {dead[0].exitcode})") from None
+                if waited > WORKER_TIMEOUT_SECONDS:
+                    raise RuntimeError(f"laying the PDF out took over {WORKER_TIMEOUT_SECONDS} s") from None
+                continue
+            if error:
+                raise RuntimeError(f"laying out piece {index + 1} of the PDF failed:\n{error}")
+            received += 1
+            done(index, content, pages)
+    finally:
+        for _ in processes:
+            tasks.put(None)
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+def _number_width_pt(text: str) -> float:
+    return sum(_HELVETICA_WIDTHS[c] for c in text) * NUMBER_SIZE_PT / 1000
+
+
+def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool]) -> bytes:
+    """The PDFs' pages in order in one PDF; each page i (1-based) that `numbered` marks gets "i / N" stamped."""
+    joined = pikepdf.new()
+    for content in pdfs:
+        source = pikepdf.open(io.BytesIO(content))
+        joined.pages.extend(source.pages)
+    total = len(joined.pages)
+    assert total == len(numbered), (total, len(numbered))
+    font = joined.make_indirect(pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica,
+        Encoding=pikepdf.Name.WinAnsiEncoding,
+    ))
+    for number, (page, wanted) in enumerate(zip(joined.pages, numbered, strict=True), start=1):
+        if not wanted:
+            continue
+        text = f"{number} / {total}"
+        width = float(page.mediabox[2]) - float(page.mediabox[0])
+        x = width - NUMBER_RIGHT_MARGIN_PT - _number_width_pt(text)
+        name = page.add_resource(font, pikepdf.Name.Font, prefix="DocketNumber")
+        stream = (f"q BT {name} {NUMBER_SIZE_PT} Tf {NUMBER_GREY} g {x:.3f} {NUMBER_BASELINE_PT} Td ({text}) Tj ET Q"
+                  .encode("ascii"))
+        # The page's own content is wrapped in q … Q first, so whatever it leaves in the graphics state (WeasyPrint
+        # flips the y axis) does not move the number.
+        page.contents_add(pikepdf.Stream(joined, b"q\n"), prepend=True)
+        page.contents_add(pikepdf.Stream(joined, b"\nQ\n" + stream))
+    out = io.BytesIO()
+    joined.save(out)
+    return out.getvalue()
