@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,7 +180,7 @@ def decision_record_print_charts(data: Mapping[str, Any]) -> list[Chart]:
     return result
 
 
-async def _svgs_async(charts: Sequence[Chart], browser: str) -> dict[str, str]:
+async def _svgs_async(charts: Sequence[Chart], browser: str, each: Callable[[str, str], None] | None) -> dict[str, str]:
     import kaleido
 
     # No MathJax (it would come from a CDN); plotly.js comes from the installed plotly package.
@@ -191,11 +191,17 @@ async def _svgs_async(charts: Sequence[Chart], browser: str) -> dict[str, str]:
                 chart.figure, opts={"format": "svg", "width": CHART_WIDTH, "height": chart.figure.layout.height}
             )
             result[chart.key] = image.decode("utf-8") if isinstance(image, bytes) else str(image)
+            if each is not None:
+                each(chart.key, result[chart.key])
         return result
 
 
-def render_svgs(charts: Sequence[Chart]) -> RenderedCharts:
-    """SVG of each chart, keyed by chart key. Never raises: a missing or failing Chromium is reported instead."""
+def render_svgs(charts: Sequence[Chart], *, each: Callable[[str, str], None] | None = None) -> RenderedCharts:
+    """SVG of each chart, keyed by chart key. Never raises: a missing or failing Chromium is reported instead.
+
+    `each(key, svg)` is called, from the drawing thread, as each chart is drawn (a PDF lays out the first charts
+    while Chromium draws the next); the result has the SVGs only when every chart was drawn.
+    """
     if not charts:
         return RenderedCharts({})
     browser = chromium_path()
@@ -208,7 +214,7 @@ def render_svgs(charts: Sequence[Chart]) -> RenderedCharts:
 
     def draw() -> None:
         try:
-            outcome["svgs"] = asyncio.run(_svgs_async(charts, browser))
+            outcome["svgs"] = asyncio.run(_svgs_async(charts, browser, each))
         except BaseException as exc:  # reported by the caller's thread
             outcome["error"] = exc
 

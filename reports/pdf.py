@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import base64
 import itertools
+import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from html.parser import HTMLParser
 from typing import Any
 
@@ -26,6 +29,8 @@ from reports import charts as charts_module
 from reports import print_pieces, records
 from reports.markdown import render as render_markdown
 from reports.models import PageKind, PageRevision
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, int], None]
 
@@ -114,8 +119,8 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text.
 
     A decision record is laid out in pieces (reports/print_pieces.py): the cover, the charts, and its text cut at
-    its parts and long sections, each starting a page; the text's pieces are laid out by worker processes while
-    Chromium draws the charts, and the whole gets its page numbers once joined.
+    its parts and long sections, each starting a page; worker processes lay the text out while Chromium draws the
+    charts, each batch of charts is laid out as soon as it is drawn, and the whole gets its page numbers once joined.
     """
     with translation.override(translation.get_language() or "en"):
         if not is_decision_record(revision):
@@ -124,16 +129,18 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
             content = html_to_pdf(html=html)
             return PdfResult(content=content, charts_included=False, charts_note="")
         progress("charts", 20)
-        pieces, charts_outcome = decision_record_pieces(revision=revision)
+        record = DecisionRecordPrint(revision=revision)
 
         def typeset(done: int, total: int) -> None:
             progress("typesetting", 40 + 45 * done // total)
 
-        joined = print_pieces.lay_out_pieces(pieces, workers=settings.DOCKET_PDF_WORKERS, progress=typeset)
-    rendered = charts_outcome[0] if charts_outcome else None
+        joined = print_pieces.lay_out_pieces(
+            record.pieces(), workers=record.workers(), start=record.drawing.start, progress=typeset
+        )
+    rendered = record.drawing.result
     return PdfResult(
         content=joined.content,
-        charts_included=bool(rendered and rendered.svgs),
+        charts_included=record.charts_printed > 0,
         charts_note=rendered.missing_reason if rendered is not None else "",
     )
 
@@ -141,47 +148,114 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
 # A section of a record's text at least this long (in the pieces' weight, ≈ characters of HTML) starts a page and
 # a piece of its own; shorter ones follow the one before them.
 LONG_SECTION = 20_000
+# Charts a piece holds (a page each): the first batch is laid out while Chromium draws the next.
+CHARTS_PER_PIECE = 6
+# A record whose text (Markdown, all parts) is shorter is laid out in the calling process: forking workers costs
+# more than it saves.
+IN_PROCESS_BELOW = 40_000
 
 
-def decision_record_pieces(
-    *, revision: PageRevision
-) -> tuple[list[print_pieces.Piece | Callable[[], print_pieces.Piece]], list[charts_module.RenderedCharts]]:
-    """The record's print pieces in order: the cover, the charts (drawn when called), then its text's pieces.
+class ChartDrawing:
+    """The print charts, drawn by Chromium in a thread of their own once started; batches are waited for in turn."""
 
-    The second value receives the drawn charts once the charts' piece has been made (for the PDF's note).
-    """
-    data: Mapping[str, Any] = revision.data or {}
-    base = {"revision": revision, "page": revision.page, "LANGUAGE_CODE": translation.get_language()}
-    language = translation.get_language() or "en"
-    outcome: list[charts_module.RenderedCharts] = []
+    def __init__(self, charts: Sequence[charts_module.Chart], language: str) -> None:
+        self.charts = list(charts)
+        self.language = language
+        self.svgs: dict[str, str] = {}
+        self.result: charts_module.RenderedCharts | None = None
+        self._changed = threading.Condition()
 
-    def piece(**context: Any) -> print_pieces.Piece:
-        return print_pieces.Piece(render_to_string("reports/print/decision_record_piece.html", {**base, **context}))
+    def start(self) -> None:
+        threading.Thread(target=self._draw, name="docket-print-charts", daemon=True).start()
 
-    def charts_piece() -> print_pieces.Piece:
-        with translation.override(language):  # this runs in a thread of its own, whose language is not the caller's
-            print_charts = charts_module.decision_record_print_charts(data)
-            rendered = charts_module.render_svgs(print_charts)
-            outcome.append(rendered)
-            images = [{"title": c.title, "src": _data_uri_svg(rendered.svgs[c.key])}
-                      for c in print_charts if rendered.svgs.get(c.key)]
-            return piece(piece="charts", charts=images, charts_note=rendered.missing_reason)
+    def _draw(self) -> None:
+        def each(key: str, svg: str) -> None:
+            with self._changed:
+                self.svgs[key] = svg
+                self._changed.notify_all()
 
-    cover = print_pieces.Piece(
-        render_to_string("reports/print/decision_record_piece.html",
-                         {**base, "piece": "cover", "summary_lines": _summary_lines(data)}),
-        numbered=False,
-    )
-    pieces: list[print_pieces.Piece | Callable[[], print_pieces.Piece]] = [cover, charts_piece]
-    texts = [(revision.title, "", render_markdown(revision.body))]
-    texts += [(part.title, part.title, render_markdown(part.body)) for part in record_parts(revision)]
-    for running_title, part_title, html in texts:
-        for index, fragment in enumerate(_long_section_runs(html)):
-            pieces.append(piece(running_title=running_title, part_title=part_title if index == 0 else "",
-                                html=fragment))
-    return pieces, outcome
+        with translation.override(self.language):
+            try:
+                result = charts_module.render_svgs(self.charts, each=each)
+            except BaseException:  # render_svgs reports its own failures; this is for anything else
+                logger.exception("Drawing the print charts failed")
+                result = charts_module.RenderedCharts({}, _("Drawing the charts failed, so this PDF has no charts."))
+        with self._changed:
+            self.result = result
+            self._changed.notify_all()
+
+    def wait_for(self, keys: Sequence[str]) -> dict[str, str]:
+        """The SVGs of these charts once drawn; fewer (or none) when the drawing stopped before them."""
+        # render_svgs gives up after twice its timeout; a little more here, so that this never waits for ever.
+        deadline = charts_module.RENDER_TIMEOUT_SECONDS * 2 + 30
+        with self._changed:
+            self._changed.wait_for(lambda: self.result is not None or all(k in self.svgs for k in keys), deadline)
+            if self.result is not None and not self.result.complete:
+                return {}
+            return {key: self.svgs[key] for key in keys if key in self.svgs}
+
+    @property
+    def note(self) -> str:
+        return self.result.missing_reason if self.result is not None else ""
 
 
+class DecisionRecordPrint:
+    """A decision record's print pieces: the cover, the charts in batches, then its text cut at parts and sections."""
+
+    def __init__(self, *, revision: PageRevision) -> None:
+        self.revision = revision
+        self.data: Mapping[str, Any] = revision.data or {}
+        self.language = translation.get_language() or "en"
+        self.drawing = ChartDrawing(charts_module.decision_record_print_charts(self.data), self.language)
+        self.parts = record_parts(revision)
+        self.charts_printed = 0
+        self._note_printed = False
+
+    def workers(self) -> int:
+        text = len(self.revision.body) + sum(len(part.body) for part in self.parts)
+        return 1 if text < IN_PROCESS_BELOW else settings.DOCKET_PDF_WORKERS
+
+    def _piece(self, **context: Any) -> print_pieces.Piece:
+        with translation.override(self.language):  # the language the PDF is printed in, whichever thread asks
+            return print_pieces.Piece(render_to_string(
+                "reports/print/decision_record_piece.html",
+                {"revision": self.revision, "page": self.revision.page, "LANGUAGE_CODE": self.language, **context},
+            ))
+
+    def pieces(self) -> list[print_pieces.Piece | print_pieces.Late]:
+        cover = print_pieces.Piece(
+            self._piece(piece="cover", summary_lines=_summary_lines(self.data)).html, numbered=False
+        )
+        result: list[print_pieces.Piece | print_pieces.Late] = [cover]
+        charts = self.drawing.charts
+        batches = [charts[i:i + CHARTS_PER_PIECE] for i in range(0, len(charts), CHARTS_PER_PIECE)] or [[]]
+        for number, batch in enumerate(batches):
+            result.append(print_pieces.Late(partial(self._charts_piece, batch, first=number == 0), waits=True))
+        texts = [(self.revision.title, "", self.revision.body)]
+        texts += [(part.title, part.title, part.body) for part in self.parts]
+        for running_title, part_title, body in texts:
+            result.append(print_pieces.Late(partial(self._text_pieces, running_title, part_title, body)))
+        return result
+
+    def _charts_piece(self, batch: Sequence[charts_module.Chart], *, first: bool) -> list[print_pieces.Piece]:
+        svgs = self.drawing.wait_for([chart.key for chart in batch])
+        images = [{"title": c.title, "src": _data_uri_svg(svgs[c.key])} for c in batch if c.key in svgs]
+        note = ""
+        if not images and not self._note_printed:
+            note = self.drawing.note or (_("This record has no data to chart.") if first else "")
+        if not images and not note and not first:
+            return []
+        self.charts_printed += len(images)
+        self._note_printed = self._note_printed or bool(note)
+        return [self._piece(piece="charts", charts=images, charts_note=note, first=first)]
+
+    def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
+        with translation.override(self.language):
+            html = render_markdown(body)
+        return [
+            self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
+            for index, fragment in enumerate(_long_section_runs(html))
+        ]
 def _long_section_runs(html: str) -> list[str]:
     """The HTML cut before each top-level <h2> whose section is long (LONG_SECTION), and before the one after it."""
     starts = _top_level_h2_offsets(html)

@@ -10,9 +10,10 @@ A page's number ("n / N") needs the whole document's page count, which no piece 
 it, and the numbers are stamped on the joined PDF (`stamp_page_numbers`), where the print style's bottom-right
 margin box puts them.
 
-A piece may be late (the charts, drawn by Chromium meanwhile): it is a callable, run in a thread of the caller while
-the workers lay out the others. Workers are forked before that thread starts, and only lay out HTML: they touch no
-database connection and leave with `os._exit` (multiprocessing's own), so nothing of the parent is closed twice.
+A piece may be late (`Late`): made by the caller while the workers lay out the others, as the charts are, drawn by
+Chromium meanwhile. Workers are forked before the caller starts any thread of its own, and only lay out HTML: they
+touch no database connection and leave with `os._exit` (multiprocessing's own), so nothing of the parent is closed
+twice.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import io
 import logging
 import multiprocessing
 import queue
-import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,9 +33,6 @@ from weasyprint.urls import URLFetcher
 
 logger = logging.getLogger(__name__)
 
-# Below this total weight (≈ characters of HTML, see `weight`) the pieces are laid out in the calling process:
-# forking costs more than it saves for a short record.
-IN_PROCESS_BELOW = 60_000
 WORKER_TIMEOUT_SECONDS = 600
 
 # Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
@@ -64,10 +61,22 @@ class Piece:
 
 
 @dataclass(frozen=True)
+class Late:
+    """Pieces made while the others are laid out (none: no pages). `waits`: making them waits on something slow
+    (the charts, drawn by Chromium), so every other piece is made and sent to the workers first."""
+
+    make: Callable[[], Sequence[Piece]]
+    waits: bool = False
+
+
+@dataclass(frozen=True)
 class JoinedPdf:
     content: bytes
     pages: int
     piece_pages: list[int]
+
+
+Key = tuple[int, int]  # (position in the list given, position among the pieces a Late made)
 
 
 def _fetcher() -> URLFetcher:
@@ -88,74 +97,76 @@ def _worker(tasks: Any, results: Any) -> None:
         task = tasks.get()
         if task is None:
             return
-        index, html = task
+        key, html = task
         try:
             content, pages = lay_out(html)
         except BaseException:  # reported to the parent, which raises
-            results.put((index, None, 0, traceback.format_exc()))
+            results.put((key, None, 0, traceback.format_exc()))
         else:
-            results.put((index, content, pages, ""))
+            results.put((key, content, pages, ""))
 
 
 def lay_out_pieces(
-    pieces: Sequence[Piece | Callable[[], Piece]], *, workers: int, progress: Progress | None = None
+    pieces: Sequence[Piece | Late],
+    *,
+    workers: int,
+    start: Callable[[], None] | None = None,
+    progress: Progress | None = None,
 ) -> JoinedPdf:
     """The PDF of the pieces in order, each laid out alone, joined, with page numbers stamped across the whole.
 
-    A callable piece is made in a thread of this process while the workers lay out the others (it may take long:
-    the charts). `workers` ≤ 1, or a short document, lays everything out here. Raises RuntimeError when a worker
-    fails or dies.
+    With `workers` > 1 the pieces are laid out by that many forked processes; then `start` is called (it may start
+    threads: the charts' drawing), the late pieces are made here, the waiting ones last, and each is sent to the
+    workers as soon as it is made. With 1, everything happens in this process, the waiting pieces last. Raises
+    RuntimeError when a worker fails or dies; what making a late piece raises is raised here.
     """
-    ready = {i: p for i, p in enumerate(pieces) if isinstance(p, Piece)}
-    late = {i: p for i, p in enumerate(pieces) if not isinstance(p, Piece)}
-    made: dict[int, Piece] = {}
-    errors: list[BaseException] = []
+    made: dict[Key, Piece] = {(i, 0): p for i, p in enumerate(pieces) if isinstance(p, Piece)}
+    late = {i: p for i, p in enumerate(pieces) if isinstance(p, Late)}
+    outputs: dict[Key, tuple[bytes, int]] = {}
 
-    def make_late() -> None:
-        for index, make in late.items():
-            try:
-                made[index] = make()
-            except BaseException as exc:  # raised by the caller's thread
-                errors.append(exc)
-                return
+    def make(index: int) -> list[Key]:
+        keys = []
+        for k, piece in enumerate(late[index].make()):
+            made[(index, k)] = piece
+            keys.append((index, k))
+        return keys
 
-    total = len(pieces)
-    outputs: dict[int, tuple[bytes, int]] = {}
-
-    def done(index: int, content: bytes, pages: int) -> None:
-        outputs[index] = (content, pages)
+    def done(key: Key, output: tuple[bytes, int]) -> None:
+        outputs[key] = output
         if progress is not None:
-            progress(len(outputs), total)
+            progress(len(outputs), max(len(made), len(outputs)))
 
-    if workers <= 1 or sum(p.weight for p in ready.values()) < IN_PROCESS_BELOW:
-        maker = threading.Thread(target=make_late, name="docket-print-pieces", daemon=True)
-        maker.start()
-        for index in sorted(ready):
-            done(index, *lay_out(ready[index].html))
-        maker.join()
-        if errors:
-            raise errors[0]
-        for index in sorted(made):
-            done(index, *lay_out(made[index].html))
+    if workers <= 1:
+        if start is not None:
+            start()
+        for index, item in late.items():
+            if not item.waits:
+                make(index)
+        for key in sorted(made):
+            done(key, lay_out(made[key].html))
+        for index, item in late.items():
+            if item.waits:
+                for key in make(index):
+                    done(key, lay_out(made[key].html))
     else:
-        _lay_out_in_workers(ready, made, make_late, errors, workers=min(workers, total), done=done)
-    ordered = [outputs[i] for i in range(total)]
-    all_pieces = {**ready, **made}
-    numbered = [all_pieces[i].numbered for i in range(total) for _ in range(outputs[i][1])]
-    content = join_and_number([c for c, _ in ordered], numbered=numbered)
-    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[p for _, p in ordered])
+        _lay_out_in_workers(made, late, make, workers=workers, start=start, done=done)
+    numbered: list[bool] = []
+    for key in sorted(made):
+        numbered += [made[key].numbered] * outputs[key][1]
+    content = join_and_number([outputs[key][0] for key in sorted(made)], numbered=numbered)
+    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[outputs[key][1] for key in sorted(made)])
 
 
 def _lay_out_in_workers(
-    ready: dict[int, Piece],
-    made: dict[int, Piece],
-    make_late: Callable[[], None],
-    errors: list[BaseException],
+    made: dict[Key, Piece],
+    late: dict[int, Late],
+    make: Callable[[int], list[Key]],
     *,
     workers: int,
-    done: Callable[[int, bytes, int], None],
+    start: Callable[[], None] | None,
+    done: Callable[[Key, tuple[bytes, int]], None],
 ) -> None:
-    # Forked before the late pieces' thread starts: a child gets only this thread, and no lock another holds.
+    # Forked before `start` starts its threads: a child gets only this thread, and no lock another one holds.
     context = multiprocessing.get_context("fork")
     tasks: Any = context.Queue()
     results: Any = context.Queue()
@@ -163,23 +174,23 @@ def _lay_out_in_workers(
                  for n in range(workers)]
     for process in processes:
         process.start()
-    expected = len(ready)
-    try:
-        # The costliest first, so that no long piece starts last.
-        for index in sorted(ready, key=lambda i: -ready[i].weight):
-            tasks.put((index, ready[index].html))
-        make_late()  # the workers lay text out meanwhile
-        if errors:
-            raise errors[0]
-        for index in sorted(made, key=lambda i: -made[i].weight):
-            tasks.put((index, made[index].html))
-        expected += len(made)
-        received = 0
-        waited = 0.0
-        while received < expected:
+    sent = 0
+    received = 0
+
+    def send(key: Key) -> None:
+        nonlocal sent
+        tasks.put((key, made[key].html))
+        sent += 1
+
+    def collect(*, until_all: bool) -> None:
+        nonlocal received
+        waited = 0
+        while received < sent:
             try:
-                index, content, pages, error = results.get(timeout=1)
+                key, content, pages, error = results.get(timeout=1) if until_all else results.get_nowait()
             except queue.Empty:
+                if not until_all:
+                    return
                 waited += 1
                 dead = [p for p in processes if not p.is_alive()]
                 if dead:
@@ -188,9 +199,25 @@ def _lay_out_in_workers(
                     raise RuntimeError(f"laying the PDF out took over {WORKER_TIMEOUT_SECONDS} s") from None
                 continue
             if error:
-                raise RuntimeError(f"laying out piece {index + 1} of the PDF failed:\n{error}")
+                raise RuntimeError(f"laying out piece {key} of the PDF failed:\n{error}")
             received += 1
-            done(index, content, pages)
+            done(key, (content, pages))
+
+    try:
+        if start is not None:
+            start()
+        for index, item in late.items():
+            if not item.waits:
+                make(index)
+        # The costliest first, so that no long piece starts last.
+        for key in sorted(made, key=lambda k: -made[k].weight):
+            send(key)
+        for index, item in late.items():
+            if item.waits:
+                for key in make(index):  # the workers lay the text out meanwhile
+                    send(key)
+                collect(until_all=False)  # progress as pieces come in
+        collect(until_all=True)
     finally:
         for _ in processes:
             tasks.put(None)

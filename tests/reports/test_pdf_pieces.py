@@ -51,9 +51,9 @@ def render(revision, settings, *, workers: int) -> bytes:
 def test_a_record_laid_out_in_pieces_has_every_request_once_in_order_and_numbers_1_to_n(
     published_week, settings, monkeypatch
 ):
-    monkeypatch.setattr(print_pieces, "IN_PROCESS_BELOW", 0)  # fork the workers even for 40 requests
-    pieces, _ = pdf.decision_record_pieces(revision=published_week)
-    assert len(pieces) > 4  # cover, charts, and the text cut at its parts and long sections
+    monkeypatch.setattr(pdf, "IN_PROCESS_BELOW", 0)  # fork the workers even for 40 requests
+    record = pdf.DecisionRecordPrint(revision=published_week)
+    assert record.workers() == 2 and len(record.parts) >= 3  # the record continues on three archive pages or more
 
     texts = page_texts(render(published_week, settings, workers=2))
 
@@ -63,7 +63,8 @@ def test_a_record_laid_out_in_pieces_has_every_request_once_in_order_and_numbers
         footer = text.rstrip().splitlines()[-1]
         assert footer.rstrip().endswith(f"{number} / {total}"), (number, footer)
     whole = " ".join(" ".join(texts).split())
-    decided = [int(n) for n in re.findall(r"(\d+)\. Training run \d{4} of Big team \d{4} — Big team \d{4}: Grant", whole)]
+    heading = r"(\d+)\. Training run \d{4} of Big team \d{4} — Big team \d{4}: Grant"  # one per decision
+    decided = [int(n) for n in re.findall(heading, whole)]
     assert decided == list(range(1, REQUESTS + 1))
     window_requests = sorted(int(n) for n in re.findall(r"request:(\d+)", whole))  # the published windows' table
     assert window_requests == sorted(AllocationWindow.objects.values_list("request_ref", flat=True))
@@ -73,7 +74,7 @@ def test_a_record_laid_out_in_pieces_has_every_request_once_in_order_and_numbers
 
 
 def test_the_pdf_reads_the_same_whatever_the_number_of_workers(published_week, settings, monkeypatch):
-    monkeypatch.setattr(print_pieces, "IN_PROCESS_BELOW", 0)
+    monkeypatch.setattr(pdf, "IN_PROCESS_BELOW", 0)
 
     in_process = page_texts(render(published_week, settings, workers=1))
     two_workers = page_texts(render(published_week, settings, workers=2))
@@ -81,12 +82,30 @@ def test_the_pdf_reads_the_same_whatever_the_number_of_workers(published_week, s
     assert in_process == two_workers
 
 
-def test_a_piece_that_cannot_be_laid_out_fails_the_pdf_with_the_reason(settings, monkeypatch):
-    monkeypatch.setattr(print_pieces, "IN_PROCESS_BELOW", 0)
-
-    def broken() -> print_pieces.Piece:
+def test_a_piece_that_cannot_be_made_fails_the_pdf_with_the_reason():
+    def broken() -> list[print_pieces.Piece]:
         raise ValueError("no charts today")
 
-    with pytest.raises(ValueError, match="no charts today"):
-        print_pieces.lay_out_pieces([print_pieces.Piece("<p>one</p>"), broken, print_pieces.Piece("<p>two</p>")],
-                                    workers=2)
+    pieces = [print_pieces.Piece("<p>one</p>"), print_pieces.Late(broken, waits=True), print_pieces.Piece("<p>two</p>")]
+    for workers in (1, 2):
+        with pytest.raises(ValueError, match="no charts today"):
+            print_pieces.lay_out_pieces(pieces, workers=workers)
+
+
+def test_pieces_are_joined_in_their_order_and_numbered_except_the_unnumbered():
+    pieces = [
+        print_pieces.Piece("<h1>Cover</h1>", numbered=False),
+        print_pieces.Late(lambda: [print_pieces.Piece("<p>late one</p>"), print_pieces.Piece("<p>late two</p>")],
+                          waits=True),
+        print_pieces.Late(list),  # no pages at all
+        print_pieces.Piece("<p>" + "many words " * 2_000 + "</p>"),
+    ]
+
+    joined = print_pieces.lay_out_pieces(pieces, workers=2)
+
+    texts = page_texts(joined.content)
+    assert joined.pages == len(texts) and joined.piece_pages[:3] == [1, 1, 1] and len(texts) > 4
+    assert "Cover" in texts[0] and not re.search(r"\d+ / \d+", texts[0])
+    assert "late one" in texts[1] and "late two" in texts[2] and "many words" in texts[3]
+    assert [re.findall(r"(\d+) / (\d+)", text)[-1] for text in texts[1:]] == [
+        (str(n), str(len(texts))) for n in range(2, len(texts) + 1)]
