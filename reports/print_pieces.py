@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import logging
 import multiprocessing
+import os
 import queue
 import traceback
 from collections.abc import Callable, Sequence
@@ -92,9 +93,14 @@ def lay_out(html: str) -> tuple[bytes, int]:
     return content, len(document.pages)
 
 
-def _worker(tasks: Any, results: Any) -> None:
+def _worker(tasks: Any, results: Any, parent: int) -> None:
     while True:
-        task = tasks.get()
+        try:
+            task = tasks.get(timeout=2)
+        except queue.Empty:
+            if os.getppid() != parent:  # the process that forked this one died (a killed Celery worker): stop too
+                return
+            continue
         if task is None:
             return
         key, html = task
@@ -170,8 +176,10 @@ def _lay_out_in_workers(
     context = multiprocessing.get_context("fork")
     tasks: Any = context.Queue()
     results: Any = context.Queue()
-    processes = [context.Process(target=_worker, args=(tasks, results), daemon=True, name=f"docket-pdf-{n}")
-                 for n in range(workers)]
+    processes = [
+        context.Process(target=_worker, args=(tasks, results, os.getpid()), daemon=True, name=f"docket-pdf-{n}")
+        for n in range(workers)
+    ]
     for process in processes:
         process.start()
     sent = 0
