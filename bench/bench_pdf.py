@@ -7,10 +7,11 @@ Each size gets a fresh database with the tests' world and tests/reports/big_week
 scored by three members and granted), finalized and published at a pinned instant, so the archive holds the
 week's decision record as a server holds it. The PDF is then made from the record's latest revision the way the
 export task makes it (reports.pdf.render_revision_pdf), with each `--workers` count (DOCKET_PDF_WORKERS), and
-timed: the whole (wall clock), when Chromium had drawn the last chart (kaleido then closes it in the background), the CPU of this process and of the layout
-workers (their pieces' CPU, summed, and the largest one), and the machine's load average. Prints a Markdown table
-for docs/benchmarks.md: the run with the best wall clock of `--repeat` runs, and the page count (from the PDF).
-Chromium's own CPU is not counted (its processes are kaleido's, not this one's children).
+timed: the whole (wall clock), when Chromium had drawn the last chart (kaleido then closes it in the background),
+the CPU of this process and of the layout workers (their pieces' CPU, summed, and the largest one), and the
+machine's load average. Prints a Markdown table for docs/benchmarks.md: the run with the best wall clock of
+`--repeat` runs, and the page count (from the PDF). Chromium's own CPU is not counted (its processes are
+kaleido's, not this one's children).
 """
 
 from __future__ import annotations
