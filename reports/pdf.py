@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import itertools
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text.
 
     A decision record is laid out in pieces (reports/print_pieces.py): the cover, the charts, and its text cut at
-    its parts and long sections, each starting a page; worker processes lay the text out while Chromium draws the
+    its parts, long sections and every TABLE_ROWS_PER_PIECE rows of a long table, each starting a page; worker processes lay the text out while Chromium draws the
     charts, each batch of charts is laid out as soon as it is drawn, and the whole gets its page numbers once joined.
     """
     with translation.override(translation.get_language() or "en"):
@@ -148,6 +149,8 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
 # A section of a record's text at least this long (in the pieces' weight, ≈ characters of HTML) starts a page and
 # a piece of its own; shorter ones follow the one before them.
 LONG_SECTION = 20_000
+# Rows of a long table a piece holds (about six landscape pages of the ranking).
+TABLE_ROWS_PER_PIECE = 100
 # Charts a piece holds (a page each): the first batch is laid out while Chromium draws the next.
 CHARTS_PER_PIECE = 6
 # A record whose text (Markdown, all parts) is shorter is laid out in the calling process: forking workers costs
@@ -256,21 +259,53 @@ class DecisionRecordPrint:
             self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
             for index, fragment in enumerate(_long_section_runs(html))
         ]
+
+
 def _long_section_runs(html: str) -> list[str]:
-    """The HTML cut before each top-level <h2> whose section is long (LONG_SECTION), and before the one after it."""
+    """The HTML cut before each top-level <h2> whose section is long (LONG_SECTION), and its long tables cut."""
     starts = _top_level_h2_offsets(html)
     bounds = [0, *[s for s in starts if s > 0], len(html)]
     sections = [html[a:b] for a, b in itertools.pairwise(bounds) if b > a]
     runs: list[str] = []
-    previous_long = False
     for section in sections:
-        long = print_pieces.Piece(section).weight >= LONG_SECTION
-        if runs and not long and not previous_long:
-            runs[-1] += section
+        if runs and print_pieces.Piece(section).weight < LONG_SECTION:
+            runs[-1] += section  # a short section follows the one before it on its page
         else:
             runs.append(section)
-        previous_long = long
-    return runs or [html]
+    return [cut for run in runs for cut in _long_tables_cut(run)] or [html]
+
+
+_TABLE = re.compile(r"<table>\s*(<thead>.*?</thead>)\s*<tbody>(.*?)</tbody>\s*</table>", re.DOTALL)
+_ROW = re.compile(r"<tr>.*?</tr>", re.DOTALL)
+
+
+def _long_tables_cut(html: str) -> list[str]:
+    """The HTML with each table of more than TABLE_ROWS_PER_PIECE rows cut into tables of that many, each run after
+    the first starting a piece (a page) of its own, under the same header: the ranking and the windows of a long
+    week are most of its layout, and one piece each would leave one worker laying them out while the other idles.
+
+    Only the tables Markdown writes are cut (a header, a body, rows of cells: no table inside a cell).
+    """
+    cuts: list[str] = []
+    current = ""
+    position = 0
+    for table in _TABLE.finditer(html):
+        header, body = table.group(1), table.group(2)
+        rows = _ROW.findall(body)
+        only_rows = "".join(rows) == re.sub(r">\s+<tr>", "><tr>", body).strip()
+        if "<table" in body or not only_rows or len(rows) <= TABLE_ROWS_PER_PIECE:
+            continue
+        current += html[position:table.start()]
+        for start in range(0, len(rows), TABLE_ROWS_PER_PIECE):
+            if start:
+                cuts.append(current)
+                current = ""
+            run = "".join(rows[start:start + TABLE_ROWS_PER_PIECE])
+            current += f"<table>\n{header}\n<tbody>\n{run}\n</tbody>\n</table>"
+        position = table.end()
+    current += html[position:]
+    cuts.append(current)
+    return cuts
 
 
 class _TopLevelH2(HTMLParser):
