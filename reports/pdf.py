@@ -120,8 +120,9 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text.
 
     A decision record is laid out in pieces (reports/print_pieces.py): the cover, the charts, and its text cut at
-    its parts, long sections and every TABLE_ROWS_PER_PIECE rows of a long table, each starting a page; worker processes lay the text out while Chromium draws the
-    charts, each batch of charts is laid out as soon as it is drawn, and the whole gets its page numbers once joined.
+    its parts, long sections and every TABLE_ROWS_PER_PIECE rows of a long table, each starting a page; worker
+    processes lay the text out while Chromium draws the charts, each batch of charts is laid out as soon as it is
+    drawn, and the whole gets its page numbers once joined.
     """
     with translation.override(translation.get_language() or "en"):
         if not is_decision_record(revision):
