@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -487,6 +488,9 @@ DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 # The archive's PDFs: charts are drawn by Chromium (through kaleido); without it PDFs have no charts.
 CHROMIUM_PATH = env_str("CHROMIUM_PATH", "/usr/bin/chromium")
 DOCKET_PDF_ROOT = Path(env_str("DOCKET_PDF_ROOT", str(MEDIA_ROOT / "archive-pdf")))
+# How many processes lay a long decision record's PDF out at once (reports/print_pieces.py): one a core. 1 lays it
+# out in the worker's own process.
+DOCKET_PDF_WORKERS = env_int("DOCKET_PDF_WORKERS", min(2, os.cpu_count() or 1), minimum=1, maximum=16)
 
 # The policy history (core/history.py): a change's reason may be longer than simple-history's default 100 characters.
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True

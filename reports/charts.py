@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,7 +142,45 @@ def decision_record_charts(data: Mapping[str, Any]) -> list[Chart]:
     return [chart for chart in (scores_figure(data), demand_capacity_figure(data)) if chart is not None]
 
 
-async def _svgs_async(charts: Sequence[Chart], browser: str) -> dict[str, str]:
+# 30 bars of 14 px and the chart's margins and legend: 600 px, one landscape page at the print width.
+PRINT_ROWS_PER_CHART = 30
+PRINT_ROW_PX = 14
+
+
+def decision_record_print_charts(data: Mapping[str, Any]) -> list[Chart]:
+    """The record's charts for its PDF: the scores chart in slices of at most PRINT_ROWS_PER_CHART requests.
+
+    A PDF image is never split across pages, so one bar chart of a long week (28 px a request) ran off its page
+    and lost every request after the first thirty or so; each slice fits one landscape page, in ranking order,
+    on the same 0–100 axis, so the slices read as one chart.
+    """
+    ranking: Sequence[Mapping[str, Any]] = data.get("ranking") or []
+    result: list[Chart] = []
+    if len(ranking) <= PRINT_ROWS_PER_CHART:
+        whole = scores_figure(data)
+        if whole is not None:
+            result.append(whole)
+    else:
+        for start in range(0, len(ranking), PRINT_ROWS_PER_CHART):
+            rows = ranking[start:start + PRINT_ROWS_PER_CHART]
+            chart = scores_figure({**data, "ranking": rows})
+            if chart is None:
+                continue
+            title = _("%(title)s, ranks %(first)s–%(last)s of %(n)d") % {
+                "title": chart.title, "first": rows[0].get("rank", start + 1),
+                "last": rows[-1].get("rank", start + len(rows)), "n": len(ranking)}
+            chart.figure.update_layout(
+                title={"text": title}, height=180 + PRINT_ROW_PX * PRINT_ROWS_PER_CHART,
+                yaxis={"tickfont": {"size": 9}}, bargap=0.25,
+            )
+            result.append(Chart(f"scores-{start // PRINT_ROWS_PER_CHART + 1}", title, chart.figure))
+    demand = demand_capacity_figure(data)
+    if demand is not None:
+        result.append(demand)
+    return result
+
+
+async def _svgs_async(charts: Sequence[Chart], browser: str, each: Callable[[str, str], None] | None) -> dict[str, str]:
     import kaleido
 
     # No MathJax (it would come from a CDN); plotly.js comes from the installed plotly package.
@@ -153,11 +191,17 @@ async def _svgs_async(charts: Sequence[Chart], browser: str) -> dict[str, str]:
                 chart.figure, opts={"format": "svg", "width": CHART_WIDTH, "height": chart.figure.layout.height}
             )
             result[chart.key] = image.decode("utf-8") if isinstance(image, bytes) else str(image)
+            if each is not None:
+                each(chart.key, result[chart.key])
         return result
 
 
-def render_svgs(charts: Sequence[Chart]) -> RenderedCharts:
-    """SVG of each chart, keyed by chart key. Never raises: a missing or failing Chromium is reported instead."""
+def render_svgs(charts: Sequence[Chart], *, each: Callable[[str, str], None] | None = None) -> RenderedCharts:
+    """SVG of each chart, keyed by chart key. Never raises: a missing or failing Chromium is reported instead.
+
+    `each(key, svg)` is called, from the drawing thread, as each chart is drawn (a PDF lays out the first charts
+    while Chromium draws the next); the result has the SVGs only when every chart was drawn.
+    """
     if not charts:
         return RenderedCharts({})
     browser = chromium_path()
@@ -170,7 +214,7 @@ def render_svgs(charts: Sequence[Chart]) -> RenderedCharts:
 
     def draw() -> None:
         try:
-            outcome["svgs"] = asyncio.run(_svgs_async(charts, browser))
+            outcome["svgs"] = asyncio.run(_svgs_async(charts, browser, each))
         except BaseException as exc:  # reported by the caller's thread
             outcome["error"] = exc
 

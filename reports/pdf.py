@@ -9,10 +9,17 @@ can never make the server request an internal address while rendering (no SSRF).
 from __future__ import annotations
 
 import base64
+import itertools
+import logging
+import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from html.parser import HTMLParser
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -20,9 +27,11 @@ from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
 from reports import charts as charts_module
-from reports import records
+from reports import print_pieces, records
 from reports.markdown import render as render_markdown
 from reports.models import PageKind, PageRevision
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, int], None]
 
@@ -53,25 +62,9 @@ def chart_images(charts: Sequence[charts_module.Chart]) -> tuple[list[dict[str, 
     return images, rendered.missing_reason
 
 
-def print_context(*, revision: PageRevision, rendered: charts_module.RenderedCharts | None = None) -> dict[str, Any]:
-    """What the print templates need, from the revision alone."""
-    data: Mapping[str, Any] = revision.data or {}
-    chart_list = []
-    if rendered is not None:
-        for chart in charts_module.decision_record_charts(data):
-            svg = rendered.svgs.get(chart.key)
-            if svg:
-                chart_list.append({"title": chart.title, "src": _data_uri_svg(svg)})
-    return {
-        "summary_lines": _summary_lines(data) if is_decision_record(revision) else [],
-        "page": revision.page,
-        "revision": revision,
-        "html": render_markdown(revision.body),
-        "parts": [{"title": part.title, "html": render_markdown(part.body)} for part in record_parts(revision)],
-        "data": data,
-        "charts": chart_list,
-        "charts_note": rendered.missing_reason if rendered is not None else "",
-    }
+def print_context(*, revision: PageRevision) -> dict[str, Any]:
+    """What the print template of a page that is not a decision record needs, from the revision alone."""
+    return {"page": revision.page, "revision": revision, "html": render_markdown(revision.body)}
 
 
 def _summary_lines(data: Mapping[str, Any]) -> list[str]:
@@ -124,25 +117,226 @@ def record_parts(revision: PageRevision) -> list[PageRevision]:
 
 
 def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_progress) -> PdfResult:
-    """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text."""
-    rendered: charts_module.RenderedCharts | None = None
+    """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text.
+
+    A decision record is laid out in pieces (reports/print_pieces.py): the cover, the charts, and its text cut at
+    its parts, long sections and every TABLE_ROWS_PER_PIECE rows of a long table, each starting a page; worker
+    processes lay the text out while Chromium draws the charts, each batch of charts is laid out as soon as it is
+    drawn, and the whole gets its page numbers once joined.
+    """
     with translation.override(translation.get_language() or "en"):
-        if is_decision_record(revision):
-            progress("charts", 20)
-            rendered = charts_module.render_svgs(charts_module.decision_record_charts(revision.data))
-            template = "reports/print/decision_record.html"
-        else:
-            template = "reports/print/page.html"
-        progress("typesetting", 60)
-        html = render_to_string(template, print_context(revision=revision, rendered=rendered))
-    document = HTML(string=html, url_fetcher=URLFetcher(allowed_protocols={"data"}), base_url=None)
-    content = document.write_pdf()
-    assert content is not None
+        if not is_decision_record(revision):
+            progress("typesetting", 60)
+            html = render_to_string("reports/print/page.html", print_context(revision=revision))
+            content = html_to_pdf(html=html)
+            return PdfResult(content=content, charts_included=False, charts_note="")
+        progress("charts", 20)
+        record = DecisionRecordPrint(revision=revision)
+
+        def typeset(done: int, total: int) -> None:
+            progress("typesetting", 40 + 45 * done // total)
+
+        joined = print_pieces.lay_out_pieces(
+            record.pieces(), workers=record.workers(), start=record.drawing.start, progress=typeset
+        )
+    rendered = record.drawing.result
     return PdfResult(
-        content=content,
-        charts_included=bool(rendered and rendered.svgs),
+        content=joined.content,
+        charts_included=record.charts_printed > 0,
         charts_note=rendered.missing_reason if rendered is not None else "",
     )
+
+
+# A section of a record's text at least this long (in the pieces' weight, ≈ characters of HTML) starts a page and
+# a piece of its own; shorter ones follow the one before them.
+LONG_SECTION = 20_000
+# Rows of a long table a piece holds (about six landscape pages of the ranking).
+TABLE_ROWS_PER_PIECE = 100
+# Charts a piece holds (a page each): the first batch is laid out while Chromium draws the next.
+CHARTS_PER_PIECE = 6
+# A record whose text (Markdown, all parts) is shorter is laid out in the calling process: forking workers costs
+# more than it saves.
+IN_PROCESS_BELOW = 40_000
+
+
+class ChartDrawing:
+    """The print charts, drawn by Chromium in a thread of their own once started; batches are waited for in turn."""
+
+    def __init__(self, charts: Sequence[charts_module.Chart], language: str) -> None:
+        self.charts = list(charts)
+        self.language = language
+        self.svgs: dict[str, str] = {}
+        self.result: charts_module.RenderedCharts | None = None
+        self._changed = threading.Condition()
+
+    def start(self) -> None:
+        threading.Thread(target=self._draw, name="docket-print-charts", daemon=True).start()
+
+    def _draw(self) -> None:
+        def each(key: str, svg: str) -> None:
+            with self._changed:
+                self.svgs[key] = svg
+                self._changed.notify_all()
+
+        with translation.override(self.language):
+            try:
+                result = charts_module.render_svgs(self.charts, each=each)
+            except BaseException:  # render_svgs reports its own failures; this is for anything else
+                logger.exception("Drawing the print charts failed")
+                result = charts_module.RenderedCharts({}, _("Drawing the charts failed, so this PDF has no charts."))
+        with self._changed:
+            self.result = result
+            self._changed.notify_all()
+
+    def wait_for(self, keys: Sequence[str]) -> dict[str, str]:
+        """The SVGs of these charts once drawn; fewer (or none) when the drawing stopped before them."""
+        # render_svgs gives up after twice its timeout; a little more here, so that this never waits for ever.
+        deadline = charts_module.RENDER_TIMEOUT_SECONDS * 2 + 30
+        with self._changed:
+            self._changed.wait_for(lambda: self.result is not None or all(k in self.svgs for k in keys), deadline)
+            if self.result is not None and not self.result.complete:
+                return {}
+            return {key: self.svgs[key] for key in keys if key in self.svgs}
+
+    @property
+    def note(self) -> str:
+        return self.result.missing_reason if self.result is not None else ""
+
+
+class DecisionRecordPrint:
+    """A decision record's print pieces: the cover, the charts in batches, then its text cut at parts and sections."""
+
+    def __init__(self, *, revision: PageRevision) -> None:
+        self.revision = revision
+        self.data: Mapping[str, Any] = revision.data or {}
+        self.language = translation.get_language() or "en"
+        self.drawing = ChartDrawing(charts_module.decision_record_print_charts(self.data), self.language)
+        self.parts = record_parts(revision)
+        self.charts_printed = 0
+        self._note_printed = False
+
+    def workers(self) -> int:
+        text = len(self.revision.body) + sum(len(part.body) for part in self.parts)
+        return 1 if text < IN_PROCESS_BELOW else settings.DOCKET_PDF_WORKERS
+
+    def _piece(self, **context: Any) -> print_pieces.Piece:
+        with translation.override(self.language):  # the language the PDF is printed in, whichever thread asks
+            return print_pieces.Piece(render_to_string(
+                "reports/print/decision_record_piece.html",
+                {"revision": self.revision, "page": self.revision.page, "LANGUAGE_CODE": self.language, **context},
+            ))
+
+    def pieces(self) -> list[print_pieces.Piece | print_pieces.Late]:
+        cover = print_pieces.Piece(
+            self._piece(piece="cover", summary_lines=_summary_lines(self.data)).html, numbered=False
+        )
+        result: list[print_pieces.Piece | print_pieces.Late] = [cover]
+        charts = self.drawing.charts
+        batches = [charts[i:i + CHARTS_PER_PIECE] for i in range(0, len(charts), CHARTS_PER_PIECE)] or [[]]
+        for number, batch in enumerate(batches):
+            result.append(print_pieces.Late(partial(self._charts_piece, batch, first=number == 0), waits=True))
+        texts = [(self.revision.title, "", self.revision.body)]
+        texts += [(part.title, part.title, part.body) for part in self.parts]
+        for running_title, part_title, body in texts:
+            result.append(print_pieces.Late(partial(self._text_pieces, running_title, part_title, body)))
+        return result
+
+    def _charts_piece(self, batch: Sequence[charts_module.Chart], *, first: bool) -> list[print_pieces.Piece]:
+        svgs = self.drawing.wait_for([chart.key for chart in batch])
+        images = [{"title": c.title, "src": _data_uri_svg(svgs[c.key])} for c in batch if c.key in svgs]
+        note = ""
+        if not images and not self._note_printed:
+            note = self.drawing.note or (_("This record has no data to chart.") if first else "")
+        if not images and not note and not first:
+            return []
+        self.charts_printed += len(images)
+        self._note_printed = self._note_printed or bool(note)
+        return [self._piece(piece="charts", charts=images, charts_note=note, first=first)]
+
+    def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
+        with translation.override(self.language):
+            html = render_markdown(body)
+        return [
+            self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
+            for index, fragment in enumerate(_long_section_runs(html))
+        ]
+
+
+def _long_section_runs(html: str) -> list[str]:
+    """The HTML cut before each top-level <h2> whose section is long (LONG_SECTION), and its long tables cut."""
+    starts = _top_level_h2_offsets(html)
+    bounds = [0, *[s for s in starts if s > 0], len(html)]
+    sections = [html[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    runs: list[str] = []
+    for section in sections:
+        if runs and print_pieces.Piece(section).weight < LONG_SECTION:
+            runs[-1] += section  # a short section follows the one before it on its page
+        else:
+            runs.append(section)
+    return [cut for run in runs for cut in _long_tables_cut(run)] or [html]
+
+
+_TABLE = re.compile(r"<table>\s*(<thead>.*?</thead>)\s*<tbody>(.*?)</tbody>\s*</table>", re.DOTALL)
+_ROW = re.compile(r"<tr>.*?</tr>", re.DOTALL)
+
+
+def _long_tables_cut(html: str) -> list[str]:
+    """The HTML with each table of more than TABLE_ROWS_PER_PIECE rows cut into tables of that many, each run after
+    the first starting a piece (a page) of its own, under the same header: the ranking and the windows of a long
+    week are most of its layout, and one piece each would leave one worker laying them out while the other idles.
+
+    Only the tables Markdown writes are cut (a header, a body, rows of cells: no table inside a cell).
+    """
+    cuts: list[str] = []
+    current = ""
+    position = 0
+    for table in _TABLE.finditer(html):
+        header, body = table.group(1), table.group(2)
+        rows = _ROW.findall(body)
+        only_rows = "".join(rows) == re.sub(r">\s+<tr>", "><tr>", body).strip()
+        if "<table" in body or not only_rows or len(rows) <= TABLE_ROWS_PER_PIECE:
+            continue
+        current += html[position:table.start()]
+        for start in range(0, len(rows), TABLE_ROWS_PER_PIECE):
+            if start:
+                cuts.append(current)
+                current = ""
+            run = "".join(rows[start:start + TABLE_ROWS_PER_PIECE])
+            current += f"<table>\n{header}\n<tbody>\n{run}\n</tbody>\n</table>"
+        position = table.end()
+    current += html[position:]
+    cuts.append(current)
+    return cuts
+
+
+class _TopLevelH2(HTMLParser):
+    """Offsets of the <h2> tags at the top level of an HTML fragment (not inside a list, quote or table)."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.found: list[tuple[int, int]] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "h2" and self.depth == 0:
+            self.found.append(self.getpos())
+        if tag not in self.VOID:
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in self.VOID:
+            self.depth = max(0, self.depth - 1)
+
+
+def _top_level_h2_offsets(html: str) -> list[int]:
+    line_starts = [0]  # HTMLParser counts lines by "\n" only
+    for line in html.split("\n"):
+        line_starts.append(line_starts[-1] + len(line) + 1)
+    return [line_starts[line - 1] + column for line, column in _TopLevelH2(html).found]
 
 
 def html_to_pdf(*, html: str) -> bytes:

@@ -1,0 +1,113 @@
+"""A long decision record's PDF is laid out in pieces by worker processes and joined: nothing lost, reordered or
+numbered wrong, and the same PDF text whatever the number of workers."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime
+
+import pytest
+import time_machine
+
+from allocations.models import AllocationWindow
+from committee import services as committee_services
+from reports import pdf, print_pieces
+from reports.models import Page
+from reports.selectors import revision_latest
+from reports.services import pages
+from tests.conftest import build_world, require
+from tests.reports.big_week import big_week
+
+PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+REQUESTS = 40
+
+
+@pytest.fixture
+def published_week(db, monkeypatch, settings):
+    """A published week of 40 requests whose record continues on several archive pages (a small page limit)."""
+    require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    settings.CHROMIUM_PATH = "/nonexistent/chromium"  # the charts are not what this tests
+    monkeypatch.setattr(pages, "MAX_BODY_CHARS", 8_000)
+    with time_machine.travel(PINNED, tick=False):
+        world = build_world()
+        big_week(world, requests=REQUESTS)
+        cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+        committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+        yield revision_latest(page=Page.objects.get(source_key=f"cycle:{cycle.week}"))
+
+
+def page_texts(content: bytes) -> list[str]:
+    text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=content, capture_output=True, check=True).stdout
+    return text.decode().split("\f")[:-1]  # pdftotext ends every page with a form feed
+
+
+def render(revision, settings, *, workers: int) -> bytes:
+    settings.DOCKET_PDF_WORKERS = workers
+    return pdf.render_revision_pdf(revision=revision).content
+
+
+def test_a_record_laid_out_in_pieces_has_every_request_once_in_order_and_numbers_1_to_n(
+    published_week, settings, monkeypatch
+):
+    monkeypatch.setattr(pdf, "IN_PROCESS_BELOW", 0)  # fork the workers even for 40 requests
+    record = pdf.DecisionRecordPrint(revision=published_week)
+    assert record.workers() == 2 and len(record.parts) >= 3  # the record continues on three archive pages or more
+
+    texts = page_texts(render(published_week, settings, workers=2))
+
+    total = len(texts)
+    assert not re.search(r"\b\d+ / \d+\s*$", texts[0])  # the cover has no number
+    for number, text in enumerate(texts[1:], start=2):
+        footer = text.rstrip().splitlines()[-1]
+        assert footer.rstrip().endswith(f"{number} / {total}"), (number, footer)
+    whole = " ".join(" ".join(texts).split())
+    heading = r"(\d+)\. Training run \d{4} of Big team \d{4} — Big team \d{4}: Grant"  # one per decision
+    decided = [int(n) for n in re.findall(heading, whole)]
+    assert decided == list(range(1, REQUESTS + 1))
+    window_requests = sorted(int(n) for n in re.findall(r"request:(\d+)", whole))  # the published windows' table
+    assert window_requests == sorted(ref for ref in AllocationWindow.objects.values_list("request_ref", flat=True)
+                                     if ref is not None)
+    assert len(window_requests) == REQUESTS
+    for part in range(2, 5):
+        assert f"Decision record {published_week.data['cycle']['week']}, part {part} of" in whole
+
+
+def test_the_pdf_reads_the_same_whatever_the_number_of_workers(published_week, settings, monkeypatch):
+    monkeypatch.setattr(pdf, "IN_PROCESS_BELOW", 0)
+
+    in_process = page_texts(render(published_week, settings, workers=1))
+    two_workers = page_texts(render(published_week, settings, workers=2))
+
+    assert in_process == two_workers
+
+
+def test_a_piece_that_cannot_be_made_fails_the_pdf_with_the_reason():
+    def broken() -> list[print_pieces.Piece]:
+        raise ValueError("no charts today")
+
+    pieces: list[print_pieces.Piece | print_pieces.Late] = [
+        print_pieces.Piece("<p>one</p>"), print_pieces.Late(broken, waits=True), print_pieces.Piece("<p>two</p>")]
+    for workers in (1, 2):
+        with pytest.raises(ValueError, match="no charts today"):
+            print_pieces.lay_out_pieces(pieces, workers=workers)
+
+
+def test_pieces_are_joined_in_their_order_and_numbered_except_the_unnumbered():
+    pieces: list[print_pieces.Piece | print_pieces.Late] = [
+        print_pieces.Piece("<h1>Cover</h1>", numbered=False),
+        print_pieces.Late(lambda: [print_pieces.Piece("<p>late one</p>"), print_pieces.Piece("<p>late two</p>")],
+                          waits=True),
+        print_pieces.Late(list),  # no pages at all
+        print_pieces.Piece("<p>" + "many words " * 2_000 + "</p>"),
+    ]
+
+    joined = print_pieces.lay_out_pieces(pieces, workers=2)
+
+    texts = page_texts(joined.content)
+    assert joined.pages == len(texts) and joined.piece_pages[:3] == [1, 1, 1] and len(texts) > 4
+    assert "Cover" in texts[0] and not re.search(r"\d+ / \d+", texts[0])
+    assert "late one" in texts[1] and "late two" in texts[2] and "many words" in texts[3]
+    assert [re.findall(r"(\d+) / (\d+)", text)[-1] for text in texts[1:]] == [
+        (str(n), str(len(texts))) for n in range(2, len(texts) + 1)]
