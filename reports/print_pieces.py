@@ -142,6 +142,12 @@ def lay_out_pieces(
         if progress is not None:
             progress(len(outputs), max(len(made), len(outputs)))
 
+    if workers > 1 and multiprocessing.current_process().daemon:
+        # A daemonic process may not start processes of its own (multiprocessing refuses): a Celery prefork
+        # worker's child is one. The pieces are laid out here, as with one worker; run the PDF exports on a
+        # `--pool=solo` or `--pool=threads` worker to lay them out on every core (docs/operations.md).
+        logger.info("PDF laid out in one process: this process is daemonic (a prefork pool's child)")
+        workers = 1
     if workers <= 1:
         if start is not None:
             start()

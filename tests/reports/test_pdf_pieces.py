@@ -111,3 +111,19 @@ def test_pieces_are_joined_in_their_order_and_numbered_except_the_unnumbered():
     assert "late one" in texts[1] and "late two" in texts[2] and "many words" in texts[3]
     assert [re.findall(r"(\d+) / (\d+)", text)[-1] for text in texts[1:]] == [
         (str(n), str(len(texts))) for n in range(2, len(texts) + 1)]
+
+
+def _join_in_a_pool_child(workers: int) -> list[str]:
+    pieces: list[print_pieces.Piece | print_pieces.Late] = [
+        print_pieces.Piece("<h1>Cover</h1>", numbered=False), print_pieces.Piece("<p>one</p>"),
+        print_pieces.Piece("<p>two</p>")]
+    return page_texts(print_pieces.lay_out_pieces(pieces, workers=workers).content)
+
+
+def test_in_a_celery_prefork_child_the_pieces_are_laid_out_in_that_process_and_the_pdf_is_made():
+    """A prefork worker's child is daemonic, and multiprocessing refuses to start a process from one: the PDF is
+    laid out in the child itself rather than failing the export."""
+    billiard = pytest.importorskip("billiard")  # Celery's own pool
+    with billiard.get_context("fork").Pool(1) as pool:
+        texts = pool.apply(_join_in_a_pool_child, (2,))
+    assert [re.sub(r"\s+", "", text) for text in texts] == ["Cover", "one2/3", "two3/3"]
