@@ -150,8 +150,8 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
 # A section of a record's text at least this long (in the pieces' weight, ≈ characters of HTML) starts a page and
 # a piece of its own; shorter ones follow the one before them.
 LONG_SECTION = 20_000
-# Rows of a long table a piece holds (about six landscape pages of the ranking).
-TABLE_ROWS_PER_PIECE = 100
+# Rows of a long table a piece holds (about ten landscape pages of lines: the ranking's or the windows').
+TABLE_ROWS_PER_PIECE = 300
 # Charts a piece holds (a page each): the first batch is laid out while Chromium draws the next.
 CHARTS_PER_PIECE = 6
 # A record whose text (Markdown, all parts) is shorter is laid out in the calling process: forking workers costs
