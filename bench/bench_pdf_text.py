@@ -1,6 +1,6 @@
 """The layout CPU of a decision record's text pieces (no charts, no Chromium), piece by piece, for several sizes.
 
-    .venv/bin/python bench/bench_pdf_text.py --sizes 200 1000
+    .venv/bin/python bench/bench_pdf_text.py --sizes 200 1000        # from the checkout's directory
 
 Each size's week is built once (tests/reports/big_week.py, finalized and published at a pinned instant) in a
 SQLite file kept in `--dir`, so that two versions of the code can be timed on the same database one after the
@@ -50,7 +50,8 @@ def one(size: int, database: Path) -> None:
             services.cycle_finalize(cycle=world.cycle, actor=world.chair)
             world.cycle.refresh_from_db()
             services.cycle_publish(actor=world.chair, cycle=world.cycle)
-    page = Page.objects.get(source_key__startswith="cycle:")
+    # The week's own page ("cycle:<week>"), not one of the parts it continues on.
+    page = min(Page.objects.filter(source_key__startswith="cycle:"), key=lambda p: len(p.source_key))
     revision = page.revisions.order_by("-number").first()
     record = pdf.DecisionRecordPrint(revision=revision)
     pieces: list[print_pieces.Piece] = []
