@@ -150,8 +150,8 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
 # A section of a record's text at least this long (in the pieces' weight, ≈ characters of HTML) starts a page and
 # a piece of its own; shorter ones follow the one before them.
 LONG_SECTION = 20_000
-# Rows of a long table a piece holds (about six landscape pages of the ranking).
-TABLE_ROWS_PER_PIECE = 100
+# Rows of a long table a piece holds (about ten landscape pages of lines: the ranking's or the windows').
+TABLE_ROWS_PER_PIECE = 300
 # Charts a piece holds (a page each): the first batch is laid out while Chromium draws the next.
 CHARTS_PER_PIECE = 6
 # A record whose text (Markdown, all parts) is shorter is laid out in the calling process: forking workers costs
@@ -278,14 +278,35 @@ def _long_section_runs(html: str) -> list[str]:
 
 _TABLE = re.compile(r"<table>\s*(<thead>.*?</thead>)\s*<tbody>(.*?)</tbody>\s*</table>", re.DOTALL)
 _ROW = re.compile(r"<tr>.*?</tr>", re.DOTALL)
+_CELL = re.compile(r"<t([dh])(?:\s[^>]*)?>(.*?)</t\1>", re.DOTALL)
+# A table of more rows than this prints as lines (`_table_lines`): the ranking and the windows of a week.
+LINES_ABOVE_ROWS = 30
+CELL_SEPARATOR = " · "
+
+
+def _table_lines(header: str, rows: Sequence[str]) -> str:
+    """A long table printed as lines of text: the header's names on the first line, then a line (a paragraph) per
+    row, its cells in the header's order, separated by " · " (an empty cell prints as "–").
+
+    Every cell's text and links stay; what goes is the table's boxes: WeasyPrint lays each table cell out three
+    times (its least and greatest width, then the row), about 1 ms of CPU a cell, where a line of text costs about
+    as much as one cell (docs/benchmarks.md, "The decision record's PDF").
+    """
+    def line(row: str) -> str:
+        return CELL_SEPARATOR.join(cell.strip() or "–" for _, cell in _CELL.findall(row))
+
+    lines = [f'<p class="head">{line(row)}</p>' for row in _ROW.findall(header)]
+    lines += [f"<p>{line(row)}</p>" for row in rows]
+    return '<div class="table-lines">\n' + "\n".join(lines) + "\n</div>"
 
 
 def _long_tables_cut(html: str) -> list[str]:
-    """The HTML with each table of more than TABLE_ROWS_PER_PIECE rows cut into tables of that many, each run after
-    the first starting a piece (a page) of its own, under the same header: the ranking and the windows of a long
-    week are most of its layout, and one piece each would leave one worker laying them out while the other idles.
+    """The HTML with each table of more than LINES_ABOVE_ROWS rows printed as lines (`_table_lines`), cut every
+    TABLE_ROWS_PER_PIECE rows, each run after the first starting a piece (a page) of its own, under the same header:
+    the ranking and the windows of a long week are most of its layout, and one piece each would leave one worker
+    laying them out while the other idles.
 
-    Only the tables Markdown writes are cut (a header, a body, rows of cells: no table inside a cell).
+    Only the tables Markdown writes are changed (a header, a body, rows of cells: no table inside a cell).
     """
     cuts: list[str] = []
     current = ""
@@ -294,15 +315,14 @@ def _long_tables_cut(html: str) -> list[str]:
         header, body = table.group(1), table.group(2)
         rows = _ROW.findall(body)
         only_rows = "".join(rows) == re.sub(r">\s+<tr>", "><tr>", body).strip()
-        if "<table" in body or not only_rows or len(rows) <= TABLE_ROWS_PER_PIECE:
+        if "<table" in body or not only_rows or len(rows) <= LINES_ABOVE_ROWS:
             continue
         current += html[position:table.start()]
         for start in range(0, len(rows), TABLE_ROWS_PER_PIECE):
             if start:
                 cuts.append(current)
                 current = ""
-            run = "".join(rows[start:start + TABLE_ROWS_PER_PIECE])
-            current += f"<table>\n{header}\n<tbody>\n{run}\n</tbody>\n</table>"
+            current += _table_lines(header, rows[start:start + TABLE_ROWS_PER_PIECE])
         position = table.end()
     current += html[position:]
     cuts.append(current)

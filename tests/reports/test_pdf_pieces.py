@@ -3,6 +3,7 @@ numbered wrong, and the same PDF text whatever the number of workers."""
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import time_machine
 from allocations.models import AllocationWindow
 from committee import services as committee_services
 from reports import pdf, print_pieces
+from reports.markdown import render as render_markdown
 from reports.models import Page
 from reports.selectors import revision_latest
 from reports.services import pages
@@ -127,3 +129,34 @@ def test_in_a_celery_prefork_child_the_pieces_are_laid_out_in_that_process_and_t
     with billiard.get_context("fork").Pool(1) as pool:
         texts = pool.apply(_join_in_a_pool_child, (2,))
     assert [re.sub(r"\s+", "", text) for text in texts] == ["Cover", "one2/3", "two3/3"]
+
+
+def test_a_long_table_prints_a_line_a_row_with_every_cell_in_order(db, settings):
+    """The ranking and the windows of a long week print as lines of text (fewer boxes to lay out): each row's cells,
+    as the archive's page shows them, on its own line in the table's order, under the header's names."""
+    require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    settings.CHROMIUM_PATH = "/nonexistent/chromium"
+    with time_machine.travel(PINNED, tick=False):
+        world = build_world()
+        big_week(world, requests=REQUESTS)
+        cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+        committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+        revision = revision_latest(page=Page.objects.get(source_key=f"cycle:{cycle.week}"))
+    assert not pdf.record_parts(revision)  # one archive page: every table whole
+
+    whole = " ".join(" ".join(page_texts(render(revision, settings, workers=1))).split())
+
+    web = render_markdown(revision.body)
+    tables = re.findall(r"<table>(.*?)</table>", web, re.DOTALL)
+    long_tables = [t for t in tables if t.count("<tr>") > pdf.LINES_ABOVE_ROWS]
+    assert len(long_tables) == 2  # the ranking and the published windows
+    position = 0
+    for table in long_tables:
+        for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL):
+            cells = [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+                     for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)]
+            line = " · ".join(" ".join(cell.split()) or "–" for cell in cells)
+            found = whole.find(line, position)
+            assert found >= 0, line
+            position = found + len(line)
+    assert "Rank · Request · Team · Pool · GPU-hours" in whole
