@@ -143,6 +143,22 @@ def _cards(
     }
 
 
+def _shown(
+    request: AuthenticatedHttpRequest, cycle: ReviewCycle, review: selectors.CycleReview, *, with_queue: bool = True,
+) -> dict[str, Any]:
+    """What the review page and its refresh after a save both draw: the matrix, the cards, the ranking's page and
+    the placement preview."""
+    return {
+        "review": review,
+        "cycle": cycle,
+        "matrix": priority_matrix_figure(review),
+        "in_review": cycle.status == CycleStatus.IN_REVIEW,
+        **_cards(request, cycle, review, request.GET, with_queue=with_queue),
+        **_ranking_context(request, review),
+        **_placement_context(cycle, review),
+    }
+
+
 def _measure_shown(context: dict[str, Any]) -> None:
     """Last week's usage, stated and measured, for the rows the page shows (the ranking's page and the cards)."""
     shown = {row.request.pk: row for row in [*context["ranking_rows"], *context["cards"]]}
@@ -155,16 +171,10 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
-    context: dict[str, Any] = {
-        "review": review,
-        "cycle": cycle,
+    context = {
+        **_shown(request, cycle, review),
         "cycles": list(selectors.cycle_list()[:12]),
-        "matrix": priority_matrix_figure(review),
         "quadrants": scoring.quadrant_labels(),
-        "in_review": cycle.status == CycleStatus.IN_REVIEW,
-        **_cards(request, cycle, review, request.GET),
-        **_ranking_context(request, review),
-        **_placement_context(cycle, review),
     }
     selectors.review_rows_detail(review=review, rows=context["cards"], viewer=request.user)
     _measure_shown(context)
@@ -183,16 +193,7 @@ def review_ranking(request: AuthenticatedHttpRequest, week: str) -> HttpResponse
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
-    context: dict[str, Any] = {
-        "review": review,
-        "cycle": cycle,
-        "matrix": priority_matrix_figure(review),
-        "in_review": cycle.status == CycleStatus.IN_REVIEW,
-        "oob": True,
-        **_cards(request, cycle, review, request.GET, with_queue=False),
-        **_ranking_context(request, review),
-        **_placement_context(cycle, review),
-    }
+    context = {**_shown(request, cycle, review, with_queue=False), "oob": True}
     _measure_shown(context)
     return render(request, "committee/_ranking_refresh.html", context)
 
