@@ -11,9 +11,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
 const testNow = process.env.DOCKET_TEST_NOW;
+const RealDate = Date;
+let offset = 0;
 if (testNow) {
-  const offset = Date.parse(testNow) - Date.now();
-  const RealDate = Date;
+  offset = Date.parse(testNow) - Date.now();
   class ShiftedDate extends RealDate {
     constructor(...args) {
       if (args.length === 0) super(RealDate.now() + offset); else super(...args);
@@ -118,8 +119,28 @@ async function interaction(req, res) {
   return res.end('unexpected interaction step');
 }
 
+// The browser keeps the machine's clock, not the test's: a cookie's expiry, written on the shifted clock, is moved
+// onto the machine's, so a cookie meant to last ten minutes does, whatever the day (one set to expire in the
+// past, to delete it, stays in the past).
+const onMachineClock = (cookie) => cookie.replace(/expires=([^;]+)/i, (_, when) => {
+  const at = RealDate.parse(when);
+  return Number.isNaN(at) ? `expires=${when}` : `expires=${new RealDate(at - offset).toUTCString()}`;
+});
+const withMachineExpiry = (res) => {
+  // Every response's headers leave through writeHead (Node calls it for implicit headers too), once: the cookies
+  // are moved there, whichever way they were set.
+  const writeHead = res.writeHead.bind(res);
+  res.writeHead = (...args) => {
+    const cookies = res.getHeader('set-cookie');
+    if (cookies) res.setHeader('set-cookie', [].concat(cookies).map(onMachineClock));
+    return writeHead(...args);
+  };
+  return res;
+};
+
 const callback = provider.callback();
-const server = createServer((req, res) => {
+const server = createServer((req, plainRes) => {
+  const res = offset ? withMachineExpiry(plainRes) : plainRes;
   if (req.url.startsWith('/interaction/')) {
     interaction(req, res).catch((error) => {
       res.writeHead(500, { 'content-type': 'text/plain' });
