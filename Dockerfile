@@ -6,7 +6,7 @@ ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
 
 # WeasyPrint's libraries (Pango, HarfBuzz) and fonts for the PDFs (DejaVu, and WenQuanYi Micro Hei for Chinese
-# text: the zh-hans pages and what a committee writes in Chinese); Chromium draws their charts (kaleido);
+# text: the zh-hans pages and what a committee writes in Chinese); Chromium prints their charts;
 # python-ldap (LDAP sign-in) is built against libldap and libsasl.
 # WITH_CHROMIUM=0 leaves it out: PDFs then have tables and no charts.
 ARG WITH_CHROMIUM=1

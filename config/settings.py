@@ -485,8 +485,11 @@ DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, 
 DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
 DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
-# The archive's PDFs: charts are drawn by Chromium (through kaleido); without it PDFs have no charts.
+# The PDFs' charts are drawn by Chromium (reports/chart_printer.py); without it PDFs have no charts.
 CHROMIUM_PATH = env_str("CHROMIUM_PATH", "/usr/bin/chromium")
+# A process that made a PDF with charts keeps its Chromium (with plotly.js loaded) this long for the next one, then
+# stops it; 0 stops it after each PDF. Chromium's start is about 1.5 s of a PDF's time; kept, it holds about 550 MB.
+DOCKET_CHART_PRINTER_IDLE_SECONDS = env_int("DOCKET_CHART_PRINTER_IDLE_SECONDS", 300, minimum=0, maximum=86_400)
 DOCKET_PDF_ROOT = Path(env_str("DOCKET_PDF_ROOT", str(MEDIA_ROOT / "archive-pdf")))
 # How many processes lay a long decision record's PDF out at once (reports/print_pieces.py): one a core. 1 lays it
 # out in the worker's own process.

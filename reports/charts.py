@@ -1,18 +1,16 @@
-"""Plotly figures of a decision record, and their SVG through kaleido driving Chromium.
+"""Plotly figures of a decision record, and the Chromium that prints charts for PDFs.
 
 The figures are built from a decision record's structured data (the snapshot in its revision),
-never from live tables, so a PDF of an old revision draws the charts as they were. Static export
-needs a Chromium: `settings.CHROMIUM_PATH` (environment `CHROMIUM_PATH`, default Debian's
-/usr/bin/chromium). Without one, `render_svgs` says so and the PDF is made without charts.
+never from live tables, so a PDF of an old revision draws the charts as they were. Printing them
+(reports/chart_printer.py) needs a Chromium: `settings.CHROMIUM_PATH` (environment `CHROMIUM_PATH`,
+default Debian's /usr/bin/chromium). Without one, the PDF is made without charts and says so.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,6 @@ logger = logging.getLogger(__name__)
 
 CHART_WIDTH = 900
 CHART_HEIGHT = 480
-RENDER_TIMEOUT_SECONDS = 90
 PALETTE = ["#1e88e5", "#43a047", "#fb8c00", "#8e24aa", "#e53935", "#00897b"]
 
 
@@ -36,16 +33,6 @@ class Chart:
     key: str
     title: str
     figure: go.Figure
-
-
-@dataclass(frozen=True)
-class RenderedCharts:
-    svgs: dict[str, str]
-    missing_reason: str = ""
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing_reason
 
 
 def chromium_path() -> str | None:
@@ -178,55 +165,3 @@ def decision_record_print_charts(data: Mapping[str, Any]) -> list[Chart]:
     if demand is not None:
         result.append(demand)
     return result
-
-
-async def _svgs_async(charts: Sequence[Chart], browser: str, each: Callable[[str, str], None] | None) -> dict[str, str]:
-    import kaleido
-
-    # No MathJax (it would come from a CDN); plotly.js comes from the installed plotly package.
-    async with kaleido.Kaleido(n=1, timeout=RENDER_TIMEOUT_SECONDS, mathjax=False, path=browser) as engine:
-        result = {}
-        for chart in charts:
-            image = await engine.calc_fig(
-                chart.figure, opts={"format": "svg", "width": CHART_WIDTH, "height": chart.figure.layout.height}
-            )
-            result[chart.key] = image.decode("utf-8") if isinstance(image, bytes) else str(image)
-            if each is not None:
-                each(chart.key, result[chart.key])
-        return result
-
-
-def render_svgs(charts: Sequence[Chart], *, each: Callable[[str, str], None] | None = None) -> RenderedCharts:
-    """SVG of each chart, keyed by chart key. Never raises: a missing or failing Chromium is reported instead.
-
-    `each(key, svg)` is called, from the drawing thread, as each chart is drawn (a PDF lays out the first charts
-    while Chromium draws the next); the result has the SVGs only when every chart was drawn.
-    """
-    if not charts:
-        return RenderedCharts({})
-    browser = chromium_path()
-    if browser is None:
-        return RenderedCharts({}, _("No Chromium was found (setting CHROMIUM_PATH), so this PDF has no charts."))
-    # A thread of its own: the caller may already run an event loop (an async worker, a browser test). A daemon
-    # thread, waited for at most twice the render timeout: a Chromium that hangs (seen once under load) must not
-    # hold the request, the worker or the process's exit (a ThreadPoolExecutor's exit would wait for it).
-    outcome: dict[str, Any] = {}
-
-    def draw() -> None:
-        try:
-            outcome["svgs"] = asyncio.run(_svgs_async(charts, browser, each))
-        except BaseException as exc:  # reported by the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=draw, name="docket-charts", daemon=True)
-    thread.start()
-    thread.join(timeout=RENDER_TIMEOUT_SECONDS * 2)
-    if thread.is_alive():
-        logger.error("Drawing the charts with %s took over %s s; the PDF goes without them", browser,
-                     RENDER_TIMEOUT_SECONDS * 2)
-        return RenderedCharts({}, _("Drawing the charts took too long, so this PDF has no charts."))
-    if "error" in outcome:
-        error = outcome["error"]
-        logger.error("Drawing the charts with %s failed", browser, exc_info=(type(error), error, error.__traceback__))
-        return RenderedCharts({}, _("Drawing the charts failed, so this PDF has no charts."))
-    return RenderedCharts(outcome["svgs"])

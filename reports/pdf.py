@@ -8,14 +8,13 @@ can never make the server request an internal address while rendering (no SSRF).
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import itertools
 import logging
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, replace
+from functools import cached_property, partial
 from html.parser import HTMLParser
 from typing import Any
 
@@ -26,8 +25,8 @@ from django.utils.translation import gettext as _
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
+from reports import chart_printer, print_pieces, records
 from reports import charts as charts_module
-from reports import print_pieces, records
 from reports.markdown import render as render_markdown
 from reports.models import PageKind, PageRevision
 
@@ -47,19 +46,29 @@ def _no_progress(step: str, pct: int) -> None:
     return None
 
 
-def _data_uri_svg(svg: str) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+def chart_slots(charts: Sequence[charts_module.Chart]) -> list[print_pieces.ChartSlot]:
+    """Where each chart goes in a print template (`reports/print/_chart.html`): its key, title and size."""
+    slots = []
+    for chart in charts:
+        width, height = chart_printer.chart_size(chart)
+        slots.append(print_pieces.ChartSlot(key=chart.key, title=chart.title, width_px=width, height_px=height))
+    return slots
 
 
-def chart_images(charts: Sequence[charts_module.Chart]) -> tuple[list[dict[str, str]], str]:
-    """Each chart as an SVG data URI for a print template, and why charts are missing, if they are."""
-    rendered = charts_module.render_svgs(charts)
-    images = [
-        {"title": chart.title, "src": _data_uri_svg(rendered.svgs[chart.key])}
-        for chart in charts
-        if chart.key in rendered.svgs
-    ]
-    return images, rendered.missing_reason
+def document_pdf(*, charts: Sequence[charts_module.Chart],
+                 render: Callable[[list[print_pieces.ChartSlot], str], str]) -> bytes:
+    """The PDF of a page with charts (the dashboards'): `render(slots, missing_reason)` gives its HTML.
+
+    Chromium prints the charts while WeasyPrint lays the page out around their slots, then each is placed in its
+    slot. When they cannot be printed, the page is laid out again without slots, saying why (`missing_reason`).
+    """
+    with chart_printer.chart_job(charts) as job:
+        job.send()  # Chromium prints while WeasyPrint lays out
+        laid = print_pieces.lay_out(render([] if job.missing_reason else chart_slots(charts), job.missing_reason))
+        printed = job.result()
+    if not printed.complete and not job.missing_reason:
+        laid = print_pieces.lay_out(render([], printed.missing_reason))
+    return print_pieces.join([laid], charts=printed, number_pages=False).content
 
 
 def print_context(*, revision: PageRevision) -> dict[str, Any]:
@@ -119,10 +128,11 @@ def record_parts(revision: PageRevision) -> list[PageRevision]:
 def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_progress) -> PdfResult:
     """The PDF bytes of a revision. Decision records get the print layout with charts; other pages print their text.
 
-    A decision record is laid out in pieces (reports/print_pieces.py): the cover, the charts, and its text cut at
-    its parts, long sections and every TABLE_ROWS_PER_PIECE rows of a long table, each starting a page; worker
-    processes lay the text out while Chromium draws the charts, each batch of charts is laid out as soon as it is
-    drawn, and the whole gets its page numbers once joined.
+    A decision record is laid out in pieces (reports/print_pieces.py): the cover, the charts' slots, and its text
+    cut at its parts, long sections and every TABLE_ROWS_PER_PIECE rows of a long table, each starting a page.
+    Worker processes lay the pieces out while Chromium prints the charts (reports/chart_printer.py); the pieces are
+    joined, each chart is placed in its slot, and the pages are numbered. Charts that cannot be printed leave a note
+    saying why in their place.
     """
     with translation.override(translation.get_language() or "en"):
         if not is_decision_record(revision):
@@ -131,20 +141,30 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
             content = html_to_pdf(html=html)
             return PdfResult(content=content, charts_included=False, charts_note="")
         progress("charts", 20)
+        chart_printer.warm()  # Chromium starts and loads plotly.js while the record is prepared
         record = DecisionRecordPrint(revision=revision)
+        unavailable = chart_printer.unavailable_reason()
 
         def typeset(done: int, total: int) -> None:
             progress("typesetting", 40 + 45 * done // total)
 
-        joined = print_pieces.lay_out_pieces(
-            record.pieces(), workers=record.workers(), start=record.drawing.start, progress=typeset
-        )
-    rendered = record.drawing.result
-    return PdfResult(
-        content=joined.content,
-        charts_included=record.charts_printed > 0,
-        charts_note=rendered.missing_reason if rendered is not None else "",
-    )
+        with contextlib.ExitStack() as jobs:
+            started: list[chart_printer.ChartJob] = []
+
+            def print_charts() -> None:  # once every piece is made: the charts' figures are built by then
+                started.append(jobs.enter_context(chart_printer.chart_job(record.charts)))
+                started[0].send()
+
+            laid = print_pieces.lay_out_pieces(
+                record.pieces(charts_note=unavailable), workers=record.workers(), start=print_charts,
+                progress=typeset,
+            )
+            printed = started[0].result()
+        if not printed.complete and not unavailable:
+            laid = record.without_charts(laid, note=printed.missing_reason)
+        joined = print_pieces.join(laid, charts=printed)
+    return PdfResult(content=joined.content, charts_included=joined.charts_placed > 0,
+                     charts_note=printed.missing_reason)
 
 
 # A section of a record's text at least this long (in the pieces' weight, ≈ characters of HTML) starts a page and
@@ -152,68 +172,25 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
 LONG_SECTION = 20_000
 # Rows of a long table a piece holds (about ten landscape pages of lines: the ranking's or the windows').
 TABLE_ROWS_PER_PIECE = 300
-# Charts a piece holds (a page each): the first batch is laid out while Chromium draws the next.
-CHARTS_PER_PIECE = 6
 # A record whose text (Markdown, all parts) is shorter is laid out in the calling process: forking workers costs
 # more than it saves.
 IN_PROCESS_BELOW = 40_000
 
 
-class ChartDrawing:
-    """The print charts, drawn by Chromium in a thread of their own once started; batches are waited for in turn."""
-
-    def __init__(self, charts: Sequence[charts_module.Chart], language: str) -> None:
-        self.charts = list(charts)
-        self.language = language
-        self.svgs: dict[str, str] = {}
-        self.result: charts_module.RenderedCharts | None = None
-        self._changed = threading.Condition()
-
-    def start(self) -> None:
-        threading.Thread(target=self._draw, name="docket-print-charts", daemon=True).start()
-
-    def _draw(self) -> None:
-        def each(key: str, svg: str) -> None:
-            with self._changed:
-                self.svgs[key] = svg
-                self._changed.notify_all()
-
-        with translation.override(self.language):
-            try:
-                result = charts_module.render_svgs(self.charts, each=each)
-            except BaseException:  # render_svgs reports its own failures; this is for anything else
-                logger.exception("Drawing the print charts failed")
-                result = charts_module.RenderedCharts({}, _("Drawing the charts failed, so this PDF has no charts."))
-        with self._changed:
-            self.result = result
-            self._changed.notify_all()
-
-    def wait_for(self, keys: Sequence[str]) -> dict[str, str]:
-        """The SVGs of these charts once drawn; fewer (or none) when the drawing stopped before them."""
-        # render_svgs gives up after twice its timeout; a little more here, so that this never waits for ever.
-        deadline = charts_module.RENDER_TIMEOUT_SECONDS * 2 + 30
-        with self._changed:
-            self._changed.wait_for(lambda: self.result is not None or all(k in self.svgs for k in keys), deadline)
-            if self.result is not None and not self.result.complete:
-                return {}
-            return {key: self.svgs[key] for key in keys if key in self.svgs}
-
-    @property
-    def note(self) -> str:
-        return self.result.missing_reason if self.result is not None else ""
-
-
 class DecisionRecordPrint:
-    """A decision record's print pieces: the cover, the charts in batches, then its text cut at parts and sections."""
+    """A decision record's print pieces: the cover, the charts' slots, then its text cut at parts and sections."""
 
     def __init__(self, *, revision: PageRevision) -> None:
         self.revision = revision
         self.data: Mapping[str, Any] = revision.data or {}
         self.language = translation.get_language() or "en"
-        self.drawing = ChartDrawing(charts_module.decision_record_print_charts(self.data), self.language)
         self.parts = record_parts(revision)
-        self.charts_printed = 0
-        self._note_printed = False
+
+    @cached_property
+    def charts(self) -> list[charts_module.Chart]:
+        """The record's print charts, built when first asked for (after the text: Plotly's figures take a while)."""
+        with translation.override(self.language):
+            return charts_module.decision_record_print_charts(self.data)
 
     def workers(self) -> int:
         text = len(self.revision.body) + sum(len(part.body) for part in self.parts)
@@ -226,32 +203,31 @@ class DecisionRecordPrint:
                 {"revision": self.revision, "page": self.revision.page, "LANGUAGE_CODE": self.language, **context},
             ))
 
-    def pieces(self) -> list[print_pieces.Piece | print_pieces.Late]:
+    def pieces(self, *, charts_note: str = "") -> list[print_pieces.Piece | print_pieces.Late]:
+        """The cover, the charts (their slots, or `charts_note` when they cannot be printed), the text (made late)."""
         cover = print_pieces.Piece(
             self._piece(piece="cover", summary_lines=_summary_lines(self.data)).html, numbered=False
         )
-        result: list[print_pieces.Piece | print_pieces.Late] = [cover]
-        charts = self.drawing.charts
-        batches = [charts[i:i + CHARTS_PER_PIECE] for i in range(0, len(charts), CHARTS_PER_PIECE)] or [[]]
-        for number, batch in enumerate(batches):
-            result.append(print_pieces.Late(partial(self._charts_piece, batch, first=number == 0), waits=True))
+        result: list[print_pieces.Piece | print_pieces.Late] = [
+            cover, print_pieces.Late(lambda: [self._charts_piece(note=charts_note)], last=True)]
         texts = [(self.revision.title, "", self.revision.body)]
         texts += [(part.title, part.title, part.body) for part in self.parts]
         for running_title, part_title, body in texts:
             result.append(print_pieces.Late(partial(self._text_pieces, running_title, part_title, body)))
         return result
 
-    def _charts_piece(self, batch: Sequence[charts_module.Chart], *, first: bool) -> list[print_pieces.Piece]:
-        svgs = self.drawing.wait_for([chart.key for chart in batch])
-        images = [{"title": c.title, "src": _data_uri_svg(svgs[c.key])} for c in batch if c.key in svgs]
-        note = ""
-        if not images and not self._note_printed:
-            note = self.drawing.note or (_("This record has no data to chart.") if first else "")
-        if not images and not note and not first:
-            return []
-        self.charts_printed += len(images)
-        self._note_printed = self._note_printed or bool(note)
-        return [self._piece(piece="charts", charts=images, charts_note=note, first=first)]
+    def _charts_piece(self, *, note: str) -> print_pieces.Piece:
+        if note or not self.charts:
+            with translation.override(self.language):
+                note = note or _("This record has no data to chart.")
+            return self._piece(piece="charts", slots=[], charts_note=note)
+        slots = chart_slots(self.charts)
+        return replace(self._piece(piece="charts", slots=slots), charts=tuple(slot.key for slot in slots))
+
+    def without_charts(self, laid: Sequence[print_pieces.LaidOut], *, note: str) -> list[print_pieces.LaidOut]:
+        """The laid-out pieces with the charts' piece laid out again saying why there are no charts (`note`)."""
+        noted = print_pieces.lay_out(self._charts_piece(note=note).html)
+        return [noted if piece.charts else piece for piece in laid]
 
     def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
         with translation.override(self.language):

@@ -10,14 +10,19 @@ A page's number ("n / N") needs the whole document's page count, which no piece 
 it, and the numbers are stamped on the joined PDF (`stamp_page_numbers`), where the print style's bottom-right
 margin box puts them.
 
-A piece may be late (`Late`): made by the caller while the workers lay out the others, as the charts are, drawn by
-Chromium meanwhile. Workers are forked before the caller starts any thread of its own, and only lay out HTML: they
+A piece may be late (`Late`): made by the caller while the workers lay out the others (a record's text, rendered from
+Markdown meanwhile). Workers are forked before the caller starts any thread of its own, and only lay out HTML: they
 touch no database connection and leave with `os._exit` (multiprocessing's own), so nothing of the parent is closed
 twice.
+
+Charts are not laid out by WeasyPrint: a piece leaves a slot for each (`ChartSlot`, an empty image of the chart's
+size, named by two anchors), Chromium prints the charts meanwhile (reports/chart_printer.py), and `join` places each
+chart's vector page into its slot, wherever the slot fell.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 import multiprocessing
@@ -25,12 +30,14 @@ import os
 import queue
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pikepdf
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
+
+from reports.chart_printer import PrintedCharts
 
 logger = logging.getLogger(__name__)
 
@@ -50,10 +57,12 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Piece:
-    """One HTML document to lay out: a run of pages of the whole. `numbered`: its pages get "n / N"."""
+    """One HTML document to lay out: a run of pages of the whole. `numbered`: its pages get "n / N"; `charts`: the
+    keys of the chart slots it holds."""
 
     html: str
     numbered: bool = True
+    charts: tuple[str, ...] = ()
 
     @property
     def weight(self) -> int:
@@ -63,11 +72,64 @@ class Piece:
 
 @dataclass(frozen=True)
 class Late:
-    """Pieces made while the others are laid out (none: no pages). `waits`: making them waits on something slow
-    (the charts, drawn by Chromium), so every other piece is made and sent to the workers first."""
+    """Pieces made while the others are laid out (none: no pages). `last`: made after the other late pieces (the
+    charts' slots, whose figures only Chromium waits for, after the text the workers wait for)."""
 
     make: Callable[[], Sequence[Piece]]
-    waits: bool = False
+    last: bool = False
+
+
+CSS_PX_PER_PT = 4 / 3  # CSS pixels are 1/96 in, PDF points 1/72 in
+SLOT_TOP = "docket-chart-top-"
+SLOT_BOTTOM = "docket-chart-bottom-"
+
+
+@dataclass(frozen=True)
+class ChartSlot:
+    """Where a chart goes on a print page: an empty image of the chart's size (so the layout gives it the chart's
+    place and shape), named by an anchor at its top and one at its bottom (`templates/reports/print/_chart.html`)."""
+
+    key: str
+    title: str
+    width_px: int
+    height_px: int
+
+    @property
+    def anchor(self) -> str:
+        return SLOT_TOP + self.key
+
+    @property
+    def end_anchor(self) -> str:
+        return SLOT_BOTTOM + self.key
+
+    @property
+    def placeholder(self) -> str:
+        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width_px}" height="{self.height_px}" '
+               f'viewBox="0 0 {self.width_px} {self.height_px}"></svg>')
+        return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A chart's slot as laid out: its page in the piece (from 0); its left, bottom and top in PDF points from the
+    page's bottom left. Its width is the chart's, at that height."""
+
+    key: str
+    page: int
+    left: float
+    bottom: float
+    top: float
+
+
+@dataclass(frozen=True)
+class LaidOut:
+    """A piece's PDF, its page count, and where its chart slots fell."""
+
+    content: bytes
+    pages: int
+    placements: tuple[Placement, ...] = ()
+    numbered: bool = True
+    charts: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -75,6 +137,7 @@ class JoinedPdf:
     content: bytes
     pages: int
     piece_pages: list[int]
+    charts_placed: int = 0
 
 
 Key = tuple[int, int]  # (position in the list given, position among the pieces a Late made)
@@ -85,12 +148,33 @@ def _fetcher() -> URLFetcher:
     return URLFetcher(allowed_protocols={"data"})
 
 
-def lay_out(html: str) -> tuple[bytes, int]:
-    """One piece's PDF and its page count."""
+def _placements(document: Any) -> tuple[Placement, ...]:
+    """Each chart slot's box, from the anchors at its top and bottom: on one page (an image is never split)."""
+    tops: dict[str, tuple[int, float, float, float]] = {}
+    bottoms: dict[str, float] = {}
+    for number, page in enumerate(document.pages):
+        for name, point in page.anchors.items():  # (x, y, …) in CSS pixels from the page's top left
+            if name.startswith(SLOT_TOP):
+                tops[name.removeprefix(SLOT_TOP)] = (number, point[0], point[1], page.height)
+            elif name.startswith(SLOT_BOTTOM):
+                bottoms[name.removeprefix(SLOT_BOTTOM)] = point[1]
+    placements = []
+    for key, (number, left, top, page_height) in tops.items():
+        bottom = bottoms.get(key)
+        if bottom is None or bottom <= top:
+            continue
+        placements.append(Placement(key=key, page=number, left=left / CSS_PX_PER_PT,
+                                    bottom=(page_height - bottom) / CSS_PX_PER_PT,
+                                    top=(page_height - top) / CSS_PX_PER_PT))
+    return tuple(placements)
+
+
+def lay_out(html: str) -> LaidOut:
+    """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
     document = HTML(string=html, url_fetcher=_fetcher(), base_url=None).render()
     content = document.write_pdf()
     assert content is not None
-    return content, len(document.pages)
+    return LaidOut(content=content, pages=len(document.pages), placements=_placements(document))
 
 
 def _worker(tasks: Any, results: Any, parent: int) -> None:
@@ -105,11 +189,11 @@ def _worker(tasks: Any, results: Any, parent: int) -> None:
             return
         key, html = task
         try:
-            content, pages = lay_out(html)
+            laid = lay_out(html)
         except BaseException:  # reported to the parent, which raises
-            results.put((key, None, 0, traceback.format_exc()))
+            results.put((key, None, traceback.format_exc()))
         else:
-            results.put((key, content, pages, ""))
+            results.put((key, laid, ""))
 
 
 def lay_out_pieces(
@@ -118,17 +202,18 @@ def lay_out_pieces(
     workers: int,
     start: Callable[[], None] | None = None,
     progress: Progress | None = None,
-) -> JoinedPdf:
-    """The PDF of the pieces in order, each laid out alone, joined, with page numbers stamped across the whole.
+) -> list[LaidOut]:
+    """Each piece laid out alone, in their order (a late piece where it stands in the list).
 
-    With `workers` > 1 the pieces are laid out by that many forked processes; then `start` is called (it may start
-    threads: the charts' drawing), the late pieces are made here, the waiting ones last, and each is sent to the
-    workers as soon as it is made. With 1, everything happens in this process, the waiting pieces last. Raises
-    RuntimeError when a worker fails or dies; what making a late piece raises is raised here.
+    With `workers` > 1 the pieces are laid out by that many forked processes; the late pieces are made here, the
+    `last` ones last, each sent to the workers as soon as it is made; then `start` is called (the charts' printing
+    starts). With 1, everything happens in this process: the late pieces are made, `start` is called, and the pieces
+    are laid out. Raises RuntimeError when a worker fails or dies; what making a late piece raises is raised here.
     """
     made: dict[Key, Piece] = {(i, 0): p for i, p in enumerate(pieces) if isinstance(p, Piece)}
-    late = {i: p for i, p in enumerate(pieces) if isinstance(p, Late)}
-    outputs: dict[Key, tuple[bytes, int]] = {}
+    late = {i: p for i, p in sorted(enumerate(pieces), key=lambda item: getattr(item[1], "last", False))
+            if isinstance(p, Late)}
+    outputs: dict[Key, LaidOut] = {}
 
     def make(index: int) -> list[Key]:
         keys = []
@@ -137,8 +222,8 @@ def lay_out_pieces(
             keys.append((index, k))
         return keys
 
-    def done(key: Key, output: tuple[bytes, int]) -> None:
-        outputs[key] = output
+    def done(key: Key, laid: LaidOut) -> None:
+        outputs[key] = replace(laid, numbered=made[key].numbered, charts=made[key].charts)
         if progress is not None:
             progress(len(outputs), max(len(made), len(outputs)))
 
@@ -149,24 +234,15 @@ def lay_out_pieces(
         logger.info("PDF laid out in one process: this process is daemonic (a prefork pool's child)")
         workers = 1
     if workers <= 1:
+        for index in late:
+            make(index)
         if start is not None:
             start()
-        for index, item in late.items():
-            if not item.waits:
-                make(index)
         for key in sorted(made):
             done(key, lay_out(made[key].html))
-        for index, item in late.items():
-            if item.waits:
-                for key in make(index):
-                    done(key, lay_out(made[key].html))
     else:
         _lay_out_in_workers(made, late, make, workers=workers, start=start, done=done)
-    numbered: list[bool] = []
-    for key in sorted(made):
-        numbered += [made[key].numbered] * outputs[key][1]
-    content = join_and_number([outputs[key][0] for key in sorted(made)], numbered=numbered)
-    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[outputs[key][1] for key in sorted(made)])
+    return [outputs[key] for key in sorted(made)]
 
 
 def _lay_out_in_workers(
@@ -176,9 +252,10 @@ def _lay_out_in_workers(
     *,
     workers: int,
     start: Callable[[], None] | None,
-    done: Callable[[Key, tuple[bytes, int]], None],
+    done: Callable[[Key, LaidOut], None],
 ) -> None:
-    # Forked before `start` starts its threads: a child gets only this thread, and no lock another one holds.
+    # Forked before anything here starts a thread (the queues' feeders): a child gets only this thread, and no lock
+    # another one holds.
     context = multiprocessing.get_context("fork")
     tasks: Any = context.Queue()
     results: Any = context.Queue()
@@ -201,7 +278,7 @@ def _lay_out_in_workers(
         waited = 0
         while received < sent:
             try:
-                key, content, pages, error = results.get(timeout=1) if until_all else results.get_nowait()
+                key, laid, error = results.get(timeout=1) if until_all else results.get_nowait()
             except queue.Empty:
                 if not until_all:
                     return
@@ -215,22 +292,18 @@ def _lay_out_in_workers(
             if error:
                 raise RuntimeError(f"laying out piece {key} of the PDF failed:\n{error}")
             received += 1
-            done(key, (content, pages))
+            done(key, laid)
 
     try:
-        if start is not None:
-            start()
-        for index, item in late.items():
-            if not item.waits:
-                make(index)
         # The costliest first, so that no long piece starts last.
         for key in sorted(made, key=lambda k: -made[k].weight):
             send(key)
-        for index, item in late.items():
-            if item.waits:
-                for key in make(index):  # the workers lay the text out meanwhile
-                    send(key)
-                collect(until_all=False)  # progress as pieces come in
+        for index in late:
+            for key in make(index):  # the workers lay the first pieces out meanwhile
+                send(key)
+            collect(until_all=False)  # progress as pieces come in
+        if start is not None:
+            start()
         collect(until_all=True)
     finally:
         for _ in processes:
@@ -242,18 +315,56 @@ def _lay_out_in_workers(
                 process.join()
 
 
+def join(laid: Sequence[LaidOut], *, charts: PrintedCharts | None = None, number_pages: bool = True) -> JoinedPdf:
+    """The pieces' pages in order in one PDF, each chart placed in its slot (when `charts` has it) and, with
+    `number_pages`, "i / N" stamped on every page of a numbered piece."""
+    numbered: list[bool] = []
+    placements: list[tuple[int, Placement]] = []
+    for piece in laid:
+        placements += [(len(numbered) + placement.page, placement) for placement in piece.placements]
+        numbered += [piece.numbered and number_pages] * piece.pages
+    content, placed = join_and_number([piece.content for piece in laid], numbered=numbered, charts=charts,
+                                      placements=placements)
+    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[piece.pages for piece in laid],
+                     charts_placed=placed)
+
+
 def _number_width_pt(text: str) -> float:
     return sum(_HELVETICA_WIDTHS[c] for c in text) * NUMBER_SIZE_PT / 1000
 
 
-def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool]) -> bytes:
-    """The PDFs' pages in order in one PDF; each page i (1-based) that `numbered` marks gets "i / N" stamped."""
+def _place_charts(joined: pikepdf.Pdf, charts: PrintedCharts, placements: Sequence[tuple[int, Placement]]) -> int:
+    """Each printed chart's page drawn into its slot (as a form: vector, its text still text); how many were."""
+    if charts.pdf is None:
+        return 0
+    printed = pikepdf.open(io.BytesIO(charts.pdf))
+    pages = dict(zip(charts.keys, printed.pages, strict=False))
+    placed = 0
+    for number, placement in placements:
+        chart = pages.get(placement.key)
+        if chart is None:
+            continue
+        width, height = (float(chart.mediabox[2]) - float(chart.mediabox[0]),
+                         float(chart.mediabox[3]) - float(chart.mediabox[1]))
+        right = placement.left + (placement.top - placement.bottom) * width / height
+        joined.pages[number].add_overlay(chart, pikepdf.Rectangle(placement.left, placement.bottom, right,
+                                                                   placement.top))
+        placed += 1
+    return placed
+
+
+def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool], charts: PrintedCharts | None = None,
+                    placements: Sequence[tuple[int, Placement]] = ()) -> tuple[bytes, int]:
+    """The PDFs' pages in order in one PDF; each page i (1-based) that `numbered` marks gets "i / N" stamped, and the
+    charts go into their slots (`placements`: a page of the whole, from 0, and the slot). Also: how many charts were
+    placed."""
     joined = pikepdf.new()
     for content in pdfs:
         source = pikepdf.open(io.BytesIO(content))
         joined.pages.extend(source.pages)
     total = len(joined.pages)
     assert total == len(numbered), (total, len(numbered))
+    placed = _place_charts(joined, charts, placements) if charts is not None else 0
     font = joined.make_indirect(pikepdf.Dictionary(
         Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica,
         Encoding=pikepdf.Name.WinAnsiEncoding,
@@ -273,4 +384,4 @@ def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool]) -> bytes
         page.contents_add(pikepdf.Stream(joined, b"\nQ\n" + stream))
     out = io.BytesIO()
     joined.save(out)
-    return out.getvalue()
+    return out.getvalue(), placed

@@ -36,6 +36,7 @@ from reports.dashboards import capacity, charts, costs, elastic, heatmap, monthl
 from reports.dashboards.forms import DashboardFilterForm, HeatmapSpanForm, TcoForm
 from reports.dashboards.selectors import Table
 from reports.dashboards.services import monthly_review_page_open
+from reports.print_pieces import ChartSlot
 
 
 def _require_committee(request: HttpRequest) -> None:
@@ -221,7 +222,7 @@ def capacity_planning_csv(request: AuthenticatedHttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def capacity_planning_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """The capacity plan as a PDF: the weekly-demand chart (SVG drawn by kaleido) and the tables.
+    """The capacity plan as a PDF: the weekly-demand chart (printed by Chromium) and the tables.
 
     WeasyPrint fetches nothing, as for the archive's PDFs; without Chromium the PDF says the chart is missing.
     """
@@ -232,11 +233,13 @@ def capacity_planning_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
         return HttpResponseBadRequest(_("Give the trailing weeks as a number from 1 to 52."))
     context = _capacity_context(plan)
     figure = go.Figure(context["figure"]).update_layout(height=report_charts.CHART_HEIGHT)
-    context["chart_images"], context["charts_missing"] = pdf.chart_images(
-        [report_charts.Chart("capacity", str(_("Weekly demand per pool")), figure)]
+    content = pdf.document_pdf(
+        charts=[report_charts.Chart("capacity", str(_("Weekly demand per pool")), figure)],
+        render=lambda slots, missing: render_to_string(
+            "reports/dashboards/print/capacity.html", {**context, "chart_slots": slots, "charts_missing": missing},
+            request=request),
     )
-    html = render_to_string("reports/dashboards/print/capacity.html", context, request=request)
-    response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
+    response = HttpResponse(content, content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="docket-capacity-planning-{plan.weeks[-1]}.pdf"'
     return response
 
@@ -327,12 +330,17 @@ def utilization_heatmap_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
     if status != 200:
         return HttpResponseBadRequest(" ".join(str(e) for errors in context["form"].errors.values() for e in errors))
     figures = [report_charts.Chart(item["script_id"], item["pool"].key, item["figure"]) for item in context["pools"]]
-    context["chart_images"], context["charts_missing"] = pdf.chart_images(figures)
-    images = {image["title"]: image["src"] for image in context["chart_images"]}
     for item in context["pools"]:
-        item["image"] = images.get(item["pool"].key)
-    html = render_to_string("reports/dashboards/print/heatmap.html", context, request=request)
-    response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
+        pool = item["pool"]
+        item["caption"] = f"{pool.key} ({pool.gpu_count}× {pool.gpu_model})"
+
+    def render_html(slots: list[ChartSlot], missing: str) -> str:
+        by_key = {slot.key: slot for slot in slots}
+        pools = [{**item, "slot": by_key.get(item["script_id"])} for item in context["pools"]]
+        return render_to_string("reports/dashboards/print/heatmap.html",
+                                {**context, "pools": pools, "charts_missing": missing}, request=request)
+
+    response = HttpResponse(pdf.document_pdf(charts=figures, render=render_html), content_type="application/pdf")
     span = context["heatmap"].span
     response["Content-Disposition"] = (
         f'attachment; filename="docket-utilization-heatmap-{span.first_week}-{span.last_week}.pdf"')
@@ -386,9 +394,12 @@ def tco_calculator_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
         return HttpResponseBadRequest(" ".join(
             str(e) for form in forms_with_errors for errors in form.errors.values() for e in errors))
     figure = context["figure"].update_layout(height=report_charts.CHART_HEIGHT)
-    context["chart_images"], context["charts_missing"] = pdf.chart_images(
-        [report_charts.Chart("tco", str(_("Cumulative cost over the horizon")), figure)])
-    html = render_to_string("reports/dashboards/print/tco.html", context, request=request)
-    response = HttpResponse(pdf.html_to_pdf(html=html), content_type="application/pdf")
+    content = pdf.document_pdf(
+        charts=[report_charts.Chart("tco", str(_("Cumulative cost over the horizon")), figure)],
+        render=lambda slots, missing: render_to_string(
+            "reports/dashboards/print/tco.html", {**context, "chart_slots": slots, "charts_missing": missing},
+            request=request),
+    )
+    response = HttpResponse(content, content_type="application/pdf")
     response["Content-Disposition"] = 'attachment; filename="docket-tco.pdf"'
     return response

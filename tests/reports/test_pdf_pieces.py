@@ -90,7 +90,7 @@ def test_a_piece_that_cannot_be_made_fails_the_pdf_with_the_reason():
         raise ValueError("no charts today")
 
     pieces: list[print_pieces.Piece | print_pieces.Late] = [
-        print_pieces.Piece("<p>one</p>"), print_pieces.Late(broken, waits=True), print_pieces.Piece("<p>two</p>")]
+        print_pieces.Piece("<p>one</p>"), print_pieces.Late(broken), print_pieces.Piece("<p>two</p>")]
     for workers in (1, 2):
         with pytest.raises(ValueError, match="no charts today"):
             print_pieces.lay_out_pieces(pieces, workers=workers)
@@ -99,13 +99,12 @@ def test_a_piece_that_cannot_be_made_fails_the_pdf_with_the_reason():
 def test_pieces_are_joined_in_their_order_and_numbered_except_the_unnumbered():
     pieces: list[print_pieces.Piece | print_pieces.Late] = [
         print_pieces.Piece("<h1>Cover</h1>", numbered=False),
-        print_pieces.Late(lambda: [print_pieces.Piece("<p>late one</p>"), print_pieces.Piece("<p>late two</p>")],
-                          waits=True),
+        print_pieces.Late(lambda: [print_pieces.Piece("<p>late one</p>"), print_pieces.Piece("<p>late two</p>")]),
         print_pieces.Late(list),  # no pages at all
         print_pieces.Piece("<p>" + "many words " * 2_000 + "</p>"),
     ]
 
-    joined = print_pieces.lay_out_pieces(pieces, workers=2)
+    joined = print_pieces.join(print_pieces.lay_out_pieces(pieces, workers=2))
 
     texts = page_texts(joined.content)
     assert joined.pages == len(texts) and joined.piece_pages[:3] == [1, 1, 1] and len(texts) > 4
@@ -119,7 +118,7 @@ def _join_in_a_pool_child(workers: int) -> list[str]:
     pieces: list[print_pieces.Piece | print_pieces.Late] = [
         print_pieces.Piece("<h1>Cover</h1>", numbered=False), print_pieces.Piece("<p>one</p>"),
         print_pieces.Piece("<p>two</p>")]
-    return page_texts(print_pieces.lay_out_pieces(pieces, workers=workers).content)
+    return page_texts(print_pieces.join(print_pieces.lay_out_pieces(pieces, workers=workers)).content)
 
 
 def test_in_a_celery_prefork_child_the_pieces_are_laid_out_in_that_process_and_the_pdf_is_made():
