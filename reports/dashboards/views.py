@@ -233,14 +233,23 @@ def capacity_planning_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
         return HttpResponseBadRequest(_("Give the trailing weeks as a number from 1 to 52."))
     context = _capacity_context(plan)
     figure = go.Figure(context["figure"]).update_layout(height=report_charts.CHART_HEIGHT)
-    content = pdf.document_pdf(
+    return _pdf_with_charts(
+        request, "reports/dashboards/print/capacity.html", context,
         charts=[report_charts.Chart("capacity", str(_("Weekly demand per pool")), figure)],
-        render=lambda slots, missing: render_to_string(
-            "reports/dashboards/print/capacity.html", {**context, "chart_slots": slots, "charts_missing": missing},
-            request=request),
+        filename=f"docket-capacity-planning-{plan.weeks[-1]}.pdf",
     )
-    response = HttpResponse(content, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="docket-capacity-planning-{plan.weeks[-1]}.pdf"'
+
+
+def _pdf_with_charts(request: HttpRequest, template: str, context: dict[str, Any], *,
+                     charts: list[report_charts.Chart], filename: str) -> HttpResponse:
+    """A dashboard's PDF to download: its print template, each chart printed into its slot (`chart_slots`), or
+    why there are none (`charts_missing`)."""
+    def render_html(slots: list[ChartSlot], missing: str) -> str:
+        return render_to_string(template, {**context, "chart_slots": slots, "charts_missing": missing},
+                                request=request)
+
+    response = HttpResponse(pdf.document_pdf(charts=charts, render=render_html), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
@@ -329,22 +338,13 @@ def utilization_heatmap_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
     context, status = _heatmap_context(request)
     if status != 200:
         return HttpResponseBadRequest(" ".join(str(e) for errors in context["form"].errors.values() for e in errors))
-    figures = [report_charts.Chart(item["script_id"], item["pool"].key, item["figure"]) for item in context["pools"]]
-    for item in context["pools"]:
-        pool = item["pool"]
-        item["caption"] = f"{pool.key} ({pool.gpu_count}× {pool.gpu_model})"
-
-    def render_html(slots: list[ChartSlot], missing: str) -> str:
-        by_key = {slot.key: slot for slot in slots}
-        pools = [{**item, "slot": by_key.get(item["script_id"])} for item in context["pools"]]
-        return render_to_string("reports/dashboards/print/heatmap.html",
-                                {**context, "pools": pools, "charts_missing": missing}, request=request)
-
-    response = HttpResponse(pdf.document_pdf(charts=figures, render=render_html), content_type="application/pdf")
+    figures = [
+        report_charts.Chart(item["script_id"], f"{pool.key} ({pool.gpu_count}× {pool.gpu_model})", item["figure"])
+        for item in context["pools"] for pool in [item["pool"]]
+    ]
     span = context["heatmap"].span
-    response["Content-Disposition"] = (
-        f'attachment; filename="docket-utilization-heatmap-{span.first_week}-{span.last_week}.pdf"')
-    return response
+    return _pdf_with_charts(request, "reports/dashboards/print/heatmap.html", context, charts=figures,
+                            filename=f"docket-utilization-heatmap-{span.first_week}-{span.last_week}.pdf")
 
 
 def _tco_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
@@ -394,12 +394,8 @@ def tco_calculator_pdf(request: AuthenticatedHttpRequest) -> HttpResponse:
         return HttpResponseBadRequest(" ".join(
             str(e) for form in forms_with_errors for errors in form.errors.values() for e in errors))
     figure = context["figure"].update_layout(height=report_charts.CHART_HEIGHT)
-    content = pdf.document_pdf(
+    return _pdf_with_charts(
+        request, "reports/dashboards/print/tco.html", context,
         charts=[report_charts.Chart("tco", str(_("Cumulative cost over the horizon")), figure)],
-        render=lambda slots, missing: render_to_string(
-            "reports/dashboards/print/tco.html", {**context, "chart_slots": slots, "charts_missing": missing},
-            request=request),
+        filename="docket-tco.pdf",
     )
-    response = HttpResponse(content, content_type="application/pdf")
-    response["Content-Disposition"] = 'attachment; filename="docket-tco.pdf"'
-    return response
