@@ -20,8 +20,10 @@ import pytest
 
 from reports import chart_printer, pdf, print_pieces
 from reports import charts as charts_module
+from reports.selectors import revision_latest
 from tests.conftest import require
 from tests.processes import wait_until
+from tests.reports.test_pdf_export import record_page
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -265,3 +267,28 @@ def test_the_helper_answers_a_bad_job_with_the_reason_and_goes_on(chromium):
     assert refused["ok"] is False and "a job is" in refused["error"]
     assert printed["ok"] is True and content.startswith(b"%PDF")
     assert "Demand vs capacity" in printed_text(content)
+
+
+def test_a_record_whose_charts_time_out_prints_the_reason_in_their_place_and_everything_else(
+    world, tmp_path, settings, monkeypatch
+):
+    silent = tmp_path / "chromium"
+    pid_file = tmp_path / "chromium.pid"
+    silent.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
+    silent.chmod(silent.stat().st_mode | stat.S_IXUSR)
+    settings.CHROMIUM_PATH = str(silent)
+    monkeypatch.setattr(chart_printer, "RENDER_TIMEOUT_SECONDS", 3)
+    try:
+        result = pdf.render_revision_pdf(revision=revision_latest(page=record_page()))
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+    assert not result.charts_included
+    assert result.charts_note == "Drawing the charts took too long, so this PDF has no charts."
+    pages = printed_text(result.content).split("\f")[:-1]
+    assert "Decision record 2026-W02" in pages[0]  # the cover
+    assert "Charts" in pages[1] and "Drawing the charts took too long" in pages[1]
+    assert "strongest impact case" in " ".join(pages[2:])  # the record's text follows
+    assert re.search(rf"2 ?/ ?{len(pages)}\s*$", pages[1])  # numbered as before
