@@ -105,10 +105,11 @@ def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
         hours = [float(p.get(key) or 0) for p in pools]
         shares = [_share(h, p.get("capacity_gpu_hours")) for h, p in zip(hours, pools, strict=True)]
         written = [numbers.format_gpu_hours(h) for h in hours]
+        # A bar of nothing gets no label: two "0 GPU-h" side by side ran into each other.
+        labels = [_("%(hours)s GPU-h") % {"hours": w} if h else "" for h, w in zip(hours, written, strict=True)]
         figure.add_bar(
-            name=label, x=names, y=shares, marker_color=color, text=[_("%(hours)s GPU-h") % {"hours": w}
-                                                                      for w in written],
-            textposition="outside", customdata=written,
+            name=label, x=names, y=shares, marker_color=color, text=labels, textposition="outside",
+            customdata=written,
             hovertemplate="%{x}: %{y:.0f}% · %{customdata} " + _("GPU-h") + "<extra>" + label + "</extra>",
         )
     figure.add_hline(y=100, line={"dash": "dash", "color": "#546e7a"}, annotation_text=_("capacity"),
@@ -116,6 +117,9 @@ def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
     figure.update_layout(
         **_layout(title, barmode="group", height=CHART_HEIGHT),
         yaxis={"title": {"text": _("share of the pool's allocatable GPU-hours, %")}, "rangemode": "tozero"},
+        # A label wider than its bar (many pools) is left out rather than shrunk to a smudge or run into its
+        # neighbour's; the GPU-hours stay in the hover and in the record's tables.
+        uniformtext={"minsize": 10, "mode": "hide"},
     )
     return Chart("demand", title, figure)
 

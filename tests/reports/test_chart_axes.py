@@ -41,6 +41,8 @@ def test_the_decision_records_demand_chart_is_a_share_of_each_pools_capacity():
     requested, granted = chart.figure.data
     assert requested.y == (111.6, 50.0, None) and granted.y == (83.7, 0.0, None)  # no capacity: no share
     assert requested.text == ("12,000 GPU-h", "200 GPU-h", "5 GPU-h")  # the hours, written as the pages do
+    assert granted.text == ("9,000 GPU-h", "", "")  # a bar of nothing has no label to run into its neighbour's
+    assert chart.figure.layout.uniformtext.mode == "hide"  # nor one too wide for its bar
     assert [shape.y0 for shape in chart.figure.layout.shapes] == [100]  # the capacity line
 
 
