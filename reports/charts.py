@@ -8,7 +8,6 @@ default Debian's /usr/bin/chromium). Without one, the PDF is made without charts
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,8 +19,6 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from core import numbers
-
-logger = logging.getLogger(__name__)
 
 CHART_WIDTH = 900
 CHART_HEIGHT = 480

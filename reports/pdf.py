@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,8 +28,6 @@ from reports import chart_printer, print_pieces, records
 from reports import charts as charts_module
 from reports.markdown import render as render_markdown
 from reports.models import PageKind, PageRevision
-
-logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, int], None]
 
