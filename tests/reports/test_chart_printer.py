@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -158,22 +159,25 @@ def test_two_threads_printing_at_once_each_get_their_own_charts(chromium):
         assert f"{1000 + n:,} GPU-h" in printed_text(printed.pdf)
 
 
-def test_a_chromium_that_never_answers_leaves_the_pdf_without_charts_at_the_deadline(tmp_path, settings,
-                                                                                     monkeypatch):
+@pytest.fixture
+def silent_chromium(tmp_path, settings, monkeypatch) -> Iterator[None]:
+    """A "Chromium" that starts and then sleeps, never speaking on its pipe; a job's deadline of 3 s."""
     silent = tmp_path / "chromium"
     pid_file = tmp_path / "chromium.pid"
     silent.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
     silent.chmod(silent.stat().st_mode | stat.S_IXUSR)
     settings.CHROMIUM_PATH = str(silent)
     monkeypatch.setattr(chart_printer, "RENDER_TIMEOUT_SECONDS", 3)
-    try:
-        printed = print_charts(demand_chart())
-        content = pdf.document_pdf(charts=[demand_chart()], render=lambda slots, missing: (
-            f"<h1>Capacity</h1>{''.join(slot.key for slot in slots)}<p>{missing}</p>"))
-    finally:
-        if pid_file.exists():  # the sleeping "browser": a real one leaves when its pipe closes, this one sleeps on
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    yield
+    if pid_file.exists():  # a real Chromium leaves when its pipe closes; this one sleeps on
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_a_chromium_that_never_answers_leaves_the_pdf_without_charts_at_the_deadline(silent_chromium):
+    printed = print_charts(demand_chart())
+    content = pdf.document_pdf(charts=[demand_chart()], render=lambda slots, missing: (
+        f"<h1>Capacity</h1>{''.join(slot.key for slot in slots)}<p>{missing}</p>"))
 
     assert printed.pdf is None
     assert printed.missing_reason == "Drawing the charts took too long, so this PDF has no charts."
@@ -270,20 +274,9 @@ def test_the_helper_answers_a_bad_job_with_the_reason_and_goes_on(chromium):
 
 
 def test_a_record_whose_charts_time_out_prints_the_reason_in_their_place_and_everything_else(
-    world, tmp_path, settings, monkeypatch
+    world, silent_chromium
 ):
-    silent = tmp_path / "chromium"
-    pid_file = tmp_path / "chromium.pid"
-    silent.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
-    silent.chmod(silent.stat().st_mode | stat.S_IXUSR)
-    settings.CHROMIUM_PATH = str(silent)
-    monkeypatch.setattr(chart_printer, "RENDER_TIMEOUT_SECONDS", 3)
-    try:
-        result = pdf.render_revision_pdf(revision=revision_latest(page=record_page()))
-    finally:
-        if pid_file.exists():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    result = pdf.render_revision_pdf(revision=revision_latest(page=record_page()))
 
     assert not result.charts_included
     assert result.charts_note == "Drawing the charts took too long, so this PDF has no charts."
