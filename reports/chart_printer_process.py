@@ -2,7 +2,7 @@
 
 reports/chart_printer.py starts it as `python -P chart_printer_process.py --chromium PATH --plotly-js PATH
 --idle-seconds N`, in a session of its own, and keeps it while PDFs are being made: Chromium's start and parsing
-plotly.js (about 3 s here) are paid once, not once a PDF. It never imports Django. It reads jobs from stdin, a JSON
+plotly.js (about 1.5 s here) are paid once, not once a PDF. It never imports Django. It reads jobs from stdin, a JSON
 line each:
 
     {"charts": [{"figure": {"data": [...], "layout": {...}}, "width": 900, "height": 600}, ...]}
@@ -293,7 +293,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chromium", required=True)
     parser.add_argument("--plotly-js", required=True, type=Path)
-    parser.add_argument("--idle-seconds", type=float, default=900)
+    parser.add_argument("--idle-seconds", type=float, default=300)
     args = parser.parse_args()
     return serve(chromium=args.chromium, plotly_js=args.plotly_js, idle_seconds=max(args.idle_seconds, 1),
                  jobs_in=sys.stdin.fileno(), out=sys.stdout.buffer)

@@ -211,8 +211,8 @@ def lay_out_pieces(
     are laid out. Raises RuntimeError when a worker fails or dies; what making a late piece raises is raised here.
     """
     made: dict[Key, Piece] = {(i, 0): p for i, p in enumerate(pieces) if isinstance(p, Piece)}
-    late = {i: p for i, p in sorted(enumerate(pieces), key=lambda item: getattr(item[1], "last", False))
-            if isinstance(p, Late)}
+    late = {i: p for i, p in enumerate(pieces) if isinstance(p, Late) and not p.last}
+    late |= {i: p for i, p in enumerate(pieces) if isinstance(p, Late) and p.last}  # made after the others
     outputs: dict[Key, LaidOut] = {}
 
     def make(index: int) -> list[Key]:
