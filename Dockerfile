@@ -23,12 +23,14 @@ RUN apt-get update \
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PATH=/opt/venv/bin:$PATH
 WORKDIR /app
-COPY requirements.txt requirements-ldap.txt ./
+COPY requirements-pip.txt requirements.txt requirements-ldap.txt ./
+# The venv's pip first becomes the locked one (requirements-pip.txt): the pip a base bundles may not read the locks.
 # Behind a TLS-inspecting proxy, give pip the company's CA bundle as a build secret:
 #   docker build --secret id=ca_bundle,src=/etc/ssl/certs/ca-certificates.crt .
 RUN --mount=type=secret,id=ca_bundle,required=false \
     python3 -m venv /opt/venv \
     && if [ -f /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
+    && python -m pip install --require-hashes -r requirements-pip.txt \
     && pip install --require-hashes -r requirements.txt -r requirements-ldap.txt
 
 COPY . .

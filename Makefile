@@ -8,8 +8,16 @@ PYTEST_ARGS ?= -n auto --dist loadfile
 
 .PHONY: run test test-at lint audit audit-deps lock messages install install-dev worker beat clean
 
-$(VENV)/.installed: requirements.txt
+# First the installer: a new venv holds the pip its Python bundles (23.2.1 with Python 3.11.7), which reads the locks
+# differently from the pip that wrote them (it took `fonttools[woff]`, asked for by WeasyPrint, as a second, unpinned
+# requirement and refused the whole install). So every install brings the venv's pip to the version locked in
+# requirements-pip.txt, hash-checked like the rest, before it reads another lock (docs/maintaining.md).
+$(VENV)/.pip: requirements-pip.txt
 	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-pip.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.pip requirements.txt
 	$(PY) -m pip install --quiet --require-hashes -r requirements.txt
 	touch $@
 
@@ -75,7 +83,9 @@ PIP_COMPILE = $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-uns
 
 lock:
 	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --require-hashes -r requirements-pip.txt
 	$(LOCK_VENV)/bin/pip install --quiet pip-tools==$(PIP_TOOLS_VERSION)
+	$(PIP_COMPILE) --output-file requirements-pip.txt requirements-pip.in
 	$(PIP_COMPILE) --output-file requirements.txt requirements.in
 	$(PIP_COMPILE) --output-file requirements-dev.txt requirements-dev.in
 	$(PIP_COMPILE) --output-file requirements-ldap.txt requirements-ldap.in

@@ -48,8 +48,9 @@ def test_every_variable_compose_sets_is_one_docket_reads():
 
 
 def test_the_dockerfile_copies_and_runs_what_exists():
-    assert "COPY requirements.txt requirements-ldap.txt ./" in DOCKERFILE
-    assert (ROOT / "requirements.txt").is_file() and (ROOT / "requirements-ldap.txt").is_file()
+    assert "COPY requirements-pip.txt requirements.txt requirements-ldap.txt ./" in DOCKERFILE
+    locks = ("requirements-pip.txt", "requirements.txt", "requirements-ldap.txt")
+    assert all((ROOT / name).is_file() for name in locks)
     command = re.search(r'^CMD \["gunicorn", "([\w.]+)"', DOCKERFILE, re.MULTILINE)
     assert command is not None and (ROOT / (command[1].replace(".", "/") + ".py")).is_file()
     assert "collectstatic --no-input" in DOCKERFILE

@@ -8,12 +8,16 @@ with --require-hashes. A pin changed in an .in file without `make lock` fails he
 from __future__ import annotations
 
 import re
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCKS = ("requirements", "requirements-dev", "requirements-ldap")
+LOCKS = ("requirements-pip", "requirements", "requirements-dev", "requirements-ldap")
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)")
 
 
@@ -81,9 +85,95 @@ def test_the_shared_packages_have_one_version_in_every_lock():
         assert differ == {}, f"{name}.txt pins another version than requirements.txt"
 
 
-def test_every_install_checks_the_hashes():
+def test_every_install_checks_the_hashes_and_first_brings_the_locked_pip():
     makefile = (ROOT / "Makefile").read_text()
     installs = [line.strip() for line in makefile.splitlines() if "pip install" in line and "-r requirements" in line]
-    assert len(installs) == 3 and all("--require-hashes" in line for line in installs), installs
+    assert len(installs) == 5 and all("--require-hashes" in line for line in installs), installs
+    # The venv is made in one place, which installs the locked pip, and every other lock is installed after it.
+    assert makefile.count("$(PYTHON) -m venv $(VENV)") == 1
+    assert "$(VENV)/.installed: $(VENV)/.pip requirements.txt" in makefile
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "pip install --require-hashes -r requirements.txt -r requirements-ldap.txt" in dockerfile
+    pip_first = dockerfile.index("pip install --require-hashes -r requirements-pip.txt")
+    assert pip_first < dockerfile.index("pip install --require-hashes -r requirements.txt -r requirements-ldap.txt")
+
+
+def test_the_lock_of_pip_is_the_pip_installed_here():
+    """make install-dev brought this venv's pip from the one its Python bundles to the locked one."""
+    assert locked(ROOT / "requirements-pip.txt") == {"pip": (metadata.version("pip"), 2)}
+
+
+# --- every requirement of a locked package, extras included, is met by the lock alone ----------------------------
+# pip reads `fonttools[woff]>=4.59.2` (WeasyPrint's) as fonttools plus the packages of its `woff` extra. A lock that
+# pins fonttools but not brotli or zopfli installs only with a pip that looks elsewhere, and an old pip (23.2) took
+# the extra as a second, unpinned requirement and refused the install. Read from the installed packages' metadata.
+
+
+def unmet_requirements(lock: dict[str, tuple[str, int]], asked_extras: dict[str, set[str]]) -> list[str]:
+    """Each requirement of a locked package (and of the extras asked of it) that the lock does not pin or pins at a
+    version outside the requirement's range, as 'package → requirement'."""
+    unmet: list[str] = []
+    wanted = {name: set(extras) for name, extras in asked_extras.items()}
+    done: set[tuple[str, str]] = set()
+    queue = [(name, "") for name in lock] + [(name, extra) for name, extras in wanted.items() for extra in extras]
+    while queue:
+        name, extra = queue.pop()
+        if (name, extra) in done:
+            continue
+        done.add((name, extra))
+        for line in metadata.requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker and not requirement.marker.evaluate({"extra": extra}):
+                continue
+            if requirement.marker is None and extra:
+                continue  # a base requirement, checked with the package itself
+            dependency = canonical(requirement.name)
+            version = lock.get(dependency, ("missing",))[0]
+            if version == "missing" or not requirement.specifier.contains(version, prereleases=True):
+                unmet.append(f"{name}[{extra}] → {line} (locked: {version})" if extra else f"{name} → {line} "
+                             f"(locked: {version})")
+            queue += [(dependency, wanted_extra) for wanted_extra in requirement.extras]
+    return sorted(unmet)
+
+
+def installed_as_locked(lock: dict[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
+    """The part of a lock installed in this venv at the locked version (the metadata read is that version's)."""
+    versions = {canonical(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
+    wrong = {name: (version, versions[name]) for name, (version, _) in lock.items()
+             if name in versions and versions[name] != version}
+    assert wrong == {}, f"installed at another version than locked (locked, installed): {wrong}; run `make install-dev`"
+    return {name: pin for name, pin in lock.items() if name in versions}
+
+
+@pytest.mark.parametrize(
+    ("name", "on_top_of"), [("requirements", None), ("requirements-dev", None), ("requirements-ldap", "requirements")]
+)
+def test_every_requirement_of_a_locked_package_is_met_by_the_lock_alone(name, on_top_of):
+    lock = locked(ROOT / f"{name}.txt") | (locked(ROOT / f"{on_top_of}.txt") if on_top_of else {})
+    present = installed_as_locked(lock)
+    if name == "requirements-ldap" and "python-ldap" not in present:
+        require(False, "python-ldap (requirements-ldap.txt needs libldap2-dev and libsasl2-dev)")
+    assert set(lock) - set(present) <= {"pip", "setuptools"}, f"not installed: {set(lock) - set(present)}"
+    assert unmet_requirements(present, asked_for_extras(ROOT / f"{name}.in")) == []
+
+
+def asked_for_extras(path: Path) -> dict[str, set[str]]:
+    """package → the extras an .in file (and the ones it includes) asks of it: `celery[redis]==…`."""
+    extras: dict[str, set[str]] = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            for package, more in asked_for_extras(path.parent / line[3:].strip()).items():
+                extras.setdefault(package, set()).update(more)
+        elif line and not line.startswith("-"):
+            requirement = Requirement(line)
+            extras.setdefault(canonical(requirement.name), set()).update(requirement.extras)
+    return extras
+
+
+def test_the_check_finds_an_extra_whose_packages_the_lock_leaves_out():
+    """fonttools' `woff` extra needs brotli and zopfli: a lock without zopfli fails the check, naming it."""
+    lock = installed_as_locked(locked(ROOT / "requirements.txt"))
+    assert "zopfli" in lock and unmet_requirements(lock, {}) == []
+    without = {name: pin for name, pin in lock.items() if name != "zopfli"}
+    unmet = unmet_requirements(without, {})
+    assert unmet and all("fonttools[woff] → zopfli" in line for line in unmet), unmet

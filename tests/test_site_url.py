@@ -64,7 +64,8 @@ def test_make_run_with_a_port_gives_the_settings_that_port(tmp_path):
     fake_python = venv / "bin" / "python"
     fake_python.write_text(f"#!/bin/sh\nexec {sys.executable} -c \"{PRINT_SITE_URL}\"\n")
     fake_python.chmod(fake_python.stat().st_mode | stat.S_IEXEC)
-    (venv / ".installed").touch()  # newer than requirements.txt: make installs nothing
+    (venv / ".pip").touch()  # newer than requirements-pip.txt,
+    (venv / ".installed").touch()  # and this newer than requirements.txt: make installs nothing
     env = {key: value for key, value in os.environ.items() if key not in {"HOST", "PORT", "SITE_URL", "DEBUG"}}
     result = subprocess.run(
         ["make", "-s", "-C", str(REPO), "run", f"VENV={venv}", "PORT=8123"],
