@@ -5,6 +5,9 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?= -n auto --dist loadfile
+# Checks that read the whole tree (mypy, bandit, the catalogue against the sources, the app layers, the locks, the
+# configuration docs) run with `make lint`, not `make test`: the tests are behaviour.
+LINT_TESTS := tests/lint
 
 .PHONY: run test test-at lint audit audit-deps lock messages install install-dev worker beat clean
 
@@ -43,7 +46,7 @@ run: install
 	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS) --ignore=$(LINT_TESTS)
 
 # The suite started at another instant of the machine's clock (libfaketime: apt-get install faketime). Tests pin
 # their own clock (tests/clock.py); this shows that nothing else, a child process or slurmctld, needs the real day:
@@ -54,10 +57,13 @@ test-at: install-dev
 	@# a test starts (slurmctld, munged, redis-server) agree with it.
 	offset=$$(( $$(date -ud "$(AT)" +%s) - $$(date -u +%s) )); \
 	case $$offset in -*) shift="$$offset";; *) shift="+$$offset";; esac; \
-	TZ=UTC faketime -f "$${shift}s" $(PY) -m pytest $(PYTEST_ARGS)
+	TZ=UTC faketime -f "$${shift}s" $(PY) -m pytest $(PYTEST_ARGS) --ignore=$(LINT_TESTS)
 
+# ruff, then the whole-tree checks in tests/lint (mypy, bandit against bandit-accepted.toml, the zh-hans catalogue
+# against the sources, which needs GNU gettext: apt-get install gettext).
 lint: install-dev
 	$(PY) -m ruff check .
+	$(PY) -m pytest -n 2 -q -p no:cacheprovider $(LINT_TESTS)
 
 # Security checks (docs/security.md): bandit against bandit-accepted.toml, check --deploy and the headers,
 # then pip-audit on requirements.txt (needs PyPI's advisory data; says so and passes when it cannot reach it).
@@ -65,7 +71,7 @@ PIP_AUDIT_VERSION ?= 2.10.1
 AUDIT_VENV ?= /tmp/docket-pip-audit
 
 audit: install-dev audit-deps
-	$(PY) -m pytest -q -p no:cacheprovider tests/test_security_scans.py tests/test_deploy_checks.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/lint/test_bandit.py tests/test_dependency_audit.py tests/test_deploy_checks.py
 
 audit-deps:
 	$(PYTHON) -m venv $(AUDIT_VENV)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gettext
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,3 +112,20 @@ def parse_po(text: str) -> list[Entry]:
 def messages(entries: list[Entry]) -> list[Entry]:
     """The entries without the header."""
     return [entry for entry in entries if entry.msgid]
+
+
+def catalogue_entries() -> list[Entry]:
+    """The messages of the committed zh-hans catalogue."""
+    return messages(parse_po(ZH_HANS_PO.read_text(encoding="utf-8")))
+
+
+def entry_label(entry: Entry) -> str:
+    """An entry as a failure names it: its msgid and where the sources use it."""
+    return f"{entry.msgid!r} ({', '.join(entry.references[:2])})"
+
+
+def mo_catalogue(path: Path) -> dict[object, str]:
+    """A compiled .mo file's messages, keyed as gettext keys them."""
+    with path.open("rb") as handle:
+        catalog = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
+    return {key: value for key, value in catalog.items() if key != ""}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.test_configuration_docs import variables_documented
+from tests.lint.test_configuration_docs import variables_documented
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())

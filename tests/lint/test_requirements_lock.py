@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 
 from tests.conftest import require
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOCKS = ("requirements-pip", "requirements", "requirements-dev", "requirements-ldap")
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)")
 

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ENV_HELPERS = re.compile(r"^env_[a-z]+$")
 
 
