@@ -74,6 +74,31 @@ PY_FORMAT = re.compile(r"%(?:\([\w.]+\))?[#0 +-]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa%
 MARKUP = re.compile(r"%\{[^}]*\}|</?(?:a|b|br|code|em|i|kbd|mark|small|strong)\b[^>]*>|`[^`]+`")
 
 
+def test_the_catalogue_reader_reads_plurals_flags_and_continued_lines():
+    entries = parse_po(
+        'msgid ""\nmsgstr "Plural-Forms: nplurals=1; plural=0;\\n"\n\n'
+        '#: a.py:1\n#, fuzzy, python-format\nmsgid "%(n)d GPU"\nmsgid_plural "%(n)d GPUs"\nmsgstr[0] ""\n"%(n)d 块"\n\n'
+        'msgid "Say \\"hi\\""\nmsgstr ""\n'
+    )
+    header, plural, empty = entries
+    assert "nplurals=1" in header.msgstr[0]
+    assert (plural.msgid, plural.msgid_plural, plural.translations) == ("%(n)d GPU", "%(n)d GPUs", ["%(n)d 块"])
+    assert plural.flags == {"fuzzy", "python-format"} and plural.references == ["a.py:1"]
+    assert empty.msgid == 'Say "hi"' and empty.untranslated
+
+
+def test_every_message_has_a_chinese_translation_that_is_not_fuzzy():
+    entries = parse_po(ZH_HANS_PO.read_text(encoding="utf-8"))
+    header = entries[0]
+    assert header.msgid == "" and "fuzzy" not in header.flags
+    assert "Plural-Forms: nplurals=1; plural=0;" in header.msgstr[0]
+    missing = [entry_label(entry) for entry in messages(entries) if entry.untranslated]
+    fuzzy = [entry_label(entry) for entry in messages(entries) if "fuzzy" in entry.flags]
+    assert len(messages(entries)) > 1000
+    assert not missing, f"{len(missing)} messages have no translation, e.g. {missing[:5]}"
+    assert not fuzzy, f"{len(fuzzy)} translations are fuzzy (check them, then drop the flag), e.g. {fuzzy[:5]}"
+
+
 def _placeholder_faults(entry: Entry) -> list[str]:
     faults = []
     sources = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
