@@ -1,14 +1,13 @@
 """Two elastic evaluations of the same hour at once (a beat catch-up beside an operator's run): one action.
 
 Runs against PostgreSQL (the pool row's lock is what is tested). The first evaluation to take the lock
-holds it a moment longer, so the second is certainly waiting when the first commits; it then finds the
-action in force and keeps it.
+holds it until the second is seen waiting on it (tests/races.py), so the second is certainly waiting when
+the first commits; it then finds the action in force and keeps it.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -21,6 +20,7 @@ from allocations.models import ElasticAction, UsageRecord
 from tests.allocations.plans import W, publish
 from tests.clock import FIXED_NOW
 from tests.conftest import require
+from tests.races import RaceWindow
 from tests.reports.conftest import on_postgresql
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -37,10 +37,11 @@ def test_two_simultaneous_evaluations_record_one_action(world: Any, monkeypatch:
             idempotency_key=f"c{hour}",
         )
     real_lock = services._lock_pool
+    race = RaceWindow(parties=2)
 
     def slow_lock(pool_id: int) -> None:
         real_lock(pool_id)
-        time.sleep(0.6)  # hold the pool's lock while the other evaluation arrives
+        race.hold()  # hold the pool's lock until the other evaluation is seen waiting on it
 
     monkeypatch.setattr(services, "_lock_pool", slow_lock)
     gate = threading.Barrier(2)
@@ -59,8 +60,10 @@ def test_two_simultaneous_evaluations_record_one_action(world: Any, monkeypatch:
     threads = [threading.Thread(target=evaluate) for _ in range(2)]
     for thread in threads:
         thread.start()
+    waited = race.open_when_all_arrived(threads)
     for thread in threads:
         thread.join(timeout=60)
     assert not errors, errors
     assert sorted((r.started, r.kept) for r in results) == [(0, 1), (1, 0)]
     assert ElasticAction.objects.count() == 1
+    assert waited == 1  # the second evaluation waited on the pool's lock

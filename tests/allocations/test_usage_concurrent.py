@@ -1,15 +1,15 @@
 """Five schedulers post a full hour of one pool at the same moment, over real HTTP: one report is stored.
 
-Runs against PostgreSQL (the pool row's lock is what is tested). Each check holds on a moment
-after it has read the pool's reports, so without the lock all five would see an empty hour and
-all five would be stored (320 GPU-hours for an hour that holds 64).
+Runs against PostgreSQL (the pool row's lock is what is tested). A check that has read the pool's
+reports holds on until each of the five is either there too or seen waiting on the lock
+(tests/races.py), so without the lock all five would see an empty hour and all five would be
+stored (320 GPU-hours for an hour that holds 64).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from datetime import timedelta
@@ -22,6 +22,7 @@ from allocations.models import ClusterAccount, UsageRecord
 from tests.allocations.plans import token_for
 from tests.clock import FIXED_NOW
 from tests.conftest import require
+from tests.races import RaceWindow
 from tests.reports.conftest import on_postgresql
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -45,10 +46,11 @@ def test_concurrent_reports_cannot_together_overfill_a_pool(live_server, world, 
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
     token = token_for(world.atlas, "slurm-sync")
     real_check = services._usage_fits_pool
+    window = RaceWindow(parties=5)
 
     def slow_check(**kwargs: Any) -> Any:
         result = real_check(**kwargs)
-        time.sleep(0.3)  # the others arrive while this one has read the hour as empty
+        window.hold()  # the others arrive (or wait on the lock) while this one has read the hour as empty
         return result
 
     monkeypatch.setattr(services, "_usage_fits_pool", slow_check)
@@ -66,6 +68,7 @@ def test_concurrent_reports_cannot_together_overfill_a_pool(live_server, world, 
     threads = [threading.Thread(target=report, args=(f"k{i}", "team-a" if i % 2 else "team-b")) for i in range(5)]
     for thread in threads:
         thread.start()
+    waited = window.open_when_all_arrived(threads)
     for thread in threads:
         thread.join(timeout=60)
 
@@ -75,6 +78,7 @@ def test_concurrent_reports_cannot_together_overfill_a_pool(live_server, world, 
         if status == 400:
             assert list(body) == ["gpu_hours_used"], body
     assert [str(r.gpu_hours_used) for r in UsageRecord.objects.all()] == ["64.00"]
+    assert waited == 4  # the other four reports waited on the pool's lock
 
 
 def test_concurrent_replays_of_one_report_store_it_once(live_server, world, clock):

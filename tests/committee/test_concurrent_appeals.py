@@ -1,14 +1,14 @@
 """Two members of a team appeal the same outcome at the same moment, over real HTTP: one appeal is filed.
 
 Runs against PostgreSQL (the cycle row's lock is what is tested). The first request to take the
-lock holds it a moment longer, so the second is certainly waiting on it when the first commits;
-it then finds the open appeal and is told so, and the database holds one appeal.
+lock holds it until the second is seen waiting on it (tests/races.py), so the second is certainly
+waiting when the first commits; it then finds the open appeal and is told so, and the database
+holds one appeal.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -17,6 +17,7 @@ from committee.services import corrections
 from tests.clock import FIXED_NOW
 from tests.committee.appealing import finalize_week, publish
 from tests.conftest import require
+from tests.races import RaceWindow
 from tests.reports.conftest import on_postgresql
 from tests.reports.test_concurrent_saves import post, session_cookie
 
@@ -32,10 +33,11 @@ def test_two_simultaneous_appeals_file_one(live_server, world, clock, monkeypatc
     sessions = {"member_b": session_cookie(world.member_b), "tech": session_cookie(world.tech)}
 
     real_lock = corrections._lock_cycle
+    window = RaceWindow(parties=2)
 
     def slow_lock(cycle):
         row = real_lock(cycle)
-        time.sleep(0.6)  # hold the cycle's lock while the other request arrives
+        window.hold()  # hold the cycle's lock until the other request is seen waiting on it
         return row
 
     monkeypatch.setattr(corrections, "_lock_cycle", slow_lock)
@@ -49,6 +51,7 @@ def test_two_simultaneous_appeals_file_one(live_server, world, clock, monkeypatc
     threads = [threading.Thread(target=appeal, args=(name,), name=name) for name in sessions]
     for thread in threads:
         thread.start()
+    waited = window.open_when_all_arrived(threads)
     for thread in threads:
         thread.join(timeout=60)
 
@@ -57,3 +60,4 @@ def test_two_simultaneous_appeals_file_one(live_server, world, clock, monkeypatc
     refused = next(body for status, body in results.values() if status == 400)
     assert "already has an open appeal" in refused
     assert Appeal.objects.count() == 1
+    assert waited == 1  # the second request waited on the cycle's lock

@@ -29,6 +29,8 @@ import redis
 from django.core.management import call_command
 from django.db import connection
 from django.urls import reverse
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from committee import services
 from committee.models import (
@@ -62,11 +64,12 @@ def _free_port() -> int:
 
 
 def _wait_for(what: str, check: Callable[[], bool], seconds: float = WAIT_SECONDS) -> None:
+    """Poll `check` until it holds; each check is cheap (a ping, a query, a log read), so it is polled often."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if check():
             return
-        time.sleep(0.2)
+        time.sleep(0.02)
     raise AssertionError(f"waited {seconds}s for {what}")
 
 
@@ -96,8 +99,11 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def _answers(self) -> bool:
+        """One ping, no retries: redis-py's default retries a refused connection with backoff (~2 s a ping)."""
         try:
-            return bool(redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5).ping())
+            client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5,
+                                 retry=Retry(NoBackoff(), 0))
+            return bool(client.ping())
         except redis.RedisError:
             return False
 

@@ -1,14 +1,14 @@
 """Two adoptions for the same week at the same moment, on PostgreSQL: one is adopted, the other refused.
 
-Both pass the service's own check (neither sees the other's uncommitted adoption: each holds its transaction a
-moment before committing); the unique constraint on adopted proposals' effective weeks then makes the second
-wait for the first and fail, and the service turns that into the refusal naming the next free week.
+Both pass the service's own check (neither sees the other's uncommitted adoption: the first to adopt holds its
+transaction open until the other is seen waiting, tests/races.py); the unique constraint on adopted proposals'
+effective weeks then makes the second wait for the first and fail, and the service turns that into the refusal
+naming the next free week.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from policy import services
 from policy.models import Proposal, ProposalStatus
 from tests.clock import FIXED_NOW
 from tests.conftest import World, require
+from tests.races import RaceWindow
 from tests.reports.conftest import on_postgresql
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -31,11 +32,12 @@ def test_two_simultaneous_adoptions_for_one_week_adopt_one(world: World, monkeyp
         for n in (3, 4)
     ]
     real_send = services._send
+    window = RaceWindow(parties=2)
 
     def slow_send(proposal: Proposal, step: str, summary: str) -> None:
         real_send(proposal, step, summary)
         if step == "adopted":
-            time.sleep(0.8)  # hold the adoption uncommitted while the other one arrives
+            window.hold()  # hold the adoption uncommitted until the other one is seen waiting on it
 
     monkeypatch.setattr(services, "_send", slow_send)
     start = threading.Barrier(2)
@@ -54,6 +56,7 @@ def test_two_simultaneous_adoptions_for_one_week_adopt_one(world: World, monkeyp
     threads = [threading.Thread(target=adopt, args=(p,)) for p in proposals]
     for thread in threads:
         thread.start()
+    waited = window.open_when_all_arrived(threads)
     for thread in threads:
         thread.join(timeout=60)
     refused = [r for r in results.values() if isinstance(r, Exception)]
@@ -61,3 +64,4 @@ def test_two_simultaneous_adoptions_for_one_week_adopt_one(world: World, monkeyp
     assert "The next free week is 2026-W52." in str(refused[0])
     assert Proposal.objects.filter(status=ProposalStatus.ADOPTED, effective_week="2026-W51").count() == 1
     assert Proposal.objects.filter(status=ProposalStatus.OPEN).count() == 1
+    assert waited == 1  # the second adoption waited on the first's uncommitted week

@@ -6,7 +6,6 @@ zone; two spends at once cannot overdraw it (PostgreSQL row lock)."""
 from __future__ import annotations
 
 import threading
-import time
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -24,6 +23,7 @@ from reports.executive import quarters, selectors, services
 from reports.models import BufferFund, BufferSpend, DeferredPurchase
 from tests.clock import FIXED_NOW
 from tests.conftest import require
+from tests.races import RaceWindow
 from tests.reports.conftest import on_postgresql
 from tests.reports.executive_data import placed_emergency
 
@@ -236,9 +236,10 @@ def test_two_spends_at_once_cannot_overdraw_the_fund(world):
     fund = _fund(world)  # a buffer of 10,000.00
     start = threading.Barrier(2)
     results: list[str] = []
+    window = RaceWindow(parties=2)
 
     def slow_insert(sender: Any, **kwargs: Any) -> None:
-        time.sleep(0.5)  # after the balance check, before the insert: without the lock both would pass the check
+        window.hold()  # after the balance check, before the insert: without the lock both would pass the check
 
     def spend(actor: Any) -> None:
         try:
@@ -255,12 +256,14 @@ def test_two_spends_at_once_cannot_overdraw_the_fund(world):
         threads = [threading.Thread(target=spend, args=(who,)) for who in (world.chair, world.finance)]
         for thread in threads:
             thread.start()
+        waited = window.open_when_all_arrived(threads)
         for thread in threads:
             thread.join(timeout=30)
     finally:
         pre_save.disconnect(dispatch_uid="test.slow_insert", sender=BufferSpend)
     assert sorted(results) == ["6000.00 USD is more than the fund's balance of 4000.00 USD.", "recorded"]
     assert selectors.fund_state(fund).spent == Decimal("6000.00")
+    assert waited == 1  # the second spend waited on the fund's lock
 
 
 def test_the_demo_opens_the_running_quarters_fund_and_sets_queue_wait_targets(db):

@@ -2,15 +2,15 @@
 
 Runs against PostgreSQL (row locks are what is tested): two threads post to the live server at
 once, each with its own session and database connection. The first save to take the page's
-lock is held a moment longer, so the second request is certainly waiting on the lock when the
-first commits — without the lock both would read the same latest revision and both would save.
+lock holds it until the second request is seen waiting on it (tests/races.py), so the second is
+certainly waiting when the first commits — without the lock both would read the same latest
+revision and both would save.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -22,6 +22,7 @@ from reports import selectors
 from reports.models import PageRevision
 from reports.services import pages as page_services
 from tests.conftest import require
+from tests.races import RaceWindow
 from tests.reports.conftest import make_page, on_postgresql
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -60,11 +61,12 @@ def test_two_simultaneous_saves_one_wins_the_other_is_told(live_server, world, m
 
     real_lock = page_services._page_lock
     locked_by: list[str] = []
+    window = RaceWindow(parties=2)
 
     def slow_lock(pk):
         row = real_lock(pk)
         locked_by.append(threading.current_thread().name)
-        time.sleep(0.6)  # hold the lock while the other request arrives
+        window.hold()  # hold the lock until the other request is seen waiting on it
         return row
 
     monkeypatch.setattr(page_services, "_page_lock", slow_lock)
@@ -80,6 +82,7 @@ def test_two_simultaneous_saves_one_wins_the_other_is_told(live_server, world, m
     threads = [threading.Thread(target=save, args=(name,), name=name) for name in sessions]
     for thread in threads:
         thread.start()
+    waited = window.open_when_all_arrived(threads)
     for thread in threads:
         thread.join(timeout=60)
 
@@ -94,4 +97,5 @@ def test_two_simultaneous_saves_one_wins_the_other_is_told(live_server, world, m
     revisions = list(PageRevision.objects.filter(page=page).order_by("number"))
     assert [r.summary for r in revisions] == ["First version", f"{winner}'s edit"]
     assert len(locked_by) == 2  # both requests reached the lock; the second waited for it
+    assert waited == 1
     assert selectors.archive_verify().ok
