@@ -29,7 +29,7 @@ import pytest
 from django.utils import timezone
 
 from tests.clock import child_env
-from tests.processes import ROOT, PrivatePostgres, app_env, gunicorn, log_tail, wait_until
+from tests.processes import ROOT, PrivatePostgres, app_env, gunicorn, log_tail, stop, wait_until
 
 pytestmark = [pytest.mark.postgres]
 
@@ -80,20 +80,28 @@ def count_rows(url: str, tables: tuple[str, ...]) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def docket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
-    """Docket served by gunicorn on a private PostgreSQL cluster, seeded with the tests' world."""
+    """Docket served by gunicorn on a private PostgreSQL cluster, seeded with the tests' world.
+
+    The seeding (migrations, about 10 s) and gunicorn's start (its workers load Docket) run at the same time;
+    gunicorn counts as up once /healthz answers, which reads no database, so nothing asks for a table before it is
+    made, and the tests start once both are done.
+    """
     cluster = PrivatePostgres()
+    seeding: subprocess.Popen[str] | None = None
     try:
         cluster.init()
         cluster.start()
         cluster.create_database("docket")
         env = app_env(cluster.url("docket"), DATABASE_CONN_MAX_AGE="60")
-        seeded = subprocess.run([sys.executable, "-m", "tests.seed_private_db"], cwd=ROOT, env=child_env(env),
-                                capture_output=True, text=True, timeout=180, check=False)
-        assert seeded.returncode == 0, seeded.stderr[-3000:]
-        facts = json.loads(seeded.stdout.strip().splitlines()[-1])
-        with gunicorn(env, log_dir=tmp_path_factory.mktemp("gunicorn"), workers=2) as server:
+        seeding = subprocess.Popen([sys.executable, "-m", "tests.seed_private_db"], cwd=ROOT, env=child_env(env),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with gunicorn(env, log_dir=tmp_path_factory.mktemp("gunicorn"), workers=2, ready_path="/healthz") as server:
+            out, err = seeding.communicate(timeout=180)
+            assert seeding.returncode == 0, err[-3000:]
+            facts = json.loads(out.strip().splitlines()[-1])
             yield SimpleNamespace(cluster=cluster, server=server, url=cluster.url("docket"), **facts)
     finally:
+        stop(seeding)
         cluster.cleanup()
 
 

@@ -1,7 +1,8 @@
 """Mail that arrives: the SMTP settings come from the environment and the digest reaches a real SMTP server.
 
-The server is aiosmtpd, started by each test on a free port of 127.0.0.1 with STARTTLS (a certificate
-made here with openssl) and sign-in required, so what passes here is what a company's relay asks for.
+The server is aiosmtpd, started once a session (each test finds its mailbox empty) on a free port of 127.0.0.1 with
+STARTTLS (a certificate made here with openssl) and sign-in required, so what passes here is what a company's relay
+asks for.
 """
 
 from __future__ import annotations
@@ -83,11 +84,12 @@ def _certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-@pytest.fixture
-def smtp_server(tmp_path: Path) -> Iterator[SmtpServer]:
+@pytest.fixture(scope="session")
+def running_smtp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmtpServer]:
+    """One SMTP server (and its openssl certificate) per session; `smtp_server` empties its mailbox for each test."""
     import ssl
 
-    cert, key = _certificate(tmp_path)
+    cert, key = _certificate(tmp_path_factory.mktemp("smtp"))
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     server = SmtpServer(host="127.0.0.1", port=_free_port(), ca_file=cert)
@@ -105,6 +107,13 @@ def smtp_server(tmp_path: Path) -> Iterator[SmtpServer]:
         yield server
     finally:
         controller.stop()
+
+
+@pytest.fixture
+def smtp_server(running_smtp_server: SmtpServer) -> SmtpServer:
+    """The session's SMTP server with nothing received yet."""
+    running_smtp_server.received.clear()
+    return running_smtp_server
 
 
 def _smtp_env(server: SmtpServer, **overrides: str) -> dict[str, str]:

@@ -87,6 +87,14 @@ class KubeApiServer:
     refusals: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # path → (code, Status)
     version: int = 100
 
+    def reset(self) -> None:
+        """Forget every request, object and refusal: the server as it started, for the next test (the certificates
+        and the port stay, so one server serves a whole session)."""
+        self.requests.clear()
+        self.objects.clear()
+        self.refusals.clear()
+        self.version = 100
+
     def applies(self) -> list[Recorded]:
         return [r for r in self.requests if r.method == "PATCH"]
 

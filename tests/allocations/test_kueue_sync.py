@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,9 +48,17 @@ CQ_PATH = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/"
 WEEK_START = week_start(this_week())
 
 
+@pytest.fixture(scope="session")
+def kube_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeApiServer]:
+    """One API server (and its certificates: three RSA keys from openssl) per session; each test resets it."""
+    yield from serve(tmp_path_factory.mktemp("kube-apiserver"))
+
+
 @pytest.fixture
-def kube(tmp_path: Path) -> Iterator[KubeApiServer]:
-    yield from serve(tmp_path)
+def kube(kube_server: KubeApiServer) -> KubeApiServer:
+    """The session's API server with nothing stored, recorded or refused."""
+    kube_server.reset()
+    return kube_server
 
 
 def kubeconfig(tmp_path: Path, api: KubeApiServer, *, user: dict[str, Any] | None = None, name: str = "kc") -> Path:
@@ -233,8 +242,9 @@ def test_client_certificate_from_the_kubeconfig_authenticates(
     pki = kube.pki
     inline = kubeconfig(tmp_path, kube, name="inline", user={
         "client-certificate-data": pki.b64(pki.client_cert), "client-key-data": pki.b64(pki.client_key)})
+    beside = Path(shutil.copy(pki.client_cert, tmp_path))  # beside the kubeconfig, for a path relative to it
     files = kubeconfig(tmp_path, kube, name="files", user={
-        "client-certificate": pki.client_cert.name, "client-key": str(pki.client_key)})  # relative and absolute
+        "client-certificate": beside.name, "client-key": str(pki.client_key)})  # relative and absolute
 
     assert run(live_server, orion, inline)[0] == 0
     assert run(live_server, orion, files)[0] == 0

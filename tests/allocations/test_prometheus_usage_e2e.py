@@ -20,12 +20,11 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -95,14 +94,6 @@ def collect(*args: str, token: str, url: str) -> tuple[int, str]:
 def stored() -> set[tuple[str, datetime, datetime, Decimal, Decimal]]:
     return {(r.team.slug, r.period_start, r.period_end, r.gpu_hours_used, r.mean_utilization_pct)
             for r in UsageRecord.objects.select_related("team")}
-
-
-@pytest.fixture(scope="module")
-def history_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("prometheus-history")
-    backfill(history(), folder / "data")
-    with prometheus(folder, "global: {scrape_interval: 15s}\nscrape_configs: []\n") as server:
-        yield server.url
 
 
 def test_the_collector_posts_what_prometheus_measured_per_team_and_period(world, live_server, history_prometheus):
@@ -195,10 +186,20 @@ LIVE = {  # (namespace, utilization %) per GPU index
 }
 
 
+class Exporter(ThreadingHTTPServer):
+    """The exporter's server; it notes when Prometheus first scraped it (the machine's clock, as Prometheus's)."""
+
+    first_scrape: datetime | None = None
+
+
 class DcgmExporter(BaseHTTPRequestHandler):
     """What dcgm-exporter serves, for the GPUs in LIVE (text exposition format 0.0.4)."""
 
+    server: Exporter
+
     def do_GET(self) -> None:
+        if self.server.first_scrape is None:
+            self.server.first_scrape = machine_now()
         lines = ["# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
         lines += [f"{series(gpu(index, namespace=ns, pod=f'train-{ns}-0'))} {util}" for index, (ns, util)
                   in LIVE.items()]
@@ -213,29 +214,47 @@ class DcgmExporter(BaseHTTPRequestHandler):
         return
 
 
-def test_the_collector_reads_a_live_scrape_of_a_dcgm_exporter(tmp_path: Path, live_server):
-    exporter = ThreadingHTTPServer(("127.0.0.1", 0), DcgmExporter)
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+    """One Prometheus for the module: the day of history backfilled before it starts, and a live scrape every second
+    of a DCGM-style exporter served here (started first, so the scrapes run while the history tests do)."""
+    exporter = Exporter(("127.0.0.1", 0), DcgmExporter)
     threading.Thread(target=exporter.serve_forever, daemon=True).start()
+    folder = tmp_path_factory.mktemp("prometheus")
+    backfill(history(), folder / "data")
     config = ("global: {scrape_interval: 1s, scrape_timeout: 1s}\nscrape_configs:\n  - job_name: dcgm\n"
               f"    static_configs: [{{targets: ['127.0.0.1:{exporter.server_address[1]}']}}]\n")
     try:
-        with prometheus(tmp_path, config) as server:
-            # The first sample is queryable 5 to 6 s after the start (target discovery is batched).
-            wait_until(lambda: server.value("count(DCGM_FI_DEV_GPU_UTIL)") == len(LIVE), timeout=40,
-                       what="the exporter's GPUs in Prometheus", interval=0.5)
-            first = machine_now()
-            # The first whole 10-second period after the first sample, and one second for its last scrape.
-            since = datetime.fromtimestamp((int(first.timestamp()) // 10 + 1) * 10, UTC)
-            until = since + timedelta(seconds=10)
-            while machine_now() < until + timedelta(seconds=1.5):
-                time.sleep(0.2)
-            code, output = collect("--prometheus", server.url, "--team-map", "team-a=team-a",
-                                   "--team-map", "team-b=team-b", "--period", "10", "--step", "5",
-                                   "--since", since.isoformat(), "--until", until.isoformat(), "--dry-run",
-                                   "--no-windows", token="unused", url=live_server.url)
+        with prometheus(folder, config) as server:
+            yield SimpleNamespace(server=server, exporter=exporter)
     finally:
         exporter.shutdown()
         exporter.server_close()
+
+
+@pytest.fixture
+def history_prometheus(lab: SimpleNamespace) -> str:
+    return lab.server.url
+
+
+def test_the_collector_reads_a_live_scrape_of_a_dcgm_exporter(lab: SimpleNamespace, live_server):
+    server, exporter = lab.server, lab.exporter
+    # The first sample is queryable 5 to 6 s after the start (target discovery is batched).
+    wait_until(lambda: server.value("count(DCGM_FI_DEV_GPU_UTIL)") == len(LIVE), timeout=40,
+               what="the exporter's GPUs in Prometheus", interval=0.5)
+    # A whole 10-second period after the first scrape (a sample is stamped as its scrape starts, before the exporter
+    # is asked), ended over a second ago (its last scrape stored): the latest one, or the first once it is over.
+    assert exporter.first_scrape is not None
+    first = (int(exporter.first_scrape.timestamp()) // 10 + 1) * 10
+    latest = (int(machine_now().timestamp() - 1.5) // 10 - 1) * 10
+    since = datetime.fromtimestamp(max(first, latest), UTC)
+    until = since + timedelta(seconds=10)
+    wait_until(lambda: machine_now() >= until + timedelta(seconds=1.5), timeout=30,
+               what=f"the period {since:%H:%M:%S}-{until:%H:%M:%S} over", interval=0.2)
+    code, output = collect("--prometheus", server.url, "--team-map", "team-a=team-a",
+                           "--team-map", "team-b=team-b", "--period", "10", "--step", "5",
+                           "--since", since.isoformat(), "--until", until.isoformat(), "--dry-run",
+                           "--no-windows", token="unused", url=live_server.url)
     assert code == 0, output
     lines = {match["team"]: match for match in re.finditer(
         r"^would post .*? (?P<team>\S+) \(namespace=.*?\((?P<seconds>\d+) GPU-seconds\) .*?: (?P<body>\{.*\})$", output,

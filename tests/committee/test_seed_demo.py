@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import io
+from collections.abc import Iterator
 from decimal import Decimal
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+import time_machine
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import transaction
 from django.utils import timezone
 
 from allocations.models import Cluster, GpuPool, Team
@@ -23,6 +29,7 @@ from committee.models import (
     RubricVersion,
     Score,
 )
+from tests.clock import FIXED_NOW
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, RubricVersion, Score, Decision,
           FairShareSnapshot, RequestQuestion)
@@ -32,64 +39,118 @@ def _counts():
     return {model.__name__: model.objects.count() for model in (*MODELS, get_user_model())}
 
 
-def test_seed_demo_builds_the_demo_and_prints_logins(db, capsys):
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    out = capsys.readouterr().out
-    assert "search-lead" in out and "chair" in out and "docket-demo" in out
-    assert sorted(Team.objects.values_list("slug", flat=True)) == sorted(
-        ["search", "ads", "recommendations", "vision", "speech", "research"]
-    )
-    assert {(p.gpu_model, p.gpu_count) for p in GpuPool.objects.all()} == {("A100", 64), ("H100", 32)}
-    assert CommitteeSeat.objects.count() == 4
-    cycle = ReviewCycle.objects.get(status="open")
-    submitted = GpuRequest.objects.filter(cycle=cycle, status=RequestStatus.SUBMITTED)
-    assert submitted.count() >= 10
-    for gpu_request in submitted:
-        assert gpu_request.usage_report and gpu_request.impact_forecast
-    # The cases a committee meets: an efficiency lever, a distilled variant at ~30%, an urgent launch.
-    assert GpuRequest.objects.filter(baseline_gpu_hours__isnull=False).exists()
-    assert GpuRequest.objects.filter(deadline__isnull=False).exists()
-    assert cycle.rubric.number == 1  # the open cycle pins the charter's rubric
+@pytest.fixture(scope="class")
+def seeded(django_db_setup: Any, django_db_blocker: Any) -> Iterator[SimpleNamespace]:
+    """One seed_demo (a few seconds) for the tests that read what it made: run at FIXED_NOW in a transaction that
+    outlives those tests (each test's own writes go to a savepoint and are rolled back) and is rolled back after
+    them. What it printed is kept in `out`."""
+    printed = io.StringIO()
+    with django_db_blocker.unblock(), transaction.atomic():
+        with time_machine.travel(FIXED_NOW, tick=True):
+            call_command("seed_demo", "--i-know-this-is-not-production", stdout=printed)
+        yield SimpleNamespace(out=printed.getvalue())
+        transaction.set_rollback(True)
 
 
-def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(db):
-    from django.utils import timezone
+class TestTheSeededDemo:
+    """What one seed_demo leaves in the database (the class's tests share it; see `seeded`)."""
 
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
-    assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
-    assert cycle.finalized_by_name == "Chris Chair" and cycle.rubric.number == 1
-    requests = GpuRequest.objects.filter(cycle=cycle, is_emergency=False)
-    assert requests.count() >= 10 and set(requests.values_list("status", flat=True)) == {RequestStatus.DECIDED}
-    decisions = Decision.objects.filter(cycle=cycle, request__is_emergency=False)
-    assert decisions.count() == requests.count()
-    assert all(d.rationale and d.priority_rank for d in decisions)
-    assert decisions.filter(outcome="grant").exists() and decisions.exclude(outcome="grant").exists()
-    # Everyone scored everything except their own team's: the tech lead is in Research.
-    scores = Score.objects.filter(request__cycle=cycle)
-    assert scores.filter(member__username="tech", request__team__slug="research").count() == 0
-    assert scores.filter(member__username="tech").count() == 3 * (requests.count() - 1)
-    assert FairShareSnapshot.objects.filter(cycle=cycle).count() == Team.objects.count()
+    def test_seed_demo_builds_the_demo_and_prints_logins(self, seeded, db):
+        out = seeded.out
+        assert "search-lead" in out and "chair" in out and "docket-demo" in out
+        assert sorted(Team.objects.values_list("slug", flat=True)) == sorted(
+            ["search", "ads", "recommendations", "vision", "speech", "research"]
+        )
+        assert {(p.gpu_model, p.gpu_count) for p in GpuPool.objects.all()} == {("A100", 64), ("H100", 32)}
+        assert CommitteeSeat.objects.count() == 4
+        cycle = ReviewCycle.objects.get(status="open")
+        submitted = GpuRequest.objects.filter(cycle=cycle, status=RequestStatus.SUBMITTED)
+        assert submitted.count() >= 10
+        for gpu_request in submitted:
+            assert gpu_request.usage_report and gpu_request.impact_forecast
+        # The cases a committee meets: an efficiency lever, a distilled variant at ~30%, an urgent launch.
+        assert GpuRequest.objects.filter(baseline_gpu_hours__isnull=False).exists()
+        assert GpuRequest.objects.filter(deadline__isnull=False).exists()
+        assert cycle.rubric.number == 1  # the open cycle pins the charter's rubric
 
+    def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(self, seeded, db):
+        from django.utils import timezone
 
-def test_seed_demo_shows_an_idle_grant_flagged_and_offered(db):
-    from allocations.models import ElasticAction
+        cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
+        assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
+        assert cycle.finalized_by_name == "Chris Chair" and cycle.rubric.number == 1
+        requests = GpuRequest.objects.filter(cycle=cycle, is_emergency=False)
+        assert requests.count() >= 10 and set(requests.values_list("status", flat=True)) == {RequestStatus.DECIDED}
+        decisions = Decision.objects.filter(cycle=cycle, request__is_emergency=False)
+        assert decisions.count() == requests.count()
+        assert all(d.rationale and d.priority_rank for d in decisions)
+        assert decisions.filter(outcome="grant").exists() and decisions.exclude(outcome="grant").exists()
+        # Everyone scored everything except their own team's: the tech lead is in Research.
+        scores = Score.objects.filter(request__cycle=cycle)
+        assert scores.filter(member__username="tech", request__team__slug="research").count() == 0
+        assert scores.filter(member__username="tech").count() == 3 * (requests.count() - 1)
+        assert FairShareSnapshot.objects.filter(cycle=cycle).count() == Team.objects.count()
 
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    [action] = ElasticAction.objects.filter(kind="idle")
-    assert action.window is not None and action.window.cluster.slug == "atlas" and action.ended_at is None
-    assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
-    assert "granted but idle" in action.explanation
+    def test_seed_demo_shows_an_idle_grant_flagged_and_offered(self, seeded, db):
+        from allocations.models import ElasticAction
 
+        [action] = ElasticAction.objects.filter(kind="idle")
+        assert action.window is not None and action.window.cluster.slug == "atlas" and action.ended_at is None
+        assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
+        assert "granted but idle" in action.explanation
 
-def test_seed_demo_shows_a_question_answered_and_one_still_open(db):
-    call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
-    questions = RequestQuestion.objects.filter(request__cycle__status=CycleStatus.OPEN).order_by("asked_at", "pk")
-    assert [(q.request.team.slug, q.status, q.asked_by_name, q.answered_by_name) for q in questions] == [
-        ("vision", QuestionStatus.ANSWERED, "Priya Product", "Vision Lead"),
-        ("ads", QuestionStatus.OPEN, "Fatima Finance", ""),
-    ]
-    assert "Thursday evening" in questions[0].answer
+    def test_seed_demo_shows_a_question_answered_and_one_still_open(self, seeded, db):
+        questions = RequestQuestion.objects.filter(request__cycle__status=CycleStatus.OPEN).order_by("asked_at", "pk")
+        assert [(q.request.team.slug, q.status, q.asked_by_name, q.answered_by_name) for q in questions] == [
+            ("vision", QuestionStatus.ANSWERED, "Priya Product", "Vision Lead"),
+            ("ads", QuestionStatus.OPEN, "Fatima Finance", ""),
+        ]
+        assert "Thursday evening" in questions[0].answer
+
+    def test_seed_demo_twice_changes_nothing(self, seeded, db):
+        first = _counts()
+        call_command("seed_demo", "--i-know-this-is-not-production")
+        assert _counts() == first
+
+    def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_shows_an_alternative_and_an_emergency(
+        self, seeded, db
+    ):
+        from django.utils import timezone
+
+        from allocations.models import AllocationPlan, AllocationWindow, PlanExplanation
+        from committee.models import EmergencyRequest
+        from reports.models import Page
+
+        current = weeks.current_week_label(timezone.now())
+        past = list(ReviewCycle.objects.filter(week__lt=current).order_by("week"))
+        assert len(past) == 4
+        for cycle in past:
+            assert cycle.status == CycleStatus.PUBLISHED and cycle.finalized_by_name == "Chris Chair"
+            # The archive wrote the week's decision record, as a real finalize and publish do.
+            page = Page.objects.get(source_key=f"cycle:{cycle.week}")
+            assert page.revisions.count() >= 1
+            # The engine placed its grants: version 1 came from the cycle, every grant is explained.
+            plan = AllocationPlan.objects.get(week=cycle.week, version=1)
+            assert plan.source_ref == f"review-cycle:{cycle.pk}"
+            granted = set(Decision.objects.filter(cycle=cycle, outcome__in=["grant", "partial"])
+                          .values_list("request_id", flat=True))
+            assert granted and set(PlanExplanation.objects.filter(plan=plan).values_list("request_ref", flat=True)) \
+                == granted
+            assert not AllocationWindow.objects.filter(week=cycle.week, request_ref__isnull=True).exists()
+        # One grant of the cheaper alternative this week, placed with its GPU-hours over the request's duration.
+        (alternative,) = Decision.objects.filter(outcome="alternative")
+        assert alternative.cycle_week == current
+        request = alternative.request
+        assert alternative.alternative_gpu_hours is not None
+        assert alternative.granted_gpu_count == -(-alternative.alternative_gpu_hours // request.duration_hours)
+        windows = AllocationWindow.objects.filter(request_ref=request.pk, withdrawal__isnull=True)
+        assert [w.gpu_count for w in windows] == [alternative.granted_gpu_count]
+        # One emergency, approved by two and placed as the running week's next plan version.
+        (emergency,) = EmergencyRequest.objects.all()
+        assert emergency.status == "placed" and emergency.approvals.filter(approve=True).count() == 2
+        assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
+        assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"
+        assert emergency.review_cycle is not None and emergency.review_cycle.status == CycleStatus.OPEN
 
 
 def test_seed_demo_inbox_holds_the_weeks_in_play_not_every_seeded_week(transactional_db, client):
@@ -103,55 +164,6 @@ def test_seed_demo_inbox_holds_the_weeks_in_play_not_every_seeded_week(transacti
     client.force_login(get_user_model().objects.get(username="product"))
     page = client.get("/inbox/").content.decode()
     assert f"{unread.count()} unread notifications." in page
-
-
-def test_seed_demo_twice_changes_nothing(db):
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    first = _counts()
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    assert _counts() == first
-
-
-def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_shows_an_alternative_and_an_emergency(
-    db,
-):
-    from django.utils import timezone
-
-    from allocations.models import AllocationPlan, AllocationWindow, PlanExplanation
-    from committee.models import EmergencyRequest
-    from reports.models import Page
-
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    current = weeks.current_week_label(timezone.now())
-    past = list(ReviewCycle.objects.filter(week__lt=current).order_by("week"))
-    assert len(past) == 4
-    for cycle in past:
-        assert cycle.status == CycleStatus.PUBLISHED and cycle.finalized_by_name == "Chris Chair"
-        # The archive wrote the week's decision record, as a real finalize and publish do.
-        page = Page.objects.get(source_key=f"cycle:{cycle.week}")
-        assert page.revisions.count() >= 1
-        # The engine placed its grants: version 1 came from the cycle, every grant is explained.
-        plan = AllocationPlan.objects.get(week=cycle.week, version=1)
-        assert plan.source_ref == f"review-cycle:{cycle.pk}"
-        granted = set(Decision.objects.filter(cycle=cycle, outcome__in=["grant", "partial"])
-                      .values_list("request_id", flat=True))
-        assert granted and set(PlanExplanation.objects.filter(plan=plan).values_list("request_ref", flat=True)) \
-            == granted
-        assert not AllocationWindow.objects.filter(week=cycle.week, request_ref__isnull=True).exists()
-    # One grant of the cheaper alternative this week, placed with its GPU-hours over the request's duration.
-    (alternative,) = Decision.objects.filter(outcome="alternative")
-    assert alternative.cycle_week == current
-    request = alternative.request
-    assert alternative.alternative_gpu_hours is not None
-    assert alternative.granted_gpu_count == -(-alternative.alternative_gpu_hours // request.duration_hours)
-    windows = AllocationWindow.objects.filter(request_ref=request.pk, withdrawal__isnull=True)
-    assert [w.gpu_count for w in windows] == [alternative.granted_gpu_count]
-    # One emergency, approved by two and placed as the running week's next plan version.
-    (emergency,) = EmergencyRequest.objects.all()
-    assert emergency.status == "placed" and emergency.approvals.filter(approve=True).count() == 2
-    assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
-    assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"
-    assert emergency.review_cycle is not None and emergency.review_cycle.status == CycleStatus.OPEN
 
 
 def test_seed_demo_refuses_with_debug_off_unless_told_and_creates_nothing(db, settings):

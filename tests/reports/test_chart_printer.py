@@ -118,29 +118,6 @@ def test_a_printer_that_dies_is_replaced_and_leaves_no_chromium_behind(chromium)
                what=lambda: f"the dead helper's processes still running: {[p for p in below if alive(p)]}")
 
 
-def test_an_idle_printer_stops_and_the_next_pdf_starts_another(chromium, settings):
-    settings.DOCKET_CHART_PRINTER_IDLE_SECONDS = 1
-    assert print_charts(demand_chart()).complete
-    printer = chart_printer.chart_printer()
-    assert printer is not None and printer.helper_pid is not None
-    helper = printer.helper_pid
-
-    wait_until(lambda: printer.helper_pid is None, timeout=30, what="the idle helper stopped")
-    printed = print_charts(demand_chart())
-
-    assert not alive(helper) and printed.complete and printer.helper_pid not in (None, helper)
-
-
-def test_with_no_idle_time_chromium_stops_after_each_pdf(chromium, settings):
-    settings.DOCKET_CHART_PRINTER_IDLE_SECONDS = 0
-    printer = chart_printer.chart_printer()
-    assert printer is not None
-
-    printed = print_charts(demand_chart())
-
-    assert printed.complete and printer.helper_pid is None
-
-
 def test_two_threads_printing_at_once_each_get_their_own_charts(chromium):
     results: dict[str, chart_printer.PrintedCharts] = {}
 
@@ -157,33 +134,6 @@ def test_two_threads_printing_at_once_each_get_their_own_charts(chromium):
         printed = results[f"t{n}"]
         assert printed.complete and printed.keys == (f"t{n}",) and printed.pdf is not None
         assert f"{1000 + n:,} GPU-h" in printed_text(printed.pdf)
-
-
-@pytest.fixture
-def silent_chromium(tmp_path, settings, monkeypatch) -> Iterator[None]:
-    """A "Chromium" that starts and then sleeps, never speaking on its pipe; a job's deadline of 3 s."""
-    silent = tmp_path / "chromium"
-    pid_file = tmp_path / "chromium.pid"
-    silent.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
-    silent.chmod(silent.stat().st_mode | stat.S_IXUSR)
-    settings.CHROMIUM_PATH = str(silent)
-    monkeypatch.setattr(chart_printer, "RENDER_TIMEOUT_SECONDS", 3)
-    yield
-    if pid_file.exists():  # a real Chromium leaves when its pipe closes; this one sleeps on
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid_file.read_text()), signal.SIGKILL)
-
-
-def test_a_chromium_that_never_answers_leaves_the_pdf_without_charts_at_the_deadline(silent_chromium):
-    printed = print_charts(demand_chart())
-    content = pdf.document_pdf(charts=[demand_chart()], render=lambda slots, missing: (
-        f"<h1>Capacity</h1>{''.join(slot.key for slot in slots)}<p>{missing}</p>"))
-
-    assert printed.pdf is None
-    assert printed.missing_reason == "Drawing the charts took too long, so this PDF has no charts."
-    assert "Drawing the charts took too long" in printed_text(content)
-    printer = chart_printer.chart_printer()
-    assert printer is not None and printer.helper_pid is None  # killed at the deadline, with its process group
 
 
 def test_the_chart_page_opens_nothing(chromium):
@@ -244,6 +194,57 @@ def test_each_chart_is_placed_in_its_slot_between_the_text_around_it(chromium):
                 assert before[0] < min(inside) and max(inside) < after[0], (key, before, inside, after)
                 placed += 1
     assert placed == 2
+
+
+def test_an_idle_printer_stops_and_the_next_pdf_starts_another(chromium, settings):
+    settings.DOCKET_CHART_PRINTER_IDLE_SECONDS = 1
+    assert print_charts(demand_chart()).complete
+    printer = chart_printer.chart_printer()
+    assert printer is not None and printer.helper_pid is not None
+    helper = printer.helper_pid
+
+    wait_until(lambda: printer.helper_pid is None, timeout=30, what="the idle helper stopped")
+    printed = print_charts(demand_chart())
+
+    assert not alive(helper) and printed.complete and printer.helper_pid not in (None, helper)
+
+
+def test_with_no_idle_time_chromium_stops_after_each_pdf(chromium, settings):
+    settings.DOCKET_CHART_PRINTER_IDLE_SECONDS = 0
+    printer = chart_printer.chart_printer()
+    assert printer is not None
+
+    printed = print_charts(demand_chart())
+
+    assert printed.complete and printer.helper_pid is None
+
+
+@pytest.fixture
+def silent_chromium(tmp_path, settings, monkeypatch) -> Iterator[None]:
+    """A "Chromium" that starts and then sleeps, never speaking on its pipe; a job's deadline of 1 s (short: it never
+    answers, so whatever the deadline, it is the deadline that ends the job)."""
+    silent = tmp_path / "chromium"
+    pid_file = tmp_path / "chromium.pid"
+    silent.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 600\n")
+    silent.chmod(silent.stat().st_mode | stat.S_IXUSR)
+    settings.CHROMIUM_PATH = str(silent)
+    monkeypatch.setattr(chart_printer, "RENDER_TIMEOUT_SECONDS", 1)
+    yield
+    if pid_file.exists():  # a real Chromium leaves when its pipe closes; this one sleeps on
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_a_chromium_that_never_answers_leaves_the_pdf_without_charts_at_the_deadline(silent_chromium):
+    printed = print_charts(demand_chart())
+    content = pdf.document_pdf(charts=[demand_chart()], render=lambda slots, missing: (
+        f"<h1>Capacity</h1>{''.join(slot.key for slot in slots)}<p>{missing}</p>"))
+
+    assert printed.pdf is None
+    assert printed.missing_reason == "Drawing the charts took too long, so this PDF has no charts."
+    assert "Drawing the charts took too long" in printed_text(content)
+    printer = chart_printer.chart_printer()
+    assert printer is not None and printer.helper_pid is None  # killed at the deadline, with its process group
 
 
 def test_the_helper_answers_a_bad_job_with_the_reason_and_goes_on(chromium):

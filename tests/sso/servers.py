@@ -173,6 +173,16 @@ class Directory:
         """Delete an entry (a person who left the company)."""
         self.connection().delete_s(dn)
 
+    def clear(self) -> None:
+        """Delete every person and group (ou=people and ou=groups stay): the directory as it started, so that one
+        slapd serves a whole session and each test begins with an empty company."""
+        import ldap
+
+        conn = self.connection()
+        for unit in ("people", "groups"):
+            for dn, _attributes in conn.search_s(f"ou={unit},{LDAP_SUFFIX}", ldap.SCOPE_ONELEVEL, attrlist=["1.1"]):
+                conn.delete_s(dn)
+
     def set_group(self, name: str, member_dns: list[str]) -> None:
         """Create the groupOfNames `name` with exactly these members (replacing what it had)."""
         import ldap

@@ -20,19 +20,25 @@ from tests.sso.servers import Directory, private_slapd
 pytestmark = [pytest.mark.sso, pytest.mark.django_db]
 
 
+@pytest.fixture(scope="session")
+def slapd() -> Iterator[Directory]:
+    """One slapd per session (per xdist worker), stopped by its pid at the end; each test empties it first."""
+    with private_slapd() as running:
+        yield running
+
+
 @pytest.fixture
-def directory(world: World) -> Iterator[Directory]:
+def directory(world: World, slapd: Directory) -> Iterator[Directory]:
     SsoGroupMapping.objects.create(group="team-a", team=world.team_a)
     SsoGroupMapping.objects.create(group="team-b-leads", team=world.team_b, team_role=MembershipRole.LEAD)
     SsoGroupMapping.objects.create(group="finance", seat_role=SeatRole.FINANCE)
-    with private_slapd() as running:
-        erin = running.add_person("erin", password="erin-ldap-pw", email="erin@example.com", given="Erin",
-                                  family="Vance")
-        running.set_group("team-a", [erin])
-        running.set_group("finance", [erin])
-        running.set_group("team-b-leads", [])
-        with override_settings(**running.settings(), DOCKET_LOCAL_LOGIN=False):
-            yield running
+    slapd.clear()
+    erin = slapd.add_person("erin", password="erin-ldap-pw", email="erin@example.com", given="Erin", family="Vance")
+    slapd.set_group("team-a", [erin])
+    slapd.set_group("finance", [erin])
+    slapd.set_group("team-b-leads", [])
+    with override_settings(**slapd.settings(), DOCKET_LOCAL_LOGIN=False):
+        yield slapd
 
 
 def sign_in(username: str, password: str) -> Any:
