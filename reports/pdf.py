@@ -21,8 +21,6 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
-from weasyprint import HTML
-from weasyprint.urls import URLFetcher
 
 from reports import chart_printer, print_pieces, records
 from reports import charts as charts_module
@@ -334,6 +332,8 @@ def _top_level_h2_offsets(html: str) -> list[int]:
 
 def html_to_pdf(*, html: str) -> bytes:
     """The PDF of an HTML document, fetching nothing but `data:` URLs (the same rule as the archive's PDFs)."""
-    content = HTML(string=html, url_fetcher=URLFetcher(allowed_protocols={"data"}), base_url=None).write_pdf()
+    from weasyprint import HTML  # imported where PDFs are made, not with the app (print_pieces.weasyprint_import)
+
+    content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf()
     assert content is not None
     return content

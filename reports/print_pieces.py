@@ -31,13 +31,14 @@ import queue
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pikepdf
-from weasyprint import HTML
-from weasyprint.urls import URLFetcher
 
 from reports.chart_printer import PrintedCharts
+
+if TYPE_CHECKING:
+    from weasyprint.urls import URLFetcher
 
 logger = logging.getLogger(__name__)
 
@@ -143,8 +144,10 @@ class JoinedPdf:
 Key = tuple[int, int]  # (position in the list given, position among the pieces a Late made)
 
 
-def _fetcher() -> URLFetcher:
+def fetcher() -> URLFetcher:
     # Only data: URLs (the charts) resolve: a link or image in a page's text never makes the server fetch anything.
+    from weasyprint.urls import URLFetcher
+
     return URLFetcher(allowed_protocols={"data"})
 
 
@@ -171,10 +174,19 @@ def _placements(document: Any) -> tuple[Placement, ...]:
 
 def lay_out(html: str) -> LaidOut:
     """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
-    document = HTML(string=html, url_fetcher=_fetcher(), base_url=None).render()
+    from weasyprint import HTML  # imported where PDFs are made (see weasyprint_import), not where Django starts
+
+    document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render()
     content = document.write_pdf()
     assert content is not None
     return LaidOut(content=content, pages=len(document.pages), placements=_placements(document))
+
+
+def weasyprint_import() -> None:
+    """Import WeasyPrint now. It is imported where a PDF is first made, not with the app: with Pango, HarfBuzz and its
+    CSS engine it is a third of a Django start (about 0.5 s), which every web worker, the beat and each management
+    command would pay without ever making a PDF. A process that makes PDFs pays it once, at its first."""
+    import weasyprint  # noqa: F401
 
 
 def _worker(tasks: Any, results: Any, parent: int) -> None:
@@ -210,6 +222,7 @@ def lay_out_pieces(
     starts). With 1, everything happens in this process: the late pieces are made, `start` is called, and the pieces
     are laid out. Raises RuntimeError when a worker fails or dies; what making a late piece raises is raised here.
     """
+    weasyprint_import()  # before the workers fork, so that they inherit it instead of each importing it
     made: dict[Key, Piece] = {(i, 0): p for i, p in enumerate(pieces) if isinstance(p, Piece)}
     late = {i: p for i, p in enumerate(pieces) if isinstance(p, Late) and not p.last}
     late |= {i: p for i, p in enumerate(pieces) if isinstance(p, Late) and p.last}  # made after the others
