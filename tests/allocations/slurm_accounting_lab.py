@@ -200,7 +200,7 @@ class SlurmLab:
         their users), and resets the usage of the lab's accounts (RawUsage=0; sshare's other
         figures follow at the next priority pass, `run_priority_pass`).
         """
-        self.cancel_all(timeout=timeout)
+        self.settle(timeout=timeout)
         earlier = [int(row["JobID"]) for row in self.sacct("JobID")]
         if earlier:
             self.wait_for_state(earlier, timeout=timeout)
@@ -220,14 +220,19 @@ class SlurmLab:
         The pass (which computes sshare's EffectvUsage and FairShare) runs when slurmctld starts and
         then every PriorityCalcPeriod, whose least value is one minute; a test that waits for the
         pass waits 30 s on average. slurmctld saves its state when it stops (usage included) and
-        reads it back. Returns once the controller answers and both fake nodes are idle again.
+        reads it back. Returns once the controller answers; the slurmds register again about 3 s
+        later, which `settle` (the next test's `clean_slurm_lab`) waits for.
         """
         log = self.root / "log" / "slurmctld.log"
         stop_daemon(self.pids["slurmctld"], "slurmctld", grace_s=30)
         _daemon([_which("slurmctld") or "", "-f", str(self.conf)], env=self.env, log=log)
         self.pids["slurmctld"] = _read_new_pid(self.root / "state" / "slurmctld.pid", self.pids["slurmctld"])
         _wait(lambda: "is UP" in self.run("scontrol", "ping", check=False).stdout, "slurmctld", log, timeout)
-        _wait(self.nodes_idle, "fake GPU nodes idle after the restart", log, timeout)
+
+    def settle(self, timeout: float = 30) -> None:
+        """No job queued or running, and both fake nodes idle (registered with the controller)."""
+        self.cancel_all(timeout=timeout)
+        _wait(self.nodes_idle, "fake GPU nodes idle", self.root / "log" / "slurmctld.log", timeout)
 
     def nodes_idle(self) -> bool:
         out = self.run("sinfo", "-h", "-N", "-o", "%N %t", check=False).stdout.splitlines()
@@ -514,7 +519,8 @@ def slurm_lab(request: pytest.FixtureRequest) -> SlurmLab:
 
 @pytest.fixture
 def clean_slurm_lab(slurm_lab: SlurmLab) -> SlurmLab:
-    """The shared lab with no job queued or running at the start of the test (usage already
-    recorded stays: accounting and fair share remember every job until `fresh_accounting`)."""
-    slurm_lab.cancel_all()
+    """The shared lab with no job queued or running and both nodes idle at the start of the test
+    (usage already recorded stays: accounting and fair share remember every job until
+    `fresh_accounting`)."""
+    slurm_lab.settle()
     return slurm_lab

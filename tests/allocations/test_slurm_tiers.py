@@ -137,9 +137,9 @@ def lab(clean_slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811  (the fi
     every account may use `normal`, no default QOS)."""
     yield clean_slurm_lab
     clean_slurm_lab.cancel_all()
-    for account in clean_slurm_lab.accounts:
-        clean_slurm_lab.sacctmgr("modify", "account", "where", f"name={account}", "set", "QOS=normal",
-                                 "DefaultQOS=-1")
+    # One sacctmgr for all the accounts: every call costs about 0.4 s (slurmdbd round trips).
+    clean_slurm_lab.sacctmgr("modify", "account", "where", f"name={','.join(clean_slurm_lab.accounts)}", "set",
+                             "QOS=normal", "DefaultQOS=-1")
     clean_slurm_lab.sacctmgr("delete", "qos", "where", "name=docket-team-a-acct,docket-team-b-acct,scavenger",
                              check=False)
 
