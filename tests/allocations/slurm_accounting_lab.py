@@ -211,7 +211,7 @@ class SlurmLab:
             self.sacctmgr("delete", "account", "where", f"name={','.join(sorted(top))}")
         self.sacctmgr("modify", "account", "where", f"name={','.join(self.accounts)}", f"cluster={CLUSTER}",
                       "set", "RawUsage=0")
-        ends = [_instant(row["End"]) for row in self.sacct("End")]
+        ends = [sacct_time(row["End"]) for row in self.sacct("End")]
         return max(ends, default=datetime.min.replace(tzinfo=UTC)) + timedelta(seconds=1)
 
     def run_priority_pass(self, timeout: float = 30) -> None:
@@ -240,7 +240,7 @@ class SlurmLab:
         return all(states.get(n.name) == "idle" for n in NODES)
 
 
-def _instant(text: str) -> datetime:
+def sacct_time(text: str) -> datetime:
     """An instant as sacct prints it (the lab runs with TZ=UTC)."""
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
 

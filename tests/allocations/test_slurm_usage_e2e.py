@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -48,6 +48,7 @@ from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     USER,
     SlurmLab,
     clean_slurm_lab,
+    sacct_time,
     slurm_lab,
     wait_for_clock,
 )
@@ -57,10 +58,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
 REPO = Path(__file__).resolve().parents[2]
 SHARES = {"team-a-acct": 2, "team-b-acct": 1}
-
-
-def _parse(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)  # the lab runs with TZ=UTC
 
 
 @dataclass(frozen=True)
@@ -108,7 +105,7 @@ def ran(slurm_lab: SlurmLab) -> Ran:  # noqa: F811
         tres = dict(item.split("=", 1) for item in row["AllocTRES"].split(","))
         (typed,) = [key for key in tres if key.startswith("gres/gpu:")]
         runs.append(Run(int(row["JobID"]), row["Account"], typed.removeprefix("gres/gpu:"), int(tres[typed]),
-                        _parse(row["Submit"]), _parse(row["Start"]), _parse(row["End"])))
+                        sacct_time(row["Submit"]), sacct_time(row["Start"]), sacct_time(row["End"])))
     return Ran(since=since, until=until, runs=runs, nominal=nominal)
 
 
@@ -413,7 +410,7 @@ def test_a_running_job_counts_up_to_now(
         lab.wait_for_listing([job])
         (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
         # At least 4 s of the run inside the period, however late accounting heard of the start.
-        wait_for_clock(_parse(row["Start"]) + timedelta(seconds=4))
+        wait_for_clock(sacct_time(row["Start"]) + timedelta(seconds=4))
         (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
         assert row["End"] == "Unknown"  # accounting has no end yet
         until = machine_now().replace(microsecond=0)
@@ -424,7 +421,7 @@ def test_a_running_job_counts_up_to_now(
 
     assert code == 0, out
     said = [Decimal(x) for x in re.findall(r"would report team-b \(team-b-acct\) on a100 \S+: ([\d.]+) GPU-h", out)]
-    held = 60 * overlap_s((_parse(row["Start"]), until), (since, until)) / 3600
+    held = 60 * overlap_s((sacct_time(row["Start"]), until), (since, until)) / 3600
     assert said and abs(float(sum(said)) - held) <= 0.005 * len(said) + 1e-9, (said, held)
     assert held > 0.05  # about 3 s or more of 60 GPUs: the test would see a missing job
 
