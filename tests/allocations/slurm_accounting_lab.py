@@ -11,21 +11,29 @@ Invariants, as in tests/allocations/slurm_testbed.py (the machine is shared):
 - every file (configs, MariaDB datadir, munge key and socket, state, spool, pids, logs) lives
   under one folder, removed afterwards;
 - SLURM_CONF is set only in the environment of the processes we start (`SlurmLab.env`);
-- daemons are stopped by the pids in their own pid files, after checking /proc/<pid>/comm
+- daemons are stopped by the pids in their own pid files, after checking /proc/<pid>/stat
   (pids wrap at 32768 here), never by name; running jobs are cancelled first, because
   slurmstepd outlives a stopped slurmd;
 - every daemon listens on a free port (slurmdbd, slurmctld and slurmd bind 0.0.0.0 whatever
-  the config says), and lives only as long as the test module.
+  the config says), and lives as long as the pytest process (one lab per xdist worker, shared
+  by every module that imports `slurm_lab`; see "Sharing" below).
 
 Scheduling is classic fair share (PriorityFlags=NO_FAIR_TREE, PriorityDecayHalfLife=0, no
 reset, PriorityCalcPeriod=1 minute) and billing counts GPUs only (TRESBillingWeights
 GRES/gpu=1), so `sshare`'s RawUsage is in GPU-seconds and its FairShare is 2^(−U/S).
 
 Reuse: `SlurmLab.sacctmgr`, `.sbatch`, `.squeue`, `.sacct`, `.sshare`, `.wait_for_state`,
-`.wait_for_listing` and `.cancel_all` are the building blocks; `slurm_lab` is the module-scoped
+`.wait_for_listing` and `.cancel_all` are the building blocks; `slurm_lab` is the shared
 fixture. QOS with gres/gpu limits can be added only now that slurmctld has registered its TRES (before, sacctmgr
 says "no TRES known by type gres/gpu"). `sreport` sees only rolled-up hours; forcing the
 rollup (libfaketime on slurmdbd, as the lab notes describe) is not built in.
+
+Sharing: starting the lab takes 5 to 25 s, so one lab serves the whole pytest process. What a
+test changes it puts back (jobs: `clean_slurm_lab`; QOS, shares, accounts: the module's own
+fixtures). What cannot be put back is history: sacct keeps every job, and fair share keeps usage
+until it is reset. A module that needs a cluster with no past calls `SlurmLab.fresh_accounting()`,
+which resets the usage, drops accounts beyond `accounts`, and gives the instant after which no
+earlier job ran.
 """
 
 from __future__ import annotations
@@ -34,17 +42,19 @@ import contextlib
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from tests.allocations.slurm_testbed import shared_daemon, stop_daemon
+from tests.clock import machine_now
 from tests.conftest import require
 from tests.processes import free_port, log_tail, read_pid
 
@@ -133,18 +143,18 @@ class SlurmLab:
         an end about 0.1 s after the job leaves squeue. A job in a state here may not yet be in
         a time-window query (`sacct -S/-E`): `wait_for_listing` waits for that.
         """
-        wanted, pending = set(states), list(job_ids)
+        wanted, pending = set(states), [int(job_id) for job_id in job_ids]
         deadline = time.monotonic() + timeout
-        seen: dict[int, str] = {}
         while True:
-            for job_id in pending:
-                seen[job_id] = self.job_state(job_id)
-            if all(seen[j] in wanted for j in pending):
+            # One sacct for all the jobs; a requeued job has a row per run, the last is the latest.
+            latest = {int(row["JobID"]): row["State"].split()[0] for row in self.sacct("JobID", "State", jobs=pending)}
+            seen = {job_id: latest.get(job_id, "") for job_id in pending}
+            if all(state in wanted for state in seen.values()):
                 return seen
             if time.monotonic() > deadline:
                 raise LabError(f"jobs not in {sorted(wanted)} after {timeout:.0f} s: {seen}\n"
                                f"{log_tail(self.root / 'log' / 'slurmctld.log')}")
-            time.sleep(0.3)
+            time.sleep(0.1)
 
     def wait_for_listing(self, job_ids: Iterable[int], *, timeout: float = 30) -> None:
         """Wait until sacct's time-window selection (`-S`/`-E`, no `-j`: what the usage collector
@@ -164,7 +174,7 @@ class SlurmLab:
             if time.monotonic() > deadline:
                 raise LabError(f"jobs {sorted(pending - listed)} not listed by sacct -S after {timeout:.0f} s: "
                                f"{self.sacct('JobID', 'State', 'Eligible', 'Start', 'End', jobs=pending)}")
-            time.sleep(0.3)
+            time.sleep(0.1)
 
     def sshare(self) -> list[dict[str, str]]:
         """`sshare -a -l -P` as rows keyed by its header (Account, User, RawShares, NormShares, ...)."""
@@ -174,11 +184,71 @@ class SlurmLab:
 
     def cancel_all(self, timeout: float = 30) -> None:
         """Cancel every job and wait for the queue to empty."""
+        if not self.squeue():
+            return
         self.run("scancel", "-u", USER, check=False)
         self.run("scancel", "--state=PENDING", check=False)
         deadline = time.monotonic() + timeout
         while self.squeue() and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.05)
+
+    def fresh_accounting(self, timeout: float = 30) -> datetime:
+        """Make the shared lab look, to accounting, like one that never ran a job; the first whole
+        second after every earlier job ended (sacct -S from then on lists none of them).
+
+        Cancels every job, drops the top-level accounts that are not the lab's `accounts` (with
+        their users), and resets the usage of the lab's accounts (RawUsage=0; sshare's other
+        figures follow at the next priority pass, `run_priority_pass`).
+        """
+        self.settle(timeout=timeout)
+        earlier = [int(row["JobID"]) for row in self.sacct("JobID")]
+        if earlier:
+            self.wait_for_state(earlier, timeout=timeout)
+        top = {line.strip() for line in self.run("sacctmgr", "-n", "-P", "list", "account", "format=account").stdout
+               .splitlines()} - {"", "root", *self.accounts}
+        if top:
+            self.sacctmgr("delete", "user", "where", f"account={','.join(sorted(top))}", check=False)
+            self.sacctmgr("delete", "account", "where", f"name={','.join(sorted(top))}")
+        self.sacctmgr("modify", "account", "where", f"name={','.join(self.accounts)}", f"cluster={CLUSTER}",
+                      "set", "RawUsage=0")
+        ends = [sacct_time(row["End"]) for row in self.sacct("End")]
+        return max(ends, default=datetime.min.replace(tzinfo=UTC)) + timedelta(seconds=1)
+
+    def run_priority_pass(self, timeout: float = 30) -> None:
+        """Have the controller's priority pass run now: restart slurmctld.
+
+        The pass (which computes sshare's EffectvUsage and FairShare) runs when slurmctld starts and
+        then every PriorityCalcPeriod, whose least value is one minute; a test that waits for the
+        pass waits 30 s on average. slurmctld saves its state when it stops (usage included) and
+        reads it back. Returns once the controller answers; the slurmds register again about 3 s
+        later, which `settle` (the next test's `clean_slurm_lab`) waits for.
+        """
+        log = self.root / "log" / "slurmctld.log"
+        stop_daemon(self.pids["slurmctld"], "slurmctld", grace_s=30)
+        _daemon([_which("slurmctld") or "", "-f", str(self.conf)], env=self.env, log=log)
+        self.pids["slurmctld"] = _read_new_pid(self.root / "state" / "slurmctld.pid", self.pids["slurmctld"])
+        _wait(lambda: "is UP" in self.run("scontrol", "ping", check=False).stdout, "slurmctld", log, timeout)
+
+    def settle(self, timeout: float = 30) -> None:
+        """No job queued or running, and both fake nodes idle (registered with the controller)."""
+        self.cancel_all(timeout=timeout)
+        _wait(self.nodes_idle, "fake GPU nodes idle", self.root / "log" / "slurmctld.log", timeout)
+
+    def nodes_idle(self) -> bool:
+        out = self.run("sinfo", "-h", "-N", "-o", "%N %t", check=False).stdout.splitlines()
+        states = dict(line.split() for line in out if line.strip())
+        return all(states.get(n.name) == "idle" for n in NODES)
+
+
+def sacct_time(text: str) -> datetime:
+    """An instant as sacct prints it (the lab runs with TZ=UTC)."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+
+
+def wait_for_clock(instant: datetime) -> None:
+    """Return once the machine's clock (the one slurmctld keeps) has reached `instant`."""
+    while machine_now() < instant:
+        time.sleep(0.02)
 
 
 # --- configuration -------------------------------------------------------------------------------
@@ -234,7 +304,8 @@ PreemptType=preempt/qos
 PreemptMode=REQUEUE
 JobRequeue=1
 GresTypes=gpu
-ProctrackType=proctrack/pgid
+# Not proctrack/pgid: its slurmstepd polls a cancelled job's process group after 1 s, then 2 s more.
+ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
 SwitchType=switch/none
@@ -286,26 +357,14 @@ def _which(name: str) -> str | None:
 
 
 
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _stop(pid: int, comm: str, grace_s: float = 5.0) -> None:
-    """TERM, wait, KILL: only the process we started, recognised by its command name."""
-    if not _comm(pid).startswith(comm[:15]):
-        return  # gone, or the pid was reused by someone else's process
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not _comm(pid).startswith(comm[:15]):
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+def _read_new_pid(path: Path, old: int, timeout_s: float = 15) -> int:
+    """The pid a restarted daemon writes over its predecessor's in `path`."""
+    deadline = time.monotonic() + timeout_s
+    while (pid := read_pid(path, timeout_s=timeout_s)) == old:
+        if time.monotonic() > deadline:
+            raise LabError(f"{path} still names the stopped pid {old}")
+        time.sleep(0.02)
+    return pid
 
 
 def _daemon(argv: list[str], *, env: dict[str, str], log: Path) -> None:
@@ -321,7 +380,7 @@ def _wait(check: object, what: str, log: Path, timeout_s: float = 30.0) -> None:
     while not check():
         if time.monotonic() > deadline:
             raise LabError(f"{what} not within {timeout_s:.0f} s\n{log_tail(log)}")
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 @contextlib.contextmanager
@@ -358,6 +417,7 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
     env = {"PATH": SEARCH_PATH, "TZ": "UTC", "LANG": "C.UTF-8", "SLURM_CONF": str(conf), "HOME": str(root)}
     lab = SlurmLab(root=root, conf=conf, env=env, accounts=tuple(accounts))
     log = root / "log"
+    mariadbd: subprocess.Popen[bytes] | None = None
     try:
         # 1. MariaDB, private datadir and port; the shared server on 3306 is not touched.
         subprocess.run(
@@ -365,11 +425,13 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
              "--auth-root-authentication-method=normal", "--skip-test-db"],
             env=env, capture_output=True, text=True, timeout=120, check=True,
         )
-        subprocess.Popen(  # it writes its pid file; stopped by that pid
+        mariadbd = subprocess.Popen(  # it writes its pid file; stopped by that pid
             [_which("mariadbd") or "", "--no-defaults", f"--datadir={root}/db", f"--port={ports['mariadb']}",
              "--bind-address=127.0.0.1", f"--socket={root}/mysqld.sock", f"--pid-file={root}/state/mysqld.pid",
              f"--user={USER}", f"--log-error={log}/mariadb.err", "--skip-name-resolve",
-             "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=16M", "--innodb-lock-wait-timeout=900"],
+             "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=16M", "--innodb-lock-wait-timeout=900",
+             # A throwaway datadir: no fsync per commit (every sacctmgr change and job record is one).
+             "--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
         lab.pids["mariadbd"] = read_pid(root / "state" / "mysqld.pid", timeout_s=60)
@@ -413,43 +475,52 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
                     log=log / f"slurmd-{node.name}.log")
             lab.pids[f"slurmd-{node.name}"] = read_pid(root / "state" / f"slurmd-{node.name}.pid", timeout_s=15)
 
-        def idle() -> bool:
-            out = lab.run("sinfo", "-h", "-N", "-o", "%N %t", check=False).stdout.split("\n")
-            states = dict(line.split() for line in out if line.strip())
-            return all(states.get(n.name) == "idle" for n in NODES)
-
-        _wait(idle, "fake GPU nodes idle", log / "slurmctld.log")
+        _wait(lab.nodes_idle, "fake GPU nodes idle", log / "slurmctld.log")
         yield lab
     finally:
         with contextlib.suppress(Exception):
             if "slurmctld" in lab.pids:
                 lab.cancel_all(timeout=15)
-        order = [*(f"slurmd-{n.name}" for n in NODES), "slurmctld", "slurmdbd", "munged", "mariadbd"]
+        order = [*(f"slurmd-{n.name}" for n in NODES), "slurmctld", "slurmdbd", "munged"]
         for name in order:
             if name in lab.pids:
-                _stop(lab.pids[name], "slurmd" if name.startswith("slurmd-") else name)
+                stop_daemon(lab.pids[name], "slurmd" if name.startswith("slurmd-") else name)
+        if "mariadbd" in lab.pids:
+            # Its datadir is removed next: nothing to flush, so no clean InnoDB shutdown to wait for.
+            stop_daemon(lab.pids["mariadbd"], "mariadbd", grace_s=1)
+        if mariadbd is not None:
+            mariadbd.wait(timeout=10)  # our child: reap it
 
 
-@pytest.fixture(scope="module")
-def slurm_lab(request: pytest.FixtureRequest) -> Iterator[SlurmLab]:
-    """One private accounting cluster per test module (about 10–15 s to start), accounts
-    `team-a-acct` and `team-b-acct` (the tests' ClusterAccounts), plus any a module lists in
-    a `SLURM_LAB_ACCOUNTS` global.
+ACCOUNTS = ("team-a-acct", "team-b-acct")  # the tests' ClusterAccounts
+
+
+@contextlib.contextmanager
+def _lab_in_tmp() -> Iterator[SlurmLab]:
+    """A lab with accounts `ACCOUNTS` in a fresh folder under /tmp, removed afterwards.
 
     Not under pytest's tmp_path: munged needs world-executable folders above its socket.
     """
-    accounts = getattr(request.module, "SLURM_LAB_ACCOUNTS", ("team-a-acct", "team-b-acct"))
     root = Path(tempfile.mkdtemp(prefix="docket-slurmlab-"))
     try:
-        with slurm_accounting_lab(root, accounts=accounts) as lab:
+        with slurm_accounting_lab(root, accounts=ACCOUNTS) as lab:
             yield lab
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def slurm_lab(request: pytest.FixtureRequest) -> SlurmLab:
+    """One private accounting cluster per pytest process (per xdist worker; 5 to 25 s to start),
+    accounts `team-a-acct` and `team-b-acct`, shared by every module that imports this fixture and
+    stopped by the daemons' pids when pytest ends. See "Sharing" in the module's docstring."""
+    return shared_daemon(request.config, "slurm_lab", _lab_in_tmp)
+
+
 @pytest.fixture
 def clean_slurm_lab(slurm_lab: SlurmLab) -> SlurmLab:
-    """The module's lab with no job queued or running at the start of the test (usage already
-    recorded stays: accounting and fair share remember every job of the module)."""
-    slurm_lab.cancel_all()
+    """The shared lab with no job queued or running and both nodes idle at the start of the test
+    (usage already recorded stays: accounting and fair share remember every job until
+    `fresh_accounting`)."""
+    slurm_lab.settle()
     return slurm_lab

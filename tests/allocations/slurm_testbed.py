@@ -8,13 +8,14 @@ that reservations need (no slurmd, no slurmdbd):
 
 Invariants the fixture keeps, because the test machine is shared:
 - every file (config, key, socket, state, pids, logs) lives under one tmp folder, which
-  the module fixture removes afterwards;
+  is removed when the controller stops;
 - SLURM_CONF is only ever set in the environment of the subprocesses we start
   (`SlurmTestbed.env`), never in os.environ;
 - the daemons are stopped by the pids from their own pid files (SIGTERM, then SIGKILL),
   never by process name;
-- slurmctld listens on all interfaces, so it gets a free port and lives only as long as
-  the test module.
+- slurmctld listens on all interfaces, so it gets a free port, and it lives as long as the
+  pytest process (one per xdist worker): every module that asks gets the same controller,
+  and each test starts from an empty reservation table (`slurm`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -135,21 +138,63 @@ PrivateData=cloud
 
 
 
-def _stop(pid: int, grace_s: float = 5.0) -> None:
-    """SIGTERM, wait, then SIGKILL: only the one process we started."""
+def running(pid: int, comm: str = "") -> bool:
+    """Whether `pid` is still a live process (named `comm`, when given).
+
+    A daemon that has exited stays a zombie until PID 1 reaps it, which this machine's init
+    does only every second or two: a zombie counts as gone, or every stop would wait for it.
+    """
     try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    # /proc/<pid>/stat is "pid (comm) state ...", and comm may itself hold spaces or parentheses.
+    name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:][:1]
+    return state not in ("Z", "X") and name.startswith(comm[:15])
+
+
+def stop_daemon(pid: int, comm: str = "", grace_s: float = 5.0) -> None:
+    """SIGTERM, wait, then SIGKILL: only the one process we started (still named `comm`, when
+    given: pids wrap, and a reused one belongs to someone else)."""
+    if not running(pid, comm):
         return
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while running(pid, comm):
+        if time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.02)
+
+
+T = TypeVar("T")
+_SHARED: dict[str, Any] = {}
+
+
+def shared_daemon(config: pytest.Config, key: str, start: Callable[[], AbstractContextManager[T]]) -> T:
+    """What `start()` yields, entered once per pytest process and exited when pytest ends.
+
+    A session-scoped fixture imported into two test modules is two fixtures to pytest, each with
+    its own value; this keeps one set of daemons per process (per xdist worker) whichever module
+    asks first. If `start()` fails or skips, nothing is kept and the next asker tries again.
+    """
+    if key not in _SHARED:
+        stack = ExitStack()
+        try:
+            _SHARED[key] = stack.enter_context(start())
+        except BaseException:
+            stack.close()
+            raise
+
+        def close() -> None:
+            _SHARED.pop(key, None)
+            stack.close()
+
+        config.add_cleanup(close)
+    shared: T = _SHARED[key]
+    return shared
 
 
 def _tail(path: Path, lines: int = 20) -> str:
@@ -197,7 +242,7 @@ def slurm_testbed(root: Path) -> Iterator[SlurmTestbed]:
         # Under `make test-at` (libfaketime) the daemons keep the suite's shifted clock too.
         **{name: value for name, value in os.environ.items() if name == "LD_PRELOAD" or name.startswith("FAKETIME")},
     }
-    pids: list[int] = []
+    pids: list[tuple[int, str]] = []
     try:
         _start_daemon(
             [
@@ -211,11 +256,11 @@ def slurm_testbed(root: Path) -> Iterator[SlurmTestbed]:
             env=env,
             log=munge_dir / "munged.log",
         )
-        pids.append(read_pid(munge_dir / "munged.pid"))
+        pids.append((read_pid(munge_dir / "munged.pid"), "munged"))
 
         # slurmctld daemonizes; its pid file is our handle on it.
         _start_daemon([_which("slurmctld") or "slurmctld", "-f", str(conf)], env=env, log=root / "slurmctld.log")
-        pids.append(read_pid(root / "slurmctld.pid"))
+        pids.append((read_pid(root / "slurmctld.pid"), "slurmctld"))
 
         testbed = SlurmTestbed(root=root, conf=conf, scontrol=_which("scontrol") or "scontrol", env=env)
         deadline = time.monotonic() + 20
@@ -227,17 +272,17 @@ def slurm_testbed(root: Path) -> Iterator[SlurmTestbed]:
                 raise RuntimeError(
                     f"slurmctld did not come up: {ping.stdout}{ping.stderr}\n{_tail(root / 'slurmctld.log')}"
                 )
-            time.sleep(0.1)
+            time.sleep(0.05)
         yield testbed
     finally:
         # Controller first, then the authentication daemon it talks to.
-        for pid in reversed(pids):
-            _stop(pid)
+        for pid, comm in reversed(pids):
+            stop_daemon(pid, comm)
 
 
-@pytest.fixture(scope="module")
-def slurmctld() -> Iterator[SlurmTestbed]:
-    """One private controller per test module, its state in a fresh folder under /tmp.
+@contextlib.contextmanager
+def _testbed_in_tmp() -> Iterator[SlurmTestbed]:
+    """A controller with its state in a fresh folder under /tmp, removed afterwards.
 
     Not under pytest's tmp_path: munged insists that every folder above its socket is
     world-executable, and pytest's base folder is private (0700).
@@ -250,9 +295,17 @@ def slurmctld() -> Iterator[SlurmTestbed]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def slurmctld(request: pytest.FixtureRequest) -> SlurmTestbed:
+    """One private controller per pytest process (per xdist worker), shared by every module that
+    imports this fixture and stopped by its pid when pytest ends."""
+    return shared_daemon(request.config, "slurmctld", _testbed_in_tmp)
+
+
 @pytest.fixture(name="slurm")
 def clean_slurmctld(slurmctld: SlurmTestbed) -> SlurmTestbed:
-    """`slurm`: the module's controller with no reservations at the start of the test.
+    """`slurm`: the shared controller with no reservations at the start of the test (reservations
+    are all the state these tests give it).
 
     Import both fixtures into a test module: `from tests.allocations.slurm_testbed import
     clean_slurmctld, slurmctld`.

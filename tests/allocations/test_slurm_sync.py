@@ -6,7 +6,7 @@ tests/allocations/test_slurm_sync_e2e.py. Here the stand-in Docket (FakeDocketWi
 serves only what the real one cannot easily be made to: a plan published between two
 page reads, a `next` link to another host. The executor tests hand it windows directly,
 e.g. one that changes under its id or has already begun, and share one private
-slurmctld per module (tests/allocations/slurm_testbed.py), each from an empty
+slurmctld per pytest process (tests/allocations/slurm_testbed.py), each from an empty
 reservation table.
 """
 

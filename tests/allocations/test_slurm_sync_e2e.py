@@ -5,8 +5,8 @@ Docket is pytest-django's `live_server` (the real windows and sync-status API, s
 tokens, the windows page) over a transactional database; plans are published through the
 services (the committee's path in the first test, `plan_publish` where the test needs exact
 control over which windows change). The sync is `python -m allocations.adapters.slurm_sync`
-in a subprocess, the only process that sees SLURM_CONF; the controller is the module's
-private slurmctld (tests/allocations/slurm_testbed.py).
+in a subprocess, the only process that sees SLURM_CONF; the controller is the pytest
+process's private slurmctld (tests/allocations/slurm_testbed.py), emptied of reservations per test.
 """
 
 from __future__ import annotations

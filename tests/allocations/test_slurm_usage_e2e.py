@@ -2,9 +2,10 @@
 slurmdbd, read back by `python -m allocations.adapters.slurm_usage` in its own process and posted
 to the real usage API of a live Docket; and Slurm's classic fair share against Docket's.
 
-The cluster is the module's private accounting lab (tests/allocations/slurm_accounting_lab.py):
-accounts team-a-acct and team-b-acct with fair-share shares 2 and 1, the weights of Team A and
-Team B. One set of jobs runs once per module (`ran`):
+The cluster is the pytest process's shared accounting lab (tests/allocations/slurm_accounting_lab.py),
+which `ran` first makes look like a cluster that never ran a job (usage reset, no other account, a
+period after every earlier job): accounts team-a-acct and team-b-acct with fair-share shares 2 and 1,
+the weights of Team A and Team B. One set of jobs runs once per module (`ran`):
 
     A1  team-a-acct  gres/gpu:a100:32  sleep 6
     B1  team-b-acct  gres/gpu:a100:48  sleep 4   waits for A1: 32 + 48 > the node's 64 A100s
@@ -30,7 +31,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -47,7 +48,9 @@ from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     USER,
     SlurmLab,
     clean_slurm_lab,
+    sacct_time,
     slurm_lab,
+    wait_for_clock,
 )
 from tests.clock import machine_now
 
@@ -55,10 +58,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
 REPO = Path(__file__).resolve().parents[2]
 SHARES = {"team-a-acct": 2, "team-b-acct": 1}
-
-
-def _parse(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)  # the lab runs with TZ=UTC
 
 
 @dataclass(frozen=True)
@@ -84,10 +83,13 @@ class Ran:
 
 @pytest.fixture(scope="module")
 def ran(slurm_lab: SlurmLab) -> Ran:  # noqa: F811
-    """The module's jobs, run once to completion; the period [since, until) holds them whole."""
+    """The module's jobs, run once to completion; the period [since, until) holds them whole, and
+    no job that ran in the lab before."""
+    after_earlier_jobs = slurm_lab.fresh_accounting()
     for account, shares in SHARES.items():
         slurm_lab.sacctmgr("modify", "account", account, "set", f"fairshare={shares}")
-    since = machine_now().replace(microsecond=0) - timedelta(seconds=1)
+    since = max(machine_now().replace(microsecond=0) - timedelta(seconds=1), after_earlier_jobs)
+    wait_for_clock(since)
     plan = [("team-a-acct", "a100", 32, 6), ("team-b-acct", "a100", 48, 4), ("team-a-acct", "h100", 8, 3)]
     nominal = {}
     for account, gpu_type, gpus, seconds in plan:
@@ -97,14 +99,13 @@ def ran(slurm_lab: SlurmLab) -> Ran:  # noqa: F811
     assert set(states.values()) == {"COMPLETED"}, states
     slurm_lab.wait_for_listing(nominal)  # what the collector's sacct -S/-E sees
     until = machine_now().replace(microsecond=0) + timedelta(seconds=1)
-    while machine_now() < until:
-        time.sleep(0.1)
+    wait_for_clock(until)
     runs = []
     for row in slurm_lab.sacct("JobID", "Account", "AllocTRES", "Submit", "Start", "End", jobs=nominal):
         tres = dict(item.split("=", 1) for item in row["AllocTRES"].split(","))
         (typed,) = [key for key in tres if key.startswith("gres/gpu:")]
         runs.append(Run(int(row["JobID"]), row["Account"], typed.removeprefix("gres/gpu:"), int(tres[typed]),
-                        _parse(row["Submit"]), _parse(row["Start"]), _parse(row["End"])))
+                        sacct_time(row["Submit"]), sacct_time(row["Start"]), sacct_time(row["End"])))
     return Ran(since=since, until=until, runs=runs, nominal=nominal)
 
 
@@ -311,12 +312,15 @@ def test_numbers_that_changed_since_a_period_was_reported_are_refused_and_the_fi
 # --- fair share: sshare's 2^(−U/S) and Docket's factor ---------------------------------------------
 
 
-def settled_sshare(lab: SlurmLab, ran: Ran, timeout: float = 150) -> dict[str, dict[str, str]]:
-    """The accounts' sshare rows once the controller's priority pass (every PriorityCalcPeriod,
-    one minute) has counted the module's jobs: RawUsage moves when a job ends, EffectvUsage and
-    FairShare only at that pass."""
+def settled_sshare(lab: SlurmLab, ran: Ran, timeout: float = 60) -> dict[str, dict[str, str]]:
+    """The accounts' sshare rows once the controller's priority pass has counted the module's jobs:
+    RawUsage moves when a job ends, EffectvUsage and FairShare only at that pass, which runs when
+    slurmctld starts and then every PriorityCalcPeriod (a minute at least). The lab restarts the
+    controller to run it now (`run_priority_pass`); the usage it counts is the module's jobs alone
+    (`fresh_accounting` in `ran`)."""
     want = {account: sum(r.gpus * int((r.end - r.start).total_seconds()) for r in ran.runs if r.account == account)
             for account in SHARES}
+    lab.run_priority_pass()
     deadline = time.monotonic() + timeout
     while True:
         rows = {row["Account"].strip(): row for row in lab.sshare() if not row["User"]}
@@ -325,7 +329,7 @@ def settled_sshare(lab: SlurmLab, ran: Ran, timeout: float = 150) -> dict[str, d
             break
         if time.monotonic() > deadline:
             raise AssertionError(f"sshare did not count the jobs within {timeout} s: {rows}")
-        time.sleep(2)
+        time.sleep(0.1)
     assert set(accounts) == set(SHARES), accounts  # the cluster's only top-level accounts: S is shares / Σ shares
     for account, row in accounts.items():
         # Billing counts GPUs only (TRESBillingWeights GRES/gpu=1): RawUsage is GPU-seconds.
@@ -406,8 +410,7 @@ def test_a_running_job_counts_up_to_now(
         lab.wait_for_listing([job])
         (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
         # At least 4 s of the run inside the period, however late accounting heard of the start.
-        while machine_now() < _parse(row["Start"]) + timedelta(seconds=4):
-            time.sleep(0.2)
+        wait_for_clock(sacct_time(row["Start"]) + timedelta(seconds=4))
         (row,) = lab.sacct("JobID", "Start", "End", jobs=[job])
         assert row["End"] == "Unknown"  # accounting has no end yet
         until = machine_now().replace(microsecond=0)
@@ -418,7 +421,7 @@ def test_a_running_job_counts_up_to_now(
 
     assert code == 0, out
     said = [Decimal(x) for x in re.findall(r"would report team-b \(team-b-acct\) on a100 \S+: ([\d.]+) GPU-h", out)]
-    held = 60 * overlap_s((_parse(row["Start"]), until), (since, until)) / 3600
+    held = 60 * overlap_s((sacct_time(row["Start"]), until), (since, until)) / 3600
     assert said and abs(float(sum(said)) - held) <= 0.005 * len(said) + 1e-9, (said, held)
     assert held > 0.05  # about 3 s or more of 60 GPUs: the test would see a missing job
 
@@ -428,6 +431,8 @@ def test_a_running_job_counts_up_to_now(
 
 @pytest.fixture
 def foreign_job(clean_slurm_lab: SlurmLab) -> Iterator[tuple[datetime, datetime, int]]:  # noqa: F811
+    """A finished job of account lab-admin, which no team holds; the account goes again afterwards
+    (the lab is shared)."""
     clean_slurm_lab.sacctmgr("add", "account", "lab-admin", "Cluster=lab", "Description=admins", "Organization=lab")
     clean_slurm_lab.sacctmgr("add", "user", USER, "Account=lab-admin")
     since = machine_now().replace(microsecond=0) - timedelta(seconds=1)
@@ -437,9 +442,10 @@ def foreign_job(clean_slurm_lab: SlurmLab) -> Iterator[tuple[datetime, datetime,
     # collector's sacct -S/-E does not list it, and the run would not stop.
     clean_slurm_lab.wait_for_listing([job])
     until = machine_now().replace(microsecond=0) + timedelta(seconds=1)
-    while machine_now() < until:
-        time.sleep(0.1)
+    wait_for_clock(until)
     yield since, until, job
+    clean_slurm_lab.sacctmgr("delete", "user", USER, "where", "account=lab-admin")
+    clean_slurm_lab.sacctmgr("delete", "account", "lab-admin")
 
 
 def test_an_account_no_team_holds_stops_the_run_before_anything_is_posted(
