@@ -51,6 +51,37 @@ def wait_until(check: Callable[[], Any], *, timeout: float, what: str | Callable
         time.sleep(interval)
 
 
+def running(pid: int, comm: str = "") -> bool:
+    """Whether `pid` is still a live process (named `comm`, when given).
+
+    A daemon that has exited stays a zombie until PID 1 reaps it, which this machine's init
+    does only every second or two: a zombie counts as gone, or every stop would wait for it.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    # /proc/<pid>/stat is "pid (comm) state ...", and comm may itself hold spaces or parentheses.
+    name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:][:1]
+    return state not in ("Z", "X") and name.startswith(comm[:15])
+
+
+def stop_daemon(pid: int, comm: str = "", grace_s: float = 5.0) -> None:
+    """SIGTERM, wait, then SIGKILL: only the one process we started (still named `comm`, when
+    given: pids wrap, and a reused one belongs to someone else)."""
+    if not running(pid, comm):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while running(pid, comm):
+        if time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.02)
+
+
 def stop(process: subprocess.Popen[Any] | None, *, grace: float = 10.0, sig: int = signal.SIGTERM) -> None:
     """Stop a child process by its pid: `sig` (TERM), then KILL after `grace` seconds."""
     if process is None or process.poll() is not None:
@@ -211,13 +242,7 @@ class PrivatePostgres:
 
     def running(self) -> bool:
         pid = self.pid
-        if pid is None:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
+        return pid is not None and running(pid, "postgres")
 
     def stop(self, *, grace: float = 20.0) -> None:
         pid = self.pid

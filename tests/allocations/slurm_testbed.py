@@ -24,7 +24,6 @@ import contextlib
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -39,7 +38,7 @@ import pytest
 
 from allocations.adapters.slurm_sync import Reservation, parse_reservations
 from tests.conftest import require
-from tests.processes import read_pid
+from tests.processes import read_pid, stop_daemon
 
 BINARIES = ("munged", "slurmctld", "scontrol")
 # Debian puts the daemons in /usr/sbin, which is not on every user's PATH.
@@ -136,37 +135,6 @@ SuspendTime=INFINITE
 PrivateData=cloud
 {NODES_CONF}"""
 
-
-
-def running(pid: int, comm: str = "") -> bool:
-    """Whether `pid` is still a live process (named `comm`, when given).
-
-    A daemon that has exited stays a zombie until PID 1 reaps it, which this machine's init
-    does only every second or two: a zombie counts as gone, or every stop would wait for it.
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    # /proc/<pid>/stat is "pid (comm) state ...", and comm may itself hold spaces or parentheses.
-    name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:][:1]
-    return state not in ("Z", "X") and name.startswith(comm[:15])
-
-
-def stop_daemon(pid: int, comm: str = "", grace_s: float = 5.0) -> None:
-    """SIGTERM, wait, then SIGKILL: only the one process we started (still named `comm`, when
-    given: pids wrap, and a reused one belongs to someone else)."""
-    if not running(pid, comm):
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while running(pid, comm):
-        if time.monotonic() > deadline:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            return
-        time.sleep(0.02)
 
 
 T = TypeVar("T")
