@@ -23,17 +23,74 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", "test-results"))
 
 
+class Chromium:
+    """One Chromium per test process (xdist worker), started by the first test that asks for a page.
+
+    Launching Playwright's driver and Chromium costs over a second; a fresh browser context per test gives the
+    isolation a new browser gave (cookies, storage, cache, permissions) for a few tens of milliseconds.
+
+    Playwright's sync API runs an asyncio loop in this thread, and marks it as the thread's running loop after
+    every call. Between browser tests the loop stands still, so `idle()` takes that mark off: the tests that
+    follow in this process (asgiref's async_to_sync, Django's async-unsafe check, another sync_playwright())
+    see a thread without a running loop, as they would had the browser been closed. `busy()` puts it back
+    before the next Playwright call, which needs it.
+    """
+
+    def __init__(self) -> None:
+        import asyncio
+
+        from playwright.sync_api import sync_playwright
+
+        self._asyncio = asyncio
+        self.playwright = sync_playwright().start()
+        self.loop = asyncio.get_running_loop()
+        self.browser = self.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        self.idle()
+
+    def busy(self) -> None:
+        self._asyncio._set_running_loop(self.loop)
+
+    def idle(self) -> None:
+        self._asyncio._set_running_loop(None)
+
+    def stop(self) -> None:
+        """Close Chromium and the driver (which Playwright started and ends by their pids), at the process's end."""
+        self.busy()
+        try:
+            if self.browser.is_connected():
+                self.browser.close()
+        finally:
+            self.playwright.stop()  # ends the loop, which takes its running mark off itself
+
+
+_chromium: Chromium | None = None
+
+
+def chromium(config: pytest.Config) -> Chromium:
+    """This process's Chromium; launched again if the last one died (a crash must not fail every later test)."""
+    global _chromium
+    if _chromium is not None and not _chromium.browser.is_connected():
+        _chromium.stop()
+        _chromium = None
+    if _chromium is None:
+        _chromium = Chromium()
+        config.add_cleanup(_chromium.stop)
+    return _chromium
+
+
 @pytest.fixture
 def browser_page(live_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh page in headless Chromium; on failure a screenshot lands in test-results/."""
+    """A fresh page, in a browser context of its own, in this process's headless Chromium; on failure a
+    screenshot lands in test-results/."""
     require(Path(CHROMIUM).exists(), "Chromium (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     # Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
     # between browser steps are still synchronous and safe.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    shared = chromium(request.config)
+    shared.busy()
+    try:
+        context = shared.browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(15000)
         try:
@@ -43,11 +100,13 @@ def browser_page(live_server: Any, request: pytest.FixtureRequest) -> Iterator[A
             if report is not None and report.failed:
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-            context.close()
-            browser.close()
-            # While Playwright's loop runs in this thread, Django opens this thread's ORM
-            # connection anew; close it, or it outlives the test database at teardown.
-            connections.close_all()
+            for left in shared.browser.contexts:  # this page's, and any other the test opened
+                left.close()
+    finally:
+        shared.idle()
+        # While Playwright's loop runs in this thread, Django opens this thread's ORM
+        # connection anew; close it, or it outlives the test database at teardown.
+        connections.close_all()
 
 
 def sign_in(page: Any, username: str, password: str = "pw") -> None:
@@ -55,7 +114,7 @@ def sign_in(page: Any, username: str, password: str = "pw") -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state("networkidle")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)  # signed in: on the landing page, loaded
 
 
 def fill_request_form(

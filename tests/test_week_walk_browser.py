@@ -182,11 +182,13 @@ def untranslated(page: Any) -> list[str]:
 
 def switch_language(walk: Walk, language: str) -> None:
     """The footer's language switch, on the sign-in page."""
+    from playwright.sync_api import expect
+
     walk.page.context.clear_cookies()
     walk.page.goto("/accounts/login/")
     walk.page.locator("footer select[name=language]").select_option(language)
     walk.page.locator("footer form.language-switch button[type=submit]").click()
-    walk.page.wait_for_load_state("networkidle")
+    expect(walk.page.locator("html")).to_have_attribute("lang", language)  # the sign-in page again, switched
     walk.language = language
     walk.look("sign-in")
 

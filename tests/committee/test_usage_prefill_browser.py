@@ -76,16 +76,19 @@ def test_a_figure_typed_while_the_pre_fill_is_on_its_way_is_kept(browser_page, w
     page = browser_page
     sign_in(page, "lead_a")
     page.goto("/requests/new/")
-    answered = []
+    from playwright.sync_api import expect
 
-    def slow(route):  # a slow network: the pre-fill arrives after the person has typed
-        page.wait_for_timeout(1500)
+    answered = []
+    typed = page.get_by_label("Mean utilization %")
+
+    def slow(route):  # a slow network: the pre-fill arrives only after the person has typed
+        expect(typed).to_have_value("33")
         route.continue_()
         answered.append(route.request.url)
 
     page.route("**/requests/new/usage/**", slow)
     page.get_by_label("GPU pool").select_option(str(world.a100.pk))
-    page.get_by_label("Mean utilization %").fill("33")
+    typed.fill("33")
     page.wait_for_function("() => !document.querySelector('#usage-live.htmx-request')")
     assert answered, "the pre-fill was never asked for"
     assert page.get_by_label("Mean utilization %").input_value() == "33"
