@@ -55,14 +55,9 @@ test-at: install-dev
 	@test -n "$(AT)" || { echo 'usage: make test-at AT="YYYY-MM-DD hh:mm:ss" (UTC)'; exit 2; }
 	@# One offset for every process (not "@", which restarts the clock in each new process), so the daemons
 	@# a test starts (slurmctld, munged, redis-server) agree with it.
-	@# The monotonic clock stays real (FAKETIME_DONT_FAKE_MONOTONIC=1): libfaketime 0.9.10 shifts CLOCK_MONOTONIC
-	@# too, but not sem_clockwait, on which CPython's timed waits sleep (Lock.acquire, Event.wait, queue.get with
-	@# a timeout): their deadline, read on the shifted clock, lay decades ahead of the real one and never came.
-	@# FAKETIME_FORCE_MONOTONIC_FIX=0 with it: the fix shifts the deadlines of waits on a monotonic condition
-	@# variable as if the monotonic clock were faked, which with it real made Chromium take a minute to start.
 	offset=$$(( $$(date -ud "$(AT)" +%s) - $$(date -u +%s) )); \
 	case $$offset in -*) shift="$$offset";; *) shift="+$$offset";; esac; \
-	TZ=UTC FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_FORCE_MONOTONIC_FIX=0 faketime -f "$${shift}s" $(PY) -m pytest $(PYTEST_ARGS) --ignore=$(LINT_TESTS)
+	TZ=UTC faketime -f "$${shift}s" $(PY) -m pytest $(PYTEST_ARGS) --ignore=$(LINT_TESTS)
 
 # ruff, then the whole-tree checks in tests/lint (mypy, bandit against bandit-accepted.toml, the zh-hans catalogue
 # against the sources, which needs GNU gettext: apt-get install gettext).

@@ -271,8 +271,6 @@ def serve(*, chromium: str, plotly_js: Path, idle_seconds: float, jobs_in: int, 
     try:
         while True:
             try:
-                # The idle time is measured on the monotonic clock (queue.get's timeout), never the wall clock:
-                # a clock set or shifted while the helper waits neither stops it early nor keeps it forever.
                 line = jobs.get(timeout=idle_seconds)
             except queue.Empty:
                 return 0
