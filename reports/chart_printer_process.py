@@ -231,16 +231,34 @@ class Printer:
         self.chromium.close()
 
 
-def _read_jobs(fd: int, jobs: queue.Queue[bytes | None]) -> None:
+def _read_jobs(fd: int, jobs: queue.Queue[bytes | None], wake: int) -> None:
     # A thread reads stdin from the start, so that a large job is taken in while Chromium starts: the process that
     # sent it does not wait on a full pipe. It reads the descriptor itself: a buffered reader's lock, held by this
-    # thread as the process exits, would stop the interpreter's shutdown.
+    # thread as the process exits, would stop the interpreter's shutdown. Each job queued writes a byte to `wake`.
     pending = b""
     while chunk := os.read(fd, 1 << 20):
         *lines, pending = (pending + chunk).split(b"\n")
         for line in lines:
             jobs.put(line)
+            os.write(wake, b"\0")
     jobs.put(None)
+    os.write(wake, b"\0")
+
+
+def _next_job(jobs: queue.Queue[bytes | None], wake: int, idle_seconds: float) -> bytes | None:
+    """The next job, or None when stdin closed or `idle_seconds` passed without one.
+
+    The idle time is a relative timeout of select() on the reader's wake pipe, not `jobs.get(timeout=...)`: CPython
+    waits on a lock with an absolute deadline on CLOCK_MONOTONIC (sem_clockwait), and libfaketime (`make test-at`)
+    fakes that clock without faking the wait, so the deadline lay years away and the helper never stopped. A relative
+    timeout holds on any clock, and the wall clock is never read: setting it neither stops the helper nor keeps it."""
+    while True:
+        try:
+            return jobs.get_nowait()
+        except queue.Empty:
+            if not select.select([wake], [], [], idle_seconds)[0]:
+                return None
+            os.read(wake, 1 << 16)  # the bytes of the jobs now queued (or of ones already taken: then wait again)
 
 
 def _answer(out: BinaryIO, header: dict[str, Any], content: bytes = b"") -> None:
@@ -262,7 +280,8 @@ def _charts_of(line: bytes) -> list[dict[str, Any]]:
 
 def serve(*, chromium: str, plotly_js: Path, idle_seconds: float, jobs_in: int, out: BinaryIO) -> int:
     jobs: queue.Queue[bytes | None] = queue.Queue()
-    threading.Thread(target=_read_jobs, args=(jobs_in, jobs), name="jobs", daemon=True).start()
+    wake_out, wake_in = os.pipe()
+    threading.Thread(target=_read_jobs, args=(jobs_in, jobs, wake_in), name="jobs", daemon=True).start()
     try:
         printer = Printer(chromium=chromium, plotly_js=plotly_js)
     except Exception as exc:  # the job waiting for this start is told why; the next one starts a new process
@@ -270,10 +289,7 @@ def serve(*, chromium: str, plotly_js: Path, idle_seconds: float, jobs_in: int, 
         return 1
     try:
         while True:
-            try:
-                line = jobs.get(timeout=idle_seconds)
-            except queue.Empty:
-                return 0
+            line = _next_job(jobs, wake_out, idle_seconds)
             if line is None:
                 return 0
             try:

@@ -1,14 +1,13 @@
 """Mail that arrives: the SMTP settings come from the environment and the digest reaches a real SMTP server.
 
 The server is aiosmtpd, started once a session (each test finds its mailbox empty) on a free port of 127.0.0.1 with
-STARTTLS (a certificate made here with openssl) and sign-in required, so what passes here is what a company's relay
-asks for.
+STARTTLS (a self-signed certificate from tests/certificates.py, valid whichever clock checks it) and sign-in required,
+so what passes here is what a company's relay asks for.
 """
 
 from __future__ import annotations
 
 import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from committee import services
 from committee.models import Notification, NotificationDigest, NotificationKind
+from tests import certificates
 from tests.clock import FIXED_NOW
 from tests.test_deploy_checks import manage
 
@@ -73,23 +73,12 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _certificate(directory: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (it is also the CA the client trusts)."""
-    cert, key = directory / "smtp.pem", directory / "smtp.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=60,
-    )
-    return cert, key
-
-
 @pytest.fixture(scope="session")
 def running_smtp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmtpServer]:
-    """One SMTP server (and its openssl certificate) per session; `smtp_server` empties its mailbox for each test."""
+    """One SMTP server (and its certificate) per session; `smtp_server` empties its mailbox for each test."""
     import ssl
 
-    cert, key = _certificate(tmp_path_factory.mktemp("smtp"))
+    cert, key = certificates.self_signed_server(tmp_path_factory.mktemp("smtp"))
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     server = SmtpServer(host="127.0.0.1", port=_free_port(), ca_file=cert)

@@ -9,7 +9,7 @@ object (201) or applies onto it (200), and a repeated identical apply leaves its
 415; without credentials 401, and every refusal is a `Status` object. Tests make it refuse
 chosen paths with 403 or 422, as RBAC or a webhook would.
 
-TLS is real: a private CA (openssl) signs the server's certificate and a client certificate,
+TLS is real: a private CA (tests/certificates.py) signs the server's certificate and a client certificate,
 and the server asks for a client certificate and checks it against that CA.
 """
 
@@ -19,7 +19,6 @@ import base64
 import copy
 import json
 import ssl
-import subprocess
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -27,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests import certificates
 
 TOKEN = "kube-token-of-the-docket-serviceaccount"
 CLIENT_CN = "docket-kueue-sync"
@@ -45,24 +46,13 @@ class Pki:
 
 
 def make_pki(directory: Path) -> Pki:
-    """A CA, a server certificate for 127.0.0.1 and a client certificate (CN docket-kueue-sync), both CA-signed."""
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
-
-    ca, ca_key = directory / "ca.crt", directory / "ca.key"
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca), "-days", "2",
-        "-subj", "/CN=test-kubernetes-ca")
-    for name, subject, extension in (
-        ("server", "/CN=kube-apiserver", "subjectAltName=IP:127.0.0.1"),
-        ("client", f"/CN={CLIENT_CN}/O=docket", "extendedKeyUsage=clientAuth"),
-    ):
-        key, csr, cert = directory / f"{name}.key", directory / f"{name}.csr", directory / f"{name}.crt"
-        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", subject)
-        ext = directory / f"{name}.ext"
-        ext.write_text(extension + "\n")
-        run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
-            "-out", str(cert), "-days", "2", "-extfile", str(ext))
+    """A CA, a server certificate for 127.0.0.1 and a client certificate (CN docket-kueue-sync), both CA-signed,
+    valid at any instant the suite runs at (tests/certificates.py: the sync's child process keeps another clock)."""
+    ca, _, signer = certificates.private_ca(directory, "test-kubernetes-ca")
+    certificates.issue(directory / "server.crt", directory / "server.key", certificates.name("kube-apiserver"),
+                       ip="127.0.0.1", issuer=signer)
+    certificates.issue(directory / "client.crt", directory / "client.key", certificates.name(CLIENT_CN, "docket"),
+                       client=True, issuer=signer)
     return Pki(ca, directory / "server.crt", directory / "server.key", directory / "client.crt",
                directory / "client.key")
 

@@ -50,7 +50,7 @@ WEEK_START = week_start(this_week())
 
 @pytest.fixture(scope="session")
 def kube_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeApiServer]:
-    """One API server (and its certificates: three RSA keys from openssl) per session; each test resets it."""
+    """One API server (and its certificates: three RSA keys) per session; each test resets it."""
     yield from serve(tmp_path_factory.mktemp("kube-apiserver"))
 
 
