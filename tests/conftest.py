@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import transaction
 from django.utils import timezone, translation
 
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
@@ -74,6 +78,19 @@ def pinned(clock: time_machine.Traveller) -> time_machine.Traveller:
     """The clock stopped at FIXED_NOW, for tests that compare exact instants."""
     clock.move_to(FIXED_NOW, tick=False)
     return clock
+
+
+@pytest.fixture(scope="class")
+def seeded_demo(django_db_setup: Any, django_db_blocker: Any) -> Iterator[SimpleNamespace]:
+    """One seed_demo (a few seconds) for a class of tests that read what it made: run at FIXED_NOW in a transaction that
+    outlives those tests (each test's own writes go to a savepoint and are rolled back) and is rolled back after
+    them. What it printed is kept in `out`."""
+    printed = io.StringIO()
+    with django_db_blocker.unblock(), transaction.atomic():
+        with time_machine.travel(FIXED_NOW, tick=True):
+            call_command("seed_demo", "--i-know-this-is-not-production", stdout=printed)
+        yield SimpleNamespace(out=printed.getvalue())
+        transaction.set_rollback(True)
 
 
 @pytest.fixture

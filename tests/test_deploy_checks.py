@@ -22,8 +22,10 @@ from django.test import Client
 from core.security import HEADER as CSP
 
 ROOT = Path(__file__).resolve().parent.parent
-# A database of their own, empty (a checkout's db.sqlite3 may hold `make run`'s demo, which check --deploy refuses).
-FRESH_DB = f"sqlite:///{tempfile.mkdtemp(prefix='docket-deploy-check-')}/fresh.sqlite3"
+# A database of their own, empty (a checkout's db.sqlite3 may hold `make run`'s demo, which check --deploy refuses),
+# in a folder removed when the test process ends.
+FRESH_FOLDER = tempfile.TemporaryDirectory(prefix="docket-deploy-check-")
+FRESH_DB = f"sqlite:///{FRESH_FOLDER.name}/fresh.sqlite3"
 
 
 def production_env(**overrides: str) -> dict[str, str]:

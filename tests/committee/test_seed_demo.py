@@ -1,16 +1,10 @@
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
 from decimal import Decimal
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
-import time_machine
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from django.db import transaction
 from django.utils import timezone
 
 from allocations.models import Cluster, GpuPool, Team
@@ -29,7 +23,6 @@ from committee.models import (
     RubricVersion,
     Score,
 )
-from tests.clock import FIXED_NOW
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, RubricVersion, Score, Decision,
           FairShareSnapshot, RequestQuestion)
@@ -39,24 +32,11 @@ def _counts():
     return {model.__name__: model.objects.count() for model in (*MODELS, get_user_model())}
 
 
-@pytest.fixture(scope="class")
-def seeded(django_db_setup: Any, django_db_blocker: Any) -> Iterator[SimpleNamespace]:
-    """One seed_demo (a few seconds) for the tests that read what it made: run at FIXED_NOW in a transaction that
-    outlives those tests (each test's own writes go to a savepoint and are rolled back) and is rolled back after
-    them. What it printed is kept in `out`."""
-    printed = io.StringIO()
-    with django_db_blocker.unblock(), transaction.atomic():
-        with time_machine.travel(FIXED_NOW, tick=True):
-            call_command("seed_demo", "--i-know-this-is-not-production", stdout=printed)
-        yield SimpleNamespace(out=printed.getvalue())
-        transaction.set_rollback(True)
-
-
 class TestTheSeededDemo:
-    """What one seed_demo leaves in the database (the class's tests share it; see `seeded`)."""
+    """What one seed_demo leaves in the database (the class's tests share it: `seeded_demo`, tests/conftest.py)."""
 
-    def test_seed_demo_builds_the_demo_and_prints_logins(self, seeded, db):
-        out = seeded.out
+    def test_seed_demo_builds_the_demo_and_prints_logins(self, seeded_demo, db):
+        out = seeded_demo.out
         assert "search-lead" in out and "chair" in out and "docket-demo" in out
         assert sorted(Team.objects.values_list("slug", flat=True)) == sorted(
             ["search", "ads", "recommendations", "vision", "speech", "research"]
@@ -73,7 +53,7 @@ class TestTheSeededDemo:
         assert GpuRequest.objects.filter(deadline__isnull=False).exists()
         assert cycle.rubric.number == 1  # the open cycle pins the charter's rubric
 
-    def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(self, seeded, db):
+    def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(self, seeded_demo, db):
         from django.utils import timezone
 
         cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
@@ -91,7 +71,7 @@ class TestTheSeededDemo:
         assert scores.filter(member__username="tech").count() == 3 * (requests.count() - 1)
         assert FairShareSnapshot.objects.filter(cycle=cycle).count() == Team.objects.count()
 
-    def test_seed_demo_shows_an_idle_grant_flagged_and_offered(self, seeded, db):
+    def test_seed_demo_shows_an_idle_grant_flagged_and_offered(self, seeded_demo, db):
         from allocations.models import ElasticAction
 
         [action] = ElasticAction.objects.filter(kind="idle")
@@ -99,7 +79,7 @@ class TestTheSeededDemo:
         assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
         assert "granted but idle" in action.explanation
 
-    def test_seed_demo_shows_a_question_answered_and_one_still_open(self, seeded, db):
+    def test_seed_demo_shows_a_question_answered_and_one_still_open(self, seeded_demo, db):
         questions = RequestQuestion.objects.filter(request__cycle__status=CycleStatus.OPEN).order_by("asked_at", "pk")
         assert [(q.request.team.slug, q.status, q.asked_by_name, q.answered_by_name) for q in questions] == [
             ("vision", QuestionStatus.ANSWERED, "Priya Product", "Vision Lead"),
@@ -107,13 +87,13 @@ class TestTheSeededDemo:
         ]
         assert "Thursday evening" in questions[0].answer
 
-    def test_seed_demo_twice_changes_nothing(self, seeded, db):
+    def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()
         call_command("seed_demo", "--i-know-this-is-not-production")
         assert _counts() == first
 
     def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_shows_an_alternative_and_an_emergency(
-        self, seeded, db
+        self, seeded_demo, db
     ):
         from django.utils import timezone
 
