@@ -39,6 +39,12 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     return {**env, NOW_VARIABLE: datetime.now(UTC).isoformat(), "PYTHONPATH": python_path}
 
 
+def machine_clock_env() -> dict[str, str]:
+    """The variables that shift this process's machine clock (libfaketime under `make test-at`), for a daemon started
+    with an environment of its own: it must keep the same clock as the test that talks to it."""
+    return {name: value for name, value in os.environ.items() if name == "LD_PRELOAD" or name.startswith("FAKETIME")}
+
+
 def unshifted_env() -> dict[str, str]:
     """The environment without libfaketime (`make test-at`), for redis-server: its jemalloc hangs under it at start,
     and Docket reads no time from Redis."""

@@ -54,7 +54,7 @@ from pathlib import Path
 import pytest
 
 from tests.allocations.slurm_testbed import shared_daemon, stop_daemon
-from tests.clock import machine_now
+from tests.clock import machine_clock_env, machine_now
 from tests.conftest import require
 from tests.processes import free_port, log_tail, read_pid
 
@@ -414,7 +414,9 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
     dbd_conf = root / "slurmdbd.conf"
     dbd_conf.write_text(_slurmdbd_conf(root, ports))
     dbd_conf.chmod(0o600)
-    env = {"PATH": SEARCH_PATH, "TZ": "UTC", "LANG": "C.UTF-8", "SLURM_CONF": str(conf), "HOME": str(root)}
+    # Under `make test-at` (libfaketime) the daemons keep the suite's shifted clock too.
+    env = {"PATH": SEARCH_PATH, "TZ": "UTC", "LANG": "C.UTF-8", "SLURM_CONF": str(conf), "HOME": str(root),
+           **machine_clock_env()}
     lab = SlurmLab(root=root, conf=conf, env=env, accounts=tuple(accounts))
     log = root / "log"
     mariadbd: subprocess.Popen[bytes] | None = None

@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 import pytest
 
 from allocations.adapters.slurm_sync import Reservation, parse_reservations
+from tests.clock import machine_clock_env
 from tests.conftest import require
 from tests.processes import read_pid, stop_daemon
 
@@ -208,7 +209,7 @@ def slurm_testbed(root: Path) -> Iterator[SlurmTestbed]:
         "LANG": "C.UTF-8",
         "SLURM_CONF": str(conf),
         # Under `make test-at` (libfaketime) the daemons keep the suite's shifted clock too.
-        **{name: value for name, value in os.environ.items() if name == "LD_PRELOAD" or name.startswith("FAKETIME")},
+        **machine_clock_env(),
     }
     pids: list[tuple[int, str]] = []
     try:
