@@ -41,6 +41,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from allocations.adapters.base import parse_whole_number
 from committee.models import OutboxMessage
 from config.celery import app
 from core.health import broker_ping
@@ -78,7 +79,7 @@ def message_id_from(task_id: str | None) -> int | None:
     if not task_id or not task_id.startswith(TASK_ID_PREFIX):
         return None
     suffix = task_id[len(TASK_ID_PREFIX) :]
-    return int(suffix) if suffix.isdigit() else None
+    return parse_whole_number(suffix)
 
 
 def outbox_enqueue(*, task_name: str, key: str, kwargs: Mapping[str, Any] | None = None) -> OutboxMessage:

@@ -146,6 +146,17 @@ class SchedulerSync(Protocol):
     def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]: ...
 
 
+def parse_whole_number(text: str | None, *, max_digits: int = 18) -> int | None:
+    """`text` as a whole number when it is ASCII digits only (1 to `max_digits` of them), else None.
+
+    `str.isdigit()` is not this test: it takes "²" and other digits that `int()` refuses, so a check with it still lets
+    a ValueError (a 500, a crash) through. Every whole number read from outside (a request, a scheduler's output, a
+    task id) is parsed here; standard library only, like the rest of the scheduler-side code."""
+    if text is None or not 0 < len(text) <= max_digits or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def parse_utc(value: str) -> datetime:
     """Parse an ISO 8601 timestamp with an offset ("Z" accepted) into an aware UTC datetime."""
     try:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
-from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus
+from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus, parse_whole_number
 from allocations.adapters.client import DocketClient, DocketError, poll, run_pass
 
 RESERVATION_PREFIX = "docket-w"
@@ -435,7 +435,7 @@ class Qos:
     @property
     def gpus(self) -> int | None:
         value = self.grp_tres.get("gres/gpu")
-        return int(value) if value and value.isdigit() else None
+        return parse_whole_number(value)
 
 
 @dataclass(frozen=True)

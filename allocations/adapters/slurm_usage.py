@@ -51,7 +51,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
-from allocations.adapters.base import DesiredWindow, parse_utc
+from allocations.adapters.base import DesiredWindow, parse_utc, parse_whole_number
 from allocations.adapters.client import DocketClient, DocketError
 
 HOUR = timedelta(hours=1)
@@ -479,9 +479,10 @@ def _utc(text: str) -> datetime:
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
+    number = parse_whole_number(text)
+    if number is None or number <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return int(text)
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:

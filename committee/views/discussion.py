@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from allocations.adapters.base import parse_whole_number
 from committee import selectors, services
 from committee.models import GpuRequest, RequestQuestion, ReviewCycle
 from committee.views.review import _request_in_cycle, require_committee
@@ -30,7 +31,7 @@ def _back_to_card(request: AuthenticatedHttpRequest, cycle: ReviewCycle, pk: int
     if request.GET.get("mine") == "unscored":
         query["mine"] = "unscored"
     page = request.GET.get("page", "")
-    if page.isdigit() and len(page) < 7:
+    if parse_whole_number(page, max_digits=6) is not None:
         query["page"] = page
     url = reverse("committee:review-cycle", args=[cycle.week])
     return url + (f"?{urlencode(query)}" if query else "") + f"#request-{pk}"

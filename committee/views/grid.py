@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations.adapters.base import parse_whole_number
 from committee import scoring, selectors, services
 from committee.models import Criterion, CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
@@ -49,7 +50,8 @@ def _count_text(queue: grid_selectors.MemberQueue) -> str:
 
 
 def _page_number(raw: str | None) -> int:
-    return int(raw) if raw and raw.isdigit() and len(raw) < 7 else 1
+    number = parse_whole_number(raw, max_digits=6)
+    return 1 if number is None else number
 
 
 def _unscored_only(request: HttpRequest) -> bool:
@@ -188,8 +190,8 @@ def grid_cell_save(request: AuthenticatedHttpRequest, week: str) -> JsonResponse
     cycle = selectors.cycle_get(week=week)
     raw_pk = request.POST.get("request", "")
     criterion = request.POST.get("criterion", "")
-    gpu_request = _requests_in_review(cycle, {int(raw_pk)}).get(int(raw_pk)) if raw_pk.isdigit() and len(
-        raw_pk) < 13 else None
+    pk = parse_whole_number(raw_pk, max_digits=12)
+    gpu_request = None if pk is None else _requests_in_review(cycle, {pk}).get(pk)
     if gpu_request is None:
         raise Http404("No such request in review this week")
     if criterion not in scoring.MEMBER_SCORED:

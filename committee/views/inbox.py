@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from allocations.adapters.base import parse_whole_number
 from committee import selectors, services
 from committee.services.notifications import kind_heading, notification_text
 from core.http import AuthenticatedHttpRequest
@@ -49,10 +50,11 @@ def inbox(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_POST
 def inbox_mark_read(request: AuthenticatedHttpRequest) -> HttpResponse:
     raw_up_to, raw_id = request.POST.get("up_to", ""), request.POST.get("id", "")
-    if raw_up_to.isdigit():
-        count = services.notifications_mark_read(user=request.user, up_to_id=int(raw_up_to))
-    elif raw_id.isdigit():
-        count = services.notifications_mark_read(user=request.user, ids=[int(raw_id)])
+    up_to, one = parse_whole_number(raw_up_to), parse_whole_number(raw_id)
+    if up_to is not None:
+        count = services.notifications_mark_read(user=request.user, up_to_id=up_to)
+    elif one is not None:
+        count = services.notifications_mark_read(user=request.user, ids=[one])
     else:
         return HttpResponseBadRequest(_("Say which notifications to mark read."))
     if count:

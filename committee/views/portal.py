@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations.adapters.base import parse_whole_number
 from allocations.elastic import selectors as elastic_selectors
 from allocations.models import Team
 from committee import selectors, services, weeks
@@ -223,10 +224,11 @@ def _copy_source(request: AuthenticatedHttpRequest, cycle: ReviewCycle) -> GpuRe
     if not raw:
         return None
     source = None
-    if raw.isdigit() and len(raw) < 12:
+    number = parse_whole_number(raw, max_digits=11)
+    if number is not None:
         source = (
             selectors.request_list_for_team_member(viewer=request.user)
-            .filter(pk=int(raw), cycle__starts_at__lt=cycle.starts_at, is_emergency=False)
+            .filter(pk=number, cycle__starts_at__lt=cycle.starts_at, is_emergency=False)
             .first()
         )
     if source is None:

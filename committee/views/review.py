@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations.adapters.base import parse_whole_number
 from allocations.elastic import selectors as elastic_selectors
 from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
@@ -77,7 +78,8 @@ REQUESTS_PER_PAGE = 10
 def _page_of(raw: str | None, count: int, per_page: int) -> tuple[int, int]:
     """(page, pages) for a `?page=`-style parameter: anything not a small number reads as page 1."""
     pages = max(1, -(-count // per_page))
-    page = int(raw) if raw and raw.isdigit() and len(raw) < 7 else 1
+    number = parse_whole_number(raw, max_digits=6)
+    page = 1 if number is None else number
     return min(max(1, page), pages), pages
 
 

@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from plotly import graph_objects as go
 
+from allocations.adapters.base import parse_whole_number
 from allocations.elastic import selectors as elastic_selectors
 from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
@@ -116,9 +117,10 @@ def _monthly_args(request: HttpRequest) -> tuple[str, int]:
     months = monthly.month_list(now=now)
     month = request.GET.get("month") or (months[0] if months else monthly.month_label(timezone.localdate(now)))
     baseline = request.GET.get("baseline") or str(monthly.DEFAULT_BASELINE_MONTHS)
-    if not baseline.isdigit():
+    months_back = parse_whole_number(baseline)
+    if months_back is None:
         raise ValueError("baseline")
-    return month, int(baseline)
+    return month, months_back
 
 
 @login_required
@@ -161,11 +163,11 @@ def monthly_review_csv(request: AuthenticatedHttpRequest) -> HttpResponse:
 def monthly_review_open(request: AuthenticatedHttpRequest, month: str) -> HttpResponse:
     """A flag opens the archive page of the month's parameter review; the member goes on to write it there."""
     _require_committee(request)
-    baseline = request.POST.get("baseline", "")
+    months_back = parse_whole_number(request.POST.get("baseline", ""))
     try:
         page = monthly_review_page_open(
             actor=request.user, month=month, now=timezone.now(),
-            baseline_months=int(baseline) if baseline.isdigit() else monthly.DEFAULT_BASELINE_MONTHS,
+            baseline_months=monthly.DEFAULT_BASELINE_MONTHS if months_back is None else months_back,
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
@@ -176,9 +178,10 @@ def monthly_review_open(request: AuthenticatedHttpRequest, month: str) -> HttpRe
 
 def _capacity_plan(request: HttpRequest) -> capacity.CapacityPlan:
     raw = request.GET.get("weeks") or str(capacity.DEFAULT_TRAILING_WEEKS)
-    if not raw.isdigit():
+    trailing_weeks = parse_whole_number(raw)
+    if trailing_weeks is None:
         raise ValueError("weeks")
-    return capacity.capacity_plan(now=timezone.now(), trailing_weeks=int(raw))
+    return capacity.capacity_plan(now=timezone.now(), trailing_weeks=trailing_weeks)
 
 
 def _capacity_context(plan: capacity.CapacityPlan) -> dict[str, Any]:

@@ -173,3 +173,14 @@ def test_html_is_compressed_when_the_client_accepts_gzip(client, world):
     assert b"Scores grid: week" in gzip.decompress(response.content)
     plain = client.get(url(world, "review-grid"))
     assert not plain.has_header("Content-Encoding") and b"Scores grid: week" in plain.content
+
+
+@pytest.mark.parametrize("raw", ["²", "１", "12a", "", "9" * 13])
+def test_a_cell_of_a_request_that_is_no_whole_number_is_not_found_and_stores_nothing(client, world, raw):
+    """A "²" passes str.isdigit() but not int(): it is a request that is not there (404), never a server error."""
+    two_requests_in_review(world)
+    client.force_login(world.finance)
+    answer = client.post(url(world, "review-grid-cell"), {"request": raw, "criterion": "urgency", "value": "7"})
+    assert answer.status_code == 404
+    assert not Score.objects.exists()
+    assert client.get(url(world, "review-grid") + "?page=²").status_code == 200  # page 1

@@ -1,0 +1,36 @@
+"""One strict reading of whole numbers from outside: ASCII digits only, a bounded length, else None."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from allocations.adapters.base import parse_whole_number
+from allocations.adapters.slurm_sync import Qos
+from allocations.adapters.slurm_usage import _positive_int
+from committee.outbox import TASK_ID_PREFIX, message_id_from
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("0", 0), ("42", 42), ("007", 7), ("9" * 18, int("9" * 18)),
+    ("²", None), ("１２", None), ("٣", None), ("-1", None), ("+1", None), (" 1", None), ("1.0", None), ("", None),
+    (None, None), ("9" * 19, None),
+])
+def test_only_ascii_digits_of_a_bounded_length_are_a_whole_number(text, expected):
+    assert parse_whole_number(text) == expected
+
+
+def test_the_length_bound_is_the_callers():
+    assert parse_whole_number("1234567", max_digits=6) is None
+    assert parse_whole_number("123456", max_digits=6) == 123456
+
+
+def test_the_scheduler_side_and_the_outbox_read_numbers_through_it():
+    assert message_id_from(f"{TASK_ID_PREFIX}²") is None
+    assert message_id_from(f"{TASK_ID_PREFIX}12") == 12
+    with pytest.raises(argparse.ArgumentTypeError, match="not a positive whole number"):
+        _positive_int("²")
+    assert _positive_int("3") == 3
+    assert Qos(name="q", grp_tres={"gres/gpu": "²"}, preempt=frozenset()).gpus is None
+    assert Qos(name="q", grp_tres={"gres/gpu": "8"}, preempt=frozenset()).gpus == 8
