@@ -415,7 +415,7 @@ def _apply(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> l
                                   % {"n": proposal.pk, "pool": parsed[0]})
         by_pool.setdefault(pool.pk, {})[parsed[1]] = int(value)
     for pool_pk, fields in by_pool.items():
-        pool = GpuPool.objects.select_for_update().select_related("cluster").get(pk=pool_pk)
+        pool = GpuPool.objects.select_for_update(of=("self",)).select_related("cluster").get(pk=pool_pk)
         for field, value in fields.items():
             setattr(pool, field, value)
         pool.full_clean()

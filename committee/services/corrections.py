@@ -192,7 +192,10 @@ def _correct(
 
 def _decision_of(gpu_request: GpuRequest) -> Decision:
     try:
-        return Decision.objects.select_for_update().select_related("request__team", "request__pool").get(
+        # Only the decision's row: its lock is what orders two corrections or appeals of one request. Without
+        # of=("self",) the join would lock the team and pool rows too, which every other writer of that team or pool
+        # takes in another order (a deadlock under concurrent writes).
+        return Decision.objects.select_for_update(of=("self",)).select_related("request__team", "request__pool").get(
             request=gpu_request
         )
     except Decision.DoesNotExist:

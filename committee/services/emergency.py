@@ -195,8 +195,10 @@ def emergency_request_decide(
     """
     if not selectors.user_is_committee(user=actor):
         raise PermissionDenied(_("Only committee members approve emergency requests."))
-    locked = EmergencyRequest.objects.select_for_update().select_related("request__team", "request__pool",
-                                                                       "request__cycle").get(pk=emergency.pk)
+    # The emergency's row alone orders two approvals (of=: not the joined request, team, pool and cycle rows, which
+    # other writers lock in another order).
+    locked = EmergencyRequest.objects.select_for_update(of=("self",)).select_related(
+        "request__team", "request__pool", "request__cycle").get(pk=emergency.pk)
     gpu_request = locked.request
     if selectors.user_is_team_member(user=actor, team=gpu_request.team):
         raise PermissionDenied(
@@ -393,7 +395,8 @@ def emergency_review_record(
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair records the review's decision on an emergency."))
-    locked = EmergencyRequest.objects.select_for_update().select_related("request__team").get(pk=emergency.pk)
+    locked = EmergencyRequest.objects.select_for_update(of=("self",)).select_related("request__team").get(
+        pk=emergency.pk)
     if selectors.user_is_team_member(user=actor, team=locked.request.team):
         raise PermissionDenied(
             _("You are a member of %(team)s: you do not review its emergency requests.")

@@ -285,7 +285,10 @@ def gpu_request_create(
 
 
 def _lock(gpu_request: GpuRequest) -> GpuRequest:
-    return GpuRequest.objects.select_for_update().select_related("cycle", "team", "pool").get(pk=gpu_request.pk)
+    # The request's row only: the team, cycle and pool rows it joins are shared with every other writer (usage
+    # posts lock the pool), and locking them here too deadlocked a request edit against a usage post.
+    return GpuRequest.objects.select_for_update(of=("self",)).select_related("cycle", "team", "pool").get(
+        pk=gpu_request.pk)
 
 
 @transaction.atomic

@@ -39,7 +39,7 @@ AUTO_DEFER_NAME = "Docket"
 
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
-    return ReviewCycle.objects.select_for_update().select_related("rubric").get(pk=cycle.pk)
+    return ReviewCycle.objects.select_for_update(of=("self",)).select_related("rubric").get(pk=cycle.pk)
 
 
 def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
