@@ -47,6 +47,15 @@ class PrometheusServer:
         result = self.query(promql)
         return float(result[0]["value"][1]) if result else None
 
+    def now(self) -> float:
+        """Prometheus's own clock (`time()`), in seconds: it stamps the samples it scrapes. Under `make test-at` it
+        differs from the test's machine clock: libfaketime does not reach a Go program's clock."""
+        url = f"{self.url}/api/v1/query?{urllib.parse.urlencode({'query': 'time()'})}"
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback)
+            body = json.load(response)
+        assert body["status"] == "success", body
+        return float(body["data"]["result"][1])
+
     def ready(self) -> bool:
         if self.process.poll() is not None:
             raise AssertionError(f"prometheus exited with {self.process.returncode}:\n{log_tail(self.log)}")

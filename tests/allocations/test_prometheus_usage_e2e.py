@@ -7,8 +7,8 @@ Time: Docket's clock is the suite's (FIXED_NOW, 2026-12-02 10:00 UTC), Prometheu
 machine's. History is therefore written with timestamps relative to FIXED_NOW and loaded with
 promtool's backfill before Prometheus starts: Prometheus answers a query_range over any stored
 time whatever its own clock says, and Docket accepts the periods because they lie in its past.
-The test of a live scrape (a DCGM-style exporter served by the test) lies in the machine's time,
-which Docket's frozen clock may place years away (outside its retention horizon), so that run is
+The test of a live scrape (a DCGM-style exporter served by the test) lies in Prometheus's time (the
+machine's real clock: libfaketime does not reach Go programs), which Docket's frozen clock may place years away (outside its retention horizon), so that run is
 a dry run: what the collector would post is read from its output and checked.
 """
 
@@ -32,7 +32,6 @@ import pytest
 from allocations.adapters.prometheus_usage import main
 from allocations.models import ClusterAccount, UsageRecord
 from tests.allocations.plans import W, publish, token_for
-from tests.clock import machine_now
 from tests.processes import ROOT, wait_until
 from tests.prometheus import backfill, prometheus
 
@@ -186,20 +185,10 @@ LIVE = {  # (namespace, utilization %) per GPU index
 }
 
 
-class Exporter(ThreadingHTTPServer):
-    """The exporter's server; it notes when Prometheus first scraped it (the machine's clock, as Prometheus's)."""
-
-    first_scrape: datetime | None = None
-
-
 class DcgmExporter(BaseHTTPRequestHandler):
     """What dcgm-exporter serves, for the GPUs in LIVE (text exposition format 0.0.4)."""
 
-    server: Exporter
-
     def do_GET(self) -> None:
-        if self.server.first_scrape is None:
-            self.server.first_scrape = machine_now()
         lines = ["# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
         lines += [f"{series(gpu(index, namespace=ns, pod=f'train-{ns}-0'))} {util}" for index, (ns, util)
                   in LIVE.items()]
@@ -218,7 +207,7 @@ class DcgmExporter(BaseHTTPRequestHandler):
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     """One Prometheus for the module: the day of history backfilled before it starts, and a live scrape every second
     of a DCGM-style exporter served here (started first, so the scrapes run while the history tests do)."""
-    exporter = Exporter(("127.0.0.1", 0), DcgmExporter)
+    exporter = ThreadingHTTPServer(("127.0.0.1", 0), DcgmExporter)
     threading.Thread(target=exporter.serve_forever, daemon=True).start()
     folder = tmp_path_factory.mktemp("prometheus")
     backfill(history(), folder / "data")
@@ -238,18 +227,20 @@ def history_prometheus(lab: SimpleNamespace) -> str:
 
 
 def test_the_collector_reads_a_live_scrape_of_a_dcgm_exporter(lab: SimpleNamespace, live_server):
-    server, exporter = lab.server, lab.exporter
+    server = lab.server
     # The first sample is queryable 5 to 6 s after the start (target discovery is batched).
     wait_until(lambda: server.value("count(DCGM_FI_DEV_GPU_UTIL)") == len(LIVE), timeout=40,
                what="the exporter's GPUs in Prometheus", interval=0.5)
-    # A whole 10-second period after the first scrape (a sample is stamped as its scrape starts, before the exporter
-    # is asked), ended over a second ago (its last scrape stored): the latest one, or the first once it is over.
-    assert exporter.first_scrape is not None
-    first = (int(exporter.first_scrape.timestamp()) // 10 + 1) * 10
-    latest = (int(machine_now().timestamp() - 1.5) // 10 - 1) * 10
+    # A whole 10-second period after the first sample, on Prometheus's clock (it stamps each sample as its scrape
+    # starts; under `make test-at` the test's machine clock is shifted and Prometheus's is not), ended over a second ago
+    # (its last scrape stored): the latest one, or the first once it is over.
+    first_stamp = server.value("max(timestamp(DCGM_FI_DEV_GPU_UTIL))")
+    assert first_stamp is not None
+    first = (int(first_stamp) // 10 + 1) * 10
+    latest = (int(server.now() - 1.5) // 10 - 1) * 10
     since = datetime.fromtimestamp(max(first, latest), UTC)
     until = since + timedelta(seconds=10)
-    wait_until(lambda: machine_now() >= until + timedelta(seconds=1.5), timeout=30,
+    wait_until(lambda: server.now() >= until.timestamp() + 1.5, timeout=30,
                what=f"the period {since:%H:%M:%S}-{until:%H:%M:%S} over", interval=0.2)
     code, output = collect("--prometheus", server.url, "--team-map", "team-a=team-a",
                            "--team-map", "team-b=team-b", "--period", "10", "--step", "5",
