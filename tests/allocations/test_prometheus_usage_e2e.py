@@ -8,8 +8,9 @@ machine's. History is therefore written with timestamps relative to FIXED_NOW an
 promtool's backfill before Prometheus starts: Prometheus answers a query_range over any stored
 time whatever its own clock says, and Docket accepts the periods because they lie in its past.
 The test of a live scrape (a DCGM-style exporter served by the test) lies in Prometheus's time (the
-machine's real clock: libfaketime does not reach Go programs), which Docket's frozen clock may place years away (outside its retention horizon), so that run is
-a dry run: what the collector would post is read from its output and checked.
+machine's real clock: libfaketime does not reach Go programs), which Docket's frozen clock may place
+years away (outside its retention horizon), so that run is a dry run: what the collector would post
+is read from its output and checked.
 """
 
 from __future__ import annotations
