@@ -23,6 +23,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", "test-results"))
 
 
+def require_chromium(why: str = "") -> str:
+    """The Chromium the tests and Docket use (`CHROMIUM_PATH`, as in the settings); without it, skip (fail in CI)."""
+    require(Path(CHROMIUM).exists(), f"Chromium{why} (apt-get install chromium)")
+    return CHROMIUM
+
+
 class Chromium:
     """One Chromium per test process (xdist worker), started by the first test that asks for a page.
 
@@ -82,7 +88,7 @@ def chromium(config: pytest.Config) -> Chromium:
 def browser_page(live_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh page, in a browser context of its own, in this process's headless Chromium; on failure a
     screenshot lands in test-results/."""
-    require(Path(CHROMIUM).exists(), "Chromium (apt-get install chromium)")
+    require_chromium()
     pytest.importorskip("playwright.sync_api")
     # Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
     # between browser steps are still synchronous and safe.

@@ -27,7 +27,7 @@ from django.db import connection, connections
 from allocations.services import scheduler_client_create
 from committee.models import GpuRequest, RequestStatus
 from reports.models import Page, PageRevision
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, fill_request_form, sign_in
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, fill_request_form, require_chromium, sign_in
 from tests.committee.reviewing import score
 from tests.conftest import require
 from tests.factories import file_request
@@ -88,7 +88,7 @@ class People:
 
 @pytest.fixture
 def people(server: Server, request: pytest.FixtureRequest) -> Iterator[People]:
-    require(Path(CHROMIUM).exists(), "Chromium (apt-get install chromium)")
+    require_chromium()
     sync_api = pytest.importorskip("playwright.sync_api")
     # Playwright's sync API runs an event loop in this thread; the test's ORM calls stay synchronous.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

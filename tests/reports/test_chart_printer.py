@@ -22,18 +22,16 @@ import pytest
 from reports import chart_printer, pdf, print_pieces
 from reports import charts as charts_module
 from reports.selectors import revision_latest
+from tests.browser import require_chromium
 from tests.conftest import require
 from tests.processes import wait_until
 from tests.reports.test_pdf_export import record_page
 
-CHROMIUM = "/usr/bin/chromium"
-
 
 @pytest.fixture
 def chromium(settings) -> str:
-    require(Path(CHROMIUM).exists(), "Chromium (apt-get install chromium)")
-    settings.CHROMIUM_PATH = CHROMIUM
-    return CHROMIUM
+    settings.CHROMIUM_PATH = require_chromium()
+    return settings.CHROMIUM_PATH
 
 
 def demand_chart(key: str = "demand", *, requested: float = 9000) -> charts_module.Chart:

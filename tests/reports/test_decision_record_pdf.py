@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 from django.urls import reverse
 
@@ -12,13 +10,13 @@ from committee import services as committee_services
 from reports import selectors
 from reports.models import ExportStatus, Page, PdfExport
 from reports.selectors import revision_latest
-from tests.conftest import require
+from tests.browser import require_chromium
 from tests.reports.conftest import RATIONALES
 from tests.reports.test_pdf_export import pdf_text
 
 
 def test_the_weeks_pdf_has_the_decisions_and_the_charts(client, week, django_capture_on_commit_callbacks):
-    require(Path("/usr/bin/chromium").exists() or shutil.which("chromium") is not None, "Chromium")
+    require_chromium()
     with django_capture_on_commit_callbacks(execute=True):
         committee_services.cycle_publish(actor=week.chair, cycle=week.cycle)
     page = Page.objects.get(source_key=f"cycle:{week.cycle.week}")

@@ -13,6 +13,7 @@ from django.utils import timezone
 from reports import pdf, selectors, services
 from reports.models import ExportStatus, PageKind, PdfExport
 from reports.selectors import revision_latest
+from tests.browser import require_chromium
 from tests.conftest import require
 from tests.reports.conftest import make_page
 
@@ -67,7 +68,7 @@ def test_any_page_prints_its_text(client, world, django_capture_on_commit_callba
 
 
 def test_decision_record_prints_charts(client, world, django_capture_on_commit_callbacks):
-    require(Path("/usr/bin/chromium").exists() or shutil.which("chromium") is not None, "Chromium")
+    require_chromium()
     page = record_page()
     client.force_login(world.member_b)
     export = request_pdf(client, page, django_capture_on_commit_callbacks)

@@ -23,7 +23,7 @@ from config.celery import app
 from reports.models import ExportStatus, Page, PdfExport
 from reports.selectors import revision_latest
 from reports.services.exports import pdf_export_request
-from tests.browser import CHROMIUM
+from tests.browser import require_chromium
 from tests.conftest import require
 from tests.processes import SECRET_KEY, app_env, celery_worker, database_url, log_tail, redis_server, stop, wait_until
 
@@ -48,7 +48,7 @@ def export_row(pk: int) -> PdfExport:
 
 def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf_root, tmp_path, monkeypatch):
     require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
-    require(Path(CHROMIUM).exists(), "Chromium, which draws the record's charts: the render that takes a while")
+    require_chromium(", which draws the record's charts: the render that takes a while,")
     record = Page.objects.get(source_key=f"cycle:{week.cycle.week}")
     names = ["first", "second"]
     logs = [tmp_path / "first-worker.log", tmp_path / "second-worker.log"]
