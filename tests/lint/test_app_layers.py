@@ -1,7 +1,8 @@
-"""The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture").
+"""The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture"), with
+`core` under all of them, naming none, and `sso` beside reports, above committee, imported by no app.
 
-Read from the source with ast: an app may import from the apps below it, never from one above. A
-module-level import and one inside a function count alike, so a "lazy" import cannot hide a cycle.
+Read from the source with ast: a package may import only the packages it stands on. A module-level import and one
+inside a function count alike, so a "lazy" import cannot hide a cycle.
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("allocations", "committee", "policy", "reports")  # each may import only those before it
+LAYERS = ("allocations", "committee", "policy", "reports")  # each may import only those before it, and core
+PACKAGES = ("core", *LAYERS, "sso")
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    **{app: {"core", *LAYERS[: LAYERS.index(app)]} for app in LAYERS},
+    "sso": {"core", "allocations", "committee"},
+}
 
 
 def imported_apps(path: Path) -> set[str]:
@@ -23,19 +30,19 @@ def imported_apps(path: Path) -> set[str]:
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
-    return names & set(LAYERS)
+    return names & set(PACKAGES)
 
 
 def upward_imports(app: str) -> list[str]:
-    above = set(LAYERS[LAYERS.index(app) + 1 :])
+    refused = set(PACKAGES) - ALLOWED[app] - {app}
     return sorted(
-        f"{path.relative_to(ROOT)} imports {', '.join(sorted(imported_apps(path) & above))}"
+        f"{path.relative_to(ROOT)} imports {', '.join(sorted(imported_apps(path) & refused))}"
         for path in (ROOT / app).rglob("*.py")
-        if imported_apps(path) & above
+        if imported_apps(path) & refused
     )
 
 
-@pytest.mark.parametrize("app", LAYERS)
+@pytest.mark.parametrize("app", PACKAGES)
 def test_app_imports_only_the_apps_below_it(app: str) -> None:
     assert upward_imports(app) == []
 
@@ -46,3 +53,11 @@ def test_an_upward_import_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     module.write_text("def f():\n    from committee.models import GpuRequest\n", encoding="utf-8")
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert upward_imports("allocations") == ["allocations/leak.py imports committee"]
+
+
+def test_core_names_no_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = tmp_path / "core" / "leak.py"
+    module.parent.mkdir()
+    module.write_text("import committee.selectors\nfrom sso.oidc import oidc_enabled\n", encoding="utf-8")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert upward_imports("core") == ["core/leak.py imports committee, sso"]
