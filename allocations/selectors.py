@@ -42,16 +42,6 @@ from allocations.models import (
 )
 
 
-def usage_gpu_hours_by_team(*, since: datetime, until: datetime) -> dict[int, Decimal]:
-    """GPU-hours used per team id by usage records whose period starts in [since, until)."""
-    rows = (
-        UsageRecord.objects.filter(period_start__gte=since, period_start__lt=until)
-        .values("team_id")
-        .annotate(total=Sum("gpu_hours_used"))
-    )
-    return {row["team_id"]: row["total"] for row in rows}
-
-
 def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dict[int, Decimal]]:
     """GPU-hours used per team id in each of the `weeks` whole weeks before `until`, latest week first.
 

@@ -176,13 +176,6 @@ class RequestResult:
         return " + ".join(terms) + f" = {self.total if self.total is not None else '?'}"
 
 
-def criterion_mean(values: Sequence[int]) -> Fraction | None:
-    """The exact mean of the members' scores, or None when nobody has scored."""
-    if not values:
-        return None
-    return Fraction(sum(values), len(values))
-
-
 def weighted_total(*, weights: Mapping[str, int], scores: Mapping[str, Fraction | Decimal]) -> Fraction:
     """Σ weight% × score / 10 over the criteria, exactly: 0–100 when the weights add up to 100."""
     return sum((Fraction(weights[c]) * Fraction(scores[c]) / 10 for c in CRITERIA), Fraction(0))
@@ -214,7 +207,7 @@ def request_result(*, sheet: ScoreSheet, weights: Mapping[str, int], quorum: int
         else:
             tally = sheet.tally(criterion)
             count = tally.count
-            mean = Fraction(tally.total, count) if count else None  # criterion_mean
+            mean = Fraction(tally.total, count) if count else None
             points = Fraction(weight * tally.total, 10 * count) if count else None
             below = weight > 0 and count < quorum  # quorum_missing
         if points is not None:

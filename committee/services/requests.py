@@ -92,10 +92,6 @@ def _check_can_edit(*, actor: User, team: Team, cycle: ReviewCycle, revising: bo
         )
 
 
-def _full_clean(instance: Any, *, exclude: Sequence[str] = ()) -> None:
-    instance.full_clean(exclude=list(exclude))
-
-
 def _when(moment: datetime) -> str:
     """A moment as the committee reads it: weekday, date and 24-hour time in its zone, the zone named."""
     return formats.date_format(timezone.localtime(moment, weeks.committee_zone()), _("D j M Y, H:i T"))
