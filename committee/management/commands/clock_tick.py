@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from committee import selectors, services
+from committee import selectors, services, weeks
 from committee.management.clock import add_now_argument, parse_now
 
 
@@ -22,9 +22,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         now = parse_now(options["now"])
         if options["dry_run"]:
-            owed = selectors.clock_due(now=now)
+            owed, zone = selectors.clock_due(now=now), weeks.committee_zone()
             for due in owed:
-                self.stdout.write(f"{due.job} {due.period} (due {due.due_at.isoformat()})")
+                self.stdout.write(f"{due.job} {due.period} (due {due.due_at.astimezone(zone).isoformat()})")
             if not owed:
                 self.stdout.write("Nothing is owed.")
             return
