@@ -34,6 +34,7 @@ Every = Literal["state", "week", "day", "hour"]
 class ClockJob:
     name: str
     label: str | Promise
+    when: str | Promise  # the schedule, as the chair's clock page says it
     every: Every
     weekday: int | None = None  # Monday 0, for weekly jobs
     at: time = time(0, 0)  # committee time (weekly, daily); the minute of each UTC hour (hourly)
@@ -45,13 +46,19 @@ CLOSE_INTAKE = "close_intake"
 # The clock's jobs, in the order one tick does them (close before open: a Monday tick after a long outage
 # first closes last week's intake, then opens this week's). `committee.services.clock` maps each to its service.
 JOBS: tuple[ClockJob, ...] = (
-    ClockJob(CLOSE_INTAKE, _("Close intake"), "state", weekday=4, at=time(18, 0)),
-    ClockJob(OPEN_CYCLE, _("Open the next week for intake"), "state", weekday=0, at=time(0, 0)),
-    ClockJob("remind_teams", _("Remind teams that have not filed"), "week", weekday=3, at=time(10, 0)),
-    ClockJob("remind_committee", _("Remind the committee of the review"), "week", weekday=0, at=time(6, 0)),
-    ClockJob("send_digests", _("Send the daily digests"), "day", at=time(7, 0)),
-    ClockJob("chat_intake_closing", _("Announce intake closing in the chat"), "hour", at=time(0, 5)),
-    ClockJob("elastic_evaluate", _("Evaluate the elastic policy"), "hour", at=time(0, 15)),
+    ClockJob(CLOSE_INTAKE, _("Close intake"), _("each open week at its intake close (Friday 18:00)"),
+             "state", weekday=4, at=time(18, 0)),
+    ClockJob(OPEN_CYCLE, _("Open the next week for intake"), _("Monday 00:00, while the week has no cycle"),
+             "state", weekday=0, at=time(0, 0)),
+    ClockJob("remind_teams", _("Remind teams that have not filed"), _("Thursday 10:00"),
+             "week", weekday=3, at=time(10, 0)),
+    ClockJob("remind_committee", _("Remind the committee of the review"), _("Monday 06:00"),
+             "week", weekday=0, at=time(6, 0)),
+    ClockJob("send_digests", _("Send the daily digests"), _("daily 07:00"), "day", at=time(7, 0)),
+    ClockJob("chat_intake_closing", _("Announce intake closing in the chat"), _("hourly at :05 (UTC hours)"),
+             "hour", at=time(0, 5)),
+    ClockJob("elastic_evaluate", _("Evaluate the elastic policy"), _("hourly at :15 (UTC hours)"),
+             "hour", at=time(0, 15)),
 )
 JOB_BY_NAME = {job.name: job for job in JOBS}
 
