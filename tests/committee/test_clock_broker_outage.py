@@ -1,6 +1,6 @@
 """The weekly clock survives its broker: Redis down across Friday's intake close and Monday 00:00, then back.
 
-Real processes: private redis-servers (down until the test starts them), Celery workers and Celery beat ticking
+Real processes: private redis-servers (down until the test starts them), Celery workers with beat inside ticking
 every second (`DOCKET_CLOCK_TICK_SECONDS=1`), on the test's clock (`child_env`: each child starts at the test's
 instant then, a second before the close or Monday 00:00, and ticks from there). Beat cannot reach its broker
 after the instant; once Redis is there, a tick closes the intake (and, on Monday, opens the week), once.
@@ -29,7 +29,7 @@ from committee.models import ClockRun, CycleStatus, OutboxMessage, ReviewCycle
 from tests.clock import child_env, unshifted_env
 from tests.conftest import require
 from tests.factories import file_request
-from tests.processes import BIN, ROOT, app_env, celery_worker, database_url, free_port, require_tool, stop, wait_until
+from tests.processes import BIN, ROOT, app_env, database_url, free_port, require_tool, stop, wait_until
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -70,31 +70,32 @@ class Broker:
 
 
 class Clockwork:
-    """A Celery worker and Celery beat on `broker`, started at the test's instant then; stopped by pid."""
+    """A Celery worker with beat inside it (`-B`: beat forked from the worker, one start-up for both) on `broker`,
+    started at the test's instant then; stopped by pid."""
 
     def __init__(self, name: str, broker: Broker, log_dir: Path) -> None:
         self.name = name
         self.env = app_env(database_url(connection.settings_dict), CELERY_BROKER_URL=broker.url,
-                           DOCKET_CLOCK_TICK_SECONDS="1", LOG_LEVEL="INFO")
+                           DOCKET_CLOCK_TICK_SECONDS="1")
         self.log_dir = log_dir
         self.processes: list[subprocess.Popen[bytes]] = []
 
     @property
-    def beat_log(self) -> Path:
-        return self.log_dir / f"beat-{self.name}.log"
+    def log(self) -> Path:
+        return self.log_dir / f"worker-{self.name}.log"
 
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.processes.append(celery_worker(self.env, name=self.name, log=self.log_dir / f"worker-{self.name}.log"))
-        with self.beat_log.open("ab") as sink:
+        with self.log.open("ab") as sink:
             self.processes.append(subprocess.Popen(
-                [str(BIN / "celery"), "-A", "config", "beat", "--loglevel=info",
-                 "-s", str(self.log_dir / f"schedule-{self.name}")],
+                [str(BIN / "celery"), "-A", "config", "worker", "-B", "--pool=solo", "--loglevel=info",
+                 "-n", f"{self.name}@%h", "-s", str(self.log_dir / f"schedule-{self.name}"),
+                 "--without-gossip", "--without-mingle", "--without-heartbeat"],
                 cwd=ROOT, env=child_env(self.env), stdout=sink, stderr=subprocess.STDOUT,
             ))
 
     def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(self.log_dir.glob(f"*-{self.name}.log")))
+        return self.log.read_text(errors="replace")[-4000:]
 
     def beat_failed_to_send(self, *, after: datetime) -> datetime | None:
         """When beat, by its own clock, last tried to reach the broker after `after` and could not (at its start or
@@ -102,7 +103,7 @@ class Clockwork:
         zone = ZoneInfo(settings.TIME_ZONE)  # the children log in the committee's zone
         failures = [
             datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=zone)
-            for line in self.beat_log.read_text(errors="replace").splitlines()
+            for line in self.log.read_text(errors="replace").splitlines()
             if "beat: Connection error" in line or "Couldn't apply scheduled task clock-tick" in line
         ]
         return max((at for at in failures if at > after), default=None)
@@ -150,26 +151,26 @@ def test_intake_closes_and_the_next_week_opens_once_after_the_broker_was_down_ac
     monday_clock.start()
 
     # Friday 18:00: beat cannot reach Redis after the instant; nothing closes; Redis is back; intake closes.
-    failed = wait_until(lambda: friday.beat_failed_to_send(after=closes), timeout=30, what=friday.logs)
+    failed = wait_until(lambda: friday.beat_failed_to_send(after=closes), timeout=90, what=friday.logs)
     assert ReviewCycle.objects.get(pk=cycle.pk).status == CycleStatus.OPEN
     friday_broker.start()
     wait_until(lambda: ReviewCycle.objects.filter(pk=cycle.pk, status=CycleStatus.IN_REVIEW).exists(),
-               timeout=30, what=friday.logs)
+               timeout=90, what=friday.logs)
     closing = ClockRun.objects.get(job="close_intake", period=cycle.week)
     assert closing.due_at == closes and closing.ran_at > failed  # late: at a tick after Redis was back
     assert ReviewCycle.objects.get(pk=cycle.pk).intake_closed_at == closes  # closed as of 18:00
 
     # Monday 00:00: the same.
-    failed = wait_until(lambda: monday_clock.beat_failed_to_send(after=monday), timeout=30, what=monday_clock.logs)
+    failed = wait_until(lambda: monday_clock.beat_failed_to_send(after=monday), timeout=90, what=monday_clock.logs)
     assert not ReviewCycle.objects.filter(week=next_week).exists()
     monday_broker.start()
-    wait_until(lambda: ReviewCycle.objects.filter(week=next_week).exists(), timeout=30, what=monday_clock.logs)
+    wait_until(lambda: ReviewCycle.objects.filter(week=next_week).exists(), timeout=90, what=monday_clock.logs)
     opened = ClockRun.objects.get(job="open_cycle", period=next_week).ran_at
     assert opened > failed
 
     # Once: later ticks find nothing owed. One cycle, one run of each, one "intake closed" message.
     wait_until(lambda: ClockRun.objects.filter(job=ClockRun.TICK, ran_at__gt=opened + timedelta(seconds=2)).exists(),
-               timeout=15, what=monday_clock.logs)
+               timeout=60, what=monday_clock.logs)
     assert ReviewCycle.objects.filter(week=next_week, status=CycleStatus.OPEN).count() == 1
     assert list(ClockRun.objects.filter(job__in=["close_intake", "open_cycle"]).order_by("job")
                 .values_list("job", "period")) == [("close_intake", cycle.week), ("open_cycle", next_week)]
