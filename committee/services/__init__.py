@@ -3,6 +3,7 @@
 from committee.services.chat import chat_intake_closing_announce, chat_send
 from committee.services.clock import (
     CLOCK_RUNNERS,
+    OWN_TRANSACTIONS,
     clock_tick,
     committee_remind_review,
     cycle_close_due_intake,
@@ -77,6 +78,7 @@ __all__ = [
     "APPEAL_AMEND",
     "APPEAL_UPHOLD",
     "CLOCK_RUNNERS",
+    "OWN_TRANSACTIONS",
     "REQUEST_FIELDS",
     "SsoSyncResult",
     "actor_name",

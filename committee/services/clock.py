@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -231,30 +231,55 @@ CLOCK_RUNNERS: dict[str, Callable[[calendar.Due, datetime], str]] = {
 }
 
 
+# Jobs that run in transactions of their own, not inside the run's: the elastic evaluation locks one pool row at a
+# time (held for the whole evaluation, those locks would make every usage post of those pools wait), and the
+# digests send mail person by person. Each is safe to run twice at once by itself (a pool's row lock; one digest
+# per person and day, the person's notifications locked), so two ticks at once still act once.
+OWN_TRANSACTIONS = frozenset({"elastic_evaluate", "send_digests"})
+
+
+def _record(due: calendar.Due, now: datetime, result: str) -> ClockRun:
+    run, _created = ClockRun.objects.update_or_create(
+        job=due.job, period=due.period, defaults={"due_at": due.due_at, "ran_at": now, "result": result[:500]},
+    )
+    return run
+
+
+def _run(due: calendar.Due, now: datetime) -> ClockRun | None:
+    if due.job in OWN_TRANSACTIONS:
+        if due not in selectors.clock_due(now=now, jobs={due.job}):
+            return None
+        result = CLOCK_RUNNERS[due.job](due, now)
+        try:
+            with transaction.atomic():
+                return _record(due, now, result)
+        except IntegrityError:
+            return None  # a tick beside this one ran it too, and recorded it first
+    with transaction.atomic():
+        advisory_lock(f"docket:clock:{due.job}")
+        if due not in selectors.clock_due(now=now, jobs={due.job}):
+            return None  # another tick did it (or the chair) while this one waited
+        return _record(due, now, CLOCK_RUNNERS[due.job](due, now))
+
+
 def clock_tick(*, now: datetime) -> list[ClockRun]:
     """Do every run the clock owes at `now`, each once however many ticks run at the same moment.
 
     Each run is one transaction: an advisory lock per job (core/locks.py) keeps concurrent ticks apart,
     the run is checked again under the lock, the job's service acts, and a `ClockRun` row (unique per job
     and period) records it with the effect, so a run that fails records nothing and is owed again at the
-    next tick. One job's failure is logged and does not hold back the others. Also records the tick itself.
-    Returns the runs done by this call.
+    next tick (OWN_TRANSACTIONS: the service's own transactions, then the row). One job's failure is logged
+    and does not hold back the others. Also records the tick itself. Returns the runs done by this call.
     """
     done: list[ClockRun] = []
     for due in selectors.clock_due(now=now):
         try:
-            with transaction.atomic():
-                advisory_lock(f"docket:clock:{due.job}")
-                if due not in selectors.clock_due(now=now, jobs={due.job}):
-                    continue  # another tick did it (or the chair) while this one waited
-                result = CLOCK_RUNNERS[due.job](due, now)
-                run, _created = ClockRun.objects.update_or_create(
-                    job=due.job, period=due.period,
-                    defaults={"due_at": due.due_at, "ran_at": now, "result": result[:500]},
-                )
-            logger.info("clock: %s for %s (due %s): %s", due.job, due.period, due.due_at.isoformat(), result)
-            done.append(run)
+            run = _run(due, now)
         except Exception:  # the next tick tries again; the other jobs go on
             logger.exception("clock: %s for %s failed; the next tick tries again", due.job, due.period)
+            continue
+        if run is not None:
+            logger.info("clock: %s for %s (due %s): %s", due.job, due.period, due.due_at.isoformat(), run.result)
+            done.append(run)
     ClockRun.objects.update_or_create(job=ClockRun.TICK, period="", defaults={"due_at": now, "ran_at": now})
     return done

@@ -198,7 +198,8 @@ def test_until_the_tick_opens_mondays_week_teams_are_not_sent_to_last_weeks_clos
     assert selectors.cycle_open_for_intake(now=monday) is None  # not W10, whose intake is over
     runs = services.clock_tick(now=monday)
     assert [(r.job, r.period) for r in runs][:2] == [("close_intake", WEEK), ("open_cycle", "2027-W11")]
-    assert selectors.cycle_open_for_intake(now=monday).week == "2027-W11"
+    intake = selectors.cycle_open_for_intake(now=monday)
+    assert intake is not None and intake.week == "2027-W11"
     assert ReviewCycle.objects.filter(week="2027-W11").count() == 1
     assert services.clock_tick(now=monday + timedelta(minutes=1)) == []
 
