@@ -30,6 +30,10 @@ class ClockRun(models.Model):
             # A period's run exists once: two ticks at once cannot both record (and do) it.
             models.UniqueConstraint(fields=["job", "period"], name="clockrun_once_per_job_period"),
         ]
+        indexes = [
+            # The clock page and /readyz: each job's last run (committee.selectors.clock_status).
+            models.Index(fields=["job", "-ran_at"], name="clockrun_last_run_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.job} {self.period}"
