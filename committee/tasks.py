@@ -1,7 +1,7 @@
-"""Celery tasks of the committee: the weekly clock (beat, see CELERY_BEAT_SCHEDULE), the outbox relay,
-the daily digests, and the notifications that user actions enqueue through the outbox.
+"""Celery tasks of the committee: the weekly clock's tick and the outbox relay (beat, see CELERY_BEAT_SCHEDULE),
+and the notifications that user actions enqueue through the outbox.
 
-Each task calls one service. The clock's services are idempotent on their own; the notification
+Each task calls one service. The clock does each owed run once (committee/services/clock.py); the notification
 tasks do their work once per outbox message (`outbox_once`: the message is marked done in the
 same transaction as the notifications it records), so a task delivered twice acts once.
 """
@@ -16,30 +16,10 @@ from django.utils import timezone
 from committee import outbox, services
 
 
-@shared_task(name="committee.open_cycle")
-def open_cycle() -> str:
-    cycle, _created = services.cycle_open_next(now=timezone.now())
-    return cycle.week
-
-
-@shared_task(name="committee.remind_teams")
-def remind_teams() -> int:
-    return services.teams_remind_unfiled(now=timezone.now())
-
-
-@shared_task(name="committee.close_due_intake")
-def close_due_intake() -> list[str]:
-    return [cycle.week for cycle in services.cycle_close_due_intake(now=timezone.now())]
-
-
-@shared_task(name="committee.remind_committee")
-def remind_committee() -> int:
-    return services.committee_remind_review(now=timezone.now())
-
-
-@shared_task(name="committee.send_digests")
-def send_digests() -> int:
-    return services.digests_send(now=timezone.now())
+@shared_task(name="committee.clock_tick")
+def clock_tick() -> list[str]:
+    """The weekly clock (beat's `clock-tick`): every run owed now, each once (committee/calendar.py)."""
+    return [f"{run.job} {run.period}" for run in services.clock_tick(now=timezone.now())]
 
 
 @shared_task(name="committee.relay_outbox")
@@ -63,11 +43,6 @@ def notify_intake_closed(self: Task, cycle_id: int) -> int:
 def notify_decisions_published(self: Task, cycle_id: int, plan_id: int) -> int:
     with outbox.outbox_once(self) as first:
         return services.notifications_for_decisions_published(cycle_id=cycle_id, plan_id=plan_id) if first else 0
-
-
-@shared_task(name="committee.chat_intake_closing")
-def chat_intake_closing() -> list[str]:
-    return services.chat_intake_closing_announce(now=timezone.now())
 
 
 @shared_task(name="committee.chat_send", acks_late=True)

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from committee.views import (
+    clock,
     corrections,
     discussion,
     elastic,
@@ -38,6 +39,7 @@ urlpatterns += [
     path("review/<week:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
     path("review/<week:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
     path("review/open-next-week/", review.cycle_open_following, name="cycle-open-following"),
+    path("review/clock/", clock.clock_status, name="clock-status"),
     path("review/<week:week>/finalize/", review.cycle_finalize, name="cycle-finalize"),
     path("review/<week:week>/what-if/", review.what_if, name="review-what-if"),
     path("rubric/", rubric.rubric_page, name="rubric"),

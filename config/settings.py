@@ -403,27 +403,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 15,  # above the 1 s of a worker's blocking poll
 }
 CELERY_TIMEZONE = TIME_ZONE
-# The weekly clock, in the committee's time zone (CELERY_TIMEZONE); see docs/operations.md.
+# The weekly clock (docs/operations.md): one tick, every DOCKET_CLOCK_TICK_SECONDS, does whatever is owed then
+# (committee/calendar.py), so a run missed while the broker, a worker or beat was down happens at the next tick.
+DOCKET_CLOCK_TICK_SECONDS = env_int("DOCKET_CLOCK_TICK_SECONDS", 60, minimum=1, maximum=3600)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    "open-next-cycle": {"task": "committee.open_cycle", "schedule": crontab(minute=0, hour=0, day_of_week="mon")},
-    "remind-teams": {"task": "committee.remind_teams", "schedule": crontab(minute=0, hour=10, day_of_week="thu")},
-    "close-due-intake": {
-        "task": "committee.close_due_intake",
-        "schedule": crontab(minute=0, hour=18, day_of_week="fri"),
-    },
-    "remind-committee": {
-        "task": "committee.remind_committee",
-        "schedule": crontab(minute=0, hour=6, day_of_week="mon"),
-    },
-    "send-digests": {"task": "committee.send_digests", "schedule": crontab(minute=0, hour=7)},
-    # Hourly; announces once per week (the outbox key), and only with DOCKET_CHAT_WEBHOOK_URL set.
-    "chat-intake-closing": {"task": "committee.chat_intake_closing", "schedule": crontab(minute=5)},
+    # A tick nobody ran within its period is dropped (the next one does its work).
+    "clock-tick": {"task": "committee.clock_tick", "schedule": float(DOCKET_CLOCK_TICK_SECONDS),
+                   "options": {"expires": max(DOCKET_CLOCK_TICK_SECONDS, 55)}},
     # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
     "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
-    # Hourly, a quarter past: the collectors have posted the hour that just ended (docs/elastic.md).
-    "elastic-evaluate": {
-        "task": "allocations.elastic_evaluate", "schedule": crontab(minute=15), "options": {"expires": 3000},
-    },
 }
 
 # Mail: the digest is Docket's notification channel, so every SMTP setting comes from the environment.
@@ -517,6 +505,8 @@ for _network in DOCKET_METRICS_ALLOWED_NETWORKS:
         ) from None
 DOCKET_METRICS_TOKEN = env_str("DOCKET_METRICS_TOKEN")
 DOCKET_METRICS_COLLECTOR = "committee.metrics.DocketCollector"
+# What /readyz adds to its checks, by name (core/health.py names no app): the weekly clock's due state.
+DOCKET_READINESS_DETAILS = {"clock": "committee.selectors.clock_readiness"}
 # Which build this is: docket_build_info on /metrics and the release Sentry files errors under.
 DOCKET_RELEASE = env_str("DOCKET_RELEASE")
 

@@ -4,7 +4,8 @@ Both are answered by `ProbeMiddleware`, first in the stack, before the host chec
 sessions and the database: a load balancer or kubelet asks by the pod's address over plain HTTP, and
 liveness must not depend on anything outside the process. Readiness checks the database, the cache and
 the Celery broker, each with a bounded wait, and answers 503 naming what failed, so a site whose
-database is down is taken out of rotation instead of serving errors.
+database is down is taken out of rotation instead of serving errors. Its body also carries the details
+DOCKET_READINESS_DETAILS names (the weekly clock: what is due, what is overdue), which never change the status.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,18 @@ def readiness() -> list[Check]:
     ]
 
 
+def readiness_details() -> dict[str, object]:
+    """What else /readyz reports, informative only (it never makes the answer 503): each function named in
+    DOCKET_READINESS_DETAILS (the weekly clock's due state), or the error it raised."""
+    details: dict[str, object] = {}
+    for name, path in getattr(settings, "DOCKET_READINESS_DETAILS", {}).items():
+        try:
+            details[name] = import_string(path)()
+        except Exception as exc:  # a detail reports its failure; it never raises
+            details[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return details
+
+
 def _json(status: int, body: dict[str, object]) -> HttpResponse:
     response = HttpResponse(json.dumps(body), status=status, content_type="application/json")
     response["Cache-Control"] = "no-store"
@@ -120,5 +134,6 @@ class ProbeMiddleware:
             {
                 "status": "ready" if ready else "not ready",
                 "checks": {c.name: {"ok": c.ok, "detail": c.detail, "seconds": c.seconds} for c in checks},
+                **(readiness_details() if all(c.ok for c in checks if c.name == "database") else {}),
             },
         )

@@ -260,6 +260,7 @@ TABLE: list[Row] = [
         {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"}, kwargs=week["open"], body=lambda e: {"confirm": "1"}),
     Row("review/open-next-week/", "the chair opens the next week (refused with a message: one is open)",
         {"POST": "302 403 403 403 302 302 302"}),
+    Row("review/clock/", "the weekly clock's state: the chair's", {"GET": CHAIR}),
     Row("review/<week:week>/finalize/", "the week in review (refused with a message: undecided requests)",
         {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"}, kwargs=week["review"], body=lambda e: {"confirm": "1"}),
     Row("review/<week:week>/publish/", "a correction of the published week",

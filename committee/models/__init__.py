@@ -1,5 +1,6 @@
 """People and the weekly process: memberships, seats, review cycles and GPU requests."""
 
+from committee.models.clock import ClockRun
 from committee.models.corrections import (
     Appeal,
     AppealStatus,
@@ -73,6 +74,7 @@ __all__ = [
     "Alternative",
     "Appeal",
     "AppealStatus",
+    "ClockRun",
     "CommitteeSeat",
     "CommitteeSeatQuerySet",
     "Confidence",

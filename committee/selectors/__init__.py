@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from committee.selectors.clock import (
+    ClockJobStatus,
+    ClockStatus,
+    clock_due,
+    clock_overdue_after,
+    clock_readiness,
+    clock_status,
+)
 from committee.selectors.confirmations import (
     IntakeCloseCheck,
     intake_close_check,
@@ -169,6 +177,8 @@ __all__ = [
     "USAGE_GAP_FLAG_PCT",
     "CarryOffer",
     "ChangeText",
+    "ClockJobStatus",
+    "ClockStatus",
     "CyclePlacement",
     "CycleReview",
     "DecidedPart",
@@ -200,6 +210,10 @@ __all__ = [
     "appeal_list_for_cycle",
     "appeal_window_for_cycle",
     "change_label",
+    "clock_due",
+    "clock_overdue_after",
+    "clock_readiness",
+    "clock_status",
     "committee_member_ids",
     "conflict_in_force",
     "conflict_list_for_cycle",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
+from django.utils import timezone
 
 from allocations.models import GpuPool, Team
 from committee import weeks
@@ -23,9 +24,15 @@ from committee.models import (
 from committee.selectors.people import Viewer, viewer_roles
 
 
-def cycle_open_for_intake() -> ReviewCycle | None:
-    """The cycle teams file into now: the earliest cycle still open."""
-    return ReviewCycle.objects.filter(status=CycleStatus.OPEN).order_by("starts_at").first()
+def cycle_open_for_intake(*, now: datetime | None = None) -> ReviewCycle | None:
+    """The cycle teams file into at `now` (default: now): the earliest open cycle whose intake has not closed.
+
+    A cycle still marked open after its closing time (the clock has not run yet, its broker was down) is not
+    it: teams are not sent to file into a week whose intake is over.
+    """
+    now = now or timezone.now()
+    return (ReviewCycle.objects.filter(status=CycleStatus.OPEN, intake_closes_at__gt=now)
+            .order_by("starts_at").first())
 
 
 def pool_list() -> QuerySet[GpuPool]:

@@ -2,6 +2,9 @@
 
 from committee.services.chat import chat_intake_closing_announce, chat_send
 from committee.services.clock import (
+    CLOCK_RUNNERS,
+    OWN_TRANSACTIONS,
+    clock_tick,
     committee_remind_review,
     cycle_close_due_intake,
     cycle_open_following,
@@ -74,6 +77,8 @@ from committee.services.tokens import personal_token_create, personal_token_revo
 __all__ = [
     "APPEAL_AMEND",
     "APPEAL_UPHOLD",
+    "CLOCK_RUNNERS",
+    "OWN_TRANSACTIONS",
     "REQUEST_FIELDS",
     "SsoSyncResult",
     "actor_name",
@@ -81,6 +86,7 @@ __all__ = [
     "appeal_file",
     "chat_intake_closing_announce",
     "chat_send",
+    "clock_tick",
     "committee_remind_review",
     "conflict_declare",
     "conflict_withdraw",

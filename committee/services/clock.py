@@ -1,36 +1,45 @@
-"""The weekly clock: the jobs Celery beat runs on the committee's calendar, in the committee's time zone.
+"""The weekly clock: the jobs done on the committee's calendar, in the committee's time zone.
 
-| service                     | beat (config/settings.py)  | management command   |
-|-----------------------------|----------------------------|----------------------|
-| cycle_open_next             | Monday 00:00               | open_cycle           |
-| cycle_open_following        | (the chair, by hand)       |                      |
-| teams_remind_unfiled        | Thursday 10:00             | remind_teams         |
-| cycle_close_due_intake      | Friday 18:00               | close_due_intake     |
-| committee_remind_review     | Monday 06:00               | remind_committee     |
+One Celery beat entry, `clock-tick` (every `DOCKET_CLOCK_TICK_SECONDS`, a minute by default), runs
+`clock_tick`: it asks `committee.selectors.clock_due` what is owed at `now` (committee/calendar.py) and
+does each owed run once. A run missed while the broker, the worker or beat was down is still owed at the
+next tick, so it happens then; nothing hangs on one beat message arriving at one instant.
 
-Each takes `now` (the beat task passes the current time; tests and the commands can pass
-another), acts on what is due at `now`, and is idempotent: running it twice has the effect of
-running it once (a cycle exists once per week, a notification once per person and subject, a
-closed cycle is not closed again). The reminders record notifications; people get them in their
-next daily digest (`send_digests`, 07:00), so the committee's Monday reminder arrives before
-the 09:00 review.
+| job (committee/calendar.py) | due from (committee time)         | service                      | command          |
+|-----------------------------|-----------------------------------|------------------------------|------------------|
+| close_intake                | an open cycle's close (Fri 18:00) | cycle_close_due_intake       | close_due_intake |
+| open_cycle                  | Monday 00:00, while no cycle      | cycle_open_next              | open_cycle       |
+| remind_teams                | Thursday 10:00                    | teams_remind_unfiled         | remind_teams     |
+| remind_committee            | Monday 06:00                      | committee_remind_review      | remind_committee |
+| send_digests                | daily 07:00                       | digests_send                 | send_digests     |
+| chat_intake_closing         | hourly at :05 (UTC hours)         | chat_intake_closing_announce | chat_intake_closing |
+| elastic_evaluate            | hourly at :15 (UTC hours)         | allocations elastic_evaluate | elastic_evaluate |
+| (the chair, by hand)        |                                   | cycle_open_following         |                  |
+
+Each service takes `now`, acts on what is due at `now`, and is idempotent: running it twice has the
+effect of running it once (a cycle exists once per week, a notification once per person and subject, a
+closed cycle is not closed again). The reminders record notifications; people get them in their next
+daily digest (07:00), so the committee's Monday reminder arrives before the 09:00 review.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from allocations.elastic.services import elastic_evaluate
 from allocations.models import Team
-from committee import scoring, selectors, weeks
+from committee import calendar, scoring, selectors, weeks
 from committee.models import (
+    ClockRun,
     CycleStatus,
     GpuRequest,
     NotificationKind,
@@ -39,10 +48,12 @@ from committee.models import (
     Score,
     TeamMembership,
 )
-from committee.services.notifications import notifications_record
+from committee.services.chat import chat_intake_closing_announce
+from committee.services.notifications import digests_send, notifications_record
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
 from core.errors import StateConflict
+from core.locks import advisory_lock
 
 logger = logging.getLogger(__name__)
 
@@ -195,3 +206,80 @@ def committee_remind_review(*, now: datetime) -> int:
                 },
             )
     return recorded
+
+
+def _close_intake(due: calendar.Due, now: datetime) -> str:
+    # As of the closing time, also when the tick comes late: the fair shares frozen are those of the close.
+    cycle = cycle_close_intake(cycle=ReviewCycle.objects.get(week=due.period), actor=None, now=min(now, due.due_at))
+    return f"{cycle.week} in review"
+
+
+def _elastic(due: calendar.Due, now: datetime) -> str:
+    result = elastic_evaluate(now=now)
+    return f"policy v{result.policy_version}: {result.started} started, {result.ended} ended, {result.kept} kept"
+
+
+# What each of the clock's jobs does (committee/calendar.py JOBS), as a short result for its ClockRun row.
+CLOCK_RUNNERS: dict[str, Callable[[calendar.Due, datetime], str]] = {
+    calendar.CLOSE_INTAKE: _close_intake,
+    calendar.OPEN_CYCLE: lambda due, now: f"{cycle_open_next(now=now)[0].week} opened",
+    "remind_teams": lambda due, now: f"{teams_remind_unfiled(now=now)} notifications",
+    "remind_committee": lambda due, now: f"{committee_remind_review(now=now)} notifications",
+    "send_digests": lambda due, now: f"{digests_send(now=now)} digests",
+    "chat_intake_closing": lambda due, now: " ".join(chat_intake_closing_announce(now=now)) or "nothing to announce",
+    "elastic_evaluate": _elastic,
+}
+
+
+# Jobs that run in transactions of their own, not inside the run's: the elastic evaluation locks one pool row at a
+# time (held for the whole evaluation, those locks would make every usage post of those pools wait), and the
+# digests send mail person by person. Each is safe to run twice at once by itself (a pool's row lock; one digest
+# per person and day, the person's notifications locked), so two ticks at once still act once.
+OWN_TRANSACTIONS = frozenset({"elastic_evaluate", "send_digests"})
+
+
+def _record(due: calendar.Due, now: datetime, result: str) -> ClockRun:
+    run, _created = ClockRun.objects.update_or_create(
+        job=due.job, period=due.period, defaults={"due_at": due.due_at, "ran_at": now, "result": result[:500]},
+    )
+    return run
+
+
+def _run(due: calendar.Due, now: datetime) -> ClockRun | None:
+    if due.job in OWN_TRANSACTIONS:
+        if due not in selectors.clock_due(now=now, jobs={due.job}):
+            return None
+        result = CLOCK_RUNNERS[due.job](due, now)
+        try:
+            with transaction.atomic():
+                return _record(due, now, result)
+        except IntegrityError:
+            return None  # a tick beside this one ran it too, and recorded it first
+    with transaction.atomic():
+        advisory_lock(f"docket:clock:{due.job}")
+        if due not in selectors.clock_due(now=now, jobs={due.job}):
+            return None  # another tick did it (or the chair) while this one waited
+        return _record(due, now, CLOCK_RUNNERS[due.job](due, now))
+
+
+def clock_tick(*, now: datetime) -> list[ClockRun]:
+    """Do every run the clock owes at `now`, each once however many ticks run at the same moment.
+
+    Each run is one transaction: an advisory lock per job (core/locks.py) keeps concurrent ticks apart,
+    the run is checked again under the lock, the job's service acts, and a `ClockRun` row (unique per job
+    and period) records it with the effect, so a run that fails records nothing and is owed again at the
+    next tick (OWN_TRANSACTIONS: the service's own transactions, then the row). One job's failure is logged
+    and does not hold back the others. Also records the tick itself. Returns the runs done by this call.
+    """
+    done: list[ClockRun] = []
+    for due in selectors.clock_due(now=now):
+        try:
+            run = _run(due, now)
+        except Exception:  # the next tick tries again; the other jobs go on
+            logger.exception("clock: %s for %s failed; the next tick tries again", due.job, due.period)
+            continue
+        if run is not None:
+            logger.info("clock: %s for %s (due %s): %s", due.job, due.period, due.due_at.isoformat(), run.result)
+            done.append(run)
+    ClockRun.objects.update_or_create(job=ClockRun.TICK, period="", defaults={"due_at": now, "ran_at": now})
+    return done

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.db import connection, transaction
 from django.utils.translation import gettext as _
 
 from reports import chain
@@ -17,6 +18,7 @@ class VerifyResult:
     message: str
     checked: int
     first_bad: PageRevision | None = None
+    head_hash: str = ""  # of an intact chain: the head it ends at, as of the snapshot verified
 
 
 def _chain_rows() -> Iterator[tuple[PageRevision, chain.ChainRow]]:
@@ -38,7 +40,18 @@ def archive_verify(*, expected_head_hash: str | None = None) -> VerifyResult:
 
     Also checks the recorded head (the ArchiveChain row: a deleted last revision leaves it pointing
     past the end) and, when given, that a head hash kept elsewhere is still part of the chain.
+    Outside a transaction, on PostgreSQL, it reads one snapshot (REPEATABLE READ): revisions appended
+    while it reads are not half seen (rows past the recorded head), so a live archive verifies too.
     """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return _archive_verify(expected_head_hash=expected_head_hash)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return _archive_verify(expected_head_hash=expected_head_hash)
+
+
+def _archive_verify(*, expected_head_hash: str | None) -> VerifyResult:
     by_pk: dict[int, PageRevision] = {}
     seen_hashes: set[str] = set()
 
@@ -83,4 +96,5 @@ def archive_verify(*, expected_head_hash: str | None = None) -> VerifyResult:
         True,
         _("Archive intact: %(n)d revisions verified; head %(hash)s.") % {"n": report.checked, "hash": report.head_hash},
         report.checked,
+        head_hash=report.head_hash,
     )

@@ -1,23 +1,19 @@
-"""The weekly clock: the beat schedule fires each job once at its hour in the committee's time zone, and each
-job, run with a frozen `now`, acts once however often it runs."""
+"""The weekly clock: each job, run with a frozen `now`, acts once however often it runs; the tick does
+what is owed once, also when it comes late (committee/services/clock.py). What is owed when:
+tests/committee/test_clock_due.py."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from celery import Celery
-from celery.schedules import crontab
 from django.conf import settings as django_settings
 from django.core import mail
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from committee import services
+from committee import selectors, services
 from committee.models import (
     CycleStatus,
     FairShareSnapshot,
@@ -36,16 +32,6 @@ THURSDAY = MONDAY + timedelta(days=3, hours=10)
 FRIDAY_18 = MONDAY + timedelta(days=4, hours=18)
 REVIEW_MONDAY_06 = MONDAY + timedelta(days=7, hours=6)
 WEEK = "2027-W10"
-CLOCK_JOBS = {
-    # beat entry: (weekday (Mon=0) or None for every day, hour) in the committee's time zone
-    "open-next-cycle": (0, 0),
-    "remind-teams": (3, 10),
-    "close-due-intake": (4, 18),
-    "remind-committee": (0, 6),
-    "send-digests": (None, 7),
-}
-
-
 @pytest.fixture
 def calendar(world, settings):
     """The committee sits in Berlin; the world's own open cycle is removed so only the clock's cycles exist."""
@@ -54,66 +40,12 @@ def calendar(world, settings):
     return world
 
 
-def _beat_fires(*, start: datetime, days: int, step: timedelta, zone: str) -> dict[str, list[datetime]]:
-    """Run the settings' beat schedule the way celery beat does, on a clock the test moves."""
-    app = Celery("clock-test", set_as_current=False)
-    app.conf.timezone = zone
-    app.conf.enable_utc = True
-    moment = [start]
-    fires: dict[str, list[datetime]] = {}
-    entries = {}
-    for name, entry in django_settings.CELERY_BEAT_SCHEDULE.items():
-        original = entry["schedule"]
-        assert isinstance(original, crontab)
-        entries[name] = crontab(
-            minute=original._orig_minute, hour=original._orig_hour, day_of_week=original._orig_day_of_week,
-            day_of_month=original._orig_day_of_month, month_of_year=original._orig_month_of_year,
-            nowfun=lambda: moment[0], app=app,
-        )
-    last_run = dict.fromkeys(entries, start)
-    while moment[0] < start + timedelta(days=days):
-        moment[0] += step
-        for name, schedule in entries.items():
-            if schedule.is_due(last_run[name]).is_due:
-                fires.setdefault(name, []).append(moment[0].astimezone(ZoneInfo(zone)))
-                last_run[name] = moment[0]
-    return fires
-
-
-def test_beat_fires_each_job_once_at_its_hour_in_the_committees_zone():
-    fires = _beat_fires(start=datetime(2027, 3, 7, 23, 55, tzinfo=BERLIN), days=7, step=timedelta(minutes=5),
-                        zone="Europe/Berlin")
-    for name, (weekday, hour) in CLOCK_JOBS.items():
-        times = fires[name]
-        expected = 7 if weekday is None else 1
-        assert len(times) == expected, (name, times)
-        for fired in times:
-            assert (fired.hour, fired.minute) == (hour, 0), (name, fired)
-            assert weekday is None or fired.weekday() == weekday, (name, fired)
-    assert len(fires["relay-outbox"]) == 7 * 24 * 12  # every step of five minutes: every minute in beat
-
-
-def test_beat_hours_are_committee_hours_not_utc():
-    # In Berlin (UTC+1 in March) intake closes at 17:00 UTC; the digest still goes out at 07:00 local on the
-    # day summer time starts (28 March 2027), once.
-    fires = _beat_fires(start=datetime(2027, 3, 21, 23, 55, tzinfo=BERLIN), days=7, step=timedelta(minutes=5),
-                        zone="Europe/Berlin")
-    (closing,) = fires["close-due-intake"]
-    assert closing.astimezone(ZoneInfo("UTC")).hour == 17
-    digests = [f for f in fires["send-digests"] if f.date() == datetime(2027, 3, 28).date()]
-    assert [(f.hour, f.minute) for f in digests] == [(7, 0)]
-    assert digests[0].utcoffset() == timedelta(hours=2)
-
-
-def test_the_beat_schedule_follows_docket_time_zone():
-    """CELERY_TIMEZONE follows DOCKET_TIME_ZONE, so the crontab hours above are the committee's."""
-    env = {**os.environ, "DOCKET_TIME_ZONE": "Europe/Berlin", "DJANGO_SETTINGS_MODULE": "config.settings",
-           "SECRET_KEY": "clock-test-key", "DEBUG": "0", "CELERY_BROKER_URL": ""}
-    code = ("import django; django.setup(); from config.celery import app; "
-            "print(app.conf.timezone, sorted(app.conf.beat_schedule))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                         timeout=60).stdout
-    assert out.startswith("Europe/Berlin") and "close-due-intake" in out and "send-digests" in out
+def test_beat_sends_one_tick_and_the_relay_nothing_else():
+    """Every clock job hangs on what is owed at a tick (committee/calendar.py), none on a beat message of its own."""
+    schedule = django_settings.CELERY_BEAT_SCHEDULE
+    assert sorted(schedule) == ["clock-tick", "relay-outbox"]
+    assert schedule["clock-tick"]["task"] == "committee.clock_tick"
+    assert schedule["clock-tick"]["schedule"] == float(django_settings.DOCKET_CLOCK_TICK_SECONDS) == 60.0
 
 
 def test_open_cycle_opens_next_week_once(calendar):
@@ -241,14 +173,56 @@ def test_a_week_runs_from_open_to_published_with_the_clock_and_the_chairs_two_cl
     assert "Vision model" not in to_team_a.body
 
 
-def test_remaining_estimate_counts_to_the_committees_friday_18_00():
-    app = Celery("clock-test", set_as_current=False)
-    app.conf.timezone = "Europe/Berlin"
-    original = django_settings.CELERY_BEAT_SCHEDULE["close-due-intake"]["schedule"]
-    assert isinstance(original, crontab)
-    now = FRIDAY_18 - timedelta(hours=1, minutes=30)
-    schedule = crontab(minute=original._orig_minute, hour=original._orig_hour,
-                       day_of_week=original._orig_day_of_week, nowfun=lambda: now, app=app)
-    last_run = FRIDAY_18 - timedelta(days=7)
-    assert schedule.remaining_estimate(last_run) == timedelta(hours=1, minutes=30)
-    assert not schedule.is_due(last_run).is_due
+def test_a_late_tick_closes_intake_once_as_of_friday_18_00(calendar, django_capture_on_commit_callbacks):
+    cycle = _open(calendar)
+    file_request(calendar, title="Ranker retrain")
+    assert not [r for r in services.clock_tick(now=FRIDAY_18 - timedelta(seconds=1)) if r.job == "close_intake"]
+    late = FRIDAY_18 + timedelta(minutes=3)  # the broker was down at 18:00; this is the first tick after
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = services.clock_tick(now=late)
+    assert [(r.job, r.period, r.due_at) for r in runs if r.job == "close_intake"] == [
+        ("close_intake", WEEK, FRIDAY_18)]
+    cycle.refresh_from_db()
+    assert cycle.status == CycleStatus.IN_REVIEW and cycle.intake_closed_at == FRIDAY_18
+    assert services.clock_tick(now=late + timedelta(minutes=1)) == []
+    assert services.clock_tick(now=late + timedelta(minutes=1, seconds=1)) == []
+    assert OutboxMessage.objects.filter(key=f"notify:intake-closed:{cycle.pk}").count() == 1
+    assert Notification.objects.filter(kind=NotificationKind.INTAKE_CLOSED).count() == 4
+    assert FairShareSnapshot.objects.filter(cycle=cycle).count() == 2
+
+
+def test_until_the_tick_opens_mondays_week_teams_are_not_sent_to_last_weeks_closed_intake(calendar, client):
+    cycle = _open(calendar)  # 2027-W10: intake closed Friday, and the close was missed too
+    monday = MONDAY + timedelta(days=7, minutes=2)
+    assert selectors.cycle_open_for_intake(now=FRIDAY_18 - timedelta(seconds=1)) == cycle
+    assert selectors.cycle_open_for_intake(now=monday) is None  # not W10, whose intake is over
+    runs = services.clock_tick(now=monday)
+    assert [(r.job, r.period) for r in runs][:2] == [("close_intake", WEEK), ("open_cycle", "2027-W11")]
+    intake = selectors.cycle_open_for_intake(now=monday)
+    assert intake is not None and intake.week == "2027-W11"
+    assert ReviewCycle.objects.filter(week="2027-W11").count() == 1
+    assert services.clock_tick(now=monday + timedelta(minutes=1)) == []
+
+
+def test_a_job_that_fails_records_nothing_holds_back_nothing_and_runs_at_the_next_tick(calendar, monkeypatch, caplog):
+    _open(calendar)
+    real = services.CLOCK_RUNNERS["send_digests"]
+    monkeypatch.setitem(services.CLOCK_RUNNERS, "send_digests", lambda due, now: 1 / 0)
+    monday_07 = MONDAY + timedelta(hours=7)
+    runs = services.clock_tick(now=monday_07)
+    assert "send_digests" not in {r.job for r in runs} and "elastic_evaluate" in {r.job for r in runs}
+    assert "clock: send_digests for 2027-03-01 failed; the next tick tries again" in caplog.text
+    monkeypatch.setitem(services.CLOCK_RUNNERS, "send_digests", real)
+    assert [(r.job, r.period) for r in services.clock_tick(now=monday_07 + timedelta(minutes=1))] == [
+        ("send_digests", "2027-03-01")]
+
+
+def test_clock_tick_command_lists_what_is_owed_and_does_it_once(calendar, capsys):
+    _open(calendar)
+    call_command("clock_tick", now="2027-03-05T18:01", dry_run=True)
+    assert f"close_intake {WEEK} (due 2027-03-05T18:00:00+01:00)" in capsys.readouterr().out
+    assert ReviewCycle.objects.get(week=WEEK).status == CycleStatus.OPEN  # a dry run does nothing
+    call_command("clock_tick", now="2027-03-05T18:01")
+    assert f"close_intake {WEEK}: {WEEK} in review" in capsys.readouterr().out
+    call_command("clock_tick", now="2027-03-05T18:01")
+    assert "Nothing was owed" in capsys.readouterr().out

@@ -19,11 +19,10 @@ from rest_framework.test import APIClient
 from allocations import engine
 from allocations.models import UsageRecord
 from allocations.selectors import usage_gpu_hours_by_team_per_week
-from committee import services, weeks
+from committee import calendar, services, weeks
 from committee.models import CycleStatus, ReviewCycle
 from committee.services.notifications import digests_send, notifications_record
 from tests.allocations.plans import W, bearer, publish, token_for
-from tests.committee.test_clock import _beat_fires
 from tests.factories import file_request
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -141,22 +140,30 @@ def test_the_clock_closes_intake_at_18_00_friday_not_a_minute_before(week_53_int
 
 def test_monday_00_00_of_week_53_opens_the_first_week_of_next_year(world, committee_zone):
     ReviewCycle.objects.filter(pk=world.cycle.pk).delete()
-    fires = _beat_fires(start=berlin(2026, 12, 27, 23, 50), days=8, step=timedelta(minutes=5), zone="Europe/Berlin")
-    (opening,) = [f for f in fires["open-next-cycle"] if f.date() == date(2026, 12, 28)]
-    assert (opening.hour, opening.minute) == (0, 0)
-    cycle, created = services.cycle_open_next(now=opening)
-    assert created and cycle.week == "2027-W01"
+    opening = berlin(2026, 12, 28, 0, 0)
+    assert not [d for d in calendar.jobs_due(now=opening - timedelta(seconds=1), cycles=[], done=set())
+                if d.job == calendar.OPEN_CYCLE]  # 2026-W53's intake is over: nothing to open on Sunday night
+    runs = services.clock_tick(now=opening)
+    assert [(r.job, r.period, r.due_at) for r in runs if r.job == calendar.OPEN_CYCLE] == [
+        (calendar.OPEN_CYCLE, "2027-W01", opening)]
+    cycle = ReviewCycle.objects.get(week="2027-W01")
     assert cycle.intake_closes_at == berlin(2027, 1, 1, 18, 0)
-    (closing,) = fires["close-due-intake"]
-    assert closing == berlin(2027, 1, 1, 18, 0)
+    closing = berlin(2027, 1, 1, 18, 0)
+    state = [calendar.CycleState(cycle.week, True, cycle.intake_closes_at)]
+    assert "close_intake" not in {d.job for d in calendar.jobs_due(now=closing - timedelta(seconds=1), cycles=state,
+                                                                   done=set())}
+    assert calendar.jobs_due(now=closing, cycles=state, done=set())[0] == calendar.Due("close_intake", "2027-W01",
+                                                                                       closing)
 
 
-def test_beat_jobs_fire_once_on_the_day_summer_time_ends(committee_zone):
-    fires = _beat_fires(start=berlin(2026, 10, 24, 23, 55), days=2, step=timedelta(minutes=5), zone="Europe/Berlin")
-    sunday = [f for f in fires["send-digests"] if f.date() == date(2026, 10, 25)]
-    assert [(f.hour, f.minute, f.utcoffset()) for f in sunday] == [(7, 0, timedelta(hours=1))]
-    (opening,) = fires["open-next-cycle"]
-    assert opening == berlin(2026, 10, 26, 0, 0)
+def test_clock_jobs_are_owed_once_on_the_day_summer_time_ends(committee_zone):
+    digests = calendar.JOB_BY_NAME["send_digests"]
+    at_seven = calendar.latest_slot(digests, berlin(2026, 10, 25, 7, 0))
+    assert (at_seven.period, at_seven.due_at.utcoffset()) == ("2026-10-25", timedelta(hours=1))
+    assert calendar.latest_slot(digests, berlin(2026, 10, 25, 6, 59)).period == "2026-10-24"
+    owed = calendar.jobs_due(now=berlin(2026, 10, 26, 0, 0), cycles=[], done=set())
+    assert [(d.period, d.due_at) for d in owed if d.job == calendar.OPEN_CYCLE] == [
+        ("2026-W45", berlin(2026, 10, 26, 0, 0))]
 
 
 # --- the engine's hour grid -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from committee.management.clock import add_now_argument, parse_now
 class Command(BaseCommand):
     help = (
         "Post to the chat webhook (DOCKET_CHAT_WEBHOOK_URL) that intake closes within 24 hours, once per week "
-        "(beat: hourly at :05). Does nothing without a webhook."
+        "(the clock: hourly at :05). Does nothing without a webhook."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from committee.management.clock import add_now_argument, parse_now
 
 class Command(BaseCommand):
     help = (
-        "Close intake of every open cycle whose closing time has come (beat: Friday 18:00). "
+        "Close intake of every open cycle whose closing time has come (the clock: Friday 18:00). "
         "To close one week by hand before its time, use close_intake --week."
     )
 

@@ -10,7 +10,7 @@ from committee.management.clock import add_now_argument, parse_now
 
 
 class Command(BaseCommand):
-    help = "Open the cycle teams file into this week (beat: Monday 00:00). Running it again changes nothing."
+    help = "Open the cycle teams file into this week (the clock: Monday 00:00). Running it again changes nothing."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         add_now_argument(parser)

@@ -12,7 +12,7 @@ from committee.management.clock import add_now_argument, parse_now
 class Command(BaseCommand):
     help = (
         "Notify the committee of a review meeting within 24 hours, with the requests each member has still to "
-        "score (beat: Monday 06:00, before the 07:00 digest). Each member is reminded once per cycle."
+        "score (the clock: Monday 06:00, before the 07:00 digest). Each member is reminded once per cycle."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from committee.management.clock import add_now_argument, parse_now
 class Command(BaseCommand):
     help = (
         "Notify the members of teams that have not submitted a request to a cycle whose intake closes within "
-        "48 hours (beat: Thursday 10:00). Each person is reminded once per cycle; they read it in their digest."
+        "48 hours (the clock: Thursday 10:00). Each person is reminded once per cycle; they read it in their digest."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from committee.management.clock import add_now_argument, parse_now
 
 class Command(BaseCommand):
     help = (
-        "Email each person with waiting notifications their digest of the day (beat: daily 07:00). "
+        "Email each person with waiting notifications their digest of the day (the clock: daily 07:00). "
         "One digest per person per day: running it again the same day sends nothing."
     )
 

@@ -21,9 +21,14 @@ class Command(BaseCommand):
             metavar="HASH",
             help="The head hash kept outside Docket; the chain must still end there.",
         )
+        parser.add_argument(
+            "--print-head",
+            action="store_true",
+            help="On an intact chain print only its head hash (keep it with a backup: read it before pg_dump).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = selectors.archive_verify(expected_head_hash=options.get("expect_head"))
         if not result.ok:
             raise CommandError(result.message)
-        self.stdout.write(self.style.SUCCESS(result.message))
+        self.stdout.write(result.head_hash if options["print_head"] else self.style.SUCCESS(result.message))
