@@ -6,7 +6,14 @@ sent to Docket's own origin only; a `next` link pointing elsewhere is refused.
 
 from __future__ import annotations
 
+import argparse
+import functools
+import http.client
+import io
 import json
+import os
+import random
+import socket
 import sys
 import time
 import urllib.error
@@ -18,11 +25,15 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from allocations.adapters.base import (
+    DEFAULT_MAX_REMOVE_PCT,
     DesiredWindow,
+    RemovalGuard,
     SchedulerSync,
     SyncState,
     SyncStatus,
     WindowFormatError,
+    Withdrawal,
+    parse_whole_number,
     parse_windows,
 )
 
@@ -61,7 +72,10 @@ class WindowsSnapshot:
 
 
 class DocketClient:
-    """Reads a cluster's windows and reports their sync status, with a cluster-bound token."""
+    """Reads a cluster's windows and reports their sync status, with a cluster-bound token.
+
+    `timeout_s` is each request's whole deadline (connecting, sending, every byte of the answer), not a
+    limit per socket read: a proxy that trickles a byte at a time cannot hold a pass past it."""
 
     def __init__(self, url: str, token: str, cluster: str, *, timeout_s: float = 30.0) -> None:
         self.base_url = url.rstrip("/")
@@ -135,6 +149,22 @@ class DocketClient:
             plan_version=plan_version if isinstance(plan_version, int) else None,
         )
 
+    def window_withdrawal(self, window_id: int) -> tuple[Withdrawal, str]:
+        """Ask Docket about one window (`GET /api/v1/windows/<id>/`): withdrawn by a newer plan, still held,
+        or unknown (404, or Docket could not be asked). The second element says it in words."""
+        url = f"{self.base_url}/api/v1/windows/{window_id}/"
+        try:
+            _status, body, _headers = self._request("GET", url)
+            window = _json_object(body, url)
+        except DocketError as exc:
+            if exc.status == 404:
+                return Withdrawal.UNKNOWN, f"Docket does not know window {window_id} (404)"
+            return Withdrawal.UNKNOWN, f"window {window_id}: {exc}"
+        if window.get("withdrawn") is True:
+            return Withdrawal.WITHDRAWN, f"window {window_id} withdrawn in plan version {window.get('plan_version')}"
+        return Withdrawal.HELD, (f"Docket still holds window {window_id} (plan version {window.get('plan_version')}) "
+                                 "but left it out of the list")
+
     def post_statuses(self, statuses: Sequence[SyncStatus]) -> None:
         """Report every window's status; raises DocketError unless Docket answers 2xx."""
         body = json.dumps({"statuses": [status.to_api() for status in statuses]}).encode()
@@ -181,16 +211,81 @@ class DocketClient:
         request.add_header("User-Agent", USER_AGENT)
         for key, value in (headers or {}).items():
             request.add_header(key, value)
+        deadline = time.monotonic() + self.timeout_s
+        opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline))
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310
+            with opener.open(request, timeout=self.timeout_s) as response:
                 return response.status, response.read(), response.headers
         except urllib.error.HTTPError as exc:
             if exc.code == 304:
                 return 304, b"", exc.headers
-            detail = exc.read()[:300].decode(errors="replace")
+            try:
+                detail = exc.read()[:300].decode(errors="replace")
+            except OSError:
+                detail = "(the body did not arrive before the deadline)"
             raise DocketError(f"{method} {url}: HTTP {exc.code} {detail}", status=exc.code) from None
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
+                raise DocketError(f"{method} {url}: no whole answer within {self.timeout_s:g} s") from None
             raise DocketError(f"{method} {url}: {exc}") from None
+
+
+# --- one deadline per request ----------------------------------------------------------------
+# urllib's timeout bounds each socket operation, so an answer trickled a byte at a time never times out.
+# Here every read of the answer (status line, headers, body) waits at most until the request's deadline.
+# Only socket timeouts are used (no timer thread): they also hold under libfaketime, where a thread's timed
+# wait that runs out never returns.
+
+
+class _DeadlineSocketIO(socket.SocketIO):
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__(sock, "rb")
+        self._deadline = deadline
+        self._socket = sock
+        # As socket.makefile does: the socket stays open while this reader is (urllib closes the socket
+        # object as soon as it has the response; SocketIO.close gives the reference back).
+        sock._io_refs += 1  # type: ignore[attr-defined]
+
+    def readinto(self, buffer: Any) -> int | None:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request's deadline has passed")
+        self._socket.settimeout(remaining)
+        return super().readinto(buffer)
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp.close()  # the plain reader HTTPResponse made; ours counts as the socket's reader instead
+        self.fp = io.BufferedReader(_DeadlineSocketIO(sock, deadline))
+
+
+def _deadline_connection(base: type[http.client.HTTPConnection], deadline: float) -> Any:
+    class Connection(base):  # type: ignore[valid-type,misc]
+        response_class = functools.partial(_DeadlineResponse, deadline=deadline)
+
+    return Connection
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_deadline_connection(http.client.HTTPConnection, self._deadline), req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        # The default TLS context and host name check, as urllib's own handler with no arguments.
+        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self._deadline), req)
 
 
 class _PlanChanged(Exception):
@@ -214,19 +309,29 @@ def _json_object(body: bytes, url: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class PassResult:
-    """One sync pass: the statuses reported (empty when nothing changed) and the ETag to send next."""
+    """One sync pass: the statuses reported (empty when nothing changed) and the ETag to send next.
+
+    `cursor` is the change sequence of the plan the pass applied (None when nothing was read); `refused` says
+    why the pass applied nothing (an older plan than one already applied) or kept objects Docket's list no
+    longer holds."""
 
     statuses: list[SyncStatus]
     etag: str | None
     changed: bool
+    cursor: int | None = None
+    refused: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
-        return any(status.state is SyncState.FAILED for status in self.statuses)
+        return bool(self.refused) or any(status.state is SyncState.FAILED for status in self.statuses)
 
     @property
     def all_in_sync(self) -> bool:
-        return all(status.state is SyncState.IN_SYNC for status in self.statuses)
+        return not self.refused and all(status.state is SyncState.IN_SYNC for status in self.statuses)
+
+
+class StalePlan(DocketError):
+    """Docket served an older plan than one this sync already applied: nothing was changed."""
 
 
 def run_pass(
@@ -237,24 +342,50 @@ def run_pass(
     etag: str | None = None,
     now: datetime | None = None,
     out: TextIO = sys.stdout,
+    applied_cursor: int | None = None,
+    max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT,
 ) -> PassResult:
     """Fetch the windows, sync the scheduler, report the statuses (not in a dry run).
 
-    With `etag` and a 304 from Docket, nothing is synced or reported.
+    With `etag` and a 304 from Docket, nothing is synced or reported. A list older than `applied_cursor` (the
+    change sequence of a plan already applied: Docket restored from a backup, or pointed at another database)
+    is not an instruction: nothing is changed, each of its windows is reported failed, and StalePlan is
+    raised. Removals go through a `RemovalGuard` that asks Docket about each guarded window.
     """
     snapshot = client.fetch_windows(etag=etag)
     if snapshot is None:
         print("windows unchanged (304); nothing to do", file=out)
-        return PassResult(statuses=[], etag=etag, changed=False)
+        return PassResult(statuses=[], etag=etag, changed=False, cursor=applied_cursor)
     print(
         f"cluster {client.cluster}: {len(snapshot.windows)} window(s), plan version {snapshot.plan_version}, "
         f"cursor {snapshot.cursor}",
         file=out,
     )
-    statuses = adapter.sync(snapshot.windows, now=now or datetime.now(UTC), dry_run=dry_run)
+    if applied_cursor is not None and (snapshot.cursor is None or snapshot.cursor < applied_cursor):
+        message = (f"not applied: Docket served change {snapshot.cursor} (plan version {snapshot.plan_version}), "
+                   f"older than change {applied_cursor} this sync already applied; nothing was changed")
+        print(message, file=out)
+        if not dry_run and snapshot.windows:
+            client.post_statuses([SyncStatus(w.id, SyncState.FAILED, 0, 0, message) for w in snapshot.windows])
+        raise StalePlan(message)
+    guard = RemovalGuard(max_remove_pct=max_remove_pct, check=client.window_withdrawal)
+    statuses = adapter.sync(snapshot.windows, now=now or datetime.now(UTC), dry_run=dry_run, guard=guard)
+    for message in guard.refused.values():
+        print(message, file=out)
     if not dry_run and statuses:
         client.post_statuses(statuses)
-    return PassResult(statuses=statuses, etag=snapshot.etag, changed=True)
+    return PassResult(statuses=statuses, etag=snapshot.etag, changed=True, cursor=snapshot.cursor,
+                      refused=tuple(guard.refused.values()))
+
+
+def backoff_delay(failures: int, *, interval_s: float, cap_s: float,
+                  rng: Callable[[float, float], float] = random.uniform) -> float:
+    """How long to wait after `failures` failed passes in a row: the interval doubled per failure, at most
+    `cap_s`, drawn between half and all of it (jitter: syncs of many clusters do not return at once)."""
+    if failures <= 0:
+        return interval_s
+    ceiling = min(cap_s, interval_s * 2 ** min(failures, 30))
+    return rng(ceiling / 2, ceiling)
 
 
 def poll(
@@ -270,6 +401,10 @@ def poll(
     out: TextIO = sys.stdout,
     errors: tuple[type[Exception], ...] = (DocketError,),
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    max_backoff_s: float = 900.0,
+    max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT,
+    wake_at_boundary: bool = False,
+    rng: Callable[[float, float], float] = random.uniform,
 ) -> None:
     """Run passes forever (or `passes` times), sleeping `interval_s` after each.
 
@@ -277,25 +412,84 @@ def poll(
     when that pass left a window short or failed (resources may have freed up since) or
     when `resync_s` has passed since the last full pass (someone may have changed the
     scheduler's objects by hand), or when the adapter's `next_boundary` (a window start or
-    end that it must act on itself, as the Slurm sync's QOS quotas) has come. Errors in
-    `errors` are printed and the loop goes on.
+    end that it must act on itself, as the Slurm sync's QOS quotas) has come; with `wake_at_boundary` the loop
+    also sleeps no longer than until that boundary (Kueue). Errors in `errors` are printed and the loop goes on;
+    after a failed pass (an error, or an older plan than one applied) it waits `backoff_delay`: doubling per
+    failure in a row, with jitter, at most `max_backoff_s`. The change sequence of the last plan applied is
+    remembered: an older one is refused (`run_pass`).
     """
     etag: str | None = None
     last_full = float("-inf")
+    applied: int | None = None
+    failures = 0
     done = 0
     while passes is None or done < passes:
         done += 1
-        at = wall_clock()
+        at, started = wall_clock(), clock()
         boundary = getattr(adapter, "next_boundary", None)
         due = isinstance(boundary, datetime) and at >= boundary
-        send_etag = etag if clock() - last_full < resync_s and not due else None
+        send_etag = etag if started - last_full < resync_s and not due else None
         try:
-            result = run_pass(client, adapter, dry_run=dry_run, etag=send_etag, now=at, out=out)
+            result = run_pass(client, adapter, dry_run=dry_run, etag=send_etag, now=at, out=out,
+                              applied_cursor=applied, max_remove_pct=max_remove_pct)
         except errors as exc:
             print(f"sync pass failed: {exc}", file=out)
             etag = None
+            failures += 1
         else:
+            failures = 0
             if result.changed:
-                last_full = clock()
+                last_full = started
                 etag = result.etag if result.all_in_sync else None
-        sleep(interval_s)
+                if result.cursor is not None and not dry_run:
+                    applied = max(applied or 0, result.cursor)
+        delay = backoff_delay(failures, interval_s=interval_s, cap_s=max(max_backoff_s, interval_s), rng=rng)
+        boundary = getattr(adapter, "next_boundary", None)
+        if wake_at_boundary and not failures and isinstance(boundary, datetime):
+            delay = min(delay, max(0.0, (boundary - wall_clock()).total_seconds()))
+        if failures:
+            print(f"next pass in {delay:.0f} s (failed passes in a row: {failures})", file=out)
+        sleep(delay)
+
+
+# --- the command line every sync shares -------------------------------------------------------
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def percent(text: str) -> int:
+    value = parse_whole_number(text, max_digits=3)
+    if value is None or value > 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole percentage from 0 to 100")
+    return value
+
+
+def add_sync_options(parser: argparse.ArgumentParser, *, interval_s: float, interval_help: str) -> None:
+    """The options of every sync: where Docket is, the token, the loop, its backoff and the removal guard."""
+    parser.add_argument("--url", required=True, help="Docket's base URL, e.g. https://docket.example.org")
+    parser.add_argument(
+        "--token", default=os.environ.get("DOCKET_TOKEN"),
+        help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)",
+    )
+    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan; change and report nothing")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="one pass, then exit (non-zero if a window failed)")
+    mode.add_argument("--interval", type=positive_float, default=interval_s, metavar="SECONDS", help=interval_help)
+    parser.add_argument("--resync", type=positive_float, default=3600.0, metavar="SECONDS",
+                        help="a full pass at least this often even when Docket says nothing changed (3600)")
+    parser.add_argument("--timeout", type=positive_float, default=30.0, metavar="SECONDS",
+                        help="each request to Docket must be answered whole within this (30)")
+    parser.add_argument("--max-backoff", type=positive_float, default=900.0, metavar="SECONDS",
+                        help="after failed passes the wait doubles, with jitter, up to this (900)")
+    parser.add_argument("--max-remove-pct", type=percent, default=DEFAULT_MAX_REMOVE_PCT, metavar="PCT",
+                        help="a pass removes more than this share of what the sync manages, or anything live, "
+                             f"only where Docket confirms each window's withdrawal ({DEFAULT_MAX_REMOVE_PCT})")

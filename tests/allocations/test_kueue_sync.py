@@ -37,6 +37,7 @@ from allocations.adapters.kueue_sync import (
     status_message,
 )
 from allocations.models import AllocationWindow, WindowSyncStatus
+from tests.allocations.fault_proxy import FaultProxy
 from tests.allocations.kube_apiserver import CLIENT_CN, TOKEN, KubeApiServer, serve, status_body
 from tests.allocations.plans import W, publish, this_week, token_for, week_start
 from tests.clock import child_env
@@ -439,7 +440,8 @@ def test_after_a_failed_pass_the_loop_waits_an_interval_even_past_a_boundary(
     run_loop(docket, adapter, interval_s=60, resync_s=3600, dry_run=False, passes=2, sleep=slept.append,
              now=lambda: WEEK_START + timedelta(hours=58), out=out)
 
-    assert slept == [60, 60] and out.getvalue().count("sync pass failed") == 2
+    # Not at once for the boundary: an interval doubled per failed pass in a row, with jitter (half to all of it).
+    assert 60 <= slept[0] <= 120 and 120 <= slept[1] <= 240 and out.getvalue().count("sync pass failed") == 2
     assert kube.requests == []
 
 
@@ -477,3 +479,27 @@ def test_a_refused_local_queue_is_a_problem_not_a_failed_window(
     assert 'problem: refused LocalQueue ml-a/docket: PATCH /apis/kueue.x-k8s.io/v1beta2/namespaces/ml-a/localqueues/' \
            'docket: HTTP 404 NotFound: namespaces "ml-a" not found' in out
     assert {s[0] for s in statuses().values()} == {"in_sync"}
+
+
+def test_an_empty_list_from_docket_deletes_no_queue_and_is_reported(
+    live_server: Any, orion: SimpleNamespace, kube: KubeApiServer, tmp_path: Path
+) -> None:
+    config = kubeconfig(tmp_path, kube)
+    assert run(live_server, orion, config)[0] == 0
+    queues = {CQ_PATH + "docket-team-a", CQ_PATH + "docket-team-b"}
+    assert queues <= set(kube.objects)
+    proxy = FaultProxy(live_server.url)
+    proxy.mode = "empty"  # a Docket restored from an old backup, or pointed at another database
+    try:
+        code, out = run(SimpleNamespace(url=proxy.url), orion, config)
+    finally:
+        proxy.close()
+
+    # Team A's queue holds quota now, and removing both queues is all the sync manages: each needs Docket to
+    # say its windows were withdrawn, and Docket still holds them. Nothing is deleted; the windows say why.
+    assert code == 1, out
+    assert queues <= set(kube.objects) and not [r for r in kube.requests if r.method == "DELETE"]
+    assert "kept docket-team-a: it is live" in out and "nothing pruned" in out
+    for ref in (1, 2, 3):
+        state, _requested, _reserved, message = statuses()[ref]
+        assert state == "failed" and "Docket still holds window" in message, (ref, message)

@@ -27,7 +27,15 @@ from typing import Any
 
 import pytest
 
-from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus, WindowFormatError, parse_windows
+from allocations.adapters.base import (
+    DesiredWindow,
+    RemovalGuard,
+    SyncState,
+    SyncStatus,
+    WindowFormatError,
+    Withdrawal,
+    parse_windows,
+)
 from allocations.adapters.client import DocketClient, DocketError
 from allocations.adapters.slurm_sync import (
     Create,
@@ -317,11 +325,12 @@ def test_client_opens_only_http_urls(url: str) -> None:
 
 
 def sync(
-    testbed: SlurmTestbed, windows: list[DesiredWindow], *, dry_run: bool = False, reservations_only: bool = False
+    testbed: SlurmTestbed, windows: list[DesiredWindow], *, dry_run: bool = False, reservations_only: bool = False,
+    guard: RemovalGuard | None = None,
 ) -> tuple[list[SyncStatus], str]:
     out = io.StringIO()
     statuses = SlurmSync(scontrol=testbed.scontrol, env=testbed.env, out=out, reservations_only=reservations_only).sync(
-        windows, now=machine_now(), dry_run=dry_run
+        windows, now=machine_now(), dry_run=dry_run, guard=guard
     )
     return statuses, out.getvalue()
 
@@ -425,7 +434,7 @@ def test_reservations_not_created_by_docket_are_left_alone(slurm: SlurmTestbed) 
         )
     sync(slurm, [window(17)])
 
-    sync(slurm, [])
+    sync(slurm, [], guard=RemovalGuard(check=lambda window: (Withdrawal.WITHDRAWN, "withdrawn")))
 
     assert sorted(slurm.reservations()) == ["docket-weekly", "maintenance"]
 

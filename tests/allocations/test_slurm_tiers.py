@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from allocations import services
-from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus
+from allocations.adapters.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
 from allocations.adapters.client import DocketClient, poll
 from allocations.adapters.slurm_sync import (
     QosSettings,
@@ -145,10 +145,11 @@ def lab(clean_slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811  (the fi
 
 
 def sync(lab: SlurmLab, windows: list[DesiredWindow], now: datetime = FIXED_NOW, *,
-         dry_run: bool = False, **options: Any) -> tuple[list[SyncStatus], str, SlurmSync]:
+         dry_run: bool = False, guard: RemovalGuard | None = None, **options: Any
+         ) -> tuple[list[SyncStatus], str, SlurmSync]:
     out = io.StringIO()
     adapter = SlurmSync(env=lab.env, out=out, **options)
-    statuses = adapter.sync(windows, now=now, dry_run=dry_run)
+    statuses = adapter.sync(windows, now=now, dry_run=dry_run, guard=guard)
     return statuses, out.getvalue(), adapter
 
 
@@ -264,6 +265,25 @@ def test_two_windows_of_one_account_add_up_and_a_withdrawn_one_gives_its_gpus_ba
     assert f"modify qos where name={QUOTA_QOS} set GrpTRES=gres/gpu=4" in out
     assert f"{QUOTA_QOS}|gres/gpu=4|scavenger" in qos_state(lab)[0]
     assert status.state is SyncState.IN_SYNC
+
+
+@pytest.mark.slurm
+def test_a_quota_in_force_is_not_removed_by_a_list_without_its_window_unless_docket_withdrew_it(lab: SlurmLab) -> None:
+    sync(lab, [window(1, gpus=4)])
+    described = lab.run("sacctmgr", "-P", "-n", "show", "qos", f"name={QUOTA_QOS}", "format=description").stdout
+    # sacctmgr keeps it in lower case
+    assert described.strip() == "docket quota of account team-a-acct until 2026-12-02t12:00:00 windows 1"
+
+    # An empty list (no way to ask Docket here): the quota is in force until its window's end, so it stays.
+    _statuses, out, adapter = sync(lab, [])
+    assert f"{QUOTA_QOS}|gres/gpu=4|scavenger" in qos_state(lab)[0]
+    assert "delete qos" not in out and adapter.problems == [f"kept {QUOTA_QOS}: it is live, and Docket does not "
+                                                            "say its window was withdrawn (window 1: no Docket to "
+                                                            "confirm its withdrawal)"]
+
+    # Docket says a newer plan withdrew window 1: the quota goes.
+    _statuses, out, _adapter = sync(lab, [], guard=RemovalGuard(check=lambda _w: (Withdrawal.WITHDRAWN, "withdrawn")))
+    assert f"delete qos where name={QUOTA_QOS}" in out and QUOTA_QOS not in qos_state(lab)[0]
 
 
 @pytest.mark.slurm
