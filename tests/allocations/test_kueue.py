@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 import yaml
 
-from allocations.adapters import kueue
-from allocations.adapters.base import DesiredWindow
-from allocations.adapters.kueue import KueuePolicy, cluster_queue_name, next_change, render, render_yaml, team_key
+from docket_scheduler import kueue
+from docket_scheduler.base import DesiredWindow
+from docket_scheduler.kueue import KueuePolicy, cluster_queue_name, next_change, render, render_yaml, team_key
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "data" / "kueue"
 CRD_FILES = {
@@ -392,7 +392,7 @@ def test_the_elastic_offers_are_lent_within_the_nominal_quota_and_validate() -> 
 
 
 def test_a_window_offering_more_than_it_holds_is_refused() -> None:
-    from allocations.adapters.base import WindowFormatError
+    from docket_scheduler.base import WindowFormatError
 
     with pytest.raises(WindowFormatError, match="lendable_gpus must be from 0 to gpu_count"):
         DesiredWindow.from_api({**_api_window(), "lendable_gpus": 9})

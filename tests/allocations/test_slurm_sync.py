@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -27,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from allocations.adapters.base import (
+from docket_scheduler.base import (
     DesiredWindow,
     RemovalGuard,
     SyncState,
@@ -36,8 +34,8 @@ from allocations.adapters.base import (
     Withdrawal,
     parse_windows,
 )
-from allocations.adapters.client import DocketClient, DocketError
-from allocations.adapters.slurm_sync import (
+from docket_scheduler.client import DocketClient, DocketError
+from docket_scheduler.slurm_sync import (
     Create,
     Delete,
     Keep,
@@ -476,13 +474,3 @@ def test_without_accounting_standard_and_preemptible_windows_fail_alone(slurm: S
     assert all(s.state is SyncState.IN_SYNC for s in statuses), statuses
     assert sorted(slurm.reservations()) == ["docket-w17", "docket-w21", "docket-w22"]
     assert "window 22: 8 GPUs → 1 nodes (8 GPUs)" in out
-
-
-def test_sync_module_imports_neither_django_nor_yaml() -> None:
-    # It is copied to Slurm hosts that have only Python's standard library.
-    code = (
-        "import sys, allocations.adapters.slurm_sync\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'yaml', 'rest_framework'}))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
-    assert result.stdout.strip() == "[]"

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from allocations import services
-from allocations.adapters.base import Removal, RemovalGuard, Withdrawal
-from allocations.adapters.client import DocketClient, backoff_delay, poll
-from allocations.adapters.slurm_sync import SlurmSync
 from allocations.models import AllocationPlan, ClusterAccount, WindowSyncStatus
 from committee import weeks
+from docket_scheduler.base import Removal, RemovalGuard, Withdrawal
+from docket_scheduler.client import DocketClient, backoff_delay, poll
+from docket_scheduler.slurm_sync import SlurmSync
 from tests.allocations.fault_proxy import FaultProxy
 from tests.allocations.plans import W, publish
 from tests.allocations.slurm_testbed import SlurmTestbed, clean_slurmctld, slurmctld  # noqa: F401  (fixtures)

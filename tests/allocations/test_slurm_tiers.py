@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -27,9 +26,11 @@ from typing import Any
 import pytest
 
 from allocations import services
-from allocations.adapters.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
-from allocations.adapters.client import DocketClient, poll
-from allocations.adapters.slurm_sync import (
+from allocations.models import ClusterAccount, WindowSyncStatus
+from committee import weeks
+from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
+from docket_scheduler.client import DocketClient, poll
+from docket_scheduler.slurm_sync import (
     QosSettings,
     SlurmConfig,
     SlurmSync,
@@ -37,8 +38,6 @@ from allocations.adapters.slurm_sync import (
     parse_config,
     quota_desire,
 )
-from allocations.models import ClusterAccount, WindowSyncStatus
-from committee import weeks
 from tests.allocations.plans import W, publish
 from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     LabError,
@@ -47,6 +46,7 @@ from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     slurm_lab,
 )
 from tests.clock import FIXED_NOW, machine_now
+from tests.scheduler_programs import program, program_env
 
 REPO = Path(__file__).resolve().parents[2]
 HOUR = timedelta(hours=1)
@@ -349,9 +349,9 @@ def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
 
     def run() -> tuple[int, str]:
         result = subprocess.run(
-            [sys.executable, "-m", "allocations.adapters.slurm_sync", "--url", live_server.url, "--token", token,
+            [*program("docket-slurm-sync"), "--url", live_server.url, "--token", token,
              "--cluster", "atlas", "--once"],
-            cwd=REPO, env=lab.env, capture_output=True, text=True, timeout=120, check=False,
+            cwd=REPO, env=program_env(lab.env), capture_output=True, text=True, timeout=120, check=False,
         )
         return result.returncode, result.stdout + result.stderr
 

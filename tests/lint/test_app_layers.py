@@ -1,4 +1,5 @@
-"""The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture").
+"""The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture"); the
+scheduler package (scheduler/) and Docket import nothing of each other.
 
 Read from the source with ast: an app may import from the apps below it, never from one above. A
 module-level import and one inside a function count alike, so a "lazy" import cannot hide a cycle.
@@ -16,6 +17,11 @@ LAYERS = ("allocations", "committee", "policy", "reports")  # each may import on
 
 
 def imported_apps(path: Path) -> set[str]:
+    return top_level_imports(path) & set(LAYERS)
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """Every package a module imports (absolute imports, at module level or inside a function)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -23,7 +29,7 @@ def imported_apps(path: Path) -> set[str]:
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
-    return names & set(LAYERS)
+    return names
 
 
 def upward_imports(app: str) -> list[str]:
@@ -46,3 +52,29 @@ def test_an_upward_import_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     module.write_text("def f():\n    from committee.models import GpuRequest\n", encoding="utf-8")
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert upward_imports("allocations") == ["allocations/leak.py imports committee"]
+
+
+DOCKET = (*LAYERS, "core", "config", "sso")
+
+
+def test_docket_never_imports_the_scheduler_package() -> None:
+    """The scheduler side (scheduler/, `docket_scheduler`) is installed on scheduler hosts, apart from Docket; Docket
+    talks to it through the API only, so it runs, ships and deploys without it."""
+    found = sorted(
+        str(path.relative_to(ROOT))
+        for app in DOCKET
+        for path in (ROOT / app).rglob("*.py")
+        if "docket_scheduler" in top_level_imports(path)
+    )
+    assert found == []
+
+
+def test_the_scheduler_package_imports_no_part_of_docket() -> None:
+    source = ROOT / "scheduler" / "src"
+    found = sorted(
+        f"{path.relative_to(ROOT)} imports {', '.join(sorted(top_level_imports(path) & set(DOCKET)))}"
+        for path in source.rglob("*.py")
+        if top_level_imports(path) & {*DOCKET, "django", "rest_framework"}
+    )
+    assert found == []
+

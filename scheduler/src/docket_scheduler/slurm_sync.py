@@ -3,7 +3,7 @@
 Runs on the Slurm host and talks to Docket only over HTTP (standard library only, no
 Django), as
 
-    python -m allocations.adapters.slurm_sync --url URL --token TOKEN --cluster SLUG \
+    docket-slurm-sync --url URL --token TOKEN --cluster SLUG \
         [--dry-run] [--once | --interval SECONDS] [--scontrol PATH] [--sacctmgr PATH] \
         [--reservations-only] [--scavenger-qos NAME] [--scavenger-preempt-mode requeue|cancel]
 
@@ -34,7 +34,6 @@ everything it changed back, because Slurm may hold less than asked and still exi
 from __future__ import annotations
 
 import argparse
-import io
 import math
 import os
 import re
@@ -45,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
-from allocations.adapters.base import (
+from docket_scheduler.base import (
     DesiredWindow,
     Removal,
     RemovalGuard,
@@ -53,7 +52,8 @@ from allocations.adapters.base import (
     SyncStatus,
     parse_whole_number,
 )
-from allocations.adapters.client import DocketClient, DocketError, add_sync_options, poll, run_pass
+from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync
+from docket_scheduler.client import DocketError, poll
 
 RESERVATION_PREFIX = "docket-w"
 _OUR_NAME = re.compile(rf"^{re.escape(RESERVATION_PREFIX)}(\d+)$")
@@ -980,7 +980,7 @@ def _message(result: subprocess.CompletedProcess[str]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m allocations.adapters.slurm_sync",
+        prog="docket-slurm-sync",
         description="Make this Slurm cluster's docket-w* reservations match its published Docket windows.",
     )
     add_sync_options(parser, interval_s=60.0, interval_help="poll period (60)")
@@ -1015,20 +1015,12 @@ def _slurm_name(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """Exit codes: 0 every window in sync or short; 1 a window failed (or an orphan would
-    not delete) in --once mode; 2 Docket or scontrol could not be used."""
+    """Exit codes (cli.run_sync): 0 every window in sync or short; 1 a window failed (or a reservation would not
+    delete, or was kept) in --once mode; 2 Docket or scontrol could not be used."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.token:
-        parser.error("--token or $DOCKET_TOKEN is required")
-    try:
-        client = DocketClient(args.url, args.token, args.cluster, timeout_s=args.timeout)
-    except DocketError as exc:
-        parser.error(str(exc))
-    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
-        # Under systemd stdout is a pipe; without this the journal gets lines minutes late.
-        sys.stdout.reconfigure(line_buffering=True)
-    stream = out or sys.stdout
+    client = docket_client(parser, args, env)
+    stream = output(out)
     adapter = SlurmSync(
         scontrol=args.scontrol,
         sacctmgr=args.sacctmgr,
@@ -1037,30 +1029,13 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         env=env,
         out=stream,
     )
-    if not args.once:
-        try:
-            poll(
-                client,
-                adapter,
-                interval_s=args.interval,
-                resync_s=args.resync,
-                dry_run=args.dry_run,
-                out=stream,
-                errors=(DocketError, SlurmError),
-                max_backoff_s=args.max_backoff,
-                max_remove_pct=args.max_remove_pct,
-            )
-        except KeyboardInterrupt:
-            return 130
-        return 0
-    try:
-        result = run_pass(client, adapter, dry_run=args.dry_run, out=stream, max_remove_pct=args.max_remove_pct)
-    except (DocketError, SlurmError) as exc:
-        print(f"sync failed: {exc}", file=stream)
-        return 2
-    for problem in adapter.problems:
-        print(f"problem: {problem}", file=stream)
-    return 1 if result.failed or adapter.problems else 0
+    errors = (DocketError, SlurmError)
+
+    def loop() -> None:
+        poll(client, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run, out=stream,
+             errors=errors, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct)
+
+    return run_sync(args, client=client, adapter=adapter, loop=loop, errors=errors, out=stream)
 
 
 if __name__ == "__main__":

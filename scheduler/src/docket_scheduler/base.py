@@ -1,12 +1,11 @@
 """What every scheduler adapter shares: desired windows in, per-window statuses out.
 
 An adapter turns the published windows of one cluster (as the windows API serves them)
-into that scheduler's own objects: Slurm reservations, Kueue ClusterQueues, ... It runs
-either next to the scheduler (Slurm: `slurm_sync`) or inside Docket (Kueue: pure
-rendering to YAML). Both start from the same `DesiredWindow`; an adapter that changes a
-live scheduler implements `SchedulerSync` and reports one `SyncStatus` per window.
+into that scheduler's own objects: Slurm reservations and QOS (`slurm_sync`), Kueue
+ClusterQueues (`kueue_sync`). Each starts from the same `DesiredWindow`; an adapter that
+changes a live scheduler implements `SchedulerSync` and reports one `SyncStatus` per window.
 
-Standard library only (Python 3.11+): this module is copied to scheduler hosts that have no Django.
+Standard library only (Python 3.11+): the package runs on scheduler hosts that have no Django.
 """
 
 from __future__ import annotations

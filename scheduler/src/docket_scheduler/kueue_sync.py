@@ -4,7 +4,7 @@ Runs wherever it can reach both Docket and the cluster's API server (a host with
 kubeconfig, or a Pod with a ServiceAccount), talks to both over HTTPS with the standard
 library only, like slurm_sync:
 
-    python -m allocations.adapters.kueue_sync --url URL --token TOKEN --cluster SLUG \
+    docket-kueue-sync --url URL --token TOKEN --cluster SLUG \
         [--kubeconfig PATH [--context NAME] | --in-cluster] [--dry-run] [--once | --interval SECONDS]
 
 Each pass reads the cluster's windows (`GET /api/v1/windows/`), renders the objects that hold
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import io
 import json
 import math
 import os
@@ -43,8 +42,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from allocations.adapters import kueue
-from allocations.adapters.base import (
+from docket_scheduler import __version__, kueue
+from docket_scheduler.base import (
     DEFAULT_MAX_REMOVE_PCT,
     DesiredWindow,
     Removal,
@@ -52,11 +51,12 @@ from allocations.adapters.base import (
     SyncState,
     SyncStatus,
 )
-from allocations.adapters.client import DocketClient, DocketError, add_sync_options, poll, run_pass
+from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync
+from docket_scheduler.client import DocketClient, DocketError, poll
 
 FIELD_MANAGER = "docket"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
-USER_AGENT = "docket-kueue-sync/1"
+USER_AGENT = f"docket-kueue-sync/{__version__}"
 PLURALS = {
     "WorkloadPriorityClass": "workloadpriorityclasses",
     "Cohort": "cohorts",
@@ -568,7 +568,7 @@ def run_loop(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m allocations.adapters.kueue_sync",
+        prog="docket-kueue-sync",
         description="Apply this cluster's Kueue objects (quotas, cohort, priority classes) from its Docket windows.",
     )
     add_sync_options(parser, interval_s=300.0,
@@ -591,12 +591,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-version", choices=kueue.API_VERSIONS, default="v1beta2",
                         help="Kueue API version (default v1beta2; v1beta1 for a Kueue that serves only that)")
     parser.add_argument("--no-prune", action="store_true", help="never delete objects that are no longer rendered")
+    parser.add_argument("--export", action="store_true",
+                        help="print the objects that hold at --at as YAML and exit: no Kubernetes API server is "
+                             "used, nothing is applied or reported (needs PyYAML: docket-scheduler[kueue])")
+    parser.add_argument("--at", type=_instant, metavar="TIME",
+                        help="with --export: the instant, ISO 8601 with an offset (default: now)")
     return parser
 
 
 def _first_path(value: str) -> str | None:
     """$KUBECONFIG may list several files (kubectl merges them); the sync reads the first."""
     return next((part for part in value.split(os.pathsep) if part), None)
+
+
+def _instant(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset")
+    return moment.astimezone(UTC)
 
 
 def _namespaces(pairs: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
@@ -615,52 +630,66 @@ def main(
     out: TextIO | None = None,
     now: Callable[[], datetime] | None = None,
 ) -> int:
-    """Exit codes in --once mode: 0 every window in sync; 1 a window failed (the API server
-    refused an object or could not be reached) or an object would not delete; 2 Docket
-    could not be used. A bad option or an unusable kubeconfig exits 2 through argparse."""
+    """Exit codes in --once mode (cli.run_sync): 0 every window in sync; 1 a window failed (the API server
+    refused an object or could not be reached) or an object would not delete or was kept; 2 Docket could not be
+    used. `--export` prints the objects as YAML and exits 0 (2 when Docket could not be used). A bad option or
+    an unusable kubeconfig exits 2 through argparse."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.token:
-        parser.error("--token or $DOCKET_TOKEN is required")
     try:
         policy = kueue.KueuePolicy(
             standard_lend_pct=args.standard_lend_pct,
             priority_lend_pct=args.priority_lend_pct,
             borrowing=args.borrowing,
         )
-        docket = DocketClient(args.url, args.token, args.cluster, timeout_s=args.timeout)
+    except ValueError as exc:
+        parser.error(str(exc))
+    docket = docket_client(parser, args)
+    stream = output(out)
+    clock = now or (lambda: datetime.now(UTC))
+    namespaces = _namespaces(args.namespace, parser)
+    if args.export:
+        return export(docket, at=args.at or clock(), cohort=args.cohort, policy=policy, namespaces=namespaces,
+                      api_version=args.api_version, out=stream)
+    try:
         config = (
             in_cluster_config() if args.in_cluster
             else load_kubeconfig(args.kubeconfig or "~/.kube/config", context=args.context)
         )
-    except (ValueError, DocketError, KubeError) as exc:
+    except KubeError as exc:
         parser.error(str(exc))
-    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(line_buffering=True)  # under systemd stdout is a pipe
-    stream = out or sys.stdout
     print(f"Kubernetes API server {config.server} from {config.source}", file=stream)
     adapter = KueueSync(
         kube=KubeClient(config), cluster=args.cluster, cohort=args.cohort, policy=policy,
-        namespaces=_namespaces(args.namespace, parser), api_version=args.api_version,
-        prune=not args.no_prune, out=stream,
+        namespaces=namespaces, api_version=args.api_version, prune=not args.no_prune, out=stream,
     )
-    clock = now or (lambda: datetime.now(UTC))
-    if not args.once:
-        try:
-            run_loop(docket, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run,
-                     now=clock, out=stream, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct)
-        except KeyboardInterrupt:
-            return 130
-        return 0
+
+    def loop() -> None:
+        run_loop(docket, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run,
+                 now=clock, out=stream, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct)
+
+    return run_sync(args, client=docket, adapter=adapter, loop=loop, errors=(DocketError, KubeError), out=stream,
+                    now=clock())
+
+
+def export(docket: DocketClient, *, at: datetime, cohort: str | None, policy: kueue.KueuePolicy,
+           namespaces: Mapping[str, Sequence[str]], api_version: str, out: TextIO) -> int:
+    """Print the Kueue objects that hold at `at` as YAML, for a look or `kubectl apply --server-side -f -`: the
+    same objects a pass applies, from the windows of the weeks not ended at `at`. Needs PyYAML (the `kueue` extra)."""
     try:
-        result = run_pass(docket, adapter, dry_run=args.dry_run, now=clock(), out=stream,
-                          max_remove_pct=args.max_remove_pct)
-    except (DocketError, KubeError) as exc:
-        print(f"sync failed: {exc}", file=stream)
+        snapshot = docket.fetch_windows(ends_after=at)
+    except DocketError as exc:
+        print(f"export failed: {exc}", file=sys.stderr)
         return 2
-    for problem in adapter.problems:
-        print(f"problem: {problem}", file=stream)
-    return 1 if result.failed or adapter.problems else 0
+    windows = snapshot.windows if snapshot else []
+    try:
+        text = kueue.render_yaml(windows, at=at, cluster=docket.cluster, cohort=cohort, policy=policy,
+                                 namespaces=namespaces, api_version=api_version)
+    except ValueError as exc:
+        print(f"export failed: {exc}", file=sys.stderr)
+        return 1
+    out.write(text)
+    return 0
 
 
 if __name__ == "__main__":

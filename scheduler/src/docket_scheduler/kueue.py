@@ -1,7 +1,7 @@
 """Render a cluster's windows as Kueue objects: the quotas, lending and borrowing that hold at `at`.
 
 Kueue has no time windows, so the rendering is the state that holds at one moment `at`;
-`kueue_sync` applies it at every window boundary (`next_change()`), `kueue_export` prints it.
+`kueue_sync` applies it at every window boundary (`next_change()`), or prints it (`--export`).
 
 Objects (docs/adapters.md, "Kueue", has the long form):
 
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from allocations.adapters.base import DesiredWindow
+from docket_scheduler.base import DesiredWindow
 
 API_GROUP = "kueue.x-k8s.io"
 # v0.19.2 stores v1beta2 and serves v1beta1 as deprecated; v1beta1 only for older Kueues.
@@ -380,7 +380,10 @@ def render_yaml(
     **options: Any,
 ) -> str:
     """`render()` as multi-document YAML for `kubectl apply --server-side -f -`, with a header comment."""
-    import yaml  # only here: the sync sends JSON and must run without PyYAML
+    try:
+        import yaml  # only here: the sync sends JSON and must run without PyYAML
+    except ImportError:
+        raise ValueError("printing YAML needs PyYAML: pip install 'docket-scheduler[kueue]'") from None
 
     objects = render(windows, at=at, cluster=cluster, api_version=api_version, **options)
     changes = next_change(windows, at=at)
@@ -389,7 +392,7 @@ def render_yaml(
         f"# Quotas as of {_iso(at)}; "
         + (f"next window boundary {_iso(changes)}: render again then." if changes else "no later window boundary."),
         "# Apply with: kubectl apply --server-side --field-manager=docket -f -   "
-        f"(every object is labelled {MANAGED_BY_KEY}=docket), or run kueue_sync.",
+        f"(every object is labelled {MANAGED_BY_KEY}=docket), or run docket-kueue-sync.",
     ]
     body = yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)
     return "\n".join(header) + "\n" + body

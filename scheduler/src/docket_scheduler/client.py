@@ -6,12 +6,10 @@ sent to Docket's own origin only; a `next` link pointing elsewhere is refused.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import http.client
 import io
 import json
-import os
 import random
 import socket
 import sys
@@ -24,7 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from allocations.adapters.base import (
+from docket_scheduler import __version__
+from docket_scheduler.base import (
     DEFAULT_MAX_REMOVE_PCT,
     DesiredWindow,
     RemovalGuard,
@@ -33,11 +32,10 @@ from allocations.adapters.base import (
     SyncStatus,
     WindowFormatError,
     Withdrawal,
-    parse_whole_number,
     parse_windows,
 )
 
-USER_AGENT = "docket-scheduler-sync/1"
+USER_AGENT = f"docket-scheduler/{__version__}"
 # A plan published while we page through the list would mix two versions; refetch.
 MAX_FETCH_ATTEMPTS = 3
 
@@ -450,46 +448,3 @@ def poll(
         if failures:
             print(f"next pass in {delay:.0f} s (failed passes in a row: {failures})", file=out)
         sleep(delay)
-
-
-# --- the command line every sync shares -------------------------------------------------------
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
-    return value
-
-
-def percent(text: str) -> int:
-    value = parse_whole_number(text, max_digits=3)
-    if value is None or value > 100:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole percentage from 0 to 100")
-    return value
-
-
-def add_sync_options(parser: argparse.ArgumentParser, *, interval_s: float, interval_help: str) -> None:
-    """The options of every sync: where Docket is, the token, the loop, its backoff and the removal guard."""
-    parser.add_argument("--url", required=True, help="Docket's base URL, e.g. https://docket.example.org")
-    parser.add_argument(
-        "--token", default=os.environ.get("DOCKET_TOKEN"),
-        help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)",
-    )
-    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan; change and report nothing")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--once", action="store_true", help="one pass, then exit (non-zero if a window failed)")
-    mode.add_argument("--interval", type=positive_float, default=interval_s, metavar="SECONDS", help=interval_help)
-    parser.add_argument("--resync", type=positive_float, default=3600.0, metavar="SECONDS",
-                        help="a full pass at least this often even when Docket says nothing changed (3600)")
-    parser.add_argument("--timeout", type=positive_float, default=30.0, metavar="SECONDS",
-                        help="each request to Docket must be answered whole within this (30)")
-    parser.add_argument("--max-backoff", type=positive_float, default=900.0, metavar="SECONDS",
-                        help="after failed passes the wait doubles, with jitter, up to this (900)")
-    parser.add_argument("--max-remove-pct", type=percent, default=DEFAULT_MAX_REMOVE_PCT, metavar="PCT",
-                        help="a pass removes more than this share of what the sync manages, or anything live, "
-                             f"only where Docket confirms each window's withdrawal ({DEFAULT_MAX_REMOVE_PCT})")
