@@ -9,8 +9,10 @@ machine's clock, so "this week" and "live" are the machine's.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +21,7 @@ import pytest
 from allocations import services
 from allocations.models import AllocationPlan, ClusterAccount, WindowSyncStatus
 from committee import weeks
+from docket_scheduler import slurm_sync
 from docket_scheduler.base import Removal, RemovalGuard, Withdrawal
 from docket_scheduler.client import DocketClient, backoff_delay, poll
 from docket_scheduler.slurm_sync import SlurmSync
@@ -83,7 +86,7 @@ def sync_loop(proxy: FaultProxy, world: SimpleNamespace, slurm: SlurmTestbed, mo
     return out.getvalue(), slept
 
 
-def state(window_id: int) -> tuple[str, str]:
+def state_of(window_id: int) -> tuple[str, str]:
     status = WindowSyncStatus.objects.get(window_id=window_id)
     return status.state, status.message
 
@@ -101,7 +104,7 @@ def test_an_empty_list_keeps_every_reservation_and_says_so_until_the_plan_withdr
     assert f"kept docket-w{live}: it is live" in out
     assert f"kept docket-w{later}: the pass would remove 2 of the 2 objects it manages" in out
     for window in (live, later):
-        status, message = state(window)
+        status, message = state_of(window)
         assert status == "failed" and f"Docket still holds window {window}" in message
     assert slept == [10, 10]  # kept objects are reported, not an error: no backoff
 
@@ -143,10 +146,39 @@ def test_an_older_plan_changes_nothing_is_reported_and_backs_off(
     assert f"delete docket-w{live} (window {live} is no longer published)" in out
     assert sorted(slurm.reservations()) == sorted([f"docket-w{later}", f"docket-w{added[0]}"]), out
     assert out.count("sync pass failed: not applied: Docket served change") == 2
-    status, message = state(live)
+    status, message = state_of(live)
     assert status == "failed" and "older than change" in message and "nothing was changed" in message
     assert slept == [10, 10, 20, 40, 10]
-    assert state(added[0])[0] == "in_sync"
+    assert state_of(added[0])[0] == "in_sync"
+
+
+def test_with_a_state_file_a_once_run_refuses_an_older_plan_than_the_last_run_applied(
+    atlas: SimpleNamespace, proxy: FaultProxy, slurm: SlurmTestbed, tmp_path: Path
+) -> None:
+    plan, live, later = live_and_later(atlas)
+    DocketClient(proxy.url, atlas.token, "atlas").fetch_windows()  # the proxy keeps this list: version 1
+    hours = _hours(plan, later)
+    publish([W(atlas.a100, atlas.team_b, 8, hours.start_h, hours.end_h, ref=2, tier="priority")], week=plan.week)
+    state = tmp_path / "atlas.json"
+
+    def once() -> tuple[int, str]:
+        out = io.StringIO()
+        code = slurm_sync.main(["--url", proxy.url, "--token", atlas.token, "--cluster", "atlas", "--once",
+                                "--scontrol", slurm.scontrol, "--reservations-only", "--state-file", str(state)],
+                               env=slurm.env, out=out)
+        return code, out.getvalue()
+
+    code, out = once()  # version 2: only team B's window
+    assert code == 0, out
+    kept = json.loads(state.read_text())
+    assert sorted(slurm.reservations()) == [f"docket-w{later}"] and set(kept) == {"cursor"}
+
+    proxy.mode = "older"
+    code, out = once()  # a cron run later: version 1 again, which would bring back the withdrawn window
+
+    assert code == 2 and "not applied: Docket served change" in out, out
+    assert sorted(slurm.reservations()) == [f"docket-w{later}"] and json.loads(state.read_text()) == kept
+    assert state_of(live)[0] == "failed"
 
 
 def test_a_stalled_trickling_or_failing_docket_ends_each_pass_at_its_deadline_and_backs_off_to_the_cap(

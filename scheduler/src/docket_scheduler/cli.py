@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from docket_scheduler.base import DEFAULT_MAX_REMOVE_PCT, SchedulerSync, parse_whole_number
-from docket_scheduler.client import DocketClient, DocketError, run_pass
+from docket_scheduler.client import DocketClient, DocketError, StateFile, run_pass
 
 
 def positive_float(text: str) -> float:
@@ -62,6 +62,9 @@ def add_sync_options(parser: argparse.ArgumentParser, *, interval_s: float, inte
                         help="a full pass at least this often even when Docket says nothing changed (3600)")
     parser.add_argument("--max-backoff", type=positive_float, default=900.0, metavar="SECONDS",
                         help="after failed passes the wait doubles, with jitter, up to this (900)")
+    parser.add_argument("--state-file", type=Path, metavar="PATH",
+                        help="keep the change sequence of the last list applied here, so that a restart or the next "
+                             "--once run refuses an older list too (e.g. /var/lib/docket-scheduler/atlas.json)")
     parser.add_argument("--max-remove-pct", type=percent, default=DEFAULT_MAX_REMOVE_PCT, metavar="PCT",
                         help="a pass removes more than this share of what the sync manages, or anything live, "
                              f"only where Docket confirms each window's withdrawal ({DEFAULT_MAX_REMOVE_PCT})")
@@ -92,6 +95,10 @@ def output(out: TextIO | None) -> TextIO:
     return out or sys.stdout
 
 
+def state_file(args: argparse.Namespace) -> StateFile | None:
+    return StateFile(args.state_file) if args.state_file is not None else None
+
+
 def run_sync(args: argparse.Namespace, *, client: DocketClient, adapter: SchedulerSync, loop: Callable[[], None],
              errors: tuple[type[Exception], ...], out: TextIO, now: datetime | None = None) -> int:
     """A sync's main after its options are read: `loop` until interrupted, or one pass with `--once`.
@@ -105,10 +112,18 @@ def run_sync(args: argparse.Namespace, *, client: DocketClient, adapter: Schedul
         except KeyboardInterrupt:
             return 130
         return 0
+    state = state_file(args)
     try:
-        result = run_pass(client, adapter, dry_run=args.dry_run, out=out, now=now, max_remove_pct=args.max_remove_pct)
+        applied = state.load() if state is not None else None
+        result = run_pass(client, adapter, dry_run=args.dry_run, out=out, now=now, max_remove_pct=args.max_remove_pct,
+                          applied_cursor=applied)
+        if state is not None and result.cursor is not None and not args.dry_run:
+            state.save(max(applied or 0, result.cursor))
     except errors as exc:
         print(f"sync failed: {exc}", file=out)
+        return 2
+    except OSError as exc:
+        print(f"sync failed: cannot write the state file: {exc}", file=out)
         return 2
     problems: list[str] = getattr(adapter, "problems", [])
     for problem in problems:

@@ -10,6 +10,7 @@ import functools
 import http.client
 import io
 import json
+import os
 import random
 import socket
 import sys
@@ -20,6 +21,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 from docket_scheduler import __version__
@@ -376,6 +378,33 @@ def run_pass(
                       refused=tuple(guard.refused.values()))
 
 
+@dataclass(frozen=True)
+class StateFile:
+    """Where a sync keeps the change sequence (`cursor`) of the last list it applied, across restarts and
+    `--once` runs: one JSON object, `{"cursor": N}`, replaced whole (written beside it, then renamed)."""
+
+    path: Path
+
+    def load(self) -> int | None:
+        """The cursor kept, None when there is no file yet; a file that cannot be read is an error, not a
+        fresh start (that would let an older plan through)."""
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise DocketError(f"cannot read the state file {self.path}: {exc}") from None
+        cursor = data.get("cursor") if isinstance(data, dict) else None
+        if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor < 0:
+            raise DocketError(f"the state file {self.path} holds no cursor")
+        return cursor
+
+    def save(self, cursor: int) -> None:
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text(json.dumps({"cursor": cursor}) + "\n")
+        os.replace(temporary, self.path)
+
+
 def backoff_delay(failures: int, *, interval_s: float, cap_s: float,
                   rng: Callable[[float, float], float] = random.uniform) -> float:
     """How long to wait after `failures` failed passes in a row: the interval doubled per failure, at most
@@ -403,6 +432,7 @@ def poll(
     max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT,
     wake_at_boundary: bool = False,
     rng: Callable[[float, float], float] = random.uniform,
+    state: StateFile | None = None,
 ) -> None:
     """Run passes forever (or `passes` times), sleeping `interval_s` after each.
 
@@ -418,7 +448,7 @@ def poll(
     """
     etag: str | None = None
     last_full = float("-inf")
-    applied: int | None = None
+    applied = state.load() if state is not None else None
     failures = 0
     done = 0
     while passes is None or done < passes:
@@ -441,6 +471,8 @@ def poll(
                 etag = result.etag if result.all_in_sync else None
                 if result.cursor is not None and not dry_run:
                     applied = max(applied or 0, result.cursor)
+                    if state is not None:
+                        state.save(applied)
         delay = backoff_delay(failures, interval_s=interval_s, cap_s=max(max_backoff_s, interval_s), rng=rng)
         boundary = getattr(adapter, "next_boundary", None)
         if wake_at_boundary and not failures and isinstance(boundary, datetime):

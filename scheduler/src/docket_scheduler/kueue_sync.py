@@ -51,8 +51,8 @@ from docket_scheduler.base import (
     SyncState,
     SyncStatus,
 )
-from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync
-from docket_scheduler.client import DocketClient, DocketError, poll
+from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
+from docket_scheduler.client import DocketClient, DocketError, StateFile, poll
 
 FIELD_MANAGER = "docket"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
@@ -555,12 +555,13 @@ def run_loop(
     max_backoff_s: float = 900.0,
     max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT,
     rng: Callable[[float, float], float] = random.uniform,
+    state: StateFile | None = None,
 ) -> None:
     """Passes forever (or `passes` times): `client.poll`, which also wakes at the next window boundary
     (Kueue has no time windows: the quotas change though the windows do not)."""
     poll(docket, adapter, interval_s=interval_s, resync_s=resync_s, dry_run=dry_run, passes=passes, sleep=sleep,
          wall_clock=now, out=out, errors=(DocketError, KubeError), max_backoff_s=max_backoff_s,
-         max_remove_pct=max_remove_pct, wake_at_boundary=True, rng=rng)
+         max_remove_pct=max_remove_pct, wake_at_boundary=True, rng=rng, state=state)
 
 
 # --- command line ---------------------------------------------------------------------------
@@ -666,7 +667,8 @@ def main(
 
     def loop() -> None:
         run_loop(docket, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run,
-                 now=clock, out=stream, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct)
+                 now=clock, out=stream, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct,
+                 state=state_file(args))
 
     return run_sync(args, client=docket, adapter=adapter, loop=loop, errors=(DocketError, KubeError), out=stream,
                     now=clock())

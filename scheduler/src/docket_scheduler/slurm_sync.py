@@ -52,7 +52,7 @@ from docket_scheduler.base import (
     SyncStatus,
     parse_whole_number,
 )
-from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync
+from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
 from docket_scheduler.client import DocketError, poll
 
 RESERVATION_PREFIX = "docket-w"
@@ -1033,7 +1033,7 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
 
     def loop() -> None:
         poll(client, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run, out=stream,
-             errors=errors, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct)
+             errors=errors, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct, state=state_file(args))
 
     return run_sync(args, client=client, adapter=adapter, loop=loop, errors=errors, out=stream)
 
