@@ -13,6 +13,7 @@ import json
 import os
 import random
 import socket
+import ssl
 import sys
 import time
 import urllib.error
@@ -211,10 +212,8 @@ class DocketClient:
         request.add_header("User-Agent", USER_AGENT)
         for key, value in (headers or {}).items():
             request.add_header(key, value)
-        deadline = time.monotonic() + self.timeout_s
-        opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline))
         try:
-            with opener.open(request, timeout=self.timeout_s) as response:
+            with open_url(request, timeout_s=self.timeout_s) as response:
                 return response.status, response.read(), response.headers
         except urllib.error.HTTPError as exc:
             if exc.code == 304:
@@ -236,6 +235,15 @@ class DocketClient:
 # Here every read of the answer (status line, headers, body) waits at most until the request's deadline.
 # Only socket timeouts are used (no timer thread): they also hold under libfaketime, where a thread's timed
 # wait that runs out never returns.
+
+
+def open_url(request: urllib.request.Request, *, timeout_s: float, context: ssl.SSLContext | None = None) -> Any:
+    """`urllib.request.urlopen` with one deadline for the whole request: connecting, sending and every byte of the
+    answer within `timeout_s` (a TimeoutError past it). Every request of the package goes through here: to
+    Docket, the Kubernetes API server and Prometheus. The caller has checked the URL is http(s)."""
+    deadline = time.monotonic() + timeout_s
+    opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline, context))
+    return opener.open(request, timeout=timeout_s)
 
 
 class _DeadlineSocketIO(socket.SocketIO):
@@ -279,13 +287,14 @@ class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
 
 
 class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float, tls: ssl.SSLContext | None) -> None:
         super().__init__()
         self._deadline = deadline
+        self._tls = tls
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        # The default TLS context and host name check, as urllib's own handler with no arguments.
-        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self._deadline), req)
+        # Without a context, the default one and its host name check, as urllib's own handler.
+        return self.do_open(_deadline_connection(http.client.HTTPSConnection, self._deadline), req, context=self._tls)
 
 
 class _PlanChanged(Exception):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import http.client
 import json
 import math
 import os
@@ -52,7 +53,7 @@ from docket_scheduler.base import (
     SyncStatus,
 )
 from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
-from docket_scheduler.client import DocketClient, DocketError, StateFile, poll
+from docket_scheduler.client import DocketClient, DocketError, StateFile, open_url, poll
 
 FIELD_MANAGER = "docket"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
@@ -297,12 +298,12 @@ class KubeClient:
         if self.config.token:
             request.add_header("Authorization", f"Bearer {self.config.token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self.config.context) as response:  # noqa: S310
+            with open_url(request, timeout_s=self.timeout_s, context=self.config.context) as response:
                 return response.status, _json(response.read())
         except urllib.error.HTTPError as exc:
             raise KubeError(f"{method} {path}: {status_message(exc.code, exc.read())}", status=exc.code) from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise KubeError(f"{method} {path}: {getattr(exc, 'reason', exc)}") from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            raise KubeError(f"{method} {path}: {getattr(exc, 'reason', exc) or 'no whole answer in time'}") from None
 
 
 def _json(body: bytes) -> dict[str, Any]:

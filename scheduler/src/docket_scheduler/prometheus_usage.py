@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import http.client
 import json
 import math
 import re
@@ -57,7 +58,7 @@ from typing import Any, TextIO
 from docket_scheduler import __version__
 from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_utc
 from docket_scheduler.cli import add_docket_options, docket_client, output
-from docket_scheduler.client import DocketClient, DocketError
+from docket_scheduler.client import DocketClient, DocketError, open_url
 
 METRIC = "DCGM_FI_DEV_GPU_UTIL"
 USER_AGENT = f"docket-prometheus-usage/{__version__}"
@@ -135,11 +136,11 @@ class Prometheus:
         request.add_header("Content-Type", "application/x-www-form-urlencoded")
         request.add_header("User-Agent", USER_AGENT)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310
+            with open_url(request, timeout_s=self.timeout_s) as response:
                 body = json.load(response)
         except urllib.error.HTTPError as exc:
             raise PrometheusError(f"{url}: HTTP {exc.code} {exc.read()[:300].decode(errors='replace')}") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise PrometheusError(f"{url}: {exc}") from None
         if not isinstance(body, dict) or body.get("status") != "success":
             raise PrometheusError(f"{url}: {str(body)[:300]}")
