@@ -106,7 +106,8 @@ lock:
 # locale/<lang>/LC_MESSAGES/django.po, then, once translated, compile the .mo that is committed beside it, so
 # `make run` needs no GNU gettext. Both steps need it: apt-get install gettext. The ignores are those
 # tests/test_templates_i18n.py uses to check that the catalogue is complete.
-MESSAGES_IGNORE := --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --ignore=media --ignore=node_modules
+MESSAGES_IGNORE := --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --ignore=media --ignore=node_modules \
+	--ignore=scheduler
 
 messages: install
 	DEBUG=1 $(PY) manage.py makemessages -l zh_Hans --no-obsolete $(MESSAGES_IGNORE)

@@ -11,7 +11,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import (
-    BigIntegerField,
     Case,
     Count,
     DecimalField,
@@ -256,21 +255,6 @@ def window_offers(*, cluster: Cluster) -> dict[int, tuple[int, str]]:
         if window_id not in offers or offers[window_id][0] < gpus:
             offers[window_id] = (gpus, kind)
     return offers
-
-
-def window_list_for_kueue(*, cluster: Cluster, at: datetime) -> tuple[WindowSnapshot, QuerySet[AllocationWindow]]:
-    """Live windows of the current plans whose week has not ended at `at`, for the Kueue export.
-
-    Windows that ended earlier in the week stay in, so a team keeps its ClusterQueue (at zero
-    quota) between its windows.
-    """
-    snapshot = window_snapshot(cluster=cluster, ends_after=at)
-    weeks = list(snapshot.versions)
-    windows = AllocationWindow.objects.filter(
-        cluster=cluster, week__in=weeks, created_seq__lte=snapshot.cursor
-    ).filter(Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=snapshot.cursor))
-    windows = windows.annotate(withdrawn_seq=Value(None, output_field=BigIntegerField()))
-    return snapshot, windows.order_by("id")
 
 
 def window_detail(*, cluster: Cluster, window_id: int) -> tuple[QuerySet[AllocationWindow], dict[str, int]] | None:

@@ -34,13 +34,6 @@ def test_the_windows_list_refuses_a_time_it_cannot_query(scheduler, name, value)
     assert list(response.json()) == [name]
 
 
-@pytest.mark.parametrize("value", UNSTORABLE)
-def test_the_kueue_export_refuses_a_time_it_cannot_query(scheduler, value):
-    response = scheduler.get("/api/v1/windows/kueue/", {"cluster": "atlas", "at": value})
-    assert response.status_code == 400
-    assert list(response.json()) == ["at"]
-
-
 def test_active_at_means_the_same_instant_whatever_the_offset(scheduler, world):
     publish([W(world.a100, world.team_a, 8, 0, 24 * 7, ref=1)], week="2026-W49")
     for written in ("2026-12-02T10:00:00Z", "2026-12-02T23:59:00+13:59", "2026-12-01T20:00:00-14:00"):

@@ -384,8 +384,6 @@ TABLE: list[Row] = [
         query=lambda e: {"cluster": "atlas", "week": e.published.week}),
     Row("api/v1/windows/<int:pk>/", "a window of cluster A: scheduler B gets 404", {"GET": SCHEDULERS_ONLY_A},
         kwargs=pk("window_a")),
-    Row("api/v1/windows/kueue/", "cluster B's quotas: scheduler A gets 404",
-        {"GET": "401 401 401 401 401 404 200"}, query=lambda e: {"cluster": "orion"}),
     Row("api/v1/windows/sync-status/", "status of a cluster A window: scheduler B is refused",
         {"POST": "401 401 401 401 401 200 400"}, body=sync_json),
     Row("api/v1/usage/", "usage on cluster A's pool: scheduler B is refused",

@@ -25,7 +25,7 @@ def utc_iso(moment: datetime) -> str:
 
 
 class WindowSerializer(serializers.Serializer):
-    """One window, as the adapters parse it (allocations/adapters/base.py `DesiredWindow`).
+    """One window, as the scheduler package parses it (scheduler/src/docket_scheduler/base.py `DesiredWindow`).
 
     The fields document the shape; `to_representation` builds it straight from a
     `WINDOW_COLUMNS` row and the context (`cluster` slug, `versions` week → plan version,
@@ -132,11 +132,6 @@ class WindowPageSerializer(serializers.Serializer):
         if "after" in attrs and "before" in attrs:
             raise serializers.ValidationError(_("Use either after or before."))
         return attrs
-
-
-class KueueQuerySerializer(serializers.Serializer):
-    cluster = serializers.SlugField()
-    at = UTCDateTimeField(required=False, help_text=_("Quotas as of this time (default: now)."))
 
 
 # Numbers past their column's range are refused here (400) rather than overflow the database (500).

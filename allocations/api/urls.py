@@ -4,7 +4,6 @@ from allocations.api import views
 
 urlpatterns = [
     path("windows/", views.WindowListView.as_view(), name="api-windows"),
-    path("windows/kueue/", views.KueueExportView.as_view(), name="api-windows-kueue"),
     path("windows/sync-status/", views.SyncStatusView.as_view(), name="api-windows-sync-status"),
     path("windows/<int:pk>/", views.WindowDetailView.as_view(), name="api-window"),
     path("usage/", views.UsageCreateView.as_view(), name="api-usage"),

@@ -7,8 +7,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpResponse
-from django.utils import timezone
 from django.utils.http import parse_etags
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
@@ -25,7 +23,6 @@ from allocations.api.filtersets import WindowFilterSet
 from allocations.api.serializers import (
     WINDOW_COLUMNS,
     ClusterReferenceSerializer,
-    KueueQuerySerializer,
     PoolSerializer,
     SyncStatusReportSerializer,
     SyncStatusResultSerializer,
@@ -35,7 +32,6 @@ from allocations.api.serializers import (
     WindowPageSerializer,
     WindowSerializer,
 )
-from allocations.exports import kueue_yaml
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 
 ETAG_FORMAT = "windows-v2"  # change when the body's shape changes, so old ETags stop matching
@@ -172,34 +168,6 @@ class WindowDetailView(SchedulerAPIView):
         reference = selectors.scheduler_reference(cluster=cluster)
         context = {"cluster": cluster.slug, "versions": versions, "reference": reference}
         return Response(WindowSerializer(row, context=context).data)
-
-
-class KueueExportView(SchedulerAPIView):
-    """The cluster's quotas as Kueue objects (YAML for `kubectl apply -f -`)."""
-
-    @extend_schema(
-        operation_id="windows_kueue",
-        parameters=[
-            KueueQuerySerializer,
-            OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, description="An earlier answer's ETag."),
-        ],
-        responses={
-            (200, "application/yaml"): OpenApiTypes.STR,
-            304: OpenApiResponse(description="The same objects as that ETag's answer."),
-        },
-    )
-    def get(self, request: Request) -> HttpResponse:
-        query = KueueQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        cluster = self.cluster_for(request, query.validated_data["cluster"])
-        at = query.validated_data.get("at") or timezone.now()
-        body = kueue_yaml(cluster=cluster, at=at)
-        # The YAML is small; its own hash is the ETag, so `kubectl apply` runs only when quotas change.
-        etag = '"kueue-' + hashlib.sha256(body.encode()).hexdigest()[:40] + '"'
-        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
-        if _etag_matches(request, etag):
-            return HttpResponse(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
-        return HttpResponse(body, content_type="application/yaml; charset=utf-8", headers=headers)
 
 
 class SyncStatusView(SchedulerAPIView):

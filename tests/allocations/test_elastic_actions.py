@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
-import yaml
 from rest_framework.test import APIClient
 
 from allocations import tasks
 from allocations.elastic import services
 from allocations.models import AllocationWindow, ElasticAction, GpuPool, Team, UsageRecord
+from docket_scheduler import kueue
+from docket_scheduler.base import parse_windows
 from tests.allocations.plans import W, bearer, publish, token_for
 from tests.clock import FIXED_NOW
 
@@ -139,14 +140,17 @@ def test_the_windows_api_shows_the_offer_and_its_etag_follows_it(windows: dict[s
     assert {w["lendable_gpus"] for w in withdrawn.json()["results"]} == {0}
 
 
-def test_the_kueue_export_lends_a_priority_windows_offered_gpus(world: Any) -> None:
+def test_kueue_lends_a_priority_windows_offered_gpus(world: Any) -> None:
     plan = publish([W(world.h100, world.team_a, 8, 0, 100, ref=1, tier="priority")])
     window = plan.windows.get()
     api, token = APIClient(), token_for(world.orion)
+    at = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)
 
     def team_a_quota() -> dict[str, Any]:
-        body = api.get("/api/v1/windows/kueue/", {"cluster": "orion", "at": "2026-12-02T10:30:00Z"}, **bearer(token))
-        [queue] = [o for o in yaml.safe_load_all(body.content) if o and o["kind"] == "ClusterQueue"]
+        # What the Kueue sync renders from the windows the API serves (docket_scheduler.kueue).
+        body = api.get("/api/v1/windows/", {"cluster": "orion"}, **bearer(token)).json()
+        windows = parse_windows(body["results"])
+        [queue] = [o for o in kueue.render(windows, at=at, cluster="orion") if o["kind"] == "ClusterQueue"]
         return queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
 
     assert team_a_quota() == {"name": "nvidia.com/gpu", "nominalQuota": 8, "lendingLimit": 0, "borrowingLimit": 0}

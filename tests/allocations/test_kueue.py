@@ -14,8 +14,9 @@ import jsonschema
 import pytest
 import yaml
 
-from allocations.adapters.base import DesiredWindow
-from allocations.adapters.kueue import KueuePolicy, next_change, render, render_yaml
+from docket_scheduler import kueue
+from docket_scheduler.base import DesiredWindow
+from docket_scheduler.kueue import KueuePolicy, cluster_queue_name, next_change, render, render_yaml, team_key
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "data" / "kueue"
 CRD_FILES = {
@@ -391,7 +392,7 @@ def test_the_elastic_offers_are_lent_within_the_nominal_quota_and_validate() -> 
 
 
 def test_a_window_offering_more_than_it_holds_is_refused() -> None:
-    from allocations.adapters.base import WindowFormatError
+    from docket_scheduler.base import WindowFormatError
 
     with pytest.raises(WindowFormatError, match="lendable_gpus must be from 0 to gpu_count"):
         DesiredWindow.from_api({**_api_window(), "lendable_gpus": 9})
@@ -403,3 +404,36 @@ def _api_window() -> dict[str, Any]:
     return {"id": 1, "plan_version": 1, "cluster": "atlas", "pool": "a100", "gpu_model": "A100",
             "scheduler_label": "a100", "gpu_count": 8, "gpus_per_node": 8, "start": "2026-12-01T00:00:00Z",
             "end": "2026-12-02T00:00:00Z", "team": "search", "account": None, "tier": "priority", "request_id": None}
+
+
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def test_two_team_slugs_never_share_a_cluster_queue() -> None:
+    # Both are valid team slugs; `search_` used to become docket-search too, and `kubectl apply` kept the last.
+    teams = ["search", "search_", "Search", "search--x", "a" * 60, "a" * 61]
+    objects = render([active(17 + i, team, 4) for i, team in enumerate(teams)], at=AT,
+                     namespaces={"search_": ["ml-search-underscore"]})
+
+    queues = by_kind(objects, "ClusterQueue")
+    assert len(queues) == len(teams)
+    owners = {name: queue["metadata"]["annotations"]["docket.io/team"] for name, queue in queues.items()}
+    assert sorted(owners.values()) == sorted(teams)
+    assert owners["docket-search"] == "search"  # a slug that is already a Kubernetes name keeps it
+    for name, team in owners.items():
+        assert name == cluster_queue_name(team) == f"docket-{team_key(team)}"
+        selector = queues[name]["spec"]["namespaceSelector"]["matchLabels"]["docket.io/team"]
+        assert selector == team_key(team) and LABEL_VALUE.match(selector) and len(selector) <= 63
+        validate(queues[name])
+    underscore = cluster_queue_name("search_")
+    assert underscore.startswith("docket-search--") and underscore != cluster_queue_name("search")
+    [local] = [o for o in objects if o["kind"] == "LocalQueue"]
+    assert local["spec"]["clusterQueue"] == underscore
+    assert team_key("search_") == team_key("search_")  # stable from pass to pass: the queue is not renamed
+
+
+def test_two_teams_whose_queue_names_still_agree_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 40-bit hash collision cannot be made here on purpose; force one to see that the render refuses it.
+    monkeypatch.setattr(kueue, "team_key", lambda team: "search")
+    with pytest.raises(ValueError, match="teams 'search' and 'search_' would share ClusterQueue docket-search"):
+        render([active(17, "search", 4), active(18, "search_", 4)], at=AT)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from allocations.adapters.prometheus_usage import Prometheus, PrometheusError, idempotency_key, main, periods
+from docket_scheduler.prometheus_usage import Prometheus, PrometheusError, idempotency_key, main, periods
 
 T = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -69,7 +69,7 @@ def test_an_unreachable_docket_is_exit_2_with_the_reason():
 
 
 def window(id_: int, start_h: int, end_h: int, *, gpus: int = 8, team: str = "team-a", pool: str = "a100"):
-    from allocations.adapters.base import DesiredWindow
+    from docket_scheduler.base import DesiredWindow
 
     return DesiredWindow(id=id_, plan_version=1, cluster="atlas", pool=pool, gpu_model="A100", scheduler_label="a100",
                          gpu_count=gpus, gpus_per_node=8, start=T + timedelta(hours=start_h),
@@ -77,7 +77,7 @@ def window(id_: int, start_h: int, end_h: int, *, gpus: int = 8, team: str = "te
 
 
 def test_a_report_names_the_teams_window_on_the_pool_holding_most_of_its_period():
-    from allocations.adapters.prometheus_usage import window_for
+    from docket_scheduler.prometheus_usage import window_for
 
     hour = {"start": T + timedelta(hours=9), "end": T + timedelta(hours=10)}
     windows = [window(1, 0, 9), window(2, 9, 12, gpus=4), window(3, 9, 10, gpus=8), window(4, 0, 24, team="team-b"),

@@ -1,7 +1,7 @@
 """The Prometheus / DCGM usage collector against a real Prometheus and the real usage API.
 
 Docket is pytest-django's `live_server`; the collector runs as its own process
-(`python -m allocations.adapters.prometheus_usage`, no Django), as on a monitoring host.
+(`docket-prometheus-usage` from the scheduler package, no Django; tests/scheduler_programs.py), as on a monitoring host.
 
 Time: Docket's clock is the suite's (FIXED_NOW, 2026-12-02 10:00 UTC), Prometheus keeps the
 machine's. History is therefore written with timestamps relative to FIXED_NOW and loaded with
@@ -19,7 +19,6 @@ import io
 import json
 import re
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -30,11 +29,12 @@ from typing import Any
 
 import pytest
 
-from allocations.adapters.prometheus_usage import main
 from allocations.models import ClusterAccount, UsageRecord
+from docket_scheduler.prometheus_usage import main
 from tests.allocations.plans import W, publish, token_for
 from tests.processes import ROOT, wait_until
 from tests.prometheus import backfill, prometheus
+from tests.scheduler_programs import program, program_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,9 +83,8 @@ def history() -> str:
 def collect(*args: str, token: str, url: str) -> tuple[int, str]:
     """One run of the collector in its own process; (exit code, what it printed)."""
     result = subprocess.run(
-        [sys.executable, "-m", "allocations.adapters.prometheus_usage", "--url", url, "--cluster", "atlas",
-         "--pool", "a100", *args],
-        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "DOCKET_TOKEN": token},
+        [*program("docket-prometheus-usage"), "--url", url, "--cluster", "atlas", "--pool", "a100", *args],
+        cwd=ROOT, env=program_env({"PATH": "/usr/bin:/bin", "DOCKET_TOKEN": token}),
         capture_output=True, text=True, timeout=120, check=False,
     )
     return result.returncode, result.stdout + result.stderr

@@ -4,8 +4,8 @@ process, and a real slurmctld ends up holding exactly the plan's windows.
 Docket is pytest-django's `live_server` (the real windows and sync-status API, scheduler
 tokens, the windows page) over a transactional database; plans are published through the
 services (the committee's path in the first test, `plan_publish` where the test needs exact
-control over which windows change). The sync is `python -m allocations.adapters.slurm_sync`
-in a subprocess, the only process that sees SLURM_CONF; the controller is the pytest
+control over which windows change). The sync is `docket-slurm-sync` in a subprocess (installed,
+or from scheduler/src: tests/scheduler_programs.py), the only process that sees SLURM_CONF; the controller is the pytest
 process's private slurmctld (tests/allocations/slurm_testbed.py), emptied of reservations per test.
 """
 
@@ -15,7 +15,6 @@ import io
 import math
 import re
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -24,16 +23,17 @@ import pytest
 from rest_framework import serializers
 
 from allocations import selectors, services
-from allocations.adapters.base import MESSAGE_MAX_CHARS, SyncState, SyncStatus
-from allocations.adapters.client import DocketClient, poll
-from allocations.adapters.slurm_sync import SlurmSync
 from allocations.api.serializers import SyncStatusItemSerializer
 from allocations.models import AllocationPlan, ClusterAccount, GpuPool, WindowSyncStatus, WindowWithdrawal
 from committee import services as committee_services
+from docket_scheduler.base import MESSAGE_MAX_CHARS, SyncState, SyncStatus
+from docket_scheduler.client import DocketClient, poll
+from docket_scheduler.slurm_sync import SlurmSync
 from tests.allocations.plans import W, publish
 from tests.allocations.slurm_testbed import SlurmTestbed, clean_slurmctld, slurmctld  # noqa: F401  (fixtures)
 from tests.committee.reviewing import close, decide, score
 from tests.factories import file_request
+from tests.scheduler_programs import program, program_env
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
@@ -61,11 +61,11 @@ def run_sync(live_server: Any, world: SimpleNamespace, slurm: SlurmTestbed, *arg
     window, whatever its tier, is a reservation (the QOS tiers: test_slurm_tiers.py)."""
     result = subprocess.run(
         [
-            sys.executable, "-m", "allocations.adapters.slurm_sync",
+            *program("docket-slurm-sync"),
             "--url", live_server.url, "--token", world.token, "--cluster", "atlas",
             "--once", "--scontrol", slurm.scontrol, *([] if tiers else ["--reservations-only"]), *args,
         ],
-        cwd=REPO, env=slurm.env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=REPO, env=program_env(slurm.env), capture_output=True, text=True, timeout=60, check=False,
     )
     return result.returncode, result.stdout + result.stderr
 

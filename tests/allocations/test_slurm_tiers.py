@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -27,9 +26,11 @@ from typing import Any
 import pytest
 
 from allocations import services
-from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus
-from allocations.adapters.client import DocketClient, poll
-from allocations.adapters.slurm_sync import (
+from allocations.models import ClusterAccount, WindowSyncStatus
+from committee import weeks
+from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
+from docket_scheduler.client import DocketClient, poll
+from docket_scheduler.slurm_sync import (
     QosSettings,
     SlurmConfig,
     SlurmSync,
@@ -37,8 +38,6 @@ from allocations.adapters.slurm_sync import (
     parse_config,
     quota_desire,
 )
-from allocations.models import ClusterAccount, WindowSyncStatus
-from committee import weeks
 from tests.allocations.plans import W, publish
 from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     LabError,
@@ -47,6 +46,7 @@ from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     slurm_lab,
 )
 from tests.clock import FIXED_NOW, machine_now
+from tests.scheduler_programs import program, program_env
 
 REPO = Path(__file__).resolve().parents[2]
 HOUR = timedelta(hours=1)
@@ -145,10 +145,11 @@ def lab(clean_slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811  (the fi
 
 
 def sync(lab: SlurmLab, windows: list[DesiredWindow], now: datetime = FIXED_NOW, *,
-         dry_run: bool = False, **options: Any) -> tuple[list[SyncStatus], str, SlurmSync]:
+         dry_run: bool = False, guard: RemovalGuard | None = None, **options: Any
+         ) -> tuple[list[SyncStatus], str, SlurmSync]:
     out = io.StringIO()
     adapter = SlurmSync(env=lab.env, out=out, **options)
-    statuses = adapter.sync(windows, now=now, dry_run=dry_run)
+    statuses = adapter.sync(windows, now=now, dry_run=dry_run, guard=guard)
     return statuses, out.getvalue(), adapter
 
 
@@ -267,6 +268,25 @@ def test_two_windows_of_one_account_add_up_and_a_withdrawn_one_gives_its_gpus_ba
 
 
 @pytest.mark.slurm
+def test_a_quota_in_force_is_not_removed_by_a_list_without_its_window_unless_docket_withdrew_it(lab: SlurmLab) -> None:
+    sync(lab, [window(1, gpus=4)])
+    described = lab.run("sacctmgr", "-P", "-n", "show", "qos", f"name={QUOTA_QOS}", "format=description").stdout
+    # sacctmgr keeps it in lower case
+    assert described.strip() == "docket quota of account team-a-acct until 2026-12-02t12:00:00 windows 1"
+
+    # An empty list (no way to ask Docket here): the quota is in force until its window's end, so it stays.
+    _statuses, out, adapter = sync(lab, [])
+    assert f"{QUOTA_QOS}|gres/gpu=4|scavenger" in qos_state(lab)[0]
+    assert "delete qos" not in out and adapter.problems == [f"kept {QUOTA_QOS}: it is live, and Docket does not "
+                                                            "say its window was withdrawn (window 1: no Docket to "
+                                                            "confirm its withdrawal)"]
+
+    # Docket says a newer plan withdrew window 1: the quota goes.
+    _statuses, out, _adapter = sync(lab, [], guard=RemovalGuard(check=lambda _w: (Withdrawal.WITHDRAWN, "withdrawn")))
+    assert f"delete qos where name={QUOTA_QOS}" in out and QUOTA_QOS not in qos_state(lab)[0]
+
+
+@pytest.mark.slurm
 def test_a_qos_the_sync_did_not_create_and_an_unknown_account_fail_alone(lab: SlurmLab) -> None:
     lab.sacctmgr("add", "qos", "docket-team-b-acct", "GrpTRES=gres/gpu=1", "Description=the operator's")
     windows = [window(1), window(2, account="team-b-acct"), window(3, account="ghost-acct")]
@@ -329,9 +349,9 @@ def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
 
     def run() -> tuple[int, str]:
         result = subprocess.run(
-            [sys.executable, "-m", "allocations.adapters.slurm_sync", "--url", live_server.url, "--token", token,
+            [*program("docket-slurm-sync"), "--url", live_server.url, "--token", token,
              "--cluster", "atlas", "--once"],
-            cwd=REPO, env=lab.env, capture_output=True, text=True, timeout=120, check=False,
+            cwd=REPO, env=program_env(lab.env), capture_output=True, text=True, timeout=120, check=False,
         )
         return result.returncode, result.stdout + result.stderr
 

@@ -1,4 +1,4 @@
-"""The Slurm usage collector's arithmetic (allocations/adapters/slurm_usage.py), without a cluster.
+"""The Slurm usage collector's arithmetic (scheduler/src/docket_scheduler/slurm_usage.py), without a cluster.
 
 What real accounting and a live Docket make of it is tested in test_slurm_usage_e2e.py; here the
 edges a short lab run does not reach: hour boundaries, running jobs, ties between windows, the
@@ -14,8 +14,8 @@ from decimal import Decimal
 
 import pytest
 
-from allocations.adapters.base import DesiredWindow
-from allocations.adapters.slurm_usage import (
+from docket_scheduler.base import DesiredWindow
+from docket_scheduler.slurm_usage import (
     JobRun,
     UsageError,
     UsageReport,

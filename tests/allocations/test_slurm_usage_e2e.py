@@ -1,5 +1,5 @@
 """Issue 13, the Slurm usage collector end to end: real jobs on fake GPUs, recorded by a real
-slurmdbd, read back by `python -m allocations.adapters.slurm_usage` in its own process and posted
+slurmdbd, read back by `docket-slurm-usage` (tests/scheduler_programs.py) in its own process and posted
 to the real usage API of a live Docket; and Slurm's classic fair share against Docket's.
 
 The cluster is the pytest process's shared accounting lab (tests/allocations/slurm_accounting_lab.py),
@@ -27,7 +27,6 @@ import itertools
 import math
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     wait_for_clock,
 )
 from tests.clock import machine_now
+from tests.scheduler_programs import program, program_env
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
@@ -134,10 +134,10 @@ def collect(live_server: Any, lab: SlurmLab, token_file: Path, since: datetime, 
             *args: str) -> tuple[int, str]:
     """One run of the real collector in its own process, the only one that sees SLURM_CONF."""
     result = subprocess.run(
-        [sys.executable, "-m", "allocations.adapters.slurm_usage", "--docket-url", live_server.url,
+        [*program("docket-slurm-usage"), "--docket-url", live_server.url,
          "--token-file", str(token_file), "--cluster", "atlas",
          "--since", since.isoformat(), "--until", until.isoformat(), *args],
-        cwd=REPO, env=lab.env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO, env=program_env(lab.env), capture_output=True, text=True, timeout=120, check=False,
     )
     return result.returncode, result.stdout + result.stderr
 

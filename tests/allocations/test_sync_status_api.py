@@ -65,8 +65,8 @@ def test_malformed_status_is_400(world, plan, api, bad):
 
 
 def test_the_adapters_client_can_post_its_statuses(transactional_db, world, plan, api, live_server):
-    from allocations.adapters.base import SyncState, SyncStatus
-    from allocations.adapters.client import DocketClient
+    from docket_scheduler.base import SyncState, SyncStatus
+    from docket_scheduler.client import DocketClient
 
     token = token_for(world.atlas, "other-sync")
     client = DocketClient(live_server.url, token, "atlas")

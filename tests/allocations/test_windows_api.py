@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
 
-from allocations.adapters.base import parse_windows
 from allocations.models import ClusterAccount, SchedulerClient
+from docket_scheduler.base import parse_windows
 from tests.allocations.plans import W, bearer, publish, this_week, token_for, week_start
 from tests.clock import FIXED_NOW
 
@@ -90,7 +90,6 @@ def test_people_get_nothing_from_scheduler_endpoints(world, api, persona):
     publish([W(world.a100, world.team_a, 16, 8, 56, ref=1)])
     api.force_login(getattr(world, persona))
     assert api.get(URL, {"cluster": "atlas"}).status_code == 401
-    assert api.get(URL + "kueue/", {"cluster": "atlas"}).status_code == 401
     assert api.post(URL + "sync-status/", {"statuses": []}, format="json").status_code == 401
     assert api.post("/api/v1/usage/", {}, format="json").status_code == 401
 
@@ -243,5 +242,4 @@ def test_a_persons_api_token_gets_nothing_from_scheduler_endpoints(world, api, p
     _row, token = personal_token_create(user=getattr(world, persona), name="script")
     headers = {"HTTP_AUTHORIZATION": f"Token {token}"}
     assert api.get(URL, {"cluster": "atlas"}, **headers).status_code == 401
-    assert api.get(URL + "kueue/", {"cluster": "atlas"}, **headers).status_code == 401
     assert api.post("/api/v1/usage/", {}, format="json", **headers).status_code == 401

@@ -1,5 +1,6 @@
 """The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture"), with
-`core` under all of them, naming none, and `sso` beside reports, above committee, imported by no app.
+`core` under all of them, naming none, and `sso` beside reports, above committee, imported by no app. The scheduler
+package (scheduler/) and Docket import nothing of each other.
 
 Read from the source with ast: a package may import only the packages it stands on. A module-level import and one
 inside a function count alike, so a "lazy" import cannot hide a cycle.
@@ -20,9 +21,11 @@ ALLOWED: dict[str, set[str]] = {
     **{app: {"core", *LAYERS[: LAYERS.index(app)]} for app in LAYERS},
     "sso": {"core", "allocations", "committee"},
 }
+DOCKET = (*PACKAGES, "config")
 
 
-def imported_apps(path: Path) -> set[str]:
+def top_level_imports(path: Path) -> set[str]:
+    """Every package a module imports (absolute imports, at module level or inside a function)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -30,7 +33,11 @@ def imported_apps(path: Path) -> set[str]:
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
-    return names & set(PACKAGES)
+    return names
+
+
+def imported_apps(path: Path) -> set[str]:
+    return top_level_imports(path) & set(PACKAGES)
 
 
 def upward_imports(app: str) -> list[str]:
@@ -61,3 +68,25 @@ def test_core_names_no_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     module.write_text("import committee.selectors\nfrom sso.oidc import oidc_enabled\n", encoding="utf-8")
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert upward_imports("core") == ["core/leak.py imports committee, sso"]
+
+
+def test_docket_never_imports_the_scheduler_package() -> None:
+    """The scheduler side (scheduler/, `docket_scheduler`) is installed on scheduler hosts, apart from Docket; Docket
+    talks to it through the API only, so it runs, ships and deploys without it."""
+    found = sorted(
+        str(path.relative_to(ROOT))
+        for app in DOCKET
+        for path in (ROOT / app).rglob("*.py")
+        if "docket_scheduler" in top_level_imports(path)
+    )
+    assert found == []
+
+
+def test_the_scheduler_package_imports_no_part_of_docket() -> None:
+    source = ROOT / "scheduler" / "src"
+    found = sorted(
+        f"{path.relative_to(ROOT)} imports {', '.join(sorted(top_level_imports(path) & set(DOCKET)))}"
+        for path in source.rglob("*.py")
+        if top_level_imports(path) & {*DOCKET, "django", "rest_framework"}
+    )
+    assert found == []

@@ -1,7 +1,7 @@
 """Static security scan, run by `make lint`: bandit at medium severity and above, against a reviewed baseline.
 
-`bandit -r allocations committee policy reports config core -ll` must report nothing that bandit-accepted.toml
-does not list with a reason; an accepted entry that matches nothing any more fails too, so the
+`bandit -r allocations committee policy reports config core scheduler/src -ll` must report nothing that
+bandit-accepted.toml does not list with a reason; an accepted entry that matches nothing any more fails too, so the
 baseline never hides a new finding behind an old one. (pip-audit needs PyPI's advisory data, so
 it runs in .ci/run and `make audit`, not here.)
 """
@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCANNED = ("allocations", "committee", "policy", "reports", "config", "core")
+SCANNED = ("allocations", "committee", "policy", "reports", "config", "core", "scheduler/src")
 
 
 def bandit_findings() -> Counter[tuple[str, str]]:

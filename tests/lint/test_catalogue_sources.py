@@ -28,8 +28,9 @@ from tests.catalogue import (
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
-# What `make messages` passes to makemessages (Makefile): the test suite and the benchmarks are not the app's text.
-MAKEMESSAGES_IGNORE = (".venv", "tests", "bench", "staticfiles", "media", "node_modules")
+# What `make messages` passes to makemessages (Makefile): the test suite, the benchmarks and the scheduler package
+# (scheduler/, English command-line programs) are not the app's text.
+MAKEMESSAGES_IGNORE = (".venv", "tests", "bench", "staticfiles", "media", "node_modules", "scheduler")
 
 
 def test_msgfmt_compiles_the_catalogue_with_its_format_checks(tmp_path):

@@ -1,4 +1,5 @@
-"""The type checker runs with the tests: `mypy` over every app, sso, config, core and tests reports nothing.
+"""The type checker runs with the tests: `mypy` over every app, sso, config, core, tests and the scheduler package
+reports nothing.
 
 Its settings are pyproject.toml's [tool.mypy] (the Django and DRF plugins, migrations and bench/ left
 out); the checker and the stubs are pinned in requirements-dev.txt. A fresh cache in the test's
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKED = ("allocations", "committee", "policy", "reports", "sso", "config", "core", "tests")
+CHECKED = ("allocations", "committee", "policy", "reports", "sso", "config", "core", "tests", "scheduler/src")
 
 
 def test_mypy_finds_no_type_errors(tmp_path: Path) -> None:

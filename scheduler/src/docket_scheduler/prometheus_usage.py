@@ -3,7 +3,7 @@
 Runs next to Prometheus and talks to Docket only over HTTP (standard library only, no
 Django), as
 
-    python -m allocations.adapters.prometheus_usage --url URL --token TOKEN --cluster SLUG \
+    docket-prometheus-usage --url URL --token TOKEN --cluster SLUG \
         --prometheus PROM_URL --pool POOL [--label namespace] [--team-map VALUE=TEAM ...] \
         [--team-accounts] [--selector 'modelName=~".*A100.*"'] [--since ISO] [--until ISO] \
         [--period SECONDS] [--step SECONDS] [--delay SECONDS] [--no-windows] [--dry-run]
@@ -41,10 +41,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
+import http.client
 import json
 import math
-import os
 import re
 import sys
 import urllib.error
@@ -56,11 +55,13 @@ from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
-from allocations.adapters.base import DesiredWindow, WindowFormatError, parse_utc
-from allocations.adapters.client import DocketClient, DocketError
+from docket_scheduler import __version__
+from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_utc
+from docket_scheduler.cli import add_docket_options, docket_client, output
+from docket_scheduler.client import DocketClient, DocketError, open_url
 
 METRIC = "DCGM_FI_DEV_GPU_UTIL"
-USER_AGENT = "docket-prometheus-usage/1"
+USER_AGENT = f"docket-prometheus-usage/{__version__}"
 MAX_POINTS = 11000  # Prometheus refuses a query_range of more points per series
 KEY_MAX_CHARS = 100  # the usage API's idempotency_key
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -135,11 +136,11 @@ class Prometheus:
         request.add_header("Content-Type", "application/x-www-form-urlencoded")
         request.add_header("User-Agent", USER_AGENT)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310
+            with open_url(request, timeout_s=self.timeout_s) as response:
                 body = json.load(response)
         except urllib.error.HTTPError as exc:
             raise PrometheusError(f"{url}: HTTP {exc.code} {exc.read()[:300].decode(errors='replace')}") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise PrometheusError(f"{url}: {exc}") from None
         if not isinstance(body, dict) or body.get("status") != "success":
             raise PrometheusError(f"{url}: {str(body)[:300]}")
@@ -307,13 +308,10 @@ def accounts_map(windows: Sequence[DesiredWindow]) -> dict[str, str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m allocations.adapters.prometheus_usage",
+        prog="docket-prometheus-usage",
         description="Post each team's GPU-hours and mean utilization on a pool to Docket, from DCGM metrics.",
     )
-    parser.add_argument("--url", required=True, help="Docket's base URL, e.g. https://docket.example.org")
-    parser.add_argument("--token", default=os.environ.get("DOCKET_TOKEN"),
-                        help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)")
-    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
+    add_docket_options(parser)
     parser.add_argument("--pool", required=True, help="the pool's slug in Docket that these GPUs belong to")
     parser.add_argument("--prometheus", required=True, help="Prometheus's base URL, e.g. http://prometheus:9090")
     parser.add_argument("--label", default="namespace", type=_label,
@@ -375,8 +373,6 @@ def _instant(text: str) -> datetime:
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, now: datetime | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.token:
-        parser.error("--token or $DOCKET_TOKEN is required")
     if args.period % args.step:
         parser.error(f"--step {args.step} must divide --period {args.period}")
     if not args.team_map and not args.team_accounts:
@@ -387,14 +383,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, now: d
         - period
     if since >= until:
         parser.error("--since must be before --until")
+    docket = docket_client(parser, args)
     try:
-        docket = DocketClient(args.url, args.token, args.cluster)
         prometheus = Prometheus(args.prometheus)
-    except (DocketError, PrometheusError) as exc:
+    except PrometheusError as exc:
         parser.error(str(exc))
-    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(line_buffering=True)
-    stream = out or sys.stdout
+    stream = output(out)
     try:
         windows: list[DesiredWindow] = []
         if args.team_accounts or not args.no_windows:

@@ -3,7 +3,7 @@
 Runs on a host where `sacct` works and talks to Docket only over HTTP (standard library only,
 no Django), from cron or a systemd timer, as
 
-    python -m allocations.adapters.slurm_usage --url URL --cluster SLUG [--token-file PATH] \\
+    docket-slurm-usage --url URL --cluster SLUG [--token-file PATH] \\
         [--hours N | --since T --until T] [--dry-run] [--account-map ACCOUNT=TEAM ...]
 
 What it reads: `sacct --json -X -a -D -S since -E until` (every run of every job that was
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -48,11 +47,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 from typing import Any, TextIO
 
-from allocations.adapters.base import DesiredWindow, parse_utc, parse_whole_number
-from allocations.adapters.client import DocketClient, DocketError
+from docket_scheduler.base import DesiredWindow, parse_utc, parse_whole_number
+from docket_scheduler.cli import add_docket_options, docket_client, output
+from docket_scheduler.client import DocketClient, DocketError
 
 HOUR = timedelta(hours=1)
 KEY_MAX_CHARS = 100  # the usage API's idempotency_key max_length
@@ -487,16 +486,10 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m allocations.adapters.slurm_usage",
+        prog="docket-slurm-usage",
         description="Post the GPU-hours, utilization and queue wait that Slurm accounting measured to Docket.",
     )
-    parser.add_argument("--url", "--docket-url", dest="url", required=True,
-                        help="Docket's base URL, e.g. https://docket.example.org")
-    token = parser.add_mutually_exclusive_group()
-    token.add_argument("--token", default=None,
-                       help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)")
-    token.add_argument("--token-file", type=Path, help="read the token from this file (mode 0600)")
-    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
+    add_docket_options(parser)
     parser.add_argument("--since", type=_utc, help="period start, ISO 8601 with offset (default: see --hours)")
     parser.add_argument("--until", type=_utc, help="period end, ISO 8601 with offset (default: see --hours)")
     parser.add_argument("--hours", type=_positive_int, default=1,
@@ -520,24 +513,10 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
     2 nothing posted: Docket, its token or sacct could not be used, or a name does not map."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    environ = os.environ if env is None else env
-    token = args.token or environ.get("DOCKET_TOKEN")
-    if args.token_file is not None:
-        try:
-            token = args.token_file.read_text().strip()
-        except OSError as exc:
-            parser.error(f"cannot read --token-file: {exc}")
-    if not token:
-        parser.error("--token, --token-file or $DOCKET_TOKEN is required")
     if (args.since is None) != (args.until is None):
         parser.error("give both --since and --until, or neither")
-    try:
-        client = DocketClient(args.url, token, args.cluster)
-    except DocketError as exc:
-        parser.error(str(exc))
-    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(line_buffering=True)  # journald gets lines as they come
-    stream = out or sys.stdout
+    client = docket_client(parser, args, env)
+    stream = output(out)
     moment = now or datetime.now(UTC)
     if args.since is not None:
         since, until = args.since, args.until

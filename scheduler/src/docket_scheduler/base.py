@@ -1,19 +1,18 @@
 """What every scheduler adapter shares: desired windows in, per-window statuses out.
 
 An adapter turns the published windows of one cluster (as the windows API serves them)
-into that scheduler's own objects: Slurm reservations, Kueue ClusterQueues, ... It runs
-either next to the scheduler (Slurm: `slurm_sync`) or inside Docket (Kueue: pure
-rendering to YAML). Both start from the same `DesiredWindow`; an adapter that changes a
-live scheduler implements `SchedulerSync` and reports one `SyncStatus` per window.
+into that scheduler's own objects: Slurm reservations and QOS (`slurm_sync`), Kueue
+ClusterQueues (`kueue_sync`). Each starts from the same `DesiredWindow`; an adapter that
+changes a live scheduler implements `SchedulerSync` and reports one `SyncStatus` per window.
 
-Standard library only (Python 3.11+): this module is copied to scheduler hosts that have no Django.
+Standard library only (Python 3.11+): the package runs on scheduler hosts that have no Django.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -135,15 +134,99 @@ class SyncStatus:
         }
 
 
+class Withdrawal(enum.Enum):
+    """What Docket says of a window whose scheduler object a sync is about to remove."""
+
+    WITHDRAWN = "withdrawn"  # a plan version withdrew it: removing its object is what the plan says
+    HELD = "held"  # Docket still holds it (it was only left out of the list)
+    UNKNOWN = "unknown"  # Docket does not know it (an old backup, another database) or could not be asked
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A scheduler object a sync would remove because Docket's list no longer holds its windows.
+
+    `live`: it holds resources now (an active reservation, a quota in force). `ended`: every window it was
+    made for has ended (removing it loses nothing). `windows`: the windows it was made for (empty when the
+    object does not say)."""
+
+    name: str
+    windows: frozenset[int]
+    live: bool
+    ended: bool = False
+
+
+# By default a pass may remove at most half of what the sync manages without Docket confirming each window.
+DEFAULT_MAX_REMOVE_PCT = 50
+
+
+@dataclass
+class RemovalGuard:
+    """Decides which removals a pass may make: the one rule for every adapter.
+
+    A removal is *guarded* when its object is live, or when the pass would remove more than `max_remove_pct`
+    percent of the objects the adapter manages (every removal of that pass is then guarded: an empty or
+    truncated list from Docket looks exactly like this). The removal of an object whose windows have all
+    ended is never guarded and not counted. A guarded removal goes ahead only when Docket,
+    asked about each of its windows (`check`, the window's own endpoint), says a newer plan version withdrew
+    it. Without `check` every guarded removal is refused. `refused` collects, per pass, the windows
+    whose objects were kept and why; `held` those of them Docket still knows (a status can be reported).
+    """
+
+    max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT
+    check: Callable[[int], tuple[Withdrawal, str]] | None = None
+    refused: dict[str, str] = field(default_factory=dict)
+    held: dict[int, str] = field(default_factory=dict)
+
+    def allowed(self, removals: Sequence[Removal], *, managed: int) -> list[Removal]:
+        """The removals this pass may make; records the others in `refused` (object name -> why kept)."""
+        allowed = [removal for removal in removals if removal.ended]
+        pending = [removal for removal in removals if not removal.ended]
+        too_many = len(pending) * 100 > self.max_remove_pct * max(managed, 1)
+        answers: dict[int, tuple[Withdrawal, str]] = {}
+        for removal in pending:
+            if not (too_many or removal.live):
+                allowed.append(removal)
+                continue
+            why = "it is live" if removal.live else (
+                f"the pass would remove {len(pending)} of the {managed} objects it manages "
+                f"(more than {self.max_remove_pct}%)")
+            if not removal.windows:
+                self.refused[removal.name] = f"kept {removal.name}: {why}, and it names no window to ask Docket about"
+                continue
+            problems = []
+            for window in sorted(removal.windows):
+                if window not in answers:
+                    answers[window] = self.check(window) if self.check else (
+                        Withdrawal.UNKNOWN, f"window {window}: no Docket to confirm its withdrawal")
+                state, detail = answers[window]
+                if state is not Withdrawal.WITHDRAWN:
+                    problems.append((window, state, detail))
+            if not problems:
+                allowed.append(removal)
+                continue
+            message = (f"kept {removal.name}: {why}, and Docket does not say its window was withdrawn ("
+                       + "; ".join(detail for _w, _s, detail in problems) + ")")
+            self.refused[removal.name] = message
+            for window, state, _detail in problems:
+                if state is Withdrawal.HELD:
+                    self.held[window] = message
+        return allowed
+
+
 class SchedulerSync(Protocol):
     """An adapter that makes a live scheduler hold exactly the desired windows.
 
     `sync` must be idempotent (a second call with the same windows changes nothing),
     touch only the objects the adapter itself created, and return exactly one status per
-    desired window. With `dry_run` it prints what it would do and changes nothing.
+    desired window, plus a `failed` one per window in `guard.held` (an object kept because Docket left its
+    window out of the list without withdrawing it). Every removal of an object whose window is no longer in the
+    list goes through `guard.allowed`. With `dry_run` it prints what it would do and changes nothing.
     """
 
-    def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]: ...
+    def sync(
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+    ) -> list[SyncStatus]: ...
 
 
 def parse_whole_number(text: str | None, *, max_digits: int = 18) -> int | None:

@@ -1,7 +1,7 @@
 """Render a cluster's windows as Kueue objects: the quotas, lending and borrowing that hold at `at`.
 
 Kueue has no time windows, so the rendering is the state that holds at one moment `at`;
-`kueue_sync` applies it at every window boundary (`next_change()`), `kueue_export` prints it.
+`kueue_sync` applies it at every window boundary (`next_change()`), or prints it (`--export`).
 
 Objects (docs/adapters.md, "Kueue", has the long form):
 
@@ -14,7 +14,8 @@ Objects (docs/adapters.md, "Kueue", has the long form):
   borrowed;
 - one ResourceFlavor per GPU pool label (`scheduler_label`, else the GPU model), selecting
   nodes labelled `docket.io/gpu-model: <flavor>`;
-- one ClusterQueue per team, `docket-<team>`, in the cohort, one resource group covering
+- one ClusterQueue per team, `docket-<team key>` (`team_key`: the slug, or for a slug that is
+  not a DNS label its cleaned prefix, "--" and a hash), in the cohort, one resource group covering
   `nvidia.com/gpu`; per flavor, with P, S, E the GPUs of the team's active priority,
   standard and preemptible windows there:
     nominalQuota   = P + S            (what the team is guaranteed)
@@ -39,6 +40,7 @@ sync, which sends JSON, runs with the standard library alone).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -47,7 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from allocations.adapters.base import DesiredWindow
+from docket_scheduler.base import DesiredWindow
 
 API_GROUP = "kueue.x-k8s.io"
 # v0.19.2 stores v1beta2 and serves v1beta1 as deprecated; v1beta1 only for older Kueues.
@@ -73,6 +75,9 @@ TIER_DESCRIPTIONS = {
 BORROWING_MODES = ("elastic", "granted", "any")
 
 _INVALID_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
+# `docket-` + key is a DNS label (63 characters at most); a suffixed key is prefix + "--" + 10 hex digits.
+TEAM_KEY_MAX_CHARS = 56
+TEAM_KEY_PREFIX_CHARS = 40
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -108,8 +113,22 @@ def flavor_name(window: DesiredWindow) -> str:
     return _dns_label(window.scheduler_label or window.gpu_model, what=f"window {window.id}'s pool label")
 
 
+def team_key(team: str) -> str:
+    """The team as Kubernetes names it: its ClusterQueue is `docket-<key>`, its namespaces carry
+    `docket.io/team=<key>`. One key per team slug by construction: a slug that already is a DNS label without
+    "--" (`search`, `team-a`) is its own key; any other (`search_`, `Search`, a long one) becomes its
+    cleaned-up prefix, "--" and a hash of the whole slug (`search--1b4e8c0f2a`), so `search` and `search_` no
+    longer share `docket-search`. Plain keys never contain "--" and suffixed ones always do, so the two kinds
+    cannot meet; `render` refuses two teams whose keys still agree (a hash collision)."""
+    if _DNS_LABEL.match(team) and "--" not in team and len(team) <= TEAM_KEY_MAX_CHARS:
+        return team
+    prefix = re.sub("-+", "-", _INVALID_NAME_CHARS.sub("-", team.lower())).strip("-")[:TEAM_KEY_PREFIX_CHARS]
+    digest = hashlib.sha256(team.encode()).hexdigest()[:10]
+    return f"{prefix.rstrip('-') or 'team'}--{digest}"
+
+
 def cluster_queue_name(team: str) -> str:
-    return _dns_label(f"docket-{team}", what=f"team {team!r}")
+    return _dns_label(f"docket-{team_key(team)}", what=f"team {team!r}")
 
 
 def cohort_name(cluster: str) -> str:
@@ -228,6 +247,11 @@ def render(
         }
         for flavor in flavors
     )
+    queue_teams: dict[str, str] = {}
+    for team in sorted(set(shares) | set(namespaces or {})):
+        other = queue_teams.setdefault(cluster_queue_name(team), team)
+        if other != team:
+            raise ValueError(f"teams {other!r} and {team!r} would share ClusterQueue {cluster_queue_name(team)}")
     for team in sorted(shares, key=cluster_queue_name):
         objects.append(
             _cluster_queue(
@@ -332,7 +356,7 @@ def _cluster_queue(
             # v1beta2 renamed the field; v1beta1 still calls it `cohort`.
             ("cohortName" if api_version == "v1beta2" else "cohort"): cohort,
             # Only namespaces labelled for the team may submit to its queue (null would admit none).
-            "namespaceSelector": {"matchLabels": {TEAM_NAMESPACE_LABEL: team}},
+            "namespaceSelector": {"matchLabels": {TEAM_NAMESPACE_LABEL: team_key(team)}},
             "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
             "resourceGroups": [
                 {
@@ -356,7 +380,10 @@ def render_yaml(
     **options: Any,
 ) -> str:
     """`render()` as multi-document YAML for `kubectl apply --server-side -f -`, with a header comment."""
-    import yaml  # only here: the sync sends JSON and must run without PyYAML
+    try:
+        import yaml  # only here: the sync sends JSON and must run without PyYAML
+    except ImportError:
+        raise ValueError("printing YAML needs PyYAML: pip install 'docket-scheduler[kueue]'") from None
 
     objects = render(windows, at=at, cluster=cluster, api_version=api_version, **options)
     changes = next_change(windows, at=at)
@@ -365,7 +392,7 @@ def render_yaml(
         f"# Quotas as of {_iso(at)}; "
         + (f"next window boundary {_iso(changes)}: render again then." if changes else "no later window boundary."),
         "# Apply with: kubectl apply --server-side --field-manager=docket -f -   "
-        f"(every object is labelled {MANAGED_BY_KEY}=docket), or run kueue_sync.",
+        f"(every object is labelled {MANAGED_BY_KEY}=docket), or run docket-kueue-sync.",
     ]
     body = yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)
     return "\n".join(header) + "\n" + body

@@ -3,7 +3,7 @@
 Runs on the Slurm host and talks to Docket only over HTTP (standard library only, no
 Django), as
 
-    python -m allocations.adapters.slurm_sync --url URL --token TOKEN --cluster SLUG \
+    docket-slurm-sync --url URL --token TOKEN --cluster SLUG \
         [--dry-run] [--once | --interval SECONDS] [--scontrol PATH] [--sacctmgr PATH] \
         [--reservations-only] [--scavenger-qos NAME] [--scavenger-preempt-mode requeue|cancel]
 
@@ -34,7 +34,6 @@ everything it changed back, because Slurm may hold less than asked and still exi
 from __future__ import annotations
 
 import argparse
-import io
 import math
 import os
 import re
@@ -45,8 +44,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
-from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus, parse_whole_number
-from allocations.adapters.client import DocketClient, DocketError, poll, run_pass
+from docket_scheduler.base import (
+    DesiredWindow,
+    Removal,
+    RemovalGuard,
+    SyncState,
+    SyncStatus,
+    parse_whole_number,
+)
+from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
+from docket_scheduler.client import DocketError, poll
 
 RESERVATION_PREFIX = "docket-w"
 _OUR_NAME = re.compile(rf"^{re.escape(RESERVATION_PREFIX)}(\d+)$")
@@ -212,6 +219,7 @@ class Delete:
     name: str
     reason: str
     recreate: bool = False  # a Create for the same window follows
+    dropped: bool = False  # its window is not in Docket's list at all (a RemovalGuard decides)
 
     def argv(self) -> list[str]:
         return ["delete", f"ReservationName={self.name}"]
@@ -296,12 +304,12 @@ def reconcile(
 
     for window_id, existing in sorted(ours.items()):
         if window_id not in wanted and not any(d.name == existing.name for d in deletes):
-            reason = (
-                f"window {window_id} is held as a QOS quota, not a reservation"
-                if window_id in held_as_quota
-                else f"window {window_id} is no longer published"
-            )
-            deletes.append(Delete(existing.name, reason=reason))
+            if window_id in held_as_quota:
+                reason = f"window {window_id} is held as a QOS quota, not a reservation"
+                deletes.append(Delete(existing.name, reason=reason))
+            else:
+                reason = f"window {window_id} is no longer published"
+                deletes.append(Delete(existing.name, reason=reason, dropped=True))
     return [*deletes, *updates, *creates, *rest]
 
 
@@ -429,8 +437,29 @@ class Qos:
     def quota_account(self) -> str | None:
         """The account a Docket quota QOS is for; None for every QOS the sync did not create."""
         if self.name.startswith(QOS_PREFIX) and self.description.lower().startswith(QOS_MARK):
-            return self.description[len(QOS_MARK) :].strip().lower()
+            words = self.description[len(QOS_MARK) :].split()
+            return words[0].lower() if words else None
         return None
+
+    @property
+    def until(self) -> datetime | None:
+        """When the quota's windows end, from its Description (None when it does not say)."""
+        words = self.description.split()
+        if "until" in words[:-1]:
+            try:
+                return _parse_slurm_time(words[words.index("until") + 1].upper())  # sacctmgr lowercases it
+            except ValueError:
+                return None
+        return None
+
+    @property
+    def windows(self) -> frozenset[int]:
+        """The windows the quota was set for, from its Description (empty when it does not say)."""
+        words = self.description.split()
+        if "windows" not in words[:-1]:
+            return frozenset()
+        ids = [parse_whole_number(part) for part in words[words.index("windows") + 1].split(",")]
+        return frozenset(i for i in ids if i is not None)
 
     @property
     def gpus(self) -> int | None:
@@ -473,6 +502,14 @@ def quota_qos_name(account: str) -> str:
     return f"{QOS_PREFIX}{account}".lower()
 
 
+def quota_description(account: str, windows: Sequence[DesiredWindow]) -> str:
+    """The mark by which the sync knows its own quota QOS, with when the quota ends and for which windows: a
+    later pass that no longer sees those windows knows from Slurm alone whether the quota is still in force."""
+    until = max(w.end for w in windows)
+    ids = ",".join(str(w.id) for w in sorted(windows, key=lambda w: w.id))
+    return f"{QOS_MARK}{account} until {slurm_time(until)} windows {ids}"
+
+
 @dataclass(frozen=True)
 class QosSettings:
     """The operator's names: the scavenger QOS and how it yields (used only when the sync creates it)."""
@@ -500,11 +537,14 @@ class QuotaDesire:
     quotas: Mapping[str, int]
     scavenger_accounts: frozenset[str]
     reports: Mapping[int, tuple[SyncState, str]]
+    # The Description of each account's quota QOS (quota_description: its end and windows).
+    descriptions: Mapping[str, str] = field(default_factory=dict)
 
 
 def quota_desire(windows: Sequence[DesiredWindow], now: datetime, config: SlurmConfig) -> QuotaDesire:
     """Pure: sum each account's active standard windows; say why other windows hold nothing."""
     quotas: dict[str, int] = {}
+    held: dict[str, list[DesiredWindow]] = {}
     scavenger: set[str] = set()
     reports: dict[int, tuple[SyncState, str]] = {}
     quota_problem, preempt_problem = config.quota_problem(), config.preempt_problem()
@@ -526,7 +566,9 @@ def quota_desire(windows: Sequence[DesiredWindow], now: datetime, config: SlurmC
             scavenger.add(account)
             if window.tier == TIER_STANDARD:
                 quotas[account] = quotas.get(account, 0) + window.gpu_count
-    return QuotaDesire(quotas, frozenset(scavenger), reports)
+                held.setdefault(account, []).append(window)
+    descriptions = {account: quota_description(account, ws) for account, ws in held.items()}
+    return QuotaDesire(quotas, frozenset(scavenger), reports, descriptions)
 
 
 def reconcile_qos(
@@ -536,6 +578,7 @@ def reconcile_qos(
     *,
     cluster: str,
     settings: QosSettings,
+    keep: Collection[str] = (),
 ) -> tuple[list[QosCommand], dict[str, str]]:
     """Pure: the sacctmgr calls that make the QOS side match `desire`.
 
@@ -546,7 +589,8 @@ def reconcile_qos(
     revoked: the sync cannot tell its own grant from the operator's.
     Returns the commands and the accounts refused without a command (a QOS of that name
     that is not ours, no association), with the reason. Applying the commands and
-    reconciling again yields no command.
+    reconciling again yields no command. A quota QOS named in `keep` (a removal its RemovalGuard refused) is
+    left as it is.
     """
     commands: list[QosCommand] = []
     refusals: dict[str, str] = {}
@@ -559,14 +603,17 @@ def reconcile_qos(
         name = quota_qos_name(account)
         existing = qos.get(name)
         only = frozenset({account})
+        description = desire.descriptions.get(account, f"{QOS_MARK}{account}")
         if existing is None:
             commands.append(QosCommand(("add", "qos", name, f"GrpTRES=gres/gpu={gpus}", f"Preempt={scavenger}",
-                                        f"Description={QOS_MARK}{account}"), only))
+                                        f"Description={description}"), only))
         elif existing.quota_account != account:
             refusals[account] = f"QOS {name} exists and was not created by Docket (its Description is not ours)"
-        elif existing.gpus != gpus or existing.preempt != {scavenger}:
+        elif (existing.gpus, existing.preempt, existing.description.lower()) != (gpus, {scavenger},
+                                                                                 description.lower()):
             commands.append(QosCommand(("modify", "qos", "where", f"name={name}", "set",
-                                        f"GrpTRES=gres/gpu={gpus}", f"Preempt={scavenger}"), only))
+                                        f"GrpTRES=gres/gpu={gpus}", f"Preempt={scavenger}",
+                                        f"Description={description}"), only))
     for account in sorted(set(desire.quotas) | desire.scavenger_accounts):
         if account in refusals:
             continue
@@ -585,7 +632,7 @@ def reconcile_qos(
                                         "set", *sets), frozenset({account})))
     ours = {q.name: q.quota_account for q in qos.values() if q.quota_account is not None}
     for name, account in sorted(ours.items()):
-        if account in desire.quotas and name == quota_qos_name(account):
+        if (account in desire.quotas and name == quota_qos_name(account)) or name in keep:
             continue
         for held in sorted(assoc.values(), key=lambda a: a.account):
             if name in held.qos or held.default == name:
@@ -594,6 +641,21 @@ def reconcile_qos(
                                             f"cluster={cluster}", "set", *sets), frozenset({held.account})))
         commands.append(QosCommand(("delete", "qos", "where", f"name={name}"), frozenset({account or ""})))
     return commands, refusals
+
+
+def quota_removals_refused(
+    desire: QuotaDesire, qos: Mapping[str, Qos], *, now: datetime, guard: RemovalGuard
+) -> set[str]:
+    """The quota QOS that `guard` does not let this pass remove. A quota is live until the end its Description
+    names (one without it, from an older sync, counts as live)."""
+    ours = [q for q in qos.values() if q.quota_account is not None]
+    removals = [
+        Removal(q.name, q.windows, live=q.until is None or q.until > now, ended=q.until is not None and q.until <= now)
+        for q in ours
+        if not (q.quota_account in desire.quotas and q.name == quota_qos_name(q.quota_account or ""))
+    ]
+    allowed = {r.name for r in guard.allowed(removals, managed=len(ours))}
+    return {r.name for r in removals} - allowed
 
 
 def next_boundary(windows: Sequence[DesiredWindow], now: datetime) -> datetime | None:
@@ -678,12 +740,18 @@ class SlurmSync:
         found = [r for r in parse_reservations(result.stdout) if r.name == name]
         return found[0] if found else None
 
-    def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]:
+    def sync(
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+    ) -> list[SyncStatus]:
         """Reconcile and (unless dry_run) apply; one status per window, in window order.
 
         Priority windows (every window with `reservations_only`) are reservations; standard
-        and preemptible ones are QOS state (`sync_quotas`). Sets `next_boundary`.
+        and preemptible ones are QOS state (`sync_quotas`). Sets `next_boundary`. A reservation or quota whose
+        windows left Docket's list is removed only as `guard` allows (base.RemovalGuard: never a live one, nor
+        more than its share, without Docket confirming the withdrawal); a kept one is reported `failed` on its
+        window when Docket still knows that window, and is named in `problems`.
         """
+        guard = guard if guard is not None else RemovalGuard()
         self.problems = []
         self.next_boundary = None
         if self.reservations_only:
@@ -693,7 +761,9 @@ class SlurmSync:
             quota_windows = [w for w in windows if w.tier != TIER_PRIORITY]
         for window in sorted(reserved, key=lambda w: w.id):
             print(rounding_note(window), file=self.out)
-        actions = reconcile(reserved, self.list_reservations(), now, held_as_quota={w.id for w in quota_windows})
+        current = self.list_reservations()
+        actions = reconcile(reserved, current, now, held_as_quota={w.id for w in quota_windows})
+        actions = self._guard_deletes(actions, current, now=now, guard=guard)
         if dry_run:
             print("dry run: the plan below changes nothing and reports nothing", file=self.out)
             for action in actions:
@@ -702,9 +772,28 @@ class SlurmSync:
         else:
             statuses = self.execute(actions)
         if not self.reservations_only:
-            statuses += self.sync_quotas(quota_windows, now=now, dry_run=dry_run)
+            statuses += self.sync_quotas(quota_windows, now=now, dry_run=dry_run, guard=guard)
             self.next_boundary = next_boundary(quota_windows, now)
+        self.problems += [message for message in guard.refused.values() if message not in self.problems]
+        desired = {w.id for w in windows}
+        statuses += [SyncStatus(window, SyncState.FAILED, 0, 0, message)
+                     for window, message in sorted(guard.held.items()) if window not in desired]
         return sorted(statuses, key=lambda status: status.window)
+
+    @staticmethod
+    def _guard_deletes(
+        actions: list[Action], current: Sequence[Reservation], *, now: datetime, guard: RemovalGuard
+    ) -> list[Action]:
+        """The actions without the deletes of dropped windows' reservations that `guard` refuses."""
+        ours = [r for r in current if r.window_id is not None]
+        by_name = {r.name: r for r in ours}
+        removals = [
+            Removal(a.name, frozenset({by_name[a.name].window_id or 0}),
+                    live=by_name[a.name].start <= now < by_name[a.name].end, ended=by_name[a.name].end <= now)
+            for a in actions if isinstance(a, Delete) and a.dropped
+        ]
+        allowed = {r.name for r in guard.allowed(removals, managed=len(ours))}
+        return [a for a in actions if not (isinstance(a, Delete) and a.dropped and a.name not in allowed)]
 
     def read_config(self) -> SlurmConfig:
         result = self._run(["show", "config"])
@@ -725,7 +814,9 @@ class SlurmSync:
             raise SlurmError(f"sacctmgr show assoc failed: {_message(assoc)}")
         return parse_qos(shown.stdout), parse_assoc(assoc.stdout)
 
-    def sync_quotas(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]:
+    def sync_quotas(
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+    ) -> list[SyncStatus]:
         """Make the QOS side hold the standard and preemptible windows active at `now`.
 
         Without accounting (or without limits,qos enforced) sacctmgr is not called: every
@@ -746,7 +837,8 @@ class SlurmSync:
                 failures[""] = str(exc)
         if failures:
             return [quota_status(w, desire, qos, assoc, self.qos, failures, now) for w in windows]
-        commands, refusals = reconcile_qos(desire, qos, assoc, cluster=config.cluster, settings=self.qos)
+        keep = quota_removals_refused(desire, qos, now=now, guard=guard if guard is not None else RemovalGuard())
+        commands, refusals = reconcile_qos(desire, qos, assoc, cluster=config.cluster, settings=self.qos, keep=keep)
         failures.update(refusals)
         if dry_run:
             for command in commands:
@@ -888,27 +980,10 @@ def _message(result: subprocess.CompletedProcess[str]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m allocations.adapters.slurm_sync",
+        prog="docket-slurm-sync",
         description="Make this Slurm cluster's docket-w* reservations match its published Docket windows.",
     )
-    parser.add_argument("--url", required=True, help="Docket's base URL, e.g. https://docket.example.org")
-    parser.add_argument(
-        "--token",
-        default=os.environ.get("DOCKET_TOKEN"),
-        help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)",
-    )
-    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan; change and report nothing")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--once", action="store_true", help="one pass, then exit (non-zero if a window failed)")
-    mode.add_argument("--interval", type=_positive_float, default=60.0, metavar="SECONDS", help="poll period (60)")
-    parser.add_argument(
-        "--resync",
-        type=_positive_float,
-        default=3600.0,
-        metavar="SECONDS",
-        help="a full pass at least this often even when Docket says nothing changed (3600)",
-    )
+    add_sync_options(parser, interval_s=60.0, interval_help="poll period (60)")
     parser.add_argument("--scontrol", default="scontrol", help="path to scontrol (default: scontrol on PATH)")
     parser.add_argument("--sacctmgr", default="sacctmgr", help="path to sacctmgr (default: sacctmgr on PATH)")
     parser.add_argument(
@@ -939,31 +1014,13 @@ def _slurm_name(text: str) -> str:
     return text
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
-    return value
-
-
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """Exit codes: 0 every window in sync or short; 1 a window failed (or an orphan would
-    not delete) in --once mode; 2 Docket or scontrol could not be used."""
+    """Exit codes (cli.run_sync): 0 every window in sync or short; 1 a window failed (or a reservation would not
+    delete, or was kept) in --once mode; 2 Docket or scontrol could not be used."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.token:
-        parser.error("--token or $DOCKET_TOKEN is required")
-    try:
-        client = DocketClient(args.url, args.token, args.cluster)
-    except DocketError as exc:
-        parser.error(str(exc))
-    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
-        # Under systemd stdout is a pipe; without this the journal gets lines minutes late.
-        sys.stdout.reconfigure(line_buffering=True)
-    stream = out or sys.stdout
+    client = docket_client(parser, args, env)
+    stream = output(out)
     adapter = SlurmSync(
         scontrol=args.scontrol,
         sacctmgr=args.sacctmgr,
@@ -972,28 +1029,13 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         env=env,
         out=stream,
     )
-    if not args.once:
-        try:
-            poll(
-                client,
-                adapter,
-                interval_s=args.interval,
-                resync_s=args.resync,
-                dry_run=args.dry_run,
-                out=stream,
-                errors=(DocketError, SlurmError),
-            )
-        except KeyboardInterrupt:
-            return 130
-        return 0
-    try:
-        result = run_pass(client, adapter, dry_run=args.dry_run, out=stream)
-    except (DocketError, SlurmError) as exc:
-        print(f"sync failed: {exc}", file=stream)
-        return 2
-    for problem in adapter.problems:
-        print(f"problem: {problem}", file=stream)
-    return 1 if result.failed or adapter.problems else 0
+    errors = (DocketError, SlurmError)
+
+    def loop() -> None:
+        poll(client, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run, out=stream,
+             errors=errors, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct, state=state_file(args))
+
+    return run_sync(args, client=client, adapter=adapter, loop=loop, errors=errors, out=stream)
 
 
 if __name__ == "__main__":

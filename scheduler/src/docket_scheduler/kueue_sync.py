@@ -4,7 +4,7 @@ Runs wherever it can reach both Docket and the cluster's API server (a host with
 kubeconfig, or a Pod with a ServiceAccount), talks to both over HTTPS with the standard
 library only, like slurm_sync:
 
-    python -m allocations.adapters.kueue_sync --url URL --token TOKEN --cluster SLUG \
+    docket-kueue-sync --url URL --token TOKEN --cluster SLUG \
         [--kubeconfig PATH [--context NAME] | --in-cluster] [--dry-run] [--once | --interval SECONDS]
 
 Each pass reads the cluster's windows (`GET /api/v1/windows/`), renders the objects that hold
@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import argparse
 import base64
-import io
+import http.client
 import json
 import math
 import os
+import random
 import ssl
 import sys
 import tempfile
@@ -42,13 +43,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from allocations.adapters import kueue
-from allocations.adapters.base import DesiredWindow, SyncState, SyncStatus
-from allocations.adapters.client import DocketClient, DocketError, run_pass
+from docket_scheduler import __version__, kueue
+from docket_scheduler.base import (
+    DEFAULT_MAX_REMOVE_PCT,
+    DesiredWindow,
+    Removal,
+    RemovalGuard,
+    SyncState,
+    SyncStatus,
+)
+from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
+from docket_scheduler.client import DocketClient, DocketError, StateFile, open_url, poll
 
 FIELD_MANAGER = "docket"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
-USER_AGENT = "docket-kueue-sync/1"
+USER_AGENT = f"docket-kueue-sync/{__version__}"
 PLURALS = {
     "WorkloadPriorityClass": "workloadpriorityclasses",
     "Cohort": "cohorts",
@@ -289,12 +298,12 @@ class KubeClient:
         if self.config.token:
             request.add_header("Authorization", f"Bearer {self.config.token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self.config.context) as response:  # noqa: S310
+            with open_url(request, timeout_s=self.timeout_s, context=self.config.context) as response:
                 return response.status, _json(response.read())
         except urllib.error.HTTPError as exc:
             raise KubeError(f"{method} {path}: {status_message(exc.code, exc.read())}", status=exc.code) from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise KubeError(f"{method} {path}: {getattr(exc, 'reason', exc)}") from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            raise KubeError(f"{method} {path}: {getattr(exc, 'reason', exc) or 'no whole answer in time'}") from None
 
 
 def _json(body: bytes) -> dict[str, Any]:
@@ -346,8 +355,16 @@ class KueueSync:
     def label_selector(self) -> str:
         return f"{kueue.MANAGED_BY_KEY}=docket,{kueue.CLUSTER_LABEL}={self.cluster}"
 
-    def sync(self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool) -> list[SyncStatus]:
-        """Apply what holds at `now` (validate only, with dry_run); one status per window, by id."""
+    def sync(
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+    ) -> list[SyncStatus]:
+        """Apply what holds at `now` (validate only, with dry_run); one status per window, by id.
+
+        A ClusterQueue no longer rendered is deleted only as `guard` allows (base.RemovalGuard): one that holds
+        quota now, or more than the guard's share of the queues, needs Docket to confirm that its windows were
+        withdrawn. When one is kept, nothing else is pruned in that pass (its flavors, cohort and LocalQueues
+        stay with it), and its windows that Docket still knows are reported failed."""
+        guard = guard if guard is not None else RemovalGuard()
         self.problems = []
         self.next_boundary = kueue.next_change(windows, at=now)
         try:
@@ -382,28 +399,43 @@ class KueueSync:
             verb = "would apply" if dry_run else ("created" if status == 201 else "applied")
             print(f"{verb} {describe(obj)}{_summary(obj)}", file=self.out)
         if self.prune and not refused:
-            self._prune(objects, dry_run=dry_run)
+            self._prune(objects, dry_run=dry_run, now=now, guard=guard)
         cohort = next(o for o in objects if o["kind"] == "Cohort")["metadata"]["name"]
         queues = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterQueue"}
         statuses = [
             self._status(window, now=now, cohort=cohort, queues=queues, refused=refused, dry_run=dry_run)
             for window in sorted(windows, key=lambda w: w.id)
         ]
+        self.problems += list(guard.refused.values())
+        desired = {w.id for w in windows}
+        statuses += [SyncStatus(window, SyncState.FAILED, 0, 0, message)
+                     for window, message in sorted(guard.held.items()) if window not in desired]
         if self.next_boundary:
             print(f"next window boundary {_iso(self.next_boundary)}: the quotas change then", file=self.out)
         return statuses
 
-    def _prune(self, objects: Sequence[Mapping[str, Any]], *, dry_run: bool) -> None:
-        """Delete our objects of this cluster that are no longer rendered (a team or pool that left)."""
+    def _prune(
+        self, objects: Sequence[Mapping[str, Any]], *, dry_run: bool, now: datetime, guard: RemovalGuard
+    ) -> None:
+        """Delete our objects of this cluster that are no longer rendered (a team or pool that left), as far
+        as `guard` allows the ClusterQueues to go; if it keeps one, nothing is deleted."""
         api = f"{kueue.API_GROUP}/{self.api_version}"
         wanted = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects}
+        found: dict[str, list[dict[str, Any]]] = {}
         for kind in PRUNED_KINDS:
             try:
-                found = self.kube.list(api, kind, label_selector=self.label_selector)
+                found[kind] = self.kube.list(api, kind, label_selector=self.label_selector)
             except KubeError as exc:
                 self.problems.append(f"cannot list {kind}s to prune: {exc}")
-                continue
-            for item in found:
+                found[kind] = []
+        queues = [q for q in found["ClusterQueue"] if (q.get("metadata") or {}).get("name")]
+        removals = [queue_removal(q, now=now) for q in queues
+                    if ("ClusterQueue", None, q["metadata"]["name"]) not in wanted]
+        if len(guard.allowed(removals, managed=len(queues))) < len(removals):
+            print("nothing pruned: a ClusterQueue that is no longer rendered was kept", file=self.out)
+            return
+        for kind in PRUNED_KINDS:
+            for item in found[kind]:
                 metadata = item.get("metadata") or {}
                 key = (kind, metadata.get("namespace"), metadata.get("name"))
                 if key in wanted or not metadata.get("name"):
@@ -464,6 +496,27 @@ class KueueSync:
         return SyncStatus(window.id, SyncState.IN_SYNC, nodes, nodes, prefix + held)
 
 
+def queue_removal(queue: Mapping[str, Any], *, now: datetime) -> Removal:
+    """A listed ClusterQueue as a removal: live while a flavor has nominal quota, ended when every window its
+    `docket.io/windows` annotation names has ended, with those windows to ask Docket about."""
+    metadata = queue.get("metadata") or {}
+    try:
+        held = json.loads((metadata.get("annotations") or {}).get(f"{kueue.ANNOTATION_PREFIX}windows") or "[]")
+        windows = [w for w in held if isinstance(w, dict) and isinstance(w.get("id"), int)]
+        ends = [datetime.fromisoformat(str(w["end"]).replace("Z", "+00:00")) for w in windows]
+    except (ValueError, TypeError, KeyError):
+        windows, ends = [], []
+    quota = any(
+        (resource.get("nominalQuota") or 0) not in (0, "0")
+        for group in (queue.get("spec") or {}).get("resourceGroups") or []
+        for flavor in group.get("flavors") or []
+        for resource in flavor.get("resources") or []
+    )
+    ended = bool(ends) and all(end <= now for end in ends)
+    return Removal(str(metadata.get("name")), frozenset(w["id"] for w in windows), live=quota and not ended,
+                   ended=ended)
+
+
 def _nodes(window: DesiredWindow) -> int:
     """Kueue counts GPUs, not nodes: the status's node columns carry whole-node equivalents."""
     return math.ceil(window.gpu_count / window.gpus_per_node)
@@ -500,39 +553,16 @@ def run_loop(
     sleep: Callable[[float], None] = time.sleep,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     out: TextIO = sys.stdout,
+    max_backoff_s: float = 900.0,
+    max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT,
+    rng: Callable[[float, float], float] = random.uniform,
+    state: StateFile | None = None,
 ) -> None:
-    """Passes forever (or `passes` times): after each, sleep until the next window boundary
-    or `interval_s`, whichever is sooner.
-
-    An unchanged plan costs one 304, except at a window boundary (the quotas change though
-    the windows do not), after a pass that left a window failed, and at least every
-    `resync_s` (someone may have edited the objects by hand). Errors are printed and the
-    loop goes on.
-    """
-    etag: str | None = None
-    last_full: datetime | None = None
-    done = 0
-    while passes is None or done < passes:
-        done += 1
-        failed = False
-        moment = now()
-        boundary_due = adapter.next_boundary is not None and moment >= adapter.next_boundary
-        fresh = last_full is not None and (moment - last_full).total_seconds() < resync_s
-        send_etag = etag if fresh and not boundary_due else None
-        try:
-            result = run_pass(docket, adapter, dry_run=dry_run, etag=send_etag, now=moment, out=out)
-        except (DocketError, KubeError) as exc:
-            print(f"sync pass failed: {exc}", file=out)
-            etag, failed = None, True
-        else:
-            if result.changed:
-                last_full = moment
-                etag = result.etag if not result.failed else None
-        delay = interval_s
-        if adapter.next_boundary is not None and not failed:
-            # Not after a failed pass: a boundary it could not apply is retried an interval later, not at once.
-            delay = min(delay, max(0.0, (adapter.next_boundary - now()).total_seconds()))
-        sleep(delay)
+    """Passes forever (or `passes` times): `client.poll`, which also wakes at the next window boundary
+    (Kueue has no time windows: the quotas change though the windows do not)."""
+    poll(docket, adapter, interval_s=interval_s, resync_s=resync_s, dry_run=dry_run, passes=passes, sleep=sleep,
+         wall_clock=now, out=out, errors=(DocketError, KubeError), max_backoff_s=max_backoff_s,
+         max_remove_pct=max_remove_pct, wake_at_boundary=True, rng=rng, state=state)
 
 
 # --- command line ---------------------------------------------------------------------------
@@ -540,15 +570,11 @@ def run_loop(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m allocations.adapters.kueue_sync",
+        prog="docket-kueue-sync",
         description="Apply this cluster's Kueue objects (quotas, cohort, priority classes) from its Docket windows.",
     )
-    parser.add_argument("--url", required=True, help="Docket's base URL, e.g. https://docket.example.org")
-    parser.add_argument(
-        "--token", default=os.environ.get("DOCKET_TOKEN"),
-        help="the cluster's scheduler token (default: $DOCKET_TOKEN, which keeps it out of `ps`)",
-    )
-    parser.add_argument("--cluster", required=True, help="the cluster's slug in Docket")
+    add_sync_options(parser, interval_s=300.0,
+                     interval_help="longest sleep between passes (300); the loop also wakes at every window boundary")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--kubeconfig", default=_first_path(os.environ.get("KUBECONFIG", "")),
                        help="kubeconfig file (default: the first file in $KUBECONFIG, else ~/.kube/config)")
@@ -567,14 +593,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-version", choices=kueue.API_VERSIONS, default="v1beta2",
                         help="Kueue API version (default v1beta2; v1beta1 for a Kueue that serves only that)")
     parser.add_argument("--no-prune", action="store_true", help="never delete objects that are no longer rendered")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="send every object with dryRun=All; store, delete and report nothing")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--once", action="store_true", help="one pass, then exit (non-zero if a window failed)")
-    mode.add_argument("--interval", type=_positive_float, default=300.0, metavar="SECONDS",
-                      help="longest sleep between passes (300); the loop also wakes at every window boundary")
-    parser.add_argument("--resync", type=_positive_float, default=3600.0, metavar="SECONDS",
-                        help="a full pass at least this often even when Docket says nothing changed (3600)")
+    parser.add_argument("--export", action="store_true",
+                        help="print the objects that hold at --at as YAML and exit: no Kubernetes API server is "
+                             "used, nothing is applied or reported (needs PyYAML: docket-scheduler[kueue])")
+    parser.add_argument("--at", type=_instant, metavar="TIME",
+                        help="with --export: the instant, ISO 8601 with an offset (default: now)")
     return parser
 
 
@@ -583,14 +606,14 @@ def _first_path(value: str) -> str | None:
     return next((part for part in value.split(os.pathsep) if part), None)
 
 
-def _positive_float(text: str) -> float:
+def _instant(text: str) -> datetime:
     try:
-        value = float(text)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
-    return value
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset")
+    return moment.astimezone(UTC)
 
 
 def _namespaces(pairs: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
@@ -609,51 +632,67 @@ def main(
     out: TextIO | None = None,
     now: Callable[[], datetime] | None = None,
 ) -> int:
-    """Exit codes in --once mode: 0 every window in sync; 1 a window failed (the API server
-    refused an object or could not be reached) or an object would not delete; 2 Docket
-    could not be used. A bad option or an unusable kubeconfig exits 2 through argparse."""
+    """Exit codes in --once mode (cli.run_sync): 0 every window in sync; 1 a window failed (the API server
+    refused an object or could not be reached) or an object would not delete or was kept; 2 Docket could not be
+    used. `--export` prints the objects as YAML and exits 0 (2 when Docket could not be used). A bad option or
+    an unusable kubeconfig exits 2 through argparse."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.token:
-        parser.error("--token or $DOCKET_TOKEN is required")
     try:
         policy = kueue.KueuePolicy(
             standard_lend_pct=args.standard_lend_pct,
             priority_lend_pct=args.priority_lend_pct,
             borrowing=args.borrowing,
         )
-        docket = DocketClient(args.url, args.token, args.cluster)
+    except ValueError as exc:
+        parser.error(str(exc))
+    docket = docket_client(parser, args)
+    stream = output(out)
+    clock = now or (lambda: datetime.now(UTC))
+    namespaces = _namespaces(args.namespace, parser)
+    if args.export:
+        return export(docket, at=args.at or clock(), cohort=args.cohort, policy=policy, namespaces=namespaces,
+                      api_version=args.api_version, out=stream)
+    try:
         config = (
             in_cluster_config() if args.in_cluster
             else load_kubeconfig(args.kubeconfig or "~/.kube/config", context=args.context)
         )
-    except (ValueError, DocketError, KubeError) as exc:
+    except KubeError as exc:
         parser.error(str(exc))
-    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(line_buffering=True)  # under systemd stdout is a pipe
-    stream = out or sys.stdout
     print(f"Kubernetes API server {config.server} from {config.source}", file=stream)
     adapter = KueueSync(
         kube=KubeClient(config), cluster=args.cluster, cohort=args.cohort, policy=policy,
-        namespaces=_namespaces(args.namespace, parser), api_version=args.api_version,
-        prune=not args.no_prune, out=stream,
+        namespaces=namespaces, api_version=args.api_version, prune=not args.no_prune, out=stream,
     )
-    clock = now or (lambda: datetime.now(UTC))
-    if not args.once:
-        try:
-            run_loop(docket, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run,
-                     now=clock, out=stream)
-        except KeyboardInterrupt:
-            return 130
-        return 0
+
+    def loop() -> None:
+        run_loop(docket, adapter, interval_s=args.interval, resync_s=args.resync, dry_run=args.dry_run,
+                 now=clock, out=stream, max_backoff_s=args.max_backoff, max_remove_pct=args.max_remove_pct,
+                 state=state_file(args))
+
+    return run_sync(args, client=docket, adapter=adapter, loop=loop, errors=(DocketError, KubeError), out=stream,
+                    now=clock())
+
+
+def export(docket: DocketClient, *, at: datetime, cohort: str | None, policy: kueue.KueuePolicy,
+           namespaces: Mapping[str, Sequence[str]], api_version: str, out: TextIO) -> int:
+    """Print the Kueue objects that hold at `at` as YAML, for a look or `kubectl apply --server-side -f -`: the
+    same objects a pass applies, from the windows of the weeks not ended at `at`. Needs PyYAML (the `kueue` extra)."""
     try:
-        result = run_pass(docket, adapter, dry_run=args.dry_run, now=clock(), out=stream)
-    except (DocketError, KubeError) as exc:
-        print(f"sync failed: {exc}", file=stream)
+        snapshot = docket.fetch_windows(ends_after=at)
+    except DocketError as exc:
+        print(f"export failed: {exc}", file=sys.stderr)
         return 2
-    for problem in adapter.problems:
-        print(f"problem: {problem}", file=stream)
-    return 1 if result.failed or adapter.problems else 0
+    windows = snapshot.windows if snapshot else []
+    try:
+        text = kueue.render_yaml(windows, at=at, cluster=docket.cluster, cohort=cohort, policy=policy,
+                                 namespaces=namespaces, api_version=api_version)
+    except ValueError as exc:
+        print(f"export failed: {exc}", file=sys.stderr)
+        return 1
+    out.write(text)
+    return 0
 
 
 if __name__ == "__main__":
