@@ -493,6 +493,9 @@ DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, 
 # How far back a scheduler's usage report may start (days): older periods are refused with 400. The default
 # covers the fair share's default 8 trailing weeks.
 DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, maximum=3650)
+# Reports of one team on one pool starting in one UTC hour: more is implausibly fragmented reporting, refused with
+# 400. It bounds what a token can store (each report is checked against the pool's others under its row lock).
+DOCKET_USAGE_MAX_REPORTS_PER_HOUR = env_int("DOCKET_USAGE_MAX_REPORTS_PER_HOUR", 60, minimum=1, maximum=3600)
 # How long after a week's first publication its teams may appeal an outcome (hours; at most four weeks).
 DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
