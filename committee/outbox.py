@@ -41,11 +41,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from allocations.adapters.base import parse_whole_number
 from committee.models import OutboxMessage
 from config.celery import app
 from core.health import broker_ping
 from core.logs import TASK_HEADER, current_request_id
+from core.parsers import parse_whole_number
 
 logger = logging.getLogger(__name__)
 

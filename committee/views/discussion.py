@@ -18,11 +18,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from allocations.adapters.base import parse_whole_number
 from committee import selectors, services
 from committee.models import GpuRequest, RequestQuestion, ReviewCycle
 from committee.views.review import _request_in_cycle, require_committee
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 
 
 def _back_to_card(request: AuthenticatedHttpRequest, cycle: ReviewCycle, pk: int) -> str:

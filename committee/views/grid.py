@@ -23,13 +23,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from allocations.adapters.base import parse_whole_number
 from committee import scoring, selectors, services
 from committee.models import Criterion, CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
 from committee.views.review import require_committee
 from core.errors import StateConflict
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 
 CELL_NAME = re.compile(r"^cell-(\d{1,12})-([a-z_]{1,30})$")
 SCORE_PATTERN = re.compile(r"^(10|[0-9])$")

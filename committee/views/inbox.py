@@ -11,10 +11,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from allocations.adapters.base import parse_whole_number
 from committee import selectors, services
 from committee.services.notifications import kind_heading, notification_text
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 
 INBOX_PAGE_SIZE = 25
 

@@ -16,7 +16,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from allocations.adapters.base import parse_whole_number
 from allocations.elastic import selectors as elastic_selectors
 from allocations.models import Team
 from committee import selectors, services, weeks
@@ -32,6 +31,7 @@ from committee.forms import (
 from committee.models import GpuRequest, ReviewCycle
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 
 # Weeks of requests on one page of the portal: this week, next week and a few behind.
 PORTAL_WEEKS = 6

@@ -15,7 +15,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from allocations.adapters.base import parse_whole_number
 from allocations.elastic import selectors as elastic_selectors
 from committee import scoring, selectors, services
 from committee.forms import DecisionForm, ScoreForm, WeightsForm
@@ -27,6 +26,7 @@ from committee.timeline import placement_figures
 from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 
 
 def require_committee(request: HttpRequest) -> None:

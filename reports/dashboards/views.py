@@ -24,13 +24,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from plotly import graph_objects as go
 
-from allocations.adapters.base import parse_whole_number
 from allocations.elastic import selectors as elastic_selectors
 from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
 from committee import weeks
 from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 from reports import charts as report_charts
 from reports import pdf
 from reports.dashboards import capacity, charts, costs, elastic, heatmap, monthly, selectors, tco, teams

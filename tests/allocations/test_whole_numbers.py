@@ -6,10 +6,14 @@ import argparse
 
 import pytest
 
-from allocations.adapters.base import parse_whole_number
+from allocations.adapters.base import parse_whole_number as scheduler_side_parse
 from allocations.adapters.slurm_sync import Qos
 from allocations.adapters.slurm_usage import _positive_int
 from committee.outbox import TASK_ID_PREFIX, message_id_from
+from core.parsers import parse_whole_number as view_side_parse
+
+# The views' parser (core/parsers.py) and the scheduler-side programs' copy (standard library only) read alike.
+PARSERS = [pytest.param(view_side_parse, id="core"), pytest.param(scheduler_side_parse, id="adapters")]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -17,11 +21,13 @@ from committee.outbox import TASK_ID_PREFIX, message_id_from
     ("²", None), ("１２", None), ("٣", None), ("-1", None), ("+1", None), (" 1", None), ("1.0", None), ("", None),
     (None, None), ("9" * 19, None),
 ])
-def test_only_ascii_digits_of_a_bounded_length_are_a_whole_number(text, expected):
+@pytest.mark.parametrize("parse_whole_number", PARSERS)
+def test_only_ascii_digits_of_a_bounded_length_are_a_whole_number(text, expected, parse_whole_number):
     assert parse_whole_number(text) == expected
 
 
-def test_the_length_bound_is_the_callers():
+@pytest.mark.parametrize("parse_whole_number", PARSERS)
+def test_the_length_bound_is_the_callers(parse_whole_number):
     assert parse_whole_number("1234567", max_digits=6) is None
     assert parse_whole_number("123456", max_digits=6) == 123456
 
