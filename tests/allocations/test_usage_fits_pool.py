@@ -119,7 +119,7 @@ hundredths = st.integers(0, 2_000).map(lambda n: Decimal(n) / 100)
 reports = st.tuples(periods, hundredths).map(lambda p: (p[0][0], p[0][1], p[1]))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(stored=st.lists(reports, max_size=40), new=reports, gpus=st.integers(1, 8))
 def test_the_sweep_finds_what_the_quadratic_check_found(stored, new, gpus):
     """Any reports (fitting or not, nested, touching, equal): the same worst span, the same numbers."""
