@@ -43,4 +43,6 @@ EXPOSE 8000
 # Liveness: /healthz answers without the database; readiness (/readyz) is for the orchestrator.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
     CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status != 200)"
+# Every interface of the container, whose network is private: publish the port only to the proxy in front
+# (compose.yaml publishes it on the host's 127.0.0.1), and name the proxy in DOCKET_TRUSTED_PROXIES.
 CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "4", "--access-logfile", "-"]

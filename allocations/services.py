@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -44,9 +45,13 @@ TOKEN_PREFIX = "dks_"  # noqa: S105 (a prefix, not a secret)
 TOKEN_PREFIX_SHOWN = 12  # characters of the token kept in clear, to tell tokens apart
 LAST_SEEN_RESOLUTION = timedelta(minutes=1)  # write last_seen_at at most this often per client
 FUTURE_SKEW = timedelta(minutes=5)  # clocks of scheduler hosts may run a little ahead
-# Reads that widen the span around a new usage report to the reports chained to it, before reading the
+# Reads that widen the span around a new usage report to the reports chained to it, before counting the
 # whole retention window at once instead (a long chain of staggered periods).
 CLUSTER_WALK_STEPS = 8
+# The most stored reports a new one is checked against (those chained to it by overlapping periods). More is
+# implausibly fragmented reporting: collectors report on an hour grid, whose periods touch and do not chain.
+# It bounds the check, which runs under the pool's row lock (docs/benchmarks.md, "Usage reports").
+USAGE_MAX_CHAINED = 1000
 
 # --- publishing -------------------------------------------------------------------------------
 
@@ -498,6 +503,17 @@ def _usage_check(
             _("%(pool)s holds %(max)s GPU-hours over this period.")
             % {"pool": pool.slug, "max": _gpu_hours(pool.gpu_count * _seconds(period_end - period_start) / 3600)}
         ]
+    if team is not None and "period_start" not in errors:
+        hour = period_start.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        limit = settings.DOCKET_USAGE_MAX_REPORTS_PER_HOUR
+        if UsageRecord.objects.filter(team=team, pool=pool, period_start__gte=hour,
+                                      period_start__lt=hour + timedelta(hours=1)).count() >= limit:
+            errors["period_start"] = [
+                _("Team %(team)s already has %(limit)s usage reports on %(pool)s starting between %(start)s and "
+                  "%(end)s: at most %(limit)s per team, pool and hour. Report longer periods.")
+                % {"team": team.slug, "pool": pool.slug, "limit": limit, "start": hour.isoformat(),
+                   "end": (hour + timedelta(hours=1)).isoformat()}
+            ]
     window = None
     if window_id is not None:
         window = AllocationWindow.objects.filter(pk=window_id, cluster=cluster).first()
@@ -530,22 +546,35 @@ def _usage_fits_pool(
     Reads the reports chained to the new one by overlapping periods (allocations/usage_fit.py
     says why those are enough) and finds the worst span among them. Reports ending before the
     retention horizon are left out: that can only accept more, never refuse a true report.
+    The chain is found by counting first (a count, the earliest start and the latest end of the
+    reports overlapping a span, widened until it holds still), so a chain of more than
+    USAGE_MAX_CHAINED reports is refused (ValidationError on period_start) before any is read.
     """
     lo, hi = period_start, period_end
-    rows: list[tuple[datetime, datetime, Decimal]] = []
+    retained = UsageRecord.objects.filter(pool=pool, period_end__gt=horizon)
     for attempt in range(CLUSTER_WALK_STEPS + 1):
-        records = UsageRecord.objects.filter(pool=pool, period_end__gt=horizon)
-        if attempt < CLUSTER_WALK_STEPS:  # else: the whole retention window, in one read
+        records = retained
+        if attempt < CLUSTER_WALK_STEPS:  # else: the whole retention window, at once
             records = records.filter(period_start__lt=hi, period_end__gt=lo)
-        rows = list(records.values_list("period_start", "period_end", "gpu_hours_used"))
-        new_lo = min([lo, *(start for start, _end, _hours in rows)])
-        new_hi = max([hi, *(end for _start, end, _hours in rows)])
+        # Counted up to one past the cap only, so a long chain costs no more than a short one to refuse.
+        if records.values("pk")[: USAGE_MAX_CHAINED + 1].count() > USAGE_MAX_CHAINED:
+            raise ValidationError({"period_start": [
+                _("This report overlaps a chain of more than %(limit)s reports stored for %(pool)s (between "
+                  "%(start)s and %(end)s): such fragmented reporting is refused. Report periods on the hour grid.")
+                % {"limit": USAGE_MAX_CHAINED, "pool": pool.slug, "start": lo.isoformat(), "end": hi.isoformat()}
+            ]})
+        found = records.aggregate(count=Count("pk"), lo=Min("period_start"), hi=Max("period_end"))
+        count = found["count"]
+        if not count:
+            return None  # the report alone fits its period (checked before)
+        new_lo, new_hi = min(lo, found["lo"]), max(hi, found["hi"])
         if (new_lo, new_hi) == (lo, hi):
             break
         lo, hi = new_lo, new_hi
+    rows = records.values_list("period_start", "period_end", "gpu_hours_used")
     rows_us = [(usage_fit.us(start), usage_fit.us(end), hours) for start, end, hours in rows]
     chained = usage_fit.chained(rows_us, start=usage_fit.us(period_start), end=usage_fit.us(period_end))
     if not chained:
-        return None  # the report alone fits its period (checked before)
+        return None
     return usage_fit.worst_span(chained, start=usage_fit.us(period_start), end=usage_fit.us(period_end),
                                 gpu_hours=gpu_hours_used, gpus=pool.gpu_count)

@@ -62,6 +62,64 @@ def chained(rows: list[Row], *, start: int, end: int) -> list[Row]:
     return [row for row in group if row[2] >= 0]
 
 
+class _PrefixAddMax:
+    """Numbers v[0..n) with "add h to v[0..k)" and "the largest v[i], leftmost first", each in O(log n).
+
+    A bottom-up segment tree: node p holds the max of its leaves plus `added[p]`, what was added to
+    the whole of its range; the leaves past n are never the max.
+    """
+
+    def __init__(self, values: list[int]) -> None:
+        size = 1
+        while size < len(values):
+            size *= 2
+        self.size, self.n = size, len(values)
+        floor = min(values) - 1  # below every value, and values only grow
+        self.top = [floor] * (2 * size)
+        self.top[size : size + len(values)] = values
+        for p in range(size - 1, 0, -1):
+            self.top[p] = max(self.top[2 * p], self.top[2 * p + 1])
+        self.added = [0] * (2 * size)
+
+    def add_prefix(self, k: int, amount: int) -> None:
+        if k <= 0:
+            return
+        low, high = self.size, self.size + k
+        first, last = low, high - 1
+        top, added = self.top, self.added
+        while low < high:
+            if low & 1:
+                top[low] += amount
+                added[low] += amount
+                low += 1
+            if high & 1:
+                high -= 1
+                top[high] += amount
+                added[high] += amount
+            low //= 2
+            high //= 2
+        for p in (first, last):
+            p //= 2
+            while p:
+                top[p] = max(top[2 * p], top[2 * p + 1]) + added[p]
+                p //= 2
+
+    def best(self) -> tuple[int, int]:
+        """The largest value and its index (the smallest index among equals)."""
+        p = 1
+        while p < self.size:
+            p = 2 * p if self.top[2 * p] >= self.top[2 * p + 1] else 2 * p + 1
+        return self.top[1], p - self.size
+
+
+def _scaled(hours: Decimal) -> int:
+    """GPU-hours as GPU-microseconds, exactly (reports carry at most two decimals; 1 h is 3.6e9 µs)."""
+    value = hours * _US_PER_HOUR
+    if value != value.to_integral_value():
+        raise ValueError(f"{hours} GPU-hours are not a whole number of GPU-microseconds")
+    return int(value)
+
+
 def worst_span(rows: list[Row], *, start: int, end: int, gpu_hours: Decimal, gpus: int) -> Overfull | None:
     """The span [a, b] ⊇ [start, end) whose reports (rows wholly inside it, plus the new one) most exceed
     gpus × (b − a), a a start of rows before `start` or `start`, b an end of rows after `end` or `end`.
@@ -69,39 +127,37 @@ def worst_span(rows: list[Row], *, start: int, end: int, gpu_hours: Decimal, gpu
     In GPU-microseconds, the excess of [a, b] is V(a) + (R(b) + new) − gpus × b, where
     V(a) = gpus × a + the rows ending by `end` that start at a or later (a suffix sum), R(b) = the
     rows starting at `start` or later that end after `end`, by b; a row starting before `start` and
-    ending after `end` adds to V(a) for a ≤ its start once b reaches its end. One sweep over b.
+    ending after `end` (one nested around the new report) adds to V(a) for every a ≤ its start once
+    b reaches its end. One sweep over b; V is kept in a segment tree, so each nested row costs
+    O(log n) and the whole check O(n log n) (it runs under the pool's row lock: docs/benchmarks.md).
     """
     a_list = sorted({start, *(row[0] for row in rows if row[0] < start)})
-    early = sorted((row[0], row[2]) for row in rows if row[1] <= end)
-    suffix = [Decimal(0)] * (len(early) + 1)
+    early = sorted((row[0], _scaled(row[2])) for row in rows if row[1] <= end)
+    suffix = [0] * (len(early) + 1)
     for i in range(len(early) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + early[i][1]
-    value = [gpus * a + suffix[bisect.bisect_left(early, (a, Decimal(-1)))] * _US_PER_HOUR for a in a_list]
-    later = sorted((row[1], row[2]) for row in rows if row[1] > end and row[0] >= start)
-    around = sorted((row[1], row[0], row[2]) for row in rows if row[1] > end and row[0] < start)
-    best = max(range(len(a_list)), key=value.__getitem__)
-    right, taken_later, taken_around = Decimal(0), 0, 0
+    early_starts = [row[0] for row in early]
+    value = _PrefixAddMax([gpus * a + suffix[bisect.bisect_left(early_starts, a)] for a in a_list])
+    later = sorted((row[1], _scaled(row[2])) for row in rows if row[1] > end and row[0] >= start)
+    around = sorted((row[1], row[0], _scaled(row[2])) for row in rows if row[1] > end and row[0] < start)
+    new = _scaled(gpu_hours)
+    right, taken_later, taken_around = 0, 0, 0
     worst: Overfull | None = None
-    worst_excess: Decimal | int = 0
+    worst_excess = 0
     for b in sorted({end, *(row[1] for row in rows if row[1] > end)}):
         while taken_later < len(later) and later[taken_later][0] <= b:
             right += later[taken_later][1]
             taken_later += 1
-        changed = False
         while taken_around < len(around) and around[taken_around][0] <= b:
-            _end, row_start, hours = around[taken_around]
-            for i, a in enumerate(a_list):
-                if a <= row_start:
-                    value[i] += hours * _US_PER_HOUR
+            _end, row_start, amount = around[taken_around]
+            value.add_prefix(bisect.bisect_right(a_list, row_start), amount)
             taken_around += 1
-            changed = True
-        if changed:
-            best = max(range(len(a_list)), key=value.__getitem__)
-        excess = value[best] + (right + gpu_hours) * _US_PER_HOUR - gpus * b
+        excess = value.top[1] + right + new - gpus * b
         if excess > worst_excess:
-            a = a_list[best]
+            best, index = value.best()
+            a = a_list[index]
             worst_excess = excess
             worst = Overfull(start=instant(a), end=instant(b),
-                             gpu_hours=(value[best] - gpus * a) / _US_PER_HOUR + right + gpu_hours,
+                             gpu_hours=Decimal(best - gpus * a + right + new) / _US_PER_HOUR,
                              capacity_gpu_hours=Decimal(gpus * (b - a)) / _US_PER_HOUR)
     return worst

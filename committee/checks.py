@@ -4,7 +4,10 @@
 - the demo's scheduler tokens, printed in the docs (committee.demo.DEMO_SCHEDULER_TOKENS);
 - a per-process cache with DEBUG off: the API's rate limits would count per worker (CACHE_URL).
 
-Each is an Error, so `check --deploy` exits non-zero until it is fixed.
+Each is an Error, so `check --deploy` exits non-zero until it is fixed. A Warning:
+
+- a proxy count without the proxies' networks (DOCKET_TRUSTED_PROXY_COUNT without DOCKET_TRUSTED_PROXIES):
+  X-Forwarded-For is then believed from nobody, so behind a proxy every client looks like the proxy.
 """
 
 from __future__ import annotations
@@ -93,4 +96,19 @@ def check_shared_cache(app_configs: Any = None, **kwargs: Any) -> list[Error]:
         "rate limits would count per worker, not per token.",
         hint="Set CACHE_URL to a Redis shared by all workers (redis://host:6379/0).",
         id="docket.E003",
+    )]
+
+
+@register(Tags.security, deploy=True)
+def check_trusted_proxies(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    if not settings.DOCKET_TRUSTED_PROXY_COUNT or settings.DOCKET_TRUSTED_PROXIES:
+        return []
+    return [Warning(
+        f"DOCKET_TRUSTED_PROXY_COUNT is {settings.DOCKET_TRUSTED_PROXY_COUNT} but DOCKET_TRUSTED_PROXIES names no "
+        "network: X-Forwarded-For is believed from no peer (but one on gunicorn's Unix socket), so behind a proxy "
+        "every client has the proxy's address (and shares its sign-in lockouts).",
+        hint="Set DOCKET_TRUSTED_PROXIES to the proxies' addresses (e.g. 127.0.0.1/32 for nginx on the same host), "
+             "or DOCKET_TRUSTED_PROXY_COUNT=0 if nothing stands in front of gunicorn (on a Unix socket, "
+             "127.0.0.1/32 does: the socket's peer is trusted anyway).",
+        id="docket.W002",
     )]

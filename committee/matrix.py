@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 
 from committee import scoring
@@ -111,8 +112,10 @@ def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
                 "showlegend": legend_pool[quadrant] == pool, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
                 "x": [row.request.requested_gpu_hours for row in mine],
                 "y": [_impact(row) for row in mine],
+                # Plotly reads a few HTML tags (<a href>, <b>) in hover text: a request's and a team's name are text.
                 "customdata": [[
-                    numbers.rank_ref(row.result.rank) or "—", row.request.title, row.request.team.name, pool,
+                    numbers.rank_ref(row.result.rank) or "—", escape(row.request.title), escape(row.request.team.name),
+                    pool,
                     numbers.format_gpu_hours(row.request.requested_gpu_hours), numbers.format_number(_impact(row), 1),
                 ] for row in mine],
                 "hovertemplate": "%{customdata[0]} · %{customdata[1]}<br>%{customdata[2]} · %{customdata[3]}<br>"

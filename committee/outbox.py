@@ -45,7 +45,7 @@ from committee.models import OutboxMessage
 from config.celery import app
 from core.health import broker_ping
 from core.logs import TASK_HEADER, current_request_id
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 
 logger = logging.getLogger(__name__)
 

@@ -88,6 +88,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """IP networks in CIDR notation (a bare address is one host), comma-separated; unset: `default`.
+
+    Returned normalised ("10.0.0.0/8", "127.0.0.1/32"); a malformed entry is refused naming the variable.
+    Host bits may be set ("10.1.2.3/8" reads as 10.0.0.0/8), as in nginx's set_real_ip_from.
+    """
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not a network (e.g. 10.0.0.0/8 or ::1/128)") from None
+    return networks
+
+
 def env_choice(name: str, default: str, choices: Sequence[str]) -> str:
     """One of `choices`, spelled exactly; unset or empty: `default`."""
     raw = os.environ.get(name)

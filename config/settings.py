@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +18,7 @@ from config.env import (
     env_float,
     env_int,
     env_list,
+    env_networks,
     env_rate,
     env_str,
     env_url,
@@ -167,10 +167,21 @@ LOGIN_URL = "login"
 # same pair (committee/views/auth.py), so concurrent guesses cannot slip past the limit.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=60, maximum=7 * 24 * 3600)
-# How many reverse proxies you run in front of Docket (each appends to X-Forwarded-For). 0: the client is the
-# peer address (REMOTE_ADDR). Too low and every client looks like the proxy; too high and clients choose
-# their own address. The sign-in lockout and the API's rate limits use the same address (core/client.py).
+# The reverse proxies in front of Docket (core/client.py): X-Forwarded-For is believed only from a peer in
+# DOCKET_TRUSTED_PROXIES (CIDRs), through at most DOCKET_TRUSTED_PROXY_COUNT proxies (each appends to the header).
+# Without both, the client is the peer address (REMOTE_ADDR) and the header is ignored, so a client that reaches
+# gunicorn directly cannot choose its address; check --deploy warns about a count without networks. The sign-in
+# lockouts use this address.
 DOCKET_TRUSTED_PROXY_COUNT = env_int("DOCKET_TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
+DOCKET_TRUSTED_PROXIES = env_networks("DOCKET_TRUSTED_PROXIES", [])
+# Failed sign-ins from one client address, whatever the usernames, before that address is refused for the window:
+# password spraying (a few guesses at every account) is held to this many guesses per window.
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=2)
+if LOGIN_ADDRESS_FAILURE_LIMIT <= LOGIN_FAILURE_LIMIT:
+    raise ImproperlyConfigured(
+        f"LOGIN_ADDRESS_FAILURE_LIMIT must be above LOGIN_FAILURE_LIMIT ({LOGIN_FAILURE_LIMIT}); "
+        f"got {LOGIN_ADDRESS_FAILURE_LIMIT}"
+    )
 AUTHENTICATION_BACKENDS = [
     # First: refuses a locked-out pair before any other backend checks a password.
     "axes.backends.AxesStandaloneBackend",
@@ -182,7 +193,9 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_FAILURE_WINDOW_SECONDS)
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The pair first, then the address alone: committee.lockouts.LockoutHandler gives each its own limit.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "committee.lockouts.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True  # resets the signed-in username's count from that address, nobody else's
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lockout ends when the page says it does
 AXES_CLIENT_IP_CALLABLE = "core.client.client_address"
@@ -352,7 +365,6 @@ REST_FRAMEWORK: dict[str, Any] = {
         "scheduler": env_rate("API_RATE_SCHEDULER", "600/minute"),
         "user": env_rate("API_RATE_USER", "120/minute"),
     },
-    "NUM_PROXIES": DOCKET_TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",
@@ -469,6 +481,9 @@ DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, 
 # How far back a scheduler's usage report may start (days): older periods are refused with 400. The default
 # covers the fair share's default 8 trailing weeks.
 DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, maximum=3650)
+# Reports of one team on one pool starting in one UTC hour: more is implausibly fragmented reporting, refused with
+# 400. It bounds what a token can store (each report is checked against the pool's others under its row lock).
+DOCKET_USAGE_MAX_REPORTS_PER_HOUR = env_int("DOCKET_USAGE_MAX_REPORTS_PER_HOUR", 60, minimum=1, maximum=3600)
 # How long after a week's first publication its teams may appeal an outcome (hours; at most four weeks).
 DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
@@ -495,14 +510,7 @@ LOGGING = logging_config(
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # /metrics (core/metrics.py): served to these networks (a direct, unproxied client) or to a bearer token only.
-DOCKET_METRICS_ALLOWED_NETWORKS = env_list("DOCKET_METRICS_ALLOWED_NETWORKS", ["127.0.0.1/32", "::1/128"])
-for _network in DOCKET_METRICS_ALLOWED_NETWORKS:
-    try:
-        ipaddress.ip_network(_network, strict=False)
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"DOCKET_METRICS_ALLOWED_NETWORKS: {_network!r} is not a network (e.g. 10.0.0.0/8 or ::1/128)"
-        ) from None
+DOCKET_METRICS_ALLOWED_NETWORKS = env_networks("DOCKET_METRICS_ALLOWED_NETWORKS", ["127.0.0.1/32", "::1/128"])
 DOCKET_METRICS_TOKEN = env_str("DOCKET_METRICS_TOKEN")
 DOCKET_METRICS_COLLECTOR = "committee.metrics.DocketCollector"
 # What /readyz adds to its checks, by name (core/health.py names no app): the weekly clock's due state.

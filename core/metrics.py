@@ -16,9 +16,8 @@ counted them; with several workers set PROMETHEUS_MULTIPROC_DIR (docs/operations
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cache
 
 import prometheus_client
@@ -28,33 +27,9 @@ from django.utils.module_loading import import_string
 from prometheus_client import CollectorRegistry, multiprocess
 from prometheus_client.registry import Collector
 
+from core.client import address_in, parse_networks
+
 METRICS = "/metrics"
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-def parse_networks(name: str, values: Iterable[str]) -> list[Network]:
-    """CIDRs (or single addresses) from a setting; a malformed one raises naming the variable."""
-    from django.core.exceptions import ImproperlyConfigured
-
-    networks: list[Network] = []
-    for value in values:
-        try:
-            networks.append(ipaddress.ip_network(value.strip(), strict=False))
-        except ValueError:
-            raise ImproperlyConfigured(f"{name}: {value!r} is not a network (e.g. 10.0.0.0/8 or ::1/128)") from None
-    return networks
-
-
-def _address_allowed(address: str, networks: Iterable[Network]) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return any(ip.version == network.version and ip in network for network in networks)
-
 
 def metrics_access_allowed(request: HttpRequest) -> bool:
     """A bearer token equal to DOCKET_METRICS_TOKEN, or a direct (unproxied) client in an allowed network."""
@@ -65,7 +40,7 @@ def metrics_access_allowed(request: HttpRequest) -> bool:
     if "HTTP_X_FORWARDED_FOR" in request.META or "HTTP_FORWARDED" in request.META:
         return False
     networks = parse_networks("DOCKET_METRICS_ALLOWED_NETWORKS", settings.DOCKET_METRICS_ALLOWED_NETWORKS)
-    return _address_allowed(request.META.get("REMOTE_ADDR", ""), networks)
+    return address_in(request.META.get("REMOTE_ADDR", ""), networks)
 
 
 @cache

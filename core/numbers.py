@@ -148,14 +148,3 @@ def format_figure(value: Number | None) -> str:
         return format_number(value, max(0, -exponent) if isinstance(exponent, int) else 0)
     return format_number(value, 0 if isinstance(value, int) else 2)
 
-
-def parse_whole_number(text: str | None, *, max_digits: int = 18) -> int | None:
-    """`text` as a whole number when it is ASCII digits only (1 to `max_digits` of them), else None.
-
-    `str.isdigit()` is not this test: it takes "²" and other digits that `int()` refuses, so a check with it still lets
-    a ValueError (a 500) through. Every whole number a view reads from a request is parsed here. The scheduler
-    package (scheduler/, standard library only, installed apart from Docket) has the same function in
-    `docket_scheduler.base`; tests/allocations/test_whole_numbers.py holds both to the same cases."""
-    if text is None or not 0 < len(text) <= max_digits or not (text.isascii() and text.isdigit()):
-        return None
-    return int(text)

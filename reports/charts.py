@@ -16,6 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 from django.conf import settings
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 
 from core import numbers
@@ -57,7 +58,9 @@ def scores_figure(data: Mapping[str, Any]) -> Chart | None:
     criteria: Sequence[Mapping[str, Any]] = (data.get("rubric") or {}).get("criteria") or []
     if not ranking or not criteria:
         return None
-    labels = [f"#{row.get('rank', '?')} {row.get('team', '')}: {str(row.get('title', ''))[:40]}" for row in ranking]
+    # Plotly reads a few HTML tags (<a href>, <b>) in labels: a team's and a request's name are text, escaped.
+    labels = [escape(f"#{row.get('rank', '?')} {row.get('team', '')}: {str(row.get('title', ''))[:40]}")
+              for row in ranking]
     figure = go.Figure()
     for index, criterion in enumerate(criteria):
         key = criterion.get("key")
@@ -67,7 +70,7 @@ def scores_figure(data: Mapping[str, Any]) -> Chart | None:
             score = (row.get("scores") or {}).get(key)
             values.append(round(weight * float(score) / 10, 2) if score is not None else 0)
         figure.add_bar(
-            name=f"{criterion.get('label', key)} ({weight:g}%)",
+            name=escape(f"{criterion.get('label', key)} ({weight:g}%)"),
             y=labels,
             x=values,
             orientation="h",
@@ -91,7 +94,7 @@ def demand_capacity_figure(data: Mapping[str, Any]) -> Chart | None:
     pools: Sequence[Mapping[str, Any]] = data.get("capacity") or []
     if not pools:
         return None
-    names = [str(p.get("pool", "")) for p in pools]
+    names = [escape(str(p.get("pool", ""))) for p in pools]
     title = _("Demand vs capacity, per pool (share of its allocatable GPU-hours)")
     figure = go.Figure()
     series = [

@@ -57,6 +57,14 @@ def quote(value: str) -> str:
     return "\n".join(f"> {line}".rstrip() for line in lines)
 
 
+def quote_text(value: str | None) -> str:
+    """Text someone outside the committee wrote (a team's appeal, a policy proposal) as a block quote of exactly
+    what they typed: each line's Markdown escaped (as `text` does), so a link shows as its plain URL, an image
+    as its address, and no HTML reaches the record, its PDF or its search; line breaks and paragraphs kept."""
+    lines = (value or "").replace("\r\n", "\n").strip().split("\n")
+    return "\n".join(f"> {text(line)}".rstrip() + ("  " if text(line) else "") for line in lines).rstrip()
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -362,7 +370,7 @@ def _corrections(data: DecisionRecordSnapshot) -> list[str]:
             out += [
                 _("Statement of %(team)s on “%(title)s”:")
                 % {"team": text(a.get("team")), "title": text(a.get("title"))},
-                quote(a.get("statement") or "—"),
+                quote_text(a.get("statement") or "—"),
             ]
     return out
 
@@ -641,9 +649,9 @@ def proposal_markdown(data: Mapping[str, Any]) -> str:
     out.append(table([_("Parameter"), _("Old"), _("New")],
                      [[text(c["label"]), text(c["old"]), text(c["new"])] for c in data["changes"]]))
     out.append("## " + _("Reason"))
-    out.append(quote(data["reason"]))
+    out.append(quote_text(data["reason"]))
     out.append("## " + _("Expected effect"))
-    out.append(quote(data["expected_effect"]))
+    out.append(quote_text(data["expected_effect"]))
     for stage, heading in (("staging", _("Staging benchmark")), ("observed", _("Observed figures"))):
         rows = [[text(f["metric"]), text(f["baseline"] if f["baseline"] is not None else "—"), text(f["value"]),
                  text(f["unit"])] for f in data["figures"] if f["stage"] == stage]
@@ -661,10 +669,10 @@ def proposal_markdown(data: Mapping[str, Any]) -> str:
             "status": text(data["status"]), "name": text(data["decided_by"]), "when": data["decided_at"],
             "week": (" — " + _("effective from week %(week)s") % {"week": data["effective_week"]})
             if data.get("effective_week") else ""})
-        out.append(quote(data.get("decision_reason") or "—"))
+        out.append(quote_text(data.get("decision_reason") or "—"))
         if data.get("applied_note"):
             out.append(text(data["applied_note"]))
     if data.get("observed_result"):
         out.append("## " + _("Observed result"))
-        out.append(quote(data["observed_result"]))
+        out.append(quote_text(data["observed_result"]))
     return "\n\n".join(out) + "\n"

@@ -77,7 +77,8 @@ def test_production_defaults() -> None:
              "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
              "SECURE_CONTENT_TYPE_NOSNIFF", "SECURE_REFERRER_POLICY", "X_FRAME_OPTIONS", "SESSION_COOKIE_AGE",
              "LOGIN_FAILURE_LIMIT", "LOGIN_FAILURE_WINDOW_SECONDS", "DEBUG", "MIDDLEWARE", "AXES_FAILURE_LIMIT",
-             "AXES_LOCKOUT_PARAMETERS", "AUTHENTICATION_BACKENDS", "REST_FRAMEWORK", "DOCKET_TOKEN_MAX_AGE_DAYS"]
+             "AXES_LOCKOUT_PARAMETERS", "AXES_HANDLER", "LOGIN_ADDRESS_FAILURE_LIMIT",
+             "AUTHENTICATION_BACKENDS", "REST_FRAMEWORK", "DOCKET_TOKEN_MAX_AGE_DAYS"]
     code = (
         "import json; from django.conf import settings as s; "
         f"print(json.dumps({{n: getattr(s, n) for n in {names}}}))"
@@ -96,8 +97,10 @@ def test_production_defaults() -> None:
     assert values["LOGIN_FAILURE_LIMIT"] <= 10 and values["LOGIN_FAILURE_WINDOW_SECONDS"] >= 300
     assert "core.security.ContentSecurityPolicyMiddleware" in values["MIDDLEWARE"]
     # Sign-in lockouts per username and client address, checked before any other backend sees a password.
-    assert values["AXES_LOCKOUT_PARAMETERS"] == [["username", "ip_address"]]
-    assert values["AXES_FAILURE_LIMIT"] == values["LOGIN_FAILURE_LIMIT"]
+    # Sign-in lockouts per username and client address, and per address at a higher limit (committee/lockouts.py).
+    assert values["AXES_LOCKOUT_PARAMETERS"] == [["username", "ip_address"], "ip_address"]
+    assert values["AXES_HANDLER"] == "committee.lockouts.LockoutHandler"
+    assert values["AXES_FAILURE_LIMIT"] == values["LOGIN_FAILURE_LIMIT"] < values["LOGIN_ADDRESS_FAILURE_LIMIT"] <= 50
     assert values["AUTHENTICATION_BACKENDS"][0] == "axes.backends.AxesStandaloneBackend"
     assert "axes.middleware.AxesMiddleware" in values["MIDDLEWARE"]
     assert values["REST_FRAMEWORK"]["DEFAULT_THROTTLE_RATES"] == {"scheduler": "600/minute", "user": "120/minute"}

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from allocations import services as allocation_services
 from allocations.models import Cluster, SchedulerClient
-from committee.checks import DEMO_PASSWORD_CHECKS, check_no_demo_data, check_shared_cache
+from committee.checks import DEMO_PASSWORD_CHECKS, check_no_demo_data, check_shared_cache, check_trusted_proxies
 from committee.demo import DEMO_PASSWORD, DEMO_SCHEDULER_TOKENS
 from tests.test_deploy_checks import manage
 
@@ -119,3 +119,13 @@ def test_the_cache_check_is_quiet_with_debug_or_a_shared_cache(settings) -> None
     settings.DEBUG = True
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     assert check_shared_cache() == []
+
+
+def test_a_proxy_count_without_the_proxies_networks_warns(settings) -> None:
+    settings.DOCKET_TRUSTED_PROXY_COUNT, settings.DOCKET_TRUSTED_PROXIES = 1, []
+    [warning] = check_trusted_proxies()
+    assert warning.id == "docket.W002" and "DOCKET_TRUSTED_PROXIES names no network" in warning.msg
+    settings.DOCKET_TRUSTED_PROXIES = ["127.0.0.1/32"]
+    assert check_trusted_proxies() == []
+    settings.DOCKET_TRUSTED_PROXY_COUNT, settings.DOCKET_TRUSTED_PROXIES = 0, []
+    assert check_trusted_proxies() == []

@@ -8,7 +8,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_from_url, env_bool, env_int, env_list, env_rate
+from config.env import database_from_url, env_bool, env_int, env_list, env_networks, env_rate
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("true", True), ("ON", True), ("0", False), ("off", False)])
@@ -33,6 +33,28 @@ def test_env_int_refuses_non_numbers_and_values_below_minimum(monkeypatch):
         env_int("PAGE", 5, minimum=1)
     monkeypatch.delenv("PAGE")
     assert env_int("PAGE", 5) == 5
+
+
+def test_env_networks_reads_cidrs_and_single_addresses(monkeypatch):
+    monkeypatch.setenv("DOCKET_TRUSTED_PROXIES", " 10.1.2.3/8, 127.0.0.1 ,fd00::/64,")
+    assert env_networks("DOCKET_TRUSTED_PROXIES", []) == ["10.0.0.0/8", "127.0.0.1/32", "fd00::/64"]
+    monkeypatch.setenv("DOCKET_TRUSTED_PROXIES", "")
+    assert env_networks("DOCKET_TRUSTED_PROXIES", ["127.0.0.1/32"]) == []
+    monkeypatch.delenv("DOCKET_TRUSTED_PROXIES")
+    assert env_networks("DOCKET_TRUSTED_PROXIES", ["127.0.0.1/32"]) == ["127.0.0.1/32"]
+
+
+@pytest.mark.parametrize("raw", ["10.0.0.300/8", "nginx", "10.0.0.0/33", "127.0.0.1;10.0.0.0/8", "*"])
+def test_env_networks_refuses_anything_else_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("DOCKET_TRUSTED_PROXIES", raw)
+    with pytest.raises(ImproperlyConfigured, match=r"DOCKET_TRUSTED_PROXIES: .* is not a network"):
+        env_networks("DOCKET_TRUSTED_PROXIES", [])
+
+
+def test_start_refuses_an_address_limit_not_above_the_username_limit():
+    result = _start({"DEBUG": "1", "LOGIN_FAILURE_LIMIT": "5", "LOGIN_ADDRESS_FAILURE_LIMIT": "5"})
+    assert result.returncode != 0
+    assert "LOGIN_ADDRESS_FAILURE_LIMIT must be above LOGIN_FAILURE_LIMIT (5); got 5" in result.stderr
 
 
 def test_env_list_splits_on_commas(monkeypatch):

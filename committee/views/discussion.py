@@ -22,7 +22,7 @@ from committee import selectors, services
 from committee.models import GpuRequest, RequestQuestion, ReviewCycle
 from committee.views.review import _request_in_cycle, require_committee
 from core.http import AuthenticatedHttpRequest
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 
 
 def _back_to_card(request: AuthenticatedHttpRequest, cycle: ReviewCycle, pk: int) -> str:

@@ -29,16 +29,17 @@ from committee.selectors import grid as grid_selectors
 from committee.views.review import require_committee
 from core.errors import StateConflict
 from core.http import AuthenticatedHttpRequest
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 
-CELL_NAME = re.compile(r"^cell-(\d{1,12})-([a-z_]{1,30})$")
-SCORE_PATTERN = re.compile(r"^(10|[0-9])$")
+# ASCII digits and the whole text (fullmatch): `\d` takes full-width digits and `$` a trailing newline.
+CELL_NAME = re.compile(r"cell-([0-9]{1,12})-([a-z_]{1,30})")
+SCORE_PATTERN = re.compile(r"10|[0-9]")
 
 
 def _score_value(raw: str) -> tuple[int | None, str | None]:
     """A typed cell as a score, or the error shown beside it. Only the digits 0–10: no sign, no decimals."""
     raw = raw.strip()
-    if not SCORE_PATTERN.match(raw):
+    if not SCORE_PATTERN.fullmatch(raw):
         return None, _("A score is a whole number from 0 to 10.")
     return int(raw), None
 
@@ -127,7 +128,7 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     cells: list[tuple[int, str, str]] = []
     for key in request.POST:
         raw = request.POST.get(key, "")
-        match = CELL_NAME.match(key)
+        match = CELL_NAME.fullmatch(key)
         if match and match[2] in scoring.MEMBER_SCORED:
             posted[key] = raw
             if raw.strip():  # an empty cell is left as it is

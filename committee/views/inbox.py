@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from committee import selectors, services
 from committee.services.notifications import kind_heading, notification_text
 from core.http import AuthenticatedHttpRequest
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 
 INBOX_PAGE_SIZE = 25
 

@@ -31,7 +31,7 @@ from committee.forms import (
 from committee.models import GpuRequest, ReviewCycle
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 
 # Weeks of requests on one page of the portal: this week, next week and a few behind.
 PORTAL_WEEKS = 6

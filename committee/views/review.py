@@ -26,7 +26,7 @@ from committee.timeline import placement_figures
 from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 
 
 def require_committee(request: HttpRequest) -> None:

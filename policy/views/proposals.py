@@ -19,6 +19,7 @@ from allocations.models import Team
 from committee import selectors as committee_selectors
 from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
+from core.parsers import parse_whole_number
 from policy import parameters, selectors, services
 from policy.models import FigureMetric, Proposal, VoteChoice
 
@@ -57,10 +58,11 @@ def _team(request: AuthenticatedHttpRequest) -> Team | None:
     raw = request.POST.get("team", "")
     if not raw:
         return None
-    try:
-        return Team.objects.get(pk=int(raw))
-    except (ValueError, Team.DoesNotExist):
-        raise ValidationError({"team": [_("Choose one of your teams.")]}) from None
+    pk = parse_whole_number(raw)
+    team = None if pk is None else Team.objects.filter(pk=pk).first()
+    if team is None:
+        raise ValidationError({"team": [_("Choose one of your teams.")]})
+    return team
 
 
 def _get(pk: int) -> Proposal:

@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.formats import number_format
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
@@ -214,7 +215,7 @@ def change_figure(teams: Sequence[TeamView], result: ReplayResult) -> dict[str, 
             {
                 "type": "bar",
                 "orientation": "h",
-                "y": [name for name, _change in rows],
+                "y": [escape(name) for name, _change in rows],  # Plotly reads <a href> in labels: names are text
                 "x": [change for _name, change in rows],
                 "marker": {"color": ["#2e7d32" if c > 0 else "#c62828" if c < 0 else "#9e9e9e" for _n, c in rows]},
                 "hovertemplate": "%{y}: %{x:+,} " + _("GPU-hours") + "<extra></extra>",

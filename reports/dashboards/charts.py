@@ -13,6 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 from django.utils import formats
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 
 from reports.charts import PALETTE
@@ -61,12 +62,13 @@ def granted_used_figure(table: Table) -> go.Figure:
     used = _series(table, "team", "week", "used_gpu_hours")
     for index, team in enumerate(placed):
         color = PALETTE[index % len(PALETTE)]
-        figure.add_bar(name=_("%(team)s decided") % {"team": team}, x=decided[team][0], y=decided[team][1],
+        name = escape(team)  # Plotly reads a few HTML tags (<a href>) in legends: a team's name is text
+        figure.add_bar(name=_("%(team)s decided") % {"team": name}, x=decided[team][0], y=decided[team][1],
                        offsetgroup=f"{team} decided", marker={"color": color, "opacity": 0.2,
                                                            "line": {"color": color, "width": 1}})
-        figure.add_bar(name=_("%(team)s placed") % {"team": team}, x=placed[team][0], y=placed[team][1],
+        figure.add_bar(name=_("%(team)s placed") % {"team": name}, x=placed[team][0], y=placed[team][1],
                        offsetgroup=team, marker={"color": color, "opacity": 0.5})
-        figure.add_bar(name=_("%(team)s used") % {"team": team}, x=used[team][0], y=used[team][1],
+        figure.add_bar(name=_("%(team)s used") % {"team": name}, x=used[team][0], y=used[team][1],
                        offsetgroup=team, marker={"color": color}, width=0.08)
     figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
     return figure
@@ -124,7 +126,8 @@ def demand_capacity_figure(table: Table) -> go.Figure:
 def fair_share_figure(table: Table) -> go.Figure:
     figure = go.Figure()
     for index, (team, (xs, ys)) in enumerate(_series(table, "team", "week", "factor").items()):
-        figure.add_scatter(name=team, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]})
+        figure.add_scatter(name=escape(team), x=xs, y=ys, mode="lines+markers",
+                           line={"color": PALETTE[index % len(PALETTE)]})
     figure.update_layout(**_layout(yaxis={"title": {"text": "F"}, "range": [0, 1.05]}))
     return figure
 
@@ -132,7 +135,7 @@ def fair_share_figure(table: Table) -> go.Figure:
 def scores_figure(table: Table) -> go.Figure:
     figure = go.Figure()
     for index, (criterion, (xs, ys)) in enumerate(_series(table, "criterion", "score", "count").items()):
-        figure.add_bar(name=criterion, x=xs, y=ys, marker_color=PALETTE[index % len(PALETTE)])
+        figure.add_bar(name=escape(criterion), x=xs, y=ys, marker_color=PALETTE[index % len(PALETTE)])
     figure.update_layout(**_layout(barmode="group", xaxis={"title": {"text": _("score")}, "dtick": 1},
                                    yaxis={"title": {"text": _("scores given")}}))
     return figure
@@ -208,7 +211,8 @@ def tco_figure(comparison: Any) -> go.Figure:
     """Each option's cumulative cost week by week (a tco.Comparison in)."""
     figure = go.Figure()
     for index, option in enumerate(comparison.options):
-        figure.add_scatter(name=option.option.name, x=[w.week for w in option.weeks],
+        # An option's name comes from the page's query string: text, never markup (<a href> in a legend).
+        figure.add_scatter(name=escape(option.option.name), x=[w.week for w in option.weeks],
                            y=[float(v) for v in option.cumulative()], mode="lines+markers",
                            line={"color": PALETTE[index % len(PALETTE)], "shape": "hv"})
     figure.update_layout(**_layout(xaxis={"title": {"text": _("week")}, "dtick": 2},

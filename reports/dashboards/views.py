@@ -30,7 +30,7 @@ from committee import selectors as committee_selectors
 from committee import weeks
 from core.errors import RoleRequired
 from core.http import AuthenticatedHttpRequest
-from core.numbers import parse_whole_number
+from core.parsers import parse_whole_number
 from reports import charts as report_charts
 from reports import pdf
 from reports.dashboards import capacity, charts, costs, elastic, heatmap, monthly, selectors, tco, teams

@@ -6,16 +6,19 @@ import re
 from datetime import date, datetime, time
 
 from committee import weeks
+from core.parsers import parse_quarter
 
-_QUARTER = re.compile(r"^(\d{4})-Q([1-4])$")
+_QUARTER = re.compile(r"([0-9]{4})-Q([1-4])")
 
 
-def parse_quarter(quarter: str) -> tuple[int, int]:
-    """(year, n) of a quarter written 2026-Q4; ValueError if malformed."""
-    match = _QUARTER.match(quarter)
+def _year_n(quarter: str) -> tuple[int, int]:
+    """(year, n) of a quarter Docket wrote itself (a parsed one or its neighbour): input goes through parse_quarter."""
+    match = _QUARTER.fullmatch(quarter)
     if match is None:
         raise ValueError(f"a quarter looks like 2026-Q4, got {quarter!r}")
     return int(match.group(1)), int(match.group(2))
+
+__all__ = ["parse_quarter", "quarter_bounds", "quarter_months", "quarter_of", "quarter_of_day", "shift_quarter"]
 
 
 def quarter_of_day(day: date) -> str:
@@ -29,7 +32,7 @@ def quarter_of(instant: datetime) -> str:
 
 def quarter_bounds(quarter: str) -> tuple[datetime, datetime]:
     """The quarter's first instant and the next quarter's, in the committee's zone."""
-    year, n = parse_quarter(quarter)
+    year, n = _year_n(quarter)
     zone = weeks.committee_zone()
     start = datetime.combine(date(year, 3 * n - 2, 1), time.min, tzinfo=zone)
     end = datetime.combine(date(year + n // 4, 3 * (n % 4) + 1, 1), time.min, tzinfo=zone)
@@ -37,11 +40,11 @@ def quarter_bounds(quarter: str) -> tuple[datetime, datetime]:
 
 
 def quarter_months(quarter: str) -> list[str]:
-    year, n = parse_quarter(quarter)
+    year, n = _year_n(quarter)
     return [f"{year:04d}-{3 * n - 2 + k:02d}" for k in range(3)]
 
 
 def shift_quarter(quarter: str, by: int) -> str:
-    year, n = parse_quarter(quarter)
+    year, n = _year_n(quarter)
     index = year * 4 + n - 1 + by
     return f"{index // 4:04d}-Q{index % 4 + 1}"

@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils.translation import gettext as _
 
@@ -25,6 +25,8 @@ from reports.models import BufferFund, BufferSpend, DeferredPurchase
 
 CENT = Decimal("0.01")
 MAX_AMOUNT = Decimal("999999999999.99")
+# Quarters a fund may be opened for, around the running one: a year back (late bookkeeping), two years ahead.
+OPEN_QUARTERS_BACK, OPEN_QUARTERS_AHEAD = 4, 8
 
 
 def _require_recorder(actor: AbstractBaseUser, now: datetime) -> None:
@@ -60,13 +62,24 @@ def buffer_fund_open(
 ) -> BufferFund:
     """Open a quarter's fund with its budget and buffer % (0 < % ≤ 100), in settings.DOCKET_COST_CURRENCY.
 
-    A quarter has one fund: opening it again is a StateConflict. Nothing else is written.
+    Only quarters near `now` have funds: from OPEN_QUARTERS_BACK before the running quarter to
+    OPEN_QUARTERS_AHEAD after it (a ValidationError on `quarter` otherwise). A quarter has one fund:
+    opening it again is a StateConflict, also when several sessions open it at the same moment (the
+    unique quarter decides; the others are answered as if they came second). Nothing else is written.
     """
     _require_recorder(actor, now)
     try:
         quarters.parse_quarter(quarter)
     except ValueError:
         raise ValidationError({"quarter": [_("A quarter looks like 2026-Q4.")]}) from None
+    running = quarters.quarter_of(now)
+    first, last = quarters.shift_quarter(running, -OPEN_QUARTERS_BACK), quarters.shift_quarter(running,
+                                                                                               OPEN_QUARTERS_AHEAD)
+    if not first <= quarter <= last:
+        raise ValidationError({"quarter": [
+            _("Funds are opened for %(first)s to %(last)s: a year back and two years ahead of %(running)s.")
+            % {"first": first, "last": last, "running": running}
+        ]})
     amount = _money(budget, field="budget")
     try:
         pct = Decimal(buffer_pct)
@@ -74,13 +87,20 @@ def buffer_fund_open(
         raise ValidationError({"buffer_pct": [_("Give the buffer as a percentage, such as 5.")]}) from None
     if not pct.is_finite() or not 0 < pct <= 100 or pct != pct.quantize(CENT):
         raise ValidationError({"buffer_pct": [_("The buffer is more than 0% and at most 100% of the budget.")]})
-    with transaction.atomic():
+    already_open = StateConflict(_("The fund of %(quarter)s is already open.") % {"quarter": quarter})
+    try:
+        with transaction.atomic():
+            if BufferFund.objects.filter(quarter=quarter).exists():
+                raise already_open
+            return BufferFund.objects.create(
+                quarter=quarter, budget=amount, buffer_pct=pct, currency=settings.DOCKET_COST_CURRENCY,
+                opened_by_name=person_name(actor), opened_at=now,
+            )
+    except IntegrityError:
+        # Another session opened it between the check and the insert: the unique quarter kept one fund.
         if BufferFund.objects.filter(quarter=quarter).exists():
-            raise StateConflict(_("The fund of %(quarter)s is already open.") % {"quarter": quarter})
-        return BufferFund.objects.create(
-            quarter=quarter, budget=amount, buffer_pct=pct, currency=settings.DOCKET_COST_CURRENCY,
-            opened_by_name=person_name(actor), opened_at=now,
-        )
+            raise already_open from None
+        raise
 
 
 def _dated_in(fund: BufferFund, at: datetime, *, field: str, now: datetime) -> None:

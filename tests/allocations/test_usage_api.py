@@ -246,3 +246,35 @@ def test_a_team_reports_on_a_pool_only_with_an_account_on_its_cluster_or_a_windo
     last_week = weeks.week_label(FIXED_NOW.date() - timedelta(days=7))
     publish([W(world.a100, world.team_b, 8, 0, 24, ref=1)], week=last_week)
     assert post(api, "b1", "8", 0, 1, team="team-b").status_code == 201
+
+
+def test_fragmented_reporting_is_refused_past_the_cap_per_team_pool_and_hour(world, api, settings):
+    """Many tiny reports starting in one hour: the first DOCKET_USAGE_MAX_REPORTS_PER_HOUR are stored, then 400."""
+    settings.DOCKET_USAGE_MAX_REPORTS_PER_HOUR = 3
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
+    for n in range(3):
+        assert post(api, f"k{n}", "0.01", n / 10, 2).status_code == 201
+    response = post(api, "k3", "0.01", 0.5, 0.6)
+    assert response.status_code == 400 and list(response.json()) == ["period_start"]
+    assert response.json()["period_start"] == [
+        f"Team team-a already has 3 usage reports on a100 starting between {HOUR.isoformat()} and "
+        f"{(HOUR + timedelta(hours=1)).isoformat()}: at most 3 per team, pool and hour. Report longer periods."]
+    assert UsageRecord.objects.count() == 3
+    # Another team, or the next hour, is not held up.
+    assert post(api, "b1", "0.01", 0.5, 0.6, team="team-b").status_code == 201
+    assert post(api, "k4", "0.01", 1, 1.5).status_code == 201
+
+
+def test_a_report_chained_to_too_many_stored_ones_is_refused_before_they_are_read(world, api, monkeypatch):
+    """Nested reports (the issue's attack on the check's time): past the cap the report is refused, quickly."""
+    from allocations import services
+
+    monkeypatch.setattr(services, "USAGE_MAX_CHAINED", 3)
+    for n in range(4):  # the fourth is checked against three: not more than the cap
+        assert post(api, f"k{n}", "0.01", 1 - n / 5, 2 + n / 5).status_code == 201
+    response = post(api, "k9", "0.01", 1.5, 1.6)
+    assert response.status_code == 400 and list(response.json()) == ["period_start"]
+    assert response.json()["period_start"][0].startswith(
+        "This report overlaps a chain of more than 3 reports stored for a100")
+    assert UsageRecord.objects.count() == 4
+    assert post(api, "k5", "0.01", 3, 4).status_code == 201  # reports that only touch do not chain

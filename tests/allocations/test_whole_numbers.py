@@ -1,6 +1,6 @@
 """One strict reading of whole numbers from outside: ASCII digits only, a bounded length, else None.
 
-Docket's views read them with `core.numbers.parse_whole_number`; the scheduler package, installed apart from Docket
+Docket's views read them with `core.parsers.parse_whole_number`; the scheduler package, installed apart from Docket
 with the standard library only, has its own `docket_scheduler.base.parse_whole_number`. Both are held to the same
 cases here."""
 
@@ -11,10 +11,13 @@ import argparse
 import pytest
 
 from committee.outbox import TASK_ID_PREFIX, message_id_from
-from core import numbers
-from docket_scheduler import base
+from core.parsers import parse_whole_number as view_side_parse
+from docket_scheduler.base import parse_whole_number as scheduler_side_parse
 from docket_scheduler.slurm_sync import Qos
 from docket_scheduler.slurm_usage import _positive_int
+
+# The views' parser (core/parsers.py) and the scheduler package's copy (standard library only) read alike.
+PARSERS = [pytest.param(view_side_parse, id="core"), pytest.param(scheduler_side_parse, id="scheduler")]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -22,15 +25,15 @@ from docket_scheduler.slurm_usage import _positive_int
     ("²", None), ("１２", None), ("٣", None), ("-1", None), ("+1", None), (" 1", None), ("1.0", None), ("", None),
     (None, None), ("9" * 19, None),
 ])
-@pytest.mark.parametrize("parse", [numbers.parse_whole_number, base.parse_whole_number])
-def test_only_ascii_digits_of_a_bounded_length_are_a_whole_number(parse, text, expected):
-    assert parse(text) == expected
+@pytest.mark.parametrize("parse_whole_number", PARSERS)
+def test_only_ascii_digits_of_a_bounded_length_are_a_whole_number(text, expected, parse_whole_number):
+    assert parse_whole_number(text) == expected
 
 
-@pytest.mark.parametrize("parse", [numbers.parse_whole_number, base.parse_whole_number])
-def test_the_length_bound_is_the_callers(parse):
-    assert parse("1234567", max_digits=6) is None
-    assert parse("123456", max_digits=6) == 123456
+@pytest.mark.parametrize("parse_whole_number", PARSERS)
+def test_the_length_bound_is_the_callers(parse_whole_number):
+    assert parse_whole_number("1234567", max_digits=6) is None
+    assert parse_whole_number("123456", max_digits=6) == 123456
 
 
 def test_the_scheduler_side_and_the_outbox_read_numbers_through_it():

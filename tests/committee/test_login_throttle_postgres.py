@@ -141,7 +141,12 @@ def nginx(upstream: str, root: Path) -> Iterator[int]:
 
 
 def sign_in_from(address: str, port: int, username: str, password: str, **headers: str) -> int:
-    """A person at `address` (a loopback address of its own) signs in through the proxy; the post's status."""
+    """A person at `address` (a loopback address of its own) signs in at `port` (the proxy's or gunicorn's)."""
+    return sign_in_page(address, port, username, password, **headers)[0]
+
+
+def sign_in_page(address: str, port: int, username: str, password: str, **headers: str) -> tuple[int, str]:
+    """The post's status and page."""
 
     def request(method: str, body: str | None = None, cookie: str = "") -> http.client.HTTPResponse:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=(address, 0))
@@ -158,8 +163,11 @@ def sign_in_from(address: str, port: int, username: str, password: str, **header
     assert token is not None
     posted = request("POST", urllib.parse.urlencode(
         {"username": username, "password": password, "csrfmiddlewaretoken": token.group(1)}), cookie)
-    posted.read()
-    return posted.status
+    return posted.status, posted.read().decode()
+
+
+# gunicorn's peer is nginx on 127.0.0.1; the people are other loopback addresses (127.0.0.2, ...).
+PROXY_ENV = {"DOCKET_TRUSTED_PROXY_COUNT": "1", "DOCKET_TRUSTED_PROXIES": "127.0.0.1/32"}
 
 
 def test_through_a_proxy_five_failures_lock_only_that_username_from_that_client(tmp_path):
@@ -167,7 +175,7 @@ def test_through_a_proxy_five_failures_lock_only_that_username_from_that_client(
     require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
     User.objects.create_user("chair", password="the-chairs-password")
     User.objects.create_user("lead", password="the-leads-password")
-    env = app_env(database_url(connection.settings_dict), LOGIN_FAILURE_LIMIT="5", DOCKET_TRUSTED_PROXY_COUNT="1")
+    env = app_env(database_url(connection.settings_dict), LOGIN_FAILURE_LIMIT="5", **PROXY_ENV)
     attacker, office = "127.0.0.2", "127.0.0.3"
     with gunicorn(env, log_dir=tmp_path, workers=2, timeout=60) as server, \
             nginx(server.url, tmp_path / "nginx") as port:
@@ -180,3 +188,42 @@ def test_through_a_proxy_five_failures_lock_only_that_username_from_that_client(
         assert sign_in_from(attacker, port, "lead", "the-leads-password") == 302  # someone else, same client
     assert list(AccessAttempt.objects.values_list("username", "ip_address", "failures_since_start")) == [
         ("chair", attacker, 5)]
+
+
+def test_straight_to_gunicorn_a_made_up_forwarded_for_buys_no_guesses(tmp_path):
+    """The issue's case: gunicorn reached without the proxy, each guess with another X-Forwarded-For.
+
+    Only nginx's address is a trusted proxy, so the header of a client that skips it is not
+    believed: 40 guesses with 40 made-up addresses count as one client, locked at the limit.
+    """
+    require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    User.objects.create_user("chair", password="the-chairs-password")
+    env = app_env(database_url(connection.settings_dict), LOGIN_FAILURE_LIMIT="5", **PROXY_ENV)
+    attacker = "127.0.0.2"
+    with gunicorn(env, log_dir=tmp_path, workers=2, timeout=60) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        statuses = [sign_in_from(attacker, port, "chair", "guess", **{"X-Forwarded-For": f"198.51.100.{n}"})
+                    for n in range(1, 41)]
+        assert statuses == [200] * 4 + [429] * 36
+        assert sign_in_from(attacker, port, "chair", "the-chairs-password",
+                            **{"X-Forwarded-For": "198.51.100.99"}) == 429
+    assert list(AccessAttempt.objects.values_list("username", "ip_address", "failures_since_start")) == [
+        ("chair", attacker, 5)]
+
+
+def test_through_a_proxy_one_address_guessing_at_every_account_is_paused(tmp_path):
+    """Password spraying: a few guesses at each of many accounts from one address stop at the address limit."""
+    require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    for name in ("chair", "lead", "member", "finance"):
+        User.objects.create_user(name, password=f"the-{name}s-password")
+    env = app_env(database_url(connection.settings_dict), LOGIN_FAILURE_LIMIT="5", LOGIN_ADDRESS_FAILURE_LIMIT="8",
+                  **PROXY_ENV)
+    attacker, office = "127.0.0.2", "127.0.0.3"
+    with gunicorn(env, log_dir=tmp_path, workers=2, timeout=60) as server, \
+            nginx(server.url, tmp_path / "nginx") as port:
+        statuses = [sign_in_from(attacker, port, name, guess)
+                    for guess in ("guess-1", "guess-2") for name in ("chair", "lead", "member", "finance")]
+        assert statuses == [200] * 7 + [429]
+        status, page = sign_in_page(attacker, port, "finance", "the-finances-password")
+        assert status == 429 and "Sign-ins from your address failed 8 times" in page
+        assert sign_in_from(office, port, "finance", "the-finances-password") == 302  # elsewhere: not paused

@@ -172,8 +172,64 @@ def test_the_ledger_page_is_read_by_everyone_signed_in_and_links_the_emergency(w
 
 def test_a_malformed_quarter_is_not_found(world, client):
     client.force_login(world.chair)
-    for quarter in ("2026-Q5", "2026Q4", "now"):
-        assert client.get(f"/archive/buffer/{quarter}/").status_code == 404
+    for quarter in ("2026-Q5", "2026Q4", "now", "0000-Q1", "0001-Q1", "0002-Q4", "9998-Q1", "9999-Q4",
+                    "2026-Q4%0A", "%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-Q4", "2026-Q4%00"):  # newline, full-width, NUL
+        assert client.get(f"/archive/buffer/{quarter}/").status_code == 404, quarter
+        response = client.post(f"/archive/buffer/{quarter}/open/", {"budget": "1000", "buffer_pct": "5"})
+        assert response.status_code == 404, quarter
+    assert not BufferFund.objects.exists()
+    # The first and last years a quarter may be written in answer pages (with nothing open).
+    for quarter in ("0003-Q1", "9997-Q4"):
+        assert client.get(f"/archive/buffer/{quarter}/").status_code == 200
+
+
+def test_funds_are_opened_only_for_quarters_near_the_running_one(world, client):
+    """The clock says 2026-Q4: a year back (2025-Q4) to two years ahead (2028-Q4)."""
+    client.force_login(world.finance)
+    for quarter in ("0003-Q1", "2025-Q3", "2029-Q1", "9997-Q4"):
+        response = client.post(f"/archive/buffer/{quarter}/open/", {"budget": "1000", "buffer_pct": "5"})
+        assert response.status_code == 400
+        assert b"Funds are opened for 2025-Q4 to 2028-Q4: a year back and two years ahead of 2026-Q4." in (
+            response.content)
+    assert not BufferFund.objects.exists()
+    for quarter in ("2025-Q4", "2028-Q4"):
+        assert client.post(f"/archive/buffer/{quarter}/open/", {"budget": "1000", "buffer_pct": "5"}).status_code == 302
+    assert sorted(BufferFund.objects.values_list("quarter", flat=True)) == ["2025-Q4", "2028-Q4"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_quarter_opened_from_two_sessions_at_once_is_one_fund_and_one_conflict(world):
+    """Both pass the "already open?" check; the unique quarter keeps one, the other is told it is open."""
+    require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    results: list[str] = []
+    window = RaceWindow(parties=2)
+
+    def after_the_check(sender: Any, **kwargs: Any) -> None:
+        window.hold()  # both have seen no fund; now both insert
+
+    def open_fund(actor: Any) -> None:
+        try:
+            services.buffer_fund_open(actor=actor, quarter="2026-Q4", budget=Decimal("1000"), buffer_pct=Decimal(5),
+                                      now=timezone.now())
+            results.append("opened")
+        except StateConflict as exc:
+            results.append(" ".join(exc.messages))
+        finally:
+            connection.close()
+
+    pre_save.connect(after_the_check, sender=BufferFund, dispatch_uid="test.after_the_check")
+    try:
+        threads = [threading.Thread(target=open_fund, args=(who,)) for who in (world.chair, world.finance)]
+        for thread in threads:
+            thread.start()
+        window.open_when_all_arrived(threads)
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        pre_save.disconnect(dispatch_uid="test.after_the_check", sender=BufferFund)
+    assert sorted(results) == ["The fund of 2026-Q4 is already open.", "opened"]
+    assert BufferFund.objects.count() == 1
 
 
 def test_finance_records_a_spend_through_the_form(world, client, clock):
