@@ -100,7 +100,8 @@ def run_pairs(base_url: str, seeded: dict[str, Any], *, pairs: int, parallel: in
 
         def edit() -> None:
             barrier.wait()
-            out["edit"] = call("PUT", edit_url, f"Token {seeded['personal']}", {**seeded["body"], "title": f"Edit {index}"})
+            out["edit"] = call("PUT", edit_url, f"Token {seeded['personal']}",
+                               {**seeded["body"], "title": f"Edit {index}"})
 
         threads = [threading.Thread(target=usage), threading.Thread(target=edit)]
         for thread in threads:
