@@ -53,7 +53,7 @@ def database_unavailable_response(request: HttpRequest, *, busy: bool = False) -
         response: HttpResponse = JsonResponse({"detail": message}, status=503)
     else:
         # No request in the context: the context processors would ask the database who is signed in.
-        response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
+        response = HttpResponse(render_to_string("503.html", {"message": message, "busy": busy}), status=503)
     response["Retry-After"] = str(BUSY_RETRY_AFTER_SECONDS if busy else RETRY_AFTER_SECONDS)
     return response
 

@@ -62,3 +62,4 @@ def test_a_deadlock_that_came_back_on_the_rerun_is_a_503_that_says_nothing_was_s
     page = middleware().process_exception(RequestFactory().post("/requests/1/edit/"),
                                           wrapped(psycopg.errors.SerializationFailure("could not serialize")))
     assert page is not None and page.status_code == 503 and "busy with other changes" in page.content.decode()
+    assert "<title>Busy: nothing was saved · Docket</title>" in page.content.decode()
