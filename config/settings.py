@@ -77,8 +77,9 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.security.ContentSecurityPolicyMiddleware",
-    # HTML and JSON compressed for a client that accepts it (static files: WhiteNoise). BREACH: docs/security.md.
-    "django.middleware.gzip.GZipMiddleware",
+    # HTML and JSON compressed for a client that accepts it (static files: WhiteNoise). BREACH: docs/security.md;
+    # Django's GZipMiddleware, except that an answer with a strong ETag keeps one (core/compression.py).
+    "core.compression.GZipMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",

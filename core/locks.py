@@ -53,8 +53,8 @@ def write_transaction(service: Callable[P, R]) -> Callable[P, R]:
 
     PostgreSQL ends a deadlock by rolling back one of the transactions in it; the other goes through.
     The rerun starts after a short random pause (RETRY_PAUSE_SECONDS), so the one that went through has taken
-    the rows it waited for. Everything the first run did is undone with it (its rows, its outbox messages, its `on_commit`
-    callbacks), so the second run starts from the committed state and decides again. A second failure is
+    the rows it waited for. Everything the first run did is undone with it (its rows, its outbox messages, its
+    `on_commit` callbacks), so the second run starts from the committed state and decides again. A second failure is
     raised: the view answers 503 with Retry-After (core.middleware), never a bare 500.
 
     Inside a caller's transaction (a service calling a service) the caller's transaction is the one to
@@ -73,7 +73,7 @@ def write_transaction(service: Callable[P, R]) -> Callable[P, R]:
             if not retryable(exc):
                 raise
             logger.warning("%s: %s; running it once more", service.__qualname__, str(exc).splitlines()[0])
-        time.sleep(random.uniform(*RETRY_PAUSE_SECONDS))  # noqa: S311 (a pause, not a secret)
+        time.sleep(random.uniform(*RETRY_PAUSE_SECONDS))  # nosec B311 (a pause, not a secret)
         with transaction.atomic():
             return service(*args, **kwargs)
 

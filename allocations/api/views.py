@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpResponse
 from django.utils import timezone
-from django.utils.http import parse_etags
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -37,6 +36,7 @@ from allocations.api.serializers import (
 )
 from allocations.exports import kueue_yaml
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
+from core.compression import etag_match
 
 ETAG_FORMAT = "windows-v2"  # change when the body's shape changes, so old ETags stop matching
 
@@ -137,8 +137,8 @@ class WindowListView(SchedulerAPIView):
         # accounts determine the body byte for byte: a strong ETag without building it.
         etag = _etag(request, cluster, snapshot, count, reference.fingerprint())
         headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
-        if _etag_matches(request, etag):
-            return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+        if matched := etag_match(request.headers.get("If-None-Match"), etag):
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers={**headers, "ETag": matched})
 
         rows = selectors.window_page(
             windows=windows.values_list(*WINDOW_COLUMNS),
@@ -197,8 +197,8 @@ class KueueExportView(SchedulerAPIView):
         # The YAML is small; its own hash is the ETag, so `kubectl apply` runs only when quotas change.
         etag = '"kueue-' + hashlib.sha256(body.encode()).hexdigest()[:40] + '"'
         headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
-        if _etag_matches(request, etag):
-            return HttpResponse(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+        if matched := etag_match(request.headers.get("If-None-Match"), etag):
+            return HttpResponse(status=status.HTTP_304_NOT_MODIFIED, headers={**headers, "ETag": matched})
         return HttpResponse(body, content_type="application/yaml; charset=utf-8", headers=headers)
 
 
@@ -307,15 +307,6 @@ def _etag(request: Request, cluster: Cluster, snapshot: selectors.WindowSnapshot
         fingerprint,
     ))
     return '"' + hashlib.sha256(key.encode()).hexdigest()[:40] + '"'
-
-
-def _etag_matches(request: Request, etag: str) -> bool:
-    header = request.headers.get("If-None-Match")
-    if not header:
-        return False
-    # If-None-Match compares weakly (RFC 9110 13.1.2): W/"x" matches "x".
-    candidates = {tag.removeprefix("W/") for tag in parse_etags(header)}
-    return "*" in candidates or etag in candidates
 
 
 def _page_link(request: Request, cursor: int, **position: int) -> str:
