@@ -44,6 +44,7 @@ from django.utils import timezone
 from allocations.adapters.base import parse_whole_number
 from committee.models import OutboxMessage
 from config.celery import app
+from core import breaker
 from core.health import broker_ping
 from core.logs import TASK_HEADER, current_request_id
 
@@ -195,13 +196,18 @@ def _lost(candidates: Sequence[OutboxMessage]) -> list[OutboxMessage]:
 def broker_answers() -> bool:
     """Whether the broker answers a round trip within CELERY_BROKER_CONNECTION_TIMEOUT (one try, no retries).
 
-    A round trip, not only a connection: a Redis that hangs accepts connections and never answers.
+    A round trip, not only a connection: a Redis that hangs accepts connections and never answers. After it
+    did not, the broker is not asked again for a while (core.breaker.BROKER): False at once, the work waits.
     """
+    if not breaker.BROKER.allows():
+        return False
     try:
         broker_ping(settings.CELERY_BROKER_CONNECTION_TIMEOUT)
     except Exception as exc:
         logger.warning("The Celery broker does not answer: %s", exc)
+        breaker.BROKER.failed(exc)
         return False
+    breaker.BROKER.succeeded()
     return True
 
 
