@@ -47,7 +47,7 @@ def run_together(*functions) -> list[BaseException]:  # type: ignore[no-untyped-
     def call(function) -> None:  # type: ignore[no-untyped-def]
         try:
             function()
-        except BaseException as exc:  # noqa: BLE001 (reported to the test's thread)
+        except BaseException as exc:  # reported to the test's thread
             errors.append(exc)
         finally:
             connection.close()
