@@ -88,7 +88,8 @@ def test_usage_posts_request_edits_and_corrections_together_answer_without_a_ser
     def correct() -> None:
         start.wait()
         for index in range(CORRECTIONS):
-            outcome = {"outcome": "grant"} if index % 2 == 0 else {"outcome": "partial", "granted_gpu_count": 8}
+            outcome: dict[str, Any] = (
+                {"outcome": "grant"} if index % 2 == 0 else {"outcome": "partial", "granted_gpu_count": 8})
             record("correction", call("POST", f"{live_server.url}/api/v1/requests/{second.pk}/corrections/", chair,
                                       {**outcome, "rationale": f"Round {index}.", "reason": "Budget moved."}))
 

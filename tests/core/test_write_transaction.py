@@ -21,12 +21,12 @@ from tests.reports.conftest import on_postgresql
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def crossing_writers(first: int, second: int, *, wrap):  # type: ignore[no-untyped-def]
+def crossing_writers(first: int, second: int, *, wrap):
     """Two functions that lock `first` then `second`, and `second` then `first`, meeting at a barrier in between."""
     barrier = threading.Barrier(2, timeout=30)
     runs: list[str] = []
 
-    def writer(name: str, one: int, two: int):  # type: ignore[no-untyped-def]
+    def writer(name: str, one: int, two: int):
         @wrap
         def write() -> None:
             runs.append(name)
@@ -41,10 +41,10 @@ def crossing_writers(first: int, second: int, *, wrap):  # type: ignore[no-untyp
     return writer("forward", first, second), writer("backward", second, first), runs
 
 
-def run_together(*functions) -> list[BaseException]:  # type: ignore[no-untyped-def]
+def run_together(*functions) -> list[BaseException]:
     errors: list[BaseException] = []
 
-    def call(function) -> None:  # type: ignore[no-untyped-def]
+    def call(function) -> None:
         try:
             function()
         except BaseException as exc:  # reported to the test's thread
