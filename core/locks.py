@@ -1,8 +1,8 @@
 """Locks held in the database, so that every worker of every process waits for the same one.
 
 Row locks: a service locks only the rows it changes (`select_for_update(of=("self",), no_key=True)`), in the
-order docs/maintaining.md gives ("Row locks: what to lock, in which order"), and runs in `write_transaction`,
-which runs it once more when PostgreSQL still picks it as a deadlock's victim.
+order docs/maintaining.md gives ("Write to the database: one transaction, row locks in one order"), and runs in
+`write_transaction`, which runs it once more when PostgreSQL still picks it as a deadlock's victim.
 """
 
 from __future__ import annotations
