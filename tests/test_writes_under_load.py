@@ -1,10 +1,11 @@
-"""Usage posts, the same team's request edits and the chair's corrections on one pool, at once: no 500 (PostgreSQL).
+"""Usage posts, the same team's request edits, corrections and scores on one pool, at once: no 500 (PostgreSQL).
 
 Issue 27's reproduction, small: a scheduler posts usage on atlas/a100 while team A's lead replaces its request on
-that pool for the following week and the chair corrects a decision of the published week (a new plan version on the
-same pool). Before the row locks took only the rows each service changes, a usage post and a request edit deadlocked
-in PostgreSQL and answered 500 (bench/soak_deadlocks.py: 273 of 600 calls in 300 pairs). Every call here must answer
-as it would alone, and the ledger must hold exactly the usage the API confirmed.
+that pool for the following week, the chair corrects a decision of the published week (a new plan version on the
+same pool) and the product lead scores team B's a100 request of a week in review. Before the row locks took only
+the rows each service changes, a usage post and a request edit deadlocked in PostgreSQL and answered 500
+(bench/soak_deadlocks.py: 273 of 600 calls in 300 pairs). Every call here must answer as it would alone, and the
+ledger must hold exactly the usage the API confirmed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tests.allocations.plans import token_for
 from tests.clock import FIXED_NOW
 from tests.committee.appealing import finalize_week, publish
 from tests.committee.review_api import request_body
+from tests.committee.reviewing import close
 from tests.conftest import require
 from tests.factories import file_request
 from tests.reports.conftest import on_postgresql
@@ -36,6 +38,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROUNDS = 6  # rounds of (usage post, request edit) pairs, PAIRS at a time
 PAIRS = 3
 CORRECTIONS = 3
+SCORES = 6
 
 
 def call(method: str, url: str, authorization: str, body: dict[str, Any]) -> int:
@@ -49,7 +52,8 @@ def call(method: str, url: str, authorization: str, body: dict[str, Any]) -> int
         return int(error.code)
 
 
-def test_usage_posts_request_edits_and_corrections_together_answer_without_a_server_error(live_server, world, clock):
+def test_usage_posts_request_edits_corrections_and_scores_together_answer_without_a_server_error(
+        live_server, world, clock):
     require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
     clock.move_to(FIXED_NOW, tick=False)
     _first, second, _third = finalize_week(world)
@@ -57,15 +61,21 @@ def test_usage_posts_request_edits_and_corrections_together_answer_without_a_ser
     following = services.cycle_create(week=weeks.next_week_label(world.cycle.starts_at + timedelta(hours=1)))
     later = dataclasses.replace(world, cycle=following)
     edited = file_request(later)
+    reviewing = dataclasses.replace(world, cycle=services.cycle_create(
+        week=weeks.next_week_label(following.starts_at + timedelta(hours=1))))
+    scored = file_request(reviewing, team=world.team_b, title="Vision model", gpu_count=8, min_gpu_count=4)
+    close(reviewing)
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     scheduler = f"Bearer {token_for(world.atlas, 'soak')}"
     lead = f"Token {services.personal_token_create(user=world.lead_a, name='soak')[1]}"
     chair = f"Token {services.personal_token_create(user=world.chair, name='soak')[1]}"
+    reviewer = f"Token {services.personal_token_create(user=world.reviewer, name='soak')[1]}"
     hour = FIXED_NOW.replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
     body = request_body(later)
-    answers: dict[str, Counter[int]] = {"usage": Counter(), "edit": Counter(), "correction": Counter()}
+    answers: dict[str, Counter[int]] = {"usage": Counter(), "edit": Counter(), "correction": Counter(),
+                                        "score": Counter()}
     count = threading.Lock()
-    start = threading.Barrier(PAIRS * 2 + 1, timeout=60)
+    start = threading.Barrier(PAIRS * 2 + 2, timeout=60)
 
     def record(kind: str, status: int) -> None:
         with count:
@@ -93,9 +103,16 @@ def test_usage_posts_request_edits_and_corrections_together_answer_without_a_ser
             record("correction", call("POST", f"{live_server.url}/api/v1/requests/{second.pk}/corrections/", chair,
                                       {**outcome, "rationale": f"Round {index}.", "reason": "Budget moved."}))
 
+    def score() -> None:
+        start.wait()
+        for index in range(SCORES):
+            record("score", call("POST", f"{live_server.url}/api/v1/requests/{scored.pk}/scores/", reviewer,
+                                 {"criterion": ("business_impact", "feasibility", "urgency")[index % 3],
+                                  "value": index + 2}))
+
     threads = [threading.Thread(target=usage, args=(i,)) for i in range(PAIRS)]
     threads += [threading.Thread(target=edit, args=(i,)) for i in range(PAIRS)]
-    threads.append(threading.Thread(target=correct))
+    threads += [threading.Thread(target=correct), threading.Thread(target=score)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -103,7 +120,7 @@ def test_usage_posts_request_edits_and_corrections_together_answer_without_a_ser
     assert not any(thread.is_alive() for thread in threads)
 
     assert answers == {"usage": Counter({201: PAIRS * ROUNDS}), "edit": Counter({200: PAIRS * ROUNDS}),
-                       "correction": Counter({201: CORRECTIONS})}, answers
+                       "correction": Counter({201: CORRECTIONS}), "score": Counter({200: SCORES})}, answers
     assert UsageRecord.objects.count() == PAIRS * ROUNDS  # one row for each 201, none for a failed try
     assert DecisionCorrection.objects.count() == CORRECTIONS
     assert AllocationPlan.objects.filter(week=world.cycle.week).count() == 1 + CORRECTIONS
