@@ -415,7 +415,7 @@ def _apply(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> l
             raise ValidationError(_("Proposal #%(n)d names pool “%(pool)s”, which no longer exists.")
                                   % {"n": proposal.pk, "pool": parsed[0]})
         by_pool.setdefault(pool.pk, {})[parsed[1]] = int(value)
-    for pool_pk, fields in sorted(by_pool.items()):  # pools in id order (docs/maintaining.md, "Row locks")
+    for pool_pk, fields in sorted(by_pool.items()):  # pools in id order (docs/maintaining.md, "Write to the database")
         pool = GpuPool.objects.select_for_update(of=("self",), no_key=True).select_related("cluster").get(pk=pool_pk)
         for field, value in fields.items():
             setattr(pool, field, value)
