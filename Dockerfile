@@ -45,4 +45,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
     CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status != 200)"
 # Every interface of the container, whose network is private: publish the port only to the proxy in front
 # (compose.yaml publishes it on the host's 127.0.0.1), and name the proxy in DOCKET_TRUSTED_PROXIES.
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "4", "--access-logfile", "-"]
+# gthread workers (threads answer /healthz and the scheduler API while others wait on a slow dependency); each worker
+# is replaced after 1,000-1,100 requests, so memory a long run gathers is given back (docs/deploy.md, "gunicorn").
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "4", "--threads", "4", \
+     "--max-requests", "1000", "--max-requests-jitter", "100", "--access-logfile", "-"]

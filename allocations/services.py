@@ -38,6 +38,7 @@ from allocations.models import (
     WindowTier,
     WindowWithdrawal,
 )
+from core.locks import write_transaction
 from core.tokens import token_hash, token_new
 
 # "Docket scheduler": lets the authentication class tell its tokens from other kinds.
@@ -63,7 +64,7 @@ def _window_key(
     return (pool_id, team_id, gpu_count, start, end, tier, request_ref)
 
 
-@transaction.atomic
+@write_transaction
 def plan_publish(
     *,
     week: str,
@@ -107,7 +108,7 @@ def plan_publish(
         pools=pools,
         teams=teams,
     )
-    sequence, _created = PlanSequence.objects.select_for_update().get_or_create(pk=1)
+    sequence, _created = PlanSequence.objects.select_for_update(no_key=True).get_or_create(pk=1)
     sequence.value += 1
     sequence.save(update_fields=["value"])
     change_seq = sequence.value
@@ -293,7 +294,7 @@ def scheduler_client_seen(*, client: SchedulerClient, now: datetime | None = Non
 # --- sync status ------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@write_transaction
 def sync_status_record(*, client: SchedulerClient, statuses: Sequence[Mapping[str, Any]]) -> int:
     """Store each window's latest sync status as reported by `client`; all or nothing.
 
@@ -389,6 +390,7 @@ def _same_usage(record: UsageRecord, *, team: Team | None, window_id: int | None
     return True
 
 
+@write_transaction
 def usage_record(
     *,
     client: SchedulerClient,
@@ -415,9 +417,10 @@ def usage_record(
     the pool holds over the period, or more than it holds together with the pool's other
     reports (`_usage_fits_pool`, docs/adapters.md "Usage reports Docket refuses").
 
-    The pool's row is locked (SELECT ... FOR UPDATE) from the key's lookup to the insert, so
-    concurrent reports of one pool are checked one after the other and cannot together
-    overfill it.
+    The pool's row is locked (SELECT ... FOR NO KEY UPDATE: rows that refer to the pool are still
+    written meanwhile) from the key's lookup to the insert, so concurrent reports of one pool are
+    checked one after the other and cannot together overfill it. One transaction
+    (core.locks.write_transaction).
     """
     now = now or timezone.now()
     cluster = client.cluster
@@ -433,37 +436,36 @@ def usage_record(
         "mean_utilization_pct": mean_utilization_pct,
         "mean_queue_wait_minutes": mean_queue_wait_minutes,
     }
-    with transaction.atomic():
-        pool = GpuPool.objects.select_for_update().get(pk=pool.pk)
-        existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
-        if existing is not None:
-            if _same_usage(existing, team=team, window_id=window_id, values=values):
-                return UsageResult(record=existing, replayed=True)
-            raise IdempotencyConflict(existing)
+    pool = GpuPool.objects.select_for_update(no_key=True).get(pk=pool.pk)
+    existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
+    if existing is not None:
+        if _same_usage(existing, team=team, window_id=window_id, values=values):
+            return UsageResult(record=existing, replayed=True)
+        raise IdempotencyConflict(existing)
 
-        window = _usage_check(cluster=cluster, pool=pool, team=team, team_slug=team_slug, window_id=window_id,
-                              period_start=period_start, period_end=period_end, gpu_hours_used=gpu_hours_used,
-                              now=now)
-        assert team is not None, "_usage_check refuses an unknown team"
-        try:
-            with transaction.atomic():
-                record = UsageRecord.objects.create(
-                    pool=pool,
-                    team=team,
-                    window=window,
-                    idempotency_key=idempotency_key,
-                    reported_by=client.name,
-                    **values,
-                )
-        except IntegrityError:
-            # The same key won a race against us (only where the pool's lock is not taken, e.g.
-            # SQLite): answer as it was answered.
-            existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
-            if existing is None:
-                raise
-            if _same_usage(existing, team=team, window_id=window_id, values=values):
-                return UsageResult(record=existing, replayed=True)
-            raise IdempotencyConflict(existing) from None
+    window = _usage_check(cluster=cluster, pool=pool, team=team, team_slug=team_slug, window_id=window_id,
+                          period_start=period_start, period_end=period_end, gpu_hours_used=gpu_hours_used,
+                          now=now)
+    assert team is not None, "_usage_check refuses an unknown team"
+    try:
+        with transaction.atomic():
+            record = UsageRecord.objects.create(
+                pool=pool,
+                team=team,
+                window=window,
+                idempotency_key=idempotency_key,
+                reported_by=client.name,
+                **values,
+            )
+    except IntegrityError:
+        # The same key won a race against us (only where the pool's lock is not taken, e.g.
+        # SQLite): answer as it was answered.
+        existing = UsageRecord.objects.filter(pool=pool, idempotency_key=idempotency_key).first()
+        if existing is None:
+            raise
+        if _same_usage(existing, team=team, window_id=window_id, values=values):
+            return UsageResult(record=existing, replayed=True)
+        raise IdempotencyConflict(existing) from None
     return UsageResult(record=record, replayed=False)
 
 

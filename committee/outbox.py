@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from committee.models import OutboxMessage
 from config.celery import app
+from core import breaker
 from core.health import broker_ping
 from core.logs import TASK_HEADER, current_request_id
 from core.parsers import parse_whole_number
@@ -192,16 +193,22 @@ def _lost(candidates: Sequence[OutboxMessage]) -> list[OutboxMessage]:
     return lost
 
 
-def broker_answers() -> bool:
+def broker_answers(*, skip_while_open: bool = False) -> bool:
     """Whether the broker answers a round trip within CELERY_BROKER_CONNECTION_TIMEOUT (one try, no retries).
 
-    A round trip, not only a connection: a Redis that hangs accepts connections and never answers.
+    A round trip, not only a connection: a Redis that hangs accepts connections and never answers. The
+    answer sets the circuit breaker (core.breaker.BROKER). `skip_while_open`: after a timeout, do not ask for
+    a while, False at once (a page's hand-over after its commit: the work waits for the relay job, which asks).
     """
+    if skip_while_open and not breaker.BROKER.allows():
+        return False
     try:
         broker_ping(settings.CELERY_BROKER_CONNECTION_TIMEOUT)
     except Exception as exc:
         logger.warning("The Celery broker does not answer: %s", exc)
+        breaker.BROKER.failed(exc)
         return False
+    breaker.BROKER.succeeded()
     return True
 
 
@@ -237,7 +244,8 @@ def outbox_relay(
         recent = list(OutboxMessage.objects.filter(_handed_over_recently(now)).order_by("id")[:limit])
     if not messages and not recent:
         return RelayResult(relayed=0, waiting=0, failed=0, broker_down=False)
-    if not broker_answers():
+    # A request's own hand-over skips a broker that just timed out; the relay job always asks.
+    if not broker_answers(skip_while_open=message_ids is not None):
         return RelayResult(relayed=0, waiting=len(messages), failed=0, broker_down=True)
     messages = sorted([*messages, *_lost(recent)], key=lambda message: message.pk)
     relayed = 0

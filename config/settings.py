@@ -77,8 +77,9 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.security.ContentSecurityPolicyMiddleware",
-    # HTML and JSON compressed for a client that accepts it (static files: WhiteNoise). BREACH: docs/security.md.
-    "django.middleware.gzip.GZipMiddleware",
+    # HTML and JSON compressed for a client that accepts it (static files: WhiteNoise). BREACH: docs/security.md;
+    # Django's GZipMiddleware, except that an answer with a strong ETag keeps one (core/compression.py).
+    "core.compression.GZipMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -141,8 +142,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A shared cache (Redis) in production, so the API's rate limits hold across workers (check --deploy says so
 # when it is missing: committee/checks.py). Failed sign-ins are counted in the database instead (django-axes).
 CACHE_URL = env_str("CACHE_URL")
-# Connect and read timeouts: a Redis that hangs must not hold a request (or a sign-in) for good.
-CACHE_SOCKET_TIMEOUT = env_float("CACHE_SOCKET_TIMEOUT", 2.0, above=0, maximum=60)
+# Connect and read timeouts: a Redis that hangs must not hold a request (or a sign-in) for good. Short: Redis answers
+# in a millisecond, and after one timeout the rate limits stop asking it for a while (core/breaker.py).
+CACHE_SOCKET_TIMEOUT = env_float("CACHE_SOCKET_TIMEOUT", 0.5, above=0, maximum=60)
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -406,7 +408,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # worker's task is taken over about one visibility timeout after it was taken. Every broker call has a
 # connect and a read timeout, so a Redis that hangs holds no request or worker for good.
 VISIBILITY_TIMEOUT_SECONDS = env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
-CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0, above=0, maximum=60)
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_CONNECTION_TIMEOUT", 1.0, above=0, maximum=60)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": VISIBILITY_TIMEOUT_SECONDS,
     "unacked_restore_interval": max(1, min(10, VISIBILITY_TIMEOUT_SECONDS // 4)),

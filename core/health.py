@@ -25,6 +25,8 @@ from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.utils.module_loading import import_string
 
+from core import breaker
+
 logger = logging.getLogger(__name__)
 
 HEALTHZ = "/healthz"
@@ -87,11 +89,18 @@ def broker_ping(timeout: float) -> str:
 
 
 def readiness() -> list[Check]:
-    return [
+    """Each dependency asked itself, whatever the circuit breakers say (core/breaker.py); the answer sets them."""
+    checks = [
         _timed("database", _database),
         _timed("cache", _cache),
         _timed("broker", lambda: broker_ping(settings.CELERY_BROKER_CONNECTION_TIMEOUT)),
     ]
+    for check, dependency in zip(checks[1:], (breaker.CACHE, breaker.BROKER), strict=True):
+        if check.ok:
+            dependency.succeeded()
+        else:
+            dependency.failed(check.detail)
+    return checks
 
 
 def readiness_details() -> dict[str, object]:

@@ -10,6 +10,8 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
+from core import breaker
+
 logger = logging.getLogger(__name__)
 
 
@@ -19,6 +21,8 @@ class CacheRateThrottle(SimpleRateThrottle):
     A request over the rate answers 429 with Retry-After and a JSON `detail` (DRF's Throttled).
     When the cache cannot be reached the request is let through and a warning is logged: a
     rate limit is a guard against runaway scripts, not a reason to refuse a scheduler its windows.
+    After such a failure the cache is not asked for a while (core.breaker.CACHE): a hung Redis costs
+    one request its socket timeout, not every request.
     """
 
     def ident(self, request: Request) -> str | None:
@@ -37,8 +41,13 @@ class CacheRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": subject}
 
     def allow_request(self, request: Request, view: Any) -> bool:
+        if not breaker.CACHE.allows():
+            return True
         try:
-            return super().allow_request(request, view)
+            allowed = super().allow_request(request, view)
         except (RedisError, OSError) as exc:
             logger.warning("API rate limit %s not applied: the cache did not answer (%s)", self.scope, exc)
+            breaker.CACHE.failed(exc)
             return True
+        breaker.CACHE.succeeded()
+        return allowed

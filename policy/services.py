@@ -30,6 +30,7 @@ from committee import weeks
 from committee.models import CommitteeSeat, ReviewCycle, SeatRole
 from core.audit import person_name
 from core.errors import RoleRequired, StateConflict
+from core.locks import write_transaction
 from policy import parameters, selectors, signals
 from policy.models import (
     TEXT_MAX,
@@ -118,7 +119,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], *, errors: dict[str, list[str]],
     return out
 
 
-@transaction.atomic
+@write_transaction
 def proposal_submit(
     *,
     actor: User,
@@ -176,7 +177,7 @@ def _team_for(actor: User, team: Team | None, errors: dict[str, list[str]]) -> s
 
 
 def _lock_open(proposal: Proposal, doing: str) -> Proposal:
-    locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    locked = Proposal.objects.select_for_update(no_key=True).get(pk=proposal.pk)
     if locked.status != ProposalStatus.OPEN:
         raise StateConflict(
             _("This proposal is %(status)s: it can no longer be %(doing)s.")
@@ -185,7 +186,7 @@ def _lock_open(proposal: Proposal, doing: str) -> Proposal:
     return locked
 
 
-@transaction.atomic
+@write_transaction
 def proposal_comment(*, actor: User, proposal: Proposal, body: str, team: Team | None = None) -> ProposalComment:
     """Anyone signed in comments on a proposal, for themself or for a team they belong to. Comments stay open
     after the decision (the observed result is discussed too). After commit the archive records it."""
@@ -201,7 +202,7 @@ def proposal_comment(*, actor: User, proposal: Proposal, body: str, team: Team |
     return comment
 
 
-@transaction.atomic
+@write_transaction
 def proposal_vote(
     *, actor: User, proposal: Proposal, choice: str, comment: str, team: Team | None = None, now: datetime
 ) -> ProposalVote:
@@ -218,7 +219,7 @@ def proposal_vote(
     team_name = _team_for(actor, team, errors)
     if errors:
         raise ValidationError(errors)
-    vote = ProposalVote.objects.select_for_update().filter(proposal=locked, voter=actor).first()
+    vote = ProposalVote.objects.select_for_update(no_key=True).filter(proposal=locked, voter=actor).first()
     if vote is not None and (vote.choice, vote.comment, vote.team_name) == (choice, comment, team_name):
         return vote
     changed = vote is not None
@@ -256,7 +257,7 @@ def _week_errors(effective_week: str, *, now: datetime, errors: dict[str, list[s
     return week
 
 
-@transaction.atomic
+@write_transaction
 def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reason: str, now: datetime) -> Proposal:
     """The chair adopts a proposal, effective from an ISO week to come, with a reason.
 
@@ -320,7 +321,7 @@ def _week_taken(*, week: str, by: Proposal | None, now: datetime) -> StateConfli
     ]})
 
 
-@transaction.atomic
+@write_transaction
 def proposal_decline(*, actor: User, proposal: Proposal, reason: str, now: datetime) -> Proposal:
     """The chair declines an open proposal with a reason (ValidationError without one). After commit, archived."""
     _require_chair(actor, _("decline"))
@@ -339,7 +340,7 @@ def proposal_decline(*, actor: User, proposal: Proposal, reason: str, now: datet
     return locked
 
 
-@transaction.atomic
+@write_transaction
 def proposal_observe(
     *, actor: User, proposal: Proposal, result: str, figures: Sequence[Mapping[str, Any]] = (), now: datetime
 ) -> Proposal:
@@ -348,7 +349,7 @@ def proposal_observe(
     Possible once the first week has begun; recording again replaces the text and figures (each is archived).
     After commit the archive records it.
     """
-    locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    locked = Proposal.objects.select_for_update(no_key=True).get(pk=proposal.pk)
     if locked.proposer_id != actor.pk and not committee_selectors.user_is_chair(user=actor):
         raise RoleRequired(_("Only the proposer or the chair records the observed result."),
                            role=_("the proposer or the chair"))
@@ -414,8 +415,8 @@ def _apply(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> l
             raise ValidationError(_("Proposal #%(n)d names pool “%(pool)s”, which no longer exists.")
                                   % {"n": proposal.pk, "pool": parsed[0]})
         by_pool.setdefault(pool.pk, {})[parsed[1]] = int(value)
-    for pool_pk, fields in by_pool.items():
-        pool = GpuPool.objects.select_for_update(of=("self",)).select_related("cluster").get(pk=pool_pk)
+    for pool_pk, fields in sorted(by_pool.items()):  # pools in id order (docs/maintaining.md, "Write to the database")
+        pool = GpuPool.objects.select_for_update(of=("self",), no_key=True).select_related("cluster").get(pk=pool_pk)
         for field, value in fields.items():
             setattr(pool, field, value)
         pool.full_clean()
@@ -434,7 +435,7 @@ def _apply(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> l
     return done
 
 
-@transaction.atomic
+@write_transaction
 def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> list[Proposal]:
     """Apply every adopted, not yet applied proposal whose time has come; returns those applied.
 
@@ -443,7 +444,7 @@ def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> l
     that opens a week's cycle (committee.signals.cycle_opened); idempotent. After commit, archived ("applied").
     """
     due = []
-    for proposal in Proposal.objects.select_for_update().filter(
+    for proposal in Proposal.objects.select_for_update(no_key=True).filter(
             status=ProposalStatus.ADOPTED, applied_at__isnull=True).order_by("effective_monday"):
         start = weeks.week_bounds(proposal.effective_week)[0]
         by_cycle = cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week)

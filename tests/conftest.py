@@ -22,6 +22,7 @@ from allocations.models import Cluster, GpuPool, SchedulerKind, Team
 from committee import weeks
 from committee.models import CommitteeSeat, MembershipRole, ReviewCycle, SeatRole, TeamMembership
 from committee.services import cycle_create
+from core import breaker
 from tests.clock import FIXED_NOW, machine_now
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -60,6 +61,13 @@ def language_of_the_settings() -> Iterator[None]:
     translation.deactivate()
     yield
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def breakers_closed() -> None:
+    """Every test starts with the cache and the broker called (core/breaker.py): a test with a hung Redis opens one."""
+    breaker.CACHE.reset()
+    breaker.BROKER.reset()
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,8 +162,11 @@ class Server:
 
 @contextlib.contextmanager
 def gunicorn(env: Mapping[str, str], *, log_dir: Path, workers: int = 2, timeout: int = 120,
-             ready_path: str = "/accounts/login/") -> Iterator[Server]:
-    """Serve config.wsgi with gunicorn (sync workers) on 127.0.0.1 and a free port until the block ends."""
+             ready_path: str = "/accounts/login/", extra_args: Sequence[str] = ()) -> Iterator[Server]:
+    """Serve config.wsgi with gunicorn (sync workers) on 127.0.0.1 and a free port until the block ends.
+
+    `extra_args` go last on gunicorn's command line (e.g. `--worker-class gthread --threads 4`).
+    """
     require_tool(BIN / "gunicorn", "gunicorn (pip install -r requirements.txt)")
     port = free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -172,7 +175,7 @@ def gunicorn(env: Mapping[str, str], *, log_dir: Path, workers: int = 2, timeout
         process = subprocess.Popen(
             [str(BIN / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
              "--worker-class", "sync", "--timeout", str(timeout), "--graceful-timeout", "5",
-             "--log-level", "warning"],
+             "--log-level", "warning", *extra_args],
             cwd=ROOT, env=child_env(env), stdout=sink, stderr=subprocess.STDOUT,
         )
     server = Server(url=f"http://127.0.0.1:{port}", process=process, log=log)

@@ -55,3 +55,16 @@ def test_the_dockerfile_copies_and_runs_what_exists():
     assert command is not None and (ROOT / (command[1].replace(".", "/") + ".py")).is_file()
     assert "collectstatic --no-input" in DOCKERFILE
     assert re.search(r"^USER docket$", DOCKERFILE, re.MULTILINE)  # not root
+
+
+def test_the_image_and_the_documented_command_run_gthread_workers_that_are_recycled():
+    readme = (ROOT / "README.md").read_text()
+    deploy = (ROOT / "docs" / "deploy.md").read_text()
+    cmd = re.search(r"^CMD (\[.*?\])$", DOCKERFILE, re.MULTILINE | re.DOTALL)
+    assert cmd is not None
+    image = " ".join(re.findall(r'"([^"]*)"', cmd[1]))
+    for text in (image, readme.replace("\\\n", " "), deploy.replace("\\\n", " ")):
+        command = re.search(r"gunicorn config\.wsgi[^\n]*", text)
+        assert command is not None
+        for flag in ("--worker-class gthread", "--threads 4", "--max-requests 1000", "--max-requests-jitter 100"):
+            assert flag in command[0], (flag, command[0])

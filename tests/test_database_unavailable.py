@@ -51,3 +51,15 @@ def test_other_server_errors_get_dockets_500_page():
     response = server_error(RequestFactory().get("/"))
     assert response.status_code == 500
     assert "Something went wrong on Docket" in response.content.decode()
+
+
+def test_a_deadlock_that_came_back_on_the_rerun_is_a_503_that_says_nothing_was_saved():
+    request = RequestFactory().put("/api/v1/requests/1/")
+    response = middleware().process_exception(request, wrapped(psycopg.errors.DeadlockDetected("deadlock detected")))
+    assert response is not None and response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert "nothing of it was saved" in json.loads(response.content)["detail"]
+    page = middleware().process_exception(RequestFactory().post("/requests/1/edit/"),
+                                          wrapped(psycopg.errors.SerializationFailure("could not serialize")))
+    assert page is not None and page.status_code == 503 and "busy with other changes" in page.content.decode()
+    assert "<title>Busy: nothing was saved · Docket</title>" in page.content.decode()

@@ -106,7 +106,11 @@ def test_the_outbox_sees_a_hung_broker_as_absent(settings, redis):
     settings.CELERY_BROKER_CONNECTION_TIMEOUT = 0.5
     assert broker_answers()
     with hung(redis):
-        assert not broker_answers()
+        assert not broker_answers()  # waits out the timeout once
+        assert not broker_answers(skip_while_open=True)  # a request's hand-over then does not ask at all
+    assert broker_answers(skip_while_open=True) is False  # not for a while, even though Redis answers again
+    assert broker_answers()  # the relay job asks, and closes the breaker
+    assert broker_answers(skip_while_open=True)
 
 
 @pytest.mark.django_db
@@ -126,3 +130,54 @@ def test_sign_in_works_while_the_cache_hangs_and_readyz_says_so(settings, redis,
     assert response.status_code == 302 and response["Location"] == "/"
     assert client.get("/requests/").status_code == 200  # signed in
     assert status == 503 and not body["checks"]["cache"]["ok"]
+
+
+@pytest.mark.django_db
+def test_the_windows_api_and_healthz_answer_while_the_cache_hangs_after_one_timeout_the_breaker_skips_it(
+        settings, redis, world):
+    """The rate limit counts in the cache; a hung cache costs the first request its socket timeout, then none."""
+    from core import breaker
+    from tests.allocations.plans import W, bearer, publish, this_week, token_for
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis.url,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    week = this_week()
+    publish([W(world.a100, world.team_a, 16, 8, 56, ref=1)], week=week)
+    token = bearer(token_for(world.atlas))
+    client = Client()
+    url = f"/api/v1/windows/?cluster=atlas&week={week}"
+    assert client.get(url, **token).status_code == 200 and not breaker.CACHE.is_open
+    with hung(redis):
+        first = client.get(url, **token)  # waits out the cache's timeout once
+        assert breaker.CACHE.is_open
+        second = client.get(url, **token)  # the cache is not asked
+        healthz = probe("/healthz")
+        ready = probe("/readyz")  # asks the cache itself, whatever the breaker says
+    assert first.status_code == second.status_code == 200
+    assert [w["request_id"] for w in second.json()["results"]] == [1] and second.content == first.content
+    assert healthz == (200, {"status": "ok"})
+    assert ready[0] == 503 and not ready[1]["checks"]["cache"]["ok"]
+    assert probe("/readyz")[0] == 200 and not breaker.CACHE.is_open  # Redis answers again: the breaker closes
+
+
+def test_an_open_breaker_lets_one_caller_try_again_after_its_time(monkeypatch):
+    from core import breaker
+
+    now = [1000.0]
+    monkeypatch.setattr(breaker.time, "monotonic", lambda: now[0])
+    cache = breaker.CircuitBreaker("test", open_seconds=30)
+    assert cache.allows()
+    cache.failed(TimeoutError("timed out"))
+    assert not cache.allows()
+    now[0] += 29.9
+    assert not cache.allows()
+    now[0] += 0.2
+    assert cache.allows()  # one caller tries
+    assert not cache.allows()  # the others keep skipping while it does
+    cache.succeeded()
+    assert cache.allows() and not cache.is_open

@@ -16,18 +16,19 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils.translation import gettext as _
 
 from allocations.elastic import selectors
 from allocations.elastic.evaluate import Action, ActionKind, evaluate, policy_errors
+from allocations.elastic.selectors import PoolEvaluationInput
 from allocations.models import ElasticAction, ElasticPolicyVersion, GpuPool, Team
 from core.audit import fit
+from core.locks import write_transaction
 
 REASON_MAX_LENGTH = 5000  # as committee.limits.REASON_MAX_LENGTH (a rubric change's reason)
 
 
-@transaction.atomic
+@write_transaction
 def elastic_policy_version_create(
     *, author: User | None, author_name: str, parameters: Mapping[str, Any], reason: str
 ) -> ElasticPolicyVersion:
@@ -36,7 +37,7 @@ def elastic_policy_version_create(
     No role check here (the caller's job). Refused (ValidationError keyed by field, nothing written)
     when a parameter is out of range, the reason is empty, or nothing would change.
     """
-    current = ElasticPolicyVersion.objects.select_for_update().order_by("-number").first()
+    current = ElasticPolicyVersion.objects.select_for_update(no_key=True).order_by("-number").first()
     if current is None:
         current = selectors.elastic_policy_current()
     unknown = set(parameters) - set(ElasticPolicyVersion.PARAMETERS)
@@ -95,43 +96,52 @@ def elastic_evaluate(*, now: datetime) -> EvaluationResult:
         actions = evaluate(
             policy=policy, pool=item.pool_input, windows=item.windows, usage=item.usage, now=now, tz=tz
         )
-        with transaction.atomic():
-            _lock_pool(item.pool.pk)
-            in_force = {
-                (a.kind, a.pool_id, a.window_id): a
-                for a in ElasticAction.objects.filter(pool=item.pool, ended_at__isnull=True)
-            }
-            wanted = {action.key: action for action in actions}
-            for key, row in in_force.items():
-                action = wanted.get(key)
-                if action is not None and action.gpus == row.gpus:
-                    kept += 1
-                    continue
-                row.ended_at = max(now, row.started_at)
-                row.save(update_fields=["ended_at"])
-                ended += 1
-            teams = {t.pk: t.name for t in Team.objects.filter(pk__in={a.team_id for a in actions if a.team_id})}
-            for key, action in wanted.items():
-                previous = in_force.get(key)
-                if previous is not None and previous.gpus == action.gpus:
-                    continue
-                ElasticAction.objects.create(
-                    kind=action.kind.value, pool=item.pool, window_id=action.window_id, team_id=action.team_id,
-                    gpus=action.gpus, utilization_pct=action.utilization_pct,
-                    queue_wait_minutes=action.queue_wait_minutes, span_start=action.span_start,
-                    span_end=action.span_end, policy=version, started_at=now,
-                    explanation=action_explanation(
-                        action, pool_key=item.pool.key, team_name=teams.get(action.team_id or 0, ""),
-                        policy_number=version.number,
-                    ),
-                )
-                started += 1
+        s, e, k = _pool_actions_write(item=item, actions=list(actions), version=version, now=now)
+        started, ended, kept = started + s, ended + e, kept + k
     return EvaluationResult(policy_version=version.number, started=started, ended=ended, kept=kept)
+
+
+@write_transaction
+def _pool_actions_write(*, item: PoolEvaluationInput, actions: list[Action], version: ElasticPolicyVersion,
+                        now: datetime) -> tuple[int, int, int]:
+    """Start, keep and end one pool's actions in one transaction, the pool's row locked: (started, ended, kept)."""
+    started = ended = kept = 0
+    _lock_pool(item.pool.pk)
+    in_force = {
+        (a.kind, a.pool_id, a.window_id): a
+        for a in ElasticAction.objects.filter(pool=item.pool, ended_at__isnull=True)
+    }
+    wanted = {action.key: action for action in actions}
+    for key, row in in_force.items():
+        action = wanted.get(key)
+        if action is not None and action.gpus == row.gpus:
+            kept += 1
+            continue
+        row.ended_at = max(now, row.started_at)
+        row.save(update_fields=["ended_at"])
+        ended += 1
+    teams = {t.pk: t.name for t in Team.objects.filter(pk__in={a.team_id for a in actions if a.team_id})}
+    for key, action in wanted.items():
+        previous = in_force.get(key)
+        if previous is not None and previous.gpus == action.gpus:
+            continue
+        ElasticAction.objects.create(
+            kind=action.kind.value, pool=item.pool, window_id=action.window_id, team_id=action.team_id,
+            gpus=action.gpus, utilization_pct=action.utilization_pct,
+            queue_wait_minutes=action.queue_wait_minutes, span_start=action.span_start,
+            span_end=action.span_end, policy=version, started_at=now,
+            explanation=action_explanation(
+                action, pool_key=item.pool.key, team_name=teams.get(action.team_id or 0, ""),
+                policy_number=version.number,
+            ),
+        )
+        started += 1
+    return started, ended, kept
 
 
 def _lock_pool(pool_id: int) -> None:
     """Hold the pool's row until the transaction ends: a concurrent evaluation waits, then sees what this wrote."""
-    GpuPool.objects.select_for_update().filter(pk=pool_id).first()
+    GpuPool.objects.select_for_update(no_key=True).filter(pk=pool_id).first()
 
 
 def _hours(action: Action) -> int:

@@ -53,7 +53,7 @@ from committee.services.notifications import digests_send, notifications_record
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
 from core.errors import StateConflict
-from core.locks import advisory_lock
+from core.locks import advisory_lock, write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ TEAM_REMINDER_AHEAD = timedelta(hours=48)
 COMMITTEE_REMINDER_AHEAD = timedelta(hours=24)
 
 
-@transaction.atomic
+@write_transaction
 def cycle_open_next(*, now: datetime) -> tuple[ReviewCycle, bool]:
     """Open the cycle teams file into this week: the next week's, or the week after when its intake has passed.
 
@@ -79,7 +79,7 @@ def cycle_open_next(*, now: datetime) -> tuple[ReviewCycle, bool]:
     return cycle_create(week=week), True
 
 
-@transaction.atomic
+@write_transaction
 def cycle_open_following(*, actor: User, now: datetime) -> ReviewCycle:
     """The chair opens the next week for intake by hand, when none is open (a demo walked again, beat stopped).
 
@@ -88,7 +88,7 @@ def cycle_open_following(*, actor: User, now: datetime) -> ReviewCycle:
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair can open a week for intake."))
-    ReviewCycle.objects.select_for_update().filter(status=CycleStatus.OPEN).exists()  # one opener at a time
+    ReviewCycle.objects.select_for_update(no_key=True).filter(status=CycleStatus.OPEN).exists()  # one opener at a time
     open_now = ReviewCycle.objects.filter(status=CycleStatus.OPEN, intake_closes_at__gt=now).order_by("starts_at")
     if (current := open_now.first()) is not None:
         raise StateConflict(_("Week %(week)s is already open for intake.") % {"week": current.week})
@@ -100,7 +100,7 @@ def cycle_open_following(*, actor: User, now: datetime) -> ReviewCycle:
     return cycle
 
 
-@transaction.atomic
+@write_transaction
 def teams_remind_unfiled(*, now: datetime) -> int:
     """Notify the members of every team that has not submitted a request to a cycle whose intake closes soon.
 
@@ -161,7 +161,7 @@ def cycle_close_due_intake(*, now: datetime) -> list[ReviewCycle]:
     return closed
 
 
-@transaction.atomic
+@write_transaction
 def committee_remind_review(*, now: datetime) -> int:
     """Notify every committee member of each cycle in review whose meeting is within COMMITTEE_REMINDER_AHEAD.
 

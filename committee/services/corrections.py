@@ -42,13 +42,14 @@ from committee.services.requests import actor_name, request_event_record
 from committee.services.review import cycle_transition_record
 from core.datetimes import format_when
 from core.errors import StateConflict
+from core.locks import write_transaction
 
 APPEAL_UPHOLD = "uphold"
 APPEAL_AMEND = "amend"
 
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
-    return ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
+    return ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
 
 
 def outcome_label(outcome: str, granted_gpu_count: int | None) -> str:
@@ -195,14 +196,13 @@ def _decision_of(gpu_request: GpuRequest) -> Decision:
         # Only the decision's row: its lock is what orders two corrections or appeals of one request. Without
         # of=("self",) the join would lock the team and pool rows too, which every other writer of that team or pool
         # takes in another order (a deadlock under concurrent writes).
-        return Decision.objects.select_for_update(of=("self",)).select_related("request__team", "request__pool").get(
-            request=gpu_request
-        )
+        return Decision.objects.select_for_update(of=("self",), no_key=True).select_related(
+            "request__team", "request__pool").get(request=gpu_request)
     except Decision.DoesNotExist:
         raise StateConflict(_("This request has no decision to correct or appeal.")) from None
 
 
-@transaction.atomic
+@write_transaction
 def decision_correct(
     *,
     actor: User,
@@ -244,7 +244,7 @@ def decision_correct(
     )
 
 
-@transaction.atomic
+@write_transaction
 def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: datetime | None = None) -> Appeal:
     """A member of the request's team appeals its outcome, with a statement, within the appeal window.
 
@@ -314,7 +314,7 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
     return appeal
 
 
-@transaction.atomic
+@write_transaction
 def appeal_decide(
     *,
     actor: User,
@@ -348,7 +348,7 @@ def appeal_decide(
         raise ValidationError({"decision": [_("Choose to uphold the decision or to amend it.")]})
     reason = _reason_checked(reason, field="reason", missing=_("Say why the appeal is decided this way."))
     cycle = _lock_cycle(appeal.cycle)
-    locked = Appeal.objects.select_for_update().get(pk=appeal.pk)
+    locked = Appeal.objects.select_for_update(no_key=True).get(pk=appeal.pk)
     if locked.status != AppealStatus.OPEN:
         raise StateConflict(
             _("This appeal was already decided (%(status)s by %(name)s).")

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -45,13 +44,14 @@ from committee.selectors.discussion import CHANGE_FIELDS
 from committee.services.notifications import notifications_record
 from core.audit import fit, person_name
 from core.errors import StateConflict
+from core.locks import write_transaction
 
 DISCUSSED_STATUSES = (CycleStatus.OPEN, CycleStatus.IN_REVIEW)
 VALUE_MAX_LENGTH = 120  # how much of a changed text the stale note keeps
 
 
 def _lock_cycle(cycle_id: int) -> ReviewCycle:
-    return ReviewCycle.objects.select_for_update().get(pk=cycle_id)
+    return ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle_id)
 
 
 def _require_week_not_finalized(cycle: ReviewCycle, doing: str) -> None:
@@ -94,7 +94,7 @@ def _params(gpu_request: GpuRequest, **extra: Any) -> dict[str, Any]:
 # --- comments and questions ----------------------------------------------------------------------
 
 
-@transaction.atomic
+@write_transaction
 def request_comment_add(*, actor: User, gpu_request: GpuRequest, body: str) -> RequestComment:
     """A committee member's comment on a request, for the committee only (the team never sees it).
 
@@ -109,7 +109,7 @@ def request_comment_add(*, actor: User, gpu_request: GpuRequest, body: str) -> R
     )
 
 
-@transaction.atomic
+@write_transaction
 def request_question_ask(*, actor: User, gpu_request: GpuRequest, body: str) -> RequestQuestion:
     """A committee member asks the request's team a question; the team's members are told (`question_asked`).
 
@@ -138,7 +138,7 @@ def request_question_ask(*, actor: User, gpu_request: GpuRequest, body: str) -> 
     return question
 
 
-@transaction.atomic
+@write_transaction
 def request_question_answer(*, actor: User, question: RequestQuestion, answer: str) -> RequestQuestion:
     """A member of the request's team answers an open question; the committee members outside the team are
     told (`question_answered`).
@@ -154,7 +154,7 @@ def request_question_answer(*, actor: User, question: RequestQuestion, answer: s
         )
     answer = _text("answer", answer, ANSWER_MAX_LENGTH, _("Write the answer."))
     _require_week_not_finalized(_lock_cycle(gpu_request.cycle_id), _("answer questions"))
-    locked = RequestQuestion.objects.select_for_update().get(pk=question.pk)
+    locked = RequestQuestion.objects.select_for_update(no_key=True).get(pk=question.pk)
     if locked.status != QuestionStatus.OPEN:
         raise StateConflict(_("This question was already answered by %(name)s.") % {"name": locked.answered_by_name})
     locked.answer = answer
@@ -295,7 +295,7 @@ def scores_clear_stale(*, member: User, gpu_request: GpuRequest) -> None:
     ScoreStaleness.objects.filter(request=gpu_request, member=member).delete()
 
 
-@transaction.atomic
+@write_transaction
 def scores_confirm(*, actor: User, gpu_request: GpuRequest) -> None:
     """One click: the member read what changed and their scores of the request still hold.
 
@@ -312,7 +312,7 @@ def scores_confirm(*, actor: User, gpu_request: GpuRequest) -> None:
 # --- conflicts of interest -------------------------------------------------------------------------
 
 
-@transaction.atomic
+@write_transaction
 def conflict_declare(*, actor: User, gpu_request: GpuRequest, reason: str = "") -> ConflictDeclaration:
     """A member declares a conflict of interest on a request (beyond their own team's, which is excluded anyway).
 
@@ -340,12 +340,12 @@ def conflict_declare(*, actor: User, gpu_request: GpuRequest, reason: str = "") 
     )
 
 
-@transaction.atomic
+@write_transaction
 def conflict_withdraw(*, actor: User, gpu_request: GpuRequest) -> ConflictDeclaration:
     """Withdraw the actor's declaration in force on a request, before the week is finalized; the row stays,
     with `withdrawn_at` (the decision record lists it). Their scores count again."""
     _require_week_not_finalized(_lock_cycle(gpu_request.cycle_id), _("withdraw a declaration"))
-    declaration = ConflictDeclaration.objects.select_for_update().filter(
+    declaration = ConflictDeclaration.objects.select_for_update(no_key=True).filter(
         request=gpu_request, member=actor, withdrawn_at__isnull=True
     ).first()
     if declaration is None:

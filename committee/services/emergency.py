@@ -18,7 +18,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -46,6 +45,7 @@ from committee.models import (
 from committee.services.notifications import notifications_record
 from committee.services.requests import actor_name, request_event_record
 from core.errors import StateConflict
+from core.locks import write_transaction
 
 # An emergency that cannot start within this long after its second approval is refused rather
 # than placed later in the week: it is needed now, and the weekly review can take it otherwise.
@@ -89,7 +89,7 @@ def _notify(*, emergency: EmergencyRequest, event: str, team_too: bool, by: str)
     )
 
 
-@transaction.atomic
+@write_transaction
 def emergency_request_file(
     *,
     actor: User,
@@ -170,7 +170,7 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@transaction.atomic
+@write_transaction
 def emergency_request_decide(
     *,
     actor: User,
@@ -197,7 +197,7 @@ def emergency_request_decide(
         raise PermissionDenied(_("Only committee members approve emergency requests."))
     # The emergency's row alone orders two approvals (of=: not the joined request, team, pool and cycle rows, which
     # other writers lock in another order).
-    locked = EmergencyRequest.objects.select_for_update(of=("self",)).select_related(
+    locked = EmergencyRequest.objects.select_for_update(of=("self",), no_key=True).select_related(
         "request__team", "request__pool", "request__cycle").get(pk=emergency.pk)
     gpu_request = locked.request
     if selectors.user_is_team_member(user=actor, team=gpu_request.team):
@@ -383,7 +383,7 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
     return plan
 
 
-@transaction.atomic
+@write_transaction
 def emergency_review_record(
     *, actor: User, emergency: EmergencyRequest, outcome: str, note: str = "", now: datetime | None = None
 ) -> EmergencyRequest:
@@ -395,7 +395,7 @@ def emergency_review_record(
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair records the review's decision on an emergency."))
-    locked = EmergencyRequest.objects.select_for_update(of=("self",)).select_related("request__team").get(
+    locked = EmergencyRequest.objects.select_for_update(of=("self",), no_key=True).select_related("request__team").get(
         pk=emergency.pk)
     if selectors.user_is_team_member(user=actor, team=locked.request.team):
         raise PermissionDenied(

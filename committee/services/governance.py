@@ -6,13 +6,13 @@ from collections.abc import Mapping
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.utils.translation import gettext as _
 
 from committee import selectors, weeks
 from committee.models import GovernanceVersion
 from committee.models.governance import HALF_LIFE_MAX_WEEKS, QUORUM_MAX, TRAILING_MAX_WEEKS
 from committee.services.requests import actor_name
+from core.locks import write_transaction
 
 GOVERNANCE_FIELDS = ("score_quorum", "fairshare_half_life_weeks", "fairshare_trailing_weeks")
 
@@ -34,7 +34,7 @@ def governance_errors(values: Mapping[str, float]) -> dict[str, str]:
     return errors
 
 
-@transaction.atomic
+@write_transaction
 def governance_version_create(
     *, actor: User, effective_week: str, parameters: Mapping[str, float], reason: str
 ) -> GovernanceVersion:
@@ -61,7 +61,7 @@ def governance_version_create(
     if not reason:
         errors.setdefault("reason", []).append(_("Say why the rules change: the reason is published with them."))
     # One writer at a time: the version numbers and the effective weeks stay unique without a retry.
-    list(GovernanceVersion.objects.select_for_update().order_by("number").values_list("pk", flat=True))
+    list(GovernanceVersion.objects.select_for_update(no_key=True).order_by("number").values_list("pk", flat=True))
     if monday is not None and GovernanceVersion.objects.filter(effective_monday=monday).exists():
         errors.setdefault("effective_week", []).append(
             _("Week %(week)s already has a governance version.") % {"week": effective_week})

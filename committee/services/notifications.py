@@ -49,6 +49,7 @@ from committee.models import (
 from committee.outbox import outbox_enqueue
 from committee.services.chat import chat_published_announce
 from core import datetimes as display_time
+from core.locks import write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -474,7 +475,7 @@ def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
     try:
         with transaction.atomic():
             notifications = list(
-                Notification.objects.select_for_update()
+                Notification.objects.select_for_update(no_key=True)
                 .filter(recipient=user, digest__isnull=True, skipped=False)
                 .order_by("created_at", "id")
             )
@@ -500,7 +501,7 @@ def _digest_send_one(*, user_id: int, day: date, now: datetime) -> bool:
 # --- preferences ---------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@write_transaction
 def notification_preferences_set(*, user: User, receive: Iterable[str], kinds: Iterable[str]) -> set[str]:
     """Among `kinds` (the kinds the form showed), opt the user out of those not in `receive`, back in to the others.
 

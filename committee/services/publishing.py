@@ -25,9 +25,10 @@ from committee.services.notifications import notify_decisions_published
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
+from core.locks import write_transaction
 
 
-@transaction.atomic
+@write_transaction
 def cycle_publish(
     *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
 ) -> AllocationPlan:
@@ -51,7 +52,7 @@ def cycle_publish(
     return cycle_plan_place(actor=actor, cycle=cycle, reason=reason, now=now)
 
 
-@transaction.atomic
+@write_transaction
 def cycle_plan_place(
     *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
 ) -> AllocationPlan:
@@ -59,7 +60,7 @@ def cycle_plan_place(
     inside their own transaction: a decision's correction by the chair, an appeal's amendment by a
     committee member (committee/services/corrections.py). Everything else is the same.
     """
-    locked = ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
+    locked = ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
         raise StateConflict(
             _("Cannot publish week %(week)s: it is %(status)s; finalize it first.")

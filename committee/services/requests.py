@@ -31,6 +31,7 @@ from committee.services.discussion import request_parts, scores_mark_stale
 from committee.services.notifications import notifications_record, notify_request_submitted
 from core.audit import person_name
 from core.errors import StateConflict
+from core.locks import write_transaction
 
 REQUEST_FIELDS = (
     "pool",
@@ -246,7 +247,7 @@ def _apply_fields(gpu_request: GpuRequest, fields: Mapping[str, Any]) -> None:
         gpu_request.slip_consequence = ""
 
 
-@transaction.atomic
+@write_transaction
 def gpu_request_create(
     *,
     actor: User,
@@ -283,11 +284,11 @@ def gpu_request_create(
 def _lock(gpu_request: GpuRequest) -> GpuRequest:
     # The request's row only: the team, cycle and pool rows it joins are shared with every other writer (usage
     # posts lock the pool), and locking them here too deadlocked a request edit against a usage post.
-    return GpuRequest.objects.select_for_update(of=("self",)).select_related("cycle", "team", "pool").get(
+    return GpuRequest.objects.select_for_update(of=("self",), no_key=True).select_related("cycle", "team", "pool").get(
         pk=gpu_request.pk)
 
 
-@transaction.atomic
+@write_transaction
 def gpu_request_update(
     *,
     actor: User,
@@ -349,7 +350,7 @@ def _lead_names(team: Team) -> str:
     return ", ".join(actor_name(user) for user in leads) or _("the team's lead")
 
 
-@transaction.atomic
+@write_transaction
 def _ask_lead(*, actor: User, gpu_request: GpuRequest) -> None:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
@@ -367,7 +368,7 @@ def _ask_lead(*, actor: User, gpu_request: GpuRequest) -> None:
     )
 
 
-@transaction.atomic
+@write_transaction
 def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)
@@ -384,7 +385,7 @@ def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     return locked
 
 
-@transaction.atomic
+@write_transaction
 def gpu_request_return(*, actor: User, gpu_request: GpuRequest, note: str) -> GpuRequest:
     """A team lead sends a member's draft back with a note instead of submitting it; it stays a draft.
 
@@ -418,12 +419,12 @@ def gpu_request_return(*, actor: User, gpu_request: GpuRequest, note: str) -> Gp
     return locked
 
 
-@transaction.atomic
+@write_transaction
 def team_filing_set(*, actor: User, team: Team, lead_submits: bool) -> TeamFiling:
     """A lead of `team` chooses whether its members submit (off, the default) or only draft for a lead."""
     if not selectors.user_is_team_lead(user=actor, team=team):
         raise PermissionDenied(_("Only a lead of %(team)s changes how it files.") % {"team": team.name})
-    filing, _created = TeamFiling.objects.select_for_update().get_or_create(team=team)
+    filing, _created = TeamFiling.objects.select_for_update(no_key=True).get_or_create(team=team)
     filing.lead_submits = lead_submits
     filing.changed_by_name = actor_name(actor)
     filing.changed_at = timezone.now()
@@ -431,7 +432,7 @@ def team_filing_set(*, actor: User, team: Team, lead_submits: bool) -> TeamFilin
     return filing
 
 
-@transaction.atomic
+@write_transaction
 def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -> GpuRequest:
     """Carry a request deferred in a finalized or published week into `cycle`'s intake, on the team's word.
 
@@ -476,7 +477,7 @@ def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycl
         raise
 
 
-@transaction.atomic
+@write_transaction
 def gpu_request_withdraw(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     """Take a draft or submitted request back. The team may then file a new one for the same pool."""
     locked = _lock(gpu_request)

@@ -34,12 +34,13 @@ from committee.services.discussion import require_not_recused, scores_clear_stal
 from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
+from core.locks import write_transaction
 
 AUTO_DEFER_NAME = "Docket"
 
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
-    return ReviewCycle.objects.select_for_update(of=("self",)).select_related("rubric").get(pk=cycle.pk)
+    return ReviewCycle.objects.select_for_update(of=("self",), no_key=True).select_related("rubric").get(pk=cycle.pk)
 
 
 def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
@@ -104,7 +105,7 @@ def cycle_transition_record(
         raise StateConflict(refused % {"week": cycle.week, "reason": " ".join(exc.messages)}) from exc
 
 
-@transaction.atomic
+@write_transaction
 def cycle_close_intake(
     *, cycle: ReviewCycle, actor: User | None = None, now: datetime | None = None
 ) -> ReviewCycle:
@@ -142,7 +143,7 @@ def cycle_close_intake(
     return locked
 
 
-@transaction.atomic
+@write_transaction
 def score_record(
     *, actor: User, gpu_request: GpuRequest, criterion: str, value: int, note: str = ""
 ) -> Score:
@@ -176,7 +177,7 @@ def score_record(
     return score
 
 
-@transaction.atomic
+@write_transaction
 def request_decide(
     *,
     actor: User,
@@ -300,7 +301,7 @@ def _alternative_for(
     return chosen, {}
 
 
-@transaction.atomic
+@write_transaction
 def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     """Close the review: every ranked request must have a decision.
 

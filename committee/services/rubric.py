@@ -12,9 +12,10 @@ from django.utils.translation import gettext as _
 from committee import scoring, selectors, signals
 from committee.models import RubricVersion
 from committee.services.requests import actor_name
+from core.locks import write_transaction
 
 
-@transaction.atomic
+@write_transaction
 def rubric_change(
     *,
     actor: User,
@@ -36,7 +37,7 @@ def rubric_change(
     if not reason:
         errors.setdefault("reason", []).append(_("Say why the rubric changes: the reason is published with it."))
     # Lock the latest version so two changes at once cannot both become version n + 1.
-    current = RubricVersion.objects.select_for_update().order_by("-number").first()
+    current = RubricVersion.objects.select_for_update(no_key=True).order_by("-number").first()
     if current is None:
         current = selectors.rubric_current()
     new_guidance = {**current.guidance(), **{k: v.strip() for k, v in (guidance or {}).items() if v and v.strip()}}

@@ -27,6 +27,7 @@ from committee.models import (
     SsoGroupMapping,
     TeamMembership,
 )
+from core.locks import write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -63,13 +64,13 @@ def sso_grants_for_groups(*, groups: Iterable[str]) -> tuple[dict[int, str], set
     return teams, seats
 
 
-@transaction.atomic
+@write_transaction
 def sso_memberships_sync(*, user: User, groups: Iterable[str]) -> SsoSyncResult:
     """Make `user`'s single sign-on memberships and seats what `groups` give now; leave hand-made ones alone."""
     wanted_teams, wanted_seats = sso_grants_for_groups(groups=groups)
     result = SsoSyncResult()
     # Lock the person's rows: two sign-ins at once (two tabs) must not both add the same membership.
-    User.objects.select_for_update().filter(pk=user.pk).first()
+    User.objects.select_for_update(no_key=True).filter(pk=user.pk).first()
 
     memberships = {m.team_id: m for m in TeamMembership.objects.select_related("team").filter(user=user)}
     for team_id, membership in memberships.items():
@@ -180,7 +181,7 @@ def _label(group: str, team: str | None, role: str, seat: str) -> str:
     return f"{group} → {', '.join(gives)}"
 
 
-@transaction.atomic
+@write_transaction
 def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_run: bool = False) -> GroupMapResult:
     """Make the single sign-on groups what `entries` say (for configuration kept in a file, not typed in the admin).
 
@@ -192,7 +193,7 @@ def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_ru
     teams = dict(Team.objects.values_list("slug", "id"))
     existing = {
         (("team", m.group, m.team.slug) if m.team is not None else ("seat", m.group, m.seat_role)): m
-        for m in SsoGroupMapping.objects.select_for_update(of=("self",)).select_related("team")
+        for m in SsoGroupMapping.objects.select_for_update(of=("self",), no_key=True).select_related("team")
     }
     wanted = {entry.key(): entry for entry in entries}
     if prune:

@@ -14,7 +14,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponse
 from django.shortcuts import redirect, render
@@ -29,6 +28,7 @@ from committee.selectors import grid as grid_selectors
 from committee.views.review import require_committee
 from core.errors import StateConflict
 from core.http import AuthenticatedHttpRequest
+from core.locks import write_transaction
 from core.parsers import parse_whole_number
 
 # ASCII digits and the whole text (fullmatch): `\d` takes full-width digits and `$` a trailing newline.
@@ -145,26 +145,33 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     current = grid_selectors.member_scores(viewer=request.user, request_ids=list(in_review))
     saved = 0
     if not errors:
+
+        @write_transaction  # one transaction for the page's scores; a deadlock's victim runs again (core/locks.py)
+        def save_all() -> int:
+            refused: dict[str, str] = {}
+            count = 0
+            for pk, criterion, key in cells:
+                gpu_request = in_review.get(pk)
+                if gpu_request is None:
+                    refused[key] = _("This request is not in review in week %(week)s.") % {"week": cycle.week}
+                    continue
+                if current.get((pk, criterion)) == values[key]:
+                    continue  # unchanged: nothing to write
+                try:
+                    services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion,
+                                          value=values[key])
+                except (ValidationError, PermissionDenied) as exc:
+                    refused[key] = " ".join(getattr(exc, "messages", None) or [str(exc)])
+                else:
+                    count += 1
+            if refused:
+                raise _RollBack(refused)
+            return count
+
         try:
-            with transaction.atomic():
-                for pk, criterion, key in cells:
-                    gpu_request = in_review.get(pk)
-                    if gpu_request is None:
-                        errors[key] = _("This request is not in review in week %(week)s.") % {"week": cycle.week}
-                        continue
-                    if current.get((pk, criterion)) == values[key]:
-                        continue  # unchanged: nothing to write
-                    try:
-                        services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion,
-                                              value=values[key])
-                    except (ValidationError, PermissionDenied) as exc:
-                        errors[key] = " ".join(getattr(exc, "messages", None) or [str(exc)])
-                    else:
-                        saved += 1
-                if errors:
-                    raise _RollBack
-        except _RollBack:
-            saved = 0
+            saved = save_all()
+        except _RollBack as rollback:
+            errors.update(rollback.refused)
     if errors:
         context = _grid_context(request, cycle, page=page, unscored_only=unscored_only, posted=posted, errors=errors)
         context["error_count"] = len(errors)
@@ -175,7 +182,11 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
 
 
 class _RollBack(Exception):
-    """Undo every score of a page's submit when one of them is refused."""
+    """Undo every score of a page's submit when one of them is refused (`refused`: the cells' messages)."""
+
+    def __init__(self, refused: dict[str, str]) -> None:
+        super().__init__(refused)
+        self.refused = refused
 
 
 @login_required

@@ -136,7 +136,7 @@ def buffer_spend_record(
     what = _text(item, field="item", max_length=200)
     why = _text(reason, field="reason", max_length=2000)
     with transaction.atomic():
-        locked = BufferFund.objects.select_for_update().get(pk=fund.pk)
+        locked = BufferFund.objects.select_for_update(no_key=True).get(pk=fund.pk)
         _dated_in(locked, spent_at, field="spent_at", now=now)
         spent = (locked.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
         balance = buffer_amount(budget=locked.budget, buffer_pct=locked.buffer_pct) - spent

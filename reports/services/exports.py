@@ -45,7 +45,7 @@ def pdf_export_request(*, actor: User, revision: PageRevision) -> PdfExport:
     yet and the export is rendered even if the broker was down when it was asked for.
     """
     with transaction.atomic():
-        export, _created = PdfExport.objects.select_for_update().get_or_create(
+        export, _created = PdfExport.objects.select_for_update(no_key=True).get_or_create(
             revision=revision, defaults={"requested_by_name": Author.of(actor).name}
         )
         path = pdf_export_path(export=export)

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from committee import selectors as committee_selectors
 from committee.services import actor_name
 from core.audit import fit
+from core.locks import write_transaction
 from reports import chain, records
 from reports.models import ArchiveChain, Page, PageKind, PageRevision
 
@@ -92,12 +93,12 @@ def _chain_lock() -> ArchiveChain:
                 ArchiveChain.objects.create(pk=1, **defaults)
         except IntegrityError:
             pass  # another save created it first
-    return ArchiveChain.objects.select_for_update().get(pk=1)
+    return ArchiveChain.objects.select_for_update(no_key=True).get(pk=1)
 
 
 def _page_lock(pk: int) -> Page:
     """The page row, locked until the transaction ends: saves to one page happen one at a time."""
-    return Page.objects.select_for_update().get(pk=pk)
+    return Page.objects.select_for_update(no_key=True).get(pk=pk)
 
 
 def _append(
@@ -188,7 +189,7 @@ def page_create_system(
     return page
 
 
-@transaction.atomic
+@write_transaction
 def page_create(
     *,
     actor: User,
@@ -216,7 +217,7 @@ def page_create(
     return page
 
 
-@transaction.atomic
+@write_transaction
 def page_revision_save(
     *,
     actor: User,
@@ -253,7 +254,7 @@ def page_revision_save(
     )
 
 
-@transaction.atomic
+@write_transaction
 def page_notes_save(
     *,
     actor: User,
@@ -285,7 +286,7 @@ def page_notes_save(
     )
 
 
-@transaction.atomic
+@write_transaction
 def page_revision_restore(
     *,
     actor: User,

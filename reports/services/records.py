@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from allocations.models import ElasticPolicyVersion
 from committee.models import CycleStatus, ReviewCycle, RubricVersion
+from core.locks import write_transaction
 from policy.models import Proposal
 from reports import records, selectors
 from reports.models import Page, PageKind, PageRevision
@@ -182,7 +183,7 @@ def _summary_with_reason(summary: str, reason: str) -> str:
     return text if len(text) <= SUMMARY_MAX_CHARS else text[: SUMMARY_MAX_CHARS - 1] + "…"
 
 
-@transaction.atomic
+@write_transaction
 def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: bool = True) -> PageRevision | None:
     """Write a week's decision record from the committee's records: generated at finalize, updated at publish.
 
@@ -205,7 +206,7 @@ def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: boo
     part_prefix = f"{key}:part:"
     locked = {
         page.source_key or "": page
-        for page in Page.objects.select_for_update()
+        for page in Page.objects.select_for_update(no_key=True)
         .filter(Q(source_key__in=[key, f"rubric:{cycle.rubric.number}"]) | Q(source_key__startswith=part_prefix))
         .order_by("pk")
     }

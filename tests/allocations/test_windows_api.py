@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 from datetime import UTC, timedelta
 
 import pytest
@@ -131,6 +133,28 @@ def test_if_none_match_answers_304_until_something_changes(world, api, atlas_tok
     changed = api.get(URL, {"cluster": "atlas", "week": week},
                       HTTP_IF_NONE_MATCH=after_mapping["ETag"], **bearer(atlas_token))
     assert changed.status_code == 200 and changed.json()["plan_version"] == 2
+
+
+def test_a_compressed_answer_keeps_a_strong_etag_of_its_own_and_either_one_gets_the_304(world, api, atlas_token):
+    week = this_week()
+    publish([W(world.a100, world.team_a, 16, 8, 56, ref=1), W(world.a100, world.team_b, 8, 0, 24, ref=2)], week=week)
+    query = {"cluster": "atlas", "week": week}
+    plain = api.get(URL, query, **bearer(atlas_token))
+    zipped = api.get(URL, query, HTTP_ACCEPT_ENCODING="gzip, deflate", **bearer(atlas_token))
+    assert plain.status_code == zipped.status_code == 200
+    assert zipped["Content-Encoding"] == "gzip" and "Accept-Encoding" in zipped["Vary"]
+    assert not plain.has_header("Content-Encoding")
+    # Strong, and not the uncompressed answer's: the bytes differ, so the tag does.
+    assert zipped["ETag"] == plain["ETag"][:-1] + '-gzip"' and not zipped["ETag"].startswith("W/")
+    assert json.loads(gzip.decompress(zipped.content)) == plain.json()
+    again = api.get(URL, query, HTTP_ACCEPT_ENCODING="gzip", **bearer(atlas_token))
+    assert again.content == zipped.content and again["ETag"] == zipped["ETag"]  # the same tag names the same bytes
+    for etag in (zipped["ETag"], plain["ETag"], "W/" + zipped["ETag"]):
+        unchanged = api.get(URL, query, HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=etag, **bearer(atlas_token))
+        assert unchanged.status_code == 304 and unchanged.content == b"", etag
+        assert unchanged["ETag"] == etag.removeprefix("W/")
+    other = api.get(URL, query, HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH='"other-gzip"', **bearer(atlas_token))
+    assert other.status_code == 200
 
 
 def test_without_week_only_current_windows_that_have_not_ended(world, api, atlas_token):
