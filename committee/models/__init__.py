@@ -59,6 +59,7 @@ from committee.models.requests import (
     UsageReport,
 )
 from committee.models.review import (
+    PLACING_OUTCOMES,
     Decision,
     DecisionOutcome,
     FairShareSnapshot,
@@ -69,6 +70,7 @@ from committee.models.tokens import (
 )
 
 __all__ = [
+    "PLACING_OUTCOMES",
     "AddHours",
     "Alternative",
     "Appeal",

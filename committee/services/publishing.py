@@ -53,11 +53,15 @@ def cycle_publish(
 
 @transaction.atomic
 def cycle_plan_place(
-    *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
+    *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None, expect_digest: str | None = None
 ) -> AllocationPlan:
     """`cycle_publish` without its check of who may publish, for callers that made their own check
     inside their own transaction: a decision's correction by the chair, an appeal's amendment by a
     committee member (committee/services/corrections.py). Everything else is the same.
+
+    `expect_digest` is the placement the chair confirmed (`selectors.decision_change_preview(...).digest`):
+    when the placement at `now` differs from it (a window started, another change was published meanwhile),
+    StateConflict and nothing is written.
     """
     locked = ReviewCycle.objects.select_for_update().get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
@@ -72,6 +76,11 @@ def cycle_plan_place(
 
     now = now or timezone.now()
     placement = selectors.cycle_publish_placement(cycle=locked, now=now)
+    if expect_digest is not None and selectors.placement_digest(placement) != expect_digest:
+        raise StateConflict(
+            _("The plan this would publish is no longer the one you confirmed (a window has started or the week "
+              "changed meanwhile): nothing was published. Look at what would move again and confirm.")
+        )
     pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
     explanations = [*selectors.kept_explanations(started, now=now), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}

@@ -38,9 +38,8 @@ def _done(request: AuthenticatedHttpRequest, gpu_request: GpuRequest, message: s
 @require_POST
 def decision_correct(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=pk)
-    if not selectors.user_is_chair(user=request.user):
-        raise PermissionDenied(_("Only the chair corrects a decision."))
-    form = CorrectionForm(request.POST)
+    selectors.decide_guard(actor=request.user, gpu_request=gpu_request, act=selectors.Act.CORRECT)
+    form = CorrectionForm(request.POST, gpu_request=gpu_request)
     if form.is_valid():
         try:
             correction = services.decision_correct(
@@ -50,6 +49,8 @@ def decision_correct(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
                 rationale=form.cleaned_data["rationale"],
                 reason=form.cleaned_data["reason"],
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
+                alternative=form.cleaned_data["alternative"],
+                exception=form.cleaned_data["exception"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)
@@ -90,9 +91,8 @@ def appeal_decide(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     except Appeal.DoesNotExist:
         raise Http404("No such appeal") from None
     gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=appeal.request_id)
-    if not selectors.user_is_committee(user=request.user):
-        raise PermissionDenied(_("Only committee members decide appeals."))
-    form = AppealDecisionForm(request.POST)
+    selectors.decide_guard(actor=request.user, gpu_request=gpu_request, act=selectors.Act.ANSWER_APPEAL)
+    form = AppealDecisionForm(request.POST, gpu_request=gpu_request)
     if form.is_valid():
         try:
             decided = services.appeal_decide(
@@ -103,6 +103,8 @@ def appeal_decide(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
                 outcome=form.cleaned_data["outcome"] or None,
                 rationale=form.cleaned_data["rationale"],
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
+                alternative=form.cleaned_data["alternative"],
+                exception=form.cleaned_data["exception"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)
