@@ -11,6 +11,7 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee.models import (
+    PLACING_OUTCOMES,
     CycleStatus,
     Decision,
     DecisionOutcome,
@@ -110,14 +111,23 @@ class PublishPlacement:
     result: engine.AllocationResult
 
 
-def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlacement:
-    """The placement `cycle_publish` writes, computed here for it and for the chair's confirmation.
+def cycle_publish_placement(
+    *, cycle: ReviewCycle, now: datetime, decisions: Sequence[Decision] | None = None
+) -> PublishPlacement:
+    """The one placement of a week: what `cycle_publish` writes, what the chair confirms before publishing or
+    correcting, and what the review's preview shows while the committee decides.
 
+    `decisions` are the week's decisions in priority order (default: the cycle's, by the rank frozen at finalize,
+    `cycle_demands`); the review's preview passes them in its live ranking, a correction's preview with the
+    corrected decision in place. Every outcome in PLACING_OUTCOMES places; the others ask for nothing.
     A published cycle is a correction: the windows started by `now` stay fixed. A first publish
     finds a plan only when an emergency was placed in the week before it: its window stays too.
     """
     pools = engine_pools()
-    demands = cycle_demands(cycle=cycle)
+    if decisions is None:
+        demands = cycle_demands(cycle=cycle)
+    else:
+        demands = [(decision_demand(decision=d), d) for d in decisions if d.outcome in PLACING_OUTCOMES]
     started = started_windows(week=cycle.week, now=now)
     kept_refs = {window.ref for window in started}
     placing = [demand for demand, _decision in demands if demand.ref not in kept_refs]
