@@ -420,6 +420,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "chat-intake-closing": {"task": "committee.chat_intake_closing", "schedule": crontab(minute=5)},
     # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
     "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
+    # Hourly, on the hour: an adopted policy change whose effective week has begun is written (docs/policy-lab.md);
+    # Monday 00:00's run writes it as its week begins, whether or not a cycle opens then.
+    "policy-apply-due": {"task": "policy.apply_due", "schedule": crontab(minute=0), "options": {"expires": 3000}},
     # Hourly, a quarter past: the collectors have posted the hour that just ended (docs/elastic.md).
     "elastic-evaluate": {
         "task": "allocations.elastic_evaluate", "schedule": crontab(minute=15), "options": {"expires": 3000},
