@@ -486,6 +486,9 @@ DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, 
 DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, maximum=3650)
 # How long after a week's first publication its teams may appeal an outcome (hours; at most four weeks).
 DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
+# A correction or an amendment in a published week keeps other teams' windows that have not started as they are
+# (True), or places every window that has not started again (False); the chair chooses per correction.
+DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS = env_bool("DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS", False)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
 DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 # The PDFs' charts are drawn by Chromium (reports/chart_printer.py); without it PDFs have no charts.

@@ -128,8 +128,10 @@ from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
     decision_change_preview,
+    other_teams_refs,
     placement_digest,
     plan_changes,
+    window_change_text,
 )
 from committee.selectors.requests import (
     CarryOffer,
@@ -260,6 +262,7 @@ __all__ = [
     "notification_kinds_for",
     "notification_opt_outs",
     "notification_waiting_count",
+    "other_teams_refs",
     "parties_map",
     "personal_token_list",
     "placement_digest",
@@ -314,4 +317,5 @@ __all__ = [
     "viewer_roles",
     "viewer_roles_new_request",
     "week_before",
+    "window_change_text",
 ]

@@ -35,7 +35,7 @@ def score_refusal(*, viewer: Viewer, gpu_request: GpuRequest, recused: bool = Fa
         team_id=gpu_request.team_id,
         team_name=gpu_request.team.name,
         title=gpu_request.title,
-        recused_ids=frozenset({viewer.pk}) if recused else frozenset(),
+        recused_ids=frozenset({viewer.pk}) if recused and viewer.pk is not None else frozenset(),
         chairs_kept_out=False,  # scoring is not recorded by a role
     )
     return decide_refusal(actor=viewer, parties=parties, act=Act.SCORE)

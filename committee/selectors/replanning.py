@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.explanations import placement_text
 from allocations.models import AllocationPlan
+from committee import weeks
 from committee.models import Alternative, CycleStatus, Decision, GpuRequest, ReviewCycle
 from committee.selectors.publishing import PublishPlacement, cycle_publish_placement, demand_priority
 from committee.selectors.review import decision_list_for_cycle
@@ -67,8 +70,10 @@ class WindowChange:
     def labels(self) -> list[str]:
         return [str(CHANGE_LABELS[kind]) for kind in self.kinds]
 
+    gpu_model: str = ""
+
     def as_params(self) -> dict[str, object]:
-        """Codes and numbers for a notification (rendered in its reader's language)."""
+        """Codes and numbers for a notification, rendered in its reader's language by `window_change_text`."""
 
         def span(s: PlacedSpan | None) -> dict[str, object] | None:
             if s is None:
@@ -76,7 +81,8 @@ class WindowChange:
             return {"gpu_count": s.gpu_count, "start": engine.instant_param(s.start),
                     "end": engine.instant_param(s.end), "tier": s.tier}
 
-        return {"kinds": list(self.kinds), "before": span(self.before), "after": span(self.after)}
+        return {"kinds": list(self.kinds), "gpu_model": self.gpu_model, "before": span(self.before),
+                "after": span(self.after)}
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ class PlanPreview:
     version: int  # the version it would publish
     changes: tuple[WindowChange, ...]  # every request whose window changes, by team, then title
     digest: str  # what the chair confirms: publishing refuses when the placement no longer matches it
+    keep_other_teams: bool = False  # other teams' windows that have not started stay as they are
 
     @property
     def teams(self) -> list[TeamChanges]:
@@ -168,6 +175,7 @@ def spans_compare(
             after=after.get(ref),
             before_text=_text(before.get(ref), requests[ref], cycle.starts_at),
             after_text=_text(after.get(ref), requests[ref], cycle.starts_at),
+            gpu_model=requests[ref].pool.gpu_model,
         )
         for ref in refs
         if ref in requests
@@ -183,6 +191,16 @@ def plan_changes(*, cycle: ReviewCycle, plan: AllocationPlan) -> tuple[WindowCha
     return spans_compare(cycle=cycle, before=_plan_spans(previous), after=_plan_spans(plan))
 
 
+def other_teams_refs(*, gpu_request: GpuRequest) -> frozenset[int]:
+    """The requests of other teams than `gpu_request`'s with a window in its week's current plan: what a
+    correction keeps in place when the policy (DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS) or the chair says so."""
+    plan = allocation_selectors.plan_for_week(week=gpu_request.cycle.week)
+    if plan is None:
+        return frozenset()
+    windows = allocation_selectors.plan_window_list(plan=plan).exclude(team_id=gpu_request.team_id)
+    return frozenset(ref for ref in windows.values_list("request_ref", flat=True) if ref is not None)
+
+
 def decision_change_preview(
     *,
     gpu_request: GpuRequest,
@@ -190,11 +208,13 @@ def decision_change_preview(
     granted_gpu_count: int | None,
     alternative: Alternative | None,
     now: datetime,
+    keep_other_teams: bool = False,
 ) -> PlanPreview:
     """The plan version a correction (or amendment) of `gpu_request`'s decision would publish at `now`.
 
     The decision is changed in memory only; the week's other decisions are read as stored, in the
-    order publishing gives them. For a week not yet published there is no plan to change: no changes.
+    order publishing gives them. With `keep_other_teams`, other teams' windows stay as they are even
+    when they have not started. For a week not yet published there is no plan to change: no changes.
     """
     cycle = gpu_request.cycle
     current = allocation_selectors.plan_for_week(week=cycle.week)
@@ -212,6 +232,29 @@ def decision_change_preview(
             decision.granted_gpu_count = granted_gpu_count
             decision.alternative = alternative
         changed.append(decision)
-    placement = cycle_publish_placement(cycle=cycle, now=now, decisions=changed)
+    keep = other_teams_refs(gpu_request=gpu_request) if keep_other_teams else frozenset()
+    placement = cycle_publish_placement(cycle=cycle, now=now, decisions=changed, keep=keep)
     changes = spans_compare(cycle=cycle, before=_plan_spans(current), after=_spans(placement.result.windows))
-    return PlanPreview(cycle=cycle, version=version, changes=changes, digest=placement_digest(placement))
+    return PlanPreview(cycle=cycle, version=version, changes=changes, digest=placement_digest(placement),
+                       keep_other_teams=keep_other_teams)
+
+
+def window_change_text(params: Mapping[str, Any], *, week: str) -> str:
+    """A notification's window change (`WindowChange.as_params`) in the reader's language:
+    "moves, shrinks: 16 A100, Mon 00:00–Wed 00:00, standard → 14 A100, Thu 00:00–Sat 00:00, standard"."""
+    week_start = weeks.week_bounds(week)[0]
+
+    def text(span: Mapping[str, Any] | None) -> str:
+        if not span:
+            return "—"
+        return placement_text(
+            gpu_count=int(span["gpu_count"]), gpu_model=str(params.get("gpu_model") or ""),
+            start=datetime.fromisoformat(str(span["start"]).replace("Z", "+00:00")),
+            end=datetime.fromisoformat(str(span["end"]).replace("Z", "+00:00")), tier=str(span["tier"]),
+            week_start=week_start,
+        )
+
+    labels = ", ".join(str(CHANGE_LABELS[k]) for k in params.get("kinds") or () if k in CHANGE_LABELS)
+    return _("%(changes)s: %(before)s → %(after)s") % {
+        "changes": labels, "before": text(params.get("before")), "after": text(params.get("after")),
+    }

@@ -127,11 +127,16 @@ def correction_check(
     granted_gpu_count: int | None = None,
     alternative: int | None = None,
     exception: str = "",
+    reason: str = "",
 ) -> CorrectionValues:
     """Every check a correction (`act` CORRECT) or an amendment (AMEND) makes before it writes, writing nothing:
-    the decide guard (PermissionDenied), the new values and the rubric's precondition (ValidationError keyed by
-    field), a week not finalized (StateConflict). The confirmation page previews the returned values."""
+    the decide guard (PermissionDenied), the reason, the new values and the rubric's precondition (ValidationError
+    keyed by field), a week not finalized (StateConflict). The confirmation page previews the returned values."""
     selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=act)
+    if act == selectors.Act.CORRECT:
+        _reason_checked(reason, field="reason", missing=_("Say why the decision is corrected."))
+    else:
+        _reason_checked(reason, field="reason", missing=_("Say why the appeal is decided this way."))
     try:
         decision = Decision.objects.select_related("request__team", "request__pool", "cycle__rubric").get(
             request=gpu_request)
@@ -171,6 +176,7 @@ def _correct(
     now: datetime,
     appeal: Appeal | None,
     preview_digest: str | None = None,
+    keep_other_teams: bool | None = None,
 ) -> DecisionCorrection:
     """The correction itself, for a caller that asked the decide guard and locked the cycle.
 
@@ -243,7 +249,11 @@ def _correct(
         "title": decision.request_title, "team": decision.team_name, "reason": reason
     }
     if published:
-        plan = cycle_plan_place(actor=actor, cycle=cycle, reason=record_reason, now=now, expect_digest=preview_digest)
+        if keep_other_teams is None:
+            keep_other_teams = settings.DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS
+        keep = selectors.other_teams_refs(gpu_request=decision.request) if keep_other_teams else frozenset()
+        plan = cycle_plan_place(actor=actor, cycle=cycle, reason=record_reason, now=now, expect_digest=preview_digest,
+                                keep=keep)
         if plan.version != correction.plan_version:  # the cycle is locked: nobody else can publish meanwhile
             raise StateConflict(_("Another plan version was published meanwhile; try again."))
     else:
@@ -284,6 +294,7 @@ def decision_correct(
     alternative: int | None = None,
     exception: str = "",
     preview_digest: str | None = None,
+    keep_other_teams: bool | None = None,
     now: datetime | None = None,
 ) -> DecisionCorrection:
     """The chair changes the decision on a request of a finalized or published week, saying why.
@@ -295,6 +306,8 @@ def decision_correct(
     chair's stated `exception`, or when it changes nothing; StateConflict before the week is finalized
     (the review page decides then), and when `preview_digest` (the confirmation page's
     `selectors.decision_change_preview(...).digest`) no longer matches what would be published.
+    `keep_other_teams` (default DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS): other teams' windows that have not
+    started stay as they are instead of being placed again.
 
     Writes a `DecisionCorrection` with the old and the new values, updates the decision, writes a
     "corrected" event on the request. In a published week it publishes the next plan version
@@ -320,6 +333,7 @@ def decision_correct(
         now=now or timezone.now(),
         appeal=None,
         preview_digest=preview_digest,
+        keep_other_teams=keep_other_teams,
     )
 
 
@@ -406,6 +420,7 @@ def appeal_decide(
     alternative: int | None = None,
     exception: str = "",
     preview_digest: str | None = None,
+    keep_other_teams: bool | None = None,
     now: datetime | None = None,
 ) -> Appeal:
     """A committee member outside the team decides an open appeal: `decision` is "uphold" or "amend".
@@ -418,7 +433,7 @@ def appeal_decide(
     Act.AMEND to amend, also the role that records decisions, DOCKET_DECISIONS_RECORDED_BY);
     StateConflict for an appeal already decided; ValidationError (nothing changes) without a reason
     or with an amendment the decision form would refuse (a grant of an unranked request needs the
-    chair's stated `exception`). `preview_digest` as for `decision_correct`. Writes an
+    chair's stated `exception`). `preview_digest` and `keep_other_teams` as for `decision_correct`. Writes an
     "appeal upheld"/"appeal amended" event on the request and the week's decision record.
     Enqueues (outbox) `committee.notify_appeal_decided`: the team hears the answer.
     """
@@ -456,6 +471,7 @@ def appeal_decide(
             now=now,
             appeal=locked,
             preview_digest=preview_digest,
+            keep_other_teams=keep_other_teams,
         )
         request_event_record(request=gpu_request, actor=actor, action="appeal amended", detail=reason)
     else:

@@ -64,6 +64,6 @@ def test_preview_finalize_and_publish_place_the_same_windows_with_every_outcome_
 
     # The dashboards' "decided" is the decisions' GPU-hours: every outcome that places, the alternative included.
     decided = decided_gpu_hours(filters=DashboardFilter(weeks=(world.cycle.week,)))
-    expected = sum(d.granted_gpu_count * d.request.duration_hours
+    expected = sum((d.granted_gpu_count or 0) * d.request.duration_hours
                    for d in Decision.objects.filter(outcome__in=PLACING_OUTCOMES).select_related("request"))
     assert sum(decided.values()) == expected == 24 * 48 + 16 * 48 + 32 * 48
