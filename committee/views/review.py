@@ -282,6 +282,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 rationale=form.cleaned_data["rationale"],
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
                 alternative=form.cleaned_data["alternative"],
+                exception=form.cleaned_data["exception"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)

@@ -234,3 +234,26 @@ def test_an_unscored_request_is_granted_only_as_the_chairs_stated_exception(worl
     assert "Granted as an exception to the rubric" in latest.body
     assert "Scoring missed it; the launch is Thursday." in latest.body
     assert AllocationPlan.objects.filter(week=world.cycle.week).count() == 2
+
+
+def test_the_review_grants_an_unscored_request_only_with_the_chairs_exception(world, client):
+    unscored = file_request(world, title="Unscored", gpu_count=8, min_gpu_count=4)
+    close(world)
+    url = f"/review/{world.cycle.week}/requests/{unscored.pk}/decision/"
+    client.force_login(world.chair)
+    refused = client.post(url, {"outcome": "grant", "rationale": "Urgent."})
+    assert refused.status_code == 400 and "Not ranked yet" in refused.content.decode()
+    assert not Decision.objects.filter(request=unscored).exists()
+    # A recused member, or one who does not record decisions, is refused before anything is read.
+    with override_settings(DOCKET_DECISIONS_RECORDED_BY="committee"), _case(
+        world, unscored, actor=world.reviewer, recused=True
+    ) as actor, pytest.raises(PermissionDenied):
+        services.request_decide(actor=actor, gpu_request=unscored, outcome="defer", rationale="Later.")
+    with pytest.raises(PermissionDenied):
+        services.request_decide(actor=_fresh(world.finance), gpu_request=unscored, outcome="defer",
+                                rationale="Later.")
+    page = client.get(url).content.decode()
+    assert 'name="exception"' in page  # the chair's form offers the exception on an unranked request
+    done = client.post(url, {"outcome": "grant", "rationale": "Urgent.", "exception": "The outage fix ships now."})
+    assert done.status_code == 302
+    assert Decision.objects.get(request=unscored).exception_reason == "The outage fix ships now."
