@@ -2,7 +2,8 @@
 
 Every path that scores, decides or changes a decision asks here, and nowhere else are these rules
 written: the review's scores and decisions (the review page, the grid, the API), a correction after
-finalize, an appeal's answer and amendment, an emergency's approval and its after-the-fact review.
+finalize, an appeal's answer and amendment, an emergency's approval and its after-the-fact review; and
+the committee's comments and questions on a request, which change no outcome but keep the same people out.
 
 Who (`decide_refusal`, `decide_guard`), in this order:
 1. a committee seat;
@@ -59,6 +60,8 @@ class Act(StrEnum):
     AMEND = "amend"  # amend on appeal: a correction
     APPROVE_EMERGENCY = "approve_emergency"  # approve or reject an emergency request
     REVIEW_EMERGENCY = "review_emergency"  # the review's after-the-fact verdict on a placed emergency
+    COMMENT = "comment"  # the committee's comment on a request (no outcome changes, the same people are kept out)
+    ASK = "ask"  # the committee's question to the team
 
 
 # Which role records the act: None (any seat), "recording" (DOCKET_DECISIONS_RECORDED_BY) or "chair".
@@ -70,13 +73,22 @@ _RECORDER: dict[Act, str | None] = {
     Act.AMEND: "recording",
     Act.APPROVE_EMERGENCY: None,
     Act.REVIEW_EMERGENCY: "chair",
+    Act.COMMENT: None,
+    Act.ASK: None,
 }
 
 
+def _doing(act: Act) -> str | None:
+    """The verb of the review's own acts, for their messages ("Only committee members score.")."""
+    return {Act.SCORE: _("score"), Act.DECIDE: _("decide on"), Act.COMMENT: _("comment on"),
+            Act.ASK: _("ask about")}.get(act)
+
+
 def _no_seat(act: Act) -> str:
+    doing = _doing(act)
+    if doing is not None:
+        return _("Only committee members %(doing)s.") % {"doing": doing}
     return {
-        Act.SCORE: _("Only committee members %(doing)s.") % {"doing": _("score")},
-        Act.DECIDE: _("Only committee members %(doing)s.") % {"doing": _("decide on")},
         Act.CORRECT: _("Only the chair corrects a decision."),
         Act.ANSWER_APPEAL: _("Only committee members decide appeals."),
         Act.AMEND: _("Only committee members decide appeals."),
@@ -86,8 +98,8 @@ def _no_seat(act: Act) -> str:
 
 
 def _own_team(act: Act, team: str) -> str:
-    if act in (Act.SCORE, Act.DECIDE):
-        doing = _("score") if act == Act.SCORE else _("decide on")
+    doing = _doing(act)
+    if doing is not None:
         return _("You are a member of %(team)s: you do not %(doing)s its requests.") % {"team": team, "doing": doing}
     return {
         Act.CORRECT: _("You are a member of %(team)s: you do not correct the decisions on its requests."),
@@ -99,11 +111,12 @@ def _own_team(act: Act, team: str) -> str:
 
 
 def _recused(act: Act, title: str) -> str:
-    if act in (Act.SCORE, Act.DECIDE):
+    doing = _doing(act)
+    if doing is not None:
         return _(
             "You declared a conflict of interest on “%(title)s”: you are recused and do not %(doing)s it. "
             "Withdraw the declaration first if it no longer holds."
-        ) % {"title": title, "doing": _("score") if act == Act.SCORE else _("decide on")}
+        ) % {"title": title, "doing": doing}
     return _("You declared a conflict of interest on “%(title)s”: you are recused from its decision, its "
              "corrections and its appeals.") % {"title": title}
 
