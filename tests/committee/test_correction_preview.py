@@ -106,7 +106,10 @@ def test_an_amendment_is_confirmed_too_and_a_correction_can_grant_the_alternativ
     client.force_login(world.chair)
     body = {"decision": "amend", "reason": "Sixteen fit.", "outcome": "partial", "granted_gpu_count": "16",
             "rationale": "Sixteen."}
-    page = client.post(f"/appeals/{appeal.pk}/decide/", body)
+    chinese = client.post(f"/appeals/{appeal.pk}/decide/", body, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "修改对“Vision model”的决定？" in chinese and "方案版本 2 的变化" in chinese
+    assert_readable(chinese)
+    page = client.post(f"/appeals/{appeal.pk}/decide/", body, HTTP_ACCEPT_LANGUAGE="en")
     html = page.content.decode()
     assert page.status_code == 200 and "Amend the decision on “Vision model”?" in html
     assert AllocationPlan.objects.count() == 1
