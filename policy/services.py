@@ -5,7 +5,8 @@ the database too). An adopted change becomes the next version of the policy it c
 the quorum and fair-share settings as a committee GovernanceVersion carrying that week, written at adoption; the
 rubric, a pool's reserves and the elastic thresholds when that week comes (`adoptions_apply_due`, called when a
 week's cycle opens and hourly by beat): the rubric for the cycle of the effective week before it is scored, a pool
-and the elastic policy only once the effective week has begun (never when a later week is opened early). Each step is sent to the archive after commit (policy.signals).
+and the elastic policy only once the effective week has begun (never when a later week is opened early). Each
+step is sent to the archive after commit (policy.signals).
 """
 
 from __future__ import annotations
