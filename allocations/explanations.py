@@ -172,6 +172,14 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
                 "kept as published: running since %(start)s on %(count)d GPUs",
                 p["gpu_count"],
             ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
+        if p.get("left"):
+            return ngettext(
+                "kept as published: from %(start)s on %(count)d GPU (the correction left other teams' windows in "
+                "place)",
+                "kept as published: from %(start)s on %(count)d GPUs (the correction left other teams' windows in "
+                "place)",
+                p["gpu_count"],
+            ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
         return ngettext(
             "kept as published: an approved emergency, from %(start)s on %(count)d GPU",
             "kept as published: an approved emergency, from %(start)s on %(count)d GPUs",

@@ -156,8 +156,18 @@ class ScoreForm(forms.Form):
         ]
 
 
-# What a correction or an appeal's amendment may decide: not "grant the alternative", which the review decides.
-CORRECTION_OUTCOMES = [choice for choice in DecisionOutcome.choices if choice[0] != DecisionOutcome.ALTERNATIVE]
+def alternatives_choices(form: forms.Form, gpu_request: GpuRequest | None) -> None:
+    """The `alternative` field as a list of the request's own alternatives; the service still checks the id."""
+    if gpu_request is None:
+        return
+    form.fields["alternative"].widget = forms.Select(
+        choices=[("", "—")]
+        + [
+            (a.pk, _("%(description)s (%(gpu_hours)d GPU-hours)") % {"description": a.description,
+                                                                     "gpu_hours": a.gpu_hours})
+            for a in gpu_request.alternatives.all()
+        ]
+    )
 
 
 class DecisionForm(forms.Form):
@@ -174,21 +184,18 @@ class DecisionForm(forms.Form):
         label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=limits.RATIONALE_MAX_LENGTH,
         help_text=_("Required. The team reads it with the decision."),
     )
+    exception = forms.CharField(
+        label=_("Exception to the rubric (the chair)"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.REASON_MAX_LENGTH, required=False,
+        help_text=_("Only to grant a request that is not ranked (too few scores): why the chair grants it anyway. "
+                    "The week's record shows it."),
+    )
 
     def __init__(self, *args: Any, gpu_request: GpuRequest | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.gpu_request = gpu_request
         form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
-        if gpu_request is not None:
-            # A list of the request's own alternatives; the service still checks the id it gets.
-            self.fields["alternative"].widget = forms.Select(
-                choices=[("", "—")]
-                + [
-                    (a.pk, _("%(description)s (%(gpu_hours)d GPU-hours)") % {"description": a.description,
-                                                                             "gpu_hours": a.gpu_hours})
-                    for a in gpu_request.alternatives.all()
-                ]
-            )
+        alternatives_choices(self, gpu_request)
 
     def clean(self) -> dict[str, Any]:
         """The outcome's own needs, checked whether or not the rationale (or another field) failed: a partial
@@ -281,11 +288,6 @@ class CorrectionForm(DecisionForm):
         help_text=_("Required. It goes into the archive's record of the week and to the team."),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # A correction grants, grants in part, defers or rejects; an alternative is granted in the review.
-        self.fields.pop("alternative")
-        form_field(self, "outcome", forms.ChoiceField).choices = CORRECTION_OUTCOMES
 
 
 class AppealForm(forms.Form):
@@ -309,14 +311,25 @@ class AppealDecisionForm(forms.Form):
     )
     outcome = forms.ChoiceField(label=_("New decision (amend)"), widget=forms.RadioSelect, choices=[], required=False)
     granted_gpu_count = StrictIntegerField(label=_("GPUs granted (partial)"), required=False, min_value=1)
+    alternative = StrictIntegerField(
+        label=_("Alternative granted"), required=False, min_value=1,
+        help_text=_("Only for a grant of the alternative: which of the request's alternatives."),
+    )
     rationale = forms.CharField(
         label=_("New rationale (amend)"), widget=forms.Textarea(attrs={"rows": 2}),
         max_length=limits.RATIONALE_MAX_LENGTH, required=False,
     )
+    exception = forms.CharField(
+        label=_("Exception to the rubric (the chair)"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.REASON_MAX_LENGTH, required=False,
+        help_text=_("Only to grant a request that is not ranked (too few scores): why the chair grants it anyway. "
+                    "The week's record shows it."),
+    )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, gpu_request: GpuRequest | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        form_field(self, "outcome", forms.ChoiceField).choices = CORRECTION_OUTCOMES
+        form_field(self, "outcome", forms.ChoiceField).choices = DecisionOutcome.choices
+        alternatives_choices(self, gpu_request)
 
 
 # --- Emergency requests ------------------------------------------------------------------------

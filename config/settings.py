@@ -426,6 +426,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
                    "options": {"expires": max(DOCKET_CLOCK_TICK_SECONDS, 55)}},
     # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
     "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
+    # Hourly, on the hour: an adopted policy change whose effective week has begun is written (docs/policy-lab.md);
+    # Monday 00:00's run writes it as its week begins, whether or not a cycle opens then. What it writes is what is
+    # due, so an hour missed while the broker was down is made up by the next.
+    "policy-apply-due": {"task": "policy.apply_due", "schedule": crontab(minute=0), "options": {"expires": 3000}},
 }
 
 # Mail: the digest is Docket's notification channel, so every SMTP setting comes from the environment.
@@ -488,6 +492,9 @@ DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, 
 DOCKET_USAGE_MAX_REPORTS_PER_HOUR = env_int("DOCKET_USAGE_MAX_REPORTS_PER_HOUR", 60, minimum=1, maximum=3600)
 # How long after a week's first publication its teams may appeal an outcome (hours; at most four weeks).
 DOCKET_APPEAL_WINDOW_HOURS = env_int("DOCKET_APPEAL_WINDOW_HOURS", 48, minimum=1, maximum=672)
+# A correction or an amendment in a published week keeps other teams' windows that have not started as they are
+# (True), or places every window that has not started again (False); the chair chooses per correction.
+DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS = env_bool("DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS", False)
 # The unit of the monthly review's cost (GPU-hours × each pool's cost per GPU-hour).
 DOCKET_COST_CURRENCY = env_str("DOCKET_COST_CURRENCY", "USD")
 # The PDFs' charts are drawn by Chromium (reports/chart_printer.py); without it PDFs have no charts.

@@ -42,6 +42,9 @@ class Proposal(models.Model):
     )
     # When the adopted changes were written into the policies they change (the rubric, a pool, ...).
     applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
+    # When its rubric was written: at the opening of the first cycle of its effective week (which pins it), before
+    # the week begins; the pools' reserves and the elastic thresholds wait for the week itself (`applied_at`).
+    rubric_applied_at = models.DateTimeField(_("rubric applied"), null=True, blank=True)
     applied_note = models.TextField(_("what was applied"), max_length=TEXT_MAX, blank=True)
     # The observed result, asked for within 24 hours of the end of the first week the change applied.
     observed_result = models.TextField(_("observed result"), max_length=TEXT_MAX, blank=True)

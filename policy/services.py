@@ -4,8 +4,9 @@ At most one substantive change takes effect per ISO week (the adopted proposals'
 the database too). An adopted change becomes the next version of the policy it changes, from its effective week:
 the quorum and fair-share settings as a committee GovernanceVersion carrying that week, written at adoption; the
 rubric, a pool's reserves and the elastic thresholds when that week comes (`adoptions_apply_due`, called when a
-week's cycle opens): the rubric for the cycle of the effective week before it is scored, a pool and the elastic
-policy once the effective week has begun. Each step is sent to the archive after commit (policy.signals).
+week's cycle opens and hourly by beat): the rubric for the cycle of the effective week before it is scored, a pool
+and the elastic policy only once the effective week has begun (never when a later week is opened early). Each
+step is sent to the archive after commit (policy.signals).
 """
 
 from __future__ import annotations
@@ -390,20 +391,30 @@ def _chair_for(proposal: Proposal) -> User | None:
     return seat.user if seat is not None else None
 
 
-def _apply(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> list[str]:
-    """Write the proposal's rubric, pool and elastic changes into those policies; what was written, in words."""
+def _apply_rubric(proposal: Proposal, *, cycle: ReviewCycle | None) -> list[str]:
+    """Write the proposal's rubric weights as the next rubric version (pinned by `cycle` when it is of the effective
+    week or later); what was written, in words."""
+    changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
+    rubric = {k.removeprefix(parameters.RUBRIC_PREFIX): int(v) for k, v in changes.items()
+              if parameters.group_of(k) == "rubric"}
+    chair = _chair_for(proposal)
+    if not rubric or chair is None:
+        return []
+    current = committee_selectors.rubric_current().weights()
+    version = committee_services.rubric_change(actor=chair, weights={**current, **rubric},
+                                               reason=_policy_reason(proposal))
+    if cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week):
+        ReviewCycle.objects.filter(pk=cycle.pk).update(rubric=version)
+    return [_("rubric version %(n)d") % {"n": version.number}]
+
+
+def _apply_week_values(proposal: Proposal) -> list[str]:
+    """Write the proposal's pool reserves and elastic thresholds, once its effective week has begun: they act on
+    the running week (its capacity, its emergencies, its elastic evaluation), so never a week before."""
     changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
     reason = _policy_reason(proposal)
     done: list[str] = []
     chair = _chair_for(proposal)
-    rubric = {k.removeprefix(parameters.RUBRIC_PREFIX): int(v) for k, v in changes.items()
-              if parameters.group_of(k) == "rubric"}
-    if rubric and chair is not None:
-        current = committee_selectors.rubric_current().weights()
-        version = committee_services.rubric_change(actor=chair, weights={**current, **rubric}, reason=reason)
-        if cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week):
-            ReviewCycle.objects.filter(pk=cycle.pk).update(rubric=version)
-        done.append(_("rubric version %(n)d") % {"n": version.number})
     pools = list(GpuPool.objects.select_related("cluster"))
     by_pool: dict[int, dict[str, int]] = {}
     for key, value in changes.items():
@@ -439,20 +450,27 @@ def _apply(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> l
 def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> list[Proposal]:
     """Apply every adopted, not yet applied proposal whose time has come; returns those applied.
 
-    Its time has come when its effective week has begun (`now` is in or after it), or when `cycle` (a cycle just
-    opened) is of the effective week or later: that cycle then pins the new rubric. Called inside the transaction
-    that opens a week's cycle (committee.signals.cycle_opened); idempotent. After commit, archived ("applied").
+    Two steps. When `cycle` (a cycle just opened) is of the effective week or later, the proposal's rubric is
+    written and that cycle pins it (it is scored with it), even before the week begins. Everything else (a pool's
+    reserves, the elastic thresholds) acts on the running week, so it is written only once the effective week has
+    begun (`now` is in or after it): a policy change never reaches a week before its effective week, however early
+    the chair opens a later week for intake. Called inside the transaction that opens a week's cycle
+    (committee.signals.cycle_opened) and hourly by beat (`policy.apply_due`); idempotent. After commit, archived
+    ("applied").
     """
     due = []
     for proposal in Proposal.objects.select_for_update(no_key=True).filter(
             status=ProposalStatus.ADOPTED, applied_at__isnull=True).order_by("effective_monday"):
         start = weeks.week_bounds(proposal.effective_week)[0]
         by_cycle = cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week)
-        if now < start and not by_cycle:
+        if now < start:
+            if by_cycle and proposal.rubric_applied_at is None:
+                _rubric_step(proposal, now=now, cycle=cycle)
             continue
         try:
             with transaction.atomic():  # a savepoint: a change that no longer fits must not stop the week opening
-                done = _apply(proposal, now=now, cycle=cycle)
+                done = [] if proposal.rubric_applied_at is not None else _apply_rubric(proposal, cycle=cycle)
+                done += _apply_week_values(proposal)
         except ValidationError as error:
             # Something changed by hand since the adoption (the rubric, a pool); the proposal says so, the archive too.
             logger.error("policy: proposal %s could not be applied: %s", proposal.pk, error.messages)
@@ -469,5 +487,19 @@ def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> l
     if due:
         logger.info("policy: applied proposals %s", [p.pk for p in due])
     return due
+
+
+def _rubric_step(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> None:
+    """The rubric part of an adoption, at the opening of a cycle of its effective week (before the week begins)."""
+    try:
+        with transaction.atomic():
+            done = _apply_rubric(proposal, cycle=cycle)
+    except ValidationError as error:
+        logger.error("policy: proposal %s's rubric could not be applied: %s", proposal.pk, error.messages)
+        done = [_("not applied: %(why)s") % {"why": " ".join(error.messages)}]
+    proposal.rubric_applied_at = now
+    if done:
+        proposal.applied_note = _("Applied: %(what)s.") % {"what": ", ".join(done)}
+    proposal.save(update_fields=["rubric_applied_at", "applied_note"])
 
 

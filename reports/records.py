@@ -269,8 +269,16 @@ def _decision(row: RankingRowSnapshot) -> list[str]:
         f"### {rank}{text(row.get('title'))} — {text(row.get('team'))}: "
         f"{label}{granted}",
         quote(row.get("rationale") or _("No rationale recorded.")),
+        *_exception(row.get("exception")),
         _emphasis("; ".join(details)),
     ]
+
+
+def _exception(reason: str | None) -> list[str]:
+    """A grant of a request below the score quorum: the chair's stated exception to the rubric, quoted."""
+    if not reason:
+        return []
+    return [_("Granted as an exception to the rubric (not ranked: too few scores). The chair's reason:"), quote(reason)]
 
 
 def _decisions(data: DecisionRecordSnapshot) -> list[str]:
@@ -338,6 +346,7 @@ def _corrections(data: DecisionRecordSnapshot) -> list[str]:
             quote(c.get("previous_rationale") or "—"),
             _("New rationale:"),
             quote(c.get("rationale") or "—"),
+            *_exception(c.get("exception")),
             _emphasis(
                 _("Corrected by %(name)s, %(when)s, %(plan)s%(appeal)s.")
                 % {

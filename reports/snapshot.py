@@ -62,6 +62,7 @@ class RankingRowSnapshot(TypedDict):
     alternative: NotRequired[str]  # "grant the alternative": the alternative's description
     alternative_gpu_hours: NotRequired[int]
     rationale: str
+    exception: NotRequired[str]  # a grant below quorum: the chair's stated exception to the rubric
     decided_by: str
     # Decided and placed (committee.selectors.request_outcome_map), as published; missing in older records.
     decided_gpu_hours: NotRequired[int | None]
@@ -130,6 +131,7 @@ class CorrectionSnapshot(TypedDict):
     at_label: str
     plan_version: int | None
     from_appeal: bool
+    exception: NotRequired[str]  # a grant below quorum: the chair's stated exception to the rubric
 
 
 class AppealSnapshot(TypedDict):

@@ -275,7 +275,7 @@ TABLE: list[Row] = [
     Row("requests/<int:pk>/correct/", "team A's published decision: only the chair corrects",
         {"POST": "302 403 404 403 302 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"outcome": "defer", "granted_gpu_count": "", "rationale": "Matrix correction.",
-                        "reason": "Matrix reason."}),
+                        "reason": "Matrix reason.", "confirm": "1"}),  # past the confirmation of what moves
     Row("requests/<int:pk>/appeal/", "team A's published outcome: only team A appeals",
         {"POST": "302 302 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from committee import limits, selectors, services
-from committee.api.permissions import IsChair, IsCommitteeMember
+from committee.api.permissions import IsCommitteeMember
 from committee.models import Appeal, AppealStatus, DecisionCorrection, DecisionOutcome
 from core.http import AuthenticatedRequest
 from core.serializers import StrictJSONMixin
@@ -40,6 +40,7 @@ class CorrectionSerializer(serializers.ModelSerializer):
         fields = (
             "id", "request_title", "team_name", "previous_outcome", "previous_granted_gpu_count",
             "previous_rationale", "previous_decided_by_name", "outcome", "granted_gpu_count", "rationale",
+            "alternative_description", "alternative_gpu_hours", "exception_reason",
             "reason", "corrected_by_name", "corrected_at", "plan_version", "appeal_id",
         )
         read_only_fields = fields
@@ -63,6 +64,15 @@ class CorrectionInputSerializer(StrictJSONMixin, serializers.Serializer):
     granted_gpu_count = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")
     )
+    alternative = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
+    )
+    exception = serializers.CharField(
+        required=False, allow_blank=True, max_length=limits.REASON_MAX_LENGTH,
+        help_text=_("Only to grant a request that is not ranked (too few scores): the chair's stated exception to "
+                    "the rubric, archived with the decision."),
+    )
     rationale = serializers.CharField(max_length=limits.RATIONALE_MAX_LENGTH)
     reason = serializers.CharField(
         max_length=limits.REASON_MAX_LENGTH, help_text=_("Why the decision is corrected: the archive keeps it.")
@@ -85,6 +95,15 @@ class AppealDecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
     rationale = serializers.CharField(
         required=False, max_length=limits.RATIONALE_MAX_LENGTH, help_text=_("The new rationale, when amending.")
     )
+    alternative = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
+    )
+    exception = serializers.CharField(
+        required=False, allow_blank=True, max_length=limits.REASON_MAX_LENGTH,
+        help_text=_("Only to grant a request that is not ranked (too few scores): the chair's stated exception to "
+                    "the rubric, archived with the decision."),
+    )
 
 
 @extend_schema(tags=["requests"])
@@ -92,8 +111,8 @@ class RequestCorrectionsView(APIView):
     """A request's corrections, oldest first (whoever may read the request); the chair corrects its decision."""
 
     def get_permissions(self) -> list[Any]:
-        if self.request.method == "POST":
-            return [IsAuthenticated(), IsChair()]
+        if self.request.method == "POST":  # who may correct this request: the decide guard, in the service
+            return [IsAuthenticated(), IsCommitteeMember()]
         return [IsAuthenticated()]
 
     @extend_schema(responses=CorrectionSerializer(many=True), operation_id="requests_corrections_list")
@@ -110,6 +129,7 @@ class RequestCorrectionsView(APIView):
             201: CorrectionSerializer,
             400: OpenApiResponse(description="No reason or rationale, a GPU count the decision does not allow, or "
                                              "a correction that changes nothing."),
+            403: OpenApiResponse(description="Not the chair, or the chair of the request's team or recused from it."),
             409: OpenApiResponse(description="The week is not finalized yet."),
         },
         operation_id="requests_corrections_create",
@@ -165,7 +185,8 @@ class AppealDecisionView(APIView):
         responses={
             200: AppealSerializer,
             400: OpenApiResponse(description="No reason, or an amendment the decision does not allow."),
-            403: OpenApiResponse(description="A member of the appealing team."),
+            403: OpenApiResponse(description="A member of the appealing team, recused from the request, or (to "
+                                             "amend) not the member who records decisions."),
             409: OpenApiResponse(description="The appeal was already answered."),
         },
         operation_id="appeals_decide",

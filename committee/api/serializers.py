@@ -187,6 +187,7 @@ class DecisionSerializer(serializers.ModelSerializer):
             "alternative_description",
             "alternative_gpu_hours",
             "rationale",
+            "exception_reason",
             "decided_by_name",
             "decided_at",
             "team_name",
@@ -518,6 +519,11 @@ class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
         help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
     )
     rationale = serializers.CharField(max_length=limits.RATIONALE_MAX_LENGTH)
+    exception = serializers.CharField(
+        required=False, allow_blank=True, max_length=limits.REASON_MAX_LENGTH,
+        help_text=_("Only to grant a request that is not ranked (too few scores): the chair's stated exception to "
+                    "the rubric, archived with the decision."),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

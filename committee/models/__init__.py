@@ -60,6 +60,7 @@ from committee.models.requests import (
     UsageReport,
 )
 from committee.models.review import (
+    PLACING_OUTCOMES,
     Decision,
     DecisionOutcome,
     FairShareSnapshot,
@@ -70,6 +71,7 @@ from committee.models.tokens import (
 )
 
 __all__ = [
+    "PLACING_OUTCOMES",
     "AddHours",
     "Alternative",
     "Appeal",

@@ -100,6 +100,13 @@ class DecisionCorrection(models.Model):
     outcome = models.CharField(_("new decision"), max_length=12, choices=DecisionOutcome.choices)
     granted_gpu_count = models.PositiveIntegerField(_("new GPUs granted"), null=True, blank=True)
     rationale = bounded_text(_("new rationale"), max_length=limits.RATIONALE_MAX_LENGTH)
+    # The alternative granted before and by the correction ("grant the alternative"), copied as the decision keeps it.
+    previous_alternative_description = models.CharField(_("previous alternative granted"), max_length=300,
+                                                        blank=True)
+    alternative_description = models.CharField(_("alternative granted"), max_length=300, blank=True)
+    alternative_gpu_hours = models.PositiveIntegerField(_("alternative's GPU-hours"), null=True, blank=True)
+    # A grant of a request below the score quorum: the exception to the rubric the chair stated.
+    exception_reason = bounded_text(_("exception to the rubric"), max_length=limits.REASON_MAX_LENGTH, blank=True)
     reason = bounded_text(_("reason for the correction"), max_length=limits.REASON_MAX_LENGTH)
     corrected_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"

@@ -59,6 +59,12 @@ class DecisionOutcome(models.TextChoices):
     REJECT = "reject", _("Reject")
 
 
+# The outcomes that place windows: what the engine is given, what the preview shows, what "decided" GPU-hours
+# count on every surface (committee.selectors.placement, reports.dashboards). GPUs × the request's duration,
+# `granted_gpu_count` GPUs (a grant's equals the GPUs requested).
+PLACING_OUTCOMES = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE)
+
+
 class Decision(models.Model):
     """The committee's decision on one request, with its rationale.
 
@@ -82,6 +88,9 @@ class Decision(models.Model):
     alternative_description = models.CharField(_("alternative granted"), max_length=300, blank=True)
     alternative_gpu_hours = models.PositiveIntegerField(_("alternative's GPU-hours"), null=True, blank=True)
     rationale = bounded_text(_("rationale"), max_length=limits.RATIONALE_MAX_LENGTH)
+    # A grant of a request below the score quorum: the exception to the rubric the chair stated
+    # (committee.selectors.deciding.grant_refusal), shown in the week's record. Empty for every other decision.
+    exception_reason = bounded_text(_("exception to the rubric"), max_length=limits.REASON_MAX_LENGTH, blank=True)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

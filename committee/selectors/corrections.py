@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
 from committee.models import Appeal, AppealStatus, CycleStatus, DecisionCorrection, GpuRequest, ReviewCycle
+from committee.selectors.deciding import Act, decide_refusal, parties_map
 from committee.selectors.people import Viewer, viewer_roles
 
 
@@ -46,12 +47,14 @@ class RequestCorrections:
     open_appeal: Appeal | None
     window_closes_at: datetime | None
     window_open: bool
-    can_correct: bool  # the chair, in a finalized or published week
+    can_correct: bool  # the decide guard's Act.CORRECT, in a finalized or published week
     can_appeal: bool  # a member of the team, in the window, without an open appeal
-    can_decide_appeal: bool  # a committee member outside the team, with an open appeal
+    can_decide_appeal: bool  # the decide guard's Act.ANSWER_APPEAL, with an open appeal
     is_team_member: bool
     published: bool
     decided: bool = field(default=False)
+    can_amend: bool = field(default=False)  # the decide guard's Act.AMEND, with an open appeal
+    states_exceptions: bool = field(default=False)  # the chair: may grant an unranked request as an exception
 
 
 def request_corrections_for_viewer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime | None = None
@@ -71,15 +74,22 @@ def request_corrections_for_viewer(*, viewer: Viewer, gpu_request: GpuRequest, n
     window_open = window is not None and now <= window[1]
     team_member = gpu_request.team_id in roles.team_ids
     finalized = cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)
+    parties = parties_map(requests=[gpu_request])[gpu_request.pk] if roles.committee else None
+
+    def may(act: Act) -> bool:
+        return parties is not None and decide_refusal(actor=viewer, parties=parties, act=act) is None
+
     return RequestCorrections(
         corrections=corrections,
         appeals=appeals,
         open_appeal=open_appeal,
         window_closes_at=window[1] if window else None,
         window_open=window_open,
-        can_correct=roles.chair and finalized and decision is not None,
+        can_correct=finalized and decision is not None and may(Act.CORRECT),
         can_appeal=team_member and published and window_open and open_appeal is None and decision is not None,
-        can_decide_appeal=roles.committee and not team_member and open_appeal is not None,
+        can_decide_appeal=open_appeal is not None and may(Act.ANSWER_APPEAL),
+        can_amend=open_appeal is not None and may(Act.AMEND),
+        states_exceptions=roles.chair,
         is_team_member=team_member,
         published=published,
         decided=decision is not None and finalized,

@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.conf import settings
-from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.utils.translation import gettext as _
 
 from committee.models import (
-    CommitteeSeat,
     ConflictDeclaration,
     CycleStatus,
     Decision,
@@ -20,11 +17,9 @@ from committee.models import (
     RequestComment,
     RequestQuestion,
     RequestStatus,
-    Score,
     ScoreStaleness,
-    SeatRole,
-    TeamMembership,
 )
+from committee.selectors.deciding import Act, decide_refusal, parties_map
 from committee.selectors.people import Viewer, viewer_roles
 
 # The request's parts a change marks scores stale for, in the order the review lists them.
@@ -54,58 +49,12 @@ def change_label(key: str) -> str:
     return labels.get(key, key)
 
 
-def scores_counted() -> QuerySet[Score]:
-    """Scores that count in a request's totals: all but those of a member recused from it (a conflict in force)."""
-    recused = ConflictDeclaration.objects.filter(
-        request_id=OuterRef("request_id"), member_id=OuterRef("member_id"), withdrawn_at__isnull=True
-    )
-    return Score.objects.exclude(Exists(recused))
-
-
 def conflict_in_force(*, member: Viewer, gpu_request: GpuRequest) -> ConflictDeclaration | None:
     if not member.is_authenticated:
         return None
     return ConflictDeclaration.objects.filter(
         request=gpu_request, member_id=member.pk, withdrawn_at__isnull=True
     ).first()
-
-
-def decisions_recorded_by_chair_only() -> bool:
-    return settings.DOCKET_DECISIONS_RECORDED_BY == "chair"
-
-
-def chair_conflicted(*, gpu_request: GpuRequest) -> bool:
-    """Every active chair is in the request's team or recused from it: someone else must record its decision."""
-    chair_ids = set(
-        CommitteeSeat.objects.active()
-        .filter(role=SeatRole.CHAIR, user__is_active=True)
-        .values_list("user_id", flat=True)
-    )
-    if not chair_ids:
-        return True
-    in_team = set(
-        TeamMembership.objects.filter(team_id=gpu_request.team_id, user_id__in=chair_ids).values_list(
-            "user_id", flat=True
-        )
-    )
-    recused = set(
-        ConflictDeclaration.objects.filter(
-            request=gpu_request, member_id__in=chair_ids, withdrawn_at__isnull=True
-        ).values_list("member_id", flat=True)
-    )
-    return chair_ids <= in_team | recused
-
-
-def user_may_record_decisions(*, user: Viewer, gpu_request: GpuRequest | None = None) -> bool:
-    """DOCKET_DECISIONS_RECORDED_BY: the chair alone ("chair", the default) or every committee member ("committee").
-
-    With "chair", a request the chair may not decide (their own team's, or one they are recused from)
-    is recorded by any other committee member; pass `gpu_request` to ask about one request.
-    """
-    roles = viewer_roles(user=user)
-    if not decisions_recorded_by_chair_only() or roles.chair:
-        return roles.committee
-    return roles.committee and gpu_request is not None and chair_conflicted(gpu_request=gpu_request)
 
 
 def request_revisable_in_review(*, gpu_request: GpuRequest) -> bool:
@@ -149,8 +98,8 @@ class RequestDiscussion:
     recusals: list[ConflictDeclaration] = field(default_factory=list)
     viewer_recused: ConflictDeclaration | None = None
     viewer_id: int | None = None
-    # DOCKET_DECISIONS_RECORDED_BY: whether the viewer may record this request's decision (own team and
-    # recusal aside, which the review checks on its own).
+    # Whether the viewer may record this request's decision (committee.selectors.deciding: seat, team, recusal,
+    # DOCKET_DECISIONS_RECORDED_BY).
     viewer_may_decide: bool = False
 
     @property
@@ -214,26 +163,11 @@ def review_discussion_map(*, requests: Iterable[GpuRequest], viewer: Viewer) -> 
 
 
 def _may_decide_fill(*, out: dict[int, RequestDiscussion], requests: Iterable[GpuRequest], viewer: Viewer) -> None:
-    """user_may_record_decisions for every request at once: at most two more queries."""
-    roles = viewer_roles(user=viewer)
-    if not roles.committee:
+    """Whether the viewer may record each request's decision (committee.selectors.deciding): three more queries."""
+    if not viewer_roles(user=viewer).committee:
         return
-    if not decisions_recorded_by_chair_only() or roles.chair:
-        for discussion in out.values():
-            discussion.viewer_may_decide = True
-        return
-    chair_ids = set(
-        CommitteeSeat.objects.active()
-        .filter(role=SeatRole.CHAIR, user__is_active=True)
-        .values_list("user_id", flat=True)
-    )
-    chair_teams: dict[int, set[int]] = {}
-    for user_id, team_id in TeamMembership.objects.filter(user_id__in=chair_ids).values_list("user_id", "team_id"):
-        chair_teams.setdefault(team_id, set()).add(user_id)
-    for r in requests:
-        discussion = out[r.pk]
-        kept_out = chair_teams.get(r.team_id, set()) | discussion.recused_ids
-        discussion.viewer_may_decide = chair_ids <= kept_out
+    for pk, parties in parties_map(requests=requests).items():
+        out[pk].viewer_may_decide = decide_refusal(actor=viewer, parties=parties, act=Act.DECIDE) is None
 
 
 def request_questions_for_viewer(*, gpu_request: GpuRequest, viewer: Viewer) -> list[RequestQuestion]:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.utils.translation import gettext as _
 
 from committee import scoring
 from committee.models import ConflictDeclaration, Criterion, GpuRequest, ReviewCycle, Score
+from committee.selectors.deciding import Act, Parties, decide_refusal
 from committee.selectors.people import Viewer, viewer_roles
 from committee.selectors.review import REVIEWED_STATUSES
 
@@ -26,18 +26,19 @@ TO_SCORE, SCORED, NOT_SCORABLE = 0, 1, 2
 
 
 def score_refusal(*, viewer: Viewer, gpu_request: GpuRequest, recused: bool = False) -> str | None:
-    """Why `viewer` may not score `gpu_request`, or None when they may.
-
-    The one place the grid and the queue ask "may this member score this request". It states the
-    rules that `committee.services.score_record` enforces: a member never scores their own team's
-    request, nor one they declared a conflict of interest on (`recused`, read by the caller for a
-    whole page in one query). Reads the viewer's roles, cached on the user: no query per request.
+    """Why `viewer` may not score `gpu_request`, or None when they may: the decide guard's answer
+    (committee.selectors.deciding, Act.SCORE), with `recused` read by the caller for a whole page in one
+    query. Reads the viewer's roles, cached on the user: no query per request.
     """
-    if gpu_request.team_id in viewer_roles(user=viewer).team_ids:
-        return _("You are a member of %(team)s: you do not score its requests.") % {"team": gpu_request.team.name}
-    if recused:
-        return _("You declared a conflict of interest on this request: you are recused from it.")
-    return None
+    parties = Parties(
+        request_id=gpu_request.pk,
+        team_id=gpu_request.team_id,
+        team_name=gpu_request.team.name,
+        title=gpu_request.title,
+        recused_ids=frozenset({viewer.pk}) if recused and viewer.pk is not None else frozenset(),
+        chairs_kept_out=False,  # scoring is not recorded by a role
+    )
+    return decide_refusal(actor=viewer, parties=parties, act=Act.SCORE)
 
 
 def _recused(*, viewer: Viewer) -> Exists:

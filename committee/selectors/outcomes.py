@@ -25,7 +25,15 @@ from django.utils.translation import gettext_lazy
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text, placement_text
 from allocations.models import AllocationWindow
-from committee.models import CycleStatus, Decision, DecisionOutcome, GpuRequest, RequestStatus, ReviewCycle
+from committee.models import (
+    PLACING_OUTCOMES,
+    CycleStatus,
+    Decision,
+    DecisionOutcome,
+    GpuRequest,
+    RequestStatus,
+    ReviewCycle,
+)
 from committee.selectors.people import Viewer, viewer_roles
 
 __all__ = [
@@ -41,7 +49,7 @@ __all__ = [
     "request_outcome_map",
 ]
 
-_GRANTS = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE)
+_GRANTS = PLACING_OUTCOMES
 
 
 class PlacementStatus(models.TextChoices):

@@ -1,9 +1,10 @@
 """The placement preview of the weekly review: the engine's dry run on the decisions entered so far.
 
 While the committee decides, the review page shows what each grant would get and each pool's
-week, computed exactly as publishing will compute it: the same demands (`decision_demand`), the
-same order (`demand_priority`, on the live rank that finalize freezes) and the same engine call
-(`cycle_allocate`). Nothing is written. The preview reads the review's rows (already loaded by
+week, computed by publishing's own function (`cycle_publish_placement`): the same outcomes
+(PLACING_OUTCOMES: grants, partial grants, alternatives granted), the same demands
+(`decision_demand`), the same order (`demand_priority`, on the live rank that finalize freezes)
+and the same engine call. Nothing is written. The preview reads the review's rows (already loaded by
 `cycle_ranking` or `cycle_review`) and the pools: one query, whatever the number of requests.
 """
 
@@ -18,19 +19,13 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text, placement_text
 from allocations.models import GpuPool
-from committee.models import CycleStatus, Decision, DecisionOutcome, GpuRequest, ReviewCycle
+from committee.models import PLACING_OUTCOMES, CycleStatus, Decision, GpuRequest, ReviewCycle
 from committee.selectors.publishing import (
-    cycle_allocate,
     cycle_publish_placement,
-    decision_demand,
     demand_priority,
-    engine_pools,
     kept_explanations,
-    started_windows,
 )
 from committee.selectors.review import ReviewRow, cycle_ranking
-
-GRANTED_OUTCOMES = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL)
 
 # How a grant fares against its decision.
 PLACED = "placed"  # as decided: every GPU, on standard or priority capacity
@@ -138,27 +133,26 @@ def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) 
     """
     if rows is None:
         rows = cycle_ranking(cycle=cycle)
-    granted: list[tuple[tuple[bool, int, int], Decision, ReviewRow]] = []
+    granted: list[tuple[tuple[bool, int, int], Decision]] = []
     deferred: list[ReviewRow] = []
     undecided: list[ReviewRow] = []
     for row in rows:
         decision = row.decision
         if decision is None:
             (undecided if row.result.rank is not None else deferred).append(row)
-        elif decision.outcome in GRANTED_OUTCOMES:
-            granted.append((demand_priority(rank=row.result.rank, decision=decision), decision, row))
+        elif decision.outcome in PLACING_OUTCOMES:
+            decision.request = row.request  # the row's request, with its team and pool
+            granted.append((demand_priority(rank=row.result.rank, decision=decision), decision))
     granted.sort(key=lambda item: item[0])
-    demands = [(decision_demand(decision=decision), row.request) for _key, decision, row in granted]
-    pools = engine_pools()
-    # As publishing does: an emergency already placed in this week keeps its window (started_windows).
     now = timezone.now()
-    fixed = started_windows(week=cycle.week, now=now)
-    kept = {window.ref for window in fixed}
-    result = cycle_allocate(
-        cycle=cycle, pools=pools, demands=[demand for demand, _request in demands if demand.ref not in kept],
-        fixed=fixed,
+    # Publishing's own placement (cycle_publish_placement), in the live ranking: an emergency already placed in
+    # this week keeps its window, a published week keeps its started windows.
+    placement = cycle_publish_placement(cycle=cycle, now=now, decisions=[decision for _key, decision in granted])
+    by_request, pool_placements = placements_of(
+        cycle=cycle, pools=placement.pools,
+        demands=[(demand, decision.request) for demand, decision in placement.demands],
+        result=placement.result, now=now,
     )
-    by_request, pool_placements = placements_of(cycle=cycle, pools=pools, demands=demands, result=result, now=now)
     for row in rows:
         row.placement = by_request.get(row.request.pk)
     return CyclePlacement(

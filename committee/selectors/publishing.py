@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,6 +11,7 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee.models import (
+    PLACING_OUTCOMES,
     CycleStatus,
     Decision,
     DecisionOutcome,
@@ -108,17 +109,28 @@ class PublishPlacement:
     demands: list[tuple[engine.Demand, Decision]]
     started: list[engine.EngineWindow]
     result: engine.AllocationResult
+    left: frozenset[int] = frozenset()  # refs whose windows a correction left in place without their having started
 
 
-def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlacement:
-    """The placement `cycle_publish` writes, computed here for it and for the chair's confirmation.
+def cycle_publish_placement(
+    *, cycle: ReviewCycle, now: datetime, decisions: Sequence[Decision] | None = None, keep: Collection[int] = ()
+) -> PublishPlacement:
+    """The one placement of a week: what `cycle_publish` writes, what the chair confirms before publishing or
+    correcting, and what the review's preview shows while the committee decides.
 
-    A published cycle is a correction: the windows started by `now` stay fixed. A first publish
+    `decisions` are the week's decisions in priority order (default: the cycle's, by the rank frozen at finalize,
+    `cycle_demands`); the review's preview passes them in its live ranking, a correction's preview with the
+    corrected decision in place. Every outcome in PLACING_OUTCOMES places; the others ask for nothing.
+    A published cycle is a correction: the windows started by `now` stay fixed, and so do those of the
+    requests in `keep` (a correction that leaves other teams' windows in place). A first publish
     finds a plan only when an emergency was placed in the week before it: its window stays too.
     """
     pools = engine_pools()
-    demands = cycle_demands(cycle=cycle)
-    started = started_windows(week=cycle.week, now=now)
+    if decisions is None:
+        demands = cycle_demands(cycle=cycle)
+    else:
+        demands = [(decision_demand(decision=d), d) for d in decisions if d.outcome in PLACING_OUTCOMES]
+    started = started_windows(week=cycle.week, now=now, keep=keep)
     kept_refs = {window.ref for window in started}
     placing = [demand for demand, _decision in demands if demand.ref not in kept_refs]
     if cycle.status == CycleStatus.PUBLISHED:
@@ -127,14 +139,16 @@ def cycle_publish_placement(*, cycle: ReviewCycle, now: datetime) -> PublishPlac
             dataclasses.replace(demand, earliest_start=max(demand.earliest_start, now)) for demand in placing
         ]
     result = cycle_allocate(cycle=cycle, pools=pools, demands=placing, fixed=started)
-    return PublishPlacement(pools=pools, demands=demands, started=started, result=result)
+    left = frozenset(w.ref for w in started if w.ref in keep and w.start > now)
+    return PublishPlacement(pools=pools, demands=demands, started=started, result=result, left=left)
 
 
 def kept_explanations(
-    started: Sequence[engine.EngineWindow], *, now: datetime | None = None
+    started: Sequence[engine.EngineWindow], *, now: datetime | None = None, left: Collection[int] = ()
 ) -> list[engine.Explanation]:
-    """The explanation of each window a new plan version keeps: one that has started by `now`, or an approved
-    emergency's (kept started or not; `started` says which). Without `now`, every window counts as started."""
+    """The explanation of each window a new plan version keeps: one that has started by `now`, an approved
+    emergency's (kept started or not; `started` says which), or one a correction `left` in place. Without `now`,
+    every window counts as started."""
     return [
         engine.Explanation(
             ref=window.ref,
@@ -147,6 +161,7 @@ def kept_explanations(
                         "start": engine.instant_param(window.start),
                         "gpu_count": window.gpu_count,
                         "started": now is None or window.start <= now,
+                        **({"left": True} if window.ref in left and now is not None and window.start > now else {}),
                     },
                 ),
             ),
@@ -155,7 +170,7 @@ def kept_explanations(
     ]
 
 
-def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
+def started_windows(*, week: str, now: datetime, keep: Collection[int] = ()) -> list[engine.EngineWindow]:
     """The current plan's windows of `week` that have started by `now`: a correction keeps them.
 
     A running job's reservation must not move under it, so these go to the engine as fixed
@@ -178,5 +193,6 @@ def started_windows(*, week: str, now: datetime) -> list[engine.EngineWindow]:
             tier=window.tier,
         )
         for window in windows
-        if window.request_ref is not None and (window.start <= now or window.request_ref in emergencies)
+        if window.request_ref is not None
+        and (window.start <= now or window.request_ref in emergencies or window.request_ref in keep)
     ]

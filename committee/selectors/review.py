@@ -13,17 +13,18 @@ from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee import scoring
 from committee.models import (
+    PLACING_OUTCOMES,
     CommitteeSeat,
     Criterion,
     Decision,
-    DecisionOutcome,
     GpuRequest,
     RequestStatus,
     ReviewCycle,
     RubricVersion,
     TeamMembership,
 )
-from committee.selectors.discussion import RequestDiscussion, review_discussion_map, scores_counted
+from committee.selectors.deciding import scores_counted
+from committee.selectors.discussion import RequestDiscussion, review_discussion_map
 from committee.selectors.fairshare import fair_share_for_cycle
 from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
@@ -481,9 +482,7 @@ def decision_list_for_cycle(*, cycle: ReviewCycle) -> QuerySet[Decision]:
 
 def decision_list_granted(*, cycle: ReviewCycle) -> QuerySet[Decision]:
     """What the allocation engine places: grants, partial grants and alternatives granted, highest priority first."""
-    return decision_list_for_cycle(cycle=cycle).filter(
-        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE]
-    )
+    return decision_list_for_cycle(cycle=cycle).filter(outcome__in=PLACING_OUTCOMES)
 
 
 def decision_visible_to(*, viewer: Viewer, gpu_request: GpuRequest) -> bool:

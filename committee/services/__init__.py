@@ -14,8 +14,10 @@ from committee.services.clock import (
 from committee.services.corrections import (
     APPEAL_AMEND,
     APPEAL_UPHOLD,
+    CorrectionValues,
     appeal_decide,
     appeal_file,
+    correction_check,
     decision_correct,
 )
 from committee.services.discussion import (
@@ -80,6 +82,7 @@ __all__ = [
     "CLOCK_RUNNERS",
     "OWN_TRANSACTIONS",
     "REQUEST_FIELDS",
+    "CorrectionValues",
     "SsoSyncResult",
     "actor_name",
     "appeal_decide",
@@ -90,6 +93,7 @@ __all__ = [
     "committee_remind_review",
     "conflict_declare",
     "conflict_withdraw",
+    "correction_check",
     "cycle_close_due_intake",
     "cycle_close_intake",
     "cycle_create",

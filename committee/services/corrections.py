@@ -14,6 +14,7 @@ correction through the same code. Every write here locks the cycle row first, as
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from django.utils.translation import gettext as _
 from allocations import selectors as allocation_selectors
 from committee import limits, selectors
 from committee.models import (
+    Alternative,
     Appeal,
     AppealStatus,
     CycleStatus,
@@ -39,7 +41,7 @@ from committee.models import (
 from committee.services.notifications import notify_appeal_decided, notify_appeal_filed, notify_decision_corrected
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import actor_name, request_event_record
-from committee.services.review import cycle_transition_record
+from committee.services.review import alternative_checked, alternative_gpus, cycle_transition_record
 from core.datetimes import format_when
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -55,15 +57,16 @@ def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
 def outcome_label(outcome: str, granted_gpu_count: int | None) -> str:
     """"Grant", "Partial grant (8 GPUs)": a decision's outcome in a request event or a record line."""
     label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
-    if outcome == DecisionOutcome.PARTIAL and granted_gpu_count:
+    if outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE) and granted_gpu_count:
         return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted_gpu_count}
     return label
 
 
 def _new_values(
-    *, decision: Decision, outcome: str, rationale: str, granted_gpu_count: int | None
-) -> tuple[int | None, str]:
-    """The corrected decision's granted GPUs and rationale, or ValidationError naming each bad field."""
+    *, decision: Decision, outcome: str, rationale: str, granted_gpu_count: int | None, alternative: int | None
+) -> tuple[int | None, str, Alternative | None]:
+    """The corrected decision's granted GPUs, rationale and alternative granted, or ValidationError naming each bad
+    field. The same choices as the review's decision form: grant, partial, grant the alternative, defer, reject."""
     request = decision.request
     errors: dict[str, list[Any]] = {}
     rationale = (rationale or "").strip()
@@ -71,13 +74,17 @@ def _new_values(
         errors["rationale"] = [_("Write the rationale: the team reads it with the decision.")]
     errors.update(limits.length_errors("rationale", rationale, limits.RATIONALE_MAX_LENGTH))
     granted: int | None = None
+    chosen: Alternative | None = None
     if outcome not in DecisionOutcome.values:
-        errors["outcome"] = [_("Choose grant, partial, defer or reject.")]
+        errors["outcome"] = [_("Choose grant, partial, grant the alternative, defer or reject.")]
     elif outcome == DecisionOutcome.ALTERNATIVE:
-        errors["outcome"] = [
-            _("A correction grants, grants in part, defers or rejects; a cheaper alternative is granted in the review.")
-        ]
-    elif outcome == DecisionOutcome.GRANT:
+        chosen, alternative_errors = alternative_checked(gpu_request=request, alternative=alternative)
+        errors.update(alternative_errors)
+        if chosen is not None:
+            granted = alternative_gpus(gpu_request=request, alternative_gpu_hours=chosen.gpu_hours)
+    elif alternative is not None:
+        errors["alternative"] = [_("Only a grant of the alternative names an alternative.")]
+    if outcome == DecisionOutcome.GRANT:
         granted = request.gpu_count
     elif outcome == DecisionOutcome.PARTIAL:
         if granted_gpu_count is None or not request.min_gpu_count <= granted_gpu_count < request.gpu_count:
@@ -89,11 +96,61 @@ def _new_values(
             granted = granted_gpu_count
     if errors:
         raise ValidationError(errors)
-    if (outcome, granted, rationale) == (decision.outcome, decision.granted_gpu_count, decision.rationale):
+    same_alternative = (chosen.pk if chosen else None) == decision.alternative_id
+    if (outcome, granted, rationale) == (decision.outcome, decision.granted_gpu_count, decision.rationale) and (
+        same_alternative
+    ):
         raise ValidationError(
             {"outcome": [_("This correction changes nothing: the decision already says exactly that.")]}
         )
-    return granted, rationale
+    return granted, rationale, chosen
+
+
+@dataclass(frozen=True)
+class CorrectionValues:
+    """A correction's or an amendment's new decision, checked (`correction_check`): what the confirmation shows."""
+
+    decision: Decision
+    outcome: str
+    granted_gpu_count: int | None
+    rationale: str
+    alternative: Alternative | None
+    exception: str
+
+
+def correction_check(
+    *,
+    actor: User,
+    gpu_request: GpuRequest,
+    act: selectors.Act,
+    outcome: str,
+    rationale: str,
+    granted_gpu_count: int | None = None,
+    alternative: int | None = None,
+    exception: str = "",
+    reason: str = "",
+) -> CorrectionValues:
+    """Every check a correction (`act` CORRECT) or an amendment (AMEND) makes before it writes, writing nothing:
+    the decide guard (PermissionDenied), the reason, the new values and the rubric's precondition (ValidationError
+    keyed by field), a week not finalized (StateConflict). The confirmation page previews the returned values."""
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=act)
+    if act == selectors.Act.CORRECT:
+        _reason_checked(reason, field="reason", missing=_("Say why the decision is corrected."))
+    else:
+        _reason_checked(reason, field="reason", missing=_("Say why the appeal is decided this way."))
+    try:
+        decision = Decision.objects.select_related("request__team", "request__pool", "cycle__rubric").get(
+            request=gpu_request)
+    except Decision.DoesNotExist:
+        raise StateConflict(_("This request has no decision to correct or appeal.")) from None
+    if decision.cycle.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
+        raise StateConflict(_("The week is not finalized: change the decision on the review page."))
+    granted, rationale, chosen = _new_values(decision=decision, outcome=outcome, rationale=rationale,
+                                             granted_gpu_count=granted_gpu_count, alternative=alternative)
+    exception_reason = selectors.grant_refusal(actor=actor, gpu_request=decision.request, cycle=decision.cycle,
+                                               outcome=outcome, exception=exception)
+    return CorrectionValues(decision=decision, outcome=outcome, granted_gpu_count=granted, rationale=rationale,
+                            alternative=chosen, exception=exception_reason)
 
 
 def _reason_checked(reason: str, *, field: str, missing: str) -> str:
@@ -115,18 +172,30 @@ def _correct(
     rationale: str,
     reason: str,
     granted_gpu_count: int | None,
+    alternative: int | None,
+    exception: str,
     now: datetime,
     appeal: Appeal | None,
+    preview_digest: str | None = None,
+    keep_other_teams: bool | None = None,
 ) -> DecisionCorrection:
-    """The correction itself, for a caller that checked who may make it and locked the cycle."""
+    """The correction itself, for a caller that asked the decide guard and locked the cycle.
+
+    The rubric's precondition for a grant is checked here (`selectors.grant_refusal`): a request
+    below quorum is granted only with the chair's stated exception, stored on the correction and the decision.
+    """
     if cycle.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
         raise StateConflict(
             _("Decisions of week %(week)s are corrected after the week is finalized; it is %(status)s, so change "
               "the decision on the review page instead.")
             % {"week": cycle.week, "status": cycle.get_status_display().lower()}
         )
-    granted, rationale = _new_values(
-        decision=decision, outcome=outcome, rationale=rationale, granted_gpu_count=granted_gpu_count
+    granted, rationale, chosen = _new_values(
+        decision=decision, outcome=outcome, rationale=rationale, granted_gpu_count=granted_gpu_count,
+        alternative=alternative,
+    )
+    exception_reason = selectors.grant_refusal(
+        actor=actor, gpu_request=decision.request, cycle=cycle, outcome=outcome, exception=exception
     )
     published = cycle.status == CycleStatus.PUBLISHED
     current = allocation_selectors.plan_for_week(week=cycle.week) if published else None
@@ -140,9 +209,13 @@ def _correct(
         previous_granted_gpu_count=decision.granted_gpu_count,
         previous_rationale=decision.rationale,
         previous_decided_by_name=decision.decided_by_name,
+        previous_alternative_description=decision.alternative_description,
         outcome=outcome,
         granted_gpu_count=granted,
         rationale=rationale,
+        alternative_description=chosen.description if chosen else "",
+        alternative_gpu_hours=chosen.gpu_hours if chosen else None,
+        exception_reason=exception_reason,
         reason=reason,
         corrected_by=actor,
         corrected_by_name=actor_name(actor),
@@ -155,10 +228,13 @@ def _correct(
     decision.decided_by = actor
     decision.decided_by_name = actor_name(actor)
     decision.decided_at = now
-    # A corrected decision no longer grants the alternative it may have granted.
-    decision.alternative, decision.alternative_description, decision.alternative_gpu_hours = None, "", None
+    decision.exception_reason = exception_reason
+    decision.alternative = chosen
+    decision.alternative_description = chosen.description if chosen else ""
+    decision.alternative_gpu_hours = chosen.gpu_hours if chosen else None
     decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "decided_by", "decided_by_name",
-                                 "decided_at", "alternative", "alternative_description", "alternative_gpu_hours"])
+                                 "decided_at", "alternative", "alternative_description", "alternative_gpu_hours",
+                                 "exception_reason"])
     request_event_record(
         request=decision.request,
         actor=actor,
@@ -174,7 +250,11 @@ def _correct(
         "title": decision.request_title, "team": decision.team_name, "reason": reason
     }
     if published:
-        plan = cycle_plan_place(actor=actor, cycle=cycle, reason=record_reason, now=now)
+        if keep_other_teams is None:
+            keep_other_teams = settings.DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS
+        keep = selectors.other_teams_refs(gpu_request=decision.request) if keep_other_teams else frozenset()
+        plan = cycle_plan_place(actor=actor, cycle=cycle, reason=record_reason, now=now, expect_digest=preview_digest,
+                                keep=keep)
         if plan.version != correction.plan_version:  # the cycle is locked: nobody else can publish meanwhile
             raise StateConflict(_("Another plan version was published meanwhile; try again."))
     else:
@@ -211,13 +291,23 @@ def decision_correct(
     rationale: str,
     reason: str,
     granted_gpu_count: int | None = None,
+    alternative: int | None = None,
+    exception: str = "",
+    preview_digest: str | None = None,
+    keep_other_teams: bool | None = None,
     now: datetime | None = None,
 ) -> DecisionCorrection:
     """The chair changes the decision on a request of a finalized or published week, saying why.
 
-    Refused with PermissionDenied for anyone but the chair; ValidationError (nothing changes) without
-    a reason or rationale, for an outcome or GPU count the decision form would refuse, or when it
-    changes nothing; StateConflict before the week is finalized (the review page decides then).
+    Refused with PermissionDenied unless the decide guard allows it (`selectors.decide_guard`,
+    Act.CORRECT: the chair, not of the request's team, not recused from it; another member when every
+    chair is); ValidationError (nothing changes) without a reason or rationale, for an outcome, GPU
+    count or alternative the decision form would refuse, a grant of an unranked request without the
+    chair's stated `exception`, or when it changes nothing; StateConflict before the week is finalized
+    (the review page decides then), and when `preview_digest` (the confirmation page's
+    `selectors.decision_change_preview(...).digest`) no longer matches what would be published.
+    `keep_other_teams` (default DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS): other teams' windows that have not
+    started stay as they are instead of being placed again.
 
     Writes a `DecisionCorrection` with the old and the new values, updates the decision, writes a
     "corrected" event on the request. In a published week it publishes the next plan version
@@ -226,8 +316,7 @@ def decision_correct(
     The revision's summary carries the reason. Enqueues (outbox) `committee.notify_decision_corrected`:
     the request's team hears of it.
     """
-    if not selectors.user_is_chair(user=actor):
-        raise PermissionDenied(_("Only the chair corrects a decision."))
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.CORRECT)
     reason = _reason_checked(reason, field="reason", missing=_("Say why the decision is corrected."))
     cycle = _lock_cycle(gpu_request.cycle)
     decision = _decision_of(gpu_request)
@@ -239,8 +328,12 @@ def decision_correct(
         rationale=rationale,
         reason=reason,
         granted_gpu_count=granted_gpu_count,
+        alternative=alternative,
+        exception=exception,
         now=now or timezone.now(),
         appeal=None,
+        preview_digest=preview_digest,
+        keep_other_teams=keep_other_teams,
     )
 
 
@@ -324,6 +417,10 @@ def appeal_decide(
     outcome: str | None = None,
     rationale: str | None = None,
     granted_gpu_count: int | None = None,
+    alternative: int | None = None,
+    exception: str = "",
+    preview_digest: str | None = None,
+    keep_other_teams: bool | None = None,
     now: datetime | None = None,
 ) -> Appeal:
     """A committee member outside the team decides an open appeal: `decision` is "uphold" or "amend".
@@ -331,19 +428,18 @@ def appeal_decide(
     Uphold: the decision stands; the reason is recorded. Amend: the decision is corrected to
     `outcome` (with `rationale` and, for a partial grant, `granted_gpu_count`) through the same
     code as `decision_correct`, with the reason as the correction's: a new plan version in a
-    published week. Refused with PermissionDenied for anyone without a committee seat or who is a
-    member of the team; StateConflict for an appeal already decided; ValidationError (nothing
-    changes) without a reason or with an amendment the decision form would refuse. Writes an
+    published week. Refused with PermissionDenied unless the decide guard allows it
+    (`selectors.decide_guard`: Act.ANSWER_APPEAL to uphold, a seat outside the team and not recused;
+    Act.AMEND to amend, also the role that records decisions, DOCKET_DECISIONS_RECORDED_BY);
+    StateConflict for an appeal already decided; ValidationError (nothing changes) without a reason
+    or with an amendment the decision form would refuse (a grant of an unranked request needs the
+    chair's stated `exception`). `preview_digest` and `keep_other_teams` as for `decision_correct`. Writes an
     "appeal upheld"/"appeal amended" event on the request and the week's decision record.
     Enqueues (outbox) `committee.notify_appeal_decided`: the team hears the answer.
     """
     gpu_request = appeal.request
-    if not selectors.user_is_committee(user=actor):
-        raise PermissionDenied(_("Only committee members decide appeals."))
-    if selectors.user_is_team_member(user=actor, team=gpu_request.team):
-        raise PermissionDenied(
-            _("You are a member of %(team)s: you do not decide its appeals.") % {"team": gpu_request.team.name}
-        )
+    act = selectors.Act.AMEND if decision == APPEAL_AMEND else selectors.Act.ANSWER_APPEAL
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=act)
     if decision not in (APPEAL_UPHOLD, APPEAL_AMEND):
         raise ValidationError({"decision": [_("Choose to uphold the decision or to amend it.")]})
     reason = _reason_checked(reason, field="reason", missing=_("Say why the appeal is decided this way."))
@@ -370,8 +466,12 @@ def appeal_decide(
             rationale=rationale or "",
             reason=_("appeal amended: %(reason)s") % {"reason": reason},
             granted_gpu_count=granted_gpu_count,
+            alternative=alternative,
+            exception=exception,
             now=now,
             appeal=locked,
+            preview_digest=preview_digest,
+            keep_other_teams=keep_other_teams,
         )
         request_event_record(request=gpu_request, actor=actor, action="appeal amended", detail=reason)
     else:

@@ -62,17 +62,6 @@ def _require_week_not_finalized(cycle: ReviewCycle, doing: str) -> None:
         )
 
 
-def _require_committee_outside_team(*, actor: User, gpu_request: GpuRequest, doing: str) -> None:
-    if not selectors.user_is_committee(user=actor):
-        raise PermissionDenied(_("Only committee members %(doing)s.") % {"doing": doing})
-    if selectors.user_is_team_member(user=actor, team=gpu_request.team):
-        raise PermissionDenied(
-            _("You are a member of %(team)s: you do not %(doing)s its requests.")
-            % {"team": gpu_request.team.name, "doing": doing}
-        )
-    require_not_recused(actor=actor, gpu_request=gpu_request, doing=doing)
-
-
 def _text(field: str, value: str, max_length: int, missing: str) -> str:
     value = (value or "").strip()
     if not value:
@@ -101,7 +90,7 @@ def request_comment_add(*, actor: User, gpu_request: GpuRequest, body: str) -> R
     Refused (PermissionDenied) for anyone without a seat or in the request's team; (StateConflict) once
     the week is finalized; (ValidationError, nothing written) for an empty or too long comment.
     """
-    _require_committee_outside_team(actor=actor, gpu_request=gpu_request, doing=_("comment on"))
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.COMMENT)
     body = _text("body", body, COMMENT_MAX_LENGTH, _("Write the comment."))
     _require_week_not_finalized(_lock_cycle(gpu_request.cycle_id), _("comment on its requests"))
     return RequestComment.objects.create(
@@ -116,7 +105,7 @@ def request_question_ask(*, actor: User, gpu_request: GpuRequest, body: str) -> 
     Same refusals as a comment; only a submitted request is asked about. While a question is open the
     team may revise the request even after intake closed (selectors.request_revisable_in_review).
     """
-    _require_committee_outside_team(actor=actor, gpu_request=gpu_request, doing=_("ask about"))
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.ASK)
     body = _text("body", body, QUESTION_MAX_LENGTH, _("Write the question."))
     _require_week_not_finalized(_lock_cycle(gpu_request.cycle_id), _("ask about its requests"))
     locked = GpuRequest.objects.select_related("team", "cycle").get(pk=gpu_request.pk)
@@ -353,13 +342,3 @@ def conflict_withdraw(*, actor: User, gpu_request: GpuRequest) -> ConflictDeclar
     declaration.withdrawn_at = max(timezone.now(), declaration.declared_at)
     declaration.save(update_fields=["withdrawn_at"])
     return declaration
-
-
-def require_not_recused(*, actor: User, gpu_request: GpuRequest, doing: str) -> None:
-    """PermissionDenied when the actor declared a conflict of interest on the request (score_record, request_decide)."""
-    if selectors.conflict_in_force(member=actor, gpu_request=gpu_request) is not None:
-        raise PermissionDenied(
-            _("You declared a conflict of interest on “%(title)s”: you are recused and do not %(doing)s it. "
-              "Withdraw the declaration first if it no longer holds.")
-            % {"title": gpu_request.title, "doing": doing}
-        )

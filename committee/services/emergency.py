@@ -182,29 +182,25 @@ def emergency_request_decide(
 ) -> EmergencyRequest:
     """One committee member's approval or rejection; the second approval (one of them the chair) places it.
 
-    Refused (PermissionDenied) for anyone without a committee seat and for members of the
-    emergency's team; (StateConflict) unless it waits for approval, or when the actor has already
-    given a verdict; (ValidationError) for `use_standby` from anyone but the chair, and for a
-    rejection without a note. A rejection ends it: a "reject" decision with the note, the team and
-    committee notified. When the chair and one other member have approved, the emergency is placed
-    (`emergency_place`) and the running week's next plan version published in this transaction,
-    with a decision (grant, or partial when fewer GPUs were free) naming both approvers; the team
-    and committee are notified. It must start within START_WITHIN (an hour) of the second
-    approval; if it does not fit, ValidationError (keyed `gpu_count`) says what was free and
+    Refused (PermissionDenied) unless the decide guard allows it (`selectors.decide_guard`,
+    Act.APPROVE_EMERGENCY: a seat, not of the emergency's team, not recused from it); (StateConflict)
+    unless it waits for approval, or when the actor has already given a verdict; (ValidationError) for
+    `use_standby` from anyone but the chair, and for a rejection without a note. A rejection ends it:
+    a "reject" decision with the note, the team and committee notified. When the chair and one other
+    member have approved, the emergency is placed (`emergency_place`) and the running week's next plan
+    version published in this transaction, with a decision (grant, or partial when fewer GPUs were
+    free) naming both approvers; the team and committee are notified. The two approvals (one the
+    chair's) with the team's justification are the exception to the rubric that lets an unscored
+    emergency be granted. It must start within START_WITHIN (an hour) of the second approval; if it
+    does not fit, ValidationError (keyed `gpu_count`) says what was free and
     nothing is written, not even this approval.
     """
-    if not selectors.user_is_committee(user=actor):
-        raise PermissionDenied(_("Only committee members approve emergency requests."))
     # The emergency's row alone orders two approvals (of=: not the joined request, team, pool and cycle rows, which
     # other writers lock in another order).
     locked = EmergencyRequest.objects.select_for_update(of=("self",), no_key=True).select_related(
         "request__team", "request__pool", "request__cycle").get(pk=emergency.pk)
     gpu_request = locked.request
-    if selectors.user_is_team_member(user=actor, team=gpu_request.team):
-        raise PermissionDenied(
-            _("You are a member of %(team)s: you do not approve its emergency requests.")
-            % {"team": gpu_request.team.name}
-        )
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.APPROVE_EMERGENCY)
     if locked.status != EmergencyStatus.PENDING:
         raise StateConflict(
             _("This emergency request is already %(status)s.") % {"status": locked.get_status_display().lower()}
@@ -389,19 +385,14 @@ def emergency_review_record(
 ) -> EmergencyRequest:
     """The weekly review's after-the-fact decision on a placed emergency: endorsed or not, with a note.
 
-    Only the chair, and not for an emergency of the chair's own team (PermissionDenied). Refused
+    The decide guard's Act.REVIEW_EMERGENCY: the chair, not of the emergency's team nor recused from it
+    (another member when every chair is), else PermissionDenied. Refused
     (StateConflict) unless it was placed and not yet reviewed; (ValidationError) for an unknown
     outcome, or "not endorsed" without a note. Writes an event on the request.
     """
-    if not selectors.user_is_chair(user=actor):
-        raise PermissionDenied(_("Only the chair records the review's decision on an emergency."))
     locked = EmergencyRequest.objects.select_for_update(of=("self",), no_key=True).select_related("request__team").get(
         pk=emergency.pk)
-    if selectors.user_is_team_member(user=actor, team=locked.request.team):
-        raise PermissionDenied(
-            _("You are a member of %(team)s: you do not review its emergency requests.")
-            % {"team": locked.request.team.name}
-        )
+    selectors.decide_guard(actor=actor, gpu_request=locked.request, act=selectors.Act.REVIEW_EMERGENCY)
     if locked.status != EmergencyStatus.PLACED or locked.posthoc_outcome:
         raise StateConflict(_("Only a placed emergency that the review has not decided on yet can be reviewed."))
     note = (note or "").strip()

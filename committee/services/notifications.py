@@ -227,6 +227,8 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
     decisions = list(Decision.objects.filter(cycle=cycle).select_related("request").order_by("priority_rank", "id"))
     members = selectors.team_member_ids(team_ids={d.request.team_id for d in decisions})
     outcomes = selectors.request_outcome_map(requests=[d.request for d in decisions])
+    # A later version (a correction, an amendment): each team hears what moved in its windows, and why.
+    moved = {c.request_id: c for c in selectors.plan_changes(cycle=cycle, plan=plan)}
     return notifications_record_many(
         kind=NotificationKind.DECISION_PUBLISHED,
         items=[
@@ -246,6 +248,8 @@ def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int
                     "path": reverse("committee:request-detail", args=[decision.request_id]),
                     # Decided and placed, as codes and numbers: the digest writes them in its reader's language.
                     **outcomes[decision.request_id].as_params(),
+                    **({"moved": moved[decision.request_id].as_params(), "why": plan.note}
+                       if decision.request_id in moved else {}),
                 },
             )
             for decision in decisions
@@ -395,6 +399,8 @@ def notification_text(notification: Notification) -> str:
         "changes": p.get("changes") or "",
         "alternative": p.get("alternative") or "",
         "alternative_gpu_hours": f"{p['alternative_gpu_hours']:,}" if p.get("alternative_gpu_hours") else "",
+        "moved": selectors.window_change_text(p["moved"], week=p["week"]) if p.get("moved") and p.get("week") else "",
+        "why": p.get("why") or "",
     }
     if kind in (NotificationKind.DECISION_CORRECTED, NotificationKind.APPEAL_FILED, NotificationKind.APPEAL_DECIDED):
         # A correction's or an appeal's own reason, not the engine's.

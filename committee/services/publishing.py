@@ -8,6 +8,7 @@ What the engine is given (the demands, the windows already started) is read by
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 
 from django.contrib.auth.models import User
@@ -54,11 +55,22 @@ def cycle_publish(
 
 @write_transaction
 def cycle_plan_place(
-    *, actor: User, cycle: ReviewCycle, reason: str = "", now: datetime | None = None
+    *,
+    actor: User,
+    cycle: ReviewCycle,
+    reason: str = "",
+    now: datetime | None = None,
+    expect_digest: str | None = None,
+    keep: Collection[int] = (),
 ) -> AllocationPlan:
     """`cycle_publish` without its check of who may publish, for callers that made their own check
     inside their own transaction: a decision's correction by the chair, an appeal's amendment by a
     committee member (committee/services/corrections.py). Everything else is the same.
+
+    `expect_digest` is the placement the chair confirmed (`selectors.decision_change_preview(...).digest`):
+    when the placement at `now` differs from it (a window started, another change was published meanwhile),
+    StateConflict and nothing is written. `keep`: requests whose current windows stay as they are although they
+    have not started (a correction that leaves other teams' windows in place).
     """
     locked = ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
@@ -72,9 +84,14 @@ def cycle_plan_place(
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
     now = now or timezone.now()
-    placement = selectors.cycle_publish_placement(cycle=locked, now=now)
+    placement = selectors.cycle_publish_placement(cycle=locked, now=now, keep=keep)
+    if expect_digest is not None and selectors.placement_digest(placement) != expect_digest:
+        raise StateConflict(
+            _("The plan this would publish is no longer the one you confirmed (a window has started or the week "
+              "changed meanwhile): nothing was published. Look at what would move again and confirm.")
+        )
     pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
-    explanations = [*selectors.kept_explanations(started, now=now), *result.explanations]
+    explanations = [*selectors.kept_explanations(started, now=now, left=placement.left), *result.explanations]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     # A started window is kept even when its request is no longer granted (a correction to defer).
     kept_refs = {window.ref for window in started}

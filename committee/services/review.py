@@ -30,7 +30,7 @@ from committee.models import (
     ReviewCycle,
     Score,
 )
-from committee.services.discussion import require_not_recused, scores_clear_stale
+from committee.services.discussion import scores_clear_stale
 from committee.services.notifications import notify_intake_closed
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
@@ -53,27 +53,6 @@ def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
                 "status": cycle.get_status_display().lower(),
                 "expected": CycleStatus(status).label.lower(),
             }
-        )
-
-
-def _require_reviewer(*, actor: User, gpu_request: GpuRequest, doing: str) -> None:
-    """A committee seat, not a member of the request's team, and not recused from it (a declared conflict)."""
-    if not selectors.user_is_committee(user=actor):
-        raise PermissionDenied(_("Only committee members %(doing)s.") % {"doing": doing})
-    if selectors.user_is_team_member(user=actor, team=gpu_request.team):
-        raise PermissionDenied(
-            _("You are a member of %(team)s: you do not %(doing)s its requests.")
-            % {"team": gpu_request.team.name, "doing": doing}
-        )
-    require_not_recused(actor=actor, gpu_request=gpu_request, doing=doing)
-
-
-def _require_decider(*, actor: User, gpu_request: GpuRequest) -> None:
-    """DOCKET_DECISIONS_RECORDED_BY: "chair" (the default) lets only the chair record decisions, unless the chair
-    is conflicted on the request (own team, recused): then another committee member records it."""
-    if not selectors.user_may_record_decisions(user=actor, gpu_request=gpu_request):
-        raise PermissionDenied(
-            _("Only the chair records the committee's decisions (DOCKET_DECISIONS_RECORDED_BY is “chair”).")
         )
 
 
@@ -155,7 +134,7 @@ def score_record(
     Refused (PermissionDenied) too for a member recused from the request. Scoring clears the member's
     "stale" mark on the request (the team changed it after they scored).
     """
-    _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("score"))
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.SCORE)
     if criterion not in scoring.MEMBER_SCORED:
         raise ValidationError(
             {"criterion": [_("“%(criterion)s” is not scored by members.") % {"criterion": criterion}]}
@@ -186,6 +165,7 @@ def request_decide(
     rationale: str,
     granted_gpu_count: int | None = None,
     alternative: Alternative | int | None = None,
+    exception: str = "",
 ) -> Decision:
     """Record (or revise) the committee's decision on a request while the cycle is in review.
 
@@ -194,14 +174,14 @@ def request_decide(
     request's own feasible Alternative rows, or its id, cheaper than the request) gives the
     alternative's GPU-hours over the request's duration: ceil(alternative GPU-hours / duration)
     GPUs, at most the GPUs asked (`alternative_gpus`); its words and GPU-hours are copied onto the
-    decision. Errors name the field (`alternative`). A rationale is required. Grants need a ranked request (a
-    quorum of scores, a recused member's not counted). Same conflict-of-interest rule as scoring
-    (own team, declared conflicts). Who may record at all is DOCKET_DECISIONS_RECORDED_BY: the chair
-    (default) or any committee member; anyone else is refused (PermissionDenied, the API's 403). The
-    team sees the decision once the cycle is finalized; no event is written on the request until then.
+    decision. Errors name the field (`alternative`). A rationale is required. Who may decide and the
+    rubric's precondition for a grant are committee.selectors.deciding's (`decide_guard`, Act.DECIDE:
+    seat, own team, declared conflicts, DOCKET_DECISIONS_RECORDED_BY; refused with PermissionDenied,
+    the API's 403; `grant_refusal`: a ranked request with its quorum, or the chair's `exception`, stored
+    on the decision). The team sees the decision once the cycle is finalized; no event is written on
+    the request until then.
     """
-    _require_reviewer(actor=actor, gpu_request=gpu_request, doing=_("decide on"))
-    _require_decider(actor=actor, gpu_request=gpu_request)
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.DECIDE)
     locked, cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
     errors: dict[str, list[Any]] = {}
     rationale = (rationale or "").strip()
@@ -213,7 +193,7 @@ def request_decide(
     granted: int | None = None
     chosen: Alternative | None = None
     if outcome == DecisionOutcome.ALTERNATIVE:
-        chosen, alternative_errors = _alternative_for(gpu_request=locked, alternative=alternative)
+        chosen, alternative_errors = alternative_checked(gpu_request=locked, alternative=alternative)
         errors.update(alternative_errors)
         if chosen is not None:
             granted = alternative_gpus(gpu_request=locked, alternative_gpu_hours=chosen.gpu_hours)
@@ -229,19 +209,15 @@ def request_decide(
             ]
         else:
             granted = granted_gpu_count
-    if outcome in (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
-        counted = list(selectors.scores_counted().filter(request=locked))
-        sheet_scores = {c: [s.value for s in counted if s.criterion == c] for c in scoring.MEMBER_SCORED}
-        quorum = selectors.governance_for_week(week=cycle.week).score_quorum
-        missing = scoring.quorum_missing(member_scores=sheet_scores, weights=cycle.rubric.weights(), quorum=quorum)
-        if missing:
-            errors.setdefault("outcome", []).append(
-                _("Not ranked yet: %(criteria)s need %(quorum)d member scores each before a grant.")
-                % {
-                    "criteria": ", ".join(str(Criterion(c).label) for c in missing),
-                    "quorum": quorum,
-                }
+    exception_reason = ""
+    if outcome in DecisionOutcome.values:
+        try:
+            exception_reason = selectors.grant_refusal(
+                actor=actor, gpu_request=locked, cycle=cycle, outcome=outcome, exception=exception
             )
+        except ValidationError as exc:
+            for key, messages in exc.message_dict.items():
+                errors.setdefault(key, []).extend(messages)
     if errors:
         raise ValidationError(errors)
     decision, _created = Decision.objects.update_or_create(
@@ -255,6 +231,7 @@ def request_decide(
             "alternative_description": chosen.description if chosen else "",
             "alternative_gpu_hours": chosen.gpu_hours if chosen else None,
             "rationale": rationale,
+            "exception_reason": exception_reason,
             "decided_by": actor,
             "decided_by_name": actor_name(actor),
             "decided_at": timezone.now(),
@@ -275,7 +252,7 @@ def alternative_gpus(*, gpu_request: GpuRequest, alternative_gpu_hours: int) -> 
     return min(gpu_request.gpu_count, -(-alternative_gpu_hours // gpu_request.duration_hours))
 
 
-def _alternative_for(
+def alternative_checked(
     *, gpu_request: GpuRequest, alternative: Alternative | int | None
 ) -> tuple[Alternative | None, dict[str, list[Any]]]:
     """The request's alternative named by `alternative`, or the errors (keyed `alternative`) why not."""

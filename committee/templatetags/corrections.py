@@ -23,7 +23,8 @@ def request_corrections(context: template.Context, gpu_request: GpuRequest) -> d
     panel = selectors.request_corrections_for_viewer(viewer=request.user, gpu_request=gpu_request)
     decision = getattr(gpu_request, "decision", None)
     initial = (
-        {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count, "rationale": decision.rationale}
+        {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count,
+         "alternative": decision.alternative_id, "rationale": decision.rationale}
         if decision is not None
         else {}
     )
@@ -33,6 +34,10 @@ def request_corrections(context: template.Context, gpu_request: GpuRequest) -> d
         "gpu_request": gpu_request,
         "decision": decision,
         "panel": panel,
+        # "Grant the alternative" is offered where the request has feasible alternatives cheaper than it.
+        "alternatives": [a for a in gpu_request.alternatives.all()
+                         if a.feasible and a.gpu_hours < gpu_request.requested_gpu_hours]
+        if panel.can_correct or panel.can_amend else [],
         "correction_form": context.get("correction_form") or CorrectionForm(initial=initial),
         "appeal_form": context.get("appeal_form") or AppealForm(),
         "appeal_decision_form": context.get("appeal_decision_form") or AppealDecisionForm(initial=initial),

@@ -50,7 +50,6 @@ def emergency_create(request: AuthenticatedHttpRequest) -> HttpResponse:
 def _detail_context(request: AuthenticatedHttpRequest, emergency: EmergencyRequest) -> dict[str, object]:
     roles = selectors.viewer_roles(user=request.user)
     gpu_request = emergency.request
-    own_team = gpu_request.team_id in roles.team_ids
     given = any(a.member_id == request.user.pk for a in emergency.approvals.all())
     windows = []
     if emergency.plan is not None:
@@ -65,11 +64,12 @@ def _detail_context(request: AuthenticatedHttpRequest, emergency: EmergencyReque
         "emergency": emergency,
         "gpu_request": gpu_request,
         "windows": windows,
-        "can_decide": roles.committee and not own_team and not given
-        and emergency.status == EmergencyStatus.PENDING,
+        # Who may approve or review it: the decide guard's answer (committee.selectors.deciding).
+        "can_decide": emergency.status == EmergencyStatus.PENDING and not given and selectors.user_may_decide(
+            actor=request.user, gpu_request=gpu_request, act=selectors.Act.APPROVE_EMERGENCY),
         "is_chair": roles.chair,
-        "can_review": roles.chair and not own_team and emergency.status == EmergencyStatus.PLACED
-        and not emergency.posthoc_outcome,
+        "can_review": emergency.status == EmergencyStatus.PLACED and not emergency.posthoc_outcome
+        and selectors.user_may_decide(actor=request.user, gpu_request=gpu_request, act=selectors.Act.REVIEW_EMERGENCY),
     }
 
 

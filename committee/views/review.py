@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -263,15 +263,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
     gpu_request = _request_in_cycle(cycle, pk)
-    if selectors.user_is_team_member(user=request.user, team=gpu_request.team):
-        raise PermissionDenied(_("You are a member of %(team)s: you do not decide on its requests.")
-                               % {"team": gpu_request.team.name})
-    if not selectors.user_may_record_decisions(user=request.user, gpu_request=gpu_request):
-        raise RoleRequired(
-            _("Only the chair records the committee's decisions (DOCKET_DECISIONS_RECORDED_BY is “chair”)."),
-            role=_("the chair's seat"),
-            elsewhere=[(_("The weekly review"), _anchor(cycle, pk))],
-        )
+    selectors.decide_guard(actor=request.user, gpu_request=gpu_request, act=selectors.Act.DECIDE)
     decision = getattr(gpu_request, "decision", None)
     initial = (
         {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count,
@@ -290,6 +282,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 rationale=form.cleaned_data["rationale"],
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
                 alternative=form.cleaned_data["alternative"],
+                exception=form.cleaned_data["exception"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)

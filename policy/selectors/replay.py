@@ -25,6 +25,7 @@ from allocations.models import (
 )
 from committee import scoring
 from committee.models import (
+    PLACING_OUTCOMES,
     CycleStatus,
     DecisionCorrection,
     DecisionOutcome,
@@ -41,7 +42,7 @@ from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, W
 from policy.replay.overrides import MAX_FAIRSHARE_WEEKS, PoolReserves
 
 REPLAYED_STATUSES = (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)
-GRANT_OUTCOMES = (DecisionOutcome.GRANT, DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE)
+GRANT_OUTCOMES = PLACING_OUTCOMES
 AUTO_DEFER_NAME = "Docket"  # committee.services.review.AUTO_DEFER_NAME
 
 

@@ -38,9 +38,9 @@ from allocations.models import AllocationWindow, Cluster, GpuPool, Team, UsageRe
 from committee import scoring, weeks
 from committee import selectors as committee_selectors
 from committee.models import (
+    PLACING_OUTCOMES,
     Criterion,
     Decision,
-    DecisionOutcome,
     FairShareSnapshot,
     GpuRequest,
     RequestStatus,
@@ -165,11 +165,12 @@ def _team_ids(*, scope: DashboardScope, filters: DashboardFilter) -> set[int]:
 def decided_gpu_hours(
     *, filters: DashboardFilter, team_ids: Iterable[int] | None = None
 ) -> dict[tuple[str, int, int], Decimal]:
-    """GPU-hours the committee granted per (week, team id, pool id): grants and partial grants of finalized
-    weeks (the request is "decided"), GPUs granted × the request's duration."""
+    """GPU-hours the committee granted per (week, team id, pool id): every outcome that places (PLACING_OUTCOMES:
+    grants, partial grants, alternatives granted) of finalized weeks (the request is "decided"), GPUs granted × the
+    request's duration."""
     decisions = Decision.objects.filter(
         cycle__week__in=filters.weeks,
-        outcome__in=[DecisionOutcome.GRANT, DecisionOutcome.PARTIAL],
+        outcome__in=PLACING_OUTCOMES,
         request__status=RequestStatus.DECIDED,
         request__pool__in=filters.pools(),
     )

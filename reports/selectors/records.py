@@ -101,7 +101,7 @@ def _plan_data(*, week: str) -> tuple[PlanSnapshot | None, PlanChangesSnapshot |
 
 def _outcome(outcome: str, granted: int | None) -> str:
     label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
-    if outcome == DecisionOutcome.PARTIAL and granted:
+    if outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE) and granted:
         return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted}
     return label
 
@@ -122,6 +122,7 @@ def _corrections_data(*, cycle: ReviewCycle) -> tuple[list[CorrectionSnapshot], 
             "at_label": _when(c.corrected_at),
             "plan_version": c.plan_version,
             "from_appeal": c.appeal_id is not None,
+            **({"exception": c.exception_reason} if c.exception_reason else {}),  # type: ignore[typeddict-item]
         }
         for c in committee_selectors.correction_list_for_cycle(cycle=cycle)
     ]
@@ -200,6 +201,7 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
                 "decision_label": str(decision.get_outcome_display()) if decision else None,
                 "granted_gpu_count": decision.granted_gpu_count if decision else None,
                 "rationale": decision.rationale if decision else "",
+                **({"exception": decision.exception_reason} if decision and decision.exception_reason else {}),
                 "decided_by": decision.decided_by_name if decision else "",
                 "decided_gpu_hours": outcome.decided.gpu_hours if outcome.decided else None,
                 "placement": str(outcome.status),

@@ -64,7 +64,12 @@ def test_the_team_appeals_within_the_window_and_the_committee_amends(api, world,
     as_user(api, world.tech)  # a committee seat, but in team B
     assert api.post(f"{API}/appeals/{appeal_id}/decision/", {"decision": "uphold", "reason": "No."},
                     format="json").status_code == 403
-    as_user(api, world.finance)
+    as_user(api, world.finance)  # a seat outside team B, but decisions are the chair's: no amendment
+    refused = api.post(f"{API}/appeals/{appeal_id}/decision/",
+                       {"decision": "amend", "reason": "Sixteen fit.", "outcome": "partial", "granted_gpu_count": 16,
+                        "rationale": "Sixteen."}, format="json")
+    assert refused.status_code == 403 and "Only the chair records" in refused.json()["detail"]
+    as_user(api, world.chair)
     response = api.post(f"{API}/appeals/{appeal_id}/decision/",
                         {"decision": "amend", "reason": "Sixteen fit.", "outcome": "partial", "granted_gpu_count": 16,
                          "rationale": "Sixteen."}, format="json")

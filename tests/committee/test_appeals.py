@@ -160,8 +160,8 @@ def test_amend_is_a_correction_with_a_new_plan_version_and_archive_revision(worl
     _first, second, _third = published
     filed = appeal(world, second)
     revisions = len(record_revisions(world))
-    decided = services.appeal_decide(
-        actor=world.finance, appeal=filed, decision="amend", reason="The model does not fit on 8 GPUs.",
+    decided = services.appeal_decide(  # the chair: decisions are the chair's (DOCKET_DECISIONS_RECORDED_BY)
+        actor=world.chair, appeal=filed, decision="amend", reason="The model does not fit on 8 GPUs.",
         outcome="partial", granted_gpu_count=16, rationale="Sixteen: the smallest size the model fits.",
     )
     assert decided.status == AppealStatus.AMENDED
@@ -192,7 +192,7 @@ def test_amend_without_a_valid_new_decision_changes_nothing(world, published):
     _first, second, _third = published
     filed = appeal(world, second)
     with pytest.raises(ValidationError) as refused:
-        services.appeal_decide(actor=world.finance, appeal=filed, decision="amend", reason="More.", outcome="partial",
+        services.appeal_decide(actor=world.chair, appeal=filed, decision="amend", reason="More.", outcome="partial",
                                granted_gpu_count=40, rationale="Forty.")
     assert "granted_gpu_count" in refused.value.message_dict
     with pytest.raises(ValidationError) as no_reason:

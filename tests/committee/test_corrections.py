@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
@@ -222,10 +224,13 @@ def test_the_chairs_correction_form_on_the_request_page(world, week, client):
     client.force_login(world.chair)
     page = client.get(f"/requests/{second.pk}/").content.decode()
     assert 'id="correct-decision"' in page
-    response = client.post(
-        f"/requests/{second.pk}/correct/",
-        {"outcome": "grant", "granted_gpu_count": "", "rationale": "All 24.", "reason": "Budget approved."},
-    )
+    body = {"outcome": "grant", "granted_gpu_count": "", "rationale": "All 24.", "reason": "Budget approved."}
+    confirmation = client.post(f"/requests/{second.pk}/correct/", body)  # published: first what would move
+    assert confirmation.status_code == 200 and "What plan version 2 changes" in confirmation.content.decode()
+    assert Decision.objects.get(request=second).outcome == "partial"
+    digest = re.search(r'name="digest" value="([0-9a-f]+)"', confirmation.content.decode())
+    assert digest is not None
+    response = client.post(f"/requests/{second.pk}/correct/", {**body, "confirm": "1", "digest": digest[1]})
     assert response.status_code == 302
     page = client.get(response["Location"]).content.decode()
     assert "plan version 2" in page

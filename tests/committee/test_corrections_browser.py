@@ -7,10 +7,13 @@ import pytest
 from allocations import selectors as allocation_selectors
 from committee.models import Appeal, AppealStatus, Decision
 from reports.models import Page
-from tests.browser import browser_page, sign_in  # noqa: F401
+from tests.browser import ARTIFACTS, browser_page, page_overflow, sign_in  # noqa: F401
 from tests.committee.appealing import finalize_week, publish
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LAPTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
+SCREENSHOTS = ARTIFACTS / "corrections"  # the confirmation page on a laptop and a phone, to look at
 
 
 def test_chair_corrects_then_the_team_appeals_and_the_committee_amends(browser_page, world):  # noqa: F811
@@ -29,6 +32,17 @@ def test_chair_corrects_then_the_team_appeals_and_the_committee_amends(browser_p
     assert Decision.objects.get(request=second).outcome == "partial"
     page.locator("#correct-reason").fill("Finance approved the full request.")
     page.get_by_role("button", name="Correct the decision").click()
+    # First what plan version 2 would change, team by team; nothing is published yet. It reads on a phone too.
+    page.get_by_role("heading", name="What plan version 2 changes").wait_for()
+    assert "Team B" in page.locator("#confirm-changes").inner_text()
+    assert allocation_selectors.plan_for_week(week=world.cycle.week).version == 1
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "correction-confirm-laptop.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    assert page_overflow(page) is None
+    page.screenshot(path=str(SCREENSHOTS / "correction-confirm-phone.png"), full_page=True)
+    page.set_viewport_size(LAPTOP)
+    page.get_by_role("button", name="Yes, publish plan version 2").click()
     page.get_by_text("Decision corrected and published as plan version 2").wait_for()
     assert "Partial grant (8 GPUs) → Grant" in page.locator("#corrections").inner_text()
 
@@ -41,9 +55,9 @@ def test_chair_corrects_then_the_team_appeals_and_the_committee_amends(browser_p
     page.get_by_text("Appeal filed.").wait_for()
     assert "Waiting for an answer" in page.locator("#corrections").inner_text()
 
-    # A committee member outside team B amends the decision to 16 GPUs.
+    # The chair (who records the committee's decisions; not in team B) amends the decision to 16 GPUs.
     page.context.clear_cookies()
-    sign_in(page, "reviewer")
+    sign_in(page, "chair")
     page.goto(f"/review/{world.cycle.week}/appeals/")
     page.get_by_role("link", name="Answer it").click()
     page.get_by_role("radio", name="Amend the decision").check()
@@ -53,6 +67,7 @@ def test_chair_corrects_then_the_team_appeals_and_the_committee_amends(browser_p
     page.locator("#appeal-granted").fill("16")
     page.locator("#appeal-rationale").fill("Sixteen, as the team asked.")
     page.get_by_role("button", name="Answer the appeal").click()
+    page.get_by_role("button", name="Yes, publish plan version 3").click()
     page.get_by_text("Appeal answered: decision amended.").wait_for()
 
     appeal = Appeal.objects.get()

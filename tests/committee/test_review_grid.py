@@ -71,7 +71,7 @@ def test_a_member_recused_by_a_conflict_of_interest_cannot_score_it_in_the_grid(
     body = client.get(url(world, "review-grid")).content.decode()
     row = body[body.index(f'id="grid-row-{a.pk}"'):]
     row = row[:row.index("</tr>")]
-    assert "You declared a conflict of interest on this request" in row and "<input" not in row
+    assert "you are recused and do not score it" in row and "<input" not in row
     assert "You have scored 0 of 1 request." in body  # only team B's request is the member's to score
     answer = cell(client, world, a, "urgency", "9")
     assert answer.status_code == 403

@@ -155,7 +155,8 @@ def test_rubric_pool_and_elastic_apply_when_the_effective_week_comes(world: Worl
     # Nothing changes while week W51 has not come: W50's cycle keeps its rubric, the pool its reserve.
     assert services.adoptions_apply_due(now=FIXED_NOW) == []
     assert GpuPool.objects.get(pk=world.a100.pk).burst_reserve_pct == 20
-    # W51's cycle opens (Monday of W50): it pins the new rubric; W50's keeps the old one.
+    # W51's cycle opens (Monday of W50): it pins the new rubric; W50's keeps the old one. The pool's reserve and
+    # the elastic thresholds act on the running week: they wait for W51 to begin.
     opening = weeks.week_bounds("2026-W50")[0]
     with time_machine.travel(opening, tick=False):
         cycle = cycle_create(week="2026-W51")
@@ -163,13 +164,51 @@ def test_rubric_pool_and_elastic_apply_when_the_effective_week_comes(world: Worl
     assert ReviewCycle.objects.get(pk=world.cycle.pk).rubric_id == rubric_before
     assert RubricVersion.objects.order_by("-number").first() == cycle.rubric
     proposal.refresh_from_db()
-    assert proposal.applied_at == opening
+    assert (proposal.rubric_applied_at, proposal.applied_at) == (opening, None)
+    assert GpuPool.objects.get(pk=world.a100.pk).burst_reserve_pct == 20
+    assert ElasticPolicyVersion.objects.count() == elastic_before
+    # W51 begins (beat's hourly `policy.apply_due`): the rest is written, the rubric not again.
+    start = weeks.week_bounds("2026-W51")[0]
+    assert services.adoptions_apply_due(now=start) == [proposal]
+    proposal.refresh_from_db()
+    assert proposal.applied_at == start
     pool = GpuPool.objects.get(pk=world.a100.pk)
     assert pool.burst_reserve_pct == 15
     assert pool.history.first().history_change_reason.startswith(f"Policy proposal #{proposal.pk}")
     assert ElasticPolicyVersion.objects.count() == elastic_before + 1
-    # A second opening applies nothing again.
-    assert services.adoptions_apply_due(now=opening + timedelta(days=7)) == []
+    assert RubricVersion.objects.order_by("-number").first() == cycle.rubric
+    # A second run applies nothing again.
+    assert services.adoptions_apply_due(now=start + timedelta(days=7)) == []
+
+
+def test_a_policy_change_never_reaches_a_week_before_its_effective_week(world: World) -> None:
+    """Adopted during W49 for W51; the chair opens W50 (the world's cycle) and W51 at once: W49 and W50 keep
+    their capacity, their rubric and their elastic policy."""
+    from allocations import selectors as allocation_selectors
+    from allocations.elastic.selectors import elastic_policy_current
+
+    def capacity(week: str) -> object:
+        cycle = ReviewCycle.objects.filter(week=week).first()
+        hours = cycle.hours if cycle else 168
+        return allocation_selectors.pool_week_capacity(pool=GpuPool.objects.get(pk=world.a100.pk), hours=hours)
+
+    elastic = elastic_policy_current().number
+    before = {week: capacity(week) for week in ("2026-W49", "2026-W50")}
+    rubric_w50 = world.cycle.rubric_id
+    adopt(world, file(world, {"rubric.business_impact": "35", "rubric.fairness": "15", A100_RESERVE: "15",
+                              "elastic.idle_threshold_pct": "20"}), "2026-W51")
+    w51 = cycle_create(week="2026-W51")  # opened for intake during W49, two weeks early
+    assert w51.rubric.weights()["business_impact"] == 35
+    assert {week: capacity(week) for week in ("2026-W49", "2026-W50")} == before
+    assert ReviewCycle.objects.get(pk=world.cycle.pk).rubric_id == rubric_w50
+    assert elastic_policy_current().number == elastic
+    # W50 begins: still nothing for W50.
+    services.adoptions_apply_due(now=weeks.week_bounds("2026-W50")[0])
+    assert capacity("2026-W50") == before["2026-W50"] and elastic_policy_current().number == elastic
+    # W51 begins: now the pool's reserve is the adopted one.
+    services.adoptions_apply_due(now=weeks.week_bounds("2026-W51")[0])
+    assert capacity("2026-W51") != before["2026-W50"]
+    assert GpuPool.objects.get(pk=world.a100.pk).burst_reserve_pct == 15
 
 
 def test_pool_change_waits_for_its_week_to_begin(world: World) -> None:
@@ -218,5 +257,5 @@ def test_a_change_that_no_longer_fits_is_noted_and_the_week_still_opens(world: W
         cycle = cycle_create(week="2026-W51")
     assert cycle.rubric.weights() == hand
     proposal.refresh_from_db()
-    assert proposal.applied_at is not None
+    assert proposal.rubric_applied_at is not None
     assert "not applied: The weights must add up to 100%; they add up to 105%." in proposal.applied_note
