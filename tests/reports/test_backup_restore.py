@@ -59,6 +59,7 @@ class Writer(threading.Thread):
 @pytest.fixture
 def restored_database() -> Iterator[str]:
     """An empty database beside the test's (the docs' `createdb`), dropped at the end."""
+    require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
     name = f"{connection.settings_dict['NAME']}_restored"
     with connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -73,7 +74,6 @@ def restored_database() -> Iterator[str]:
 def test_a_backup_taken_while_the_archive_is_written_restores_and_verifies(
     world: Any, restored_database: str, tmp_path: Path
 ) -> None:
-    require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
     require(bool(shutil.which("pg_dump") and shutil.which("pg_restore")), "pg_dump and pg_restore (postgresql-client)")
     make_page(world, body="v1")
     source = database_url(connection.settings_dict)
