@@ -6,7 +6,7 @@ with 2026-W50 open for intake) served by the live server, Playwright drives Debi
 1. each role signs in and lands where its work is (a team on its requests, the committee on the week);
 2. Search's lead copies last week's H100 request and files it;
 3. the chair closes intake (other teams' requests, filed through the services, make 30 in review);
-4. three committee members score every request they may score in the grid, with the keyboard only;
+4. three committee members score every request they may score in the grid, typing at speed with the keyboard only;
 5. a member asks a team a question on the review, the team answers on its request page, the member reads it;
 6. the chair decides, finalizes, publishes, and opens the next week for intake;
 7. on the phone, `seed_demo --reset`, and the first steps again in Chinese (the footer's switch): the pages read
@@ -43,6 +43,7 @@ from committee.models import (
     QuestionStatus,
     RequestStatus,
     ReviewCycle,
+    Score,
     TeamMembership,
 )
 from tests.browser import browser_page, page_overflow  # noqa: F401
@@ -279,7 +280,8 @@ def all_saved(walk: Walk, member: str, page: Any, m: int) -> None:
     from playwright.sync_api import expect
 
     walk.page = page
-    expect(page.locator("#queue-count")).to_contain_text(f"You have scored {m} of {m} requests.", timeout=90000)
+    expect(page.locator("#grid-saves")).to_have_text("All your scores are saved.", timeout=90000)
+    expect(page.locator("#queue-count")).to_contain_text(f"You have scored {m} of {m} requests.")
     expect(page.locator("td.cell[data-state=saving]")).to_have_count(0)
     assert page.locator("td.cell[data-state=error]").count() == 0
     walk.look(f"{member}-grid-scored")
@@ -298,6 +300,7 @@ def three_members_score_in_the_grid_at_once(walk: Walk, cycle: ReviewCycle) -> d
                 for _member in MEMBERS]
     pages = dict(zip(MEMBERS, (context.new_page() for context in contexts), strict=True))
     scorable: dict[str, int] = {}
+    typed: dict[str, dict[str, int]] = {}
     try:
         for salt, (member, page) in enumerate(pages.items()):
             walk.page = page
@@ -312,11 +315,16 @@ def three_members_score_in_the_grid_at_once(walk: Walk, cycle: ReviewCycle) -> d
             walk.look(f"{member}-grid")
             cells = page.locator("input.grid-cell")
             assert cells.count() == 3 * m
+            names = cells.evaluate_all("inputs => inputs.map(input => input.name)")
+            typed[member] = {name: 3 + (index * 7 + salt) % 7 for index, name in enumerate(names)}  # 3 to 9
             cells.first.click()
+            # At speed: a score, Tab, the next score... (Tab goes on from a row's end to the next request's first
+            # cell), nothing waited for in between; the page queues the saves and says when all are stored.
             for index in range(3 * m):
-                page.keyboard.type(str(3 + (index * 7 + salt) % 7))  # 3 to 9
-                # Tab to the next criterion; at a row's end the arrow goes on to the next request's first cell.
-                page.keyboard.press("ArrowRight" if index % 3 == 2 else "Tab")
+                if index:
+                    page.keyboard.press("Tab")
+                page.keyboard.type(str(typed[member][names[index]]))
+            page.keyboard.press("Tab")  # out of the last cell: its save goes too
             if not AT_ONCE:
                 all_saved(walk, member, page, scorable[member])
         if AT_ONCE:
@@ -326,6 +334,10 @@ def three_members_score_in_the_grid_at_once(walk: Walk, cycle: ReviewCycle) -> d
         walk.page = main
         for context in contexts:
             context.close()
+    for member, cells_typed in typed.items():  # every score typed is stored, under its own request and criterion
+        stored = Score.objects.filter(member__username=member, request__cycle=cycle)
+        assert {f"cell-{pk}-{criterion}": value for pk, criterion, value in
+                stored.values_list("request_id", "criterion", "value")} == cells_typed, member
     return scorable
 
 
