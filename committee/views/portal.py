@@ -80,6 +80,7 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
             "by_cycle": by_cycle,
             "page_obj": weeks_page,
             "idle_grants": elastic_selectors.idle_grants(team_ids=selectors.viewer_roles(user=request.user).team_ids),
+            "open_questions": selectors.question_list_open_for_teams(viewer=request.user),
         },
     )
 
