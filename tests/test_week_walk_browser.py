@@ -12,7 +12,8 @@ with 2026-W50 open for intake) served by the live server, Playwright drives Debi
 7. on the phone, `seed_demo --reset`, and the first steps again in Chinese (the footer's switch): the pages read
    in zh-hans, with no English string of the catalogue left in them.
 
-Every page visited fits its screen: the document is never wider than the window. With
+Every page visited fits its screen: the document is never wider than the window; on the laptop, axe-core
+(tests/axe.py) finds no critical or serious violation on any kind of page visited. With
 WALK_SCREENSHOTS=/tmp/walk each page is also saved there, full length, to be looked at.
 """
 
@@ -46,6 +47,7 @@ from committee.models import (
     Score,
     TeamMembership,
 )
+from tests.axe import FAILING, violations
 from tests.browser import browser_page, page_overflow  # noqa: F401
 from tests.catalogue import ZH_HANS_PO, parse_po
 
@@ -68,6 +70,8 @@ class Walk:
         self.screen = screen
         self.language = "en"
         self.too_wide: dict[str, str] = {}
+        self.inaccessible: dict[str, str] = {}
+        self.checked_kinds: set[str] = set()
         self.untranslated: dict[str, list[str]] = {}
         folder = os.environ.get("WALK_SCREENSHOTS")
         self.shots = Path(folder) if folder else None
@@ -90,6 +94,13 @@ class Walk:
         self.clock = now
         if problem := page_overflow(self.page):
             self.too_wide[where] = problem
+        # axe-core once per kind of page (its path with the numbers taken out), on the laptop: a few seconds.
+        kind = re.sub(r"\d+", "N", urlsplit(self.page.url).path)
+        if self.screen == "laptop" and kind not in self.checked_kinds:
+            self.checked_kinds.add(kind)
+            if found := [v for v in violations(self.page) if v["impact"] in FAILING]:
+                self.inaccessible[where] = "; ".join(f"{v['impact']} {v['id']}: {', '.join(v['nodes'])}"
+                                                     for v in found)
         if self.language == "zh-hans":
             assert self.page.locator("html").get_attribute("lang") == "zh-hans", where
             assert CJK.search(self.page.locator("main").inner_text()), f"no Chinese on {where}"
@@ -316,7 +327,9 @@ def three_members_score_in_the_grid_at_once(walk: Walk, cycle: ReviewCycle) -> d
             cells = page.locator("input.grid-cell")
             assert cells.count() == 3 * m
             names = cells.evaluate_all("inputs => inputs.map(input => input.name)")
-            typed[member] = {name: 3 + (index * 7 + salt) % 7 for index, name in enumerate(names)}  # 3 to 9
+            # 3 to 7, another for each criterion (a score under the wrong criterion shows), the same for every request
+            # (the ranking stays the demo's: ties broken by fairness and submission, as the walk's decisions expect).
+            typed[member] = {name: 3 + salt + index % 3 for index, name in enumerate(names)}
             cells.first.click()
             # At speed: a score, Tab, the next score... (Tab goes on from a row's end to the next request's first
             # cell), nothing waited for in between; the page queues the saves and says when all are stored.
@@ -447,6 +460,7 @@ def test_the_demo_week_walked_as_each_role_then_reset_and_walked_again_in_chines
     print("\n".join(f"{seconds:6.2f} s  {where}" for seconds, where in walk.timings))
     assert not walk.untranslated, f"English left on Chinese pages: {walk.untranslated}"
     assert not walk.too_wide, f"pages wider than the {screen}'s screen: {walk.too_wide}"
+    assert not walk.inaccessible, f"critical or serious axe-core violations: {walk.inaccessible}"
 
 
 def reset_and_walk_again_in_chinese(walk: Walk, cycle: ReviewCycle) -> None:
