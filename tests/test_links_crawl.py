@@ -17,6 +17,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from tests.readable import unreadable
+
 SKIPPED = ("/static/", "/media/", "/accounts/logout/", "/i18n/", "/admin/", "/__")
 LIMIT = 700  # pages: a calendar that never stops reaches it
 
@@ -39,8 +41,10 @@ def links_of(html: str) -> list[str]:
     return parser.hrefs
 
 
-def crawl(client: Client, start: str) -> tuple[dict[str, int], dict[str, str]]:
-    """Every internal URL reachable from `start` by links, with the status each answered and where it was linked."""
+def crawl(client: Client, start: str, unreadable_pages: dict[str, list[str]]) -> tuple[dict[str, int], dict[str, str]]:
+    """Every internal URL reachable from `start` by links, with the status each answered and where it was linked;
+    the HTML pages whose text `tests.readable` refuses (an unseparated number, "(s)", a 12-hour time) are kept in
+    `unreadable_pages`."""
     seen: dict[str, int] = {}
     found_on: dict[str, str] = {}
     queue = deque([start])
@@ -60,7 +64,10 @@ def crawl(client: Client, start: str) -> tuple[dict[str, int], dict[str, str]]:
             continue
         if response.status_code != 200 or not response.get("Content-Type", "").startswith("text/html"):
             continue
-        for href in links_of(response.content.decode()):
+        html = response.content.decode()
+        if problems := unreadable(html):
+            unreadable_pages[url] = problems
+        for href in links_of(html):
             parts = urlsplit(urljoin(url, href))
             if parts.scheme not in ("http", "https", "") or parts.netloc not in ("", "testserver"):
                 continue
@@ -78,7 +85,9 @@ class TestATeamMemberFollowsEveryLink:
     def test_no_link_a_team_member_sees_answers_404_or_403(self, db, username):
         client = Client()
         client.force_login(get_user_model().objects.get(username=username))
-        seen, found_on = crawl(client, "/")
+        unreadable_pages: dict[str, list[str]] = {}
+        seen, found_on = crawl(client, "/", unreadable_pages)
         dead = {url: f"{status} (linked from {found_on[url]})" for url, status in seen.items()
                 if status in (403, 404)}
         assert not dead, f"{len(dead)} of {len(seen)} links a team member follows are dead ends: {dead}"
+        assert not unreadable_pages, f"pages that do not read well: {unreadable_pages}"
