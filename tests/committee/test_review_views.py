@@ -139,7 +139,7 @@ def test_evidence_is_a_click_away(client, world):
     assert f'hx-get="{url(world, "review-evidence", a.pk)}" hx-trigger="toggle once"' in details
     assert reverse("committee:request-detail", args=[a.pk]) in details  # and without JavaScript, a link
     evidence = client.get(url(world, "review-evidence", a.pk)).content.decode()
-    for text in ("Distilled student", "used 600.0 of 800.0 GPU-hours", "50,000.00 USD/week", "1,200 GPU-hours"):
+    for text in ("Distilled student", "used 600 of 800 GPU-hours", "50,000.00 USD/week", "1,200 GPU-hours"):
         assert text in evidence
     assert reverse("committee:request-detail", args=[a.pk]) in evidence
 
