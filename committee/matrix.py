@@ -1,12 +1,12 @@
 """The priority matrix of the weekly review, as a Plotly figure (plain JSON, drawn by the app's plotly.min.js).
 
 Business impact (mean member score, 0–10) against compute intensity (requested GPU-hours), split
-at impact 5 and at the cycle's median GPU-hours into the four quadrants of the committee's charter.
+at impact 5 and at each pool's median GPU-hours of the week into the four quadrants of the committee's charter.
 
 Read at a glance:
 - one panel per GPU pool, stacked, each with its own GPU-hours axis: an A100 hour and an H100 hour are not the
-  same amount of compute and never share an axis (the dotted split is the week's median on every panel, as
-  the quadrants are computed);
+  same amount of compute and never share an axis, nor a median (the dotted split is that pool's median request
+  of the week, as the quadrants are computed);
 - no text on the points, so labels never overlap: a point's title, team, rank and numbers are in its hover text
   and in the legend table beside the chart (figure["legend"], rendered by committee/_matrix_data.html);
 - the quadrants' names are the figure's legend (one entry per quadrant, in its colour), not corner
@@ -82,7 +82,6 @@ def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
     labels = scoring.quadrant_labels()
     placed = [row for row in review.rows if row.quadrant is not None]
     pools: list[str] = sorted({row.request.pool.key for row in placed}) or [""]
-    threshold = float(review.intensity_threshold)
     impact = float(scoring.MATRIX_IMPACT_THRESHOLD)
     count = len(pools)
     panel = (1 - GAP * (count - 1)) / count
@@ -104,6 +103,7 @@ def priority_matrix_figure(review: CycleReview) -> dict[str, Any]:
         suffix = "" if index == 0 else str(index + 1)
         top = 1 - index * (panel + GAP)
         rows = [row for row in placed if row.request.pool.key == pool]
+        threshold = float(review.intensity_thresholds.get(pool, 0))
         x_max = max([row.request.requested_gpu_hours for row in rows] + [threshold, 1]) * 1.15
         for quadrant, label in labels.items():
             mine = [row for row in rows if row.quadrant == quadrant]

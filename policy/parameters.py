@@ -30,6 +30,7 @@ from allocations.models import ElasticPolicyVersion, GpuPool
 from committee import scoring, selectors, weeks
 from committee.models import Criterion
 from committee.models.governance import HALF_LIFE_MAX_WEEKS, QUORUM_MAX, TRAILING_MAX_WEEKS
+from core import numbers
 
 RUBRIC_PREFIX = "rubric."
 POOL_PREFIX = "pool."
@@ -101,9 +102,10 @@ class Parameter:
     above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
 
     def bounds_text(self) -> str:
+        bounds = {"min": numbers.format_figure(self.minimum), "max": numbers.format_figure(self.maximum)}
         if self.above_minimum:
-            return _("above %(min)s, at most %(max)s") % {"min": self.minimum, "max": self.maximum}
-        return _("%(min)s to %(max)s") % {"min": self.minimum, "max": self.maximum}
+            return _("above %(min)s, at most %(max)s") % bounds
+        return _("%(min)s to %(max)s") % bounds
 
 
 def parameter_list() -> list[Parameter]:

@@ -7,7 +7,8 @@ script, style, event handler, `javascript:` or `data:` URL survives.
 Two link forms join the archive together:
     [[decision-record-2026-w49]]            a link to another archive page (its slug)
     [[decision-record-2026-w49|last week]]  the same with its own label
-    [[request:42]] / [[request:42|label]]   a link to the GPU request the text cites
+    [[request:42]] / [[request:42|label]]   a link to the GPU request the text cites (plain text for a reader
+                                            who may not open that request: another team's)
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ REQUEST_RE = re.compile(r"^request:(\d{1,12})$")
 
 
 class _WikiLinkProcessor(InlineProcessor):
-    def __init__(self, pattern: str, md: markdown.Markdown, existing_slugs: Collection[str] | None) -> None:
+    def __init__(self, pattern: str, md: markdown.Markdown, existing_slugs: Collection[str] | None,
+                 readable_requests: Collection[int] | None) -> None:
         super().__init__(pattern, md)
         self.existing_slugs = existing_slugs
+        self.readable_requests = readable_requests
 
     # The stubs check this against Pattern.handleMatch(m), which InlineProcessor replaced with (m, data);
     # their own InlineProcessor.handleMatch carries the same ignore.
@@ -68,6 +71,11 @@ class _WikiLinkProcessor(InlineProcessor):
         href, css = _wikilink_target(target)
         if href is None:
             return None, None, None  # not a link: leave the text as typed
+        request = REQUEST_RE.match(target)
+        if request and self.readable_requests is not None and int(request.group(1)) not in self.readable_requests:
+            element = etree.Element("span")  # a request the reader may not open: its label, not a dead link
+            element.text = AtomicString(label or target)
+            return element, m.start(0), m.end(0)
         element = etree.Element("a")
         element.set("href", href)
         if css == "wikilink" and self.existing_slugs is not None and target.lower() not in self.existing_slugs:
@@ -91,20 +99,29 @@ def _wikilink_target(target: str) -> tuple[str | None, str]:
 
 
 class WikiLinkExtension(Extension):
-    def __init__(self, existing_slugs: Collection[str] | None = None) -> None:
+    def __init__(self, existing_slugs: Collection[str] | None = None,
+                 readable_requests: Collection[int] | None = None) -> None:
         super().__init__()
         self.existing_slugs = existing_slugs
+        self.readable_requests = readable_requests
 
     def extendMarkdown(self, md: markdown.Markdown) -> None:
         # Above "escape" (180), so "\|" inside [[…]] reaches us, and above "link" (160), so [[…]] is not read
         # as a reference link; below "backtick" (190), so code spans stay literal.
-        md.inlinePatterns.register(_WikiLinkProcessor(WIKILINK_RE, md, self.existing_slugs), "docket_wikilink", 185)
+        processor = _WikiLinkProcessor(WIKILINK_RE, md, self.existing_slugs, self.readable_requests)
+        md.inlinePatterns.register(processor, "docket_wikilink", 185)
 
 
 def linked_slugs(text: str) -> set[str]:
     """The archive pages a Markdown body links to with [[slug]]."""
     targets = (m.group(1).strip() for m in re.finditer(WIKILINK_RE, text))
     return {target.lower() for target in targets if PAGE_SLUG_RE.match(target)}
+
+
+def linked_requests(text: str) -> set[int]:
+    """The GPU requests a Markdown body links to with [[request:N]]."""
+    targets = (REQUEST_RE.match(m.group(1).strip()) for m in re.finditer(WIKILINK_RE, text))
+    return {int(match.group(1)) for match in targets if match}
 
 
 def sanitize(html: str) -> str:
@@ -120,14 +137,17 @@ def sanitize(html: str) -> str:
     )
 
 
-def render(text: str, *, existing_slugs: Collection[str] | None = None) -> str:
+def render(text: str, *, existing_slugs: Collection[str] | None = None,
+           readable_requests: Collection[int] | None = None) -> str:
     """Markdown text to sanitized HTML (a plain str: mark it safe only where it is inserted).
 
     Given the archive's `existing_slugs`, a [[slug]] link to a page not among them is marked
     (class "wikilink missing", title "page does not exist yet"); without, every link reads alike.
+    Given the `readable_requests` of the reader, a [[request:N]] of another is its label as plain text.
     """
     converter = markdown.Markdown(
-        extensions=["tables", "fenced_code", "sane_lists", "def_list", WikiLinkExtension(existing_slugs)],
+        extensions=["tables", "fenced_code", "sane_lists", "def_list",
+                    WikiLinkExtension(existing_slugs, readable_requests)],
         output_format="html",
     )
     return sanitize(converter.convert(text.replace("\x00", "")))

@@ -41,9 +41,11 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any], *, sta
     return render(request, template, context, status=status)
 
 
-def _html(text: str) -> str:
-    """A body as the page shows it: sanitized, links to pages that do not exist yet marked."""
-    return render_markdown(text, existing_slugs=selectors.existing_slugs(text=text))
+def _html(request: HttpRequest, text: str) -> str:
+    """A body as the page shows it: sanitized, links to pages that do not exist yet marked, requests the reader
+    may not open (another team's) as plain text."""
+    return render_markdown(text, existing_slugs=selectors.existing_slugs(text=text),
+                           readable_requests=selectors.readable_requests(viewer=request.user, text=text))
 
 
 def _require_editor(request: HttpRequest) -> None:
@@ -117,7 +119,7 @@ def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
             "page": page,
             "revision": revision,
             "is_latest": True,
-            "html": _html(revision.body),
+            "html": _html(request, revision.body),
             "backlinks": selectors.backlinks(page=page),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -138,7 +140,7 @@ def revision_detail(request: AuthenticatedHttpRequest, slug: str, number: int) -
             "page": page,
             "revision": revision,
             "is_latest": revision.pk == page.latest_revision_id,
-            "html": _html(revision.body),
+            "html": _html(request, revision.body),
             "restore_form": RestoreForm(initial={"base_revision_id": page.latest_revision_id}),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -223,7 +225,8 @@ def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     latest = selectors.revision_latest(page=page)
     split = records.generated_split(latest.body)
     form_class = GeneratedPageEditForm if split else PageEditForm
-    context: dict[str, Any] = {"page": page, "latest": latest, "generated_html": _html(split.block) if split else ""}
+    context: dict[str, Any] = {"page": page, "latest": latest,
+                               "generated_html": _html(request, split.block) if split else ""}
     if request.method == "POST":
         form = form_class(request.POST)
         if form.is_valid():
@@ -232,7 +235,7 @@ def page_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
             except services.EditConflict as conflict:
                 context.update(_conflict_context(page, conflict, form))
                 newer = records.generated_split(conflict.latest.body)
-                context.update(latest=conflict.latest, generated_html=_html(newer.block) if newer else "")
+                context.update(latest=conflict.latest, generated_html=_html(request, newer.block) if newer else "")
                 return _render(request, "reports/page_form.html", context, status=409)
             except ValidationError as exc:
                 form_errors_add(form, exc)
@@ -257,7 +260,7 @@ def markdown_preview(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse(_("The text is too long to preview."), status=400, content_type="text/plain")
     text = "\n\n".join(part for part in (form.cleaned_data["body_above"], form.cleaned_data["body"]) if part)
-    return render(request, "reports/_preview.html", {"html": _html(text)})
+    return render(request, "reports/_preview.html", {"html": _html(request, text)})
 
 
 @login_required

@@ -4,6 +4,7 @@
 - a 12-hour time ("7:42 a.m.", "6 PM"), "midnight"/"noon" as Django's English formats write them, or a
   month abbreviated with a dot ("Dec. 7, 2026");
 - a number of five or more digits without thousands separators ("12000", "12345.5"), outside code;
+- a plural written "(s)" ("2 window(s)"): a count takes its own singular or plural (ngettext);
 - a cost without its currency: a line that speaks of cost (cost, 成本, 费用) and has an amount but no currency code.
 
 Only what a reader sees is checked: text outside <script>, <style>, <code>, <pre>, <textarea>, and not attributes.
@@ -26,6 +27,7 @@ DJANGO_WORDS = re.compile(r",\s(?:midnight|noon)\b|\b(?:Jan|Feb|Aug|Sept|Oct|Nov
 UNGROUPED = re.compile(r"(?<![\w.,:/\-#+])\d{5,}(?:\.\d+)?(?![\w,])")
 COST_WORDS = re.compile(r"\bcosts?\b|成本|费用", re.IGNORECASE)
 AMOUNT = re.compile(r"\d[\d,]*\.\d{2}\b")
+PLURAL_S = re.compile(r"\w\(s\)")
 
 
 class _Text(HTMLParser):
@@ -75,6 +77,8 @@ def unreadable(html: str, *, currency: str | None = None) -> list[str]:
         for pattern, what in ((TWELVE_HOUR, "12-hour time"), (DJANGO_WORDS, "Django's default date words")):
             if match := pattern.search(block):
                 problems.append(f"{what} {match.group(0)!r} in {block[:120]!r}")
+        if match := PLURAL_S.search(block):
+            problems.append(f"a plural written as {match.group(0)!r} in {block[:120]!r}")
         for match in UNGROUPED.finditer(block):
             problems.append(f"number without separators {match.group(0)!r} in {block[:120]!r}")
         if COST_WORDS.search(block) and AMOUNT.search(block) and code not in block:

@@ -178,6 +178,19 @@ def request_questions_for_viewer(*, gpu_request: GpuRequest, viewer: Viewer) -> 
     return list(RequestQuestion.objects.filter(request=gpu_request).order_by("asked_at", "id"))
 
 
+def question_list_open_for_teams(*, viewer: Viewer) -> list[RequestQuestion]:
+    """The committee's questions still waiting for an answer from the viewer's teams, oldest first (one query):
+    what the team's landing page puts first."""
+    team_ids = viewer_roles(user=viewer).team_ids
+    if not team_ids:
+        return []
+    return list(
+        RequestQuestion.objects.filter(request__team_id__in=team_ids, status=QuestionStatus.OPEN)
+        .select_related("request", "request__team")
+        .order_by("asked_at", "id")
+    )
+
+
 def conflict_list_for_cycle(*, cycle_id: int) -> list[ConflictDeclaration]:
     """Every declaration on the week's requests, in force or withdrawn, oldest first (the record's recusals)."""
     return list(

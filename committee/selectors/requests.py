@@ -11,6 +11,7 @@ from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool, Team
 from committee import weeks
 from committee.models import (
@@ -216,3 +217,26 @@ def request_carry_offers(*, requests: Iterable[GpuRequest], cycle: ReviewCycle |
         )
         for pk in deferred
     }
+
+
+def pool_standard_gpus(*, pool: GpuPool) -> int:
+    """The GPUs of `pool` that standard (not preemptible) windows may hold: its GPUs less the burst reserve and the
+    cold standby, by the engine's own reserve rule (`allocations.selectors.pool_week_capacity`)."""
+    return allocation_selectors.pool_week_capacity(pool=pool, hours=1).standard_gpu_hours
+
+
+def pool_standard_gpus_list() -> list[tuple[GpuPool, int]]:
+    """Every pool with its standard GPUs, as `pool_standard_gpus` (one query): the request form lists them."""
+    return [(pool, capacity.standard_gpu_hours) for pool, capacity in allocation_selectors.pool_week_capacity_list(
+        hours=1)]
+
+
+def request_capacity_warning(*, gpu_request: GpuRequest) -> dict[str, Any] | None:
+    """When a request that may not run preemptible asks for more GPUs than its pool's standard capacity, what the
+    engine can place at most (it is shortened every week otherwise); None when it fits or may run preemptible."""
+    if gpu_request.preemptible_ok or not gpu_request.pool_id:
+        return None
+    standard = pool_standard_gpus(pool=gpu_request.pool)
+    if gpu_request.gpu_count <= standard:
+        return None
+    return {"asked": gpu_request.gpu_count, "standard": standard, "pool": gpu_request.pool.key}

@@ -135,7 +135,9 @@ class MemberScores:
 class PoolLoad:
     """Demand against capacity for one GPU pool over the cycle's week, in GPU-hours.
 
-    Capacity is what the engine can place (allocations.selectors.pool_week_capacity).
+    Capacity is what the engine can place (allocations.selectors.pool_week_capacity). Each demand is set against
+    the capacity that can serve it: a request that may not run preemptible only against the standard capacity
+    (the burst reserve goes to preemptible work only), every request against standard plus burst.
     """
 
     pool: GpuPool
@@ -143,6 +145,8 @@ class PoolLoad:
     granted_gpu_hours: int
     standard_gpu_hours: int
     burst_gpu_hours: int
+    # Of `requested_gpu_hours`, what requests that may not run preemptible ask for: standard capacity only.
+    standard_only_gpu_hours: int = 0
 
     @property
     def capacity_gpu_hours(self) -> int:
@@ -150,15 +154,23 @@ class PoolLoad:
 
     @property
     def oversubscribed(self) -> bool:
-        return self.requested_gpu_hours > self.capacity_gpu_hours
+        return (self.requested_gpu_hours > self.capacity_gpu_hours
+                or self.standard_only_gpu_hours > self.standard_gpu_hours)
+
+    @staticmethod
+    def _pct(part: int, whole: int) -> int:
+        """In whole percent, rounded up: 100.2% reads 101%, never an over-subscribed "100%"."""
+        return -(-100 * part // whole) if whole else 0
 
     @property
     def demand_pct(self) -> int:
-        """Requested over capacity in whole percent, rounded up: 100.2% reads 101%, never an
-        over-subscribed "100%"."""
-        if not self.capacity_gpu_hours:
-            return 0
-        return -(-100 * self.requested_gpu_hours // self.capacity_gpu_hours)
+        """Every request against standard plus burst capacity."""
+        return self._pct(self.requested_gpu_hours, self.capacity_gpu_hours)
+
+    @property
+    def standard_demand_pct(self) -> int:
+        """The requests that may not run preemptible against the standard capacity alone."""
+        return self._pct(self.standard_only_gpu_hours, self.standard_gpu_hours)
 
 
 @dataclass
@@ -170,7 +182,9 @@ class CycleReview:
     rows: list[ReviewRow]
     members: list[tuple[int, str]]
     pools: list[PoolLoad]
-    intensity_threshold: Decimal
+    # Each pool's (by key) median requested GPU-hours: where the matrix splits low from high intensity. Per pool,
+    # as an A100 hour and an H100 hour are not the same amount of compute.
+    intensity_thresholds: dict[str, Decimal]
     # Each committee member's (and the viewer's) team ids: whose rows are their own team's.
     member_teams: dict[int, set[int]] = field(default_factory=dict)
 
@@ -321,10 +335,13 @@ def _ranked_rows(
 
 def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
     requested: dict[int, int] = {}
+    standard_only: dict[int, int] = {}
     granted: dict[int, int] = {}
     for row in rows:
         r = row.request
         requested[r.pool_id] = requested.get(r.pool_id, 0) + r.requested_gpu_hours
+        if not r.preemptible_ok:
+            standard_only[r.pool_id] = standard_only.get(r.pool_id, 0) + r.requested_gpu_hours
         decision = row.decision
         if decision is not None and decision.granted_gpu_count:
             granted[r.pool_id] = granted.get(r.pool_id, 0) + decision.granted_gpu_count * r.duration_hours
@@ -337,6 +354,7 @@ def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
                 granted_gpu_hours=granted.get(pool.pk, 0),
                 standard_gpu_hours=capacity.standard_gpu_hours,
                 burst_gpu_hours=capacity.burst_gpu_hours,
+                standard_only_gpu_hours=standard_only.get(pool.pk, 0),
             )
         )
     return loads
@@ -366,7 +384,10 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -
     rows = cycle_ranking(cycle=cycle, with_scores=detailed)
     members, teams_of = _members_and_teams(viewer=viewer)
     weights = cycle.rubric.weights()
-    threshold = scoring.intensity_threshold([row.request.requested_gpu_hours for row in rows])
+    by_pool: dict[str, list[int]] = {}
+    for row in rows:
+        by_pool.setdefault(row.request.pool.key, []).append(row.request.requested_gpu_hours)
+    thresholds = {key: scoring.intensity_threshold(hours) for key, hours in sorted(by_pool.items())}
     # An anonymous viewer (the archive's record of a week) is in no team: no row is a conflict.
     viewer_teams = teams_of.get(viewer.pk, set()) if viewer.is_authenticated else set()
     for row in rows:
@@ -375,7 +396,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -
         row.quadrant = scoring.matrix_quadrant(
             impact=row.result.criterion(scoring.BUSINESS_IMPACT).score,
             gpu_hours=r.requested_gpu_hours,
-            threshold_gpu_hours=threshold,
+            threshold_gpu_hours=thresholds[r.pool.key],
         )
     review = CycleReview(
         cycle=cycle,
@@ -385,7 +406,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -
         rows=rows,
         members=list(members.items()),
         pools=_pool_loads(cycle=cycle, rows=rows),
-        intensity_threshold=threshold,
+        intensity_thresholds=thresholds,
         member_teams=teams_of,
     )
     if detailed:
@@ -465,7 +486,7 @@ def review_card(*, cycle: ReviewCycle, viewer: Viewer, pk: int) -> ReviewRow:
         conflict=viewer.is_authenticated and r.team_id in teams_of.get(viewer.pk, set()),
     )
     review = CycleReview(cycle=cycle, rubric=cycle.rubric, weights=weights, quorum=quorum, rows=[row],
-                         members=list(members.items()), pools=[], intensity_threshold=Decimal(0),
+                         members=list(members.items()), pools=[], intensity_thresholds={},
                          member_teams=teams_of)
     review_rows_detail(review=review, rows=[row], viewer=viewer)
     return row

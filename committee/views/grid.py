@@ -249,7 +249,11 @@ def queue_request(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     rows = grid_selectors.grid_rows(viewer=request.user, request_ids=[pk], first_position=queue.order.index(pk) + 1)
     previous, following = queue.neighbours(pk)
     evidence = grid_selectors.request_evidence(request_id=pk)
+    # What the request's card on the review page shows: measured usage beside the stated, fairness, questions.
+    card = selectors.review_card(cycle=cycle, viewer=request.user, pk=pk)
+    selectors.review_rows_measure(rows=[card])
     context = {
+        "row": card,
         "cycle": cycle,
         "queue": queue,
         "count_text": _count_text(queue),

@@ -28,7 +28,7 @@ from committee.forms import (
     UsageReportForm,
     alternatives_initial,
 )
-from committee.models import GpuRequest, ReviewCycle
+from committee.models import GpuRequest, RequestStatus, ReviewCycle
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 from core.parsers import parse_whole_number
@@ -80,6 +80,7 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
             "by_cycle": by_cycle,
             "page_obj": weeks_page,
             "idle_grants": elastic_selectors.idle_grants(team_ids=selectors.viewer_roles(user=request.user).team_ids),
+            "open_questions": selectors.question_list_open_for_teams(viewer=request.user),
         },
     )
 
@@ -207,7 +208,8 @@ def _render_form(
     teams: list[Team] | None = None,
 ) -> HttpResponse:
     context: dict[str, Any] = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle,
-                               "prefill": prefill, "copy": copy, "error_summary": _error_summary(forms, team_form)}
+                               "prefill": prefill, "copy": copy, "error_summary": _error_summary(forms, team_form),
+                               "standard_gpus": selectors.pool_standard_gpus_list()}
     if gpu_request is None and teams:
         # Before the form: the pools each team already has a request on this week, to edit instead.
         context["existing"] = list(selectors.request_active_by_team_pool(teams=teams, cycle=cycle).values())
@@ -383,6 +385,8 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     lead_submits = selectors.team_lead_submits(team=gpu_request.team)
     context = {
         "gpu_request": gpu_request, "can_edit": can_edit, "outcome": outcome, "usage": usage,
+        "capacity_warning": selectors.request_capacity_warning(gpu_request=gpu_request)
+        if gpu_request.status in (RequestStatus.DRAFT, RequestStatus.SUBMITTED) else None,
         "idle_grants": elastic_selectors.idle_grants(request_refs=[gpu_request.pk]),
         # The committee's questions (never its comments); the team answers the open ones here.
         "questions": selectors.request_questions_for_viewer(gpu_request=gpu_request, viewer=request.user),

@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from committee import selectors, services
@@ -31,11 +32,14 @@ def cycle_publish(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
             for message in exc.messages:
                 messages.error(request, message)
         else:
+            windows = plan.windows.count()
             messages.success(
                 request,
-                _("Week %(week)s is published: plan version %(version)d with %(windows)d new window(s), recorded in "
-                  "the week's decision record in the archive.")
-                % {"week": plan.week, "version": plan.version, "windows": plan.windows.count()},
+                ngettext("Week %(week)s is published: plan version %(version)d with %(windows)d new window, recorded "
+                         "in the week's decision record in the archive.",
+                         "Week %(week)s is published: plan version %(version)d with %(windows)d new windows, recorded "
+                         "in the week's decision record in the archive.", windows)
+                % {"week": plan.week, "version": plan.version, "windows": windows},
             )
         return redirect("committee:review-cycle", week=cycle.week)
     possible = cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)

@@ -129,7 +129,10 @@ def _cards(
     page, pages = _page_of(params.get("page"), len(cards), REQUESTS_PER_PAGE)
     cards = cards[(page - 1) * REQUESTS_PER_PAGE:page * REQUESTS_PER_PAGE]
     kept = {key: params[key] for key in ("mine", "ranking") if key in params}
+    # The decisions still missing, each with the page of cards that holds its decision form.
+    card_page = {row.request.pk: index // REQUESTS_PER_PAGE + 1 for index, row in enumerate(review.rows)}
     return {
+        "undecided": [(row, card_page[row.request.pk]) for row in review.undecided_ranked],
         "queue": queue,
         "first_to_score": queue.order[0] if queue is not None and queue.order else None,
         "cards": cards,

@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from committee import selectors as committee_selectors
 from reports import records
@@ -92,7 +93,8 @@ def monthly_review_page_open(
     source_key = f"monthly-review:{month}"
     title = _("Monthly review %(month)s: parameters") % {"month": month}
     generated = _markdown(review)
-    summary = _("Figures of %(month)s with %(n)d flag(s)") % {"month": month, "n": len(review.flags)}
+    summary = ngettext("Figures of %(month)s with %(n)d flag", "Figures of %(month)s with %(n)d flags",
+                       len(review.flags)) % {"month": month, "n": len(review.flags)}
     data = {"month": month, "flags": [[row.key, metric.key] for row, metric in review.flags]}
 
     def body_from(previous: str | None) -> str:

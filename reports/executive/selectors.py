@@ -16,10 +16,11 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Sum
+from django.db.models import Min, Sum
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from allocations.models import UsageRecord
 from committee import weeks
 from committee.models import (
     CommitteeSeat,
@@ -354,6 +355,43 @@ def executive_summary(*, month: str, now: datetime) -> ExecutiveSummary:
         month_deferred=tuple(DeferredPurchase.objects.filter(deferred_at__gte=start, deferred_at__lt=last)
                              .select_related("fund").order_by("deferred_at", "id")),
         totals_by_unit=_totals(at_risk),
+    )
+
+
+@dataclass(frozen=True)
+class CalendarReach:
+    """The months and quarters the executive summary and the buffer fund have something to show for: from the
+    first review cycle's or usage report's (or the first fund's) to the current one (or the last fund's). Their
+    navigation links stay inside it; a page outside it still answers, but nothing links to it."""
+
+    first_month: str
+    last_month: str
+    first_quarter: str
+    last_quarter: str
+
+    def has_month(self, month: str) -> bool:
+        return self.first_month <= month <= self.last_month
+
+    def has_quarter(self, quarter: str) -> bool:
+        return self.first_quarter <= quarter <= self.last_quarter
+
+
+def calendar_reach(*, now: datetime) -> CalendarReach:
+    """Three queries. Months and quarters written YYYY-MM and YYYY-Qn compare as text in calendar order."""
+    zone = weeks.committee_zone()
+    current = now.astimezone(zone).date()
+    firsts = [
+        ReviewCycle.objects.aggregate(first=Min("starts_at"))["first"],
+        UsageRecord.objects.aggregate(first=Min("period_start"))["first"],  # usage reported before any review
+    ]
+    first_day = min([first.astimezone(zone).date() for first in firsts if first is not None] or [current])
+    fund_quarters = sorted(BufferFund.objects.values_list("quarter", flat=True))
+    quarters_seen = [quarters.quarter_of_day(first_day), quarters.quarter_of_day(current), *fund_quarters]
+    return CalendarReach(
+        first_month=monthly.month_label(min(first_day, current)),
+        last_month=monthly.month_label(current),
+        first_quarter=min(quarters_seen),
+        last_quarter=max(quarters_seen),
     )
 
 

@@ -40,11 +40,13 @@ def _summary(month: str) -> selectors.ExecutiveSummary:
 
 
 def _summary_context(request: AuthenticatedHttpRequest, summary: selectors.ExecutiveSummary) -> dict[str, Any]:
+    reach = selectors.calendar_reach(now=timezone.now())
+    previous_month, next_month = monthly.shift_month(summary.month, -1), monthly.shift_month(summary.month, 1)
     return {
         "summary": summary,
         "is_committee": committee_selectors.user_is_committee(user=request.user),
-        "previous_month": monthly.shift_month(summary.month, -1),
-        "next_month": None if summary.to_date else monthly.shift_month(summary.month, 1),
+        "previous_month": previous_month if reach.has_month(previous_month) else None,
+        "next_month": next_month if reach.has_month(next_month) and not summary.to_date else None,
         "monthly_url": reverse("reports:monthly-review") + f"?month={summary.month}",
         "fund_url": reverse("reports:buffer-fund", args=[summary.quarter]),
         "generated_at": timezone.now(),
@@ -111,11 +113,15 @@ def _fund_page(request: AuthenticatedHttpRequest, quarter: str, *, status: int =
     fund = selectors.buffer_fund_get(quarter=quarter)
     can_record = selectors.buffer_fund_can_record(user=request.user, now=timezone.now())
     emergencies = selectors.emergency_choices(quarter=quarter)
+    reach = selectors.calendar_reach(now=timezone.now())
+    previous_quarter, next_quarter = quarters.shift_quarter(quarter, -1), quarters.shift_quarter(quarter, 1)
+    # The chair and the finance seat may go one quarter past the last, to open its fund.
+    can_open_next = can_record and quarter == reach.last_quarter
     context: dict[str, Any] = {
         "quarter": quarter,
-        "months": quarters.quarter_months(quarter),
-        "previous_quarter": quarters.shift_quarter(quarter, -1),
-        "next_quarter": quarters.shift_quarter(quarter, 1),
+        "months": [(month, reach.has_month(month)) for month in quarters.quarter_months(quarter)],
+        "previous_quarter": previous_quarter if reach.has_quarter(previous_quarter) else None,
+        "next_quarter": next_quarter if reach.has_quarter(next_quarter) or can_open_next else None,
         "state": selectors.fund_state(fund) if fund is not None else None,
         "spends": selectors.buffer_spend_list(fund=fund) if fund is not None else [],
         "deferred": selectors.deferred_purchase_list(fund=fund) if fund is not None else [],

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 
 from committee import selectors as committee_selectors
 from reports import charts, diffing
-from reports.markdown import linked_slugs
+from reports.markdown import linked_requests, linked_slugs
 from reports.models import GENESIS_HASH, ArchiveChain, Page, PageKind, PageRevision
 
 Viewer = User | AnonymousUser
@@ -104,6 +104,16 @@ def existing_slugs(*, text: str) -> set[str]:
     if not linked:
         return set()
     return set(Page.objects.filter(slug__in=linked, latest_revision__isnull=False).values_list("slug", flat=True))
+
+
+def readable_requests(*, viewer: User | AnonymousUser, text: str) -> set[int]:
+    """Of the GPU requests `text` links to with [[request:N]], those the viewer may open (the rest are shown as
+    plain text: another team's request answers 404 to a team member)."""
+    linked = linked_requests(text)
+    if not linked:
+        return set()
+    readable = committee_selectors.request_list_for_viewer(viewer=viewer).filter(pk__in=linked)
+    return set(readable.values_list("pk", flat=True))
 
 
 def _labels() -> dict[str, str]:

@@ -1,6 +1,8 @@
 // The scores grid (templates/committee/review_grid.html): each cell saves as the member moves on
 // (Tab, Enter, an arrow key, or leaving the cell), posting that one cell to the form's data-save-url.
 // The answer carries that cell's state and the member's count; nothing else on the page is redrawn.
+// Saves wait in a queue (one entry a cell, its last value), are retried when the server cannot take them,
+// and count as saved only once the server confirms them; #grid-saves says whether everything typed is stored.
 // Without this script the grid is a plain form whose submit saves the page's cells together.
 (function () {
   "use strict";
@@ -67,22 +69,89 @@
     tr.classList.toggle("to-score", !done);
   }
 
-  // Saves go one at a time, in the order they were typed: a cell corrected quickly ends with its last value, and
-  // the server never sees two saves of one member at once. A value already on its way is not sent again (Tab and
-  // the blur that follows it would otherwise both send it).
-  var pending = Promise.resolve();
+  // Every typed value is kept until the server has confirmed it. Each cell has one entry in the queue, holding the
+  // last value typed into it; the queue is sent one save at a time, in the order the cells were typed, so the
+  // server never sees two saves of one member at once and a cell corrected quickly ends with its last value. A
+  // cell is "saved" only when the server's answer names the value sent, and only if nothing newer was typed.
+  var cells = {};   // input id -> {input, want (value waiting to be sent, or null), sending (value on its way)}
+  var order = [];   // ids of cells with a value waiting, first typed first
+  var busy = false;
+
+  function entryOf(input) {
+    var entry = cells[input.id];
+    if (!entry) {
+      entry = cells[input.id] = { input: input, want: null, sending: null };
+    }
+    return entry;
+  }
 
   function save(input) {
     var value = input.value.trim();
-    if (value === input.getAttribute("data-saved") || (value === "" && input.getAttribute("data-saved") === "")) {
-      return;
+    var entry = entryOf(input);
+    var latest = entry.want !== null ? entry.want : (entry.sending !== null ? entry.sending : input.getAttribute("data-saved"));
+    if (value === latest || (value === "" && latest === "")) {
+      return; // already stored, or already on its way (Tab and the blur that follows it both ask)
     }
-    if (input.getAttribute("data-sending") === value) {
-      return;
+    if (entry.want === null && order.indexOf(input.id) === -1) {
+      order.push(input.id);
     }
-    input.setAttribute("data-sending", value);
+    entry.want = value;
     setState(input, "saving", input.form.getAttribute("data-saving"));
-    pending = pending.then(function () { return send(input, value); });
+    showSaves();
+    pump();
+  }
+
+  function pump() {
+    if (busy) {
+      return;
+    }
+    var id = order.shift();
+    if (id === undefined) {
+      showSaves();
+      return;
+    }
+    var entry = cells[id];
+    var value = entry.want;
+    entry.want = null;
+    entry.sending = value;
+    busy = true;
+    send(entry.input, value, 0).then(function (result) {
+      entry.sending = null;
+      busy = false;
+      var input = entry.input;
+      if (entry.want === null) { // nothing typed since: this answer is the cell's
+        if (result.ok && String(result.answer.value) === value) {
+          input.setAttribute("data-saved", value);
+          setState(input, "saved", result.answer.message);
+          markRow(input.closest("tr"));
+        } else {
+          setState(input, "error", result.answer ? result.answer.error : input.form.getAttribute("data-offline"));
+        }
+      }
+      if (result.answer) {
+        showCount(result.answer);
+      }
+      pump();
+    });
+  }
+
+  function unsaved() {
+    var form = document.getElementById("grid-form");
+    return busy || order.length > 0 || (form && form.querySelector("td.cell[data-state=error]") !== null);
+  }
+
+  // The page-wide line under the count: saving, every score saved, or some not saved (their cells say why).
+  function showSaves() {
+    var line = document.getElementById("grid-saves");
+    if (!line) {
+      return;
+    }
+    var state = busy || order.length ? "saving" : (unsaved() ? "error" : "saved");
+    if (line.getAttribute("data-state") !== state) {
+      line.setAttribute("data-state", state);
+      line.textContent = line.getAttribute("data-" + state);
+      line.hidden = false;
+    }
   }
 
   // A save the server could not take just then (no answer, or 502/503/504: a restart, a database failing over,
@@ -93,22 +162,17 @@
     return new Promise(function (resolve) { setTimeout(resolve, ms); });
   }
 
+  // One save and its retries; resolves (never rejects) with {ok, answer} (answer null when none came).
   function send(input, value, attempt) {
-    attempt = attempt || 0;
     var form = input.form;
     var token = form.querySelector("input[name=csrfmiddlewaretoken]");
     var body = new URLSearchParams();
     body.set("request", input.getAttribute("data-request"));
     body.set("criterion", input.getAttribute("data-criterion"));
     body.set("value", value);
-    function done() {
-      if (input.getAttribute("data-sending") === value) {
-        input.removeAttribute("data-sending");
-      }
-    }
     function again() {
-      if (attempt >= RETRY_DELAYS.length || input.value.trim() !== value) {
-        return null; // given up, or typed again meanwhile: that value's own save answers for the cell
+      if (attempt >= RETRY_DELAYS.length) {
+        return Promise.resolve({ ok: false, answer: null });
       }
       return wait(RETRY_DELAYS[attempt]).then(function () { return send(input, value, attempt + 1); });
     }
@@ -118,34 +182,13 @@
       headers: { "X-CSRFToken": token ? token.value : "", "Accept": "application/json" },
       body: body
     }).then(function (response) {
-      if (response.status === 502 || response.status === 503 || response.status === 504) {
-        var retry = again();
-        if (retry) {
-          return retry;
-        }
+      if (response.status >= 500) {
+        return again();
       }
       return response.json().then(function (answer) {
-        done();
-        if (input.value.trim() !== value) {
-          return; // typed again meanwhile: that value's own save answers for the cell
-        }
-        if (response.ok) {
-          input.setAttribute("data-saved", value);
-          setState(input, "saved", answer.message);
-          markRow(input.closest("tr"));
-        } else {
-          setState(input, "error", answer.error);
-        }
-        showCount(answer);
+        return { ok: response.ok, answer: answer };
       });
-    }).catch(function () {
-      var retry = again();
-      if (retry) {
-        return retry;
-      }
-      done();
-      setState(input, "error", form.getAttribute("data-offline"));
-    });
+    }).catch(again);
   }
 
   var MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
@@ -159,12 +202,19 @@
     if (event.key === "Enter") {
       move = [event.shiftKey ? -1 : 1, 0];
     }
+    if (event.key === "Tab") {
+      move = [0, event.shiftKey ? -1 : 1];
+    }
     if (!move) {
       return;
     }
-    event.preventDefault(); // Enter would submit the whole page's form
     save(input);
     var next = neighbour(input, move[0], move[1]);
+    // Tab and Shift-Tab go from score cell to score cell, from a row's end to the next row's first cell (past the
+    // request's link); past the grid's first or last cell they leave it as usual. Enter would submit the form.
+    if (next || event.key !== "Tab") {
+      event.preventDefault();
+    }
     if (next) {
       next.focus();
     }
@@ -207,6 +257,17 @@
     form.addEventListener("input", function (event) {
       if (event.target.removeAttribute) {
         event.target.removeAttribute("data-just-focused");
+      }
+    });
+    // Leaving the page while a score is still on its way, or was not stored, asks first.
+    window.addEventListener("beforeunload", function (event) {
+      var active = document.activeElement;
+      if (active && active.matches && active.matches("input.grid-cell")) {
+        save(active); // typed, not yet left: on its way now
+      }
+      if (unsaved()) {
+        event.preventDefault();
+        event.returnValue = "";
       }
     });
     form.classList.add("live"); // the per-page save button is for the form without JavaScript

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from committee.models import Score
 from tests.browser import browser_page, sign_in  # noqa: F401
 from tests.committee.reviewing import two_requests_in_review
+from tests.factories import file_request
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -156,3 +159,77 @@ def test_a_save_the_server_never_takes_says_so_in_its_cell_and_stores_nothing(br
     expect(cell.locator(".cell-state")).to_have_text("Not saved: the server could not be reached.")
     assert len(seen) == 5
     assert not Score.objects.filter(request=a).exists()
+
+
+def test_a_whole_grid_typed_at_speed_on_a_slow_server_keeps_every_score(browser_page, world, monkeypatch):  # noqa: F811
+    """Tab moves from score to score only (a row's end goes on to the next row's first cell, past the request's
+    link; Shift-Tab comes back), saves queue while the server is slow, leaving with unsaved scores asks first, and
+    once the server answers every score typed is stored under its own criterion."""
+    from playwright.sync_api import expect
+
+    from committee import services
+    from tests.committee.reviewing import CRITERIA, close
+
+    rows = [file_request(world, title="Ranker retrain"),
+            file_request(world, team=world.team_b, pool=world.h100, title="Vision model", gpu_count=8,
+                         min_gpu_count=4),
+            file_request(world, pool=world.h100, title="Speech distillation", gpu_count=4, min_gpu_count=2)]
+    close(world)
+    # A slow server: every save waits at the gate until the test opens it (no timer), so the whole grid is typed
+    # while the first save is still unanswered and the others wait in the page's queue.
+    gate = threading.Event()
+    held = []
+    score_record = services.score_record
+
+    def slow_score_record(**kwargs):
+        held.append(kwargs["criterion"])
+        gate.wait(timeout=60)
+        return score_record(**kwargs)
+
+    monkeypatch.setattr(services, "score_record", slow_score_record)
+    page = browser_page
+    sign_in(page, "finance")
+    page.goto(f"/review/{world.cycle.week}/grid/")
+    expect(page.locator("#grid-form.live")).to_be_attached()
+    ids = [int(pk) for pk in page.locator("tbody tr[data-request]").evaluate_all(
+        "trs => trs.map(tr => tr.dataset.request)")]
+    assert sorted(ids) == sorted(r.pk for r in rows)
+    values = [8, 6, 9, 7, 5, 6, 10, 0, 3]
+    page.locator("input.grid-cell").first.click()
+    for index, value in enumerate(values):  # as fast as Playwright types: nothing waited for between cells
+        if index:
+            page.keyboard.press("Tab")  # (keyboard.type("\t") would insert a tab character, not press the key)
+        page.keyboard.type(str(value))
+    expect(page.locator(f"#cell-{ids[-1]}-urgency")).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Shift+Tab")
+    expect(page.locator(f"#cell-{ids[1]}-urgency")).to_be_focused()  # back over the row's start, past its link
+    page.keyboard.press("Tab")
+    expect(page.locator(f"#cell-{ids[2]}-business_impact")).to_be_focused()
+    saves = page.locator("#grid-saves")
+    expect(saves).to_have_text("Saving your scores…")
+
+    # Leaving now asks first; staying keeps the page and its queue.
+    dialogs = []
+
+    def stay(dialog):
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", stay)
+    with page.expect_event("dialog"):
+        page.evaluate("() => { setTimeout(() => { window.location.href = '/inbox/'; }); }")
+    assert dialogs == ["beforeunload"]
+    assert "/grid/" in page.url
+
+    gate.set()
+    expect(saves).to_have_text("All your scores are saved.", timeout=30000)
+    expect(page.locator("td.cell[data-state=saved]")).to_have_count(len(values))
+    stored = {(r, c): v for r, c, v in Score.objects.filter(member=world.finance).values_list(
+        "request_id", "criterion", "value")}
+    assert stored == {(pk, criterion): values[3 * row + column]
+                      for row, pk in enumerate(ids) for column, criterion in enumerate(CRITERIA)}
+    page.remove_listener("dialog", stay)
+    page.goto("/inbox/")  # everything stored: no question asked
+    assert dialogs == ["beforeunload"]

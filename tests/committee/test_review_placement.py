@@ -260,7 +260,7 @@ def test_publish_shows_what_goes_to_the_schedulers_and_changes_nothing_until_con
         assert 'id="confirm-publish"' in body
     assert _state() == before and plan_for_week(week=cycle.week) is None
     response = client.post(url(world, "cycle-publish"), {"confirm": "1"}, follow=True)
-    assert "is published: plan version 1 with 3 new window(s)" in response.content.decode()
+    assert "is published: plan version 1 with 3 new windows" in response.content.decode()
 
 
 def test_a_correction_is_confirmed_with_its_reason(client, world):

@@ -58,7 +58,7 @@ def test_next_and_previous_walk_the_evidence_in_queue_order(client, world):
     first = client.get(url(world, "review-queue", b.pk)).content.decode()
     assert "Vision model" in first and 'id="queue-previous"' not in first
     assert f'href="{url(world, "review-queue", c.pk)}" rel="next"' in first
-    assert "used 600.0 of 800.0 GPU-hours" in first  # the evidence, on the page
+    assert "used 600 of 800 GPU-hours" in first  # the evidence, on the page
     assert f'name="cell-{b.pk}-urgency"' in first  # and the member's inputs
     last = client.get(url(world, "review-queue", a.pk)).content.decode()
     assert f'href="{url(world, "review-queue", c.pk)}" rel="prev"' in last and 'id="queue-next"' not in last

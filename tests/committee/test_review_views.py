@@ -139,7 +139,7 @@ def test_evidence_is_a_click_away(client, world):
     assert f'hx-get="{url(world, "review-evidence", a.pk)}" hx-trigger="toggle once"' in details
     assert reverse("committee:request-detail", args=[a.pk]) in details  # and without JavaScript, a link
     evidence = client.get(url(world, "review-evidence", a.pk)).content.decode()
-    for text in ("Distilled student", "used 600.0 of 800.0 GPU-hours", "50,000.00 USD/week", "1,200 GPU-hours"):
+    for text in ("Distilled student", "used 600 of 800 GPU-hours", "50,000.00 USD/week", "1,200 GPU-hours"):
         assert text in evidence
     assert reverse("committee:request-detail", args=[a.pk]) in evidence
 
@@ -227,9 +227,9 @@ def test_priority_matrix_is_drawn_with_the_apps_own_plotly(client, world, scored
         "Low impact, low intensity: schedule when free",
         "Low impact, high intensity: defer or redesign",
     ]
-    # a (a100, first panel): impact 7, 768 GPU-hours (≥ median 576) → cost-benefit; b (h100, second): impact 5,
-    # 384 → do first.
-    assert figure["data"][1]["x"] == [768] and figure["data"][4]["x"] == [384]
+    # Each pool splits at its own median: a (a100, first panel), impact 7, 768 GPU-hours, is a100's only request
+    # (its median) → cost-benefit; b (h100, second), impact 5, 384, h100's only one → cost-benefit too.
+    assert figure["data"][1]["x"] == [768] and figure["data"][5]["x"] == [384]
     assert client.get("/static/plotly/plotly.min.js").status_code == 200
 
 

@@ -199,7 +199,7 @@ def test_the_chair_reads_that_the_record_is_archived_when_the_week_is_finalized_
 
     assert (f"Week {world.cycle.week} is finalized: the decisions are final, and its decision record is in the "
             "archive.") in finalized.content.decode()
-    assert (f"Week {world.cycle.week} is published: plan version 1 with 3 new window(s), recorded in the week"
+    assert (f"Week {world.cycle.week} is published: plan version 1 with 3 new windows, recorded in the week"
             in published.content.decode())
     assert revision_latest(page=Page.objects.get(source_key=f"cycle:{world.cycle.week}")).data["plan"]["version"] == 1
 
