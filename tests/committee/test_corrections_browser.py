@@ -35,7 +35,8 @@ def test_chair_corrects_then_the_team_appeals_and_the_committee_amends(browser_p
     # First what plan version 2 would change, team by team; nothing is published yet. It reads on a phone too.
     page.get_by_role("heading", name="What plan version 2 changes").wait_for()
     assert "Team B" in page.locator("#confirm-changes").inner_text()
-    assert allocation_selectors.plan_for_week(week=world.cycle.week).version == 1
+    plan = allocation_selectors.plan_for_week(week=world.cycle.week)
+    assert plan is not None and plan.version == 1
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "correction-confirm-laptop.png"), full_page=True)
     page.set_viewport_size(PHONE)
