@@ -41,6 +41,12 @@ cycle_transition = Signal()
 # elastic changes whose week has begun). Sent with sender=ReviewCycle, cycle=<ReviewCycle> and now=<datetime>.
 cycle_opened = Signal()
 
+# The weekly clock ticked (committee.services.clock_tick, every DOCKET_CLOCK_TICK_SECONDS), after the runs it owed:
+# the apps above do what is due by `now` (the policy lab writes an adopted change once its effective week has begun).
+# Sent outside any transaction, with sender=None and now=<datetime>; a receiver's failure is logged and retried at the
+# next tick, like a clock job's.
+clock_ticked = Signal()
+
 # seed_demo has filled the committee's and the allocations' demo rows, inside its transaction: the
 # apps above add theirs (the policy lab's proposals, the archive's pages). Sent with sender=None and
 # now=<datetime> (the demo's instant) and logins=<list of (username, password)>, which a receiver may extend.

@@ -426,10 +426,6 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
                    "options": {"expires": max(DOCKET_CLOCK_TICK_SECONDS, 55)}},
     # Every minute; a relay nobody ran within the minute is dropped (the next one does its work).
     "relay-outbox": {"task": "committee.relay_outbox", "schedule": crontab(), "options": {"expires": 55}},
-    # Hourly, on the hour: an adopted policy change whose effective week has begun is written (docs/policy-lab.md);
-    # Monday 00:00's run writes it as its week begins, whether or not a cycle opens then. What it writes is what is
-    # due, so an hour missed while the broker was down is made up by the next.
-    "policy-apply-due": {"task": "policy.apply_due", "schedule": crontab(minute=0), "options": {"expires": 3000}},
 }
 
 # Mail: the digest is Docket's notification channel, so every SMTP setting comes from the environment.

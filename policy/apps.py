@@ -16,4 +16,5 @@ class PolicyConfig(AppConfig):
         from policy import receivers
 
         signals.cycle_opened.connect(receivers.on_cycle_opened, dispatch_uid="policy.cycle_opened")
+        signals.clock_ticked.connect(receivers.on_clock_ticked, dispatch_uid="policy.clock_ticked")
         signals.demo_seeded.connect(receivers.on_demo_seeded, dispatch_uid="policy.demo_seeded")

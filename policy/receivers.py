@@ -13,5 +13,9 @@ def on_cycle_opened(sender: Any, *, cycle: ReviewCycle, now: datetime, **kwargs:
     services.adoptions_apply_due(now=now, cycle=cycle)
 
 
+def on_clock_ticked(sender: Any, *, now: datetime, **kwargs: Any) -> None:
+    services.adoptions_apply_due(now=now)
+
+
 def on_demo_seeded(sender: Any, *, now: datetime, logins: list[tuple[str, str]], **kwargs: Any) -> None:
     demo.seed_policy_lab(now=now)

@@ -455,8 +455,8 @@ def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> l
     reserves, the elastic thresholds) acts on the running week, so it is written only once the effective week has
     begun (`now` is in or after it): a policy change never reaches a week before its effective week, however early
     the chair opens a later week for intake. Called inside the transaction that opens a week's cycle
-    (committee.signals.cycle_opened) and hourly by beat (`policy.apply_due`); idempotent. After commit, archived
-    ("applied").
+    (committee.signals.cycle_opened) and at every tick of the weekly clock (committee.signals.clock_ticked);
+    idempotent. After commit, archived ("applied").
     """
     due = []
     for proposal in Proposal.objects.select_for_update(no_key=True).filter(

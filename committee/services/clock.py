@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 
 from allocations.elastic.services import elastic_evaluate
 from allocations.models import Team
-from committee import calendar, scoring, selectors, weeks
+from committee import calendar, scoring, selectors, signals, weeks
 from committee.models import (
     ClockRun,
     CycleStatus,
@@ -281,5 +281,9 @@ def clock_tick(*, now: datetime) -> list[ClockRun]:
         if run is not None:
             logger.info("clock: %s for %s (due %s): %s", due.job, due.period, due.due_at.isoformat(), run.result)
             done.append(run)
+    for receiver, outcome in signals.clock_ticked.send_robust(sender=None, now=now):
+        if isinstance(outcome, Exception):
+            logger.error("clock: %s failed at the tick; the next tick tries again", getattr(receiver, "__qualname__",
+                         receiver), exc_info=outcome)
     ClockRun.objects.update_or_create(job=ClockRun.TICK, period="", defaults={"due_at": now, "ran_at": now})
     return done

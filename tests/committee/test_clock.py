@@ -41,7 +41,8 @@ def calendar(world, settings):
 
 
 def test_beat_sends_one_tick_and_the_relay_nothing_else():
-    """Every clock job hangs on what is owed at a tick (committee/calendar.py), none on a beat message of its own."""
+    """Every clock job hangs on what is owed at a tick (committee/calendar.py, and the apps above through
+    committee.signals.clock_ticked), none on a beat message of its own."""
     schedule = django_settings.CELERY_BEAT_SCHEDULE
     assert sorted(schedule) == ["clock-tick", "relay-outbox"]
     assert schedule["clock-tick"]["task"] == "committee.clock_tick"

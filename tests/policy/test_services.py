@@ -13,7 +13,7 @@ from allocations.models import ElasticPolicyVersion, GpuPool
 from committee import selectors as committee_selectors
 from committee import weeks
 from committee.models import GovernanceVersion, ReviewCycle, RubricVersion
-from committee.services import cycle_create, rubric_change
+from committee.services import clock_tick, cycle_create, rubric_change
 from core.errors import RoleRequired, StateConflict
 from policy import selectors, services
 from policy.models import Proposal, ProposalStatus, ProposalVote
@@ -167,9 +167,10 @@ def test_rubric_pool_and_elastic_apply_when_the_effective_week_comes(world: Worl
     assert (proposal.rubric_applied_at, proposal.applied_at) == (opening, None)
     assert GpuPool.objects.get(pk=world.a100.pk).burst_reserve_pct == 20
     assert ElasticPolicyVersion.objects.count() == elastic_before
-    # W51 begins (beat's hourly `policy.apply_due`): the rest is written, the rubric not again.
+    # W51 begins: the weekly clock's tick writes the rest (whatever else it owes), the rubric not again.
     start = weeks.week_bounds("2026-W51")[0]
-    assert services.adoptions_apply_due(now=start) == [proposal]
+    with time_machine.travel(start, tick=False):
+        clock_tick(now=start)
     proposal.refresh_from_db()
     assert proposal.applied_at == start
     pool = GpuPool.objects.get(pk=world.a100.pk)
