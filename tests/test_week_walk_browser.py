@@ -433,13 +433,17 @@ def chair_decides_finalizes_publishes_and_opens_the_next_week(walk: Walk, cycle:
     assert row.get_by_role("button", name=f"Carry into week {following}").count() == 1
 
 
-@pytest.mark.parametrize("screen", list(SCREENS))
-def test_the_demo_week_walked_as_each_role_then_reset_and_walked_again_in_chinese(
-    browser_page, screen,  # noqa: F811
-):
+def test_the_demo_week_walked_as_each_role_on_a_laptop(browser_page):  # noqa: F811
+    walk_the_week(browser_page, "laptop")
+
+
+def walk_the_week(page: Any, screen: str) -> None:
+    """The walk on `screen`; on the phone, then the reset and the first steps again in Chinese. The phone's walk is a
+    test in its own file (tests/test_week_walk_phone_browser.py), so that xdist (--dist loadfile) runs the two walks,
+    the suite's longest tests, on both workers at once."""
     call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
     cycle = ReviewCycle.objects.get(status=CycleStatus.OPEN)
-    walk = Walk(browser_page, screen)
+    walk = Walk(page, screen)
 
     a_team_and_the_chair_land_where_their_work_is(walk, cycle.week)
     copy_last_weeks_request_and_file_it(walk, cycle.week)
