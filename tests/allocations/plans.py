@@ -16,13 +16,14 @@ from tests.clock import FIXED_NOW
 
 @dataclass(frozen=True)
 class W:
-    """A window to publish: hours are offsets from the week's start."""
+    """A window to publish: hours are offsets from the week's start (whole hours, or a fraction where a test needs a
+    window to start at a given instant)."""
 
     pool: GpuPool
     team: Team
     gpus: int
-    start_h: int
-    end_h: int
+    start_h: float
+    end_h: float
     ref: int
     tier: str = "standard"
 

@@ -46,19 +46,21 @@ def proxy(live_server: Any) -> Iterator[FaultProxy]:
     faulty.close()
 
 
-def this_week_now() -> tuple[str, int]:
+def this_week_now() -> tuple[str, float]:
     """The week of the clock (the machine's, for Slurm tests) and the hours since it began."""
     now = datetime.now(UTC)
     week = weeks.current_week_label(now)
-    return week, int((now - weeks.week_bounds(week)[0]).total_seconds() // 3600)
+    return week, (now - weeks.week_bounds(week)[0]).total_seconds() / 3600
 
 
 def live_and_later(world: SimpleNamespace) -> tuple[AllocationPlan, int, int]:
-    """Team A's window running now (from the hour before) and team B's starting in two hours."""
-    week, hour = this_week_now()
-    start = max(hour - 1, 0)
+    """Team A's window running now (from the hour before) and team B's starting later in the same week: in two hours,
+    or, in the week's last hours (`make test-at` on a Sunday night), halfway from now to the week's end."""
+    week, hours = this_week_now()
+    start = max(int(hours) - 1, 0)
+    later = int(hours) + 2 if int(hours) + 3 <= 168 else round(hours * 3600 + (168 - hours) * 1800) / 3600
     plan = publish([W(world.a100, world.team_a, 8, start, min(start + 24, 168), ref=1, tier="priority"),
-                    W(world.a100, world.team_b, 8, hour + 2, min(hour + 26, 168), ref=2, tier="priority")],
+                    W(world.a100, world.team_b, 8, later, min(later + 24, 168), ref=2, tier="priority")],
                    week=week)
     return plan, plan.windows.get(request_ref=1).pk, plan.windows.get(request_ref=2).pk
 
@@ -119,8 +121,8 @@ def test_an_empty_list_keeps_every_reservation_and_says_so_until_the_plan_withdr
 def _hours(plan: AllocationPlan, window_id: int) -> SimpleNamespace:
     window = plan.windows.get(pk=window_id)
     start = weeks.week_bounds(plan.week)[0]
-    return SimpleNamespace(start_h=int((window.start - start).total_seconds() // 3600),
-                           end_h=int((window.end - start).total_seconds() // 3600))
+    return SimpleNamespace(start_h=(window.start - start).total_seconds() / 3600,
+                           end_h=(window.end - start).total_seconds() / 3600)
 
 
 def test_an_older_plan_changes_nothing_is_reported_and_backs_off(
