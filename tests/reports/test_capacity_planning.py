@@ -16,6 +16,7 @@ from committee import services
 from committee.models import CycleStatus, Decision, GpuRequest, RequestStatus
 from reports.dashboards import capacity
 from tests.allocations.plans import W, publish
+from tests.browser import require_chromium
 from tests.conftest import require
 
 NOW = datetime.fromisoformat("2027-03-10T12:00:00+00:00")  # in week 2027-W10
@@ -105,6 +106,7 @@ def test_the_page_csv_and_pdf_for_the_committee(client, weeks_of_demand, monkeyp
     assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
     assert response.content.startswith(b"%PDF")
     require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    require_chromium(", which draws the PDF's charts,")
     text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=response.content, capture_output=True,
                           check=True).stdout.decode()
     assert "Capacity planning" in text and "19.3" in text and "atlas/a100" in text and "2027-W10 (peak)" in text

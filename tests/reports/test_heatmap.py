@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from allocations.models import UsageRecord
 from reports.dashboards import heatmap
+from tests.browser import require_chromium
 from tests.conftest import require
 
 pytestmark = pytest.mark.django_db
@@ -137,6 +138,7 @@ def test_the_pdf_has_the_peak_share_and_each_pools_chart(client, world):
     response = client.get(reverse("reports:utilization-heatmap-pdf"), {"last_week": "2026-W47", "weeks": "1"})
     assert response.status_code == 200 and response.content.startswith(b"%PDF")
     require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    require_chromium(", which draws the PDF's charts,")
     text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=response.content, capture_output=True,
                           check=True).stdout.decode()
     assert "Utilization by hour of the week" in text and "Weeks 2026-W47 to 2026-W47 (1 week)" in text

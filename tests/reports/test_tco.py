@@ -15,6 +15,7 @@ from django.urls import reverse
 from allocations.models import GpuPool, UsageRecord
 from committee.models import GpuRequest, ImpactForecast
 from reports.dashboards import tco
+from tests.browser import require_chromium
 from tests.conftest import require
 from tests.factories import file_request
 
@@ -170,6 +171,7 @@ def test_the_pdf_has_the_seed_case_and_its_chart(client, world):
     response = client.get(reverse("reports:tco-pdf"), {"last_week": "2026-W47", "weeks": "1"})
     assert response.status_code == 200 and response.content.startswith(b"%PDF")
     require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    require_chromium(", which draws the PDF's charts,")
     text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=response.content, capture_output=True,
                           check=True).stdout.decode()
     assert "Cost of ownership" in text and "atlas/a100" in text and "14.00" in text
