@@ -44,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import production_env, recreate_database  # noqa: E402
+from core.parsers import parse_whole_number  # noqa: E402
 
 SECTION = "## Deadlocks under load"
 
@@ -126,7 +127,7 @@ def _iso(epoch: float) -> str:
 def bad(answers: dict[str, Counter[str]]) -> int:
     """Answers that are a server error or no answer at all."""
     return sum(count for counter in answers.values() for status, count in counter.items()
-               if not status.isdigit() or int(status) >= 500)
+               if (code := parse_whole_number(status)) is None or code >= 500)
 
 
 def write_row(label: str, row: str, intro: str, path: Path = ROOT / "docs" / "benchmarks.md") -> None:

@@ -15,6 +15,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from core.parsers import parse_whole_number
+
 _TRUE = {"1", "true", "on"}
 _FALSE = {"0", "false", "off", ""}
 
@@ -51,10 +53,11 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a whole number; got {raw!r}") from None
+    text = raw.strip()
+    magnitude = parse_whole_number(text.removeprefix("-"))  # ASCII digits only: int() would take "１２" too
+    if magnitude is None:
+        raise ImproperlyConfigured(f"{name} must be a whole number; got {raw!r}")
+    value = -magnitude if text.startswith("-") else magnitude
     _check_bounds(name, value, minimum=minimum, maximum=maximum, above=None)
     return value
 
@@ -124,11 +127,12 @@ def env_rate(name: str, default: str) -> str:
     raw = os.environ.get(name)
     value = default if raw is None or raw.strip() == "" else raw.strip()
     count, _slash, period = value.partition("/")
-    if not count.strip().isdigit() or int(count) < 1 or period.strip().lower() not in _RATE_PERIODS:
+    requests = parse_whole_number(count.strip())
+    if requests is None or requests < 1 or period.strip().lower() not in _RATE_PERIODS:
         raise ImproperlyConfigured(
             f"{name} must be a number of requests per second, minute, hour or day, e.g. 600/minute; got {value!r}"
         )
-    return f"{int(count)}/{_RATE_PERIODS[period.strip().lower()]}"
+    return f"{requests}/{_RATE_PERIODS[period.strip().lower()]}"
 
 
 def site_url_for(host: str, port: int) -> str:

@@ -199,10 +199,11 @@ class Chromium:
 
 
 def _remove_stale_profiles() -> None:
-    """Profiles left by printers that were killed (their pid is in the name, and gone)."""
+    """Profiles left by printers that were killed (their pid, ASCII digits, is in the name, and gone). This helper runs
+    apart from Docket (`python -P`), so it checks the digits itself rather than with core.parsers."""
     for folder in Path(tempfile.gettempdir()).glob(f"{PROFILE_PREFIX}*-*"):
         pid = folder.name.removeprefix(PROFILE_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        if pid.isascii() and pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(folder, ignore_errors=True)
 
 

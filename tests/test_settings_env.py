@@ -35,6 +35,20 @@ def test_env_int_refuses_non_numbers_and_values_below_minimum(monkeypatch):
     assert env_int("PAGE", 5) == 5
 
 
+@pytest.mark.parametrize("raw", ["²", "１２", "+3", "1_000", "3.0", "--3", "-"])
+def test_env_int_takes_ascii_digits_only(monkeypatch, raw):
+    monkeypatch.setenv("PAGE", raw)
+    with pytest.raises(ImproperlyConfigured, match="PAGE must be a whole number"):
+        env_int("PAGE", 5)
+
+
+def test_env_int_reads_a_signed_number_with_spaces_around(monkeypatch):
+    monkeypatch.setenv("OFFSET", " -12 ")
+    assert env_int("OFFSET", 0) == -12
+    monkeypatch.setenv("OFFSET", "007")
+    assert env_int("OFFSET", 0) == 7
+
+
 def test_env_networks_reads_cidrs_and_single_addresses(monkeypatch):
     monkeypatch.setenv("DOCKET_TRUSTED_PROXIES", " 10.1.2.3/8, 127.0.0.1 ,fd00::/64,")
     assert env_networks("DOCKET_TRUSTED_PROXIES", []) == ["10.0.0.0/8", "127.0.0.1/32", "fd00::/64"]
@@ -69,7 +83,8 @@ def test_env_rate_reads_a_rate(monkeypatch, raw, expected):
     assert env_rate("API_RATE", "120/minute") == expected
 
 
-@pytest.mark.parametrize("raw", ["600", "0/minute", "-1/minute", "ten/minute", "600/week", "600/minutes", "1.5/s"])
+@pytest.mark.parametrize("raw", ["600", "0/minute", "-1/minute", "ten/minute", "600/week", "600/minutes", "1.5/s",
+                                 "²/minute", "６００/minute"])
 def test_env_rate_refuses_anything_else_naming_the_variable(monkeypatch, raw):
     monkeypatch.setenv("API_RATE", raw)
     with pytest.raises(ImproperlyConfigured, match="API_RATE must be a number of requests per second"):
