@@ -346,7 +346,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # The API is for scripts and schedulers: JSON in (no form encodings, whose empty fields and
     # flattened lists would say something else than the schema), JSON out.
-    "DEFAULT_PARSER_CLASSES": ["core.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.json_parser.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 100, minimum=1, maximum=1000),
     "DEFAULT_SCHEMA_CLASS": "core.openapi.DocketAutoSchema",

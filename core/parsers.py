@@ -1,8 +1,6 @@
-r"""Input from outside, parsed once: the API's JSON parser, and the whole numbers and quarters every view reads.
-
-`json.loads` answers a body nested too deeply for the interpreter (`[` × 50,000) with
-RecursionError, which DRF's JSONParser does not catch (it only turns ValueError into 400). A body
-nested deeper than any of Docket's inputs is refused before a serializer walks it recursively.
+r"""Input from outside, parsed once: the whole numbers and quarters every view and every setting reads (the API's
+JSON bodies: `core.json_parser.JSONParser`). Nothing here imports Django REST framework, so config/env.py can use it
+while the settings load.
 
 A view that reads a number from a query string, a form or a path uses `parse_whole_number`, and a
 quarter (2026-Q4) `parse_quarter`: ASCII digits only, the whole text (`re.fullmatch`, no trailing
@@ -16,43 +14,8 @@ weeks have theirs: `core.isoweek`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import IO, Any
-
-from django.utils.translation import gettext as _
-from rest_framework import parsers
-from rest_framework.exceptions import ParseError
 
 from core.isoweek import MAX_YEAR, MIN_YEAR
-
-# The deepest input of the API is a request with its alternatives (object → list → object → value).
-MAX_DEPTH = 32
-
-
-class JSONParser(parsers.JSONParser):
-    def parse(self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
-              ) -> Any:
-        try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise ParseError(_("JSON parse error - the body is nested too deeply.")) from None
-        if _depth_exceeds(data, MAX_DEPTH):
-            raise ParseError(_("JSON parse error - the body is nested deeper than %(depth)d levels.")
-                             % {"depth": MAX_DEPTH})
-        return data
-
-
-def _depth_exceeds(data: Any, limit: int) -> bool:
-    """True when `data` nests lists and objects deeper than `limit`; iterative, so no depth can overflow it."""
-    pending = [(data, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (list, dict)):
-            if depth > limit:
-                return True
-            children = value.values() if isinstance(value, dict) else value
-            pending.extend((child, depth + 1) for child in children)
-    return False
 
 
 def parse_whole_number(text: str | None, *, max_digits: int = 18) -> int | None:
