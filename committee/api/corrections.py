@@ -59,11 +59,10 @@ class AppealSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class CorrectionInputSerializer(StrictJSONMixin, serializers.Serializer):
-    outcome = serializers.ChoiceField(choices=DecisionOutcome.choices)
-    granted_gpu_count = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")
-    )
+class GrantChoiceFields(serializers.Serializer):
+    """What a correction and an appeal's amendment may grant besides the decision's outcome: the alternative, or an
+    unranked request under the chair's stated exception (the decide guard's rules, committee/selectors/deciding.py)."""
+
     alternative = serializers.IntegerField(
         required=False, allow_null=True, min_value=1,
         help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
@@ -72,6 +71,13 @@ class CorrectionInputSerializer(StrictJSONMixin, serializers.Serializer):
         required=False, allow_blank=True, max_length=limits.REASON_MAX_LENGTH,
         help_text=_("Only to grant a request that is not ranked (too few scores): the chair's stated exception to "
                     "the rubric, archived with the decision."),
+    )
+
+
+class CorrectionInputSerializer(StrictJSONMixin, GrantChoiceFields):
+    outcome = serializers.ChoiceField(choices=DecisionOutcome.choices)
+    granted_gpu_count = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text=_("Only for a partial grant.")
     )
     rationale = serializers.CharField(max_length=limits.RATIONALE_MAX_LENGTH)
     reason = serializers.CharField(
@@ -83,7 +89,7 @@ class AppealInputSerializer(StrictJSONMixin, serializers.Serializer):
     statement = serializers.CharField(max_length=limits.STATEMENT_MAX_LENGTH)
 
 
-class AppealDecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
+class AppealDecisionInputSerializer(StrictJSONMixin, GrantChoiceFields):
     decision = serializers.ChoiceField(choices=[services.APPEAL_UPHOLD, services.APPEAL_AMEND])
     reason = serializers.CharField(max_length=limits.REASON_MAX_LENGTH)
     outcome = serializers.ChoiceField(
@@ -94,15 +100,6 @@ class AppealDecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
     )
     rationale = serializers.CharField(
         required=False, max_length=limits.RATIONALE_MAX_LENGTH, help_text=_("The new rationale, when amending.")
-    )
-    alternative = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1,
-        help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
-    )
-    exception = serializers.CharField(
-        required=False, allow_blank=True, max_length=limits.REASON_MAX_LENGTH,
-        help_text=_("Only to grant a request that is not ranked (too few scores): the chair's stated exception to "
-                    "the rubric, archived with the decision."),
     )
 
 
