@@ -13,8 +13,8 @@ import pytest
 from committee.outbox import TASK_ID_PREFIX, message_id_from
 from core.parsers import parse_whole_number as view_side_parse
 from docket_scheduler.base import parse_whole_number as scheduler_side_parse
+from docket_scheduler.cli import positive_int
 from docket_scheduler.slurm_sync import Qos
-from docket_scheduler.slurm_usage import _positive_int
 
 # The views' parser (core/parsers.py) and the scheduler package's copy (standard library only) read alike.
 PARSERS = [pytest.param(view_side_parse, id="core"), pytest.param(scheduler_side_parse, id="scheduler")]
@@ -40,7 +40,7 @@ def test_the_scheduler_side_and_the_outbox_read_numbers_through_it():
     assert message_id_from(f"{TASK_ID_PREFIX}²") is None
     assert message_id_from(f"{TASK_ID_PREFIX}12") == 12
     with pytest.raises(argparse.ArgumentTypeError, match="not a positive whole number"):
-        _positive_int("²")
-    assert _positive_int("3") == 3
+        positive_int("²")
+    assert positive_int("3") == 3
     assert Qos(name="q", grp_tres={"gres/gpu": "²"}, preempt=frozenset()).gpus is None
     assert Qos(name="q", grp_tres={"gres/gpu": "8"}, preempt=frozenset()).gpus == 8

@@ -17,8 +17,36 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from docket_scheduler.base import DEFAULT_MAX_REMOVE_PCT, SchedulerSync, parse_whole_number
+from docket_scheduler.base import DEFAULT_MAX_REMOVE_PCT, SchedulerSync, parse_utc, parse_whole_number
 from docket_scheduler.client import DocketClient, DocketError, StateFile, run_pass
+
+# The programs' option types, one each: argparse turns ArgumentTypeError into a usage error naming the option.
+
+def positive_int(text: str) -> int:
+    number = parse_whole_number(text)
+    if number is None or number <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return number
+
+
+def pair(metavar: str) -> Callable[[str], tuple[str, str]]:
+    """An option of the form KEY=VALUE (`metavar` names it in the error, e.g. "ACCOUNT=TEAM")."""
+
+    def parse(text: str) -> tuple[str, str]:
+        key, sep, value = text.partition("=")
+        if not sep or not key or not value:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {metavar}")
+        return key, value
+
+    return parse
+
+
+def instant(text: str) -> datetime:
+    """An ISO 8601 time with its UTC offset ("Z" accepted), in UTC."""
+    try:
+        return parse_utc(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_float(text: str) -> float:

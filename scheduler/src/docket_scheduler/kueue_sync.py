@@ -52,7 +52,7 @@ from docket_scheduler.base import (
     SyncState,
     SyncStatus,
 )
-from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
+from docket_scheduler.cli import add_sync_options, docket_client, instant, output, run_sync, state_file
 from docket_scheduler.client import DocketClient, DocketError, StateFile, open_url, poll
 
 FIELD_MANAGER = "docket"
@@ -596,7 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--export", action="store_true",
                         help="print the objects that hold at --at as YAML and exit: no Kubernetes API server is "
                              "used, nothing is applied or reported (needs PyYAML: docket-scheduler[kueue])")
-    parser.add_argument("--at", type=_instant, metavar="TIME",
+    parser.add_argument("--at", type=instant, metavar="TIME",
                         help="with --export: the instant, ISO 8601 with an offset (default: now)")
     return parser
 
@@ -605,15 +605,6 @@ def _first_path(value: str) -> str | None:
     """$KUBECONFIG may list several files (kubectl merges them); the sync reads the first."""
     return next((part for part in value.split(os.pathsep) if part), None)
 
-
-def _instant(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset")
-    return moment.astimezone(UTC)
 
 
 def _namespaces(pairs: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:

@@ -56,8 +56,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
 from docket_scheduler import __version__
-from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_utc
-from docket_scheduler.cli import add_docket_options, docket_client, output
+from docket_scheduler.base import DesiredWindow
+from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_int
 from docket_scheduler.client import DocketClient, DocketError, open_url
 
 METRIC = "DCGM_FI_DEV_GPU_UTIL"
@@ -316,22 +316,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prometheus", required=True, help="Prometheus's base URL, e.g. http://prometheus:9090")
     parser.add_argument("--label", default="namespace", type=_label,
                         help="the metric's label that names the team holding a GPU (namespace)")
-    parser.add_argument("--team-map", action="append", default=[], metavar="VALUE=TEAM", type=_pair,
+    parser.add_argument("--team-map", action="append", default=[], metavar="VALUE=TEAM", type=pair("VALUE=TEAM"),
                         help="the label value VALUE is Docket team TEAM (repeat it; VALUE=VALUE for the same name)")
     parser.add_argument("--team-accounts", action="store_true",
                         help="label values are the teams' accounts on the cluster (read from Docket's windows)")
     parser.add_argument("--selector", default="",
                         help="PromQL label matchers picking the pool's GPUs, e.g. 'modelName=~\".*A100.*\"'")
     parser.add_argument("--metric", default=METRIC, help=f"the utilization metric ({METRIC})")
-    parser.add_argument("--period", type=_seconds, default=3600, metavar="SECONDS",
+    parser.add_argument("--period", type=positive_int, default=3600, metavar="SECONDS",
                         help="the length of one report (3600); periods are aligned to multiples of it")
-    parser.add_argument("--step", type=_seconds, default=60, metavar="SECONDS",
+    parser.add_argument("--step", type=positive_int, default=60, metavar="SECONDS",
                         help="the resolution (60); at least the exporter's scrape interval, and dividing --period")
-    parser.add_argument("--since", type=_instant,
+    parser.add_argument("--since", type=instant,
                         help="the first period starts at or after this (ISO 8601 with offset)")
-    parser.add_argument("--until", type=_instant,
+    parser.add_argument("--until", type=instant,
                         help="the last period ends at or before this (default: now minus --delay)")
-    parser.add_argument("--delay", type=_seconds, default=120, metavar="SECONDS",
+    parser.add_argument("--delay", type=positive_int, default=120, metavar="SECONDS",
                         help="without --until, leave the last this many seconds for late scrapes (120)")
     parser.add_argument("--no-windows", action="store_true",
                         help="post reports without a window (default: the team's window on the pool that overlaps "
@@ -346,28 +346,7 @@ def _label(text: str) -> str:
     return text
 
 
-def _pair(text: str) -> tuple[str, str]:
-    value, sep, team = text.partition("=")
-    if not sep or not value or not team:
-        raise argparse.ArgumentTypeError(f"{text!r} is not VALUE=TEAM")
-    return value, team
 
-
-def _seconds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _instant(text: str) -> datetime:
-    try:
-        return parse_utc(text)
-    except WindowFormatError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, now: datetime | None = None) -> int:

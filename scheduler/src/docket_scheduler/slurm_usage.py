@@ -49,8 +49,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
-from docket_scheduler.base import DesiredWindow, parse_utc, parse_whole_number
-from docket_scheduler.cli import add_docket_options, docket_client, output
+from docket_scheduler.base import DesiredWindow
+from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_int
 from docket_scheduler.client import DocketClient, DocketError
 
 HOUR = timedelta(hours=1)
@@ -463,25 +463,7 @@ def default_period(now: datetime, *, hours: int, settle: timedelta) -> tuple[dat
     return until - hours * HOUR, until
 
 
-def _pair(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key or not value:
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
-    return key, value
 
-
-def _utc(text: str) -> datetime:
-    try:
-        return parse_utc(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive_int(text: str) -> int:
-    number = parse_whole_number(text)
-    if number is None or number <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -490,15 +472,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Post the GPU-hours, utilization and queue wait that Slurm accounting measured to Docket.",
     )
     add_docket_options(parser)
-    parser.add_argument("--since", type=_utc, help="period start, ISO 8601 with offset (default: see --hours)")
-    parser.add_argument("--until", type=_utc, help="period end, ISO 8601 with offset (default: see --hours)")
-    parser.add_argument("--hours", type=_positive_int, default=1,
+    parser.add_argument("--since", type=instant, help="period start, ISO 8601 with offset (default: see --hours)")
+    parser.add_argument("--until", type=instant, help="period end, ISO 8601 with offset (default: see --hours)")
+    parser.add_argument("--hours", type=positive_int, default=1,
                         help="without --since/--until: the last N complete hours (1); re-posting is harmless")
-    parser.add_argument("--settle-minutes", type=_positive_int, default=5,
+    parser.add_argument("--settle-minutes", type=positive_int, default=5,
                         help="an hour counts as complete this long after it ended (5): accounting lags the jobs")
-    parser.add_argument("--account-map", type=_pair, action="append", default=[], metavar="ACCOUNT=TEAM",
+    parser.add_argument("--account-map", type=pair("NAME=VALUE"), action="append", default=[], metavar="ACCOUNT=TEAM",
                         help="the Docket team of a Slurm account the windows do not name (repeatable)")
-    parser.add_argument("--pool-map", type=_pair, action="append", default=[], metavar="TYPE=POOL",
+    parser.add_argument("--pool-map", type=pair("NAME=VALUE"), action="append", default=[], metavar="TYPE=POOL",
                         help="the Docket pool of a gres/gpu type (`untyped` for plain gres/gpu; repeatable)")
     parser.add_argument("--ignore-account", action="append", default=[], metavar="ACCOUNT",
                         help="a Slurm account whose jobs are not reported (repeatable)")
