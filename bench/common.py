@@ -44,3 +44,18 @@ def recreate_database(db_name: str) -> None:
     with psycopg.connect(f"{BENCH_PG}/postgres", autocommit=True) as connection:
         connection.execute(f"DROP DATABASE IF EXISTS {db_name}")
         connection.execute(f"CREATE DATABASE {db_name}")
+
+
+def migrated_database(db_name: str) -> dict[str, str]:
+    """A fresh `db_name`, migrated, with this process set up on it as Django (production settings, `production_env`);
+    returns that environment, for the gunicorn the benchmark starts beside it."""
+    env = production_env(db_name=db_name)
+    recreate_database(db_name)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return env

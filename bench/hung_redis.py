@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import production_env, recreate_database  # noqa: E402
+from bench.common import migrated_database  # noqa: E402
 
 SECTION = "## A hung Redis"
 CLIENT_TIMEOUT = 30.0
@@ -135,17 +135,9 @@ def main() -> int:
         parser.error("keep the run bounded: 1-64 clients, 1-120 s a phase, 1-16 workers and threads")
     from tests.processes import gunicorn, redis_server
 
-    env = production_env(db_name=args.database)
-    recreate_database(args.database)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    env = migrated_database(args.database)
     from bench.load_during_publish import seed
 
-    call_command("migrate", verbosity=0)
     token = seed()
     results = {}
     with redis_server(ROOT / "bench" / "results" / "redis") as redis:

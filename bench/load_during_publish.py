@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import production_env, recreate_database  # noqa: E402
+from bench.common import migrated_database  # noqa: E402
 
 DB_NAME = "docket_bench_publish"
 CLUSTER = "loadtest"
@@ -431,17 +431,9 @@ def main() -> int:
         parser.error("keep the run bounded: 1-500 pollers, 5-300 s, 1-16 workers")
     command = ".venv/bin/python bench/load_during_publish.py " + " ".join(sys.argv[1:])
 
-    env = production_env(db_name=DB_NAME)
-    recreate_database(DB_NAME)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    env = migrated_database(DB_NAME)
     from tests.processes import gunicorn, stop
 
-    call_command("migrate", verbosity=0)
     token = seed()
     log_dir = ROOT / "bench" / "results"
     with gunicorn(env, log_dir=log_dir, workers=args.workers, timeout=60) as server:

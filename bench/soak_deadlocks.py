@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import production_env, recreate_database  # noqa: E402
+from bench.common import migrated_database  # noqa: E402
 from core.parsers import parse_whole_number  # noqa: E402
 
 SECTION = "## Deadlocks under load"
@@ -171,18 +171,10 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.pairs <= 2000 or not 1 <= args.parallel <= 32 or not 1 <= args.workers <= 16:
         parser.error("keep the run bounded: 1-2000 pairs, 1-32 in parallel, 1-16 workers")
-    env = production_env(db_name=args.database)
-    recreate_database(args.database)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    env = migrated_database(args.database)
     from allocations.models import UsageRecord
     from tests.processes import gunicorn
 
-    call_command("migrate", verbosity=0)
     seeded = seed()
     began = time.monotonic()
     with gunicorn(env, log_dir=ROOT / "bench" / "results", workers=args.workers, timeout=60) as server:
