@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from django.db import connection
+
+T = TypeVar("T")
 
 DEADLINE_SECONDS = 30.0
 
@@ -76,3 +80,29 @@ class RaceWindow:
                 time.sleep(0.005)
         finally:
             self._open.set()
+
+    def run(self, calls: Sequence[Callable[[], T]]) -> tuple[list[T], int]:
+        """Each call in a thread of its own (its own database connection, closed at its end), all released at once;
+        the window opened once every party is in it (`open_when_all_arrived`). Returns what the calls returned, in
+        the order they ended, and how many waited on a lock; an exception a call raised fails the test."""
+        gate = threading.Barrier(len(calls))
+        results: list[T] = []
+        errors: list[BaseException] = []
+
+        def party(call: Callable[[], T]) -> None:
+            try:
+                gate.wait()
+                results.append(call())
+            except BaseException as exc:  # reported below: a thread's exception is otherwise lost
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=party, args=(call,)) for call in calls]
+        for thread in threads:
+            thread.start()
+        waited = self.open_when_all_arrived(threads)
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not errors, errors
+        return results, waited

@@ -7,13 +7,11 @@ the first commits; it then finds the action in force and keeps it.
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from allocations.elastic import services
 from allocations.models import ElasticAction, UsageRecord
@@ -44,26 +42,7 @@ def test_two_simultaneous_evaluations_record_one_action(world: Any, monkeypatch:
         race.hold()  # hold the pool's lock until the other evaluation is seen waiting on it
 
     monkeypatch.setattr(services, "_lock_pool", slow_lock)
-    gate = threading.Barrier(2)
-    results: list[services.EvaluationResult] = []
-    errors: list[BaseException] = []
-
-    def evaluate() -> None:
-        try:
-            gate.wait()
-            results.append(services.elastic_evaluate(now=FIXED_NOW + timedelta(minutes=15)))
-        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=evaluate) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    waited = race.open_when_all_arrived(threads)
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
+    results, waited = race.run([lambda: services.elastic_evaluate(now=FIXED_NOW + timedelta(minutes=15))] * 2)
     assert sorted((r.started, r.kept) for r in results) == [(0, 1), (1, 0)]
     assert ElasticAction.objects.count() == 1
     assert waited == 1  # the second evaluation waited on the pool's lock

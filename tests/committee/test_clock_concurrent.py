@@ -7,13 +7,11 @@ until the other two are seen waiting on it (tests/races.py), so they certainly w
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.db import connection
 
 from committee import calendar, services
 from committee.models import ClockRun, CycleStatus, FairShareSnapshot, OutboxMessage, ReviewCycle
@@ -44,26 +42,7 @@ def test_three_simultaneous_ticks_close_intake_once_and_record_each_run_once(
         return real_close(due, at)
 
     monkeypatch.setitem(services.CLOCK_RUNNERS, calendar.CLOSE_INTAKE, slow_close)
-    gate = threading.Barrier(3)
-    results: list[list[ClockRun]] = []
-    errors: list[BaseException] = []
-
-    def tick() -> None:
-        try:
-            gate.wait()
-            results.append(services.clock_tick(now=now))
-        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=tick) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    waited = race.open_when_all_arrived(threads)
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
+    results, waited = race.run([lambda: services.clock_tick(now=now)] * 3)
     assert waited == 2  # both other ticks waited on the close's lock
     done = sorted((run.job, run.period) for runs in results for run in runs)
     locked = [run for run in done if run[0] not in services.OWN_TRANSACTIONS]  # the others are safe twice at once
