@@ -206,7 +206,7 @@ class PrivatePostgres:
 
     initdb refuses to run as root, so as root the cluster belongs to the `postgres` OS user
     (runuser). `stop()` signals the postmaster by the pid in its postmaster.pid (SIGINT: fast
-    shutdown, rolling back open transactions), then SIGKILL after a grace period.
+    shutdown, rolling back open transactions; SIGQUIT with `immediate=True`), then SIGKILL after a grace period.
     """
 
     def __init__(self) -> None:
@@ -247,11 +247,18 @@ class PrivatePostgres:
         pid = self.pid
         return pid is not None and running(pid, "postgres")
 
-    def stop(self, *, grace: float = 20.0) -> None:
+    def stop(self, *, grace: float = 20.0, immediate: bool = False) -> None:
+        """Stop the cluster: a fast shutdown, or with `immediate` an immediate one (as if it crashed).
+
+        In a fast shutdown every backend exits cleanly, releasing its locks as it goes, one after the other: a
+        backend waiting for a lock can be granted it by one that already left, and commit before its own turn.
+        In an immediate shutdown a backend leaves without releasing anything, so whoever waits still waits when
+        it is cut off; the next start runs crash recovery.
+        """
         pid = self.pid
         if pid is None or not self.running():
             return
-        os.kill(pid, signal.SIGINT)  # fast shutdown: open transactions are rolled back, clients cut off
+        os.kill(pid, signal.SIGQUIT if immediate else signal.SIGINT)
         deadline = time.monotonic() + grace
         while self.running() and time.monotonic() < deadline:
             time.sleep(0.1)
