@@ -54,8 +54,8 @@ class UnknownNotificationKind(ValueError):
     """A kind that is not in the registry: nothing is enqueued or recorded for it."""
 
     def __init__(self, kind: str) -> None:
-        super().__init__(f"unknown notification kind {kind!r}: the kinds are {', '.join(NOTIFICATION_KINDS)}")
-        self.kind = kind
+        self.kind = str(kind)
+        super().__init__(f"unknown notification kind {self.kind!r}: the kinds are {', '.join(NOTIFICATION_KINDS)}")
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def notification_delivery_get(kind: str) -> Delivery[Any]:
     """The kind's delivery; a ValueError for a kind its own service records (it is not enqueued)."""
     delivery = notification_kind_get(kind).delivery
     if delivery is None:
-        raise ValueError(f"notification kind {kind!r} is recorded by its service, not enqueued")
+        raise ValueError(f"notification kind {str(kind)!r} is recorded by its service, not enqueued")
     return delivery
 
 
