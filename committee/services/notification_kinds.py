@@ -187,7 +187,7 @@ REQUEST_SUBMITTED = Delivery[GpuRequest](
 
 class _ClosedIntake(NamedTuple):
     cycle: ReviewCycle
-    count: int
+    waiting: int  # the requests that wait for the committee's scores
 
 
 def _closed_load(*, cycle_id: int) -> list[_ClosedIntake]:
@@ -204,7 +204,7 @@ INTAKE_CLOSED = Delivery[_ClosedIntake](
     key=lambda closed: f"cycle:{closed.cycle.week}:intake-closed",
     params=lambda closed: {
         "week": closed.cycle.week,
-        "count": closed.count,
+        "count": closed.waiting,
         "review_at": closed.cycle.review_at.isoformat(),
         "path": reverse("committee:review-cycle", args=[closed.cycle.week]),
     },
