@@ -40,7 +40,11 @@ def notify(self: Task, kind: str, arguments: dict[str, Any]) -> int:
 
     A kind not in the registry is refused (UnknownNotificationKind): the message stays not done, with the error.
     """
-    with outbox.outbox_once(self) as first:
+    return _deliver_once(self, kind=kind, arguments=arguments)
+
+
+def _deliver_once(task: Task, *, kind: str, arguments: dict[str, Any]) -> int:
+    with outbox.outbox_once(task) as first:
         return services.notifications_deliver(kind=kind, arguments=arguments) if first else 0
 
 
@@ -61,8 +65,7 @@ LEGACY_NOTIFY_TASKS: dict[str, str] = {
 def _legacy_notify_task(name: str, kind: str) -> Task:
     @shared_task(name=name, bind=True, acks_late=True)
     def legacy_notify(self: Task, **arguments: Any) -> int:
-        with outbox.outbox_once(self) as first:
-            return services.notifications_deliver(kind=kind, arguments=arguments) if first else 0
+        return _deliver_once(self, kind=kind, arguments=arguments)
 
     return legacy_notify
 

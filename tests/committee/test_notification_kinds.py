@@ -71,7 +71,8 @@ def test_a_kind_registered_in_a_test_is_delivered_end_to_end_by_the_one_task_onc
         services.notification_enqueue(kind=TOLD, gpu_request=gpu_request)
     message = OutboxMessage.objects.get(key=f"notify:told:{gpu_request.pk}")
     assert (message.task_name, message.kwargs) == (
-        "committee.notify", {"kind": TOLD, "arguments": {"request_id": gpu_request.pk}}
+        "committee.notify",
+        {"kind": TOLD, "arguments": {"request_id": gpu_request.pk}},
     )
     assert message.done_at is not None and message.done_by.startswith("in-process@")
     assert _told_to() == ["chair", "finance", "reviewer", "tech"]
@@ -151,7 +152,8 @@ def test_each_old_task_name_is_still_a_task_that_delivers_its_kind(name):
 def test_a_message_of_an_old_task_name_waiting_from_before_the_upgrade_is_delivered_once(world):
     gpu_request = file_request(world)  # its own message (committee.notify) is never relayed here
     waiting = OutboxMessage.objects.create(
-        key="before-the-upgrade:1", task_name="committee.notify_request_submitted",
+        key="before-the-upgrade:1",
+        task_name="committee.notify_request_submitted",
         kwargs={"request_id": gpu_request.pk},
     )
     assert outbox.outbox_relay(message_ids=[waiting.pk]).relayed == 1
