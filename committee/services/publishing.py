@@ -21,8 +21,8 @@ from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan
 from allocations.services import plan_publish
 from committee import selectors, signals
-from committee.models import CycleStatus, GpuRequest, ReviewCycle
-from committee.services.notifications import notify_decisions_published
+from committee.models import CycleStatus, GpuRequest, NotificationKind, ReviewCycle
+from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
@@ -122,7 +122,7 @@ def cycle_plan_place(
     )
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
-    notify_decisions_published(cycle=locked, plan=plan)
+    notification_enqueue(kind=NotificationKind.DECISION_PUBLISHED, cycle=locked, plan=plan)
     cycle_transition_record(
         cycle=locked,
         actor=actor,
