@@ -91,3 +91,13 @@ def test_the_slurm_syncs_names_stay_importable_from_slurm_sync() -> None:
     assert {"SlurmSync", "build_parser", "main"} <= set(slurm_sync.__all__)
     assert set(slurm_sync.__all__) == {name for module_names in names.values() for name in module_names} | {
         "SlurmSync", "build_parser", "main"}
+
+
+def test_the_kueue_syncs_names_stay_importable_from_kueue_sync() -> None:
+    # The Kubernetes API server's half (kubeconfig, credentials, the client) moved to kube_api.
+    from docket_scheduler import kube_api, kueue_sync
+
+    for name in ("APPLY_CONTENT_TYPE", "FIELD_MANAGER", "PLURALS", "SERVICE_ACCOUNT_DIR", "USER_AGENT", "KubeClient",
+                 "KubeConfig", "KubeError", "describe", "in_cluster_config", "load_kubeconfig", "object_path",
+                 "status_message"):
+        assert getattr(kueue_sync, name) is getattr(kube_api, name), name
