@@ -54,4 +54,3 @@ def seed_history_read(*, weeks_in_play: set[str], now: datetime) -> None:
         unread.exclude(params__week__in=sorted(weeks_in_play)).update(read_at=now)
 
     transaction.on_commit(mark_read)
-

@@ -57,4 +57,3 @@ def _seed_usage_before_docket(*, week: str, pools: dict[str, GpuPool], teams: di
                 reported_by="demo-sync",
             ))
     UsageRecord.objects.bulk_create(records)
-

@@ -52,7 +52,6 @@ HISTORY = {
 }
 
 
-
 # The history weeks' requests are the HISTORY rows (granted in full), except these, which asked for more
 # than they got, and these new ones, deferred: (weeks back, pool, team, GPUs asked, hours).
 HISTORY_ASKED_MORE = {(3, "a100", "vision"): 24, (3, "a100", "research"): 24}
@@ -141,4 +140,3 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
                 reported_by="demo-sync",
             )
             day = until
-

@@ -42,7 +42,6 @@ COMMITTEE = [
 ]
 
 
-
 def _user(username: str, full_name: str) -> Any:
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(username=username)
@@ -101,4 +100,3 @@ def seed_people() -> list[tuple[str, str]]:
             what += f" (also in {team_slug}: cannot score its requests)"
         logins.append((username, what))
     return logins
-

@@ -148,7 +148,6 @@ WITHDRAWN = [
 ]
 
 
-
 def demo_request(*, spec: DemoRequest, cycle: ReviewCycle, pools: dict[str, GpuPool], at: datetime) -> GpuRequest:
     team = Team.objects.get(slug=spec.team)
     existing = GpuRequest.objects.filter(team=team, cycle=cycle, pool=pools[spec.pool], title=spec.title).first()

@@ -146,4 +146,3 @@ def _cheaper_alternative_that_fits(*, gpu_request: GpuRequest, gpu_hours_left: i
                 and gpus * gpu_request.duration_hours <= gpu_hours_left):
             return alternative
     return None
-

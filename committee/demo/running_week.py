@@ -112,4 +112,3 @@ def seed_emergency(*, pools: dict[str, GpuPool], now: datetime) -> None:
     emergency_request_decide(actor=users.get(username="chair"), emergency=emergency, approve=True,
                              use_standby=True, note="Approved; use the standby if the burst reserve is short.",
                              now=now)
-

@@ -88,4 +88,3 @@ def generated_join(*, above: str, block: str, below: str) -> str:
 def _without_markers(text: str) -> str:
     """People's text never carries a block of its own: a pasted block loses its content, stray markers go."""
     return _GENERATED_RE.sub("", text).replace(GENERATED_START, "").replace(GENERATED_END, "")
-

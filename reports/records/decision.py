@@ -402,5 +402,3 @@ def decision_record_markdown(data: DecisionRecordSnapshot) -> str:
 
 def decision_record_notes_placeholder() -> str:
     return "## " + _("Committee notes") + "\n\n_" + _("Notes added by committee members go here.") + "_"
-
-

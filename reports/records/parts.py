@@ -98,5 +98,3 @@ def decision_record_part_unused(*, week: str) -> str:
     """What a part page says once the week's record needs fewer parts than it did."""
     return "_" + _("This part is no longer used: the current record of week %(week)s is on [[%(slug)s]] "
                    "and the parts it links to.") % {"week": week, "slug": decision_record_slug(week)} + "_"
-
-

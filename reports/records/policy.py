@@ -16,8 +16,6 @@ def policy_slug(version: int) -> str:
     return f"rubric-v{version}"
 
 
-
-
 def policy_markdown(data: Mapping[str, Any]) -> str:
     """The generated block of a rubric version's policy page."""
     out: list[str] = []

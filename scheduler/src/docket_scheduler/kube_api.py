@@ -291,5 +291,3 @@ def status_message(code: int, body: bytes) -> str:
     # The message of a 422 usually repeats its causes; add them only when it does not.
     extra = [cause for cause in fields if cause.split(": ", 1)[-1] not in message]
     return message + ("; " + "; ".join(extra) if extra else "")
-
-

@@ -351,7 +351,6 @@ def _first_path(value: str) -> str | None:
     return next((part for part in value.split(os.pathsep) if part), None)
 
 
-
 def _namespaces(pairs: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
     mapping: dict[str, list[str]] = {}
     for pair in pairs:

@@ -329,7 +329,6 @@ def quota_status(
                       f"beyond it only preemptible in QOS {scavenger}; no GPUs held idle")
 
 
-
 # --- executing with sacctmgr -------------------------------------------------------------
 
 

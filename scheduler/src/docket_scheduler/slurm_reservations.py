@@ -302,7 +302,6 @@ def describe(action: Action) -> str:
     return f"window {action.window.id}: {action.state.value}: {action.message}"
 
 
-
 # --- executing with scontrol -----------------------------------------------------------
 
 
@@ -449,4 +448,3 @@ def _predicted_status(action: Action) -> SyncStatus:
         return _held(action.window, action.reservation.node_count)
     assert isinstance(action, (Create, Update))
     return SyncStatus(action.window.id, SyncState.IN_SYNC, nodes_needed(action.window), 0, "dry run: not applied")
-
