@@ -312,3 +312,20 @@ def test_an_emergency_placed_before_its_week_is_published_is_kept_by_the_first_p
         assert kept.startswith("kept as published: an approved emergency, from ")
     else:
         assert kept.startswith("kept as published: running since ")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_forms_error_box_lists_every_field_error_linked_to_its_field(world, running_week, client, language):
+    client.force_login(world.lead_a)
+    client.post("/i18n/setlang/", {"language": language, "next": "/"})
+    refused = client.post("/emergencies/new/", {"team": world.team_a.pk, "pool": "", "title": "", "gpu_count": "x",
+                                                "duration_hours": "", "justification": ""})
+    assert refused.status_code == 400 and not EmergencyRequest.objects.exists()
+    form = refused.context["form"]
+    assert sorted(form.errors) == ["duration_hours", "gpu_count", "justification", "pool", "title"]
+    html = refused.content.decode()
+    box = html[html.index('id="error-summary"'):html.index("</article>", html.index('id="error-summary"'))]
+    for name in form.errors:
+        field = form[name]
+        assert f'<a href="#{field.id_for_label}"><strong>{field.label}</strong></a>: {form.errors[name][0]}' in box
+    assert ("5 things to correct." if language == "en" else "5 处需要更正。") in box
