@@ -100,7 +100,8 @@ class TestATeamMemberFollowsEveryLink:
         dead = {url: f"{status} (linked from {found_on[url]})" for url, status in seen.items()
                 if status in (403, 404)}
         assert not dead, f"{len(dead)} of {len(seen)} links a team member follows are dead ends: {dead}"
-        met, unknown = set(), {}
+        met: set[str] = set()
+        unknown: dict[str, list[str]] = {}
         for url, problems in unreadable_pages.items():
             for problem in problems:
                 known = [why for prefix, pattern, why in KNOWN_ELSEWHERE
