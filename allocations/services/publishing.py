@@ -23,6 +23,7 @@ from allocations.models import (
     WindowWithdrawal,
 )
 from core.locks import write_transaction
+from core.texts import text_render
 
 
 def _window_key(
@@ -45,6 +46,7 @@ def plan_publish(
     teams: Mapping[int, Team],
     published_by_name: str,
     note: str = "",
+    note_text: dict[str, Any] | None = None,
     refs_are_requests: bool = True,
 ) -> AllocationPlan:
     """Publish the engine's result for `week` as its next plan version, in one transaction.
@@ -52,7 +54,9 @@ def plan_publish(
     `pools` maps the engine's pool keys to pools; `teams` maps each demand's ref (the request
     id) to its team. With `refs_are_requests=False` (a plan placed for no request, like the
     demo's history) the windows keep no request reference and `explanations` must be empty.
-    Explanations' times are read on the grid of the week starting at `week_starts_at`.
+    Explanations' times are read on the grid of the week starting at `week_starts_at`. A note a
+    person wrote is `note`; one Docket writes is `note_text` (core.texts.stored_text), shown in
+    each reader's language and kept in `note` as written now.
 
     Version n+1 supersedes n. A window of n that n+1 places identically (pool, team, GPUs,
     start, end, tier, request) is carried over, keeping its id; the other
@@ -91,7 +95,9 @@ def plan_publish(
         source_ref=source_ref,
         published_by_name=published_by_name,
         supersedes=previous,
-        note=note,
+        # A note Docket writes is a code (core.texts) read in each reader's language; `note` keeps it as written now.
+        note=note or text_render(note_text),
+        note_text=note_text or {},
     )
 
     carried: dict[tuple[Any, ...], list[AllocationWindow]] = {}

@@ -46,6 +46,7 @@ from committee.services.review import alternative_checked, alternative_gpus, cyc
 from core.datetimes import format_when
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text, text_render
 
 APPEAL_UPHOLD = "uphold"
 APPEAL_AMEND = "amend"
@@ -53,14 +54,6 @@ APPEAL_AMEND = "amend"
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
     return ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
-
-
-def outcome_label(outcome: str, granted_gpu_count: int | None) -> str:
-    """"Grant", "Partial grant (8 GPUs)": a decision's outcome in a request event or a record line."""
-    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
-    if outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE) and granted_gpu_count:
-        return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted_gpu_count}
-    return label
 
 
 def _new_values(
@@ -226,6 +219,7 @@ def _correct(
     decision.outcome = outcome
     decision.granted_gpu_count = granted
     decision.rationale = rationale
+    decision.rationale_text = {}  # the chair's own words now, not Docket's
     decision.decided_by = actor
     decision.decided_by_name = actor_name(actor)
     decision.decided_at = now
@@ -233,20 +227,14 @@ def _correct(
     decision.alternative = chosen
     decision.alternative_description = chosen.description if chosen else ""
     decision.alternative_gpu_hours = chosen.gpu_hours if chosen else None
-    decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "decided_by", "decided_by_name",
-                                 "decided_at", "alternative", "alternative_description", "alternative_gpu_hours",
-                                 "exception_reason"])
-    request_event_record(
-        request=decision.request,
-        actor=actor,
-        action="corrected",
-        detail=_("%(old)s → %(new)s: %(reason)s")
-        % {
-            "old": outcome_label(correction.previous_outcome, correction.previous_granted_gpu_count),
-            "new": outcome_label(outcome, granted),
-            "reason": reason,
-        },
-    )
+    decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "rationale_text", "decided_by",
+                                 "decided_by_name", "decided_at", "alternative", "alternative_description",
+                                 "alternative_gpu_hours", "exception_reason"])
+    corrected = stored_text("decision_corrected", previous_outcome=correction.previous_outcome,
+                            previous_granted_gpu_count=correction.previous_granted_gpu_count, outcome=outcome,
+                            granted_gpu_count=granted, reason=reason)
+    request_event_record(request=decision.request, actor=actor, action="corrected", detail=text_render(corrected),
+                         detail_text=corrected)
     record_reason = _("correction of “%(title)s” (%(team)s): %(reason)s") % {
         "title": decision.request_title, "team": decision.team_name, "reason": reason
     }

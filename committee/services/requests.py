@@ -58,8 +58,12 @@ def actor_name(user: User | None) -> str:
     return person_name(user)
 
 
-def request_event_record(*, request: GpuRequest, actor: User | None, action: str, detail: str = "") -> None:
-    RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail)
+def request_event_record(
+    *, request: GpuRequest, actor: User | None, action: str, detail: str = "", detail_text: dict[str, Any] | None = None
+) -> None:
+    """One line of the request's history; `detail_text` (core.texts.stored_text) renders `detail` per reader."""
+    RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail,
+                                detail_text=detail_text or {})
 
 
 def request_events_record(*, details: Iterable[tuple[GpuRequest, str]], actor: User | None, action: str) -> None:

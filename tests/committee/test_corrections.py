@@ -281,3 +281,19 @@ def test_a_running_grant_corrected_to_defer_keeps_its_started_window(world, week
     assert plan is not None and plan.version == 2
     kept = {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}[first.pk]
     assert (kept.pk, kept.gpu_count) == (running.pk, 16)  # a running job is not pulled from under the team
+
+
+def test_a_corrections_line_in_the_history_reads_in_the_readers_language(world, week, client):
+    _first, second, _third = week
+    publish(world)
+    services.decision_correct(
+        actor=world.chair, gpu_request=second, outcome="reject", rationale="Withdrawn by finance.",
+        reason="The budget was cut.",
+    )
+    event = RequestEvent.objects.get(request=second, action="corrected")
+    assert event.detail_text["code"] == "decision_corrected"  # a code, and the text as written (English) beside it
+    client.force_login(world.chair)
+    client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    page = client.get(f"/requests/{second.pk}/").content.decode()
+    assert "(部分批准（8 块 GPU） → 驳回：The budget was cut.)" in page  # the reason as the chair typed it
+    assert "Partial grant (8 GPUs) → Reject" not in page
