@@ -23,6 +23,7 @@ from committee import weeks
 from committee.models import CommitteeSeat, MembershipRole, ReviewCycle, SeatRole, TeamMembership
 from committee.services import cycle_create
 from core import breaker
+from tests import migrated_template
 from tests.clock import FIXED_NOW, machine_now
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -44,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     on by default): the browser files, a test or two each, came last and the two walks ended the run alone. It takes
     them in collection order instead, the order pytest_collection_modifyitems below makes."""
     time_machine.travel(FIXED_NOW, tick=True).start()
+    migrated_template.install()
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist: it sees every report
         config.pluginmanager.register(FileSeconds(), "docket-file-seconds")
     if hasattr(config.option, "loadscopereorder"):  # set in the controller, which schedules; xdist may be absent
