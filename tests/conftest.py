@@ -23,6 +23,7 @@ from committee import weeks
 from committee.models import CommitteeSeat, MembershipRole, ReviewCycle, SeatRole, TeamMembership
 from committee.services import cycle_create
 from core import breaker
+from tests import migrated_template
 from tests.clock import FIXED_NOW, machine_now
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -38,20 +39,68 @@ def require(condition: bool, what: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Pin the clock for the whole session too, so collection and wider-scoped fixtures never see the real day."""
+    """Pin the clock for the whole session too, so collection and wider-scoped fixtures never see the real day.
+
+    xdist's --dist loadfile would hand the files out by their number of tests, most first (its --loadscope-reorder,
+    on by default): the browser files, a test or two each, came last and the two walks ended the run alone. It takes
+    them in collection order instead, the order pytest_collection_modifyitems below makes."""
     time_machine.travel(FIXED_NOW, tick=True).start()
+    migrated_template.install()
+    if not hasattr(config, "workerinput"):  # the controller, or a run without xdist: it sees every report
+        config.pluginmanager.register(FileSeconds(), "docket-file-seconds")
+    if hasattr(config.option, "loadscopereorder"):  # set in the controller, which schedules; xdist may be absent
+        config.option.loadscopereorder = False
 
 
-# Files whose tests start a browser or a daemon take seconds a test; the rest take milliseconds.
-SLOW_MARKERS = ("browser", "slurm", "sso")
+# What a test takes, roughly, by its marker, where the last run's figures are not there: a browser test a few pages
+# (several seconds), a test against slurmctld a few of its calls, a sign-on test a provider's round trips; any other
+# test milliseconds to a second.
+ESTIMATED_SECONDS = {"browser": 8.0, "slurm": 5.0, "sso": 2.0}
+OTHER_TEST_SECONDS = 0.2
+# Each file's seconds in the last run (setup, call and teardown of its tests), in pytest's cache (.pytest_cache).
+FILE_SECONDS_KEY = "docket/file-seconds"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of slow tests first, each file's tests in their order: xdist (--dist loadfile) hands files out in
-    this order, so the long ones start at once and the many short ones fill the gaps, instead of one long file
-    keeping a worker busy while the other has nothing left."""
-    slow_files = {item.path for item in items if any(item.get_closest_marker(name) for name in SLOW_MARKERS)}
-    items.sort(key=lambda item: item.path not in slow_files)
+def estimated_seconds(item: pytest.Item) -> float:
+    marked = [seconds for name, seconds in ESTIMATED_SECONDS.items() if item.get_closest_marker(name)]
+    return max(marked, default=OTHER_TEST_SECONDS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest files first, each file's tests in their order: xdist (--dist loadfile) hands files out in this
+    order, so the long ones start at once and the many short ones fill the gaps at the end, and both workers finish
+    together instead of one long file keeping a worker busy while the other has nothing left.
+
+    A file's length is what it took in the last run, when pytest's cache has it (`make test` keeps it; CI runs
+    without it), else the estimate of its tests' markers."""
+    cache = getattr(config, "cache", None)
+    measured: dict[str, float] = cache.get(FILE_SECONDS_KEY, {}) if cache is not None else {}
+    estimated: dict[str, float] = {}
+    for item in items:
+        name = item.nodeid.split("::")[0]
+        estimated[name] = estimated.get(name, 0.0) + estimated_seconds(item)
+    seconds = {name: measured.get(name, guess) for name, guess in estimated.items()}
+    # Stable, and by name where two files tie: each file's tests stay together, in pytest-django's order.
+    items.sort(key=lambda item: (-seconds[item.nodeid.split("::")[0]], item.nodeid.split("::")[0]))
+
+
+class FileSeconds:
+    """Adds up each file's seconds as the reports come in (in xdist's controller, from every worker) and keeps them
+    in pytest's cache at the end, for the next run's order."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        name = report.nodeid.split("::")[0]
+        self.seconds[name] = self.seconds.get(name, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        cache = getattr(session.config, "cache", None)
+        if cache is not None and self.seconds:
+            kept = cache.get(FILE_SECONDS_KEY, {})
+            kept.update({name: round(seconds, 2) for name, seconds in self.seconds.items()})
+            cache.set(FILE_SECONDS_KEY, kept)
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,99 @@
+"""Each test process's SQLite test database copied from one migrated template instead of migrated again.
+
+Every xdist worker makes its own in-memory test database, and `migrate` runs all of Docket's migrations in it
+(6 s a worker on an idle machine, close to a minute when the machine is loaded). The first process to need one
+migrates as before and keeps the result in a file keyed by the migrations' text and Django's version
+(`docket-migrated-<key>.sqlite3` in the temporary folder, under a lock: the workers share it); the others, and
+later runs, copy that file into their database with SQLite's backup API. The copy holds everything `migrate` wrote,
+data migrations and post_migrate's rows (content types, permissions) included, so the tests see the same database.
+Only for SQLite's in-memory test database; PostgreSQL and a file test database (DOCKET_TEST_DB_FILE) migrate as
+before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+
+@cache
+def template_path() -> Path:
+    """The template's file, named by a hash of every installed app's migrations and Django's version."""
+    import django
+    from django.apps import apps
+
+    digest = hashlib.sha256(django.get_version().encode())
+    for app in sorted(apps.get_app_configs(), key=lambda app: app.label):
+        folder = Path(app.path) / "migrations"
+        for migration in sorted(folder.glob("*.py")) if folder.is_dir() else ():
+            digest.update(f"{app.label}/{migration.name}\0".encode())
+            digest.update(migration.read_bytes())
+    return Path(tempfile.gettempdir()) / f"docket-migrated-{digest.hexdigest()[:16]}.sqlite3"
+
+
+def _in_memory_sqlite(alias: str) -> Any | None:
+    from django.db import connections
+
+    connection: Any = connections[alias]
+    if connection.vendor != "sqlite" or not connection.is_in_memory_db():
+        return None
+    return connection
+
+
+def migrate_or_copy(real_call_command: Any, name: str, *args: Any, **options: Any) -> Any:
+    """call_command as create_test_db calls it; `migrate` of an in-memory SQLite database from the template."""
+    connection = _in_memory_sqlite(options.get("database", "default")) if name == "migrate" else None
+    if connection is None:
+        return real_call_command(name, *args, **options)
+    template = template_path()
+    connection.ensure_connection()
+    with open(f"{template}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            result = real_call_command(name, *args, **options)
+            partial = template.with_suffix(f".{os.getpid()}.partial")
+            with contextlib.closing(sqlite3.connect(partial)) as copy:
+                connection.connection.backup(copy)
+            partial.replace(template)
+            return result
+    with contextlib.closing(sqlite3.connect(f"file:{template}?mode=ro", uri=True)) as source:
+        source.backup(connection.connection)
+    return None
+
+
+@contextlib.contextmanager
+def migrations_from_a_template() -> Iterator[None]:
+    """While the test databases are made: `migrate` of an in-memory SQLite one copies the template."""
+    from django.core import management
+
+    real = management.call_command
+
+    def call_command(name: str, *args: Any, **options: Any) -> Any:
+        return migrate_or_copy(real, name, *args, **options)
+
+    management.call_command = call_command  # type: ignore[assignment]  # create_test_db imports it from there when it runs
+    try:
+        yield
+    finally:
+        management.call_command = real
+
+
+def install() -> None:
+    """Django's setup_databases (which pytest-django calls to make the test databases) with the template."""
+    from django.test import utils
+
+    real = utils.setup_databases
+
+    def setup_databases(*args: Any, **kwargs: Any) -> Any:
+        with migrations_from_a_template():
+            return real(*args, **kwargs)
+
+    utils.setup_databases = setup_databases
