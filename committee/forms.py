@@ -63,7 +63,7 @@ class GpuRequestForm(forms.ModelForm):
                 self.initial.setdefault("latest_end", timezone.localtime(cycle.ends_at, weeks.committee_zone()))
 
     def partial_data(self) -> dict[str, Any]:
-        """The fields that passed their own checks, for the rules that span fields (gpu_request_problems).
+        """The fields that passed their own checks, for the rules that span fields (request_problems).
 
         Django runs a form's cross-field checks only on what is valid; the view checks the rules on
         this too, so a rule broken by good fields shows beside the errors of the bad ones.

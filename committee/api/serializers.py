@@ -401,7 +401,7 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
 
     def partial_values(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The request's fields, and each alternative's GPU-hours, that pass their own checks in a body that
-        failed others: the rules that span fields (services.gpu_request_problems) are checked on them too."""
+        failed others: the rules that span fields (services.request_problems) are checked on them too."""
         data = self.initial_data if isinstance(getattr(self, "initial_data", None), Mapping) else {}
         values: dict[str, Any] = {}
         for name in REQUEST_FIELDS:
