@@ -345,7 +345,10 @@ class RequestScoresView(APIView):
 
     @extend_schema(request=ScoreInputSerializer, responses=ScoreSerializer, operation_id="requests_scores_record")
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
-        """Record or revise the caller's score on one criterion. Refused for a request of the caller's own team."""
+        """Record or revise the caller's score on one criterion. Refused for a request of the caller's own team.
+
+        A refused score answers the status and the words of the review page and the grid
+        (committee/services/scores.py), through the site's exception handler (core/errors.py)."""
         gpu_request = self._request(request, pk)
         body = ScoreInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -63,9 +63,9 @@ from committee.services.review import (
     cycle_close_intake,
     cycle_finalize,
     request_decide,
-    score_record,
 )
 from committee.services.rubric import rubric_change
+from committee.services.scores import score_record
 from committee.services.sso import (
     SsoSyncResult,
     sso_grants_for_groups,
