@@ -243,6 +243,8 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
     criterion = request.POST.get("criterion", "")
     score_input = next((i for i in row.inputs if i.criterion == criterion), None)
     if score_input is None:
+        if errors:  # no input to show them beside (a criterion members do not score): the words alone
+            return HttpResponse(" ".join(errors), status=400, content_type="text/plain; charset=utf-8")
         raise Http404("No such criterion")
     queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
     context = {
