@@ -107,7 +107,8 @@ CASES = {
         "Withdraw the declaration first if it no longer holds.",
     ),
     "a week open for intake": (
-        "finance", _open_for_intake, "urgency", 5, 409, "Cannot score: week 2026-W50 is open for intake, not in review.",
+        "finance", _open_for_intake, "urgency", 5, 409,
+        "Cannot score: week 2026-W50 is open for intake, not in review.",
     ),
     "a finalized week": (
         "finance", _finalized, "urgency", 5, 409, "Cannot score: week 2026-W50 is finalized, not in review.",
