@@ -26,7 +26,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import Team
 from committee import scoring, selectors, services
 from committee.api.filtersets import CycleFilterSet, RequestFilterSet
-from committee.api.permissions import IsChair, IsCommitteeMember
+from committee.api.permissions import IsChair, IsCommitteeMember, IsCommitteeMemberToScore
 from committee.api.serializers import (
     CycleDetailSerializer,
     CycleSerializer,
@@ -331,7 +331,7 @@ class RequestScoresView(APIView):
     """Every member's scores of a request (committee), each saying whether it is stale and whether it counts, and
     recording the caller's own score."""
 
-    permission_classes = [IsAuthenticated, IsCommitteeMember]
+    permission_classes = [IsAuthenticated, IsCommitteeMemberToScore]
 
     def _request(self, request: Request, pk: int) -> GpuRequest:
         return _readable_request(request, pk)

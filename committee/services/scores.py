@@ -120,6 +120,13 @@ def score_answer(exc: ScoreRefused) -> ScoreAnswer:
     return ScoreAnswer(refusal=exc.refusal, status=exc.refusal.status, message=" ".join(exc.messages))
 
 
+def score_seat_required(*, actor: selectors.Viewer) -> None:
+    """ScoreForbidden (no_seat) unless `actor` has a committee seat: the role gate of the surfaces' score endpoints,
+    in the words score_record refuses with."""
+    if not selectors.user_is_committee(user=actor):
+        raise ScoreForbidden(ScoreRefusal.NO_SEAT, selectors.no_seat_refusal(act=selectors.Act.SCORE))
+
+
 def score_value(raw: object) -> int:
     """The score in `raw` (an int, or what a member typed), or ScoreInvalid: only the digits 0–10.
 

@@ -24,7 +24,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from committee import scoring, selectors, services
 from committee.models import Criterion, CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
-from committee.services.scores import SCORE_REFUSED, ScoreAnswer, score_answer, score_target, score_value
+from committee.services.scores import (
+    SCORE_REFUSED,
+    ScoreAnswer,
+    ScoreForbidden,
+    score_answer,
+    score_seat_required,
+    score_target,
+    score_value,
+)
 from committee.views.review import require_committee
 from core.http import AuthenticatedHttpRequest
 from core.locks import write_transaction
@@ -105,7 +113,10 @@ def _requests_in_review(cycle: ReviewCycle, ids: set[int]) -> dict[int, GpuReque
 def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     """GET: the member's grid, one page of their queue. POST (the form without JavaScript): save the
     page's changed cells together, or none of them when any is wrong (400, every error shown)."""
-    require_committee(request)
+    try:
+        score_seat_required(actor=request.user)
+    except ScoreForbidden as exc:  # the page on GET; a save is refused in the words of every surface
+        require_committee(request, refusal=score_answer(exc).message if request.method == "POST" else None)
     cycle = selectors.cycle_get(week=week)
     unscored_only = _unscored_only(request)
     if request.method == "GET":
@@ -185,7 +196,11 @@ def grid_cell_save(request: AuthenticatedHttpRequest, week: str) -> JsonResponse
     (committee/services/scores.py): 400 for a criterion or a value that is not 0–10, 403 for a request
     the member may not score, 404 for a request not in this week's review, 409 when the week is not in review.
     """
-    require_committee(request)
+    try:
+        score_seat_required(actor=request.user)
+    except ScoreForbidden as exc:
+        refusal = score_answer(exc)
+        return JsonResponse({"state": "error", "error": refusal.message}, status=refusal.status)
     cycle = selectors.cycle_get(week=week)
     pk = parse_whole_number(request.POST.get("request", ""), max_digits=12)
     candidates = _requests_in_review(cycle, set() if pk is None else {pk})

@@ -22,7 +22,7 @@ from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
 from committee.selectors.review import ranking_reweigh
-from committee.services.scores import SCORE_REFUSED, score_answer
+from committee.services.scores import SCORE_REFUSED, ScoreForbidden, score_answer, score_seat_required
 from committee.timeline import placement_figures
 from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
@@ -30,10 +30,11 @@ from core.http import AuthenticatedHttpRequest
 from core.parsers import parse_whole_number
 
 
-def require_committee(request: HttpRequest) -> None:
+def require_committee(request: HttpRequest, *, refusal: str | None = None) -> None:
+    """RoleRequired (the 403 page) unless the viewer has a committee seat; `refusal`: the words, if not the review's."""
     if not selectors.user_is_committee(user=request.user):
         raise RoleRequired(
-            _("The weekly review is for committee members."),
+            refusal or _("The weekly review is for committee members."),
             role=_("a seat on the committee"),
             elsewhere=[(_("Your team's requests and their outcomes"), reverse("committee:portal"))],
         )
@@ -216,7 +217,10 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
 
     A refused score is shown beside its input in the words the grid and the API use (committee/services/
     scores.py); a score the member may not give is the 403 page, in those words too."""
-    require_committee(request)
+    try:
+        score_seat_required(actor=request.user)
+    except ScoreForbidden as exc:
+        require_committee(request, refusal=score_answer(exc).message)
     cycle = selectors.cycle_get(week=week)
     gpu_request = _request_in_cycle(cycle, pk)
     errors: list[str] = []

@@ -95,6 +95,7 @@ def _own_team(world: Any) -> GpuRequest:
 
 
 CASES = {
+    "no committee seat": ("lead_a", _in_review, "urgency", 5, 403, "Only committee members score."),
     "a value out of range": ("finance", _in_review, "urgency", 11, 400, "A score is a whole number from 0 to 10."),
     "a value below range": ("finance", _in_review, "urgency", -1, 400, "A score is a whole number from 0 to 10."),
     "a computed criterion": ("finance", _in_review, "fairness", 5, 400, "“fairness” is not scored by members."),
@@ -130,6 +131,8 @@ def test_the_same_bad_score_is_refused_in_the_same_words_everywhere_and_nothing_
     grid_status, grid_words = grid_page(member, gpu_request, criterion, str(value))
     if criterion == "fairness":
         assert grid_status == 302  # the grid's form has no fairness cell: nothing to save, nothing saved
+    elif case == "no committee seat":
+        assert grid_status == 403 and words in grid_words  # the 403 page
     else:
         assert grid_status == 400 and words in grid_words
     assert not Score.objects.filter(member=member).exists()
