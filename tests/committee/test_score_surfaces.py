@@ -18,7 +18,7 @@ from tests.committee.review_api import API, api_for, browser_for
 from tests.committee.reviewing import two_requests_in_review
 from tests.factories import file_request
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX = {"HX-Request": "true"}
 
 
 def _words(text: str) -> str:
@@ -29,7 +29,7 @@ def review_page(member: Any, gpu_request: GpuRequest, criterion: str, value: str
     """The review page's inline score form (htmx): its status, and the error beside the input or else the page's."""
     response = browser_for(member).post(
         reverse("committee:review-score", args=[gpu_request.cycle.week, gpu_request.pk]),
-        {"criterion": criterion, "value": value, "note": ""}, **HTMX,
+        {"criterion": criterion, "value": value, "note": ""}, headers=HTMX,
     )
     body = response.content.decode()
     if response.status_code == 200:
@@ -147,6 +147,6 @@ def test_a_request_of_another_week_is_not_found_and_nothing_is_saved(world):
     assert response.status_code == 404 and response.json()["error"] == words
     assert grid_page(world.finance, GpuRequest(pk=a.pk, cycle=other), "urgency", "5")[0] == 400
     page = browser_for(world.finance).post(reverse("committee:review-score", args=[other.week, a.pk]),
-                                           {"criterion": "urgency", "value": "5"}, **HTMX)
+                                           {"criterion": "urgency", "value": "5"}, headers=HTMX)
     assert page.status_code == 404
     assert not Score.objects.exists()
