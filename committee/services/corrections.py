@@ -36,9 +36,10 @@ from committee.models import (
     DecisionCorrection,
     DecisionOutcome,
     GpuRequest,
+    NotificationKind,
     ReviewCycle,
 )
-from committee.services.notifications import notify_appeal_decided, notify_appeal_filed, notify_decision_corrected
+from committee.services.notifications import notification_enqueue
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import actor_name, request_event_record
 from committee.services.review import alternative_checked, alternative_gpus, cycle_transition_record
@@ -267,7 +268,7 @@ def _correct(
                       "could not be written to the archive. %(reason)s"),
         )
     if appeal is None:  # an amendment's team hears of it as the appeal's answer
-        notify_decision_corrected(correction=correction)
+        notification_enqueue(kind=NotificationKind.DECISION_CORRECTED, correction=correction)
     return correction
 
 
@@ -313,7 +314,7 @@ def decision_correct(
     "corrected" event on the request. In a published week it publishes the next plan version
     (`cycle_plan_place`: the windows started by `now` are kept, the rest is placed again, the record
     rewritten); in a finalized week it rewrites the week's decision record (`cycle_transition`).
-    The revision's summary carries the reason. Enqueues (outbox) `committee.notify_decision_corrected`:
+    The revision's summary carries the reason. Enqueues (outbox) the "decision corrected" notification:
     the request's team hears of it.
     """
     selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.CORRECT)
@@ -346,7 +347,7 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
     (DOCKET_APPEAL_WINDOW_HOURS after the first publication; the message says when it closed), or
     when the request already has an open appeal; ValidationError without a statement. Writes the
     appeal, an "appealed" event on the request, and the week's decision record (which lists appeals).
-    Enqueues (outbox) `committee.notify_appeal_filed`: the committee members outside the team hear of it.
+    Enqueues (outbox) the "appeal filed" notification: the committee members outside the team hear of it.
     """
     if not selectors.user_is_team_member(user=actor, team=gpu_request.team):
         raise PermissionDenied(
@@ -403,7 +404,7 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
         refused=_("The appeal on week %(week)s was not filed and nothing was saved: its decision record could not "
                   "be written to the archive. %(reason)s"),
     )
-    notify_appeal_filed(appeal=appeal)
+    notification_enqueue(kind=NotificationKind.APPEAL_FILED, appeal=appeal)
     return appeal
 
 
@@ -435,7 +436,7 @@ def appeal_decide(
     or with an amendment the decision form would refuse (a grant of an unranked request needs the
     chair's stated `exception`). `preview_digest` and `keep_other_teams` as for `decision_correct`. Writes an
     "appeal upheld"/"appeal amended" event on the request and the week's decision record.
-    Enqueues (outbox) `committee.notify_appeal_decided`: the team hears the answer.
+    Enqueues (outbox) the "appeal decided" notification: the team hears the answer.
     """
     gpu_request = appeal.request
     act = selectors.Act.AMEND if decision == APPEAL_AMEND else selectors.Act.ANSWER_APPEAL
@@ -485,6 +486,6 @@ def appeal_decide(
             refused=_("The appeal on week %(week)s was not decided and nothing was saved: its decision record could "
                       "not be written to the archive. %(reason)s"),
         )
-    notify_appeal_decided(appeal=locked)
+    notification_enqueue(kind=NotificationKind.APPEAL_DECIDED, appeal=locked)
     return locked
 

@@ -123,15 +123,21 @@ def test_correction_notifies_the_requests_team(world, week):
         actor=world.chair, gpu_request=second, outcome="grant", rationale="All 24.", reason="The budget came through.",
     )
     message = OutboxMessage.objects.get(key=f"notify:decision-corrected:{correction.pk}")
-    assert message.task_name == "committee.notify_decision_corrected"
-    assert services.notifications_for_decision_corrected(correction_id=correction.pk) == 2  # member_b and tech
+    assert (message.task_name, message.kwargs) == (
+        "committee.notify", {"kind": "decision_corrected", "arguments": {"correction_id": correction.pk}}
+    )
+    assert services.notifications_deliver(
+        kind=NotificationKind.DECISION_CORRECTED, arguments={"correction_id": correction.pk}
+    ) == 2  # member_b and tech
     notes = Notification.objects.filter(kind=NotificationKind.DECISION_CORRECTED)
     assert {n.recipient for n in notes} == {world.member_b, world.tech}
     assert notification_text(notes[0]) == (
         f"Team B: the decision on “Vision model” (week {world.cycle.week}) was corrected from Partial grant, 8 GPUs "
         "to Grant, published as plan version 2. Reason: The budget came through."
     )
-    assert services.notifications_for_decision_corrected(correction_id=correction.pk) == 0  # idempotent
+    assert services.notifications_deliver(
+        kind=NotificationKind.DECISION_CORRECTED, arguments={"correction_id": correction.pk}
+    ) == 0  # idempotent
 
 
 def test_correction_after_finalize_changes_the_decision_and_rewrites_the_record(world, week):
@@ -172,7 +178,7 @@ def test_correction_without_a_reason_is_refused_and_changes_nothing(world, week,
     assert (decision.outcome, decision.granted_gpu_count, decision.rationale) == ("partial", 8, "Half now.")
     assert AllocationPlan.objects.count() == 1 and not DecisionCorrection.objects.exists()
     assert len(record_revisions(world)) == revisions_before
-    assert not OutboxMessage.objects.filter(task_name="committee.notify_decision_corrected").exists()
+    assert not OutboxMessage.objects.filter(kwargs__kind=NotificationKind.DECISION_CORRECTED).exists()
 
 
 @pytest.mark.parametrize("persona", ["reviewer", "tech", "member_b", "outsider"])
