@@ -1,4 +1,4 @@
-"""Whether usage reports of one pool can all be true at once: pure arithmetic on plain data.
+"""Whether the measured usage records of one pool can all be true at once: pure arithmetic on plain data.
 
 A report says how many GPU-hours a team used somewhere inside its period, not when. Reports can
 all be true at once exactly when, for every span [a, b], the GPU-hours of the reports lying
@@ -11,8 +11,8 @@ what it proves (each side fits on its own). So for a new report it is enough to 
 bounded by the starts and ends of the reports chained to it by overlapping periods (`chained`),
 each counting every report wholly inside it (`worst_span`). Partial overlaps are not prorated:
 a day's report beside an hour's is refused only if the day cannot hold both.
-`allocations.services.usage_record` reads the stored reports and calls these; docs/adapters.md
-("Usage reports Docket refuses") states the rule for operators.
+`allocations.services.measured_usage_record` reads the stored reports and calls these; docs/adapters.md
+("Measured usage Docket refuses") states the rule for operators.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A usage report checked against 16,000 stored reports nested around it: the issue's attack, timed.
+"""A measured usage record checked against 16,000 stored ones nested around it: the issue's attack, timed.
 
     .venv/bin/python bench/bench_usage_fit.py [--stored 16000] [--reports 20] [--quadratic-up-to 4000]
 
@@ -9,7 +9,7 @@ What it does, in this process:
    0.01 GPU-hours each): the worst case, every stored report adds to every span start before it. For
    N = 1,000, 4,000 and `--stored`, the median of 5 runs; beside it the quadratic sweep it replaced
    (tests/allocations/test_usage_fits_pool.py keeps it as the reference) up to `--quadratic-up-to`.
-2. The whole service (`allocations.services.usage_record`, what POST /api/v1/usage/ calls): (re)creates
+2. The whole service (`allocations.services.measured_usage_record`, what POST /api/v1/usage/ calls): (re)creates
    the PostgreSQL database `docket_bench_usage` (only that one) at $BENCH_PG, default
    postgres://postgres@127.0.0.1:5432 (or $BENCH_DB), migrates it, and stores `--stored` nested
    reports of one team on a 64-GPU pool (24 starting per hour, under DOCKET_USAGE_MAX_REPORTS_PER_HOUR):
@@ -105,7 +105,7 @@ def service(stored: int, reports: int) -> tuple[list[tuple[float, float]], list[
     def post(start: datetime, key: str) -> tuple[float, float]:
         began, cpu = time.perf_counter(), time.process_time()
         with contextlib.suppress(ValidationError):  # the refused ones
-            services.usage_record(client=client, team_slug="team", pool_slug="a100", window_id=None,
+            services.measured_usage_record(client=client, team_slug="team", pool_slug="a100", window_id=None,
                                   period_start=start, period_end=start + timedelta(minutes=2),
                                   gpu_hours_used=Decimal("0.01"), mean_utilization_pct=Decimal(50),
                                   mean_queue_wait_minutes=Decimal(0), idempotency_key=key, now=now)
@@ -143,8 +143,8 @@ def main() -> int:
         print(f"| {count:,} | {new * 1000:.1f} | {'—' if old is None else f'{old * 1000:,.0f}'} |")
     accepted, refused = service(args.stored, args.reports)
     slowest = max(wall for wall, _cpu in accepted + refused)
-    print(f"\nusage_record with {args.stored:,} nested reports stored (PostgreSQL), {args.reports} new reports each "
-          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
+    print(f"\nmeasured_usage_record with {args.stored:,} nested reports stored (PostgreSQL), {args.reports} new "
+          f"reports each (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
     for name, timings in (("in a chain of 999 (checked, stored)", accepted),
                           (f"in a chain of {args.stored - 999:,} (refused: over the cap)", refused)):
         walls = [wall for wall, _cpu in timings]

@@ -14,7 +14,6 @@ from allocations.models import GpuPool, Team
 from committee import limits, scoring, selectors, weeks
 from committee.models import (
     Alternative,
-    Criterion,
     DecisionOutcome,
     GpuRequest,
     ImpactForecast,
@@ -64,7 +63,7 @@ class GpuRequestForm(forms.ModelForm):
                 self.initial.setdefault("latest_end", timezone.localtime(cycle.ends_at, weeks.committee_zone()))
 
     def partial_data(self) -> dict[str, Any]:
-        """The fields that passed their own checks, for the rules that span fields (gpu_request_problems).
+        """The fields that passed their own checks, for the rules that span fields (request_problems).
 
         Django runs a form's cross-field checks only on what is valid; the view checks the rules on
         this too, so a rule broken by good fields shows beside the errors of the bad ones.
@@ -141,20 +140,6 @@ class UsagePrefillForm(forms.Form):
 
 
 # --- The weekly review and the rubric --------------------------------------------------------
-
-
-class ScoreForm(forms.Form):
-    """One member's score of one request on one criterion, saved inline."""
-
-    criterion = forms.ChoiceField(choices=[])
-    value = StrictIntegerField(label=_("Score"), min_value=0, max_value=10)
-    note = forms.CharField(label=_("Note"), required=False, max_length=limits.SCORE_NOTE_MAX_LENGTH)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        form_field(self, "criterion", forms.ChoiceField).choices = [
-            (c, Criterion(c).label) for c in scoring.MEMBER_SCORED
-        ]
 
 
 def alternatives_choices(form: forms.Form, gpu_request: GpuRequest | None) -> None:

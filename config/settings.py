@@ -480,7 +480,7 @@ DOCKET_DECISIONS_RECORDED_BY = env_choice("DOCKET_DECISIONS_RECORDED_BY", "chair
 # The fair share decays past usage by 2^(−age / half-life): a half-life of 0 or less is no decay at all.
 DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = env_float("DOCKET_FAIRSHARE_HALF_LIFE_WEEKS", 2.0, above=0, maximum=520)
 DOCKET_FAIRSHARE_TRAILING_WEEKS = env_int("DOCKET_FAIRSHARE_TRAILING_WEEKS", 8, minimum=1, maximum=520)
-# How far back a scheduler's usage report may start (days): older periods are refused with 400. The default
+# How far back a scheduler's measured usage may start (days): older periods are refused with 400. The default
 # covers the fair share's default 8 trailing weeks.
 DOCKET_USAGE_MAX_AGE_DAYS = env_int("DOCKET_USAGE_MAX_AGE_DAYS", 56, minimum=1, maximum=3650)
 # Reports of one team on one pool starting in one UTC hour: more is implausibly fragmented reporting, refused with

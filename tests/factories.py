@@ -48,7 +48,7 @@ def file_request(world: Any, *, team: Any = None, actor: Any = None, submit: boo
     """File (and by default submit) a request through the services, as a team member would."""
     team = team or world.team_a
     actor = actor or (world.lead_a if team == world.team_a else world.member_b)
-    gpu_request = services.gpu_request_create(
+    gpu_request = services.request_create(
         actor=actor,
         team=team,
         cycle=world.cycle,
@@ -58,5 +58,5 @@ def file_request(world: Any, *, team: Any = None, actor: Any = None, submit: boo
         alternatives=alternatives or [],
     )
     if submit:
-        gpu_request = services.gpu_request_submit(actor=actor, gpu_request=gpu_request)
+        gpu_request = services.request_submit(actor=actor, gpu_request=gpu_request)
     return gpu_request

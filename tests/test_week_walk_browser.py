@@ -254,7 +254,7 @@ def file_until_thirty(cycle: ReviewCycle) -> None:
             if in_review(cycle).count() >= IN_REVIEW:
                 return
             gpus = 8 if pool.gpu_model == "H100" else 16
-            gpu_request = services.gpu_request_create(
+            gpu_request = services.request_create(
                 actor=lead, team=team, cycle=cycle,
                 fields={"pool": pool, "title": f"{team.name} model training on {pool.gpu_model}", "gpu_count": gpus,
                         "min_gpu_count": gpus // 2, "duration_hours": 24 + 12 * index, "earliest_start": start,
@@ -265,7 +265,7 @@ def file_until_thirty(cycle: ReviewCycle) -> None:
                 forecast={"kind": "revenue", "estimated_value": Decimal(20000 + 5000 * len(slug)),
                           "value_unit": "USD/week", "confidence": "medium", "narrative": "A fresher model sells more."},
             )
-            services.gpu_request_submit(actor=lead, gpu_request=gpu_request)
+            services.request_submit(actor=lead, gpu_request=gpu_request)
     raise AssertionError("not enough teams to reach 30 requests")
 
 

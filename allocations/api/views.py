@@ -224,7 +224,7 @@ class UsageCreateView(SchedulerAPIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
-            result = services.usage_record(
+            result = services.measured_usage_record(
                 client=self.client(request),
                 team_slug=values["team"],
                 pool_slug=values["pool"],

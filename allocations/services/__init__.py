@@ -21,7 +21,7 @@ from allocations.services.usage import (
     USAGE_MAX_CHAINED,
     IdempotencyConflict,
     UsageResult,
-    usage_record,
+    measured_usage_record,
 )
 
 __all__ = [
@@ -30,10 +30,10 @@ __all__ = [
     "IdempotencyConflict",
     "IssuedToken",
     "UsageResult",
+    "measured_usage_record",
     "plan_publish",
     "scheduler_client_create",
     "scheduler_client_rotate",
     "scheduler_client_seen",
     "sync_status_record",
-    "usage_record",
 ]

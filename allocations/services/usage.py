@@ -1,4 +1,4 @@
-"""Measured usage: the scheduler side's usage reports, checked and stored once per idempotency key."""
+"""Measured usage: the scheduler side's records, checked and stored once per idempotency key."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ from allocations.models import (
 from core.locks import write_transaction
 
 FUTURE_SKEW = timedelta(minutes=5)  # clocks of scheduler hosts may run a little ahead
-# Reads that widen the span around a new usage report to the reports chained to it, before counting the
+# Reads that widen the span around a new measured usage record to the records chained to it, before counting the
 # whole retention window at once instead (a long chain of staggered periods).
 CLUSTER_WALK_STEPS = 8
 # The most stored reports a new one is checked against (those chained to it by overlapping periods). More is
 # implausibly fragmented reporting: collectors report on an hour grid, whose periods touch and do not chain.
-# It bounds the check, which runs under the pool's row lock (docs/benchmarks.md, "Usage reports").
+# It bounds the check, which runs under the pool's row lock (docs/benchmarks.md, "Measured usage").
 USAGE_MAX_CHAINED = 1000
 
 
@@ -74,7 +74,7 @@ def _same_usage(record: UsageRecord, *, team: Team | None, window_id: int | None
 
 
 @write_transaction
-def usage_record(
+def measured_usage_record(
     *,
     client: SchedulerClient,
     team_slug: str,
@@ -98,7 +98,7 @@ def usage_record(
     account on the cluster nor a window on the pool, a period that starts before the
     retention horizon (DOCKET_USAGE_MAX_AGE_DAYS) or ends in the future, more GPU-hours than
     the pool holds over the period, or more than it holds together with the pool's other
-    reports (`_usage_fits_pool`, docs/adapters.md "Usage reports Docket refuses").
+    reports (`_usage_fits_pool`, docs/adapters.md "Measured usage Docket refuses").
 
     The pool's row is locked (SELECT ... FOR NO KEY UPDATE: rows that refer to the pool are still
     written meanwhile) from the key's lookup to the insert, so concurrent reports of one pool are
@@ -165,7 +165,7 @@ def _usage_check(
     *, cluster: Cluster, pool: GpuPool, team: Team | None, team_slug: str, window_id: int | None,
     period_start: datetime, period_end: datetime, gpu_hours_used: Decimal, now: datetime,
 ) -> AllocationWindow | None:
-    """Validate a usage report (ValidationError keyed by field, all problems at once); returns its window."""
+    """Validate a measured usage record (ValidationError keyed by field, all problems at once); returns its window."""
     errors: dict[str, list[str]] = {}
     if team is None:
         errors["team"] = [_("No team %s.") % team_slug]
@@ -194,8 +194,8 @@ def _usage_check(
         if UsageRecord.objects.filter(team=team, pool=pool, period_start__gte=hour,
                                       period_start__lt=hour + timedelta(hours=1)).count() >= limit:
             errors["period_start"] = [
-                _("Team %(team)s already has %(limit)s usage reports on %(pool)s starting between %(start)s and "
-                  "%(end)s: at most %(limit)s per team, pool and hour. Report longer periods.")
+                _("Team %(team)s already has %(limit)s measured usage records on %(pool)s starting between %(start)s "
+                  "and %(end)s: at most %(limit)s per team, pool and hour. Report longer periods.")
                 % {"team": team.slug, "pool": pool.slug, "limit": limit, "start": hour.isoformat(),
                    "end": (hour + timedelta(hours=1)).isoformat()}
             ]

@@ -401,7 +401,7 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
 
     def partial_values(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The request's fields, and each alternative's GPU-hours, that pass their own checks in a body that
-        failed others: the rules that span fields (services.gpu_request_problems) are checked on them too."""
+        failed others: the rules that span fields (services.request_problems) are checked on them too."""
         data = self.initial_data if isinstance(getattr(self, "initial_data", None), Mapping) else {}
         values: dict[str, Any] = {}
         for name in REQUEST_FIELDS:
@@ -501,12 +501,35 @@ class ScoreSerializer(serializers.ModelSerializer):
         return score.member_id not in self._flags().recused_ids
 
 
+class _CheckedByTheService:
+    """A field whose choices and bounds the schema documents and the service checks (only its JSON type is
+    checked here, by StrictJSONMixin): services.score_record refuses a score in the words the review page and
+    the grid use (committee/services/scores.py), not in DRF's own."""
+
+    def run_validators(self, value: Any) -> None:
+        return None
+
+
+class _ScoreCriterionField(_CheckedByTheService, serializers.ChoiceField):
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+
+class _ScoreValueField(_CheckedByTheService, serializers.IntegerField):
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+
+class _ScoreNoteField(_CheckedByTheService, serializers.CharField):
+    pass
+
+
 class ScoreInputSerializer(StrictJSONMixin, serializers.Serializer):
     """The caller's own score of a request on one member-scored criterion (fairness is computed)."""
 
-    criterion = serializers.ChoiceField(choices=[(c, c) for c in scoring.MEMBER_SCORED])
-    value = serializers.IntegerField(min_value=scoring.SCORE_MIN, max_value=scoring.SCORE_MAX)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.SCORE_NOTE_MAX_LENGTH)
+    criterion = _ScoreCriterionField(choices=[(c, c) for c in scoring.MEMBER_SCORED])
+    value = _ScoreValueField(min_value=scoring.SCORE_MIN, max_value=scoring.SCORE_MAX)
+    note = _ScoreNoteField(required=False, allow_blank=True, default="", max_length=limits.SCORE_NOTE_MAX_LENGTH)
 
 
 class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):

@@ -26,7 +26,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import Team
 from committee import scoring, selectors, services
 from committee.api.filtersets import CycleFilterSet, RequestFilterSet
-from committee.api.permissions import IsChair, IsCommitteeMember
+from committee.api.permissions import IsChair, IsCommitteeMember, IsCommitteeMemberToScore
 from committee.api.serializers import (
     CycleDetailSerializer,
     CycleSerializer,
@@ -213,7 +213,7 @@ def _request_body(
     request: Request, *, team: Team, cycle: ReviewCycle, gpu_request: GpuRequest | None = None
 ) -> RequestInputSerializer:
     """The request's body, valid; else one 400 with every error at once: the body's own, and the rules that span
-    fields, the week and the team's requests (services.gpu_request_problems) on the fields that passed, keyed as
+    fields, the week and the team's requests (services.request_problems) on the fields that passed, keyed as
     the service keys them (`alternatives.1.gpu_hours`). A body from outside the team hears only its own errors."""
     body = RequestInputSerializer(data=request.data)
     if body.is_valid():
@@ -221,7 +221,7 @@ def _request_body(
     errors: dict[str, Any] = dict(body.errors)
     if selectors.user_is_team_member(user=request.user, team=team):
         fields, alternatives = body.partial_values()
-        problems = services.gpu_request_problems(
+        problems = services.request_problems(
             team=team, cycle=cycle, fields=fields, alternatives=alternatives, gpu_request=gpu_request
         )
         for key, messages in problems.items():
@@ -243,7 +243,7 @@ class TeamRequestCreateView(APIView):
         if cycle is None:
             raise StateConflict(_("No cycle is open for intake right now."))
         body = _request_body(request, team=team_obj, cycle=cycle)
-        created = services.gpu_request_create(actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs())
+        created = services.request_create(actor=request.user, team=team_obj, cycle=cycle, **body.service_kwargs())
         fresh = _readable_request(request, created.pk)
         return Response(RequestSerializer(fresh, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
@@ -260,7 +260,7 @@ class RequestDetailView(APIView):
     def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         gpu_request = _readable_request(request, pk)
         body = _request_body(request, team=gpu_request.team, cycle=gpu_request.cycle, gpu_request=gpu_request)
-        services.gpu_request_update(actor=request.user, gpu_request=gpu_request, **body.service_kwargs())
+        services.request_update(actor=request.user, gpu_request=gpu_request, **body.service_kwargs())
         return Response(RequestSerializer(_readable_request(request, pk), context={"request": request}).data)
 
 
@@ -277,7 +277,7 @@ class RequestTransitionView(APIView):
 class RequestSubmitView(RequestTransitionView):
     """Put a draft in front of the committee (a team member, while intake is open; 409 otherwise)."""
 
-    service = services.gpu_request_submit
+    service = services.request_submit
 
     @extend_schema(operation_id="requests_submit")
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
@@ -288,7 +288,7 @@ class RequestSubmitView(RequestTransitionView):
 class RequestWithdrawView(RequestTransitionView):
     """Take a draft or submitted request back (a team member, while intake is open; 409 otherwise)."""
 
-    service = services.gpu_request_withdraw
+    service = services.request_withdraw
 
     @extend_schema(operation_id="requests_withdraw")
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
@@ -331,7 +331,7 @@ class RequestScoresView(APIView):
     """Every member's scores of a request (committee), each saying whether it is stale and whether it counts, and
     recording the caller's own score."""
 
-    permission_classes = [IsAuthenticated, IsCommitteeMember]
+    permission_classes = [IsAuthenticated, IsCommitteeMemberToScore]
 
     def _request(self, request: Request, pk: int) -> GpuRequest:
         return _readable_request(request, pk)
@@ -345,7 +345,10 @@ class RequestScoresView(APIView):
 
     @extend_schema(request=ScoreInputSerializer, responses=ScoreSerializer, operation_id="requests_scores_record")
     def post(self, request: AuthenticatedRequest, pk: int) -> Response:
-        """Record or revise the caller's score on one criterion. Refused for a request of the caller's own team."""
+        """Record or revise the caller's score on one criterion. Refused for a request of the caller's own team.
+
+        A refused score answers the status and the words of the review page and the grid
+        (committee/services/scores.py), through the site's exception handler (core/errors.py)."""
         gpu_request = self._request(request, pk)
         body = ScoreInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -44,7 +44,7 @@ class TeamMembership(models.Model):
 
 class TeamFiling(models.Model):
     """How a team files its requests. With `lead_submits`, members write drafts and only a lead of the
-    team puts one in front of the committee (committee.services.gpu_request_submit); without a row, or
+    team puts one in front of the committee (committee.services.request_submit); without a row, or
     with it off, any member submits."""
 
     team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="filing", verbose_name=_("team"))

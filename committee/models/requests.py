@@ -88,7 +88,7 @@ class GpuRequest(models.Model):
         verbose_name=_("submitted by"),
     )
     submitted_at = models.DateTimeField(_("submitted"), null=True, blank=True)
-    # A deferred request the team carried into a later week's intake (gpu_request_carry): the draft it made
+    # A deferred request the team carried into a later week's intake (request_carry): the draft it made
     # points back at it, and each page shows the other.
     carried_from = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_into",
@@ -124,7 +124,7 @@ class GpuRequest(models.Model):
                 name="request_one_active_per_team_pool_cycle",
                 violation_error_message=_("Your team already has an active request for this pool in this cycle."),
             ),
-            # A deferred request is carried into a week once (gpu_request_carry).
+            # A deferred request is carried into a week once (request_carry).
             models.UniqueConstraint(
                 fields=["carried_from", "cycle"], condition=Q(carried_from__isnull=False),
                 name="request_carried_once_per_week",

@@ -193,6 +193,11 @@ def _needs_recorder(*, actor: Viewer, act: Act) -> bool:
     return not (recorder == "recording" and settings.DOCKET_DECISIONS_RECORDED_BY == "committee")
 
 
+def no_seat_refusal(*, act: Act) -> str:
+    """The words refusing `act` to someone without a committee seat (decide_guard's, for a surface's own role gate)."""
+    return _no_seat(act)
+
+
 def decide_guard(*, actor: Viewer, gpu_request: GpuRequest, act: Act) -> None:
     """PermissionDenied (the API's and the pages' 403) unless `actor` may do `act` to `gpu_request`.
 

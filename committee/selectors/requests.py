@@ -145,7 +145,7 @@ COPIED_FIELDS = (
 
 
 def request_copy(*, source: GpuRequest, cycle: ReviewCycle) -> RequestCopy:
-    """`source`'s fields and evidence moved into `cycle` (request_copy_sources; gpu_request_carry)."""
+    """`source`'s fields and evidence moved into `cycle` (request_copy_sources; request_carry)."""
     fields: dict[str, Any] = {name: getattr(source, name) for name in COPIED_FIELDS}
     from_week, to_week = source.cycle.week, cycle.week
     start = weeks.moment_into_week(source.earliest_start, from_week=from_week, to_week=to_week)
@@ -186,13 +186,13 @@ class CarryOffer:
 
 
 def week_before(cycle: ReviewCycle) -> str:
-    """The ISO week before `cycle`'s: a request deferred there is carried into `cycle` (gpu_request_carry)."""
+    """The ISO week before `cycle`'s: a request deferred there is carried into `cycle` (request_carry)."""
     return weeks.week_label(weeks.parse_week(cycle.week) - timedelta(days=7))
 
 
 def request_carry_offers(*, requests: Iterable[GpuRequest], cycle: ReviewCycle | None) -> dict[int, CarryOffer]:
     """Of `requests`, those deferred in the finalized or published week right before `cycle`, by id: what the
-    portal and the request page offer to carry into `cycle` (committee.services.gpu_request_carry). Three
+    portal and the request page offer to carry into `cycle` (committee.services.request_carry). Three
     queries at most."""
     if cycle is None:
         return {}

@@ -108,7 +108,7 @@ def _merge(errors: dict[str, list[str]], more: Mapping[str, Sequence[str]]) -> N
         kept.extend(str(m) for m in messages if str(m) not in kept)
 
 
-def gpu_request_problems(
+def request_problems(
     *,
     team: Team | None,
     cycle: ReviewCycle,
@@ -171,7 +171,7 @@ def gpu_request_problems(
 
 
 def _clean_errors(instance: Any, *, exclude: Sequence[str] = ()) -> dict[str, list[str]]:
-    """Every field and row error of `instance` (its constraints are the database's and gpu_request_problems')."""
+    """Every field and row error of `instance` (its constraints are the database's and request_problems')."""
     try:
         instance.full_clean(exclude=list(exclude), validate_constraints=False)
     except ValidationError as exc:
@@ -221,7 +221,7 @@ def _check_all(
     _merge(errors, evidence_errors)
     checked = {name: getattr(gpu_request, name, None) for name in REQUEST_FIELDS if name != "pool"}
     checked["pool"] = gpu_request.pool if gpu_request.pool_id else None
-    _merge(errors, gpu_request_problems(
+    _merge(errors, request_problems(
         team=gpu_request.team, cycle=gpu_request.cycle, fields=checked, alternatives=alternatives,
         gpu_request=gpu_request if gpu_request.pk else None,
     ))
@@ -252,7 +252,7 @@ def _apply_fields(gpu_request: GpuRequest, fields: Mapping[str, Any]) -> None:
 
 
 @write_transaction
-def gpu_request_create(
+def request_create(
     *,
     actor: User,
     team: Team,
@@ -268,7 +268,7 @@ def gpu_request_create(
 
     Refused (PermissionDenied) unless the actor is a member of the team, and (ValidationError,
     nothing written) once intake is closed or when any field or rule fails: every error of the
-    request, its evidence and gpu_request_problems is raised together, keyed by field. `detail`
+    request, its evidence and request_problems is raised together, keyed by field. `detail`
     goes into the "created" event (where a copied request came from).
     """
     _check_can_edit(actor=actor, team=team, cycle=cycle)
@@ -293,7 +293,7 @@ def _lock(gpu_request: GpuRequest) -> GpuRequest:
 
 
 @write_transaction
-def gpu_request_update(
+def request_update(
     *,
     actor: User,
     gpu_request: GpuRequest,
@@ -330,7 +330,7 @@ def gpu_request_update(
     return locked
 
 
-def gpu_request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
+def request_submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     """Put a draft in front of the committee. Only while intake is open.
 
     Where the team has chosen "members draft, the lead submits" (TeamFiling), a member who is not a
@@ -390,7 +390,7 @@ def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
 
 
 @write_transaction
-def gpu_request_return(*, actor: User, gpu_request: GpuRequest, note: str) -> GpuRequest:
+def request_return(*, actor: User, gpu_request: GpuRequest, note: str) -> GpuRequest:
     """A team lead sends a member's draft back with a note instead of submitting it; it stays a draft.
 
     Only a lead of the team, only a draft, only while intake is open; the note is required. The
@@ -437,7 +437,7 @@ def team_filing_set(*, actor: User, team: Team, lead_submits: bool) -> TeamFilin
 
 
 @write_transaction
-def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -> GpuRequest:
+def request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -> GpuRequest:
     """Carry a request deferred in a finalized or published week into `cycle`'s intake, on the team's word.
 
     `cycle` is the week after the original's ("next week's intake"). Makes a draft in `cycle` linked to
@@ -470,7 +470,7 @@ def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycl
     copy = selectors.request_copy(source=locked, cycle=cycle)
     prefill = selectors.usage_prefill(team=locked.team, pool=locked.pool, cycle=cycle)
     try:
-        return gpu_request_create(
+        return request_create(
             actor=actor, team=locked.team, cycle=cycle, fields=copy.fields, usage={**copy.usage, **prefill.initial},
             forecast=copy.forecast, alternatives=copy.alternatives, carried_from=locked,
             detail=_("carried from week %(week)s") % {"week": locked.cycle.week},
@@ -482,7 +482,7 @@ def gpu_request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycl
 
 
 @write_transaction
-def gpu_request_withdraw(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
+def request_withdraw(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     """Take a draft or submitted request back. The team may then file a new one for the same pool."""
     locked = _lock(gpu_request)
     _check_can_edit(actor=actor, team=locked.team, cycle=locked.cycle)

@@ -1,8 +1,8 @@
 """The weekly review: closing intake, scoring, deciding, finalizing.
 
 The cycle moves open → in_review (cycle_close_intake) → finalized (cycle_finalize); publishing
-(finalized → published) lives in committee/services/publishing.py. Every write here locks the
-cycle row first, so a score or a decision cannot slip in while the chair finalizes.
+(finalized → published) lives in committee/services/publishing.py, scoring in committee/services/scores.py.
+Every write here locks the cycle row first, so a score or a decision cannot slip in while the chair finalizes.
 """
 
 from __future__ import annotations
@@ -29,9 +29,7 @@ from committee.models import (
     NotificationKind,
     RequestStatus,
     ReviewCycle,
-    Score,
 )
-from committee.services.discussion import scores_clear_stale
 from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
@@ -57,7 +55,8 @@ def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
         )
 
 
-def _lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[GpuRequest, ReviewCycle]:
+def lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[GpuRequest, ReviewCycle]:
+    """Lock the request's cycle, then the request: StateConflict unless the cycle is in review and it is submitted."""
     cycle = _lock_cycle(gpu_request.cycle)
     _require_status(cycle, CycleStatus.IN_REVIEW, doing)
     locked = GpuRequest.objects.select_related("team").get(pk=gpu_request.pk)
@@ -124,40 +123,6 @@ def cycle_close_intake(
 
 
 @write_transaction
-def score_record(
-    *, actor: User, gpu_request: GpuRequest, criterion: str, value: int, note: str = ""
-) -> Score:
-    """Record (or revise) the actor's 0–10 score of a request on one member-scored criterion.
-
-    Refused (PermissionDenied) unless the actor has a committee seat and is not a member of the
-    request's team; refused (ValidationError) unless the cycle is in review, the request submitted,
-    the criterion member-scored and the value a whole number 0–10. Fairness is computed, never scored.
-    Refused (PermissionDenied) too for a member recused from the request. Scoring clears the member's
-    "stale" mark on the request (the team changed it after they scored).
-    """
-    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.SCORE)
-    if criterion not in scoring.MEMBER_SCORED:
-        raise ValidationError(
-            {"criterion": [_("“%(criterion)s” is not scored by members.") % {"criterion": criterion}]}
-        )
-    if isinstance(value, bool) or not isinstance(value, int) or not scoring.SCORE_MIN <= value <= scoring.SCORE_MAX:
-        raise ValidationError({"value": [_("A score is a whole number from 0 to 10.")]})
-    note = (note or "").strip()
-    too_long = limits.length_errors("note", note, limits.SCORE_NOTE_MAX_LENGTH)
-    if too_long:
-        raise ValidationError(too_long)
-    locked, _cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
-    score, _created = Score.objects.update_or_create(
-        member=actor,
-        request=locked,
-        criterion=criterion,
-        defaults={"value": value, "note": note, "member_name": actor_name(actor)},
-    )
-    scores_clear_stale(member=actor, gpu_request=locked)
-    return score
-
-
-@write_transaction
 def request_decide(
     *,
     actor: User,
@@ -183,7 +148,7 @@ def request_decide(
     the request until then.
     """
     selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.DECIDE)
-    locked, cycle = _lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
+    locked, cycle = lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
     errors: dict[str, list[Any]] = {}
     rationale = (rationale or "").strip()
     if not rationale:

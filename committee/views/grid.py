@@ -13,7 +13,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponse
 from django.shortcuts import redirect, render
@@ -25,23 +24,21 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from committee import scoring, selectors, services
 from committee.models import Criterion, CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
+from committee.services.scores import (
+    SCORE_REFUSED,
+    ScoreAnswer,
+    ScoreForbidden,
+    score_answer,
+    score_seat_required,
+    score_target,
+    score_value,
+)
 from committee.views.review import require_committee
-from core.errors import StateConflict
 from core.http import AuthenticatedHttpRequest
 from core.locks import write_transaction
 from core.parsers import parse_whole_number
 
-# ASCII digits and the whole text (fullmatch): `\d` takes full-width digits and `$` a trailing newline.
-CELL_NAME = re.compile(r"cell-([0-9]{1,12})-([a-z_]{1,30})")
-SCORE_PATTERN = re.compile(r"10|[0-9]")
-
-
-def _score_value(raw: str) -> tuple[int | None, str | None]:
-    """A typed cell as a score, or the error shown beside it. Only the digits 0–10: no sign, no decimals."""
-    raw = raw.strip()
-    if not SCORE_PATTERN.fullmatch(raw):
-        return None, _("A score is a whole number from 0 to 10.")
-    return int(raw), None
+CELL_NAME = re.compile(r"cell-([0-9]{1,12})-([a-z_]{1,30})")  # ASCII digits, the whole name (fullmatch)
 
 
 def _count_text(queue: grid_selectors.MemberQueue) -> str:
@@ -116,7 +113,10 @@ def _requests_in_review(cycle: ReviewCycle, ids: set[int]) -> dict[int, GpuReque
 def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     """GET: the member's grid, one page of their queue. POST (the form without JavaScript): save the
     page's changed cells together, or none of them when any is wrong (400, every error shown)."""
-    require_committee(request)
+    try:
+        score_seat_required(actor=request.user)
+    except ScoreForbidden as exc:  # the page on GET; a save is refused in the words of every surface
+        require_committee(request, refusal=score_answer(exc).message if request.method == "POST" else None)
     cycle = selectors.cycle_get(week=week)
     unscored_only = _unscored_only(request)
     if request.method == "GET":
@@ -133,45 +133,34 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
             posted[key] = raw
             if raw.strip():  # an empty cell is left as it is
                 cells.append((int(match[1]), match[2], key))
-    errors: dict[str, str] = {}
-    values: dict[str, int] = {}
-    for _pk, _criterion, key in cells:
-        value, error = _score_value(posted[key])
-        if error:
-            errors[key] = error
-        elif value is not None:
-            values[key] = value
     in_review = _requests_in_review(cycle, {pk for pk, _c, _k in cells})
     current = grid_selectors.member_scores(viewer=request.user, request_ids=list(in_review))
+
+    @write_transaction  # one transaction for the page's scores; a deadlock's victim runs again (core/locks.py)
+    def save_all() -> int:
+        refused: dict[str, str] = {}
+        count = 0
+        for pk, criterion, key in cells:
+            try:
+                gpu_request = score_target(cycle=cycle, pk=pk, in_review=in_review)
+                if _unchanged(current.get((pk, criterion)), posted[key]):
+                    continue  # nothing to write
+                services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion,
+                                      value=posted[key])
+            except SCORE_REFUSED as exc:
+                refused[key] = score_answer(exc).message
+            else:
+                count += 1
+        if refused:
+            raise _RollBack(refused)
+        return count
+
+    errors: dict[str, str] = {}
     saved = 0
-    if not errors:
-
-        @write_transaction  # one transaction for the page's scores; a deadlock's victim runs again (core/locks.py)
-        def save_all() -> int:
-            refused: dict[str, str] = {}
-            count = 0
-            for pk, criterion, key in cells:
-                gpu_request = in_review.get(pk)
-                if gpu_request is None:
-                    refused[key] = _("This request is not in review in week %(week)s.") % {"week": cycle.week}
-                    continue
-                if current.get((pk, criterion)) == values[key]:
-                    continue  # unchanged: nothing to write
-                try:
-                    services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion,
-                                          value=values[key])
-                except (ValidationError, PermissionDenied) as exc:
-                    refused[key] = " ".join(getattr(exc, "messages", None) or [str(exc)])
-                else:
-                    count += 1
-            if refused:
-                raise _RollBack(refused)
-            return count
-
-        try:
-            saved = save_all()
-        except _RollBack as rollback:
-            errors.update(rollback.refused)
+    try:
+        saved = save_all()
+    except _RollBack as rollback:
+        errors = rollback.refused
     if errors:
         context = _grid_context(request, cycle, page=page, unscored_only=unscored_only, posted=posted, errors=errors)
         context["error_count"] = len(errors)
@@ -179,6 +168,14 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     messages.success(request, ngettext("%(n)s score saved.", "%(n)s scores saved.", saved) % {"n": saved})
     query = f"?page={page}" + ("&mine=unscored" if unscored_only else "")
     return redirect(reverse("committee:review-grid", args=[cycle.week]) + query)
+
+
+def _unchanged(current: int | None, raw: str) -> bool:
+    """Whether the cell still holds what was typed (then nothing is written); a refused value is not unchanged."""
+    try:
+        return current == score_value(raw)
+    except SCORE_REFUSED:
+        return False
 
 
 class _RollBack(Exception):
@@ -195,46 +192,38 @@ def grid_cell_save(request: AuthenticatedHttpRequest, week: str) -> JsonResponse
     """Save one cell of the grid (static/docket/grid.js): answers that cell's state and the member's count.
 
     Nothing is re-ranked: the answer is a few hundred bytes, whatever the number of requests.
-    400 for a value that is not 0–10 (nothing stored), 403 for a request the member may not score,
-    404 for a request not in this week, 409 when the week is not in review.
+    A refused score (nothing stored) answers the status and the words of every surface
+    (committee/services/scores.py): 400 for a criterion or a value that is not 0–10, 403 for a request
+    the member may not score, 404 for a request not in this week's review, 409 when the week is not in review.
     """
-    require_committee(request)
+    try:
+        score_seat_required(actor=request.user)
+    except ScoreForbidden as exc:
+        refusal = score_answer(exc)
+        return JsonResponse({"state": "error", "error": refusal.message}, status=refusal.status)
     cycle = selectors.cycle_get(week=week)
-    raw_pk = request.POST.get("request", "")
-    criterion = request.POST.get("criterion", "")
-    pk = parse_whole_number(raw_pk, max_digits=12)
-    gpu_request = None if pk is None else _requests_in_review(cycle, {pk}).get(pk)
-    if gpu_request is None:
-        raise Http404("No such request in review this week")
-    if criterion not in scoring.MEMBER_SCORED:
-        return JsonResponse({"state": "error", "error": _("“%(criterion)s” is not scored by members.")
-                             % {"criterion": criterion[:30]}}, status=400)
-    value, error = _score_value(request.POST.get("value", ""))
-    status = 200
-    if error is None and value is not None:
-        try:
-            services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion, value=value)
-        except PermissionDenied as exc:
-            error, status = str(exc), 403
-        except StateConflict as exc:
-            error, status = " ".join(exc.messages), 409
-        except ValidationError as exc:
-            error, status = " ".join(exc.messages), 400
-    else:
-        status = 400
+    pk = parse_whole_number(request.POST.get("request", ""), max_digits=12)
+    candidates = _requests_in_review(cycle, set() if pk is None else {pk})
+    refused: ScoreAnswer | None = None
+    try:
+        gpu_request = score_target(cycle=cycle, pk=pk, in_review=candidates)
+        score = services.score_record(actor=request.user, gpu_request=gpu_request,
+                                      criterion=request.POST.get("criterion", ""), value=request.POST.get("value", ""))
+    except SCORE_REFUSED as exc:
+        refused = score_answer(exc)
     queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, with_rows=False)
     answer: dict[str, Any] = {
-        "state": "error" if error else "saved",
+        "state": "error" if refused is not None else "saved",
         "scored": queue.scored,
         "scorable": queue.scorable,
         "count_text": _count_text(queue),
     }
-    if error:
-        answer["error"] = error
-    else:
-        answer["value"] = value
-        answer["message"] = _("Saved.")
-    return JsonResponse(answer, status=status)
+    if refused is not None:
+        answer["error"] = refused.message
+        return JsonResponse(answer, status=refused.status)
+    answer["value"] = score.value
+    answer["message"] = _("Saved.")
+    return JsonResponse(answer)
 
 
 @login_required

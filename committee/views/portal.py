@@ -167,13 +167,13 @@ def _forms_valid(
     """Validate every part and check every rule of the request at once, so every error shows together.
 
     Django's own checks skip a rule whose fields failed; the rules that span fields, the week and the
-    team's other requests (services.gpu_request_problems) are checked here on every field that passed.
+    team's other requests (services.request_problems) are checked here on every field that passed.
     """
     results = [form.is_valid() for form in forms.values()]  # validate every form, to show every error
     alternatives = [
         dict(getattr(f, "cleaned_data", {}) or {}) for f in forms["alternatives"].forms if not _deleted(f)
     ]
-    problems = services.gpu_request_problems(
+    problems = services.request_problems(
         team=team, cycle=cycle, fields=forms["request"].partial_data(), alternatives=alternatives,
         gpu_request=gpu_request,
     )
@@ -269,7 +269,7 @@ def request_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 if source is not None else ""
             )
             try:
-                gpu_request = services.gpu_request_create(
+                gpu_request = services.request_create(
                     actor=request.user, team=team, cycle=cycle, detail=detail, **_payload(forms)
                 )
             except ValidationError as exc:
@@ -349,7 +349,7 @@ def request_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         if _forms_valid(forms, team=gpu_request.team, cycle=gpu_request.cycle, gpu_request=gpu_request):
             try:
-                services.gpu_request_update(actor=request.user, gpu_request=gpu_request, **_payload(forms))
+                services.request_update(actor=request.user, gpu_request=gpu_request, **_payload(forms))
             except ValidationError as exc:
                 _attach_service_errors(exc, forms)
             else:
@@ -410,7 +410,7 @@ def request_carry(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         messages.error(request, _("No cycle is open for intake right now."))
         return redirect("committee:request-detail", pk=pk)
     try:
-        draft = services.gpu_request_carry(actor=request.user, gpu_request=gpu_request, cycle=cycle)
+        draft = services.request_carry(actor=request.user, gpu_request=gpu_request, cycle=cycle)
     except ValidationError as exc:
         for message in exc.messages:
             messages.error(request, message)
@@ -427,7 +427,7 @@ def request_return(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """A team lead sends a member's draft back with a note (the team's "the lead submits" setting)."""
     gpu_request = _own_request(request, pk)
     try:
-        services.gpu_request_return(actor=request.user, gpu_request=gpu_request, note=request.POST.get("note", ""))
+        services.request_return(actor=request.user, gpu_request=gpu_request, note=request.POST.get("note", ""))
     except ValidationError as exc:
         for message in exc.messages:
             messages.error(request, message)
@@ -461,7 +461,7 @@ def _transition(request: AuthenticatedHttpRequest, pk: int, service: Any, done: 
 @login_required
 @require_POST
 def request_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    return _transition(request, pk, services.gpu_request_submit, _("Submitted to the committee."))
+    return _transition(request, pk, services.request_submit, _("Submitted to the committee."))
 
 
 @login_required
@@ -469,7 +469,7 @@ def request_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 def request_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Withdraw a request, in two steps: the page says what is lost; only a POST with `confirm` withdraws."""
     if request.method == "POST" and request.POST.get("confirm"):
-        return _transition(request, pk, services.gpu_request_withdraw, _("Request withdrawn."))
+        return _transition(request, pk, services.request_withdraw, _("Request withdrawn."))
     gpu_request = _own_request(request, pk)
     if gpu_request.status not in ("draft", "submitted"):
         status = gpu_request.get_status_display().lower()

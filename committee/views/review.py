@@ -17,11 +17,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from allocations.elastic import selectors as elastic_selectors
 from committee import scoring, selectors, services
-from committee.forms import DecisionForm, ScoreForm, WeightsForm
+from committee.forms import DecisionForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
 from committee.selectors.review import ranking_reweigh
+from committee.services.scores import SCORE_REFUSED, ScoreForbidden, score_answer, score_seat_required
 from committee.timeline import placement_figures
 from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
@@ -29,10 +30,11 @@ from core.http import AuthenticatedHttpRequest
 from core.parsers import parse_whole_number
 
 
-def require_committee(request: HttpRequest) -> None:
+def require_committee(request: HttpRequest, *, refusal: str | None = None) -> None:
+    """RoleRequired (the 403 page) unless the viewer has a committee seat; `refusal`: the words, if not the review's."""
     if not selectors.user_is_committee(user=request.user):
         raise RoleRequired(
-            _("The weekly review is for committee members."),
+            refusal or _("The weekly review is for committee members."),
             role=_("a seat on the committee"),
             elsewhere=[(_("Your team's requests and their outcomes"), reverse("committee:portal"))],
         )
@@ -211,25 +213,30 @@ RANKING_CHANGED = "ranking-changed"
 @require_POST
 def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
     """Save one score; with htmx, answer with what changed: the re-drawn input, who scored what and the
-    member's count. The ranking, the matrix and the placement come on their own request (`review_ranking`)."""
-    require_committee(request)
+    member's count. The ranking, the matrix and the placement come on their own request (`review_ranking`).
+
+    A refused score is shown beside its input in the words the grid and the API use (committee/services/
+    scores.py); a score the member may not give is the 403 page, in those words too."""
+    try:
+        score_seat_required(actor=request.user)
+    except ScoreForbidden as exc:
+        require_committee(request, refusal=score_answer(exc).message)
     cycle = selectors.cycle_get(week=week)
     gpu_request = _request_in_cycle(cycle, pk)
-    form = ScoreForm(request.POST)
     errors: list[str] = []
-    if form.is_valid():
-        try:
-            services.score_record(
-                actor=request.user,
-                gpu_request=gpu_request,
-                criterion=form.cleaned_data["criterion"],
-                value=form.cleaned_data["value"],
-                note=form.cleaned_data["note"],
-            )
-        except ValidationError as exc:
-            errors = _error_messages(exc)
-    else:
-        errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+    try:
+        services.score_record(
+            actor=request.user,
+            gpu_request=gpu_request,
+            criterion=request.POST.get("criterion", ""),
+            value=request.POST.get("value", ""),
+            note=request.POST.get("note", ""),
+        )
+    except SCORE_REFUSED as exc:
+        answer = score_answer(exc)
+        if answer.status in (403, 404):
+            raise  # the 403 or 404 page, in the same words
+        errors = [answer.message]  # beside the input
     if not _is_htmx(request):
         for error in errors:
             messages.error(request, error)
@@ -240,6 +247,8 @@ def score_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpRes
     criterion = request.POST.get("criterion", "")
     score_input = next((i for i in row.inputs if i.criterion == criterion), None)
     if score_input is None:
+        if errors:  # no input to show them beside (a criterion members do not score): the words alone
+            return HttpResponse(" ".join(errors), status=400, content_type="text/plain; charset=utf-8")
         raise Http404("No such criterion")
     queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=True, with_rows=False)
     context = {

@@ -404,10 +404,10 @@ def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
             Column("week", _("Week")),
             Column("pool", _("Pool")),
             Column("mean_queue_wait_minutes", _("Mean queue wait (min)")),
-            Column("usage_records", _("Usage reports")),
+            Column("usage_records", _("Measured usage records")),
         ),
         rows=tuple(rows),
-        note=_("Weighted by GPU-hours used; a report with no GPU-hours counts once."),
+        note=_("Weighted by GPU-hours used; a measured usage record with no GPU-hours counts once."),
     )
 
 

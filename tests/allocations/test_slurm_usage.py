@@ -17,15 +17,15 @@ import pytest
 from docket_scheduler.base import DesiredWindow
 from docket_scheduler.slurm_usage import (
     JobRun,
+    MeasuredUsage,
     UsageError,
-    UsageReport,
     default_period,
     hour_buckets,
     idempotency_key,
     main,
+    measured_usage,
     name_map,
     parse_sacct_json,
-    usage_reports,
 )
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -53,9 +53,9 @@ WINDOWS = [window(1, "team-a", "acct-a", 8, 0, 120), window(2, "team-b", "acct-b
 
 def reports(runs: list[JobRun], windows: list[DesiredWindow] = WINDOWS, *, since: float = 0, until: float = 120,
             now: float = 180, account_map: dict[str, str] | None = None, pool_map: dict[str, str] | None = None,
-            ignored: tuple[str, ...] = ()) -> dict[tuple[str, str, datetime], UsageReport]:
+            ignored: tuple[str, ...] = ()) -> dict[tuple[str, str, datetime], MeasuredUsage]:
     names = name_map(windows, account_map=account_map or {}, pool_map=pool_map or {}, ignored=ignored)
-    found = usage_reports(runs, windows, cluster="atlas", since=at(since), until=at(until), now=at(now),
+    found = measured_usage(runs, windows, cluster="atlas", since=at(since), until=at(until), now=at(now),
                           mapping=names)
     return {(r.team, r.pool, r.period_start): r for r in found}
 

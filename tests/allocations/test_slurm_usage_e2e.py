@@ -292,7 +292,7 @@ def test_numbers_that_changed_since_a_period_was_reported_are_refused_and_the_fi
     first_end = re.search(r"on a100 \S+–(\S+):", hours[0])
     assert first_end is not None
     end = datetime.fromisoformat(first_end.group(1))
-    earlier = services.usage_record(
+    earlier = services.measured_usage_record(
         client=atlas.atlas.scheduler_clients.get(), team_slug="team-b", pool_slug="a100", window_id=None,
         period_start=ran.since, period_end=end, gpu_hours_used=Decimal("0.01"), mean_utilization_pct=Decimal(100),
         mean_queue_wait_minutes=Decimal(0), idempotency_key=key + f"{end:%Y%m%dT%H%M%SZ}",

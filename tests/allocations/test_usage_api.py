@@ -3,7 +3,7 @@
 Reports that cannot be true are refused with 400 naming the field, and nothing is stored: more
 GPU-hours than the pool holds together with its other reports, a period before the retention
 horizon, a team with no account on the cluster and no window on the pool. docs/adapters.md
-("Usage reports Docket refuses") states the rule.
+("Measured usage Docket refuses") states the rule.
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def test_fragmented_reporting_is_refused_past_the_cap_per_team_pool_and_hour(wor
     response = post(api, "k3", "0.01", 0.5, 0.6)
     assert response.status_code == 400 and list(response.json()) == ["period_start"]
     assert response.json()["period_start"] == [
-        f"Team team-a already has 3 usage reports on a100 starting between {HOUR.isoformat()} and "
+        f"Team team-a already has 3 measured usage records on a100 starting between {HOUR.isoformat()} and "
         f"{(HOUR + timedelta(hours=1)).isoformat()}: at most 3 per team, pool and hour. Report longer periods."]
     assert UsageRecord.objects.count() == 3
     # Another team, or the next hour, is not held up.

@@ -24,7 +24,7 @@ def test_chair_closes_intake_and_the_cycle_goes_to_review(world):
     assert not cycle.intake_open
     # Requests freeze: the team can no longer change them.
     with pytest.raises(ValidationError, match="closed"):
-        services.gpu_request_update(
+        services.request_update(
             actor=world.lead_a, gpu_request=gpu_request, fields={"title": "Changed"},
             usage=usage_fields(), forecast=forecast_fields(), alternatives=[],
         )

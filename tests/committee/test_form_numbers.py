@@ -119,7 +119,8 @@ def test_the_score_form_refuses_a_score_written_otherwise(client, world, value):
         reverse("committee:review-score", args=[world.cycle.week, a.pk]),
         {"criterion": "business_impact", "value": value}, HTTP_HX_REQUEST="true",
     )
-    assert INTEGER_ERROR in page_text(response)
+    # The grid and the API refuse a score in these words too (committee/services/scores.py).
+    assert "A score is a whole number from 0 to 10." in page_text(response)
     assert not Score.objects.exists()
 
 

@@ -20,7 +20,7 @@ def _lead_submits(world, on=True):
 
 def test_off_by_default_a_member_submits(world):
     draft = file_request(world, actor=world.member_a, submit=False)
-    submitted = services.gpu_request_submit(actor=world.member_a, gpu_request=draft)
+    submitted = services.request_submit(actor=world.member_a, gpu_request=draft)
     assert submitted.status == RequestStatus.SUBMITTED
 
 
@@ -75,7 +75,7 @@ def test_a_member_cannot_send_back_or_change_the_setting(client, world):
     _lead_submits(world)
     draft = file_request(world, actor=world.member_a, submit=False)
     with pytest.raises(PermissionDenied):
-        services.gpu_request_return(actor=world.member_a, gpu_request=draft, note="No.")
+        services.request_return(actor=world.member_a, gpu_request=draft, note="No.")
     client.force_login(world.member_a)
     response = client.post(reverse("committee:team-filing", args=[world.team_a.slug]), {"lead_submits": ""})
     assert response.status_code == 403
@@ -91,7 +91,7 @@ def test_the_lead_turns_it_on_and_off_on_the_portal(client, world):
     client.post(reverse("committee:team-filing", args=[world.team_a.slug]), {})
     assert TeamFiling.objects.get(team=world.team_a).lead_submits is False
     draft = file_request(world, actor=world.member_a, submit=False)
-    assert services.gpu_request_submit(actor=world.member_a, gpu_request=draft).status == RequestStatus.SUBMITTED
+    assert services.request_submit(actor=world.member_a, gpu_request=draft).status == RequestStatus.SUBMITTED
 
 
 def test_the_api_refuses_a_member_s_submit_with_409(api, world):
@@ -108,7 +108,7 @@ def test_only_a_draft_is_sent_back(world):
     _lead_submits(world)
     submitted = file_request(world, actor=world.lead_a)
     with pytest.raises(StateConflict):
-        services.gpu_request_return(actor=world.lead_a, gpu_request=submitted, note="Too late.")
+        services.request_return(actor=world.lead_a, gpu_request=submitted, note="Too late.")
     with pytest.raises(ValidationError):
-        services.gpu_request_return(actor=world.lead_a, gpu_request=file_request(
+        services.request_return(actor=world.lead_a, gpu_request=file_request(
             world, pool=world.h100, actor=world.member_a, submit=False), note="")

@@ -30,7 +30,7 @@ def test_the_aggregated_ranking_is_the_ranking_worked_by_hand(world):
     services.conflict_declare(actor=world.finance, gpu_request=b, reason="I advise team B.")
     # Team A changes a after the chair and the reviewer scored it: their scores are stale and still count.
     services.request_question_ask(actor=world.finance, gpu_request=a, body="Would 12 GPUs do?")
-    services.gpu_request_update(actor=world.lead_a, gpu_request=a, fields=request_fields(world, gpu_count=12),
+    services.request_update(actor=world.lead_a, gpu_request=a, fields=request_fields(world, gpu_count=12),
                                 usage=usage_fields(), forecast=forecast_fields(), alternatives=[])
     assert ScoreStaleness.objects.filter(request=a).count() == 2
 

@@ -56,9 +56,9 @@ def test_the_team_carries_a_deferred_request_into_the_open_week_as_a_linked_draf
 
 def test_a_request_is_carried_once_into_a_week(client, world):
     original = deferred_request(world)
-    services.gpu_request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
+    services.request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
     with pytest.raises(StateConflict, match="already carried into week 2026-W51"):
-        services.gpu_request_carry(actor=world.lead_a, gpu_request=original, cycle=world.cycle)
+        services.request_carry(actor=world.lead_a, gpu_request=original, cycle=world.cycle)
     client.force_login(world.lead_a)
     body = _carry(client, original).content.decode()
     assert "already carried into week 2026-W51" in body
@@ -67,7 +67,7 @@ def test_a_request_is_carried_once_into_a_week(client, world):
 
 def test_a_finalized_week_s_deferral_can_be_carried_too(world):
     original = deferred_request(world, status=CycleStatus.FINALIZED)
-    draft = services.gpu_request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
+    draft = services.request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
     assert draft.carried_from == original
 
 
@@ -76,10 +76,10 @@ def test_carrying_just_before_the_friday_close_works_and_just_after_is_refused(c
     assert world.cycle.intake_closes_at == W51_INTAKE_CLOSES
     clock.move_to(W51_INTAKE_CLOSES + timedelta(seconds=1), tick=False)
     with pytest.raises(StateConflict, match="Intake for 2026-W51 is closed"):
-        services.gpu_request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
+        services.request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
     assert not GpuRequest.objects.filter(carried_from=original).exists()
     clock.move_to(W51_INTAKE_CLOSES - timedelta(seconds=1), tick=False)
-    draft = services.gpu_request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
+    draft = services.request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
     assert draft.cycle == world.cycle
 
 
@@ -97,14 +97,14 @@ def test_after_the_close_the_portal_offers_nothing_and_a_post_is_refused(clock, 
 def test_only_a_deferred_request_of_a_closed_week_is_carried(world):
     granted_week = file_request(world)
     with pytest.raises(StateConflict, match="Only a request the committee deferred"):
-        services.gpu_request_carry(actor=world.lead_a, gpu_request=granted_week, cycle=world.cycle)
+        services.request_carry(actor=world.lead_a, gpu_request=granted_week, cycle=world.cycle)
     assert GpuRequest.objects.count() == 1
 
 
 def test_another_team_cannot_carry_it(client, world):
     original = deferred_request(world)
     with pytest.raises(PermissionDenied):
-        services.gpu_request_carry(actor=world.member_b, gpu_request=original, cycle=world.cycle)
+        services.request_carry(actor=world.member_b, gpu_request=original, cycle=world.cycle)
     client.force_login(world.member_b)
     assert client.post(reverse("committee:request-carry", args=[original.pk])).status_code == 404
     assert not GpuRequest.objects.filter(carried_from=original).exists()
@@ -118,7 +118,7 @@ def test_carrying_onto_a_pool_the_team_already_filed_on_is_refused_clearly(clien
     assert "Carry into week" not in portal
     assert "Deferred; week 2026-W51 already has your request on this pool:" in portal and "Our W51 request" in portal
     with pytest.raises(StateConflict, match="already has an active request for this pool"):
-        services.gpu_request_carry(actor=world.lead_a, gpu_request=original, cycle=world.cycle)
+        services.request_carry(actor=world.lead_a, gpu_request=original, cycle=world.cycle)
     assert not GpuRequest.objects.filter(carried_from=original).exists()
 
 
@@ -127,7 +127,7 @@ def test_only_into_the_next_week_s_intake(client, world):
     ReviewCycle.objects.filter(pk=world.cycle.pk).update(status=CycleStatus.PUBLISHED)  # 2026-W51 went by
     w52 = services.cycle_create(week="2026-W52")
     with pytest.raises(StateConflict, match="carried into the next week's intake only"):
-        services.gpu_request_carry(actor=world.member_a, gpu_request=original, cycle=w52)
+        services.request_carry(actor=world.member_a, gpu_request=original, cycle=w52)
     client.force_login(world.member_a)
     assert "Carry into week" not in client.get(reverse("committee:portal")).content.decode()
     assert not GpuRequest.objects.filter(carried_from=original).exists()

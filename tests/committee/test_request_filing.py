@@ -35,7 +35,7 @@ def test_the_new_request_page_says_at_once_which_pools_already_have_a_request(cl
     client.force_login(world.lead_a)
     assert "You already have a request on these pools" not in client.get(
         reverse("committee:request-create")).content.decode()
-    existing = services.gpu_request_create(
+    existing = services.request_create(
         actor=world.member_a, team=world.team_a, cycle=world.cycle, fields=request_fields(world, title="Ours"),
         usage=usage_fields(), forecast=forecast_fields(),
     )
@@ -50,11 +50,11 @@ def test_the_new_request_page_says_at_once_which_pools_already_have_a_request(cl
 
 
 def test_a_withdrawn_request_does_not_block_the_pool(client, world):
-    existing = services.gpu_request_create(
+    existing = services.request_create(
         actor=world.member_a, team=world.team_a, cycle=world.cycle, fields=request_fields(world),
         usage=usage_fields(), forecast=forecast_fields(),
     )
-    services.gpu_request_withdraw(actor=world.member_a, gpu_request=existing)
+    services.request_withdraw(actor=world.member_a, gpu_request=existing)
     client.force_login(world.lead_a)
     assert "You already have a request" not in client.get(reverse("committee:request-create")).content.decode()
     assert client.post(reverse("committee:request-create"), form_data(world)).status_code == 302
@@ -62,7 +62,7 @@ def test_a_withdrawn_request_does_not_block_the_pool(client, world):
 
 
 def test_the_server_still_refuses_a_duplicate_with_a_clear_error_at_the_pool(client, world):
-    services.gpu_request_create(
+    services.request_create(
         actor=world.member_a, team=world.team_a, cycle=world.cycle, fields=request_fields(world, title="Ours"),
         usage=usage_fields(), forecast=forecast_fields(),
     )
@@ -72,7 +72,7 @@ def test_the_server_still_refuses_a_duplicate_with_a_clear_error_at_the_pool(cli
     assert [str(e) for e in response.context["forms"]["request"].errors["pool"]] == [
         "Your team already has an active request for this pool in this cycle: “Ours”. Edit that one instead."]
     with pytest.raises(ValidationError) as refused:
-        services.gpu_request_create(
+        services.request_create(
             actor=world.lead_a, team=world.team_a, cycle=world.cycle, fields=request_fields(world, title="Third"),
             usage=usage_fields(), forecast=forecast_fields(),
         )
@@ -81,7 +81,7 @@ def test_the_server_still_refuses_a_duplicate_with_a_clear_error_at_the_pool(cli
 
 
 def test_another_pool_is_filed_beside_it(client, world):
-    services.gpu_request_create(
+    services.request_create(
         actor=world.member_a, team=world.team_a, cycle=world.cycle, fields=request_fields(world),
         usage=usage_fields(), forecast=forecast_fields(),
     )
@@ -92,7 +92,7 @@ def test_another_pool_is_filed_beside_it(client, world):
 
 
 def test_editing_a_request_does_not_count_it_as_its_own_duplicate(client, world):
-    existing = services.gpu_request_create(
+    existing = services.request_create(
         actor=world.member_a, team=world.team_a, cycle=world.cycle, fields=request_fields(world),
         usage=usage_fields(), forecast=forecast_fields(),
     )

@@ -65,7 +65,7 @@ def test_second_active_request_for_same_pool_is_refused(world):
 
 def test_edit_replaces_alternatives_and_keeps_submitted_status(world):
     gpu_request = file_request(world, alternatives=[{"description": "old", "gpu_hours": 10}])
-    services.gpu_request_update(
+    services.request_update(
         actor=world.member_a,
         gpu_request=gpu_request,
         fields=request_fields(world, title="Renamed"),
@@ -83,8 +83,8 @@ def test_submit_then_withdraw(world):
     gpu_request = file_request(world)
     assert gpu_request.status == RequestStatus.SUBMITTED and gpu_request.submitted_by == world.lead_a
     with pytest.raises(ValidationError):
-        services.gpu_request_submit(actor=world.lead_a, gpu_request=gpu_request)
-    withdrawn = services.gpu_request_withdraw(actor=world.member_a, gpu_request=gpu_request)
+        services.request_submit(actor=world.lead_a, gpu_request=gpu_request)
+    withdrawn = services.request_withdraw(actor=world.member_a, gpu_request=gpu_request)
     assert withdrawn.status == RequestStatus.WITHDRAWN
     assert list(withdrawn.events.values_list("action", flat=True)) == ["created", "submitted", "withdrawn"]
 
@@ -94,7 +94,7 @@ def test_nothing_changes_after_intake_closes(world):
     world.cycle.intake_closes_at = timezone.now() - timedelta(minutes=1)
     world.cycle.save()
     gpu_request.refresh_from_db()
-    for service in (services.gpu_request_submit, services.gpu_request_withdraw):
+    for service in (services.request_submit, services.request_withdraw):
         with pytest.raises(ValidationError, match="closed"):
             service(actor=world.lead_a, gpu_request=gpu_request)
     with pytest.raises(ValidationError, match="closed"):

@@ -267,7 +267,7 @@ def test_invalid_score_shows_the_error_and_saves_nothing(client, world, scored):
     client.force_login(world.finance)
     response = client.post(url(world, "review-score", a.pk), {"criterion": "urgency", "value": "11"}, **HTMX)
     assert response.status_code == 200
-    assert "Ensure this value is less than or equal to 10." in response.content.decode()
+    assert "A score is a whole number from 0 to 10." in response.content.decode()  # the grid's and the API's words
     assert 'value="11"' in response.content.decode()  # the member's input is kept
     assert "HX-Trigger" not in response  # nothing changed: the ranking is not asked for again
     assert not Score.objects.filter(member=world.finance).exists()

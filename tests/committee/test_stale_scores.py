@@ -16,7 +16,7 @@ from tests.factories import forecast_fields, request_fields, usage_fields
 
 
 def edit(world, gpu_request: GpuRequest, *, actor=None, usage=None, alternatives=(), **fields):
-    return services.gpu_request_update(
+    return services.request_update(
         actor=actor or world.lead_a, gpu_request=gpu_request, fields=request_fields(world, **fields),
         usage=usage or usage_fields(), forecast=forecast_fields(), alternatives=list(alternatives),
     )

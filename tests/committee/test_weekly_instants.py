@@ -124,7 +124,7 @@ def test_a_team_can_submit_at_17_59_on_friday_and_not_at_18_01(week_53_intake, c
     late = file_request(world, team=world.team_b, submit=False)
     clock.move_to(berlin(2027, 1, 1, 18, 1), tick=False)
     with pytest.raises(ValidationError, match="Intake for 2027-W01 is closed"):
-        services.gpu_request_submit(actor=world.member_b, gpu_request=late)
+        services.request_submit(actor=world.member_b, gpu_request=late)
     late.refresh_from_db()
     assert late.status == "draft"
 

@@ -112,7 +112,7 @@ def test_utilization_and_queue_wait_per_pool(client, dash):
     for row in waits:
         key = (row["Week"], row["Pool"])
         assert row["Mean queue wait (min)"] == r(weighted_wait[key] / used[key])
-        assert row["Usage reports"] == str(count[key])
+        assert row["Measured usage records"] == str(count[key])
 
 
 def test_demand_vs_capacity_per_week(client, dash):

@@ -2,7 +2,7 @@
 syncs the loop, its backoff, the removal guard and what `--once` exits with.
 
 Exit codes, the same for every program: 0 all went through; 1 something was refused or failed and is reported
-(a window failed, an object kept, a usage report refused); 2 nothing could be done (Docket, the token or the
+(a window failed, an object kept, measured usage refused); 2 nothing could be done (Docket, the token or the
 scheduler's tools could not be used); 130 interrupted. A bad option exits 2 through argparse.
 """
 

@@ -56,7 +56,7 @@ class DocketError(Exception):
 
 @dataclass(frozen=True)
 class UsagePosted:
-    """Docket's answer to one usage report: the stored record, and whether the key had been seen before."""
+    """Docket's answer to one measured usage record: the stored record, and whether the key had been seen before."""
 
     record: dict[str, Any]
     replayed: bool
@@ -186,7 +186,7 @@ class DocketClient:
         return reference
 
     def post_usage(self, report: Mapping[str, Any]) -> UsagePosted:
-        """Post one usage report (the body of `POST /api/v1/usage/`).
+        """Post one measured usage record (the body of `POST /api/v1/usage/`).
 
         Raises DocketError unless Docket stores it or replays it; its `status` is 400 for a
         report Docket refuses and 409 for a key already used for other data.

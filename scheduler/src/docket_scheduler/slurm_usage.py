@@ -147,7 +147,7 @@ def parse_sacct_json(text: str) -> list[JobRun]:
 
 
 @dataclass(frozen=True)
-class UsageReport:
+class MeasuredUsage:
     """One POST /api/v1/usage/ body, and the account it came from (for the log)."""
 
     account: str
@@ -259,7 +259,7 @@ def _tenth(value: Decimal) -> Decimal:
     return value.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
 
 
-def usage_reports(
+def measured_usage(
     runs: Sequence[JobRun],
     windows: Sequence[DesiredWindow],
     *,
@@ -268,7 +268,7 @@ def usage_reports(
     until: datetime,
     now: datetime,
     mapping: NameMap,
-) -> list[UsageReport]:
+) -> list[MeasuredUsage]:
     """The reports for [since, until): one per (team, pool, hour) with usage or a granted window.
 
     Pure. Raises UsageError, before anything could be posted, when a run with GPU time in the
@@ -303,7 +303,7 @@ def usage_reports(
     account_of_team: dict[str, str] = {}
     for mapped_account, team in sorted(mapping.teams.items()):
         account_of_team.setdefault(team, mapped_account)
-    reports: list[UsageReport] = []
+    reports: list[MeasuredUsage] = []
     for start, end in hour_buckets(since, until):
         seconds: dict[tuple[str, str], float] = defaultdict(float)
         waits: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -343,7 +343,7 @@ def usage_reports(
                 utilization = Decimal(100) if seconds.get(key, 0.0) > 0 else Decimal(0)
             key_waits = waits.get(key, [])
             wait = _tenth(Decimal(repr(sum(key_waits) / len(key_waits))) / 60) if key_waits else Decimal("0.0")
-            reports.append(UsageReport(
+            reports.append(MeasuredUsage(
                 account=account,
                 team=mapping.teams[account],
                 pool=pool,
@@ -391,7 +391,7 @@ def _slurm_time(moment: datetime) -> str:
 
 @dataclass(frozen=True)
 class CollectResult:
-    reports: list[UsageReport]
+    reports: list[MeasuredUsage]
     created: int
     replayed: int
     refused: list[str]
@@ -426,7 +426,7 @@ def collect(
     mapping = name_map(snapshot.windows if snapshot else [], reference=reference, account_map=account_map,
                        pool_map=pool_map, ignored=ignored)
     runs = read_sacct(sacct=sacct, since=since, until=until, env=env)
-    reports = usage_reports(runs, windows, cluster=client.cluster, since=since, until=until, now=now,
+    reports = measured_usage(runs, windows, cluster=client.cluster, since=since, until=until, now=now,
                             mapping=mapping)
     print(f"cluster {client.cluster}: {_iso(since)} – {_iso(until)}: {len(runs)} GPU job run(s), "
           f"{len(windows)} window(s), {len(reports)} report(s)", file=out)
