@@ -11,10 +11,6 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# A cycle went from "in review" to "finalized": every request has its decision, ranks are frozen.
-# Sent with sender=ReviewCycle and cycle=<ReviewCycle>.
-cycle_finalized = Signal()
-
 # The chair saved a new rubric version. Sent with sender=RubricVersion and rubric_version=<RubricVersion>.
 rubric_changed = Signal()
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -253,8 +252,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     in review to decided, writes a "decided" event on each, and marks the cycle finalized. Refused
     (ValidationError, nothing written) unless the cycle is in review and every ranked request is
     decided. Before commit, the archive writes the week's decision record (`cycle_transition`): if it
-    cannot, nothing is finalized (ValidationError naming the cause). After commit, sends
-    `cycle_finalized(cycle=…)`.
+    cannot, nothing is finalized (ValidationError naming the cause).
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair finalizes the week."))
@@ -331,5 +329,4 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
         refused=_("Week %(week)s is not finalized and nothing was saved: its decision record could not be "
                   "written to the archive. %(reason)s"),
     )
-    transaction.on_commit(lambda: signals.cycle_finalized.send(sender=ReviewCycle, cycle=locked))
     return locked
