@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -81,6 +82,22 @@ def pool_slugs(pools: list[GpuPool]) -> dict[int, str]:
     for pool in pools:
         counts[pool.slug] = counts.get(pool.slug, 0) + 1
     return {pool.pk: pool.slug if counts[pool.slug] == 1 else pool.key for pool in pools}
+
+
+def store_key(key: str, pools: list[GpuPool]) -> str:
+    """The key as the one store (governed) keeps it: a pool by its "cluster/slug", every other key as it is."""
+    parsed = pool_key_parse(key)
+    if parsed is None:
+        return key
+    pool = pool_resolve(parsed[0], pools)
+    if pool is None:
+        raise ValidationError(_("There is no pool “%(pool)s”.") % {"pool": parsed[0]})
+    return f"{POOL_PREFIX}{pool.key}.{parsed[1]}"
+
+
+def pool_baseline(pools: list[GpuPool]) -> dict[str, Number]:
+    """Each pool's own reserves under its store keys: the values of a pool the store has no row for yet."""
+    return {f"{POOL_PREFIX}{pool.key}.{field}": int(getattr(pool, field)) for pool in pools for field in POOL_FIELDS}
 
 
 def pool_resolve(slug: str, pools: list[GpuPool] | None = None) -> GpuPool | None:

@@ -18,7 +18,9 @@ from django.db.models import Model
 from django.utils.translation import gettext as _
 
 from allocations.models import ClusterAccount, ElasticPolicyVersion, GpuPool, Team
-from committee.models import CommitteeSeat, GovernanceVersion, SeatRole
+from committee.models import CommitteeSeat, SeatRole
+from governed import params
+from governed.selectors import policy_changes
 
 POLICY_HISTORY_LIMIT = 200
 
@@ -87,7 +89,7 @@ def _field_label(model: type[Model], name: str) -> str:
 def policy_history(
     *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
 ) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Six queries.
+    """The latest `limit` changes of every policy parameter, newest first. Seven queries.
 
     With `after` and `until`, only the changes made in (after, until]; each change is still told against the
     object's row before it, which may be older than `after`.
@@ -156,21 +158,30 @@ def _elastic_changes() -> list[PolicyChange]:
     return out
 
 
+def _lowered(label: str) -> str:
+    """A parameter's label as the history's field labels read: "score quorum"."""
+    return label[:1].lower() + label[1:]
+
+
 def _governance_changes() -> list[PolicyChange]:
-    """Each governance version (quorum, fair-share half-life and window) against the one before it. One query."""
-    versions = [GovernanceVersion.from_settings(), *GovernanceVersion.objects.order_by("effective_monday")]
-    names = ("score_quorum", "fairshare_half_life_weeks", "fairshare_trailing_weeks")
+    """Each change of the quorum or fair share in the one store (governed) against the values before it. Two
+    queries."""
+    keys = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
+    state: dict[str, str] = {}
     out: list[PolicyChange] = []
-    for before, version in pairwise(versions):
+    for change in policy_changes():
+        values = {v.key: v.value for v in change.values.all() if v.key in keys}
         diffs = tuple(
-            FieldChange(label=_field_label(GovernanceVersion, name), old=_shown(getattr(before, name)),
-                        new=_shown(getattr(version, name)))
-            for name in names
-            if getattr(before, name) != getattr(version, name)
+            FieldChange(label=_lowered(str(found[0].label)), old=state.get(key), new=value)
+            for key, value in values.items()
+            if state.get(key) != value and (found := params.param_for(key)) is not None
         )
+        state.update(values)
+        if change.number == 1 or not diffs:
+            continue
         out.append(PolicyChange(
-            at=version.created_at, kind=_("Review and fair share"),
-            subject=_("v%(n)d, from week %(week)s") % {"n": version.number, "week": version.effective_week},
-            action=_("changed"), changes=diffs, who=version.author_name, reason=version.reason,
+            at=change.created_at, kind=_("Review and fair share"),
+            subject=_("v%(n)d, from week %(week)s") % {"n": change.number, "week": change.effective_week},
+            action=_("changed"), changes=diffs, who=change.author_name, reason=change.reason,
         ))
     return out

@@ -65,7 +65,7 @@ from committee.services.review import (
     request_decide,
     score_record,
 )
-from committee.services.rubric import rubric_change
+from committee.services.rubric import rubric_change, rubric_version_write
 from committee.services.sso import (
     SsoSyncResult,
     sso_grants_for_groups,
@@ -131,6 +131,7 @@ __all__ = [
     "request_question_answer",
     "request_question_ask",
     "rubric_change",
+    "rubric_version_write",
     "score_record",
     "scores_confirm",
     "scores_mark_stale",
