@@ -1,6 +1,6 @@
 """The archived inputs of a replay: the last N finalized or published weeks, as plain data.
 
-`replay_inputs_load` reads them in a fixed number of queries (at most thirteen), whatever the number of weeks
+`replay_inputs_load` reads them in a fixed number of queries (at most fourteen), whatever the number of weeks
 or requests; policy.replay.replay computes on what it returns. `replay_parameters` is what the
 override parser checks against: the current rubric and pools.
 """
@@ -37,7 +37,10 @@ from committee.models import (
     Score,
 )
 from committee.selectors import decision_demand
+from committee.selectors.governance import GOVERNANCE_KEYS
 from committee.weeks import week_bounds
+from governed import params
+from governed.selectors import policy_values_for_weeks
 from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
 from policy.replay.overrides import MAX_FAIRSHARE_WEEKS, PoolReserves
 
@@ -145,14 +148,19 @@ def _plan_windows(
 
 
 def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
-    """The archived inputs of the last `weeks` decided weeks before `before`: at most 13 queries, any N or size.
+    """The archived inputs of the last `weeks` decided weeks before `before`: at most 14 queries, any N or size.
 
-    `usage_weeks` is how far back usage is read before each week's intake close (for a recomputed fair
-    share): the trailing-weeks setting by default; a replay that overrides it passes its value.
+    Each week carries the quorum and fair-share rules in force in it (the one store, governed), so a week replayed
+    after a rule changed is replayed under the rules it had. `usage_weeks` is how far back usage is read before
+    each week's intake close (for a recomputed fair share): the longest trailing window of those weeks by default;
+    a replay that overrides it passes its value.
     """
     trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
-    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     cycles = replay_cycles(before=before, weeks=weeks)  # 1
+    rules = policy_values_for_weeks(weeks=[c.week for c in cycles], keys=GOVERNANCE_KEYS) if cycles else {}  # 14
+    trailing = max([int(r.get(params.FAIRSHARE_TRAILING, trailing)) for r in rules.values()]  # type: ignore[call-overload]
+                   or [trailing])
+    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     if not cycles:
         return ReplayInputs(
             weeks=(),
@@ -258,6 +266,7 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                     else ()
                 ),
                 plan_version=current_plan.version if current_plan else None,
+                **_week_rules(rules.get(cycle.week, {})),
             )
         )
     return ReplayInputs(
@@ -268,6 +277,17 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
         time_zone=settings.TIME_ZONE,
         usage=usage,
     )
+
+
+def _week_rules(values: dict[str, object]) -> dict[str, object]:
+    """The quorum and fair-share rules a week had, as WeekInputs' fields; the settings' where no row sets one."""
+    return {
+        "quorum": int(values.get(params.QUORUM, settings.DOCKET_SCORE_QUORUM)),  # type: ignore[call-overload]
+        "half_life_weeks": float(values.get(  # type: ignore[arg-type]
+            params.FAIRSHARE_HALF_LIFE, settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)),
+        "trailing_weeks": int(values.get(  # type: ignore[call-overload]
+            params.FAIRSHARE_TRAILING, settings.DOCKET_FAIRSHARE_TRAILING_WEEKS)),
+    }
 
 
 def _replay_request(r: GpuRequest, *, scores: dict[str, list[int]], corrected: set[int]) -> ReplayRequest:
