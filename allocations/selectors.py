@@ -39,6 +39,8 @@ from allocations.models import (
     Team,
     UsageRecord,
 )
+from governed.params import POOL_FIELDS, POOL_PREFIX
+from governed.selectors import policy_values
 
 
 def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dict[int, Decimal]]:
@@ -65,6 +67,20 @@ def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dic
 
 
 # --- capacity ---------------------------------------------------------------------------------
+
+
+def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPool]:
+    """`pools` as the engine places on them in `week`: each one's burst reserve and cold standby set (in memory,
+    never saved) to the values in force that week (the one store, governed); a pool the store has no value for keeps
+    its own. One query."""
+    stored = policy_values(week=week, prefix=POOL_PREFIX)
+    out = list(pools)
+    for pool in out:
+        for name in POOL_FIELDS:
+            value = stored.get(f"{POOL_PREFIX}{pool.key}.{name}")
+            if value is not None:
+                setattr(pool, name, int(value))  # type: ignore[call-overload]
+    return out
 
 
 def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:

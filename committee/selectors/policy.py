@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import pairwise
+from itertools import groupby, pairwise
 from typing import Any
 
 from django.db.models import Model
@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from allocations.models import ClusterAccount, ElasticPolicyVersion, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
 from governed import params
-from governed.selectors import policy_changes
+from governed.models import PolicyValue
 
 POLICY_HISTORY_LIMIT = 200
 
@@ -89,7 +89,7 @@ def _field_label(model: type[Model], name: str) -> str:
 def policy_history(
     *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
 ) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Seven queries.
+    """The latest `limit` changes of every policy parameter, newest first. Six queries.
 
     With `after` and `until`, only the changes made in (after, until]; each change is still told against the
     object's row before it, which may be older than `after`.
@@ -164,24 +164,23 @@ def _lowered(label: str) -> str:
 
 
 def _governance_changes() -> list[PolicyChange]:
-    """Each change of the quorum or fair share in the one store (governed) against the values before it. Two
-    queries."""
+    """Each change of the quorum or fair share in the one store (governed) against the values before it. One query."""
     keys = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
     state: dict[str, str] = {}
     out: list[PolicyChange] = []
-    for change in policy_changes():
-        values = {v.key: v.value for v in change.values.all() if v.key in keys}
-        diffs = tuple(
-            FieldChange(label=_lowered(str(found[0].label)), old=state.get(key), new=value)
-            for key, value in values.items()
-            if state.get(key) != value and (found := params.param_for(key)) is not None
-        )
-        state.update(values)
+    rows = PolicyValue.objects.filter(key__in=keys).select_related("change").order_by("change__number", "key")
+    for change, values in groupby(rows, key=lambda row: row.change):
+        diffs = []
+        for row in values:
+            found = params.param_for(row.key)
+            if state.get(row.key) != row.value and found is not None:
+                diffs.append(FieldChange(label=_lowered(str(found[0].label)), old=state.get(row.key), new=row.value))
+            state[row.key] = row.value
         if change.number == 1 or not diffs:
             continue
         out.append(PolicyChange(
             at=change.created_at, kind=_("Review and fair share"),
             subject=_("v%(n)d, from week %(week)s") % {"n": change.number, "week": change.effective_week},
-            action=_("changed"), changes=diffs, who=change.author_name, reason=change.reason,
+            action=_("changed"), changes=tuple(diffs), who=change.author_name, reason=change.reason,
         ))
     return out
