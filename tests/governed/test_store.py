@@ -64,3 +64,15 @@ def test_bad_input_is_refused_and_changes_nothing(world: World, changes: dict[st
         policy_change_record(actor=world.chair, changes=changes, effective_week="2026-W52", reason="Why",
                              source="command", baseline={"pool.atlas/a100.burst_reserve_pct": 20})
     assert PolicyChange.objects.count() == count
+
+
+def test_each_change_writes_its_archive_page(world: World, django_capture_on_commit_callbacks: object) -> None:
+    from reports.models import Page
+
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+        change = policy_change_record(actor=world.chair, changes={"review.quorum": 3}, effective_week="2026-W52",
+                                      reason="Absences in January", source="command")
+    page = Page.objects.get(source_key=f"policy-change:{change.number}")
+    body = page.latest_revision.body  # type: ignore[union-attr]
+    assert "Absences in January" in body and "2026-W52" in body
+    assert "| Score quorum | 2 | 3 |" in body
