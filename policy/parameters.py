@@ -33,6 +33,7 @@ from committee import scoring, selectors, weeks
 from committee.models import Criterion
 from core import numbers
 from governed import params
+from governed.selectors import policy_values
 
 # The keys and their declarations are governed.params' (the one list, beneath every app): these names are kept
 # for the policy lab's modules.
@@ -160,6 +161,8 @@ def _parameter(declared: params.Param, *, key: str, label: str) -> Parameter:
 
 
 def _number(value: object) -> Number:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value.normalize()
     if isinstance(value, float):
         decimal = Decimal(str(value))
         return int(decimal) if decimal == decimal.to_integral_value() else decimal.normalize()
@@ -184,6 +187,15 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
     elastic = ElasticPolicyVersion.objects.order_by("-number").first() or ElasticPolicyVersion()
     for name in ELASTIC_FIELDS:
         values[ELASTIC_PREFIX + name] = int(getattr(elastic, name))
+    # Every other declared number (a parameter added to governed.params): the value in force that week, else its
+    # declared default.
+    others = [p for p in params.PARAMS if "{" not in p.key and p.key not in values and p.kind in ("int", "decimal")]
+    if others:
+        stored = policy_values(week=week or weeks.current_week_label(timezone.now()))
+        for declared in others:
+            value = stored.get(declared.key, declared.default() if declared.default else None)
+            if value is not None:
+                values[declared.key] = _number(value)
     return values
 
 
