@@ -39,7 +39,7 @@ from allocations.models import (
     Team,
     UsageRecord,
 )
-from governed.params import POOL_FIELDS, POOL_PREFIX
+from governed.params import POOL_FIELDS, POOL_PREFIX, as_int
 from governed.selectors import policy_values
 
 
@@ -79,7 +79,7 @@ def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPo
         for name in POOL_FIELDS:
             value = stored.get(f"{POOL_PREFIX}{pool.key}.{name}")
             if value is not None:
-                setattr(pool, name, int(value))  # type: ignore[call-overload]
+                setattr(pool, name, as_int(value))
     return out
 
 

@@ -98,6 +98,20 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
+def as_int(value: object) -> int:
+    """A numeric value as a whole number (a stored "15" read back as 15)."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise TypeError(f"not a number: {value!r}")
+    return int(value)
+
+
+def as_float(value: object) -> float:
+    """A numeric value as a float (the fair-share half-life, 2.5)."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise TypeError(f"not a number: {value!r}")
+    return float(value)
+
+
 def param_for(key: str) -> tuple[Param, str] | None:
     """The declaration of `key` and the part its pattern matched ("" for an exact key); None for an unknown key."""
     for param in PARAMS:

@@ -53,13 +53,13 @@ def _combined_errors(merged: Mapping[str, params.Value], changed: set[str]) -> l
     """The rules between keys: the rubric weights add up to 100, a pool's reserve and standby stay below 100."""
     problems = []
     if any(k.startswith(params.RUBRIC_PREFIX) for k in changed):
-        total = sum(int(v) for k, v in merged.items() if k.startswith(params.RUBRIC_PREFIX))  # type: ignore[arg-type]
+        total = sum(params.as_int(v) for k, v in merged.items() if k.startswith(params.RUBRIC_PREFIX))
         if total != 100:
             problems.append(_("The rubric weights must add up to 100; these add up to %(total)d.") % {"total": total})
     pools = {k.removeprefix(params.POOL_PREFIX).rpartition(".")[0] for k in changed if k.startswith(params.POOL_PREFIX)}
     for pool in sorted(pools):
-        reserve = int(merged.get(f"{params.POOL_PREFIX}{pool}.burst_reserve_pct", 0))  # type: ignore[arg-type]
-        standby = int(merged.get(f"{params.POOL_PREFIX}{pool}.standby_pct", 0))  # type: ignore[arg-type]
+        reserve = params.as_int(merged.get(f"{params.POOL_PREFIX}{pool}.burst_reserve_pct", 0))
+        standby = params.as_int(merged.get(f"{params.POOL_PREFIX}{pool}.standby_pct", 0))
         if reserve + standby >= 100:
             problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
                               "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})

@@ -32,7 +32,7 @@ def governance_for_week(*, week: str) -> Governance:
 
     return Governance(
         week=week,
-        score_quorum=int(get(params.QUORUM)),  # type: ignore[call-overload]
-        fairshare_half_life_weeks=float(get(params.FAIRSHARE_HALF_LIFE)),  # type: ignore[arg-type]
-        fairshare_trailing_weeks=int(get(params.FAIRSHARE_TRAILING)),  # type: ignore[call-overload]
+        score_quorum=params.as_int(get(params.QUORUM)),
+        fairshare_half_life_weeks=params.as_float(get(params.FAIRSHARE_HALF_LIFE)),
+        fairshare_trailing_weeks=params.as_int(get(params.FAIRSHARE_TRAILING)),
     )

@@ -8,6 +8,7 @@ override parser checks against: the current rubric and pools.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -158,8 +159,7 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
     cycles = replay_cycles(before=before, weeks=weeks)  # 1
     rules = policy_values_for_weeks(weeks=[c.week for c in cycles], keys=GOVERNANCE_KEYS) if cycles else {}  # 14
-    trailing = max([int(r.get(params.FAIRSHARE_TRAILING, trailing)) for r in rules.values()]  # type: ignore[call-overload]
-                   or [trailing])
+    trailing = max([params.as_int(r.get(params.FAIRSHARE_TRAILING, trailing)) for r in rules.values()] or [trailing])
     usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     if not cycles:
         return ReplayInputs(
@@ -239,6 +239,7 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
         first_plan = cycle_plans[0] if cycle_plans else None
         current_plan = cycle_plans[-1] if cycle_plans else None
         frozen = snapshots.get(cycle.pk, [])
+        week_rules = _week_rules(rules.get(cycle.week, {}))
         week_inputs.append(
             WeekInputs(
                 week=cycle.week,
@@ -266,7 +267,9 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                     else ()
                 ),
                 plan_version=current_plan.version if current_plan else None,
-                **_week_rules(rules.get(cycle.week, {})),
+                quorum=week_rules[0],
+                half_life_weeks=week_rules[1],
+                trailing_weeks=week_rules[2],
             )
         )
     return ReplayInputs(
@@ -279,15 +282,13 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     )
 
 
-def _week_rules(values: dict[str, object]) -> dict[str, object]:
-    """The quorum and fair-share rules a week had, as WeekInputs' fields; the settings' where no row sets one."""
-    return {
-        "quorum": int(values.get(params.QUORUM, settings.DOCKET_SCORE_QUORUM)),  # type: ignore[call-overload]
-        "half_life_weeks": float(values.get(  # type: ignore[arg-type]
-            params.FAIRSHARE_HALF_LIFE, settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)),
-        "trailing_weeks": int(values.get(  # type: ignore[call-overload]
-            params.FAIRSHARE_TRAILING, settings.DOCKET_FAIRSHARE_TRAILING_WEEKS)),
-    }
+def _week_rules(values: Mapping[str, object]) -> tuple[int, float, int]:
+    """The quorum, half-life and trailing window a week had; the settings' where no row sets one."""
+    return (
+        params.as_int(values.get(params.QUORUM, settings.DOCKET_SCORE_QUORUM)),
+        params.as_float(values.get(params.FAIRSHARE_HALF_LIFE, settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)),
+        params.as_int(values.get(params.FAIRSHARE_TRAILING, settings.DOCKET_FAIRSHARE_TRAILING_WEEKS)),
+    )
 
 
 def _replay_request(r: GpuRequest, *, scores: dict[str, list[int]], corrected: set[int]) -> ReplayRequest:

@@ -15,6 +15,7 @@ from committee.models import CycleStatus, GovernanceVersion, RubricVersion
 from committee.selectors import rubric_current
 from committee.services.requests import cycle_create
 from governed.models import PolicyChange
+from governed.params import as_int
 from governed.selectors import policy_value, policy_values
 from policy.models import Proposal, ProposalChange, ProposalStatus
 from tests.conftest import World
@@ -76,8 +77,7 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
 
     def weights(week: str) -> tuple[int, ...]:
         values = policy_values(week=week, prefix="rubric.")
-        return tuple(int(values[f"rubric.{c}"]) for c in  # type: ignore[call-overload]
-                     ("business_impact", "feasibility", "urgency", "fairness"))
+        return tuple(as_int(values[f"rubric.{c}"]) for c in ("business_impact", "feasibility", "urgency", "fairness"))
 
     assert weights("2026-W47") == (40, 30, 20, 10)
     assert weights("2026-W48") == weights("2026-W49") == (50, 20, 20, 10)
