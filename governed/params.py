@@ -39,6 +39,10 @@ HALF_LIFE_MAX_WEEKS = 520
 TRAILING_MAX_WEEKS = 520
 
 
+# Version 1 of the rubric: the charter's weights, by criterion (committee.scoring.DEFAULT_WEIGHTS reads them here).
+RUBRIC_CHARTER_WEIGHTS: dict[str, int] = {"business_impact": 40, "feasibility": 30, "urgency": 20, "fairness": 10}
+
+
 @dataclass(frozen=True)
 class Param:
     key: str  # exact, or a pattern with one "{name}" part
@@ -50,6 +54,8 @@ class Param:
     maximum: int | Decimal | None = None
     above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
     default: Callable[[], Value] | None = None
+    # For a pattern: the parts that exist without any row, each with its value (the rubric's criteria).
+    part_defaults: Callable[[], dict[str, Value]] | None = None
 
     def matches(self, key: str) -> str | None:
         """The pattern's part in `key` ("atlas/a100"), "" for an exact match, None when the key is not this one."""
@@ -67,7 +73,8 @@ class Param:
 
 
 PARAMS: tuple[Param, ...] = (
-    Param("rubric.{criterion}", _("Rubric weights"), _("%(criterion)s weight"), "%", minimum=0, maximum=100),
+    Param("rubric.{criterion}", _("Rubric weights"), _("%(criterion)s weight"), "%", minimum=0, maximum=100,
+          part_defaults=lambda: dict(RUBRIC_CHARTER_WEIGHTS)),
     Param("pool.{pool}.burst_reserve_pct", _("Pools"), _("%(pool)s burst reserve"), "%", minimum=0, maximum=99,
           default=lambda: 20),
     Param("pool.{pool}.standby_pct", _("Pools"), _("%(pool)s cold standby"), "%", minimum=0, maximum=99,
@@ -110,6 +117,17 @@ def as_float(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
         raise TypeError(f"not a number: {value!r}")
     return float(value)
+
+
+def defaults() -> dict[str, Value]:
+    """Every value version 1 has where no row says otherwise: each exact key's default, each declared part's."""
+    out: dict[str, Value] = {}
+    for param in PARAMS:
+        if param.part_defaults is not None:
+            out.update({param.expand(part): value for part, value in param.part_defaults().items()})
+        elif "{" not in param.key and param.default is not None:
+            out[param.key] = param.default()
+    return out
 
 
 def param_for(key: str) -> tuple[Param, str] | None:

@@ -8,7 +8,7 @@ from django.db.models import F, Q
 
 from core.isoweek import parse_iso_week
 from governed.models import PolicyChange, PolicyValue
-from governed.params import Value, param_for, value_parse
+from governed.params import Value, defaults, param_for, value_parse
 
 
 def _in_force(monday: date) -> Q:
@@ -35,19 +35,24 @@ def policy_value(*, key: str, week: str, default: Value | None = None) -> Value 
         return _typed(key, row)
     if default is not None:
         return default
+    declared = defaults()
+    if key in declared:
+        return declared[key]
     found = param_for(key)
     return found[0].default() if found and found[0].default else None
 
 
 def policy_values(*, week: str, prefix: str = "") -> dict[str, Value]:
-    """Every value in force in `week`, by key (those starting with `prefix` only, when given). One query."""
+    """Every value in force in `week`, by key (those starting with `prefix` only, when given): the latest change's
+    effective by then, else the declared default (governed.params.defaults). One query."""
+    declared = {key: value for key, value in defaults().items() if key.startswith(prefix)}
     rows = (
         PolicyValue.objects.filter(_in_force(parse_iso_week(week)))
         .filter(key__startswith=prefix)
         .order_by(F("change__effective_monday").asc(nulls_first=True), "change__number")
         .values_list("key", "value")
     )
-    return {key: _typed(key, raw) for key, raw in rows}
+    return {**declared, **{key: _typed(key, raw) for key, raw in rows}}
 
 
 def policy_week_change(*, week: str) -> PolicyChange | None:

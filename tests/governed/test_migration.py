@@ -11,7 +11,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from allocations.elastic.selectors import elastic_policy_current
 from allocations.models import ElasticPolicyVersion
-from committee.models import CycleStatus, GovernanceVersion, RubricVersion
+from committee.models import CycleStatus, RubricVersion
 from committee.selectors import rubric_current
 from committee.services.requests import cycle_create
 from governed.models import PolicyChange
@@ -21,13 +21,14 @@ from policy.models import Proposal, ProposalChange, ProposalStatus
 from tests.conftest import World
 
 BEFORE = ("policy", "0002_proposal_rubric_applied_at")
-AFTER = ("policy", "0003_policy_values_from_versions")
+LATEST = ("committee", "0018_delete_governanceversion")
 
 
-def _migrate(target: tuple[str, str]) -> None:
+def _migrate(target: tuple[str, str]) -> MigrationExecutor:
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate([target])
+    return executor
 
 
 def _rubric(number: int, weights: tuple[int, int, int, int]) -> RubricVersion:
@@ -42,8 +43,10 @@ def _rubric(number: int, weights: tuple[int, int, int, int]) -> RubricVersion:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) -> None:
-    _migrate(BEFORE)
+    executor = _migrate(BEFORE)  # and committee's removal of GovernanceVersion, which comes after it
     assert not PolicyChange.objects.exists()
+    old = executor.loader.project_state(("committee", "0017_decision_exception_and_corrected_alternative"))
+    GovernanceVersion = old.apps.get_model("committee", "GovernanceVersion")
     # The rubric: W47 pinned version 1, W48 version 2, the world's W50 version 1; version 3 is pinned by no cycle.
     first = rubric_current()
     cycle_create(week="2026-W47", status=CycleStatus.FINALIZED)
@@ -73,7 +76,7 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     ProposalChange.objects.create(proposal=proposal, key="pool.a100.burst_reserve_pct", label="a100 burst reserve",
                                   unit="%", old_value="20", new_value="25")
 
-    _migrate(AFTER)
+    _migrate(LATEST)
 
     def weights(week: str) -> tuple[int, ...]:
         values = policy_values(week=week, prefix="rubric.")
