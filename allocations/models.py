@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from allocations.explanations import explanation_text
 from core.history import policy_history
+from core.texts import text_render
 
 
 class Team(models.Model):
@@ -239,6 +240,9 @@ class AllocationPlan(models.Model):
         verbose_name=_("supersedes"),
     )
     note = models.TextField(_("note"), blank=True)
+    # The note as a code with parameters when Docket wrote it (core.texts), rendered in the reader's language;
+    # `note` keeps it as written then (the API and the archive show that), and is what an older plan shows.
+    note_text = models.JSONField(_("note, as a code"), default=dict, blank=True)
 
     class Meta:
         ordering = ["-week", "-version"]
@@ -265,6 +269,11 @@ class AllocationPlan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.week} v{self.version}"
+
+    @property
+    def note_display(self) -> str:
+        """The note in the reader's language (core.texts); as written when it has no code."""
+        return text_render(self.note_text, fallback=self.note)
 
 
 class WindowTier(models.TextChoices):

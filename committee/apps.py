@@ -12,7 +12,7 @@ class CommitteeConfig(AppConfig):
         from django.db.models.signals import pre_save
 
         from allocations import signals as allocation_signals
-        from committee import checks, selectors  # noqa: F401 (checks registers the deploy checks)
+        from committee import checks, selectors, texts  # noqa: F401 (checks registers the deploy checks, texts its codes)
         from committee.receivers import user_deactivated_revoke_tokens
         from committee.services import chat
 

@@ -28,7 +28,7 @@ from core.tokens import token_hash
 
 # Checking a password costs what signing in costs (PBKDF2, about 0.3 s each): only the likeliest few.
 DEMO_PASSWORD_CHECKS = 5
-DEMO_EMAIL_DOMAIN = "@docket.example"  # every demo account's address (committee/demo.py)
+DEMO_EMAIL_DOMAIN = "@docket.example"  # every demo account's address (committee/demo/people.py)
 PER_PROCESS_CACHES = ("django.core.cache.backends.locmem.LocMemCache", "django.core.cache.backends.dummy.DummyCache")
 
 

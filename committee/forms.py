@@ -25,6 +25,7 @@ from committee.models import (
 from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
 from core.forms import StrictIntegerField, ZonedDateTimeInput, form_field, strict_number_formfield
+from core.numbers import format_gpu_hours
 
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
@@ -163,8 +164,8 @@ def alternatives_choices(form: forms.Form, gpu_request: GpuRequest | None) -> No
     form.fields["alternative"].widget = forms.Select(
         choices=[("", "—")]
         + [
-            (a.pk, _("%(description)s (%(gpu_hours)d GPU-hours)") % {"description": a.description,
-                                                                     "gpu_hours": a.gpu_hours})
+            (a.pk, _("%(description)s (%(gpu_hours)s GPU-hours)") % {"description": a.description,
+                                                                     "gpu_hours": format_gpu_hours(a.gpu_hours)})
             for a in gpu_request.alternatives.all()
         ]
     )

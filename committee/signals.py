@@ -22,10 +22,6 @@ rubric_changed = Signal()
 # policy_version=<allocations.ElasticPolicyVersion>.
 elastic_policy_changed = Signal()
 
-# The chair published a finalized week's allocation (or a correction of it): a new plan version.
-# Sent with sender=ReviewCycle, cycle=<ReviewCycle> and plan=<allocations.AllocationPlan>.
-cycle_published = Signal()
-
 # A cycle was finalized or its plan published, a decision of a finalized week corrected, or an
 # appeal filed or decided, and the transaction that did it has not committed yet: receivers write
 # here what must never be missing from a finalized or published week (the archive's decision

@@ -1,8 +1,8 @@
 """Celery tasks of the committee: the weekly clock's tick and the outbox relay (beat, see CELERY_BEAT_SCHEDULE),
-and the notifications that user actions enqueue through the outbox.
+the chat's posts, and the one task that records the notifications of any kind a user action enqueues.
 
 Each task calls one service. The clock does each owed run once (committee/services/clock.py); the notification
-tasks do their work once per outbox message (`outbox_once`: the message is marked done in the
+task does its work once per outbox message (`outbox_once`: the message is marked done in the
 same transaction as the notifications it records), so a task delivered twice acts once.
 """
 
@@ -14,6 +14,7 @@ from celery import Task, shared_task
 from django.utils import timezone
 
 from committee import outbox, services
+from committee.models import NotificationKind
 
 
 @shared_task(name="committee.clock_tick")
@@ -27,43 +28,46 @@ def relay_outbox() -> int:
     return outbox.outbox_relay().relayed
 
 
-@shared_task(name="committee.notify_request_submitted", bind=True, acks_late=True)
-def notify_request_submitted(self: Task, request_id: int) -> int:
-    with outbox.outbox_once(self) as first:
-        return services.notifications_for_request_submitted(request_id=request_id) if first else 0
-
-
-@shared_task(name="committee.notify_intake_closed", bind=True, acks_late=True)
-def notify_intake_closed(self: Task, cycle_id: int) -> int:
-    with outbox.outbox_once(self) as first:
-        return services.notifications_for_intake_closed(cycle_id=cycle_id) if first else 0
-
-
-@shared_task(name="committee.notify_decisions_published", bind=True, acks_late=True)
-def notify_decisions_published(self: Task, cycle_id: int, plan_id: int) -> int:
-    with outbox.outbox_once(self) as first:
-        return services.notifications_for_decisions_published(cycle_id=cycle_id, plan_id=plan_id) if first else 0
-
-
 @shared_task(name="committee.chat_send", acks_late=True)
 def chat_send(event: str, params: dict[str, Any]) -> str:
     """Post to the chat webhook. Marked done in the outbox when it succeeds; a refused post raises and waits."""
     return services.chat_send(event=event, params=params)
 
 
-@shared_task(name="committee.notify_decision_corrected", bind=True, acks_late=True)
-def notify_decision_corrected(self: Task, correction_id: int) -> int:
-    with outbox.outbox_once(self) as first:
-        return services.notifications_for_decision_corrected(correction_id=correction_id) if first else 0
+@shared_task(name=services.NOTIFY_TASK, bind=True, acks_late=True)
+def notify(self: Task, kind: str, arguments: dict[str, Any]) -> int:
+    """Record the notifications of the kind an action enqueued (services.notification_enqueue), once.
+
+    A kind not in the registry is refused (UnknownNotificationKind): the message stays not done, with the error.
+    """
+    return _deliver_once(self, kind=kind, arguments=arguments)
 
 
-@shared_task(name="committee.notify_appeal_filed", bind=True, acks_late=True)
-def notify_appeal_filed(self: Task, appeal_id: int) -> int:
-    with outbox.outbox_once(self) as first:
-        return services.notifications_for_appeal_filed(appeal_id=appeal_id) if first else 0
+def _deliver_once(task: Task, *, kind: str, arguments: dict[str, Any]) -> int:
+    with outbox.outbox_once(task) as first:
+        return services.notifications_deliver(kind=kind, arguments=arguments) if first else 0
 
 
-@shared_task(name="committee.notify_appeal_decided", bind=True, acks_late=True)
-def notify_appeal_decided(self: Task, appeal_id: int) -> int:
-    with outbox.outbox_once(self) as first:
-        return services.notifications_for_appeal_decided(appeal_id=appeal_id) if first else 0
+# The notification tasks before the one `committee.notify`: one per kind, the kind's arguments as keyword
+# arguments. A message of one of these names queued before an upgrade (in the broker, or waiting in the outbox)
+# is still delivered, as its kind, once. Nothing enqueues them any more: they can go once no deployment holds
+# such a message not done (the admin's Committee › Outbox messages, by task).
+LEGACY_NOTIFY_TASKS: dict[str, str] = {
+    "committee.notify_request_submitted": NotificationKind.REQUEST_SUBMITTED,
+    "committee.notify_intake_closed": NotificationKind.INTAKE_CLOSED,
+    "committee.notify_decisions_published": NotificationKind.DECISION_PUBLISHED,
+    "committee.notify_decision_corrected": NotificationKind.DECISION_CORRECTED,
+    "committee.notify_appeal_filed": NotificationKind.APPEAL_FILED,
+    "committee.notify_appeal_decided": NotificationKind.APPEAL_DECIDED,
+}
+
+
+def _legacy_notify_task(name: str, kind: str) -> Task:
+    @shared_task(name=name, bind=True, acks_late=True)
+    def legacy_notify(self: Task, **arguments: Any) -> int:
+        return _deliver_once(self, kind=kind, arguments=arguments)
+
+    return legacy_notify
+
+
+legacy_notify_tasks = {name: _legacy_notify_task(name, kind) for name, kind in LEGACY_NOTIFY_TASKS.items()}

@@ -1,7 +1,7 @@
 """The shape of a decision record's structured data: what a revision stores as JSON (schema 1).
 
 reports/selectors/records.py builds it from the committee's and allocations' rows;
-reports/records.py renders it as Markdown. Every value is JSON-native and already formatted for
+reports/records/decision.py renders it as Markdown. Every value is JSON-native and already formatted for
 reading (labels, names), so a stored snapshot renders the same forever. Keys marked NotRequired
 may be missing or empty in a snapshot; the renderer says so instead of failing.
 """

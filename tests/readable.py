@@ -3,7 +3,9 @@
 `assert_readable(text, currency=...)` fails, naming what it found, when the visible text has:
 - a 12-hour time ("7:42 a.m.", "6 PM"), "midnight"/"noon" as Django's English formats write them, or a
   month abbreviated with a dot ("Dec. 7, 2026");
-- a number of five or more digits without thousands separators ("12000", "12345.5"), outside code;
+- a number of four or more digits without thousands separators ("2304 GPU-hours", "used 2150.0 of 2304.0"),
+  outside code; a year (known by its date around it: "4 Dec 2026", "2026年", "2026-W49"), an id ("R-1234"),
+  a time and a grouped number are not counted;
 - a plural written "(s)" ("2 window(s)"): a count takes its own singular or plural (ngettext);
 - a cost without its currency: a line that speaks of cost (cost, 成本, 费用) and has an amount but no currency code.
 
@@ -24,7 +26,23 @@ BLOCKS = {"p", "li", "tr", "dd", "dt", "h1", "h2", "h3", "h4", "h5", "h6", "capt
 
 TWELVE_HOUR = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.m\.|[AP]M\b|[ap]m\b)", re.IGNORECASE)
 DJANGO_WORDS = re.compile(r",\s(?:midnight|noon)\b|\b(?:Jan|Feb|Aug|Sept|Oct|Nov|Dec)\.\s\d")
-UNGROUPED = re.compile(r"(?<![\w.,:/\-#+])\d{5,}(?:\.\d+)?(?![\w,])")
+# A number of four or more digits not written with separators: not part of a word, an id ("R-1234", "W-45"),
+# a time ("18:00"), a decimal's fraction or a grouped number. Word characters are ASCII ones here, so a number
+# written against Chinese text ("共2304个") is still seen.
+UNGROUPED = re.compile(r"(?<![A-Za-z0-9_.,:/\-#+])\d{4,}(?:\.\d+)?(?![A-Za-z0-9_,])")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# A year is known by what is around it, not by its value (2,304 GPU-hours is no year): a month before it
+# ("4 Dec 2026", "December 2026", "2 十二月 2026"), 年 after it (2026年12月), an ISO date, week or quarter after
+# it ("2026-12-31", Markdown's "2026\-12\-31", "2026-W49", "2026-Q4"), or a quarter before it ("Q1 2027").
+YEAR_BEFORE = re.compile(r"(?:\b(?:" + "|".join(MONTHS) + r")[a-z]*\.?,?|\bQ[1-4]|[一二三四五六七八九十]{1,2}月)\s$")
+YEAR_AFTER = re.compile(r"^(?:\s?年|-W\d{2}\b|-Q[1-4]\b|\\?-\d{2}\b)")
+
+
+def _is_year(block: str, match: re.Match[str]) -> bool:
+    if len(match.group(0)) != 4:
+        return False
+    return bool(YEAR_BEFORE.search(block[max(0, match.start() - 12):match.start()])
+                or YEAR_AFTER.match(block[match.end():match.end() + 4]))
 COST_WORDS = re.compile(r"\bcosts?\b|成本|费用", re.IGNORECASE)
 AMOUNT = re.compile(r"\d[\d,]*\.\d{2}\b")
 PLURAL_S = re.compile(r"\w\(s\)")
@@ -80,6 +98,8 @@ def unreadable(html: str, *, currency: str | None = None) -> list[str]:
         if match := PLURAL_S.search(block):
             problems.append(f"a plural written as {match.group(0)!r} in {block[:120]!r}")
         for match in UNGROUPED.finditer(block):
+            if _is_year(block, match):
+                continue
             problems.append(f"number without separators {match.group(0)!r} in {block[:120]!r}")
         if COST_WORDS.search(block) and AMOUNT.search(block) and code not in block:
             problems.append(f"cost without {code} in {block[:120]!r}")

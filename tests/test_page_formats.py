@@ -1,7 +1,8 @@
 """Every area writes times, numbers, money and ids one way, in English and in Simplified Chinese.
 
 tests/readable.py's check runs over a rendered page per area: no 12-hour time, no "a.m."/"p.m.", no number of
-five or more digits without separators, no cost without its currency.
+four or more digits without separators, no "(s)" plural, no cost without its currency. Every page of the permission
+matrix gets the same check in both languages (tests/test_permission_matrix.py::test_every_page_reads_one_way).
 """
 
 from __future__ import annotations
@@ -35,6 +36,18 @@ def test_the_check_finds_each_kind_of_unreadable_text():
                       "<p>2026-W53, 2026-12-31, W-10001</p>") == []
     with pytest.raises(AssertionError, match="number without separators '98765'"):
         assert_readable("<td>98765</td>")
+
+
+def test_four_digits_are_a_count_unless_a_date_says_they_are_a_year():
+    found = unreadable("<p>Grant, 32 GPUs (2304 GPU-hours)</p><p>used 2150.0 of 2304.0</p><p>共2304个</p>"
+                       "<p>in 2026</p><li>2 window(s)</li>")
+    assert [line.split(" in ")[0] for line in found] == [
+        "number without separators '2304'", "number without separators '2150.0'", "number without separators '2304.0'",
+        "number without separators '2304'", "number without separators '2026'", "a plural written as 'w(s)'",
+    ]
+    # Years in dates, ISO weeks and quarters, Markdown's escaped dates, ids and times are no counts.
+    assert unreadable("<p>Fri 4 Dec 2026, 18:00 CET; December 2026; Q1 2027; 2026年12月4日; 2 十二月 2026</p>"
+                      "<p>2026-W49, 2026-Q4, 2026-12-31, 2026\\-12\\-31, R-1234, W-2048, 2,304.5 GPU-hours</p>") == []
 
 
 @pytest.fixture

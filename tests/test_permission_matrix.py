@@ -731,3 +731,46 @@ def test_no_page_answers_5xx_to_odd_parameters(estate: SimpleNamespace, db: Any)
     assert len(asked) > 100
     assert not failures, f"{len(failures)} answers were 5xx:\n" + "\n".join(failures[:40])
 
+
+
+# --- every page reads one way, in English and in Simplified Chinese -------------------------------
+#
+# Every page of the table, rendered once as the first of these roles that the table lets read it, in each
+# language: tests/readable.py's check (an unseparated number of four or more digits, "(s)", a 12-hour time, a
+# cost without its currency) finds nothing on it.
+
+READERS = ("chair", "team_a", "committee", "team_b")
+
+
+def _page_reads(row: Row) -> str | None:
+    """The role that reads `row`'s page (200 to a GET), or None: an API, a form post, a redirect."""
+    if row.api or "GET" not in row.methods or row.route.startswith(("accounts/", "i18n/", "oidc/")):
+        return None
+    statuses = dict(zip(ROLES, row.methods["GET"].split(), strict=True))
+    return next((role for role in READERS if statuses[role] == "200"), None)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_every_page_reads_one_way(estate: SimpleNamespace, db: Any, language: str) -> None:
+    from tests.readable import unreadable
+
+    clients: dict[str, Any] = {}
+    problems: list[str] = []
+    read = 0
+    for row in TABLE:
+        role = _page_reads(row)
+        if role is None:
+            continue
+        if role not in clients:
+            clients[role] = client_for(estate, role, api=False)
+            clients[role].post("/i18n/setlang/", {"language": language, "next": "/"})
+        cache.clear()  # rate limits count in the cache
+        response = clients[role].get(row.path(estate), row.query(estate))
+        if not response.get("Content-Type", "").startswith("text/html"):
+            continue
+        html = response.content.decode()
+        assert "<html" not in html or f'<html lang="{language}"' in html, row.route  # not a fragment: its language
+        read += 1
+        problems += [f"/{row.route} ({row.label}, {role}): {p}" for p in unreadable(html)]
+    assert read > 50
+    assert not problems, f"{len(problems)} texts read another way ({language}):\n" + "\n".join(problems)

@@ -16,6 +16,7 @@ from allocations.models import GpuPool, Team
 from committee import limits
 from committee.limits import bounded_text
 from committee.models.cycles import ReviewCycle
+from core.texts import text_render
 
 
 class AddHours(models.Func):
@@ -307,6 +308,9 @@ class RequestEvent(models.Model):
     actor_name = models.CharField(max_length=150)
     action = models.CharField(max_length=30)
     detail = models.TextField(blank=True)
+    # A detail Docket wrote, as a code with parameters (core.texts) rendered in the reader's language; `detail`
+    # keeps it as written then, and is what an older event shows.
+    detail_text = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["at", "id"]
@@ -322,3 +326,8 @@ class RequestEvent(models.Model):
     def action_label(self) -> str:
         """The action in the reader's language."""
         return str(REQUEST_EVENT_ACTIONS.get(self.action, self.action))
+
+    @property
+    def detail_display(self) -> str:
+        """The detail in the reader's language (core.texts); as written when it has no code."""
+        return text_render(self.detail_text, fallback=self.detail)

@@ -14,6 +14,7 @@ from committee import limits, scoring
 from committee.limits import bounded_text
 from committee.models.cycles import Criterion, ReviewCycle
 from committee.models.requests import Alternative, GpuRequest
+from core.texts import text_render
 
 
 class Score(models.Model):
@@ -88,6 +89,9 @@ class Decision(models.Model):
     alternative_description = models.CharField(_("alternative granted"), max_length=300, blank=True)
     alternative_gpu_hours = models.PositiveIntegerField(_("alternative's GPU-hours"), null=True, blank=True)
     rationale = bounded_text(_("rationale"), max_length=limits.RATIONALE_MAX_LENGTH)
+    # A rationale Docket wrote (an emergency's approval or rejection) as a code with parameters (core.texts),
+    # rendered in the reader's language; `rationale` keeps it as written then. Empty for one a person wrote.
+    rationale_text = models.JSONField(_("rationale, as a code"), default=dict, blank=True)
     # A grant of a request below the score quorum: the exception to the rubric the chair stated
     # (committee.selectors.deciding.grant_refusal), shown in the week's record. Empty for every other decision.
     exception_reason = bounded_text(_("exception to the rubric"), max_length=limits.REASON_MAX_LENGTH, blank=True)
@@ -149,6 +153,11 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.request_title}: {self.get_outcome_display()}"
+
+    @property
+    def rationale_display(self) -> str:
+        """The rationale in the reader's language when Docket wrote it (core.texts); as written otherwise."""
+        return text_render(self.rationale_text, fallback=self.rationale)
 
 
 class FairShareSnapshot(models.Model):

@@ -35,6 +35,7 @@ from committee.models import (
     ReviewCycle,
 )
 from committee.selectors.people import Viewer, viewer_roles
+from core.numbers import format_gpu_hours
 
 __all__ = [
     "DecidedPart",
@@ -194,7 +195,7 @@ class RequestOutcome:
 
     @property
     def decided_text(self) -> str:
-        """ "Grant, 32 GPUs (1536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)", "Defer", or "" without
+        """ "Grant, 32 GPUs (1,536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)", "Defer", or "" without
         a decision the viewer may see."""
         if self.decided is None:
             return ""
@@ -214,7 +215,9 @@ class RequestOutcome:
             return ""
         if self.placed is None or not self.placed.windows:
             return str(self.status.label)
-        return _("%(windows)s (%(hours)d GPU-hours)") % {"windows": self.placed.text, "hours": self.placed.gpu_hours}
+        return _("%(windows)s (%(hours)s GPU-hours)") % {
+            "windows": self.placed.text, "hours": format_gpu_hours(self.placed.gpu_hours)
+        }
 
     @property
     def summary(self) -> str:
@@ -258,8 +261,8 @@ def placement_label(
             "placed": placed_gpu_count, "decided": decided_gpu_count or 0
         }
     else:
-        text = _("shortened (%(placed)d of %(decided)d GPU-hours)") % {
-            "placed": placed_gpu_hours, "decided": decided_gpu_hours or 0
+        text = _("shortened (%(placed)s of %(decided)s GPU-hours)") % {
+            "placed": format_gpu_hours(placed_gpu_hours), "decided": format_gpu_hours(decided_gpu_hours or 0)
         }
     if preemptible:
         text = _("%(shortened)s, preemptible in the burst reserve") % {"shortened": text}
@@ -275,27 +278,29 @@ def decided_label(
     alternative_description: str = "",
     alternative_gpu_hours: int | None = None,
 ) -> str:
-    """A decision in words: "Grant, 32 GPUs (1536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)",
-    "Granted the alternative: Distilled ranker (1,500 GPU-hours), 32 GPUs (1536 GPU-hours)"."""
+    """A decision in words: "Grant, 32 GPUs (1,536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)",
+    "Granted the alternative: Distilled ranker (1,500 GPU-hours), 32 GPUs (1,536 GPU-hours)"; the numbers written
+    as the reader's language writes them (core.numbers)."""
     label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
     if gpu_count is None:
         return label
     if outcome == DecisionOutcome.ALTERNATIVE and alternative_description:
         text = _(
-            "Granted the alternative: %(description)s (%(alt_hours)s GPU-hours), %(gpus)d GPUs (%(hours)d GPU-hours)"
+            "Granted the alternative: %(description)s (%(alt_hours)s GPU-hours), %(gpus)d GPUs (%(hours)s GPU-hours)"
         )
         return text % {
             "description": alternative_description,
-            "alt_hours": f"{alternative_gpu_hours or 0:,}",
+            "alt_hours": format_gpu_hours(alternative_gpu_hours or 0),
             "gpus": gpu_count,
-            "hours": gpu_hours or 0,
+            "hours": format_gpu_hours(gpu_hours or 0),
         }
     if outcome == DecisionOutcome.PARTIAL and requested_gpu_count:
-        return _("%(outcome)s, %(gpus)d of %(asked)d GPUs (%(hours)d GPU-hours)") % {
-            "outcome": label, "gpus": gpu_count, "asked": requested_gpu_count, "hours": gpu_hours or 0
+        return _("%(outcome)s, %(gpus)d of %(asked)d GPUs (%(hours)s GPU-hours)") % {
+            "outcome": label, "gpus": gpu_count, "asked": requested_gpu_count,
+            "hours": format_gpu_hours(gpu_hours or 0),
         }
-    return _("%(outcome)s, %(gpus)d GPUs (%(hours)d GPU-hours)") % {
-        "outcome": label, "gpus": gpu_count, "hours": gpu_hours or 0
+    return _("%(outcome)s, %(gpus)d GPUs (%(hours)s GPU-hours)") % {
+        "outcome": label, "gpus": gpu_count, "hours": format_gpu_hours(gpu_hours or 0)
     }
 
 
@@ -328,8 +333,8 @@ def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
     if status in (PlacementStatus.NOT_GRANTED, PlacementStatus.UNDECIDED):
         placed = ""
     elif windows:
-        placed = _("%(windows)s (%(hours)d GPU-hours)") % {
-            "windows": "; ".join(windows), "hours": params.get("placed_gpu_hours") or 0
+        placed = _("%(windows)s (%(hours)s GPU-hours)") % {
+            "windows": "; ".join(windows), "hours": format_gpu_hours(params.get("placed_gpu_hours") or 0)
         }
     else:
         placed = str(PlacementStatus(status).label)
@@ -358,7 +363,7 @@ def _decided(decision: Decision, gpu_request: GpuRequest) -> DecidedPart:
         requested_gpu_count=decision.requested_gpu_count,
         gpu_count=(decision.granted_gpu_count or decision.requested_gpu_count) if decision.outcome in _GRANTS else None,
         duration_hours=gpu_request.duration_hours,
-        rationale=decision.rationale,
+        rationale=decision.rationale_display,
         alternative_description=decision.alternative_description,
         alternative_gpu_hours=decision.alternative_gpu_hours,
     )

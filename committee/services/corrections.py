@@ -36,15 +36,17 @@ from committee.models import (
     DecisionCorrection,
     DecisionOutcome,
     GpuRequest,
+    NotificationKind,
     ReviewCycle,
 )
-from committee.services.notifications import notify_appeal_decided, notify_appeal_filed, notify_decision_corrected
+from committee.services.notifications import notification_enqueue
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import actor_name, request_event_record
 from committee.services.review import alternative_checked, alternative_gpus, cycle_transition_record
 from core.datetimes import format_when
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text, text_render
 
 APPEAL_UPHOLD = "uphold"
 APPEAL_AMEND = "amend"
@@ -52,14 +54,6 @@ APPEAL_AMEND = "amend"
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
     return ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
-
-
-def outcome_label(outcome: str, granted_gpu_count: int | None) -> str:
-    """"Grant", "Partial grant (8 GPUs)": a decision's outcome in a request event or a record line."""
-    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
-    if outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE) and granted_gpu_count:
-        return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted_gpu_count}
-    return label
 
 
 def _new_values(
@@ -225,6 +219,7 @@ def _correct(
     decision.outcome = outcome
     decision.granted_gpu_count = granted
     decision.rationale = rationale
+    decision.rationale_text = {}  # the chair's own words now, not Docket's
     decision.decided_by = actor
     decision.decided_by_name = actor_name(actor)
     decision.decided_at = now
@@ -232,20 +227,14 @@ def _correct(
     decision.alternative = chosen
     decision.alternative_description = chosen.description if chosen else ""
     decision.alternative_gpu_hours = chosen.gpu_hours if chosen else None
-    decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "decided_by", "decided_by_name",
-                                 "decided_at", "alternative", "alternative_description", "alternative_gpu_hours",
-                                 "exception_reason"])
-    request_event_record(
-        request=decision.request,
-        actor=actor,
-        action="corrected",
-        detail=_("%(old)s → %(new)s: %(reason)s")
-        % {
-            "old": outcome_label(correction.previous_outcome, correction.previous_granted_gpu_count),
-            "new": outcome_label(outcome, granted),
-            "reason": reason,
-        },
-    )
+    decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "rationale_text", "decided_by",
+                                 "decided_by_name", "decided_at", "alternative", "alternative_description",
+                                 "alternative_gpu_hours", "exception_reason"])
+    corrected = stored_text("decision_corrected", previous_outcome=correction.previous_outcome,
+                            previous_granted_gpu_count=correction.previous_granted_gpu_count, outcome=outcome,
+                            granted_gpu_count=granted, reason=reason)
+    request_event_record(request=decision.request, actor=actor, action="corrected", detail=text_render(corrected),
+                         detail_text=corrected)
     record_reason = _("correction of “%(title)s” (%(team)s): %(reason)s") % {
         "title": decision.request_title, "team": decision.team_name, "reason": reason
     }
@@ -267,7 +256,7 @@ def _correct(
                       "could not be written to the archive. %(reason)s"),
         )
     if appeal is None:  # an amendment's team hears of it as the appeal's answer
-        notify_decision_corrected(correction=correction)
+        notification_enqueue(kind=NotificationKind.DECISION_CORRECTED, correction=correction)
     return correction
 
 
@@ -313,7 +302,7 @@ def decision_correct(
     "corrected" event on the request. In a published week it publishes the next plan version
     (`cycle_plan_place`: the windows started by `now` are kept, the rest is placed again, the record
     rewritten); in a finalized week it rewrites the week's decision record (`cycle_transition`).
-    The revision's summary carries the reason. Enqueues (outbox) `committee.notify_decision_corrected`:
+    The revision's summary carries the reason. Enqueues (outbox) the "decision corrected" notification:
     the request's team hears of it.
     """
     selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.CORRECT)
@@ -346,7 +335,7 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
     (DOCKET_APPEAL_WINDOW_HOURS after the first publication; the message says when it closed), or
     when the request already has an open appeal; ValidationError without a statement. Writes the
     appeal, an "appealed" event on the request, and the week's decision record (which lists appeals).
-    Enqueues (outbox) `committee.notify_appeal_filed`: the committee members outside the team hear of it.
+    Enqueues (outbox) the "appeal filed" notification: the committee members outside the team hear of it.
     """
     if not selectors.user_is_team_member(user=actor, team=gpu_request.team):
         raise PermissionDenied(
@@ -403,7 +392,7 @@ def appeal_file(*, actor: User, gpu_request: GpuRequest, statement: str, now: da
         refused=_("The appeal on week %(week)s was not filed and nothing was saved: its decision record could not "
                   "be written to the archive. %(reason)s"),
     )
-    notify_appeal_filed(appeal=appeal)
+    notification_enqueue(kind=NotificationKind.APPEAL_FILED, appeal=appeal)
     return appeal
 
 
@@ -435,7 +424,7 @@ def appeal_decide(
     or with an amendment the decision form would refuse (a grant of an unranked request needs the
     chair's stated `exception`). `preview_digest` and `keep_other_teams` as for `decision_correct`. Writes an
     "appeal upheld"/"appeal amended" event on the request and the week's decision record.
-    Enqueues (outbox) `committee.notify_appeal_decided`: the team hears the answer.
+    Enqueues (outbox) the "appeal decided" notification: the team hears the answer.
     """
     gpu_request = appeal.request
     act = selectors.Act.AMEND if decision == APPEAL_AMEND else selectors.Act.ANSWER_APPEAL
@@ -485,6 +474,6 @@ def appeal_decide(
             refused=_("The appeal on week %(week)s was not decided and nothing was saved: its decision record could "
                       "not be written to the archive. %(reason)s"),
         )
-    notify_appeal_decided(appeal=locked)
+    notification_enqueue(kind=NotificationKind.APPEAL_DECIDED, appeal=locked)
     return locked
 

@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.emergency import EmergencyPlacement, emergency_place
-from allocations.explanations import explanation_text, tier_label
+from allocations.explanations import reasons_as_json
 from allocations.models import AllocationPlan, GpuPool, Team
 from allocations.services import plan_publish
 from committee import limits, selectors
@@ -46,6 +46,7 @@ from committee.services.notifications import notifications_record
 from committee.services.requests import actor_name, request_event_record
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text, text_render
 
 # An emergency that cannot start within this long after its second approval is refused rather
 # than placed later in the week: it is needed now, and the weekly review can take it otherwise.
@@ -224,8 +225,7 @@ def emergency_request_decide(
     )
     if not approve:
         _decision_write(gpu_request=gpu_request, actor=actor, outcome=DecisionOutcome.REJECT, granted=None,
-                        rationale=_("Emergency request rejected by %(name)s: %(note)s") % {"name": actor_name(actor),
-                                                                                           "note": note})
+                        rationale=stored_text("emergency_rejected", name=actor_name(actor), note=note))
         locked.status = EmergencyStatus.REJECTED
         locked.save(update_fields=["status"])
         request_event_record(request=gpu_request, actor=actor, action="emergency rejected", detail=note)
@@ -244,8 +244,9 @@ def emergency_request_decide(
 
 
 def _decision_write(
-    *, gpu_request: GpuRequest, actor: User, outcome: str, granted: int | None, rationale: str
+    *, gpu_request: GpuRequest, actor: User, outcome: str, granted: int | None, rationale: dict[str, Any]
 ) -> Decision:
+    """The emergency's decision; its rationale is Docket's (a code, core.texts), kept also as written now."""
     gpu_request.status = RequestStatus.DECIDED
     gpu_request.save(update_fields=["status", "updated_at"])
     return Decision.objects.create(
@@ -254,7 +255,8 @@ def _decision_write(
         outcome=outcome,
         requested_gpu_count=gpu_request.gpu_count,
         granted_gpu_count=granted,
-        rationale=rationale[: limits.RATIONALE_MAX_LENGTH],
+        rationale=text_render(rationale)[: limits.RATIONALE_MAX_LENGTH],
+        rationale_text=rationale,
         decided_by=actor,
         decided_by_name=actor_name(actor),
         team_name=gpu_request.team.name,
@@ -335,10 +337,6 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
     teams[gpu_request.pk] = gpu_request.team
     unplaced = [e.ref for e in explanations if e.ref not in teams]  # explained, no window: still a team
     teams.update({r.pk: r.team for r in GpuRequest.objects.filter(pk__in=unplaced).select_related("team")})
-    standby = (
-        _(" (%(count)d from the cold standby)") % {"count": placed.standby_gpu_count}
-        if placed.standby_gpu_count else ""
-    )
     plan = plan_publish(
         week=cycle.week,
         week_starts_at=cycle.starts_at,
@@ -349,9 +347,9 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
         pools=pools,
         teams=teams,
         published_by_name=actor_name(actor),
-        note=_("Emergency “%(title)s” of %(team)s, approved by %(names)s: %(gpus)d GPUs%(standby)s, %(tier)s.")
-        % {"title": gpu_request.title, "team": gpu_request.team.name, "names": _(" and ").join(approvers),
-           "gpus": window.gpu_count, "standby": standby, "tier": tier_label(window.tier)},
+        note_text=stored_text("emergency_placed", title=gpu_request.title, team=gpu_request.team.name,
+                              approvers=approvers, gpu_count=window.gpu_count,
+                              standby_gpu_count=placed.standby_gpu_count, tier=window.tier),
     )
     granted = window.gpu_count
     _decision_write(
@@ -359,22 +357,17 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
         actor=actor,
         outcome=DecisionOutcome.GRANT if granted == gpu_request.gpu_count else DecisionOutcome.PARTIAL,
         granted=granted,
-        rationale=_("Emergency, approved by %(names)s: %(justification)s")
-        % {"names": _(" and ").join(approvers), "justification": emergency.justification},
+        rationale=stored_text("emergency_approved", approvers=approvers, justification=emergency.justification),
     )
     emergency.status = EmergencyStatus.PLACED
     emergency.plan = plan
     emergency.placed_at = now
     emergency.standby_gpu_count = placed.standby_gpu_count
     emergency.save(update_fields=["status", "plan", "placed_at", "standby_gpu_count"])
-    request_event_record(
-        request=gpu_request,
-        actor=actor,
-        action="published",
-        detail=_("plan version %(version)d: %(text)s%(standby)s")
-        % {"version": plan.version, "text": explanation_text([placed_reason], week_start=cycle.starts_at),
-           "standby": standby},
-    )
+    published = stored_text("emergency_published", version=plan.version, reasons=reasons_as_json([placed_reason]),
+                            week_start=cycle.starts_at.isoformat(), standby_gpu_count=placed.standby_gpu_count)
+    request_event_record(request=gpu_request, actor=actor, action="published", detail=text_render(published),
+                         detail_text=published)
     _notify(emergency=emergency, event="placed", team_too=True, by=actor_name(actor))
     return plan
 
@@ -409,7 +402,7 @@ def emergency_review_record(
     locked.posthoc_by_name = actor_name(actor)
     locked.posthoc_at = now or timezone.now()
     locked.save(update_fields=["posthoc_outcome", "posthoc_note", "posthoc_by_name", "posthoc_at"])
-    label = str(PostHocOutcome(outcome).label)
+    reviewed = stored_text("emergency_reviewed", outcome=outcome, note=note)
     request_event_record(request=locked.request, actor=actor, action="emergency reviewed",
-                         detail=f"{label}: {note}" if note else label)
+                         detail=text_render(reviewed), detail_text=reviewed)
     return locked

@@ -1,11 +1,13 @@
 """Notifications: what people are told, recorded as rows and emailed as one digest per person per day.
 
-Recording. A user action that should tell people something (a submission, closing intake,
-publishing) writes an outbox message in its own transaction (`notify_*`); the message's task
-records one `Notification` per recipient (`notifications_for_*`; who the recipients are, and
-what a person may receive, are reads in committee/selectors.py). The clock's reminders record
-theirs directly (committee/services/clock.py). Recording the same thing twice writes nothing new:
-a notification is unique per (recipient, kind, key).
+Recording. The kinds are one registry (committee/services/notification_kinds.py): each declares
+its words and, when a user action tells it (a submission, closing intake, publishing, a correction,
+an appeal), its recipients, its deduplication key and its details. The action calls
+`notification_enqueue(kind=..., ...)`, which writes an outbox message in the action's transaction;
+the one task `committee.notify` runs `notifications_deliver`, which records one `Notification` per
+recipient. The clock's reminders and the services that tell at once record theirs directly
+(`notifications_record`). Recording the same thing twice writes nothing new: a notification is
+unique per (recipient, kind, key).
 
 Sending. `digests_send` (beat, daily) writes each person at most one email per day (committee
 time) listing everything recorded for them since their previous digest, grouped by kind, leaving
@@ -28,37 +30,30 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
-from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from allocations.models import AllocationPlan
 from committee import selectors, weeks
 from committee.models import (
-    Appeal,
-    Decision,
-    DecisionCorrection,
     DecisionOutcome,
-    GpuRequest,
     Notification,
     NotificationDigest,
     NotificationKind,
     NotificationOptOut,
-    RequestStatus,
-    ReviewCycle,
+    OutboxMessage,
 )
 from committee.outbox import outbox_enqueue
-from committee.services.chat import chat_published_announce
+from committee.services.notification_kinds import (
+    NOTIFICATION_KINDS,
+    notification_delivery_get,
+    person_text,
+)
 from core import datetimes as display_time
 from core.locks import write_transaction
 
 logger = logging.getLogger(__name__)
 
-
-def _person(user: User | None) -> str:
-    # committee.services.requests.actor_name, which cannot be imported here: requests imports this module.
-    if user is None:
-        return ""
-    return user.get_full_name() or user.get_username()
+# The one task that records the notifications of any kind enqueued (committee/tasks.py).
+NOTIFY_TASK = "committee.notify"
 
 
 # --- recording ---------------------------------------------------------------------------------
@@ -110,219 +105,39 @@ def notifications_record_many(*, kind: str, items: Iterable[tuple[str, Iterable[
     return len(new)
 
 
-def notify_request_submitted(*, gpu_request: GpuRequest) -> None:
-    """Inside the submission's transaction: after commit, the team hears that the request was submitted.
+def notification_enqueue(*, kind: str, **about: Any) -> OutboxMessage:
+    """Inside the caller's transaction: after commit, the people `kind` tells hear of `about`.
 
-    Enqueues (outbox) `committee.notify_request_submitted`.
+    `about` is what the kind's `Delivery.message` takes (`gpu_request=`, `cycle=` and `plan=`, ...). Enqueues
+    (outbox) `committee.notify` with the kind and the ids it names, once per the kind's outbox key, and posts
+    what the kind announces (the chat). Nothing is sent for a transaction that rolls back. Raises
+    UnknownNotificationKind (a ValueError) for a kind not in the registry, ValueError for a kind its own
+    service records; nothing is written then.
     """
-    outbox_enqueue(
-        task_name="committee.notify_request_submitted",
-        key=f"notify:request-submitted:{gpu_request.pk}",
-        kwargs={"request_id": gpu_request.pk},
-    )
+    delivery = notification_delivery_get(kind)
+    key, arguments = delivery.message(**about)
+    message = outbox_enqueue(task_name=NOTIFY_TASK, key=key, kwargs={"kind": str(kind), "arguments": arguments})
+    if delivery.announce is not None:
+        delivery.announce(**about)
+    return message
 
 
-def notify_intake_closed(*, cycle: ReviewCycle) -> None:
-    """Inside the transaction that closed intake: after commit, the committee hears what waits for its scores.
+def notifications_deliver(*, kind: str, arguments: Mapping[str, Any]) -> int:
+    """The task's work: record the kind's notifications of the subjects `arguments` name; returns how many were new.
 
-    Enqueues (outbox) `committee.notify_intake_closed`.
+    Each subject's recipients get one notification under the subject's key: idempotent, so a
+    delivery that runs twice records once. Raises UnknownNotificationKind for a kind not in the
+    registry (the outbox message stays not done, with that error).
     """
-    outbox_enqueue(
-        task_name="committee.notify_intake_closed",
-        key=f"notify:intake-closed:{cycle.pk}",
-        kwargs={"cycle_id": cycle.pk},
-    )
-
-
-def notify_decision_corrected(*, correction: DecisionCorrection) -> None:
-    """Inside the correction's transaction: after commit, the request's team hears of the corrected decision.
-
-    Enqueues (outbox) `committee.notify_decision_corrected`.
-    """
-    outbox_enqueue(
-        task_name="committee.notify_decision_corrected",
-        key=f"notify:decision-corrected:{correction.pk}",
-        kwargs={"correction_id": correction.pk},
-    )
-
-
-def notify_appeal_filed(*, appeal: Appeal) -> None:
-    """Inside the appeal's transaction: after commit, the committee members outside the team hear of it.
-
-    Enqueues (outbox) `committee.notify_appeal_filed`.
-    """
-    outbox_enqueue(
-        task_name="committee.notify_appeal_filed",
-        key=f"notify:appeal-filed:{appeal.pk}",
-        kwargs={"appeal_id": appeal.pk},
-    )
-
-
-def notify_appeal_decided(*, appeal: Appeal) -> None:
-    """Inside the transaction that decided the appeal: after commit, the team hears the answer.
-
-    Enqueues (outbox) `committee.notify_appeal_decided`.
-    """
-    outbox_enqueue(
-        task_name="committee.notify_appeal_decided",
-        key=f"notify:appeal-decided:{appeal.pk}",
-        kwargs={"appeal_id": appeal.pk},
-    )
-
-
-def notify_decisions_published(*, cycle: ReviewCycle, plan: AllocationPlan) -> None:
-    """Inside the publishing transaction: after commit, each team hears the decisions on its requests.
-
-    Enqueues (outbox) `committee.notify_decisions_published`; a correction (plan version n+1) is
-    a new message, so teams hear about it too.
-    """
-    outbox_enqueue(
-        task_name="committee.notify_decisions_published",
-        key=f"notify:published:{cycle.pk}:v{plan.version}",
-        kwargs={"cycle_id": cycle.pk, "plan_id": plan.pk},
-    )
-    chat_published_announce(cycle=cycle, plan=plan)
-
-
-def notifications_for_request_submitted(*, request_id: int) -> int:
-    """Record a "request submitted" notification for each member of the request's team. Idempotent."""
-    gpu_request = GpuRequest.objects.select_related("team", "cycle", "submitted_by").get(pk=request_id)
-    members = selectors.team_member_ids(team_ids=[gpu_request.team_id]).get(gpu_request.team_id, [])
-    return notifications_record(
-        recipient_ids=members,
-        kind=NotificationKind.REQUEST_SUBMITTED,
-        key=f"request:{gpu_request.pk}",
-        params={
-            "team": gpu_request.team.name,
-            "title": gpu_request.title,
-            "week": gpu_request.cycle.week,
-            "by": _person(gpu_request.submitted_by),
-            "path": reverse("committee:request-detail", args=[gpu_request.pk]),
-        },
-    )
-
-
-def notifications_for_intake_closed(*, cycle_id: int) -> int:
-    """Record an "intake closed" notification for each committee member. Idempotent."""
-    cycle = ReviewCycle.objects.get(pk=cycle_id)
-    # Submitted or already decided: the same requests, however late the task runs after intake closed.
-    count = GpuRequest.objects.filter(cycle=cycle, status__in=[RequestStatus.SUBMITTED, RequestStatus.DECIDED]).count()
-    return notifications_record(
-        recipient_ids=selectors.committee_member_ids(),
-        kind=NotificationKind.INTAKE_CLOSED,
-        key=f"cycle:{cycle.week}:intake-closed",
-        params={
-            "week": cycle.week,
-            "count": count,
-            "review_at": cycle.review_at.isoformat(),
-            "path": reverse("committee:review-cycle", args=[cycle.week]),
-        },
-    )
-
-
-def notifications_for_decisions_published(*, cycle_id: int, plan_id: int) -> int:
-    """Record, for each decided request of the cycle, a notification for each member of its team. Idempotent."""
-    cycle = ReviewCycle.objects.get(pk=cycle_id)
-    plan = AllocationPlan.objects.get(pk=plan_id)
-    decisions = list(Decision.objects.filter(cycle=cycle).select_related("request").order_by("priority_rank", "id"))
-    members = selectors.team_member_ids(team_ids={d.request.team_id for d in decisions})
-    outcomes = selectors.request_outcome_map(requests=[d.request for d in decisions])
-    # A later version (a correction, an amendment): each team hears what moved in its windows, and why.
-    moved = {c.request_id: c for c in selectors.plan_changes(cycle=cycle, plan=plan)}
+    delivery = notification_delivery_get(kind)
+    subjects = delivery.load(**arguments)
+    recipients = delivery.recipients(subjects)
     return notifications_record_many(
-        kind=NotificationKind.DECISION_PUBLISHED,
+        kind=str(kind),
         items=[
-            (
-                f"decision:{decision.request_id}:plan-v{plan.version}",
-                members.get(decision.request.team_id, []),
-                {
-                    "team": decision.team_name,
-                    "title": decision.request_title,
-                    "week": cycle.week,
-                    "outcome": decision.outcome,
-                    "granted_gpu_count": decision.granted_gpu_count,
-                    "requested_gpu_count": decision.requested_gpu_count,
-                    "alternative": decision.alternative_description,
-                    "alternative_gpu_hours": decision.alternative_gpu_hours,
-                    "version": plan.version,
-                    "path": reverse("committee:request-detail", args=[decision.request_id]),
-                    # Decided and placed, as codes and numbers: the digest writes them in its reader's language.
-                    **outcomes[decision.request_id].as_params(),
-                    **({"moved": moved[decision.request_id].as_params(), "why": plan.note}
-                       if decision.request_id in moved else {}),
-                },
-            )
-            for decision in decisions
+            (delivery.key(subject), ids, delivery.params(subject))
+            for subject, ids in zip(subjects, recipients, strict=True)
         ],
-    )
-
-
-def notifications_for_decision_corrected(*, correction_id: int) -> int:
-    """Record a "decision corrected" notification for each member of the corrected request's team. Idempotent."""
-    correction = DecisionCorrection.objects.select_related("decision__request", "cycle").get(pk=correction_id)
-    request = correction.decision.request
-    members = selectors.team_member_ids(team_ids=[request.team_id]).get(request.team_id, [])
-    return notifications_record(
-        recipient_ids=members,
-        kind=NotificationKind.DECISION_CORRECTED,
-        key=f"correction:{correction.pk}",
-        params={
-            "team": correction.team_name,
-            "title": correction.request_title,
-            "week": correction.cycle.week,
-            "previous_outcome": correction.previous_outcome,
-            "previous_granted_gpu_count": correction.previous_granted_gpu_count,
-            "outcome": correction.outcome,
-            "granted_gpu_count": correction.granted_gpu_count,
-            "requested_gpu_count": correction.decision.requested_gpu_count,
-            "version": correction.plan_version,
-            "reason": correction.reason,
-            "path": reverse("committee:request-detail", args=[request.pk]),
-        },
-    )
-
-
-def notifications_for_appeal_filed(*, appeal_id: int) -> int:
-    """Record an "appeal filed" notification for each committee member outside the team. Idempotent."""
-    appeal = Appeal.objects.select_related("request", "cycle").get(pk=appeal_id)
-    team_members = set(selectors.team_member_ids(team_ids=[appeal.request.team_id]).get(appeal.request.team_id, []))
-    return notifications_record(
-        recipient_ids=[user_id for user_id in selectors.committee_member_ids() if user_id not in team_members],
-        kind=NotificationKind.APPEAL_FILED,
-        key=f"appeal:{appeal.pk}:filed",
-        params={
-            "team": appeal.team_name,
-            "title": appeal.request_title,
-            "week": appeal.cycle.week,
-            "by": appeal.filed_by_name,
-            "path": reverse("committee:appeal-list", args=[appeal.cycle.week]),
-        },
-    )
-
-
-def notifications_for_appeal_decided(*, appeal_id: int) -> int:
-    """Record an "appeal decided" notification for each member of the appealing team. Idempotent."""
-    appeal = Appeal.objects.select_related("request__decision", "cycle").get(pk=appeal_id)
-    correction = DecisionCorrection.objects.filter(appeal=appeal).first()
-    decision = appeal.request.decision
-    members = selectors.team_member_ids(team_ids=[appeal.request.team_id]).get(appeal.request.team_id, [])
-    return notifications_record(
-        recipient_ids=members,
-        kind=NotificationKind.APPEAL_DECIDED,
-        key=f"appeal:{appeal.pk}:decided",
-        params={
-            "team": appeal.team_name,
-            "title": appeal.request_title,
-            "week": appeal.cycle.week,
-            "status": appeal.status,
-            "by": appeal.decided_by_name,
-            "reason": appeal.decision_reason,
-            "outcome": decision.outcome,
-            "granted_gpu_count": decision.granted_gpu_count,
-            "requested_gpu_count": decision.requested_gpu_count,
-            "version": correction.plan_version if correction is not None else None,
-            "path": reverse("committee:request-detail", args=[appeal.request_id]),
-        },
     )
 
 
@@ -337,43 +152,20 @@ def _when(value: str | None) -> str:
 
 
 def kind_heading(kind: str) -> str:
-    headings: dict[str, str] = {
-        NotificationKind.INTAKE_CLOSING: _("Intake closes soon"),
-        NotificationKind.REQUEST_SUBMITTED: _("Requests submitted"),
-        NotificationKind.DECISION_PUBLISHED: _("Decisions published"),
-        NotificationKind.INTAKE_CLOSED: _("Intake closed"),
-        NotificationKind.REVIEW_COMING: _("The review is coming up"),
-        NotificationKind.DECISION_CORRECTED: _("Decisions corrected"),
-        NotificationKind.APPEAL_FILED: _("Appeals filed"),
-        NotificationKind.APPEAL_DECIDED: _("Appeals decided"),
-        NotificationKind.EMERGENCY: _("Emergency requests"),
-        NotificationKind.QUESTION_ASKED: _("Questions from the committee"),
-        NotificationKind.QUESTION_ANSWERED: _("Questions answered"),
-        NotificationKind.SCORES_STALE: _("Requests changed after you scored them"),
-        NotificationKind.DRAFT_AWAITS_LEAD: _("Drafts waiting for you to submit"),
-        NotificationKind.DRAFT_RETURNED: _("Drafts sent back to you"),
-    }
-    return headings.get(kind, kind)
-
-
-def _outcome_words(outcome: Any, granted: Any) -> str:
-    """"Grant", "Partial grant, 8 GPUs": an outcome in a digest line."""
-    if outcome not in DecisionOutcome.values:
-        return str(outcome or "")
-    label = str(DecisionOutcome(outcome).label)
-    if outcome == DecisionOutcome.PARTIAL and granted:
-        return _("%(label)s, %(n)d GPUs") % {"label": label, "n": int(granted)}
-    return label
+    """The heading of a kind's group in the digest and the inbox (the kind's name for one Docket does not know)."""
+    spec = NOTIFICATION_KINDS.get(kind)
+    return str(spec.heading) if spec is not None else kind
 
 
 def notification_text(notification: Notification) -> str:
     """One line of a digest, in the active language: the kind's template with the notification's details.
 
-    Each kind has its plain-text template, templates/committee/notifications/<kind>.txt; a kind
-    Docket does not know (any more) is shown as the notification's key.
+    Each kind has its plain-text template (committee/services/notification_kinds.py, by default
+    templates/committee/notifications/<kind>.txt); a kind Docket does not know (any more) is shown
+    as the notification's key.
     """
-    kind = notification.kind
-    if kind not in NotificationKind.values:
+    spec = NOTIFICATION_KINDS.get(notification.kind)
+    if spec is None:
         return str(notification.key)
     p = notification.params
     outcome = p.get("outcome")
@@ -402,18 +194,10 @@ def notification_text(notification: Notification) -> str:
         "moved": selectors.window_change_text(p["moved"], week=p["week"]) if p.get("moved") and p.get("week") else "",
         "why": p.get("why") or "",
     }
-    if kind in (NotificationKind.DECISION_CORRECTED, NotificationKind.APPEAL_FILED, NotificationKind.APPEAL_DECIDED):
-        # A correction's or an appeal's own reason, not the engine's.
-        context.update(
-            previous=_outcome_words(p.get("previous_outcome"), p.get("previous_granted_gpu_count")),
-            current=_outcome_words(outcome, p.get("granted_gpu_count")),
-            reason=p.get("reason") or "",
-            upheld=p.get("status") == "upheld",
-        )
-    if kind == NotificationKind.DRAFT_RETURNED:
-        context["note"] = p.get("note") or ""
+    if spec.context is not None:
+        context.update(spec.context(p))
     # The template's own line end is not part of the text.
-    return render_to_string(f"committee/notifications/{kind}.txt", context).rstrip("\n")
+    return render_to_string(spec.template_name, context).rstrip("\n")
 
 
 def _link(path: str | None) -> str:
@@ -423,7 +207,7 @@ def _link(path: str | None) -> str:
 def digest_email(*, user: User, notifications: list[Notification], day: date) -> EmailMessage:
     """The digest email of one person for one day: the notifications grouped by kind, oldest first."""
     groups = []
-    for kind in NotificationKind:
+    for kind in NOTIFICATION_KINDS:
         rows = [n for n in notifications if n.kind == kind]
         if rows:
             groups.append(
@@ -434,7 +218,7 @@ def digest_email(*, user: User, notifications: list[Notification], day: date) ->
             )
     context = {
         "user": user,
-        "name": _person(user),
+        "name": person_text(user),
         "groups": groups,
         "day": day,
         "profile_url": _link(reverse("committee:profile")),

@@ -13,16 +13,15 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.explanations import explanation_text
 from allocations.models import AllocationPlan
 from allocations.services import plan_publish
-from committee import selectors, signals
-from committee.models import CycleStatus, GpuRequest, ReviewCycle
-from committee.services.notifications import notify_decisions_published
+from committee import selectors
+from committee.models import CycleStatus, GpuRequest, NotificationKind, ReviewCycle
+from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
@@ -43,7 +42,7 @@ def cycle_publish(
     "published" event on each placed request with the engine's explanation, and the cycle's
     status set to published; an outbox message for the teams' "decision published" notifications;
     and the week's decision record with the plan, written by the archive (`cycle_transition`): if it
-    cannot be written, nothing is published. After commit, sends `cycle_published(cycle=…, plan=…)`.
+    cannot be written, nothing is published.
 
     Raises PermissionDenied for anyone but the chair, ValidationError (nothing written) for
     a cycle in another state, a correction without a reason, or a record the archive refused.
@@ -122,7 +121,7 @@ def cycle_plan_place(
     )
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
-    notify_decisions_published(cycle=locked, plan=plan)
+    notification_enqueue(kind=NotificationKind.DECISION_PUBLISHED, cycle=locked, plan=plan)
     cycle_transition_record(
         cycle=locked,
         actor=actor,
@@ -131,5 +130,4 @@ def cycle_plan_place(
         refused=_("Week %(week)s is not published and nothing was saved: its decision record could not be "
                   "written to the archive. %(reason)s"),
     )
-    transaction.on_commit(lambda: signals.cycle_published.send(sender=ReviewCycle, cycle=locked, plan=plan))
     return plan

@@ -28,7 +28,7 @@ from committee.models import (
     UsageReport,
 )
 from committee.services.discussion import request_parts, scores_mark_stale
-from committee.services.notifications import notifications_record, notify_request_submitted
+from committee.services.notifications import notification_enqueue, notifications_record
 from core.audit import person_name
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -58,8 +58,12 @@ def actor_name(user: User | None) -> str:
     return person_name(user)
 
 
-def request_event_record(*, request: GpuRequest, actor: User | None, action: str, detail: str = "") -> None:
-    RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail)
+def request_event_record(
+    *, request: GpuRequest, actor: User | None, action: str, detail: str = "", detail_text: dict[str, Any] | None = None
+) -> None:
+    """One line of the request's history; `detail_text` (core.texts.stored_text) renders `detail` per reader."""
+    RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail,
+                                detail_text=detail_text or {})
 
 
 def request_events_record(*, details: Iterable[tuple[GpuRequest, str]], actor: User | None, action: str) -> None:
@@ -381,7 +385,7 @@ def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
     locked.submitted_at = timezone.now()
     locked.save(update_fields=["status", "submitted_by", "submitted_at", "updated_at"])
     request_event_record(request=locked, actor=actor, action="submitted")
-    notify_request_submitted(gpu_request=locked)
+    notification_enqueue(kind=NotificationKind.REQUEST_SUBMITTED, gpu_request=locked)
     return locked
 
 

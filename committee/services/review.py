@@ -26,12 +26,13 @@ from committee.models import (
     DecisionOutcome,
     FairShareSnapshot,
     GpuRequest,
+    NotificationKind,
     RequestStatus,
     ReviewCycle,
     Score,
 )
 from committee.services.discussion import scores_clear_stale
-from committee.services.notifications import notify_intake_closed
+from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -118,7 +119,7 @@ def cycle_close_intake(
     locked.status = CycleStatus.IN_REVIEW
     locked.intake_closed_at = now
     locked.save(update_fields=["status", "intake_closed_at"])
-    notify_intake_closed(cycle=locked)
+    notification_enqueue(kind=NotificationKind.INTAKE_CLOSED, cycle=locked)
     return locked
 
 

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 from committee import selectors, services
 from committee.forms import AppealDecisionForm, AppealForm, CorrectionForm
 from committee.models import Appeal, CycleStatus, DecisionOutcome, GpuRequest
-from committee.services.corrections import outcome_label
+from committee.texts import outcome_label
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 

@@ -112,12 +112,6 @@ def revision_ref(value: Any) -> str:
     return numbers.revision_ref(value)
 
 
-@register.simple_tag
-def committee_zone_label() -> str:
-    """The committee's zone as the pages name it next to a time: "Europe/Berlin (CET)"."""
-    return datetimes.zone_label()
-
-
 @register.filter
 def figure(value: Any) -> str:
     """A table cell: a number with its own decimals and thousands separated; anything else as it is."""

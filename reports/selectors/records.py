@@ -7,6 +7,7 @@ the snapshot reads the same forever and hashes the same on every database.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -28,12 +29,16 @@ from reports.snapshot import (
     AppealSnapshot,
     CorrectionSnapshot,
     CriterionSnapshot,
+    CycleSnapshot,
     DecisionRecordSnapshot,
+    ParticipantSnapshot,
     PlanChangesSnapshot,
     PlanSnapshot,
     PolicyChangeSnapshot,
+    PoolCapacitySnapshot,
     RankingRowSnapshot,
     RecusalSnapshot,
+    RubricSnapshot,
     WindowSnapshot,
 )
 
@@ -153,30 +158,103 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     """A week's decision record as structured data: rubric, participants, ranking with every criterion's
     score, decisions with rationale, demand against capacity, and the published plan with its changes.
 
-    Reads through the committee's and allocations' selectors; a constant number of queries.
+    One builder per section below. Reads through the committee's and allocations' selectors; a constant number
+    of queries.
     """
     # The review page's selector, for no particular viewer: rows, scores and pool loads.
     review = committee_selectors.cycle_review(cycle=cycle, viewer=AnonymousUser())
+    ranking = _ranking_data(review)
+    plan, changes = _plan_data(week=cycle.week)
+    previous = (
+        ReviewCycle.objects.filter(starts_at__lt=cycle.starts_at).order_by("-starts_at")
+        .values("week", "intake_closed_at", "starts_at").first()
+    )
+    previous_slug = _previous_record_slug(previous)
+    policy_changes = committee_selectors.policy_history(
+        after=(previous["intake_closed_at"] or previous["starts_at"]) if previous else None,
+        until=cycle.intake_closed_at or timezone.now(),
+    )
+    corrections, appeals = _corrections_data(cycle=cycle)
+    data: DecisionRecordSnapshot = {
+        "schema": 1,
+        "cycle": _cycle_data(cycle),
+        "rubric": _rubric_data(review),
+        "quorum": review.quorum,
+        "participants": _participants_data(review),
+        "outcome_counts": _outcome_counts(review),
+        "outcome_labels": [[value, str(label)] for value, label in DecisionOutcome.choices],
+        "ranking": ranking,
+        "capacity": _capacity_data(review),
+        "plan": plan,
+        "plan_changes": changes,
+        "previous_record": previous_slug,
+    }
+    # Only when there are some: the records of weeks without any keep the data they always had.
+    if corrections:
+        data["corrections"] = corrections
+    if appeals:
+        data["appeals"] = appeals
+    if policy_changes:
+        data["policy_changes"] = [_policy_change(change) for change in policy_changes[:RECORD_POLICY_CHANGES]]
+        if len(policy_changes) > RECORD_POLICY_CHANGES:
+            data["policy_changes_more"] = len(policy_changes) - RECORD_POLICY_CHANGES
+    recusals = _recusals_data(cycle=cycle)
+    if recusals:
+        data["recusals"] = recusals
+    return data
+
+
+def _cycle_data(cycle: ReviewCycle) -> CycleSnapshot:
+    return {
+        "week": cycle.week,
+        "status": cycle.status,
+        "status_label": str(cycle.get_status_display()),
+        "starts_at": _iso(cycle.starts_at),
+        "ends_at": _iso(cycle.ends_at),
+        "starts_label": _when(cycle.starts_at),
+        "ends_label": _when(cycle.ends_at),
+        "finalized_at": _iso(cycle.finalized_at),
+        "finalized_label": _when(cycle.finalized_at),
+        "finalized_by": cycle.finalized_by_name,
+    }
+
+
+def _rubric_data(review: committee_selectors.CycleReview) -> RubricSnapshot:
     weights = review.weights
     criteria: list[CriterionSnapshot] = [
         {"key": c, "label": str(Criterion(c).label), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
         for c in scoring.CRITERIA
     ]
-    ranking: list[RankingRowSnapshot] = []
+    return {"version": review.rubric.number, "criteria": criteria}
+
+
+def _participants_data(review: committee_selectors.CycleReview) -> list[ParticipantSnapshot]:
+    """Each member who scored or decided a request of the week, by name: how many requests they scored, how many
+    decisions they recorded."""
     scored: dict[str, set[int]] = {}
     decided: Counter[str] = Counter()
-    outcomes: Counter[str] = Counter()
+    for row in review.rows:
+        for score in committee_selectors.review_scores(row.request):
+            scored.setdefault(score.member_name, set()).add(row.request.pk)
+        decision = row.decision
+        if decision is not None and decision.decided_by_name and decision.decided_by_id is not None:
+            decided[decision.decided_by_name] += 1
+    names = sorted(set(scored) | set(decided))
+    return [{"name": n, "scored": len(scored.get(n, ())), "decided": decided.get(n, 0)} for n in names]
+
+
+def _outcome_counts(review: committee_selectors.CycleReview) -> dict[str, int]:
+    return dict(Counter(row.decision.outcome for row in review.rows if row.decision is not None))
+
+
+def _ranking_data(review: committee_selectors.CycleReview) -> list[RankingRowSnapshot]:
+    """Every request of the week in rank order (the unranked last, by id): scores, the decision and its placement."""
+    ranking: list[RankingRowSnapshot] = []
     placements = committee_selectors.request_outcome_map(requests=[row.request for row in review.rows])
     for row in review.rows:
         request = row.request
         decision = row.decision
         outcome = placements[request.pk]
-        for score in committee_selectors.review_scores(request):
-            scored.setdefault(score.member_name, set()).add(request.pk)
-        if decision is not None:
-            outcomes[decision.outcome] += 1
-            if decision.decided_by_name and decision.decided_by_id is not None:
-                decided[decision.decided_by_name] += 1
         frozen = decision if decision is not None and decision.priority_rank is not None else None
         alternative: dict[str, Any] = (
             {"alternative": decision.alternative_description, "alternative_gpu_hours": decision.alternative_gpu_hours}
@@ -214,66 +292,26 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
             }
         )
     ranking.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, r["request_id"]))
-    names = sorted(set(scored) | set(decided))
-    plan, changes = _plan_data(week=cycle.week)
-    previous = (
-        ReviewCycle.objects.filter(starts_at__lt=cycle.starts_at).order_by("-starts_at")
-        .values("week", "intake_closed_at", "starts_at").first()
-    )
-    previous_slug = None
+    return ranking
+
+
+def _capacity_data(review: committee_selectors.CycleReview) -> list[PoolCapacitySnapshot]:
+    return [
+        {
+            "pool": load.pool.key,
+            "capacity_gpu_hours": load.capacity_gpu_hours,
+            "requested_gpu_hours": load.requested_gpu_hours,
+            "granted_gpu_hours": load.granted_gpu_hours,
+        }
+        for load in review.pools
+    ]
+
+
+def _previous_record_slug(previous: Mapping[str, Any] | None) -> str | None:
+    """The archive page of the week before, when it has one."""
     if previous and Page.objects.filter(source_key=f"cycle:{previous['week']}").exists():
-        previous_slug = f"decision-record-{previous['week'].lower()}"
-    policy_changes = committee_selectors.policy_history(
-        after=(previous["intake_closed_at"] or previous["starts_at"]) if previous else None,
-        until=cycle.intake_closed_at or timezone.now(),
-    )
-    corrections, appeals = _corrections_data(cycle=cycle)
-    data: DecisionRecordSnapshot = {
-        "schema": 1,
-        "cycle": {
-            "week": cycle.week,
-            "status": cycle.status,
-            "status_label": str(cycle.get_status_display()),
-            "starts_at": _iso(cycle.starts_at),
-            "ends_at": _iso(cycle.ends_at),
-            "starts_label": _when(cycle.starts_at),
-            "ends_label": _when(cycle.ends_at),
-            "finalized_at": _iso(cycle.finalized_at),
-            "finalized_label": _when(cycle.finalized_at),
-            "finalized_by": cycle.finalized_by_name,
-        },
-        "rubric": {"version": review.rubric.number, "criteria": criteria},
-        "quorum": review.quorum,
-        "participants": [{"name": n, "scored": len(scored.get(n, ())), "decided": decided.get(n, 0)} for n in names],
-        "outcome_counts": dict(outcomes),
-        "outcome_labels": [[value, str(label)] for value, label in DecisionOutcome.choices],
-        "ranking": ranking,
-        "capacity": [
-            {
-                "pool": load.pool.key,
-                "capacity_gpu_hours": load.capacity_gpu_hours,
-                "requested_gpu_hours": load.requested_gpu_hours,
-                "granted_gpu_hours": load.granted_gpu_hours,
-            }
-            for load in review.pools
-        ],
-        "plan": plan,
-        "plan_changes": changes,
-        "previous_record": previous_slug,
-    }
-    # Only when there are some: the records of weeks without any keep the data they always had.
-    if corrections:
-        data["corrections"] = corrections
-    if appeals:
-        data["appeals"] = appeals
-    if policy_changes:
-        data["policy_changes"] = [_policy_change(change) for change in policy_changes[:RECORD_POLICY_CHANGES]]
-        if len(policy_changes) > RECORD_POLICY_CHANGES:
-            data["policy_changes_more"] = len(policy_changes) - RECORD_POLICY_CHANGES
-    recusals = _recusals_data(cycle=cycle)
-    if recusals:
-        data["recusals"] = recusals
-    return data
+        return f"decision-record-{previous['week'].lower()}"
+    return None
 
 
 def _recusals_data(*, cycle: ReviewCycle) -> list[RecusalSnapshot]:

@@ -16,9 +16,10 @@ from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
 from django.db.models import F, Q
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 from committee import selectors as committee_selectors
-from committee.models import GpuRequest, RequestStatus
+from committee.models import EmergencyRequest, GpuRequest, RequestStatus
 from reports.markdown import plain_text
 from reports.models import Page
 from reports.selectors.pages import Viewer, revision_latest, user_can_read
@@ -40,10 +41,17 @@ class SearchHit:
 class RequestHit:
     request: GpuRequest
     snippet: SafeString
+    emergency: EmergencyRequest | None = None
 
 
 def _search_terms(query: str) -> list[str]:
     return [t for t in re.findall(r"[\w.-]+", query) if len(t) > 1][:8]
+
+
+def _names_emergencies(term: str) -> bool:
+    """Whether `term` is the word "emergency" (or "emergencies"), in English or in the reader's language."""
+    word = term.lower()
+    return word.startswith("emergenc") or gettext("emergency").lower() in word
 
 
 def _term_pattern(terms: list[str]) -> re.Pattern[str] | None:
@@ -125,9 +133,11 @@ def page_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> lis
 def request_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> list[RequestHit]:
     """Requests the viewer may read (committee_selectors.request_list_for_viewer) matching every word of `query`.
 
-    A word matches the title, the team's name or the decision's rationale; the rationale only where
-    the viewer may read the decision (the committee always, the team once the week is decided:
-    committee_selectors.decision_visible_to), so a search never tells a team what it cannot read.
+    A word matches the title, the team's name, an emergency's justification or the decision's rationale;
+    the word "emergency" (in English or the reader's language) matches every emergency request. The
+    rationale only where the viewer may read the decision (the committee always, the team once the week is
+    decided: committee_selectors.decision_visible_to), so a search never tells a team what it cannot read;
+    an emergency's justification is read wherever its request is (committee.selectors.emergency_get).
     """
     terms = _search_terms((query or "").strip()[:200])
     if not terms:
@@ -139,24 +149,31 @@ def request_search(*, viewer: Viewer, query: str, limit: int = SEARCH_LIMIT) -> 
         condition &= (
             Q(title__icontains=term)
             | Q(team__name__icontains=term)
+            | Q(emergency__justification__icontains=term)
+            | (Q(is_emergency=True) if _names_emergencies(term) else Q(pk__in=[]))
             | (Q(decision__rationale__icontains=term) & rationale_readable)
         )
     rows = (
         committee_selectors.request_list_for_viewer(viewer=viewer)
-        .select_related("decision")
+        .select_related("decision", "emergency")
         .prefetch_related(None)
         .filter(condition)[:limit]
     )
-    pattern = _term_pattern(terms)
+    pattern = _term_pattern([t for t in terms if not _names_emergencies(t)])
     hits = []
     for gpu_request in rows:
         decision = getattr(gpu_request, "decision", None)
+        emergency = getattr(gpu_request, "emergency", None) if gpu_request.is_emergency else None
         rationale = (
             decision.rationale
             if decision is not None and committee_selectors.decision_visible_to(viewer=viewer, gpu_request=gpu_request)
             else ""
         )
-        # The rationale around the match, or its opening when the title or team matched; nothing before a decision.
-        snippet = _cut(plain_text(rationale), pattern) if rationale else SafeString("")
-        hits.append(RequestHit(gpu_request, snippet))
+        # The text around the match: an emergency's justification where it matched (else its opening), the
+        # rationale where it matched or its opening when the title or team matched; nothing before a decision.
+        text = rationale
+        if emergency is not None and (not rationale or not (pattern and pattern.search(rationale))):
+            text = emergency.justification
+        snippet = _cut(plain_text(text), pattern) if text else SafeString("")
+        hits.append(RequestHit(gpu_request, snippet, emergency))
     return hits

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from docket_scheduler.slurm_sync import Reservation, parse_reservations
+from docket_scheduler.slurm_reservations import Reservation, parse_reservations
 from tests.clock import machine_clock_env
 from tests.conftest import require
 from tests.processes import read_pid, stop_daemon

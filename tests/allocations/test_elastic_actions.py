@@ -214,9 +214,9 @@ def test_the_command_evaluates_as_of_a_moment_and_refuses_a_bad_one(windows: dic
     usage(windows["a"], util=5)
     out = StringIO()
     call_command("elastic_evaluate", "--now", "2026-12-02T10:15:00+00:00", stdout=out)
-    assert "Elastic policy v1: 1 action(s) started, 0 ended, 0 still in force." in out.getvalue()
+    assert "Elastic policy v1: 1 action started, 0 ended, 0 still in force." in out.getvalue()
     call_command("elastic_evaluate", "--now", "2026-12-02T10:45", stdout=out)  # committee time (UTC here)
-    assert "0 action(s) started, 0 ended, 1 still in force." in out.getvalue()
+    assert "0 actions started, 0 ended, 1 still in force." in out.getvalue()
     with pytest.raises(CommandError, match="--now must be an ISO 8601 date and time"):
         call_command("elastic_evaluate", "--now", "yesterday")
     assert ElasticAction.objects.count() == 1

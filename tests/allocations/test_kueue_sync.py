@@ -27,16 +27,8 @@ import yaml
 from allocations.models import AllocationWindow, WindowSyncStatus
 from docket_scheduler import kueue
 from docket_scheduler.client import DocketClient
-from docket_scheduler.kueue_sync import (
-    KubeClient,
-    KubeError,
-    KueueSync,
-    in_cluster_config,
-    load_kubeconfig,
-    main,
-    run_loop,
-    status_message,
-)
+from docket_scheduler.kube_api import KubeClient, KubeError, in_cluster_config, load_kubeconfig, status_message
+from docket_scheduler.kueue_sync import KueueSync, main, run_loop
 from tests.allocations.fault_proxy import FaultProxy
 from tests.allocations.kube_apiserver import CLIENT_CN, TOKEN, KubeApiServer, serve, status_body
 from tests.allocations.plans import W, publish, this_week, token_for, week_start

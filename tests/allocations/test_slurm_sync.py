@@ -35,21 +35,19 @@ from docket_scheduler.base import (
     parse_windows,
 )
 from docket_scheduler.client import DocketClient, DocketError
-from docket_scheduler.slurm_sync import (
+from docket_scheduler.slurm_commands import SlurmError, parse_fields
+from docket_scheduler.slurm_reservations import (
     Create,
     Delete,
     Keep,
     Report,
     Reservation,
-    SlurmError,
-    SlurmSync,
     Update,
-    main,
     nodes_needed,
-    parse_fields,
     parse_reservations,
     reconcile,
 )
+from docket_scheduler.slurm_sync import SlurmSync, main
 from tests.allocations.slurm_testbed import SlurmTestbed, clean_slurmctld, slurmctld  # noqa: F401  (fixtures)
 from tests.clock import machine_now
 
@@ -386,14 +384,14 @@ def test_window_too_large_for_pool_is_reported_failed_with_slurms_message(slurm:
 @pytest.mark.slurm
 def test_fewer_nodes_read_back_is_reported_short(slurm: SlurmTestbed, monkeypatch: pytest.MonkeyPatch) -> None:
     executor = SlurmSync(scontrol=slurm.scontrol, env=slurm.env, out=io.StringIO())
-    real_read_back = executor.read_back
+    real_read_back = executor.reservations.read_back
 
     def read_back_one_node(name: str) -> Reservation | None:
         # Slurm can hold fewer nodes than NodeCnt and still exit 0; the read-back must catch it.
         held = real_read_back(name)
         return replace(held, node_count=1) if held else None
 
-    monkeypatch.setattr(executor, "read_back", read_back_one_node)
+    monkeypatch.setattr(executor.reservations, "read_back", read_back_one_node)
     [status] = executor.sync([window(17)], now=machine_now(), dry_run=False)
 
     assert status.state is SyncState.SHORT

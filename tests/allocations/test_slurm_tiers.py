@@ -30,14 +30,9 @@ from allocations.models import ClusterAccount, WindowSyncStatus
 from committee import weeks
 from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
 from docket_scheduler.client import DocketClient, poll
-from docket_scheduler.slurm_sync import (
-    QosSettings,
-    SlurmConfig,
-    SlurmSync,
-    main,
-    parse_config,
-    quota_desire,
-)
+from docket_scheduler.slurm_commands import SlurmConfig, parse_config
+from docket_scheduler.slurm_qos import QosSettings, quota_desire
+from docket_scheduler.slurm_sync import SlurmSync, main
 from tests.allocations.plans import W, publish
 from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     LabError,

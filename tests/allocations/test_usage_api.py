@@ -269,7 +269,7 @@ def test_a_report_chained_to_too_many_stored_ones_is_refused_before_they_are_rea
     """Nested reports (the issue's attack on the check's time): past the cap the report is refused, quickly."""
     from allocations import services
 
-    monkeypatch.setattr(services, "USAGE_MAX_CHAINED", 3)
+    monkeypatch.setattr(services.usage, "USAGE_MAX_CHAINED", 3)
     for n in range(4):  # the fourth is checked against three: not more than the cap
         assert post(api, f"k{n}", "0.01", 1 - n / 5, 2 + n / 5).status_code == 201
     response = post(api, "k9", "0.01", 1.5, 1.6)

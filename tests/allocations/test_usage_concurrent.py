@@ -45,7 +45,7 @@ def test_concurrent_reports_cannot_together_overfill_a_pool(live_server, world, 
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
     token = token_for(world.atlas, "slurm-sync")
-    real_check = services._usage_fits_pool
+    real_check = services.usage._usage_fits_pool
     window = RaceWindow(parties=5)
 
     def slow_check(**kwargs: Any) -> Any:
@@ -53,7 +53,7 @@ def test_concurrent_reports_cannot_together_overfill_a_pool(live_server, world, 
         window.hold()  # the others arrive (or wait on the lock) while this one has read the hour as empty
         return result
 
-    monkeypatch.setattr(services, "_usage_fits_pool", slow_check)
+    monkeypatch.setattr(services.usage, "_usage_fits_pool", slow_check)
     hour = FIXED_NOW.replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
     start = threading.Barrier(5)
     results: dict[str, tuple[int, dict[str, Any]]] = {}

@@ -71,7 +71,7 @@ def test_new_request_form_is_pre_filled_for_the_team_and_pool_chosen(world, clie
     assert form["mean_utilization_pct"].value() == Decimal("75.0")
     assert response.context["forms"]["request"]["pool"].value() == world.a100.pk
     body = response.content.decode()
-    assert (f"The schedulers measured 240.0 GPU-hours used at 75.0% mean utilization for Team A on atlas/a100 "
+    assert (f"The schedulers measured 240 GPU-hours used at 75.0% mean utilization for Team A on atlas/a100 "
             f"in week {label}.") in body
 
 
@@ -170,7 +170,7 @@ def test_editing_shows_the_measurement_beside_the_teams_own_figures(world, clien
     form = response.context["forms"]["usage"]
     assert form["gpu_hours_used"].value() == Decimal("600.0")  # the team's figure, not overwritten
     body = response.content.decode()
-    assert (f"The schedulers measured 240.0 GPU-hours used at 75.0% mean utilization for Team A on atlas/a100 "
+    assert (f"The schedulers measured 240 GPU-hours used at 75.0% mean utilization for Team A on atlas/a100 "
             f"in week {label}.") in body
     assert "The committee sees your figures next to it." in body
     assert "hx-get" not in body[body.index('id="usage-prefill"'):][:400]  # the team is fixed: nothing to follow

@@ -14,7 +14,7 @@ from committee.outbox import TASK_ID_PREFIX, message_id_from
 from core.parsers import parse_whole_number as view_side_parse
 from docket_scheduler.base import parse_whole_number as scheduler_side_parse
 from docket_scheduler.cli import positive_int
-from docket_scheduler.slurm_sync import Qos
+from docket_scheduler.slurm_qos import Qos
 
 # The views' parser (core/parsers.py) and the scheduler package's copy (standard library only) read alike.
 PARSERS = [pytest.param(view_side_parse, id="core"), pytest.param(scheduler_side_parse, id="scheduler")]

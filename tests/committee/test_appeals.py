@@ -54,7 +54,9 @@ def test_an_appeal_within_the_window_is_accepted(world, published):
     assert latest.data["appeals"][0]["status"] == "open"
     assert "We need all 24 GPUs" in latest.body
     assert OutboxMessage.objects.filter(key=f"notify:appeal-filed:{filed.pk}").exists()
-    assert services.notifications_for_appeal_filed(appeal_id=filed.pk) == 3  # chair, reviewer, finance; not tech
+    assert services.notifications_deliver(
+        kind=NotificationKind.APPEAL_FILED, arguments={"appeal_id": filed.pk}
+    ) == 3  # chair, reviewer, finance; not tech
     assert world.tech.pk not in set(
         Notification.objects.filter(kind=NotificationKind.APPEAL_FILED).values_list("recipient_id", flat=True)
     )
@@ -145,7 +147,9 @@ def test_uphold_records_the_reason_in_the_archive_and_tells_the_team(world, publ
     )
     assert latest.data["appeals"][0]["status_label"] == "Decision upheld"
     assert RequestEvent.objects.filter(request=second, action="appeal upheld").exists()
-    assert services.notifications_for_appeal_decided(appeal_id=decided.pk) == 2
+    assert services.notifications_deliver(
+        kind=NotificationKind.APPEAL_DECIDED, arguments={"appeal_id": decided.pk}
+    ) == 2
     note = Notification.objects.filter(kind=NotificationKind.APPEAL_DECIDED).first()
     assert note is not None
     assert notification_text(note) == (
@@ -180,8 +184,8 @@ def test_amend_is_a_correction_with_a_new_plan_version_and_archive_revision(worl
     assert latest.data["corrections"][0]["from_appeal"] is True
     # The team hears the appeal's answer (not a second "decision corrected" line).
     assert OutboxMessage.objects.filter(key=f"notify:appeal-decided:{decided.pk}").exists()
-    assert not OutboxMessage.objects.filter(task_name="committee.notify_decision_corrected").exists()
-    services.notifications_for_appeal_decided(appeal_id=decided.pk)
+    assert not OutboxMessage.objects.filter(kwargs__kind=NotificationKind.DECISION_CORRECTED).exists()
+    services.notifications_deliver(kind=NotificationKind.APPEAL_DECIDED, arguments={"appeal_id": decided.pk})
     note = Notification.objects.filter(kind=NotificationKind.APPEAL_DECIDED).first()
     assert note is not None and "amended the decision to Partial grant, 16 GPUs, published as plan version 2" in (
         notification_text(note)

@@ -90,7 +90,9 @@ def test_a_correction_shows_what_moves_then_publishes_exactly_that_and_tells_eac
     # Each team hears what moved in its window and why (team B's members: member_b and tech).
     plan = allocation_selectors.plan_for_week(week=world.cycle.week)
     assert plan is not None and plan.version == 2
-    services.notifications_for_decisions_published(cycle_id=world.cycle.pk, plan_id=plan.pk)
+    services.notifications_deliver(
+        kind=NotificationKind.DECISION_PUBLISHED, arguments={"cycle_id": world.cycle.pk, "plan_id": plan.pk}
+    )
     notes = Notification.objects.filter(kind=NotificationKind.DECISION_PUBLISHED, key__endswith="plan-v2")
     team_b = notification_text(notes.filter(recipient=world.member_b).get())
     assert "Changed in this version: moves: 12 A100, Mon 00:00–Wed 00:00, standard → 12 A100, Wed 00:00–Fri 00:00, " \

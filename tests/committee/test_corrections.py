@@ -123,15 +123,21 @@ def test_correction_notifies_the_requests_team(world, week):
         actor=world.chair, gpu_request=second, outcome="grant", rationale="All 24.", reason="The budget came through.",
     )
     message = OutboxMessage.objects.get(key=f"notify:decision-corrected:{correction.pk}")
-    assert message.task_name == "committee.notify_decision_corrected"
-    assert services.notifications_for_decision_corrected(correction_id=correction.pk) == 2  # member_b and tech
+    assert (message.task_name, message.kwargs) == (
+        "committee.notify", {"kind": "decision_corrected", "arguments": {"correction_id": correction.pk}}
+    )
+    assert services.notifications_deliver(
+        kind=NotificationKind.DECISION_CORRECTED, arguments={"correction_id": correction.pk}
+    ) == 2  # member_b and tech
     notes = Notification.objects.filter(kind=NotificationKind.DECISION_CORRECTED)
     assert {n.recipient for n in notes} == {world.member_b, world.tech}
     assert notification_text(notes[0]) == (
         f"Team B: the decision on “Vision model” (week {world.cycle.week}) was corrected from Partial grant, 8 GPUs "
         "to Grant, published as plan version 2. Reason: The budget came through."
     )
-    assert services.notifications_for_decision_corrected(correction_id=correction.pk) == 0  # idempotent
+    assert services.notifications_deliver(
+        kind=NotificationKind.DECISION_CORRECTED, arguments={"correction_id": correction.pk}
+    ) == 0  # idempotent
 
 
 def test_correction_after_finalize_changes_the_decision_and_rewrites_the_record(world, week):
@@ -172,7 +178,7 @@ def test_correction_without_a_reason_is_refused_and_changes_nothing(world, week,
     assert (decision.outcome, decision.granted_gpu_count, decision.rationale) == ("partial", 8, "Half now.")
     assert AllocationPlan.objects.count() == 1 and not DecisionCorrection.objects.exists()
     assert len(record_revisions(world)) == revisions_before
-    assert not OutboxMessage.objects.filter(task_name="committee.notify_decision_corrected").exists()
+    assert not OutboxMessage.objects.filter(kwargs__kind=NotificationKind.DECISION_CORRECTED).exists()
 
 
 @pytest.mark.parametrize("persona", ["reviewer", "tech", "member_b", "outsider"])
@@ -275,3 +281,19 @@ def test_a_running_grant_corrected_to_defer_keeps_its_started_window(world, week
     assert plan is not None and plan.version == 2
     kept = {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}[first.pk]
     assert (kept.pk, kept.gpu_count) == (running.pk, 16)  # a running job is not pulled from under the team
+
+
+def test_a_corrections_line_in_the_history_reads_in_the_readers_language(world, week, client):
+    _first, second, _third = week
+    publish(world)
+    services.decision_correct(
+        actor=world.chair, gpu_request=second, outcome="reject", rationale="Withdrawn by finance.",
+        reason="The budget was cut.",
+    )
+    event = RequestEvent.objects.get(request=second, action="corrected")
+    assert event.detail_text["code"] == "decision_corrected"  # a code, and the text as written (English) beside it
+    client.force_login(world.chair)
+    client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    page = client.get(f"/requests/{second.pk}/").content.decode()
+    assert "(部分批准（8 块 GPU） → 驳回：The budget was cut.)" in page  # the reason as the chair typed it
+    assert "Partial grant (8 GPUs) → Reject" not in page

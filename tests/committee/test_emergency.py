@@ -312,3 +312,83 @@ def test_an_emergency_placed_before_its_week_is_published_is_kept_by_the_first_p
         assert kept.startswith("kept as published: an approved emergency, from ")
     else:
         assert kept.startswith("kept as published: running since ")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_forms_error_box_lists_every_field_error_linked_to_its_field(world, running_week, client, language):
+    client.force_login(world.lead_a)
+    client.post("/i18n/setlang/", {"language": language, "next": "/"})
+    refused = client.post("/emergencies/new/", {"team": world.team_a.pk, "pool": "", "title": "", "gpu_count": "x",
+                                                "duration_hours": "", "justification": ""})
+    assert refused.status_code == 400 and not EmergencyRequest.objects.exists()
+    form = refused.context["form"]
+    assert sorted(form.errors) == ["duration_hours", "gpu_count", "justification", "pool", "title"]
+    html = refused.content.decode()
+    box = html[html.index('id="error-summary"'):html.index("</article>", html.index('id="error-summary"'))]
+    for name in form.errors:
+        field = form[name]
+        assert f'<a href="#{field.id_for_label}"><strong>{field.label}</strong></a>: {form.errors[name][0]}' in box
+    assert ("5 things to correct." if language == "en" else "5 处需要更正。") in box
+
+
+# --- what Docket writes about an emergency reads in the reader's language -------------------------------------
+
+
+def _read_as(client, user, language, url):
+    client.force_login(user)
+    client.post("/i18n/setlang/", {"language": language, "next": "/"})
+    response = client.get(url)
+    assert response.status_code == 200, url
+    return response.content.decode()
+
+
+def test_the_plan_note_history_and_decision_of_a_placed_emergency_read_in_each_language(world, running_week, client):
+    emergency = _file(world)
+    _approve(world.chair, emergency)
+    _approve(world.reviewer, emergency)
+    plan = _plan()
+    # Stored as written now (English here: the API and the archive show it) and as a code for every reader.
+    assert plan.note == ("Emergency “Fraud model hotfix” of Team A, approved by Chair and Reviewer: 16 GPUs, "
+                         "preemptible.")
+    assert plan.note_text["code"] == "emergency_placed"
+    windows = f"/windows/?week={WEEK}"
+    assert plan.note in _read_as(client, world.lead_a, "en", windows)
+    assert ("Team A 的紧急申请“Fraud model hotfix”，由 Chair和Reviewer 批准：16 块 GPU，可抢占。"
+            in _read_as(client, world.lead_a, "zh-hans", windows))
+    request_page = f"/requests/{emergency.request_id}/"
+    english = _read_as(client, world.lead_a, "en", request_page)
+    assert "Emergency, approved by Chair and Reviewer: A fraud wave: the new model must ship today." in english
+    assert ("published (plan version 2: placed Wed 10:00–Wed 20:00 on 16 A100, preemptible (in the burst reserve))"
+            in english)
+    chinese = _read_as(client, world.lead_a, "zh-hans", request_page)
+    # The generated words are Chinese; what the team typed stays as typed.
+    assert "紧急申请，由 Chair和Reviewer 批准：A fraud wave: the new model must ship today." in chinese
+    assert "(方案版本 2：" in chinese
+    assert "plan version 2" not in chinese and "Emergency, approved by" not in chinese
+
+
+def test_a_rejection_and_the_reviews_decision_read_in_each_language(world, running_week, client):
+    emergency = _file(world)
+    emergencies.emergency_request_decide(actor=world.chair, emergency=emergency, approve=False,
+                                         note="Wait for Friday.")
+    request_page = f"/requests/{emergency.request_id}/"
+    assert "Emergency request rejected by Chair: Wait for Friday." in _read_as(client, world.lead_a, "en", request_page)
+    assert "紧急申请被 Chair 驳回：Wait for Friday." in _read_as(client, world.lead_a, "zh-hans", request_page)
+
+
+def test_rows_written_before_texts_had_codes_still_read_as_written(world, running_week, client):
+    emergency = _file(world)
+    _approve(world.chair, emergency)
+    _approve(world.reviewer, emergency)
+    plan, decision = _plan(), emergency.request.decision
+    event = emergency.request.events.get(action="published")
+    # An older row: free text only (the column as earlier versions wrote it), or a code this version does not know.
+    AllocationPlan.objects.filter(pk=plan.pk).update(note="Emergency placed by hand.", note_text={})
+    type(decision).objects.filter(pk=decision.pk).update(rationale="Approved in the hallway.",
+                                                         rationale_text={"code": "gone", "params": {}})
+    type(event).objects.filter(pk=event.pk).update(detail="plan version 2: by hand", detail_text={})
+    for language in ("en", "zh-hans"):
+        assert "Emergency placed by hand." in _read_as(client, world.lead_a, language, f"/windows/?week={WEEK}")
+        page = _read_as(client, world.lead_a, language, f"/requests/{emergency.request_id}/")
+        assert "Approved in the hallway." in page and "(plan version 2: by hand)" in page
+

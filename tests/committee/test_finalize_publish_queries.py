@@ -76,8 +76,12 @@ def test_the_teams_hear_of_a_published_week_in_a_constant_number_of_queries(
     plan = services.cycle_publish(actor=world.chair, cycle=cycle)
 
     with django_assert_num_queries(NOTIFY_QUERIES):
-        recorded = services.notifications_for_decisions_published(cycle_id=cycle.pk, plan_id=plan.pk)
+        recorded = services.notifications_deliver(
+            kind=NotificationKind.DECISION_PUBLISHED, arguments={"cycle_id": cycle.pk, "plan_id": plan.pk}
+        )
 
     assert recorded == requests  # one member per team, one notification per decided request
     assert Notification.objects.filter(kind=NotificationKind.DECISION_PUBLISHED).count() == requests
-    assert services.notifications_for_decisions_published(cycle_id=cycle.pk, plan_id=plan.pk) == 0  # idempotent
+    assert services.notifications_deliver(
+        kind=NotificationKind.DECISION_PUBLISHED, arguments={"cycle_id": cycle.pk, "plan_id": plan.pk}
+    ) == 0  # idempotent

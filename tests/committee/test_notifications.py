@@ -171,5 +171,5 @@ def test_the_intake_closed_count_holds_however_late_the_task_runs(world, django_
         score(member, ranker, 8, 8, 8)
     decide(world, ranker)
     services.cycle_finalize(cycle=world.cycle, actor=world.chair)
-    services.notifications_for_intake_closed(cycle_id=world.cycle.pk)
+    services.notifications_deliver(kind=NotificationKind.INTAKE_CLOSED, arguments={"cycle_id": world.cycle.pk})
     assert {n.params["count"] for n in Notification.objects.filter(kind=NotificationKind.INTAKE_CLOSED)} == {1}

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from committee import outbox, services
 from committee.models import Notification, NotificationKind, OutboxMessage, RequestStatus
-from committee.tasks import notify_request_submitted
+from committee.tasks import notify
 from reports import services as report_services
 from reports.models import ExportStatus
 from reports.selectors import revision_latest
@@ -74,16 +74,16 @@ def test_a_task_delivered_twice_does_its_work_once(world, django_capture_on_comm
         gpu_request = file_request(world)
     message = OutboxMessage.objects.get(key=f"notify:request-submitted:{gpu_request.pk}")
     calls = []
-    real = services.notifications_for_request_submitted
+    real = services.notifications_deliver
 
     def counting(**kwargs):
         calls.append(kwargs)
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "notifications_for_request_submitted", counting)
+    monkeypatch.setattr(services, "notifications_deliver", counting)
     task_id = outbox.task_id_for(message)
-    assert notify_request_submitted.apply(kwargs={"request_id": gpu_request.pk}, task_id=task_id).get() == 2
-    assert notify_request_submitted.apply(kwargs={"request_id": gpu_request.pk}, task_id=task_id).get() == 0
+    assert notify.apply(kwargs=message.kwargs, task_id=task_id).get() == 2
+    assert notify.apply(kwargs=message.kwargs, task_id=task_id).get() == 0
     assert len(calls) == 1 and Notification.objects.count() == 2
 
 
@@ -91,7 +91,7 @@ def test_a_failing_task_leaves_its_message_not_done(world, django_capture_on_com
     def broken(**kwargs):
         raise RuntimeError("mail server on fire")
 
-    monkeypatch.setattr(services, "notifications_for_request_submitted", broken)
+    monkeypatch.setattr(services, "notifications_deliver", broken)
     with django_capture_on_commit_callbacks(execute=True):
         gpu_request = file_request(world)  # the submission itself succeeds
     gpu_request.refresh_from_db()
@@ -126,16 +126,16 @@ def test_relay_outbox_command_says_the_broker_is_down(world, broker_down, capsys
     outbox.outbox_enqueue(task_name="committee.notify_request_submitted", key="k:waits", kwargs={"request_id": 1})
     call_command("relay_outbox")
     out = capsys.readouterr().out
-    assert "does not answer" in out and "1 message(s) not done yet" in out
+    assert "does not answer" in out and "1 message not done yet" in out
 
 
 def test_relay_outbox_command_runs_waiting_work_without_a_broker(world, capsys):
     gpu_request = file_request(world)  # on_commit never ran (test transaction): the message waits
     call_command("relay_outbox")
-    assert "1 message(s) relayed" in capsys.readouterr().out
+    assert "1 message relayed" in capsys.readouterr().out
     assert OutboxMessage.objects.get(key=f"notify:request-submitted:{gpu_request.pk}").done_at is not None
     call_command("relay_outbox")
-    assert "0 message(s) relayed" in capsys.readouterr().out
+    assert "0 messages relayed" in capsys.readouterr().out
 
 
 def test_a_pdf_export_goes_through_the_outbox(world, django_capture_on_commit_callbacks, settings, tmp_path):

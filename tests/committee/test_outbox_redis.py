@@ -29,6 +29,7 @@ import redis
 from django.core.management import call_command
 from django.db import connection
 from django.urls import reverse
+from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -276,10 +277,46 @@ def test_actions_succeed_while_redis_is_down_and_their_work_runs_in_the_worker_o
     # process (the whole suite runs many in one), so a plain send_task could go to another Redis.
     with app.connection_for_write(redis_server.url) as connection:
         app.send_task(message.task_name, kwargs=message.kwargs, task_id=f"outbox-{message.pk}", connection=connection)
-    succeeded = f"Task committee.notify_decisions_published[outbox-{message.pk}] succeeded"
+    assert message.task_name == "committee.notify"  # the one notification task, whatever the kind
+    succeeded = f"Task committee.notify[outbox-{message.pk}] succeeded"
     _wait_for("the second delivery to run", lambda: worker_log.read_text().count(succeeded) == 2)
     assert worker_log.read_text().rsplit(succeeded, 1)[1].split("\n", 1)[0].endswith(": 0")
     assert Notification.objects.count() == count
+
+
+def test_a_notification_queued_under_its_old_task_name_before_an_upgrade_is_delivered_by_the_new_worker(
+    start_worker, redis_server, world, settings, monkeypatch
+):
+    """Before `committee.notify`, each kind had its own task: what an old release left waiting in the outbox, and
+    what it left in the broker's queue, is delivered by a worker of this one, as its kind, once."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = redis_server.url
+    monkeypatch.setenv("CELERY_BROKER_URL", redis_server.url)  # Celery reads the variable before settings
+    settings.CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+    # Written by the old release, not relayed yet.
+    waiting = OutboxMessage.objects.create(
+        key=f"notify:intake-closed:{world.cycle.pk}", task_name="committee.notify_intake_closed",
+        kwargs={"cycle_id": world.cycle.pk},
+    )
+    # Handed to the broker by the old release: in Redis's queue under the old name when the new worker starts.
+    queued = OutboxMessage.objects.create(
+        key="pre-upgrade:in-the-broker", task_name="committee.notify_intake_closed",
+        kwargs={"cycle_id": world.cycle.pk}, relayed_at=timezone.now(), relay_attempts=1,
+    )
+    with app.connection_for_write(redis_server.url) as connection:
+        app.send_task(queued.task_name, kwargs=queued.kwargs, task_id=f"outbox-{queued.pk}", connection=connection)
+
+    worker_log = start_worker(redis_server.url)
+    call_command("relay_outbox")
+    _wait_for("the worker to deliver both",
+              lambda: OutboxMessage.objects.filter(pk__in=[waiting.pk, queued.pk], done_at__isnull=False).count() == 2)
+
+    told = Notification.objects.filter(kind=NotificationKind.INTAKE_CLOSED)
+    assert sorted(told.values_list("recipient__username", flat=True)) == ["chair", "finance", "reviewer", "tech"]
+    log = worker_log.read_text()
+    runs = [line for line in log.splitlines() if "Task committee.notify_intake_closed[outbox-" in line and
+            " succeeded " in line]
+    assert sorted(line.rsplit(": ", 1)[1] for line in runs) == ["0", "4"], runs  # recorded once between them
 
 
 def test_work_a_restarted_redis_lost_is_handed_over_again_at_the_next_relay(
@@ -292,7 +329,8 @@ def test_work_a_restarted_redis_lost_is_handed_over_again_at_the_next_relay(
     settings.CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
     with django_capture_on_commit_callbacks(execute=True):
         message = outbox_enqueue(
-            task_name="committee.notify_intake_closed", key="test:lost-by-broker", kwargs={"cycle_id": world.cycle.pk}
+            task_name=services.NOTIFY_TASK, key="test:lost-by-broker",
+            kwargs={"kind": NotificationKind.INTAKE_CLOSED, "arguments": {"cycle_id": world.cycle.pk}},
         )
     message.refresh_from_db()
     assert message.relay_attempts == 1 and message.relayed_at is not None

@@ -104,9 +104,9 @@ def test_the_digest_says_decided_placed_and_why(world, django_capture_on_commit_
             "standard (288 GPU-hours), shortened (6 of 16 GPUs); the engine: shortened to 6 GPUs") in to_b
     assert "Team B: “Search index” — decided: Defer (week" in to_b
     to_a = " ".join(_digest_for(world.lead_a).split())
-    assert ("Team A: “Speech model” — decided: Grant, 24 GPUs (1152 GPU-hours); not placed: needs at least 24 GPUs"
+    assert ("Team A: “Speech model” — decided: Grant, 24 GPUs (1,152 GPU-hours); not placed: needs at least 24 GPUs"
             in to_a)
-    assert "placed: 40 A100, Tue 00:00–Thu 00:00, priority (1920 GPU-hours), as decided" in to_a
+    assert "placed: 40 A100, Tue 00:00–Thu 00:00, priority (1,920 GPU-hours), as decided" in to_a
 
 
 def test_the_dashboards_show_decided_and_placed_series(client, world, django_capture_on_commit_callbacks):

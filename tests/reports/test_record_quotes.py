@@ -1,7 +1,7 @@
 """The official record quotes what teams and proposers wrote; it does not link or show images from it.
 
 A team's appeal statement and a policy proposal's reason, expected effect, comments and votes reach the
-decision record and the proposal's archive page (reports/records.py, `quote_text` and `text`): their
+decision record and the proposal's archive page (reports/records/blocks.py, `quote_text` and `text`): their
 Markdown and HTML show as typed, so a link is its plain URL and an image its address, on the page and in
 its PDF (no link annotation: the PDF's objects are read back, inflated). Charts name teams and TCO options
 as text too: Plotly reads <a href> in legends and labels.

@@ -136,3 +136,40 @@ def test_the_search_page_lists_pages_and_requests(client, world):
     assert "1 page matches" in body and "1 request matches" in body
     assert reverse("committee:request-detail", args=[a.pk]) in body
     assert "Why the <mark>ranker</mark> retrain came first." in body
+
+
+def _emergency(world):
+    from committee import services
+    from committee.services.emergency import emergency_request_file
+
+    services.cycle_create(week="2026-W49")  # the week the pinned clock runs in
+    return emergency_request_file(actor=world.lead_a, team=world.team_a, pool=world.a100, title="Fraud model hotfix",
+                                  gpu_count=8, duration_hours=6, justification="A chargeback wave hit on Tuesday.")
+
+
+def test_the_word_emergency_finds_the_emergencies_the_viewer_reads(world):
+    emergency = _emergency(world)
+    two_requests_in_review(world)
+    for viewer in (world.member_a, world.chair):
+        (hit,) = selectors.request_search(viewer=viewer, query="emergency")
+        assert (hit.request, hit.emergency) == (emergency.request, emergency)
+        assert hit.snippet == "A chargeback wave hit on Tuesday."  # its justification, no word of it marked
+    assert [h.emergency for h in selectors.request_search(viewer=world.chair, query="emergencies ranker")] == []
+    assert selectors.request_search(viewer=world.member_b, query="emergency") == []
+
+
+def test_an_emergency_is_found_by_its_justification(world):
+    emergency = _emergency(world)
+    (hit,) = selectors.request_search(viewer=world.lead_a, query="chargeback")
+    assert hit.emergency == emergency and "A <mark>chargeback</mark> wave hit on Tuesday." in hit.snippet
+    assert selectors.request_search(viewer=world.member_b, query="chargeback") == []
+
+
+def test_the_search_page_finds_an_emergency_in_either_language(client, world):
+    emergency = _emergency(world)
+    client.force_login(world.member_a)
+    for language, query, label in (("en", "emergency", "Emergency"), ("zh-hans", "紧急", "紧急申请")):
+        client.post("/i18n/setlang/", {"language": language, "next": "/"})
+        body = client.get(reverse("reports:search"), {"q": query}).content.decode()
+        link = reverse("committee:emergency-detail", args=[emergency.pk])
+        assert f'<a href="{link}"><strong>Fraud model hotfix</strong></a> <small><strong>{label}</strong>' in body

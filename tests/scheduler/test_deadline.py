@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from docket_scheduler.client import DocketClient, DocketError
-from docket_scheduler.kueue_sync import KubeClient, KubeConfig, KubeError
+from docket_scheduler.kube_api import KubeClient, KubeConfig, KubeError
 from docket_scheduler.prometheus_usage import Prometheus, PrometheusError
 from tests.allocations.fault_proxy import FaultProxy
 

@@ -67,3 +67,37 @@ def test_the_installed_package_is_the_apis_version() -> None:
     result = subprocess.run([str(bin_dir / "python"), "-c", code], capture_output=True, text=True, check=True,
                             timeout=30, cwd="/")
     assert result.stdout.split() == [settings.SPECTACULAR_SETTINGS["VERSION"], "True"]
+
+
+def test_the_slurm_syncs_names_stay_importable_from_slurm_sync() -> None:
+    # An operator's script may import the sync's parts from `docket_scheduler.slurm_sync`, where they all lived
+    # before the reservations, the QOS quotas and the Slurm tools became modules of their own.
+    from docket_scheduler import slurm_commands, slurm_qos, slurm_reservations, slurm_sync
+
+    names = {
+        slurm_commands: ["SLURM_NAME", "SLURM_TIME_FORMAT", "NEEDED_ENFORCE", "SlurmConfig", "SlurmError",
+                         "parse_config", "parse_fields", "slurm_time"],
+        slurm_reservations: ["RESERVATION_PREFIX", "START_SLACK", "Action", "Create", "Delete", "Keep", "Report",
+                             "Reservation", "Update", "describe", "nodes_needed", "parse_reservations", "reconcile",
+                             "reservation_name", "rounding_note", "window_id_of"],
+        slurm_qos: ["PREEMPT_MODES", "QOS_MARK", "QOS_PREFIX", "SCAVENGER_QOS", "TIER_PREEMPTIBLE", "TIER_PRIORITY",
+                    "TIER_STANDARD", "AccountQos", "Qos", "QosCommand", "QosSettings", "QuotaDesire", "next_boundary",
+                    "parse_assoc", "parse_qos", "quota_description", "quota_desire", "quota_qos_name",
+                    "quota_removals_refused", "quota_status", "reconcile_qos"],
+    }
+    for module, module_names in names.items():
+        for name in module_names:
+            assert getattr(slurm_sync, name) is getattr(module, name), name
+    assert {"SlurmSync", "build_parser", "main"} <= set(slurm_sync.__all__)
+    assert set(slurm_sync.__all__) == {name for module_names in names.values() for name in module_names} | {
+        "SlurmSync", "build_parser", "main"}
+
+
+def test_the_kueue_syncs_names_stay_importable_from_kueue_sync() -> None:
+    # The Kubernetes API server's half (kubeconfig, credentials, the client) moved to kube_api.
+    from docket_scheduler import kube_api, kueue_sync
+
+    for name in ("APPLY_CONTENT_TYPE", "FIELD_MANAGER", "PLURALS", "SERVICE_ACCOUNT_DIR", "USER_AGENT", "KubeClient",
+                 "KubeConfig", "KubeError", "describe", "in_cluster_config", "load_kubeconfig", "object_path",
+                 "status_message"):
+        assert getattr(kueue_sync, name) is getattr(kube_api, name), name

@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from allocations.elastic import services
@@ -37,6 +38,6 @@ class Command(BaseCommand):
                 now = now.replace(tzinfo=ZoneInfo(settings.TIME_ZONE))
         result = services.elastic_evaluate(now=now)
         self.stdout.write(self.style.SUCCESS(
-            f"Elastic policy v{result.policy_version}: {result.started} action(s) started, {result.ended} ended, "
-            f"{result.kept} still in force."
+            f"Elastic policy v{result.policy_version}: {result.started} action{pluralize(result.started)} started, "
+            f"{result.ended} ended, {result.kept} still in force."
         ))

@@ -4,6 +4,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import pluralize
 
 from allocations import selectors as allocation_selectors
 from committee import services
@@ -30,7 +31,7 @@ class Command(BaseCommand):
         windows = allocation_selectors.plan_window_list(plan=plan).count()
         self.stdout.write(self.style.SUCCESS(
             f"Week {plan.week} is published: plan version {plan.version} (change {plan.change_seq}), "
-            f"{windows} window(s)."
+            f"{windows} window{pluralize(windows)}."
         ))
         for explanation in plan.explanations.all():
             self.stdout.write(f"  request {explanation.request_ref}: {explanation.display_text()}")

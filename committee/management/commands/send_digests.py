@@ -4,6 +4,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.template.defaultfilters import pluralize
 
 from committee import services
 from committee.management.clock import add_now_argument, parse_now
@@ -20,4 +21,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         sent = services.digests_send(now=parse_now(options["now"]))
-        self.stdout.write(self.style.SUCCESS(f"{sent} digest(s) sent."))
+        self.stdout.write(self.style.SUCCESS(f"{sent} digest{pluralize(sent)} sent."))

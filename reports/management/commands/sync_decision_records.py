@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from committee.models import CycleStatus, ReviewCycle
 from reports import records
@@ -44,4 +45,6 @@ class Command(BaseCommand):
             else:
                 self.stdout.write(f"{cycle.week}: {slug} revision {revision.number} written")
         if failed:
-            raise CommandError(f"{len(failed)} week(s) without a current record: {', '.join(failed)}")
+            raise CommandError(
+                f"{len(failed)} week{pluralize(len(failed))} without a current record: {', '.join(failed)}"
+            )

@@ -1,19 +1,18 @@
-"""Generated pages as Markdown: a week's decision record and a rubric version's policy page.
+"""A week's decision record as Markdown: one builder per section, in reading order (DECISION_RECORD_SECTIONS).
 
-Pure functions from the structured data a revision stores (see selectors.decision_record_data
-and selectors.policy_data) to Markdown text. The generated part of a body sits between two
-markers; people add their notes outside them, and regenerating replaces only what is inside.
+Pure functions from the structured data a revision stores (reports.selectors.decision_record_data, typed in
+reports.snapshot) to Markdown text. A record too long for one page continues on parts (reports.records.parts).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from django.utils.translation import gettext as _
 
+from reports.records.blocks import number, quote, quote_text, table, text
+from reports.records.policy import policy_slug
 from reports.snapshot import (
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
@@ -23,91 +22,9 @@ from reports.snapshot import (
     WindowSnapshot,
 )
 
-GENERATED_START = "<!-- docket:generated:start -->"
-GENERATED_END = "<!-- docket:generated:end -->"
-_GENERATED_RE = re.compile(re.escape(GENERATED_START) + r".*?" + re.escape(GENERATED_END), re.DOTALL)
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
-
 
 def decision_record_slug(week: str) -> str:
     return f"decision-record-{week.lower()}"
-
-
-def policy_slug(version: int) -> str:
-    return f"rubric-v{version}"
-
-
-def text(value: Any) -> str:
-    """A value as inline Markdown that shows exactly as written: specials escaped, no HTML, one line."""
-    plain = " ".join(str(value if value is not None else "").split())
-    return _MD_SPECIAL.sub(r"\\\1", plain).replace("<", "&lt;")
-
-
-def number(value: Any, places: int = 2) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{float(value):,.{places}f}"
-
-
-def quote(value: str) -> str:
-    """Multi-line text (a rationale) as a Markdown block quote; its own Markdown is kept (and sanitized later)."""
-    lines = (value or "").replace("\r\n", "\n").strip().split("\n")
-    return "\n".join(f"> {line}".rstrip() for line in lines)
-
-
-def quote_text(value: str | None) -> str:
-    """Text someone outside the committee wrote (a team's appeal, a policy proposal) as a block quote of exactly
-    what they typed: each line's Markdown escaped (as `text` does), so a link shows as its plain URL, an image
-    as its address, and no HTML reaches the record, its PDF or its search; line breaks and paragraphs kept."""
-    lines = (value or "").replace("\r\n", "\n").strip().split("\n")
-    return "\n".join(f"> {text(line)}".rstrip() + ("  " if text(line) else "") for line in lines).rstrip()
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def merge_generated(previous_body: str | None, generated: str, notes_placeholder: str) -> str:
-    """Put a freshly generated block into a body, keeping everything people wrote outside the old block."""
-    block = f"{GENERATED_START}\n{generated.strip()}\n{GENERATED_END}"
-    if previous_body is None:
-        return f"{block}\n\n{notes_placeholder}\n"
-    if _GENERATED_RE.search(previous_body):
-        return _GENERATED_RE.sub(lambda _m: block, previous_body, count=1)
-    # Someone removed the markers: keep all their text, below the new block.
-    return f"{block}\n\n{previous_body.strip()}\n"
-
-
-@dataclass(frozen=True)
-class GeneratedSplit:
-    """A body around its generated block: what people wrote above and below it, and the block (markers included)."""
-
-    above: str
-    block: str
-    below: str
-
-
-def generated_split(body: str) -> GeneratedSplit | None:
-    """The body's first generated block and the text around it, or None for a body without one."""
-    match = _GENERATED_RE.search(body)
-    if match is None:
-        return None
-    return GeneratedSplit(body[: match.start()].strip("\n"), match.group(0), body[match.end():].strip("\n"))
-
-
-def generated_join(*, above: str, block: str, below: str) -> str:
-    """The inverse of generated_split, laid out as merge_generated lays out a new body (block, blank line, notes)."""
-    above, below = _without_markers(above).strip("\n"), _without_markers(below).strip("\n")
-    return (f"{above}\n\n" if above else "") + block + (f"\n\n{below}\n" if below else "\n")
-
-
-def _without_markers(text: str) -> str:
-    """People's text never carries a block of its own: a pasted block loses its content, stray markers go."""
-    return _GENERATED_RE.sub("", text).replace(GENERATED_START, "").replace(GENERATED_END, "")
 
 
 def _request_link(row: RankingRowSnapshot, *, in_table: bool = False) -> str:
@@ -485,203 +402,3 @@ def decision_record_markdown(data: DecisionRecordSnapshot) -> str:
 
 def decision_record_notes_placeholder() -> str:
     return "## " + _("Committee notes") + "\n\n_" + _("Notes added by committee members go here.") + "_"
-
-
-def decision_record_part_slug(week: str, part: int) -> str:
-    return f"{decision_record_slug(week)}-part-{part}"
-
-
-def split_generated(generated: str, *, first: int, rest: int) -> list[str]:
-    """Cut a generated block into chunks of at most `first` characters, then `rest` characters each.
-
-    Cuts fall between lines. A chunk that starts inside a table repeats the table's header row,
-    and one that starts inside a section repeats its "##" heading, marked as continued, so each
-    chunk reads on its own. A line longer than a whole chunk (a long rationale) is cut within.
-    Nothing is dropped: the chunks hold every line of `generated`, in order.
-    """
-    chunks: list[str] = []
-    current: list[str] = []
-    size = 0
-    has_content = False  # `current` holds more than the heading and table header it repeats
-    heading = ""
-    table_head: list[str] = []
-    lines = generated.strip("\n").split("\n")
-
-    def start_chunk(repeat_rows: list[str]) -> None:
-        nonlocal current, size, has_content
-        chunks.append("\n".join(current).strip("\n"))
-        current = [f"{heading} ({_('continued')})", ""] if heading else []
-        current += repeat_rows
-        size = sum(len(line) + 1 for line in current)
-        has_content = False
-
-    for index, line in enumerate(lines):
-        budget = rest if chunks else first
-        if not line.startswith("|"):
-            table_head = []
-        elif not table_head and index + 1 < len(lines) and lines[index + 1].startswith("|---"):
-            table_head = [line, lines[index + 1]]
-        # A table row continued on the next chunk needs the rows of the header above it.
-        repeat_rows = table_head[: table_head.index(line)] if line in table_head else table_head
-        if line.startswith("## "):
-            heading = ""  # a new section needs no "continued" heading above it
-        while size + len(line) + 1 > budget:
-            if has_content:
-                start_chunk(repeat_rows)
-            else:  # the line alone does not fit in a chunk: cut it
-                room = max(budget - size - 1, 1)
-                current.append(line[:room])
-                line = line[room:]
-                start_chunk([])
-            budget = rest
-        current.append(line)
-        size += len(line) + 1
-        has_content = True
-        if line.startswith("## "):
-            heading = line
-    chunks.append("\n".join(current).strip("\n"))
-    return chunks
-
-
-def decision_record_part_intro(*, week: str, part: int, parts: int) -> str:
-    """The first line of part `part` (2…`parts`) of a week's record that did not fit on one page."""
-    links = [_("Part %(n)d of %(total)d of the [[%(slug)s|decision record of week %(week)s]].")
-             % {"n": part, "total": parts, "slug": decision_record_slug(week), "week": week}]
-    if part > 2:
-        links.append(_("Previous: [[%(slug)s|part %(n)d]].") % {"slug": decision_record_part_slug(week, part - 1),
-                                                                 "n": part - 1})
-    if part < parts:
-        links.append(_("Next: [[%(slug)s|part %(n)d]].") % {"slug": decision_record_part_slug(week, part + 1),
-                                                             "n": part + 1})
-    return "_" + " ".join(links) + "_"
-
-
-def decision_record_parts_list(*, week: str, parts: int) -> str:
-    """The end of the week's page when its record continues on other pages: one link per part."""
-    lines = ["## " + _("Continued on %(n)d more pages") % {"n": parts - 1},
-             _("This record is longer than one archive page holds; it continues, in order, on:"), ""]
-    lines += [
-        f"- [[{decision_record_part_slug(week, part)}|" + _("Part %(n)d of %(total)d") % {"n": part, "total": parts}
-        + "]]"
-        for part in range(2, parts + 1)
-    ]
-    return "\n".join(lines)
-
-
-def decision_record_part_notes_placeholder(*, week: str) -> str:
-    return "_" + _("Committee notes on this week go on its first page, [[%(slug)s]].") % {
-        "slug": decision_record_slug(week)} + "_"
-
-
-def decision_record_part_unused(*, week: str) -> str:
-    """What a part page says once the week's record needs fewer parts than it did."""
-    return "_" + _("This part is no longer used: the current record of week %(week)s is on [[%(slug)s]] "
-                   "and the parts it links to.") % {"week": week, "slug": decision_record_slug(week)} + "_"
-
-
-
-
-def policy_markdown(data: Mapping[str, Any]) -> str:
-    """The generated block of a rubric version's policy page."""
-    out: list[str] = []
-    previous = data.get("previous_version")
-    out.append(
-        _("Version %(version)d of the published rubric, saved by %(name)s, %(when)s.")
-        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
-    )
-    if previous:
-        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": policy_slug(previous),
-                                                                          "version": previous})
-    out.append("## " + _("Reason"))
-    out.append(quote(data.get("reason") or "—"))
-    out.append("## " + _("Weights"))
-    rows = []
-    for c in data["criteria"]:
-        old = c.get("previous_weight_pct")
-        change = "—" if old is None else (f"{c['weight_pct'] - old:+d} " + _("points") if c["weight_pct"] != old
-                                          else _("unchanged"))
-        rows.append([text(c["label"]), "—" if old is None else f"{old}%", f"{c['weight_pct']}%", change])
-    out.append(table([_("Criterion"), _("Old weight"), _("New weight"), _("Change")], rows))
-    out.append("## " + _("Guidance"))
-    for c in data["criteria"]:
-        marker = " " + _("(changed)") if c.get("guidance_changed") else ""
-        out.append(f"**{text(c['label'])}**{marker}: {text(c.get('guidance'))}")
-    out.append(
-        _("Cycles pin the rubric version current when they open, so this version applies from the next cycle to "
-          "open.")
-    )
-    return "\n\n".join(out) + "\n"
-
-
-def policy_notes_placeholder() -> str:
-    return "## " + _("Discussion") + "\n\n_" + _("Notes on this change go here.") + "_"
-
-
-def elastic_policy_slug(version: int) -> str:
-    return f"elastic-policy-v{version}"
-
-
-def elastic_policy_markdown(data: Mapping[str, Any]) -> str:
-    """The generated block of an elastic policy version's page."""
-    out: list[str] = [
-        _("Version %(version)d of the elastic policy, saved by %(name)s, %(when)s.")
-        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
-    ]
-    previous = data.get("previous_version")
-    if previous:
-        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": elastic_policy_slug(previous),
-                                                                          "version": previous})
-    out.append("## " + _("Reason"))
-    out.append(quote(data.get("reason") or "—"))
-    out.append("## " + _("Parameters"))
-    rows = [
-        [text(p["label"]), "—" if p.get("previous_value") is None else text(p["previous_value"]), text(p["value"]),
-         _("changed") if p.get("previous_value") not in (None, p["value"]) else ""]
-        for p in data["parameters"]
-    ]
-    out.append(table([_("Parameter"), _("Old"), _("New"), ""], rows))
-    out.append(_("The hourly evaluation uses the version in force when it runs; docs/elastic.md states the rules."))
-    return "\n\n".join(out) + "\n"
-
-
-def proposal_slug(pk: int) -> str:
-    return f"policy-proposal-{pk}"
-
-
-def proposal_markdown(data: Mapping[str, Any]) -> str:
-    """The generated block of a policy proposal's page: its changes, reasons, figures, votes, comments, decision."""
-    out: list[str] = [
-        _("Proposal #%(n)d, filed by %(name)s on %(when)s. Status: %(status)s.")
-        % {"n": data["id"], "name": text(data["proposer"]), "when": data["filed"], "status": text(data["status"])}
-    ]
-    out.append("## " + _("Changes"))
-    out.append(table([_("Parameter"), _("Old"), _("New")],
-                     [[text(c["label"]), text(c["old"]), text(c["new"])] for c in data["changes"]]))
-    out.append("## " + _("Reason"))
-    out.append(quote_text(data["reason"]))
-    out.append("## " + _("Expected effect"))
-    out.append(quote_text(data["expected_effect"]))
-    for stage, heading in (("staging", _("Staging benchmark")), ("observed", _("Observed figures"))):
-        rows = [[text(f["metric"]), text(f["baseline"] if f["baseline"] is not None else "—"), text(f["value"]),
-                 text(f["unit"])] for f in data["figures"] if f["stage"] == stage]
-        if rows:
-            out.append("## " + heading)
-            out.append(table([_("Metric"), _("Today"), _("With the change"), _("Unit")], rows))
-    out.append("## " + _("Votes"))
-    out.append("\n".join(f"- {text(v['choice'])}: {text(v['by'])} — {text(v['comment'])}" for v in data["votes"])
-               or "—")
-    out.append("## " + _("Comments"))
-    out.append("\n".join(f"- {text(c['by'])} ({c['at']}): {text(c['body'])}" for c in data["comments"]) or "—")
-    if data.get("decided_by"):
-        out.append("## " + _("Decision"))
-        out.append(_("%(status)s by %(name)s on %(when)s%(week)s.") % {
-            "status": text(data["status"]), "name": text(data["decided_by"]), "when": data["decided_at"],
-            "week": (" — " + _("effective from week %(week)s") % {"week": data["effective_week"]})
-            if data.get("effective_week") else ""})
-        out.append(quote_text(data.get("decision_reason") or "—"))
-        if data.get("applied_note"):
-            out.append(text(data["applied_note"]))
-    if data.get("observed_result"):
-        out.append("## " + _("Observed result"))
-        out.append(quote_text(data["observed_result"]))
-    return "\n\n".join(out) + "\n"

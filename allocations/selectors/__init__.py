@@ -1,0 +1,77 @@
+"""Reads of the allocations app, already scoped to who asks: one module per concept, every name importable from here.
+
+- `capacity`: what each pool can hold in a week;
+- `windows`: the published windows as the scheduler API serves them;
+- `plans`: the published plans as the pages and the committee read them;
+- `usage`: the measured usage, per team and week and per team and pool.
+"""
+
+from allocations.selectors.capacity import (
+    pool_capacity,
+    pool_list_with_capacity,
+    pool_reserves_for_week,
+    pool_week_capacity,
+    pool_week_capacity_list,
+)
+from allocations.selectors.plans import (
+    RequestAllocation,
+    plan_explanation_map,
+    plan_for_week,
+    plan_week_current,
+    plan_week_list,
+    plan_window_list,
+    plan_withdrawn_list,
+    request_allocation,
+    request_allocation_map,
+    team_window_list,
+)
+from allocations.selectors.usage import (
+    MeasuredUsage,
+    usage_gpu_hours_by_team_per_week,
+    usage_measured_by_team_pool,
+    usage_report_initial,
+)
+from allocations.selectors.windows import (
+    SchedulerReference,
+    SnapshotUnavailable,
+    WindowPage,
+    WindowSnapshot,
+    change_seq_latest,
+    scheduler_reference,
+    window_detail,
+    window_offers,
+    window_page,
+    window_snapshot,
+)
+
+__all__ = [
+    "MeasuredUsage",
+    "RequestAllocation",
+    "SchedulerReference",
+    "SnapshotUnavailable",
+    "WindowPage",
+    "WindowSnapshot",
+    "change_seq_latest",
+    "plan_explanation_map",
+    "plan_for_week",
+    "plan_week_current",
+    "plan_week_list",
+    "plan_window_list",
+    "plan_withdrawn_list",
+    "pool_capacity",
+    "pool_list_with_capacity",
+    "pool_reserves_for_week",
+    "pool_week_capacity",
+    "pool_week_capacity_list",
+    "request_allocation",
+    "request_allocation_map",
+    "scheduler_reference",
+    "team_window_list",
+    "usage_gpu_hours_by_team_per_week",
+    "usage_measured_by_team_pool",
+    "usage_report_initial",
+    "window_detail",
+    "window_offers",
+    "window_page",
+    "window_snapshot",
+]

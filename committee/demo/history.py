@@ -1,0 +1,142 @@
+"""The scheduler side and the four past weeks: cluster accounts, a demo scheduler client per cluster, and each
+past week through the committee's own path (filed, scored, decided, finalized, published) with the usage the
+schedulers reported."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+
+from allocations import services as allocation_services
+from allocations.models import (
+    Cluster,
+    ClusterAccount,
+    GpuPool,
+    SchedulerClient,
+    Team,
+    UsageRecord,
+)
+from committee import scoring, weeks
+from committee.demo.dice import dice
+from committee.models import (
+    CommitteeSeat,
+    GpuRequest,
+    RequestStatus,
+    ReviewCycle,
+    Score,
+    TeamMembership,
+)
+from committee.services import (
+    cycle_close_intake,
+    cycle_create,
+    cycle_finalize,
+    cycle_publish,
+    request_decide,
+)
+
+# DEMO ONLY: publicly known scheduler tokens, printed by seed_demo so that `curl` works right after
+# `make run`. Never run seed_demo on a real deployment: real tokens come from `manage.py scheduler_token`.
+DEMO_SCHEDULER_TOKENS = {
+    "atlas": "dks_DEMO-ONLY-atlas-token-publicly-known",
+    "orion": "dks_DEMO-ONLY-orion-token-publicly-known",
+}
+HISTORY_WEEKS = 4
+# A usual past week per pool: team, GPUs, hours, and the share of it the team used (ads: half).
+HISTORY = {
+    "a100": [("search", 32, 72, 0.93), ("ads", 16, 96, 0.50), ("recommendations", 16, 72, 0.96),
+             ("vision", 8, 72, 0.97), ("speech", 8, 84, 0.92), ("research", 8, 96, 0.98)],
+    "h100": [("search", 8, 96, 0.91), ("recommendations", 16, 72, 0.95), ("vision", 8, 72, 0.88),
+             ("speech", 8, 72, 0.94)],
+}
+
+
+# The history weeks' requests are the HISTORY rows (granted in full), except these, which asked for more
+# than they got, and these new ones, deferred: (weeks back, pool, team, GPUs asked, hours).
+HISTORY_ASKED_MORE = {(3, "a100", "vision"): 24, (3, "a100", "research"): 24}
+HISTORY_DEFERRED = [(2, "h100", "ads", 8, 48), (1, "h100", "research", 16, 72)]
+
+
+def seed_scheduler_side(*, pools: dict[str, GpuPool], now: datetime) -> None:
+    """Slurm accounts on atlas (account = team slug), a demo scheduler per cluster, and four past
+    weeks of published windows with the usage the schedulers reported for them."""
+    atlas = pools["a100"].cluster
+    for team in Team.objects.all():
+        ClusterAccount.objects.get_or_create(cluster=atlas, team=team, defaults={"account": team.slug})
+    for cluster in Cluster.objects.filter(slug__in=DEMO_SCHEDULER_TOKENS):
+        if not SchedulerClient.objects.filter(cluster=cluster, name="demo-sync").exists():
+            allocation_services.scheduler_client_create(
+                cluster=cluster, name="demo-sync", token=DEMO_SCHEDULER_TOKENS[cluster.slug]
+            )
+    for back in range(HISTORY_WEEKS, 0, -1):
+        week = weeks.week_label(now.astimezone(weeks.committee_zone()).date() - timedelta(weeks=back))
+        if not ReviewCycle.objects.filter(week=week).exists():
+            _seed_history_week(week=week, back=back, pools=pools)
+
+
+def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> None:
+    """A past week through the committee's own path: its requests filed (the HISTORY rows, granted in
+    full, with HISTORY_ASKED_MORE and HISTORY_DEFERRED), intake closed, scored, decided, finalized (the
+    archive writes the week's decision record), published (the engine places the grants); then the
+    usage the schedulers reported for its windows, day by day."""
+    cycle = cycle_create(week=week)
+    chair = get_user_model().objects.get(username="chair")
+    # (pool, team, GPUs asked, hours, GPUs granted or None for a deferred request)
+    rows: list[tuple[str, str, int, int, int | None]] = [
+        (pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
+        for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs
+    ]
+    rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
+    filed: list[tuple[GpuRequest, int | None]] = []
+    for pool_slug, team_slug, asked, hours, granted in rows:
+        team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
+        lead = get_user_model().objects.get(username=f"{team_slug}-lead")
+        gpu_request = GpuRequest.objects.create(
+            team=team, cycle=cycle, pool=pool, title=f"Weekly {pool.gpu_model} training ({team.name})",
+            gpu_count=asked, min_gpu_count=max(1, asked // 3), duration_hours=hours,
+            earliest_start=cycle.starts_at, latest_end=cycle.ends_at, status=RequestStatus.SUBMITTED,
+            created_by=lead, submitted_by=lead, submitted_at=cycle.intake_closes_at - timedelta(days=1),
+        )
+        filed.append((gpu_request, granted))
+    cycle = cycle_close_intake(cycle=cycle, actor=chair, now=cycle.intake_closes_at)
+    members = [seat.user for seat in CommitteeSeat.objects.active().select_related("user").order_by("role")]
+    Score.objects.bulk_create(
+        Score(request=gpu_request, member=member, member_name=member.get_full_name(), criterion=criterion,
+              value=max(1, min(10, 9 - position // 3 - (granted is None) * 3
+                                + dice(week, member.username, gpu_request.title, criterion) % 3 - 1)))
+        for position, (gpu_request, granted) in enumerate(filed)
+        for member in members
+        if not TeamMembership.objects.filter(user=member, team=gpu_request.team).exists()
+        for criterion in scoring.MEMBER_SCORED
+    )
+    for gpu_request, granted in filed:
+        pool_key = gpu_request.pool.key
+        if granted is None:
+            outcome, rationale = "defer", f"{pool_key} is full this week."
+        elif granted < gpu_request.gpu_count:
+            outcome, rationale = "partial", f"{granted} of {gpu_request.gpu_count} GPUs: the pool is over-subscribed."
+        else:
+            outcome, rationale = "grant", "Fits this week."
+        request_decide(actor=chair, gpu_request=gpu_request, outcome=outcome, rationale=rationale,
+                       granted_gpu_count=granted if outcome == "partial" else None)
+    cycle_finalize(cycle=cycle, actor=chair)
+    plan = cycle_publish(actor=chair, cycle=cycle)
+    shares = {(team, pool): share for pool, specs in HISTORY.items() for team, _gpus, _hours, share in specs}
+    for window in plan.windows.select_related("team", "pool", "pool__cluster"):
+        share = shares[(window.team.slug, window.pool.slug)]
+        day = window.start
+        while day < window.end:
+            until = min(window.end, day.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1))
+            day_hours = Decimal((until - day).total_seconds()) / 3600
+            wobble = Decimal(dice(week, window.team.slug, day) % 7 - 3) / 100  # ±3%: days differ
+            used = (window.gpu_count * day_hours * (Decimal(share) + wobble)).quantize(Decimal("0.01"))
+            UsageRecord.objects.create(
+                pool=window.pool, team=window.team, window=window, period_start=day, period_end=until,
+                gpu_hours_used=max(Decimal(0), min(used, window.gpu_count * day_hours)),
+                mean_utilization_pct=min(Decimal(100), (Decimal(share) * 100 + wobble * 50).quantize(Decimal("0.1"))),
+                mean_queue_wait_minutes=Decimal(5 + dice(window.team.slug, day) % 30),
+                idempotency_key=f"demo:{week}:{window.team.slug}:{day:%Y-%m-%dT%H}",
+                reported_by="demo-sync",
+            )
+            day = until

@@ -1,0 +1,88 @@
+"""The texts the committee's services write into the database, as codes rendered in the reader's language.
+
+Each renderer takes the parameters `core.texts.stored_text` kept and returns the text with gettext, so a
+plan's note or a line of a request's history reads in the language of whoever opens the page, not of the
+person whose click wrote it. What a person typed (a justification, a note) is a parameter, shown as typed.
+Imported by CommitteeConfig.ready, which registers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from allocations.explanations import explanation_text, tier_label
+from committee.models import DecisionOutcome, PostHocOutcome
+from core.texts import text_renderer
+
+
+def names_text(names: list[str]) -> str:
+    """ "Ada and Bo", in the reader's language."""
+    return _(" and ").join(names)
+
+
+def standby_text(count: int) -> str:
+    """ " (6 from the cold standby)", or "" for none."""
+    return _(" (%(count)d from the cold standby)") % {"count": count} if count else ""
+
+
+def outcome_label(outcome: str, granted_gpu_count: int | None) -> str:
+    """"Grant", "Partial grant (8 GPUs)": a decision's outcome in a request event or a record line."""
+    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
+    if outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE) and granted_gpu_count:
+        return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted_gpu_count}
+    return label
+
+
+@text_renderer("decision_corrected")
+def decision_corrected(params: Mapping[str, Any]) -> str:
+    """A request's history: a published decision corrected, from what to what, and the chair's reason as typed."""
+    return _("%(old)s → %(new)s: %(reason)s") % {
+        "old": outcome_label(params["previous_outcome"], params["previous_granted_gpu_count"]),
+        "new": outcome_label(params["outcome"], params["granted_gpu_count"]),
+        "reason": params["reason"],
+    }
+
+
+@text_renderer("emergency_placed")
+def emergency_placed(params: Mapping[str, Any]) -> str:
+    """A plan's note: the emergency it was published for."""
+    return _("Emergency “%(title)s” of %(team)s, approved by %(names)s: %(gpus)d GPUs%(standby)s, %(tier)s.") % {
+        "title": params["title"], "team": params["team"], "names": names_text(params["approvers"]),
+        "gpus": int(params["gpu_count"]), "standby": standby_text(int(params["standby_gpu_count"])),
+        "tier": tier_label(params["tier"]),
+    }
+
+
+@text_renderer("emergency_published")
+def emergency_published(params: Mapping[str, Any]) -> str:
+    """A request's history: the plan version that placed the emergency, and where."""
+    return _("plan version %(version)d: %(text)s%(standby)s") % {
+        "version": int(params["version"]),
+        "text": explanation_text(params["reasons"], week_start=datetime.fromisoformat(params["week_start"])),
+        "standby": standby_text(int(params["standby_gpu_count"])),
+    }
+
+
+@text_renderer("emergency_approved")
+def emergency_approved(params: Mapping[str, Any]) -> str:
+    """An emergency's decision: who approved it, and the team's justification as typed."""
+    return _("Emergency, approved by %(names)s: %(justification)s") % {
+        "names": names_text(params["approvers"]), "justification": params["justification"],
+    }
+
+
+@text_renderer("emergency_rejected")
+def emergency_rejected(params: Mapping[str, Any]) -> str:
+    """An emergency's decision: who rejected it, and their note as typed."""
+    return _("Emergency request rejected by %(name)s: %(note)s") % {"name": params["name"], "note": params["note"]}
+
+
+@text_renderer("emergency_reviewed")
+def emergency_reviewed(params: Mapping[str, Any]) -> str:
+    """A request's history: the weekly review's decision on an emergency, with its note as typed."""
+    label = str(PostHocOutcome(params["outcome"]).label)
+    return _("%(outcome)s: %(note)s") % {"outcome": label, "note": params["note"]} if params.get("note") else label

@@ -1,0 +1,122 @@
+"""The policy pages of the archive as Markdown: a rubric version's, an elastic policy version's and a policy
+proposal's, each from the structured data its revision stores (reports.selectors.policy_data,
+elastic_policy_data, proposal_data)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from reports.records.blocks import quote, quote_text, table, text
+
+
+def policy_slug(version: int) -> str:
+    return f"rubric-v{version}"
+
+
+def policy_markdown(data: Mapping[str, Any]) -> str:
+    """The generated block of a rubric version's policy page."""
+    out: list[str] = []
+    previous = data.get("previous_version")
+    out.append(
+        _("Version %(version)d of the published rubric, saved by %(name)s, %(when)s.")
+        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
+    )
+    if previous:
+        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": policy_slug(previous),
+                                                                          "version": previous})
+    out.append("## " + _("Reason"))
+    out.append(quote(data.get("reason") or "—"))
+    out.append("## " + _("Weights"))
+    rows = []
+    for c in data["criteria"]:
+        old = c.get("previous_weight_pct")
+        change = "—" if old is None else (f"{c['weight_pct'] - old:+d} " + _("points") if c["weight_pct"] != old
+                                          else _("unchanged"))
+        rows.append([text(c["label"]), "—" if old is None else f"{old}%", f"{c['weight_pct']}%", change])
+    out.append(table([_("Criterion"), _("Old weight"), _("New weight"), _("Change")], rows))
+    out.append("## " + _("Guidance"))
+    for c in data["criteria"]:
+        marker = " " + _("(changed)") if c.get("guidance_changed") else ""
+        out.append(f"**{text(c['label'])}**{marker}: {text(c.get('guidance'))}")
+    out.append(
+        _("Cycles pin the rubric version current when they open, so this version applies from the next cycle to "
+          "open.")
+    )
+    return "\n\n".join(out) + "\n"
+
+
+def policy_notes_placeholder() -> str:
+    return "## " + _("Discussion") + "\n\n_" + _("Notes on this change go here.") + "_"
+
+
+def elastic_policy_slug(version: int) -> str:
+    return f"elastic-policy-v{version}"
+
+
+def elastic_policy_markdown(data: Mapping[str, Any]) -> str:
+    """The generated block of an elastic policy version's page."""
+    out: list[str] = [
+        _("Version %(version)d of the elastic policy, saved by %(name)s, %(when)s.")
+        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
+    ]
+    previous = data.get("previous_version")
+    if previous:
+        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": elastic_policy_slug(previous),
+                                                                          "version": previous})
+    out.append("## " + _("Reason"))
+    out.append(quote(data.get("reason") or "—"))
+    out.append("## " + _("Parameters"))
+    rows = [
+        [text(p["label"]), "—" if p.get("previous_value") is None else text(p["previous_value"]), text(p["value"]),
+         _("changed") if p.get("previous_value") not in (None, p["value"]) else ""]
+        for p in data["parameters"]
+    ]
+    out.append(table([_("Parameter"), _("Old"), _("New"), ""], rows))
+    out.append(_("The hourly evaluation uses the version in force when it runs; docs/elastic.md states the rules."))
+    return "\n\n".join(out) + "\n"
+
+
+def proposal_slug(pk: int) -> str:
+    return f"policy-proposal-{pk}"
+
+
+def proposal_markdown(data: Mapping[str, Any]) -> str:
+    """The generated block of a policy proposal's page: its changes, reasons, figures, votes, comments, decision."""
+    out: list[str] = [
+        _("Proposal #%(n)d, filed by %(name)s on %(when)s. Status: %(status)s.")
+        % {"n": data["id"], "name": text(data["proposer"]), "when": data["filed"], "status": text(data["status"])}
+    ]
+    out.append("## " + _("Changes"))
+    out.append(table([_("Parameter"), _("Old"), _("New")],
+                     [[text(c["label"]), text(c["old"]), text(c["new"])] for c in data["changes"]]))
+    out.append("## " + _("Reason"))
+    out.append(quote_text(data["reason"]))
+    out.append("## " + _("Expected effect"))
+    out.append(quote_text(data["expected_effect"]))
+    for stage, heading in (("staging", _("Staging benchmark")), ("observed", _("Observed figures"))):
+        rows = [[text(f["metric"]), text(f["baseline"] if f["baseline"] is not None else "—"), text(f["value"]),
+                 text(f["unit"])] for f in data["figures"] if f["stage"] == stage]
+        if rows:
+            out.append("## " + heading)
+            out.append(table([_("Metric"), _("Today"), _("With the change"), _("Unit")], rows))
+    out.append("## " + _("Votes"))
+    out.append("\n".join(f"- {text(v['choice'])}: {text(v['by'])} — {text(v['comment'])}" for v in data["votes"])
+               or "—")
+    out.append("## " + _("Comments"))
+    out.append("\n".join(f"- {text(c['by'])} ({c['at']}): {text(c['body'])}" for c in data["comments"]) or "—")
+    if data.get("decided_by"):
+        out.append("## " + _("Decision"))
+        out.append(_("%(status)s by %(name)s on %(when)s%(week)s.") % {
+            "status": text(data["status"]), "name": text(data["decided_by"]), "when": data["decided_at"],
+            "week": (" — " + _("effective from week %(week)s") % {"week": data["effective_week"]})
+            if data.get("effective_week") else ""})
+        out.append(quote_text(data.get("decision_reason") or "—"))
+        if data.get("applied_note"):
+            out.append(text(data["applied_note"]))
+    if data.get("observed_result"):
+        out.append("## " + _("Observed result"))
+        out.append(quote_text(data["observed_result"]))
+    return "\n\n".join(out) + "\n"

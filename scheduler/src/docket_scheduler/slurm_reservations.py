@@ -1,0 +1,450 @@
+"""The `priority` tier as Slurm reservations: one per window, named `docket-w<window id>`.
+
+Reservations without that prefix are never read as ours, changed or deleted. Whole nodes:
+NodeCnt = ceil(gpu_count / gpus_per_node), because Slurm 22.05 cannot reserve GPUs by count (the
+status says so); Features=<scheduler_label> picks the pool's nodes; Accounts=<the team's Slurm
+account>. StartTime and EndTime are sent together on an inactive reservation; an active one cannot
+move its start or change Features, so it is deleted and recreated. A priority window without an
+account or a scheduler label gets nothing and is reported failed.
+
+The core is pure: `reconcile()` from (desired windows, current reservations, now) to actions.
+`ReservationExecutor` runs them with scontrol and reads every reservation it changed back, because
+Slurm may hold less than asked and still exit 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TextIO
+
+from docket_scheduler.base import DesiredWindow, Removal, RemovalGuard, SyncState, SyncStatus
+from docket_scheduler.slurm_commands import (
+    SlurmError,
+    SlurmTools,
+    parse_fields,
+    parse_slurm_time,
+    slurm_time,
+    tool_message,
+    whole_seconds,
+)
+
+RESERVATION_PREFIX = "docket-w"
+_OUR_NAME = re.compile(rf"^{re.escape(RESERVATION_PREFIX)}(\d+)$")
+# A window starting this soon is created with StartTime=now: a literal time would be in
+# the past by the time scontrol runs, and Slurm refuses past start times.
+START_SLACK = timedelta(seconds=60)
+
+
+# --- naming and arithmetic -------------------------------------------------------------
+
+
+def reservation_name(window_id: int) -> str:
+    return f"{RESERVATION_PREFIX}{window_id}"
+
+
+def window_id_of(reservation: str) -> int | None:
+    """The window id a reservation was created for, or None if Docket did not create it."""
+    match = _OUR_NAME.match(reservation)
+    return int(match.group(1)) if match else None
+
+
+def nodes_needed(window: DesiredWindow) -> int:
+    """Whole nodes that hold the window's GPUs (rounded up: a node is never split)."""
+    return math.ceil(window.gpu_count / window.gpus_per_node)
+
+
+def rounding_note(window: DesiredWindow) -> str:
+    nodes = nodes_needed(window)
+    return f"window {window.id}: {window.gpu_count} GPUs → {nodes} nodes ({nodes * window.gpus_per_node} GPUs)"
+
+
+# --- reading reservations --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A reservation as `scontrol -o show reservation` shows it (times in UTC)."""
+
+    name: str
+    start: datetime
+    end: datetime
+    node_count: int
+    features: str = ""
+    accounts: frozenset[str] = frozenset()
+    nodes: str = ""
+    state: str = ""
+
+    @property
+    def window_id(self) -> int | None:
+        return window_id_of(self.name)
+
+
+def parse_reservations(text: str) -> list[Reservation]:
+    """Parse `scontrol -o show reservation` output (one line per reservation).
+
+    Raises SlurmError only for an unreadable docket-w* line: acting on a reservation of
+    ours that we misread could delete or duplicate it.
+    """
+    reservations = []
+    for line in text.splitlines():
+        if not line.startswith("ReservationName="):
+            continue  # "No reservations in the system", blank lines
+        fields = parse_fields(line)
+        try:
+            reservations.append(
+                Reservation(
+                    name=fields["ReservationName"],
+                    start=parse_slurm_time(fields["StartTime"]),
+                    end=parse_slurm_time(fields["EndTime"]),
+                    node_count=int(fields.get("NodeCnt") or 0),
+                    features=fields.get("Features", ""),
+                    accounts=frozenset(a for a in fields.get("Accounts", "").split(",") if a),
+                    nodes=fields.get("Nodes", ""),
+                    state=fields.get("State", ""),
+                )
+            )
+        except (KeyError, ValueError) as exc:
+            if window_id_of(fields.get("ReservationName", "")) is None:
+                continue  # not ours: an odd reservation of someone else's must not stop the sync
+            raise SlurmError(f"cannot read reservation line {line!r}: {exc}") from None
+    return reservations
+
+
+# --- actions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Create:
+    window: DesiredWindow
+    start: datetime | None  # None: StartTime=now (the window has begun or is about to)
+    reason: str = "missing"
+
+    @property
+    def name(self) -> str:
+        return reservation_name(self.window.id)
+
+    def argv(self) -> list[str]:
+        assert self.window.account is not None  # reconcile() rejects unmapped windows
+        return [
+            "create",
+            "reservation",
+            f"ReservationName={self.name}",
+            f"StartTime={'now' if self.start is None else slurm_time(self.start)}",
+            f"EndTime={slurm_time(self.window.end)}",
+            f"NodeCnt={nodes_needed(self.window)}",
+            f"Features={self.window.scheduler_label}",
+            f"Accounts={self.window.account}",
+        ]
+
+
+@dataclass(frozen=True)
+class Update:
+    window: DesiredWindow
+    changes: tuple[tuple[str, str], ...]  # (scontrol key, value), in the order sent
+
+    @property
+    def name(self) -> str:
+        return reservation_name(self.window.id)
+
+    def argv(self) -> list[str]:
+        return ["update", f"ReservationName={self.name}", *(f"{key}={value}" for key, value in self.changes)]
+
+
+@dataclass(frozen=True)
+class Delete:
+    name: str
+    reason: str
+    recreate: bool = False  # a Create for the same window follows
+    dropped: bool = False  # its window is not in Docket's list at all (a RemovalGuard decides)
+
+    def argv(self) -> list[str]:
+        return ["delete", f"ReservationName={self.name}"]
+
+
+@dataclass(frozen=True)
+class Keep:
+    window: DesiredWindow
+    reservation: Reservation
+
+
+@dataclass(frozen=True)
+class Report:
+    """No scontrol call: the window is reported as is (not expressible, or already ended)."""
+
+    window: DesiredWindow
+    state: SyncState
+    message: str
+
+
+Action = Create | Update | Delete | Keep | Report
+
+
+def reconcile(
+    desired: Sequence[DesiredWindow],
+    current: Sequence[Reservation],
+    now: datetime,
+    *,
+    held_as_quota: Collection[int] = (),
+) -> list[Action]:
+    """The actions that make Slurm's docket-w* reservations match `desired` at `now`.
+
+    `held_as_quota` names windows that are published but held another way (a standard or
+    preemptible window under QOS): a reservation left from before is deleted with that reason.
+
+    Pure. Invariants of the result: it never names a reservation without our prefix;
+    every desired window gets exactly one Create, Update, Keep or Report (a recreate is a
+    Delete followed by a Create); deletes come first (they free nodes), then updates,
+    then creates, then keeps and reports, each group by window id. Applying the result
+    and reconciling again yields only Keeps and Reports.
+    """
+    ours = {r.window_id: r for r in current if r.window_id is not None}
+    deletes: list[Delete] = []
+    updates: list[Update] = []
+    creates: list[Create] = []
+    rest: list[Action] = []
+    wanted: set[int] = set()
+
+    for window in sorted(desired, key=lambda w: w.id):
+        existing = ours.get(window.id)
+        problem = _inexpressible(window, now)
+        if problem is not None:
+            state, message = problem
+            if existing is not None:
+                deletes.append(Delete(existing.name, reason=f"window {window.id}: {message}"))
+                message += f"; deleted reservation {existing.name}"
+            rest.append(Report(window, state, message))
+            continue
+        wanted.add(window.id)
+        if existing is None:
+            creates.append(Create(window, start=_create_start(window, now)))
+            continue
+
+        active = existing.start <= now
+        if existing.features != window.scheduler_label:
+            reason = f"Features {existing.features or '(none)'} → {window.scheduler_label}"
+        elif active and window.start > now + START_SLACK:
+            reason = f"active reservation's start moved to {slurm_time(window.start)}"
+        else:
+            reason = ""
+        if reason:
+            # Slurm refuses to change Features, and StartTime once a reservation is active.
+            deletes.append(Delete(existing.name, reason=reason, recreate=True))
+            creates.append(Create(window, start=_create_start(window, now), reason=reason))
+            continue
+
+        changes = _changes(window, existing, now, active=active)
+        if changes:
+            updates.append(Update(window, changes=tuple(changes)))
+        else:
+            rest.append(Keep(window, existing))
+
+    for window_id, existing in sorted(ours.items()):
+        if window_id not in wanted and not any(d.name == existing.name for d in deletes):
+            if window_id in held_as_quota:
+                reason = f"window {window_id} is held as a QOS quota, not a reservation"
+                deletes.append(Delete(existing.name, reason=reason))
+            else:
+                reason = f"window {window_id} is no longer published"
+                deletes.append(Delete(existing.name, reason=reason, dropped=True))
+    return [*deletes, *updates, *creates, *rest]
+
+
+def _inexpressible(window: DesiredWindow, now: datetime) -> tuple[SyncState, str] | None:
+    """Why no reservation can stand for the window, if it cannot."""
+    if window.end <= now:
+        return SyncState.IN_SYNC, "window has ended; nothing to reserve"
+    if window.account is None:
+        return SyncState.FAILED, f"no Slurm account mapped for team {window.team}"
+    if not window.scheduler_label:
+        # Without Features a NodeCnt reservation may land on any GPU model.
+        return SyncState.FAILED, f"pool {window.pool} has no scheduler label (Slurm feature)"
+    return None
+
+
+def _create_start(window: DesiredWindow, now: datetime) -> datetime | None:
+    return None if window.start <= now + START_SLACK else window.start
+
+
+def _changes(window: DesiredWindow, existing: Reservation, now: datetime, *, active: bool) -> list[tuple[str, str]]:
+    changes: list[tuple[str, str]] = []
+    end = whole_seconds(window.end)
+    if active:
+        # StartTime cannot change any more; the window's start has passed as well.
+        if existing.end != end:
+            changes.append(("EndTime", slurm_time(end)))
+    elif existing.start != whole_seconds(window.start) or existing.end != end:
+        # Sent together: Slurm checks start < end against the stored other half.
+        start = _create_start(window, now)
+        changes.append(("StartTime", "now" if start is None else slurm_time(start)))
+        changes.append(("EndTime", slurm_time(end)))
+    if existing.node_count != nodes_needed(window):
+        changes.append(("NodeCnt", str(nodes_needed(window))))
+    if existing.accounts != {window.account}:
+        changes.append(("Accounts", str(window.account)))
+    return changes
+
+
+def describe(action: Action) -> str:
+    """One line for the log and the dry-run plan."""
+    if isinstance(action, Create):
+        return f"create {action.name} ({action.reason}): scontrol {' '.join(action.argv())}"
+    if isinstance(action, Update):
+        return f"update {action.name}: scontrol {' '.join(action.argv())}"
+    if isinstance(action, Delete):
+        return f"delete {action.name} ({action.reason})"
+    if isinstance(action, Keep):
+        return f"keep {action.reservation.name}: in sync"
+    return f"window {action.window.id}: {action.state.value}: {action.message}"
+
+
+# --- executing with scontrol -----------------------------------------------------------
+
+
+@dataclass
+class ReservationExecutor:
+    """Runs reconcile() actions with scontrol and reads each reservation it changed back.
+
+    `problems` lists what went wrong outside any window in the last pass (an orphan that would not delete).
+    """
+
+    tools: SlurmTools = field(default_factory=SlurmTools)
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    problems: list[str] = field(default_factory=list)
+
+    def list_reservations(self) -> list[Reservation]:
+        result = self.tools.run_scontrol(["-o", "show", "reservation"])
+        if result.returncode != 0:
+            raise SlurmError(f"scontrol show reservation failed: {tool_message(result)}")
+        return parse_reservations(result.stdout)
+
+    def read_back(self, name: str) -> Reservation | None:
+        result = self.tools.run_scontrol(["-o", "show", "reservation", name])
+        if result.returncode != 0:
+            return None
+        found = [r for r in parse_reservations(result.stdout) if r.name == name]
+        return found[0] if found else None
+
+    def sync(
+        self,
+        windows: Sequence[DesiredWindow],
+        *,
+        now: datetime,
+        dry_run: bool,
+        guard: RemovalGuard,
+        held_as_quota: Collection[int] = (),
+    ) -> list[SyncStatus]:
+        """Reconcile the windows held as reservations and (unless dry_run) apply; one status per window named by
+        an action, by window id. A reservation whose window left Docket's list is deleted only as `guard`
+        allows."""
+        self.problems = []
+        for window in sorted(windows, key=lambda w: w.id):
+            print(rounding_note(window), file=self.out)
+        current = self.list_reservations()
+        actions = reconcile(windows, current, now, held_as_quota=held_as_quota)
+        actions = _guard_deletes(actions, current, now=now, guard=guard)
+        if dry_run:
+            print("dry run: the plan below changes nothing and reports nothing", file=self.out)
+            for action in actions:
+                print(f"  would {describe(action)}", file=self.out)
+            return [_predicted_status(action) for action in actions if not isinstance(action, Delete)]
+        return self.execute(actions)
+
+    def execute(self, actions: Sequence[Action]) -> list[SyncStatus]:
+        """Run the actions in order and return one status per window they name, by window id."""
+        statuses: dict[int, SyncStatus] = {}
+        blocked: dict[int, str] = {}  # windows whose recreate could not delete the old reservation
+        for action in actions:
+            print(describe(action), file=self.out)
+            if isinstance(action, Delete):
+                self._delete(action, blocked)
+                continue
+            status = self._apply(action, blocked)
+            statuses[status.window] = status
+            if status.state is not SyncState.IN_SYNC:
+                print(f"  window {status.window}: {status.state.value}: {status.message}", file=self.out)
+        return [statuses[key] for key in sorted(statuses)]
+
+    def _delete(self, action: Delete, blocked: dict[int, str]) -> None:
+        result = self.tools.run_scontrol(action.argv())
+        if result.returncode == 0:
+            return
+        message = f"could not delete {action.name}: {tool_message(result)}"
+        print(f"  {message}", file=self.out)
+        window_id = window_id_of(action.name)
+        if action.recreate and window_id is not None:
+            blocked[window_id] = message  # creating it again would only fail on the name
+        else:
+            self.problems.append(message)
+
+    def _apply(self, action: Create | Update | Keep | Report, blocked: Mapping[int, str]) -> SyncStatus:
+        window = action.window
+        if isinstance(action, Keep):
+            return _held(window, action.reservation.node_count)
+        if isinstance(action, Report):
+            return _reported(action)
+        if window.id in blocked:
+            return _failed(window, blocked[window.id])
+        result = self.tools.run_scontrol(action.argv())
+        if result.returncode != 0:
+            # A refused update leaves the old reservation in place: say what it still holds.
+            held = self.read_back(action.name) if isinstance(action, Update) else None
+            return _failed(window, tool_message(result), nodes_reserved=held.node_count if held else 0)
+        return self._check(window)
+
+    def _check(self, window: DesiredWindow) -> SyncStatus:
+        """Read the reservation back: Slurm may hold fewer nodes than asked and exit 0."""
+        reservation = self.read_back(reservation_name(window.id))
+        if reservation is None:
+            return _failed(window, f"reservation {reservation_name(window.id)} not found after scontrol succeeded")
+        return _held(window, reservation.node_count)
+
+
+def _guard_deletes(
+    actions: list[Action], current: Sequence[Reservation], *, now: datetime, guard: RemovalGuard
+) -> list[Action]:
+    """The actions without the deletes of dropped windows' reservations that `guard` refuses."""
+    ours = [r for r in current if r.window_id is not None]
+    by_name = {r.name: r for r in ours}
+    removals = [
+        Removal(a.name, frozenset({by_name[a.name].window_id or 0}),
+                live=by_name[a.name].start <= now < by_name[a.name].end, ended=by_name[a.name].end <= now)
+        for a in actions if isinstance(a, Delete) and a.dropped
+    ]
+    allowed = {r.name for r in guard.allowed(removals, managed=len(ours))}
+    return [a for a in actions if not (isinstance(a, Delete) and a.dropped and a.name not in allowed)]
+
+
+def _held(window: DesiredWindow, nodes_reserved: int) -> SyncStatus:
+    requested = nodes_needed(window)
+    gpus = f"{window.gpu_count} GPUs on {requested} nodes ({requested * window.gpus_per_node} GPUs)"
+    if nodes_reserved < requested:
+        return SyncStatus(
+            window=window.id,
+            state=SyncState.SHORT,
+            nodes_requested=requested,
+            nodes_reserved=nodes_reserved,
+            message=f"short by {requested - nodes_reserved} nodes: {gpus} asked",
+        )
+    return SyncStatus(window.id, SyncState.IN_SYNC, requested, nodes_reserved, f"reserved {gpus}")
+
+
+def _failed(window: DesiredWindow, message: str, *, nodes_reserved: int = 0) -> SyncStatus:
+    return SyncStatus(window.id, SyncState.FAILED, nodes_needed(window), nodes_reserved, message)
+
+
+def _reported(action: Report) -> SyncStatus:
+    return SyncStatus(action.window.id, action.state, nodes_needed(action.window), 0, action.message)
+
+
+def _predicted_status(action: Action) -> SyncStatus:
+    if isinstance(action, Report):
+        return _reported(action)
+    if isinstance(action, Keep):
+        return _held(action.window, action.reservation.node_count)
+    assert isinstance(action, (Create, Update))
+    return SyncStatus(action.window.id, SyncState.IN_SYNC, nodes_needed(action.window), 0, "dry run: not applied")
