@@ -21,7 +21,7 @@ from policy.models import Proposal, ProposalChange, ProposalStatus
 from tests.conftest import World
 
 BEFORE = ("policy", "0002_proposal_rubric_applied_at")
-LATEST = ("committee", "0018_delete_governanceversion")
+LATEST = ("committee", "0019_delete_governanceversion")
 
 
 def _migrate(target: tuple[str, str]) -> MigrationExecutor:

@@ -6,7 +6,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("committee", "0017_decision_exception_and_corrected_alternative"),
+        ("committee", "0018_decision_rationale_text_requestevent_detail_text"),
         # Its rows are carried into the store first.
         ("policy", "0003_policy_values_from_versions"),
     ]
