@@ -166,7 +166,8 @@ def _lowered(label: str) -> str:
 def _governance_changes() -> list[PolicyChange]:
     """Each change of the quorum or fair share in the one store (governed) against the values before it. One query."""
     keys = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
-    state: dict[str, str] = {}
+    # Version 1 as declared, in case its rows are missing (a flushed database); its rows, when there, say the same.
+    state: dict[str, str] = {k: params.value_text(v) for k, v in params.defaults().items() if k in keys}
     out: list[PolicyChange] = []
     rows = PolicyValue.objects.filter(key__in=keys).select_related("change").order_by("change__number", "key")
     for change, values in groupby(rows, key=lambda row: row.change):
