@@ -59,11 +59,33 @@ class ClusterAdmin(admin.ModelAdmin):
 
 @admin.register(GpuPool)
 class GpuPoolAdmin(ReasonRequiredAdmin):
+    """A pool's reserves are governed parameters: set when the pool is added, then changed only through the one
+    service that keeps one change a week (the policy lab, governed.services.policy_change_record). Read only here,
+    on the change page and when a historical row is reverted."""
+
     list_display = (
         "__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct",
         "cost_per_gpu_hour", "queue_wait_target_minutes",
     )
     list_filter = ("cluster", "gpu_model")
+    RESERVE_FIELDS = ("burst_reserve_pct", "standby_pct")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        return readonly if obj is None else (*readonly, *self.RESERVE_FIELDS)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            # A revert from the history page brings the old row's reserves with it: keep the governed ones.
+            stored = GpuPool.objects.filter(pk=obj.pk).values(*self.RESERVE_FIELDS).first() or {}
+            kept = [name for name, value in stored.items() if getattr(obj, name) != value]
+            for name, value in stored.items():
+                setattr(obj, name, value)
+            if kept:
+                messages.warning(request, _(
+                    "A pool's burst reserve and cold standby change through the policy lab, at most one change a "
+                    "week; they were kept as they are."))
+        super().save_model(request, obj, form, change)
 
 
 # --- plans, windows and schedulers ------------------------------------------------------------

@@ -23,6 +23,8 @@ from fractions import Fraction
 
 from django.utils.translation import gettext as _
 
+from governed.params import RUBRIC_CHARTER_WEIGHTS
+
 BUSINESS_IMPACT = "business_impact"
 FEASIBILITY = "feasibility"
 URGENCY = "urgency"
@@ -32,7 +34,10 @@ CRITERIA: tuple[str, ...] = (BUSINESS_IMPACT, FEASIBILITY, URGENCY, FAIRNESS)
 MEMBER_SCORED: tuple[str, ...] = (BUSINESS_IMPACT, FEASIBILITY, URGENCY)
 COMPUTED: tuple[str, ...] = (FAIRNESS,)
 
-DEFAULT_WEIGHTS: dict[str, int] = {BUSINESS_IMPACT: 40, FEASIBILITY: 30, URGENCY: 20, FAIRNESS: 10}
+# The charter's weights: version 1 of the rubric, declared with the governed parameters.
+DEFAULT_WEIGHTS: dict[str, int] = {
+    c: RUBRIC_CHARTER_WEIGHTS[c] for c in (BUSINESS_IMPACT, FEASIBILITY, URGENCY, FAIRNESS)
+}
 DEFAULT_GUIDANCE: dict[str, str] = {
     BUSINESS_IMPACT: "Revenue, retention or risk reduction the forecast shows, weighed by its confidence.",
     FEASIBILITY: (

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_prometheus",
     "simple_history",
+    "governed",
     "allocations",
     "committee",
     "policy",

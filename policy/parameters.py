@@ -1,13 +1,14 @@
-"""The vocabulary of policy parameters: the names a proposal changes and a replay overrides.
+"""The policy lab's vocabulary: the names a proposal changes and a replay overrides.
 
-A key names one parameter. Pool parameters carry the pool's slug, elastic ones the field of
-allocations.ElasticPolicyVersion:
+The parameters are declared once, in governed.params (label, type, bounds, unit); this module expands that list for
+the lab, with the committee's criteria and today's pools. A key names one parameter. Pool parameters carry the
+pool's slug here (the store keeps "cluster/slug": `store_key`), elastic ones the name of the threshold:
 
     rubric.business_impact, rubric.feasibility, rubric.urgency, rubric.fairness   whole percents, sum 100
     pool.<slug>.burst_reserve_pct, pool.<slug>.standby_pct                        whole percents
     fairshare.half_life_weeks, fairshare.trailing_weeks                           weeks (the half-life may be 2.5)
     review.quorum                                                                 member scores per criterion
-    elastic.<field>                                                               ElasticPolicyVersion's field
+    elastic.<threshold>                                                           the elastic policy's numbers
 
 A pool's slug is `GpuPool.slug` ("a100") while no other cluster has a pool of that slug, else the pool's key
 ("atlas/a100"); `pool_resolve` accepts either.
@@ -23,32 +24,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.models import ElasticPolicyVersion, GpuPool
 from committee import scoring, selectors, weeks
 from committee.models import Criterion
-from committee.models.governance import HALF_LIFE_MAX_WEEKS, QUORUM_MAX, TRAILING_MAX_WEEKS
 from core import numbers
+from governed import params
+from governed.selectors import policy_values
 
-RUBRIC_PREFIX = "rubric."
-POOL_PREFIX = "pool."
-ELASTIC_PREFIX = "elastic."
-FAIRSHARE_HALF_LIFE = "fairshare.half_life_weeks"
-FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
-QUORUM = "review.quorum"
-POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
-# The elastic policy's thresholds a proposal may change, with their bounds (allocations.elastic.evaluate).
+# The keys and their declarations are governed.params' (the one list, beneath every app): these names are kept
+# for the policy lab's modules.
+RUBRIC_PREFIX = params.RUBRIC_PREFIX
+POOL_PREFIX = params.POOL_PREFIX
+ELASTIC_PREFIX = params.ELASTIC_PREFIX
+FAIRSHARE_HALF_LIFE = params.FAIRSHARE_HALF_LIFE
+FAIRSHARE_TRAILING = params.FAIRSHARE_TRAILING
+QUORUM = params.QUORUM
+POOL_FIELDS = params.POOL_FIELDS
+# The elastic policy's thresholds a proposal may change (the numbers; the night's hours and the on/off are changed
+# on the elastic policy page), with their bounds, from the declarations.
 ELASTIC_FIELDS: dict[str, tuple[int, int]] = {
-    "idle_threshold_pct": (0, 100),
-    "idle_span_hours": (1, 168),
-    "promote_utilization_pct": (0, 100),
-    "promote_queue_wait_minutes": (0, 10_080),
-    "recent_span_hours": (1, 168),
-    "night_utilization_pct": (0, 100),
+    p.key.removeprefix(params.ELASTIC_PREFIX): (int(p.minimum or 0), int(p.maximum or 0))
+    for p in params.PARAMS if p.key.startswith(params.ELASTIC_PREFIX) and p.kind == "int"
 }
-# Governance parameters by key: the committee.GovernanceVersion field each sets.
+# Governance parameters by key: the field of committee.selectors.Governance each is.
 GOVERNANCE_FIELDS = {
     QUORUM: "score_quorum",
     FAIRSHARE_HALF_LIFE: "fairshare_half_life_weeks",
@@ -83,6 +85,22 @@ def pool_slugs(pools: list[GpuPool]) -> dict[int, str]:
     return {pool.pk: pool.slug if counts[pool.slug] == 1 else pool.key for pool in pools}
 
 
+def store_key(key: str, pools: list[GpuPool]) -> str:
+    """The key as the one store (governed) keeps it: a pool by its "cluster/slug", every other key as it is."""
+    parsed = pool_key_parse(key)
+    if parsed is None:
+        return key
+    pool = pool_resolve(parsed[0], pools)
+    if pool is None:
+        raise ValidationError(_("There is no pool “%(pool)s”.") % {"pool": parsed[0]})
+    return f"{POOL_PREFIX}{pool.key}.{parsed[1]}"
+
+
+def pool_baseline(pools: list[GpuPool]) -> dict[str, Number]:
+    """Each pool's own reserves under its store keys: the values of a pool the store has no row for yet."""
+    return {f"{POOL_PREFIX}{pool.key}.{field}": int(getattr(pool, field)) for pool in pools for field in POOL_FIELDS}
+
+
 def pool_resolve(slug: str, pools: list[GpuPool] | None = None) -> GpuPool | None:
     """The pool a key's slug names ("a100" when unique, or "atlas/a100"), None when none or several match."""
     pools = pools if pools is not None else list(GpuPool.objects.select_related("cluster"))
@@ -109,41 +127,42 @@ class Parameter:
 
 
 def parameter_list() -> list[Parameter]:
-    """Every parameter a proposal may change today, in the order the form shows them. One query (the pools)."""
-    params: list[Parameter] = []
-    for criterion in scoring.CRITERIA:
-        params.append(Parameter(
-            key=RUBRIC_PREFIX + criterion, group=_("Rubric weights"), unit="%", minimum=0, maximum=100,
-            label=_("%(criterion)s weight") % {"criterion": Criterion(criterion).label},
-        ))
+    """Every parameter a proposal may change today, in the order the form shows them: the declarations of
+    governed.params, the rubric's expanded for each criterion and the pools' for each pool. One query (the pools)."""
+    out: list[Parameter] = []
     pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
     slugs = pool_slugs(pools)
-    for pool in pools:
-        params.append(Parameter(
-            key=pool_key(slugs[pool.pk], "burst_reserve_pct"), group=_("Pools"), unit="%", minimum=0, maximum=99,
-            label=_("%(pool)s burst reserve") % {"pool": pool.key}))
-        params.append(Parameter(
-            key=pool_key(slugs[pool.pk], "standby_pct"), group=_("Pools"), unit="%", minimum=0, maximum=99,
-            label=_("%(pool)s cold standby") % {"pool": pool.key}))
-    params += [
-        Parameter(key=FAIRSHARE_HALF_LIFE, group=_("Fair share"), label=_("Fair-share half-life"), unit=_("weeks"),
-                  minimum=0, maximum=HALF_LIFE_MAX_WEEKS, whole=False, above_minimum=True),
-        Parameter(key=FAIRSHARE_TRAILING, group=_("Fair share"), label=_("Fair-share trailing window"),
-                  unit=_("weeks"), minimum=1, maximum=TRAILING_MAX_WEEKS),
-        Parameter(key=QUORUM, group=_("Review"), label=_("Score quorum"), unit=_("member scores"), minimum=1,
-                  maximum=QUORUM_MAX),
-    ]
-    units = {"pct": "%", "hours": _("hours"), "minutes": _("minutes")}
-    for name, (low, high) in ELASTIC_FIELDS.items():
-        field = ElasticPolicyVersion._meta.get_field(name)
-        params.append(Parameter(
-            key=ELASTIC_PREFIX + name, group=_("Elastic pools"), label=str(getattr(field, "verbose_name", name)),
-            unit=units[name.rpartition("_")[2]], minimum=low, maximum=high,
-        ))
-    return params
+    pool_params = [p for p in params.PARAMS if p.key.startswith(params.POOL_PREFIX)]
+    for declared in params.PARAMS:
+        if declared.kind not in ("int", "decimal"):
+            continue  # not a number: changed on its own page (the elastic policy's night and on/off)
+        if declared.key.startswith(params.RUBRIC_PREFIX):
+            for criterion in scoring.CRITERIA:
+                label = str(declared.label) % {"criterion": Criterion(criterion).label}
+                out.append(_parameter(declared, key=declared.expand(criterion), label=label))
+        elif declared is pool_params[0]:
+            for pool in pools:  # each pool's parameters together
+                for pool_param in pool_params:
+                    field = pool_param.key.rpartition(".")[2]
+                    out.append(_parameter(pool_param, key=pool_key(slugs[pool.pk], field),
+                                          label=str(pool_param.label) % {"pool": pool.key}))
+        elif declared in pool_params:
+            continue
+        else:
+            out.append(_parameter(declared, key=declared.key, label=str(declared.label)))
+    return out
+
+
+def _parameter(declared: params.Param, *, key: str, label: str) -> Parameter:
+    return Parameter(
+        key=key, group=str(declared.group), label=label, unit=str(declared.unit), minimum=declared.minimum or 0,
+        maximum=declared.maximum or 0, whole=declared.kind == "int", above_minimum=declared.above_minimum,
+    )
 
 
 def _number(value: object) -> Number:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value.normalize()
     if isinstance(value, float):
         decimal = Decimal(str(value))
         return int(decimal) if decimal == decimal.to_integral_value() else decimal.normalize()
@@ -168,6 +187,15 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
     elastic = ElasticPolicyVersion.objects.order_by("-number").first() or ElasticPolicyVersion()
     for name in ELASTIC_FIELDS:
         values[ELASTIC_PREFIX + name] = int(getattr(elastic, name))
+    # Every other declared number (a parameter added to governed.params): the value in force that week, else its
+    # declared default.
+    others = [p for p in params.PARAMS if "{" not in p.key and p.key not in values and p.kind in ("int", "decimal")]
+    if others:
+        stored = policy_values(week=week or weeks.current_week_label(timezone.now()))
+        for declared in others:
+            value = stored.get(declared.key, declared.default() if declared.default else None)
+            if value is not None:
+                values[declared.key] = _number(value)
     return values
 
 

@@ -1,12 +1,12 @@
 """Every write of the policy lab: file a proposal, comment, vote, adopt or decline it, apply it, record its result.
 
-At most one substantive change takes effect per ISO week (the adopted proposals' effective weeks are unique in
-the database too). An adopted change becomes the next version of the policy it changes, from its effective week:
-the quorum and fair-share settings as a committee GovernanceVersion carrying that week, written at adoption; the
-rubric, a pool's reserves and the elastic thresholds when that week comes (`adoptions_apply_due`, called when a
-week's cycle opens and hourly by beat): the rubric for the cycle of the effective week before it is scored, a pool
-and the elastic policy only once the effective week has begun (never when a later week is opened early). Each
-step is sent to the archive after commit (policy.signals).
+At most one substantive change takes effect per ISO week (the adopted proposals' effective weeks are unique in the
+database too, and so are the store's). An adopted change is recorded at adoption in the one store of governed
+parameters (governed), from its effective week, through the one service every path uses. For what still reads the
+old places, the rubric, a pool's reserves and the elastic thresholds are also written when that week comes
+(`adoptions_apply_due`, called when a week's cycle opens and hourly by beat): the rubric for the cycle of the
+effective week before it is scored, a pool and the elastic policy only once the effective week has begun (never when
+a later week is opened early). Each step is sent to the archive after commit (policy.signals).
 """
 
 from __future__ import annotations
@@ -24,14 +24,17 @@ from django.utils.translation import gettext as _
 
 from allocations.elastic import services as elastic_services
 from allocations.models import ElasticPolicyVersion, GpuPool, Team
+from committee import scoring, weeks
 from committee import selectors as committee_selectors
 from committee import services as committee_services
 from committee import signals as committee_signals
-from committee import weeks
 from committee.models import CommitteeSeat, ReviewCycle, SeatRole
 from core.audit import person_name
 from core.errors import RoleRequired, StateConflict
 from core.locks import write_transaction
+from governed.models import ChangeSource
+from governed.selectors import policy_week_change
+from governed.services import policy_change_record, week_taken_message
 from policy import parameters, selectors, signals
 from policy.models import (
     TEXT_MAX,
@@ -265,9 +268,11 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
     Refused (ValidationError listing every problem, nothing written) when the reason is empty, the week is
     malformed, past or already open, or the changes no longer fit today's values; refused as a StateConflict
     naming the next free week when another change is already adopted for that week (also when two adoptions
-    race: the database's unique constraint decides). The quorum and fair-share changes become a committee
-    GovernanceVersion effective from that week at once; the rest is applied when the week comes
-    (`adoptions_apply_due`). After commit the archive records the adoption.
+    race: the database's unique constraints decide), or when a change made elsewhere (the rubric page) holds it.
+    Every change is recorded at once in the one store (governed.services.policy_change_record), effective from
+    that week, which is what the readers read; the rubric's version, a pool's fields and the elastic policy's
+    version are still written when the week comes (`adoptions_apply_due`) for what reads them there. After commit
+    the archive records the adoption.
     """
     _require_chair(actor, _("adopt"))
     locked = _lock_open(proposal, _("adopted"))
@@ -283,6 +288,9 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
     taken = Proposal.objects.filter(status=ProposalStatus.ADOPTED, effective_week=week).exclude(pk=locked.pk).first()
     if taken is not None:
         raise _week_taken(week=week, by=taken, now=now)
+    other = policy_week_change(week=week)
+    if other is not None:  # a change made outside the lab (the rubric page, the elastic page) holds the week
+        raise StateConflict({"effective_week": [week_taken_message(week=week, change=other)]})
     locked.status = ProposalStatus.ADOPTED
     locked.effective_week = week
     locked.effective_monday = weeks.parse_week(week)
@@ -297,18 +305,16 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
         # Another adoption for the same week committed meanwhile.
         taken = Proposal.objects.filter(status=ProposalStatus.ADOPTED, effective_week=week).first()
         raise _week_taken(week=week, by=taken, now=now) from None
-    governance = {parameters.GOVERNANCE_FIELDS[k]: parameters.value_parse(v) for k, v in changes.items()
-                  if k in parameters.GOVERNANCE_FIELDS}
-    if governance:
-        version = committee_services.governance_version_create(
-            actor=actor, effective_week=week, reason=_policy_reason(locked),
-            parameters={k: float(v) if k == "fairshare_half_life_weeks" else int(v) for k, v in governance.items()},
-        )
-        locked.applied_note = _("Review and fair share version %(n)d, from week %(week)s.") % {
-            "n": version.number, "week": week}
-        if len(governance) == len(changes):
-            locked.applied_at = now
-        locked.save(update_fields=["applied_note", "applied_at"])
+    pools = list(GpuPool.objects.select_related("cluster"))
+    record = policy_change_record(
+        actor=actor, effective_week=week, reason=_policy_reason(locked), source=ChangeSource.LAB,
+        source_ref=f"proposal:{locked.pk}", baseline=parameters.pool_baseline(pools),
+        changes={parameters.store_key(k, pools): parameters.value_parse(v) for k, v in changes.items()},
+    )
+    locked.applied_note = _("Policy version %(n)d, from week %(week)s.") % {"n": record.number, "week": week}
+    if all(parameters.group_of(k) == "governance" for k in changes):
+        locked.applied_at = now  # nothing left to write when the week comes
+    locked.save(update_fields=["applied_note", "applied_at"])
     _send(locked, "adopted", _("Adopted by %(who)s, effective from week %(week)s") % {
         "who": locked.decided_by_name, "week": week})
     return locked
@@ -400,9 +406,17 @@ def _apply_rubric(proposal: Proposal, *, cycle: ReviewCycle | None) -> list[str]
     chair = _chair_for(proposal)
     if not rubric or chair is None:
         return []
-    current = committee_selectors.rubric_current().weights()
-    version = committee_services.rubric_change(actor=chair, weights={**current, **rubric},
-                                               reason=_policy_reason(proposal))
+    # The store holds these weights since the adoption; the version is what the cycle of the week pins.
+    latest = committee_selectors.rubric_current()
+    weights = {**latest.weights(), **rubric}
+    problems = scoring.weights_errors(weights)
+    if problems:
+        raise ValidationError(list(problems.values()))
+    if weights == latest.weights():
+        return []
+    version = committee_services.rubric_version_write(
+        actor=chair, weights=weights, guidance=latest.guidance(), reason=_policy_reason(proposal),
+        number=latest.number + 1)
     if cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week):
         ReviewCycle.objects.filter(pk=cycle.pk).update(rubric=version)
     return [_("rubric version %(n)d") % {"n": version.number}]

@@ -9,6 +9,7 @@ class ReportsConfig(AppConfig):
     def ready(self) -> None:
         # reports depends on committee, never the other way: the archive subscribes to its signals.
         from committee import signals
+        from governed import signals as governed_signals
         from policy import signals as policy_signals
         from reports import receivers
         from reports.executive import demo
@@ -20,3 +21,4 @@ class ReportsConfig(AppConfig):
         )
         signals.demo_seeded.connect(demo.on_demo_seeded, dispatch_uid="reports.executive.demo_seeded")
         policy_signals.proposal_step.connect(receivers.on_proposal_step, dispatch_uid="reports.proposal_step")
+        governed_signals.policy_changed.connect(receivers.on_policy_changed, dispatch_uid="reports.policy_changed")

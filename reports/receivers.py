@@ -11,6 +11,7 @@ from typing import Any
 
 from allocations.models import ElasticPolicyVersion
 from committee.models import ReviewCycle, RubricVersion
+from governed.models import PolicyChange
 from policy.models import Proposal
 from reports import services
 
@@ -30,6 +31,10 @@ def on_rubric_changed(sender: Any, *, rubric_version: RubricVersion, **kwargs: A
 
 def on_elastic_policy_changed(sender: Any, *, policy_version: ElasticPolicyVersion, **kwargs: Any) -> None:
     services.elastic_policy_page_sync(policy_version=policy_version)
+
+
+def on_policy_changed(sender: Any, *, change: PolicyChange, **kwargs: Any) -> None:
+    services.policy_change_page_sync(change=change)
 
 
 def on_proposal_step(sender: Any, *, proposal: Proposal, summary: str, **kwargs: Any) -> None:

@@ -30,6 +30,8 @@ from allocations.models import (
     GpuPool,
     UsageRecord,
 )
+from governed.params import ELASTIC_PREFIX
+from governed.selectors import policy_values
 
 POOL_HISTORY_LIMIT = 500
 
@@ -53,6 +55,18 @@ def elastic_policy_history() -> list[tuple[ElasticPolicyVersion, ElasticPolicyVe
 
 def policy_input(version: ElasticPolicyVersion) -> ElasticPolicy:
     return ElasticPolicy(version=version.number, **version.parameters())  # type: ignore[arg-type]
+
+
+def policy_in_force(*, version: ElasticPolicyVersion, now: datetime) -> ElasticPolicy:
+    """The thresholds in force in the week of the evaluated hour `now` (the one store, governed), numbered as the
+    latest version the actions name; a threshold no stored change sets is the version's. One query."""
+    year, number, _day = now.astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
+    stored = policy_values(week=f"{year}-W{number:02d}", prefix=ELASTIC_PREFIX)
+    values = {**version.parameters(), **{
+        key.removeprefix(ELASTIC_PREFIX): value for key, value in stored.items()
+        if key.removeprefix(ELASTIC_PREFIX) in ElasticPolicyVersion.PARAMETERS
+    }}
+    return ElasticPolicy(version=version.number, **values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

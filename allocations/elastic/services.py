@@ -80,7 +80,8 @@ class EvaluationResult:
 
 
 def elastic_evaluate(*, now: datetime) -> EvaluationResult:
-    """Evaluate the policy in force on every pool at `now` and record the result as `ElasticAction` rows.
+    """Evaluate the policy in force at `now` (its week's thresholds, governed) on every pool; record the result as
+    `ElasticAction` rows.
 
     Idempotent: an action whose condition still holds with the same GPUs is kept as it is, so running
     again in the same hour (same measurements) writes nothing. An action whose condition stopped, or
@@ -89,7 +90,7 @@ def elastic_evaluate(*, now: datetime) -> EvaluationResult:
     Enqueues nothing.
     """
     version = selectors.elastic_policy_current()
-    policy = selectors.policy_input(version)
+    policy = selectors.policy_in_force(version=version, now=now)
     tz = ZoneInfo(settings.TIME_ZONE)
     started = ended = kept = 0
     for item in selectors.evaluation_inputs(policy=policy, now=now):

@@ -9,6 +9,7 @@
 from allocations.selectors.capacity import (
     pool_capacity,
     pool_list_with_capacity,
+    pool_reserves_for_week,
     pool_week_capacity,
     pool_week_capacity_list,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "plan_withdrawn_list",
     "pool_capacity",
     "pool_list_with_capacity",
+    "pool_reserves_for_week",
     "pool_week_capacity",
     "pool_week_capacity_list",
     "request_allocation",

@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from allocations import engine
 from allocations.models import GpuPool
+from governed.params import POOL_FIELDS, POOL_PREFIX, as_int
+from governed.selectors import policy_values
+
+
+def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPool]:
+    """`pools` as the engine places on them in `week`: each one's burst reserve and cold standby set (in memory,
+    never saved) to the values in force that week (the one store, governed); a pool the store has no value for keeps
+    its own. One query."""
+    stored = policy_values(week=week, prefix=POOL_PREFIX)
+    out = list(pools)
+    for pool in out:
+        for name in POOL_FIELDS:
+            value = stored.get(f"{POOL_PREFIX}{pool.key}.{name}")
+            if value is not None:
+                setattr(pool, name, as_int(value))
+    return out
 
 
 def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:

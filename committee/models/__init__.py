@@ -26,9 +26,6 @@ from committee.models.emergency import (
     EmergencyStatus,
     PostHocOutcome,
 )
-from committee.models.governance import (
-    GovernanceVersion,
-)
 from committee.models.notifications import (
     Notification,
     NotificationDigest,
@@ -90,7 +87,6 @@ __all__ = [
     "EmergencyRequest",
     "EmergencyStatus",
     "FairShareSnapshot",
-    "GovernanceVersion",
     "GpuRequest",
     "GrantSource",
     "ImpactForecast",

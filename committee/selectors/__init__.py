@@ -69,7 +69,6 @@ from committee.selectors.fairshare import (
 )
 from committee.selectors.governance import (
     governance_for_week,
-    governance_versions,
 )
 from committee.selectors.notifications import (
     COMMITTEE_KINDS,
@@ -271,7 +270,6 @@ __all__ = [
     "fair_share_for_cycle",
     "fair_share_live",
     "governance_for_week",
-    "governance_versions",
     "grant_refusal",
     "inbox_list",
     "inbox_unread_count",

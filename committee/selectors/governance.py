@@ -1,21 +1,38 @@
-"""The governance version in force for a week: the score quorum and the fair-share settings."""
+"""The quorum and fair-share rules in force for a week, read from the one store of governed parameters (governed)."""
 
 from __future__ import annotations
 
-from committee import weeks
-from committee.models import GovernanceVersion
+from dataclasses import dataclass
+
+from governed import params
+from governed.selectors import policy_value, policy_values
+
+GOVERNANCE_KEYS = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
 
 
-def governance_for_week(*, week: str) -> GovernanceVersion:
-    """The version effective for `week` (YYYY-Www): the latest whose effective week is not after it; else the settings.
+@dataclass(frozen=True)
+class Governance:
+    """The review and fair-share rules of one week."""
 
-    One query. A version effective from a later week does not apply: the weeks before it keep the rules they had.
+    week: str
+    score_quorum: int
+    fairshare_half_life_weeks: float
+    fairshare_trailing_weeks: int
+
+
+def governance_for_week(*, week: str) -> Governance:
+    """The rules in force for `week` (YYYY-Www): the latest change effective by then, else version 1 (the settings).
+
+    One query. A change effective from a later week does not apply: the weeks before it keep the rules they had.
     """
-    monday = weeks.parse_week(week)
-    version = GovernanceVersion.objects.filter(effective_monday__lte=monday).order_by("-effective_monday").first()
-    return version if version is not None else GovernanceVersion.from_settings()
+    values = {k: v for k, v in policy_values(week=week).items() if k in GOVERNANCE_KEYS}
 
+    def get(key: str) -> object:
+        return values[key] if key in values else policy_value(key=key, week=week)
 
-def governance_versions() -> list[GovernanceVersion]:
-    """Every version, the settings' version 1 first, then by effective week. One query."""
-    return [GovernanceVersion.from_settings(), *GovernanceVersion.objects.order_by("effective_monday")]
+    return Governance(
+        week=week,
+        score_quorum=params.as_int(get(params.QUORUM)),
+        fairshare_half_life_weeks=params.as_float(get(params.FAIRSHARE_HALF_LIFE)),
+        fairshare_trailing_weeks=params.as_int(get(params.FAIRSHARE_TRAILING)),
+    )

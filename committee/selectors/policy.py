@@ -11,14 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import pairwise
+from itertools import groupby, pairwise
 from typing import Any
 
 from django.db.models import Model
 from django.utils.translation import gettext as _
 
 from allocations.models import ClusterAccount, ElasticPolicyVersion, GpuPool, Team
-from committee.models import CommitteeSeat, GovernanceVersion, SeatRole
+from committee.models import CommitteeSeat, SeatRole
+from governed import params
+from governed.models import PolicyValue
 
 POLICY_HISTORY_LIMIT = 200
 
@@ -156,21 +158,30 @@ def _elastic_changes() -> list[PolicyChange]:
     return out
 
 
+def _lowered(label: str) -> str:
+    """A parameter's label as the history's field labels read: "score quorum"."""
+    return label[:1].lower() + label[1:]
+
+
 def _governance_changes() -> list[PolicyChange]:
-    """Each governance version (quorum, fair-share half-life and window) against the one before it. One query."""
-    versions = [GovernanceVersion.from_settings(), *GovernanceVersion.objects.order_by("effective_monday")]
-    names = ("score_quorum", "fairshare_half_life_weeks", "fairshare_trailing_weeks")
+    """Each change of the quorum or fair share in the one store (governed) against the values before it. One query."""
+    keys = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
+    # Version 1 as declared, in case its rows are missing (a flushed database); its rows, when there, say the same.
+    state: dict[str, str] = {k: params.value_text(v) for k, v in params.defaults().items() if k in keys}
     out: list[PolicyChange] = []
-    for before, version in pairwise(versions):
-        diffs = tuple(
-            FieldChange(label=_field_label(GovernanceVersion, name), old=_shown(getattr(before, name)),
-                        new=_shown(getattr(version, name)))
-            for name in names
-            if getattr(before, name) != getattr(version, name)
-        )
+    rows = PolicyValue.objects.filter(key__in=keys).select_related("change").order_by("change__number", "key")
+    for change, values in groupby(rows, key=lambda row: row.change):
+        diffs = []
+        for row in values:
+            found = params.param_for(row.key)
+            if state.get(row.key) != row.value and found is not None:
+                diffs.append(FieldChange(label=_lowered(str(found[0].label)), old=state.get(row.key), new=row.value))
+            state[row.key] = row.value
+        if change.number == 1 or not diffs:
+            continue
         out.append(PolicyChange(
-            at=version.created_at, kind=_("Review and fair share"),
-            subject=_("v%(n)d, from week %(week)s") % {"n": version.number, "week": version.effective_week},
-            action=_("changed"), changes=diffs, who=version.author_name, reason=version.reason,
+            at=change.created_at, kind=_("Review and fair share"),
+            subject=_("v%(n)d, from week %(week)s") % {"n": change.number, "week": change.effective_week},
+            action=_("changed"), changes=tuple(diffs), who=change.author_name, reason=change.reason,
         ))
     return out

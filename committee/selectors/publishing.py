@@ -69,9 +69,11 @@ def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]
     return [(decision_demand(decision=decision), decision) for decision in decisions]
 
 
-def engine_pools() -> dict[str, GpuPool]:
-    """Every pool by key (`GpuPool.key`), with its cluster: what the engine places on. One query."""
-    return {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
+def engine_pools(*, week: str) -> dict[str, GpuPool]:
+    """Every pool by key (`GpuPool.key`), with its cluster and the reserves in force in `week` (governed): what the
+    engine places on. Two queries."""
+    pools = allocation_selectors.pool_reserves_for_week(week=week, pools=GpuPool.objects.select_related("cluster"))
+    return {pool.key: pool for pool in pools}
 
 
 def cycle_allocate(
@@ -125,7 +127,7 @@ def cycle_publish_placement(
     requests in `keep` (a correction that leaves other teams' windows in place). A first publish
     finds a plan only when an emergency was placed in the week before it: its window stays too.
     """
-    pools = engine_pools()
+    pools = engine_pools(week=cycle.week)
     if decisions is None:
         demands = cycle_demands(cycle=cycle)
     else:

@@ -1,4 +1,4 @@
-"""Changing the score quorum or the fair-share settings: a new governance version effective from a stated week."""
+"""Changing the score quorum or the fair-share settings: a change in the one store, effective from a stated week."""
 
 from __future__ import annotations
 
@@ -9,12 +9,18 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.translation import gettext as _
 
 from committee import selectors, weeks
-from committee.models import GovernanceVersion
-from committee.models.governance import HALF_LIFE_MAX_WEEKS, QUORUM_MAX, TRAILING_MAX_WEEKS
-from committee.services.requests import actor_name
 from core.locks import write_transaction
+from governed import params
+from governed.models import ChangeSource, PolicyChange
+from governed.params import HALF_LIFE_MAX_WEEKS, QUORUM_MAX, TRAILING_MAX_WEEKS
+from governed.services import policy_change_record
 
-GOVERNANCE_FIELDS = ("score_quorum", "fairshare_half_life_weeks", "fairshare_trailing_weeks")
+# The governed keys (governed.params) by the names the committee's forms and services use.
+GOVERNANCE_FIELDS = {
+    "score_quorum": params.QUORUM,
+    "fairshare_half_life_weeks": params.FAIRSHARE_HALF_LIFE,
+    "fairshare_trailing_weeks": params.FAIRSHARE_TRAILING,
+}
 
 
 def governance_errors(values: Mapping[str, float]) -> dict[str, str]:
@@ -36,14 +42,15 @@ def governance_errors(values: Mapping[str, float]) -> dict[str, str]:
 
 @write_transaction
 def governance_version_create(
-    *, actor: User, effective_week: str, parameters: Mapping[str, float], reason: str
-) -> GovernanceVersion:
-    """Save the next governance version, effective from `effective_week`; parameters not given are carried over.
+    *, actor: User, effective_week: str, parameters: Mapping[str, float], reason: str,
+    source: str = ChangeSource.COMMAND, source_ref: str = "",
+) -> PolicyChange:
+    """Record a change of the quorum or fair share in the one store (governed), effective from `effective_week`.
 
-    Carried over from the version in force for that week, so an earlier-adopted later version is not undone.
-    Only the chair. Refused (ValidationError, nothing written) for an unknown parameter, a value out of range, an
-    empty reason, a week that already has a version, or nothing changing. Versions in force for later weeks keep
-    their own values.
+    Only the chair. Refused (ValidationError by field, nothing written) for an unknown parameter, a value out of
+    range, an empty reason or a malformed week; refused as the store refuses (a week that already has a substantive
+    change: StateConflict naming the next free week; nothing changing). Parameters not given keep the values in
+    force for that week, so a change effective from a later week is not undone.
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair changes the committee's governance."))
@@ -53,32 +60,14 @@ def governance_version_create(
         errors["parameters"] = [_("Unknown governance parameters: %(names)s.") % {"names": ", ".join(sorted(unknown))}]
     errors.update({k: [v] for k, v in governance_errors(parameters).items()})
     try:
-        monday = weeks.parse_week(effective_week)
+        weeks.parse_week(effective_week)
     except ValueError:
         errors.setdefault("effective_week", []).append(_("A week such as 2027-W01."))
-        monday = None
-    reason = (reason or "").strip()
-    if not reason:
+    if not (reason or "").strip():
         errors.setdefault("reason", []).append(_("Say why the rules change: the reason is published with them."))
-    # One writer at a time: the version numbers and the effective weeks stay unique without a retry.
-    list(GovernanceVersion.objects.select_for_update(no_key=True).order_by("number").values_list("pk", flat=True))
-    if monday is not None and GovernanceVersion.objects.filter(effective_monday=monday).exists():
-        errors.setdefault("effective_week", []).append(
-            _("Week %(week)s already has a governance version.") % {"week": effective_week})
-    if errors or monday is None:
+    if errors:
         raise ValidationError(errors)
-    current = selectors.governance_for_week(week=effective_week)
-    values = {name: getattr(current, name) for name in GOVERNANCE_FIELDS}
-    new = {**values, **parameters}
-    if new == values:
-        raise ValidationError(_("Nothing changed: these are the rules of version %(n)d.") % {"n": current.number})
-    last = GovernanceVersion.objects.order_by("-number").values_list("number", flat=True).first() or 1
-    version = GovernanceVersion(
-        number=last + 1, effective_week=weeks.week_label(monday),
-        effective_monday=monday, reason=reason, author=actor, author_name=actor_name(actor),
-        score_quorum=int(new["score_quorum"]), fairshare_half_life_weeks=float(new["fairshare_half_life_weeks"]),
-        fairshare_trailing_weeks=int(new["fairshare_trailing_weeks"]),
+    return policy_change_record(
+        actor=actor, effective_week=effective_week, reason=reason, source=source, source_ref=source_ref,
+        changes={GOVERNANCE_FIELDS[name]: value for name, value in parameters.items()},
     )
-    version.full_clean()
-    version.save()
-    return version

@@ -121,6 +121,10 @@ class WeekInputs:
     first_plan: tuple[ActualWindow, ...] = ()  # plan version 1 (empty: never published)
     current_plan: tuple[ActualWindow, ...] = ()  # the week's current plan version
     plan_version: int | None = None
+    # The rules in force in the week (governed); None: the replay's own (ReplayInputs).
+    quorum: int | None = None
+    half_life_weeks: float | None = None
+    trailing_weeks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -352,7 +356,7 @@ def _place(
 
 def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides, memo: _Memo) -> WeekRun:
     weights = dict(overrides.weights or week.weights)
-    quorum = overrides.quorum if overrides.quorum is not None else inputs.quorum
+    quorum = next(q for q in (overrides.quorum, week.quorum, inputs.quorum) if q is not None)
     shares = _fair_shares(week=week, inputs=inputs, overrides=overrides)
     shares_key = "frozen" if shares is week.fair_shares else (overrides.half_life_weeks, overrides.trailing_weeks)
     sheets = [
@@ -457,8 +461,9 @@ def _fair_shares(
 ) -> Mapping[int, scoring.FairShare]:
     if week.fair_shares and not overrides.fairshare_changed:
         return week.fair_shares
-    half_life = overrides.half_life_weeks if overrides.half_life_weeks is not None else inputs.half_life_weeks
-    trailing = overrides.trailing_weeks if overrides.trailing_weeks is not None else inputs.trailing_weeks
+    half_life = next(h for h in (overrides.half_life_weeks, week.half_life_weeks, inputs.half_life_weeks)
+                     if h is not None)
+    trailing = next(t for t in (overrides.trailing_weeks, week.trailing_weeks, inputs.trailing_weeks) if t is not None)
     weekly = weekly_usage(usage=inputs.usage, as_of=week.fair_share_as_of, weeks=trailing, time_zone=inputs.time_zone)
     decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=half_life)
     return scoring.fair_shares(decayed=decayed, weights=week.team_weights)

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from committee import weeks
 from committee.models import ReviewCycle
+from governed.models import PolicyChange
 from policy.models import Proposal, ProposalStatus, ProposalVote, VoteChoice
 
 # The board asks for the observed result within this long after the end of the first week the change applied.
@@ -44,11 +45,15 @@ def week_earliest(*, now: datetime) -> str:
 
 
 def week_next_free(*, now: datetime, from_week: str | None = None) -> str:
-    """The first week from `from_week` (default: the earliest possible) with no adopted change. Two queries."""
+    """The first week from `from_week` (default: the earliest possible) with no adopted change and no substantive
+    change made elsewhere (governed). Three queries."""
     earliest = week_earliest(now=now)
     week = from_week if from_week and weeks.parse_week(from_week) > weeks.parse_week(earliest) else earliest
     taken = set(
         Proposal.objects.filter(status=ProposalStatus.ADOPTED, effective_monday__gte=weeks.parse_week(week))
+        .values_list("effective_week", flat=True)
+    ) | set(
+        PolicyChange.objects.filter(effective_monday__gte=weeks.parse_week(week), exempt_reason="")
         .values_list("effective_week", flat=True)
     )
     for _step in range(WEEKS_AHEAD_MAX):

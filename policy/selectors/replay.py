@@ -1,6 +1,6 @@
 """The archived inputs of a replay: the last N finalized or published weeks, as plain data.
 
-`replay_inputs_load` reads them in a fixed number of queries (at most thirteen), whatever the number of weeks
+`replay_inputs_load` reads them in a fixed number of queries (at most fourteen), whatever the number of weeks
 or requests; policy.replay.replay computes on what it returns. `replay_parameters` is what the
 override parser checks against: the current rubric and pools.
 """
@@ -8,6 +8,7 @@ override parser checks against: the current rubric and pools.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -37,7 +38,10 @@ from committee.models import (
     Score,
 )
 from committee.selectors import decision_demand
+from committee.selectors.governance import GOVERNANCE_KEYS
 from committee.weeks import week_bounds
+from governed import params
+from governed.selectors import policy_values_for_weeks
 from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
 from policy.replay.overrides import MAX_FAIRSHARE_WEEKS, PoolReserves
 
@@ -145,14 +149,18 @@ def _plan_windows(
 
 
 def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
-    """The archived inputs of the last `weeks` decided weeks before `before`: at most 13 queries, any N or size.
+    """The archived inputs of the last `weeks` decided weeks before `before`: at most 14 queries, any N or size.
 
-    `usage_weeks` is how far back usage is read before each week's intake close (for a recomputed fair
-    share): the trailing-weeks setting by default; a replay that overrides it passes its value.
+    Each week carries the quorum and fair-share rules in force in it (the one store, governed), so a week replayed
+    after a rule changed is replayed under the rules it had. `usage_weeks` is how far back usage is read before
+    each week's intake close (for a recomputed fair share): the longest trailing window of those weeks by default;
+    a replay that overrides it passes its value.
     """
     trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
-    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     cycles = replay_cycles(before=before, weeks=weeks)  # 1
+    rules = policy_values_for_weeks(weeks=[c.week for c in cycles], keys=GOVERNANCE_KEYS) if cycles else {}  # 14
+    trailing = max([params.as_int(r.get(params.FAIRSHARE_TRAILING, trailing)) for r in rules.values()] or [trailing])
+    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     if not cycles:
         return ReplayInputs(
             weeks=(),
@@ -231,6 +239,7 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
         first_plan = cycle_plans[0] if cycle_plans else None
         current_plan = cycle_plans[-1] if cycle_plans else None
         frozen = snapshots.get(cycle.pk, [])
+        week_rules = _week_rules(rules.get(cycle.week, {}))
         week_inputs.append(
             WeekInputs(
                 week=cycle.week,
@@ -258,6 +267,9 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                     else ()
                 ),
                 plan_version=current_plan.version if current_plan else None,
+                quorum=week_rules[0],
+                half_life_weeks=week_rules[1],
+                trailing_weeks=week_rules[2],
             )
         )
     return ReplayInputs(
@@ -267,6 +279,15 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
         trailing_weeks=trailing,
         time_zone=settings.TIME_ZONE,
         usage=usage,
+    )
+
+
+def _week_rules(values: Mapping[str, object]) -> tuple[int, float, int]:
+    """The quorum, half-life and trailing window a week had; the settings' where no row sets one."""
+    return (
+        params.as_int(values.get(params.QUORUM, settings.DOCKET_SCORE_QUORUM)),
+        params.as_float(values.get(params.FAIRSHARE_HALF_LIFE, settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS)),
+        params.as_int(values.get(params.FAIRSHARE_TRAILING, settings.DOCKET_FAIRSHARE_TRAILING_WEEKS)),
     )
 
 

@@ -14,6 +14,7 @@ from reports.services.pages import (
 from reports.services.records import (
     decision_record_sync,
     elastic_policy_page_sync,
+    policy_change_page_sync,
     policy_page_sync,
     proposal_page_sync,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "page_revision_save",
     "pdf_export_render",
     "pdf_export_request",
+    "policy_change_page_sync",
     "policy_page_sync",
     "proposal_page_sync",
 ]

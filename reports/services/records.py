@@ -18,8 +18,9 @@ from django.utils.translation import gettext as _
 from allocations.models import ElasticPolicyVersion
 from committee.models import CycleStatus, ReviewCycle, RubricVersion
 from core.locks import write_transaction
+from governed.models import PolicyChange
 from policy.models import Proposal
-from reports import records, selectors
+from reports import governed_pages, records, selectors
 from reports.models import Page, PageKind, PageRevision
 from reports.services import pages
 from reports.services.pages import page_append_system, page_create_system
@@ -89,6 +90,23 @@ def elastic_policy_page_sync(*, policy_version: ElasticPolicyVersion) -> PageRev
         notes=records.policy_notes_placeholder(),
         data=data,
         summary=_("Recorded the elastic policy change to version %(n)d") % {"n": policy_version.number},
+    )
+
+
+def policy_change_page_sync(*, change: PolicyChange) -> PageRevision | None:
+    """Write the archive page of a change of the governed parameters (`policy-change-v<n>`): each value old and
+    new, the reason, why it is exempt from one change a week if it is, who and when; idempotent like
+    policy_page_sync."""
+    data = governed_pages.policy_change_data(change=change)
+    return _sync(
+        source_key=f"policy-change:{change.number}",
+        slug=governed_pages.policy_change_slug(change.number),
+        kind=PageKind.POLICY,
+        title=_("Policy version %(n)d") % {"n": change.number},
+        generated=governed_pages.policy_change_markdown(data),
+        notes=records.policy_notes_placeholder(),
+        data=data,
+        summary=_("Recorded the policy change to version %(n)d") % {"n": change.number},
     )
 
 

@@ -220,3 +220,21 @@ def test_the_chair_previews_a_change_over_the_last_week_and_nothing_is_saved(
     bad = signed_in(world.chair).post("/elastic/change/", {**stricter, "night_end": "23:00", "preview": "1"})
     assert bad.status_code == 400 and bad.context["replay"] is None
     assert "The night must end at another time than it starts." in bad.context["form"].errors["night_end"]
+
+
+def test_an_elastic_change_in_a_week_that_already_has_a_change_is_refused(client, world):
+    from governed.models import PolicyChange
+    from governed.selectors import policy_value
+    from governed.services import policy_change_record
+
+    # The elastic policy applies from the next hourly evaluation: its week is this one (2026-W49).
+    policy_change_record(actor=world.chair, changes={"review.quorum": 3}, effective_week="2026-W49",
+                         reason="Three scores", source="command")
+    changes = PolicyChange.objects.count()
+    client.force_login(world.chair)
+    response = client.post("/elastic/change/", VALID)
+    assert response.status_code == 400
+    assert "Week 2026-W49 already has an adopted change" in response.content.decode()
+    assert ElasticPolicyVersion.objects.count() <= 1 and PolicyChange.objects.count() == changes
+    assert policy_value(key="elastic.idle_threshold_pct", week="2026-W49") == 25
+    assert "Version 2" not in signed_in(world.member_a).get("/elastic/").content.decode()

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from allocations.models import UsageRecord
 from committee import scoring, selectors
+from tests.governed.version_one import version_1_set
 
 
 def test_no_usage_at_all_gives_every_team_full_marks():
@@ -61,8 +62,8 @@ def test_docs_worked_example():
 
 
 def test_fairness_from_usage_records_decayed_by_week(world, settings):
-    settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS = 1.0
-    settings.DOCKET_FAIRSHARE_TRAILING_WEEKS = 4
+    # Version 1 of the rules is stored (governed), from the settings as they were at the migration.
+    version_1_set({"fairshare.half_life_weeks": "1", "fairshare.trailing_weeks": "4"})
     as_of = timezone.now()
 
     def used(team, days_ago, gpu_hours, key):

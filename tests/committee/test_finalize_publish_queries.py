@@ -24,11 +24,11 @@ from tests.reports.big_week import big_week
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 FINALIZE_QUERIES = 66  # the ranking (its score tallies; the alternatives are not read to rank), the record: decided
 # and placed (request_outcome_map), the week's corrections and appeals,
-# the policy changes since the week before (five history tables and the governance versions), the quorum
+# the policy changes since the week before (five history tables and the governed quorum and fair share), the quorum
 # in force for the week (committee.selectors.governance_for_week, read by the ranking and the finalize), and the
 # discussion the review shows (questions, comments, stale marks, conflicts) and the recusals the record lists
-PUBLISH_QUERIES = 76  # the record twice (decided and placed, corrections, appeals, policy changes, governance,
-# recusals); a plan an emergency made
+PUBLISH_QUERIES = 77  # the record twice (decided and placed, corrections, appeals, policy changes, governance,
+# recusals); a plan an emergency made; the pools' reserves in force for the week (governed)
 
 
 @pytest.fixture

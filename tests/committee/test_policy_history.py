@@ -101,7 +101,8 @@ def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_histor
 
     client.force_login(world.outsider)
     page = history_page(client)
-    assert "atlas/a100" in page and "<del>20</del> → <ins>25</ins>" in page and "<ins>2.5000</ins>" in page
+    # The reserve is a governed parameter: the admin keeps it (tests/allocations/test_pool_reserves_admin.py).
+    assert "atlas/a100" in page and "<ins>25</ins>" not in page and "<ins>2.5000</ins>" in page
     assert "Finance&#x27;s new rate card" in page or "Finance's new rate card" in page
     assert "<del>team-a</del> → <ins>ml-ranking</ins>" in page and "Renamed in Slurm." in page
     assert "<del>—</del> → <ins>2026-12-31</ins>" in page and "Leaves the committee" in page

@@ -152,3 +152,30 @@ def test_change_page_is_the_chairs_only(client, world, who):
     assert client.get(reverse("committee:rubric-change")).status_code == 403
     assert client.post(reverse("committee:rubric-change"), {**NEW, "reason": "x"}).status_code == 403
     assert RubricVersion.objects.count() == 1
+
+
+def test_a_rubric_change_for_a_week_with_an_adopted_change_is_refused_as_in_the_policy_lab(client, world):
+    from governed.models import PolicyChange
+    from governed.selectors import policy_values
+    from policy import services as policy_services
+    from policy.models import Proposal, ProposalStatus
+
+    now = world.cycle.intake_closes_at - timedelta(hours=1)
+    proposal = policy_services.proposal_submit(
+        actor=world.member_a, title="Quorum 3", reason="Absences", expected_effect="Fuller rankings",
+        changes={"review.quorum": "3"})
+    # W50 is open for intake: the next cycle to open, which a rubric change made now applies to, is W51's.
+    policy_services.proposal_adopt(actor=world.chair, proposal=proposal, effective_week="2026-W51", reason="Agreed",
+                                   now=now)
+    assert Proposal.objects.get(pk=proposal.pk).status == ProposalStatus.ADOPTED
+    changes, versions = PolicyChange.objects.count(), RubricVersion.objects.count()
+    client.force_login(world.chair)
+    data = {**NEW, "reason": "Quarterly review.", **{f"{c}_guidance": "Guide." for c in NEW}}
+    response = client.post(reverse("committee:rubric-change"), data)
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "Week 2026-W51 already has an adopted change" in text
+    assert "at most one change takes effect per week. The next free week is 2026-W52." in text
+    assert b"Quarterly review." in response.content  # the chair's input is kept
+    assert (PolicyChange.objects.count(), RubricVersion.objects.count()) == (changes, versions)
+    assert policy_values(week="2026-W51", prefix="rubric.")["rubric.business_impact"] == 40

@@ -1,4 +1,5 @@
-"""The apps depend one way: reports ──> policy ──> committee ──> allocations (DESIGN.md, "Architecture"), with
+"""The apps depend one way: reports ──> policy ──> committee ──> allocations ──> governed (DESIGN.md, "Architecture";
+governed is the store of the governed parameters, docs/maintaining.md), with
 `core` under all of them, naming none, and `sso` beside reports, above committee, imported by no app. The scheduler
 package (scheduler/) and Docket import nothing of each other.
 
@@ -14,12 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ("allocations", "committee", "policy", "reports")  # each may import only those before it, and core
+LAYERS = ("governed", "allocations", "committee", "policy", "reports")  # each may import only those before it, and core
 PACKAGES = ("core", *LAYERS, "sso")
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     **{app: {"core", *LAYERS[: LAYERS.index(app)]} for app in LAYERS},
-    "sso": {"core", "allocations", "committee"},
+    "sso": {"core", "governed", "allocations", "committee"},
 }
 DOCKET = (*PACKAGES, "config")
 

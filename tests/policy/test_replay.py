@@ -166,7 +166,7 @@ def test_loading_takes_the_same_queries_for_one_week_or_many(world, weeks, djang
     for label in ["2026-W50", "2026-W51", "2026-W52"][:weeks]:
         world.cycle = cycle_create(week=label)
         contended_week(world)
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(14):
         inputs = replay_inputs_load(before=replay_before(week="2027-W01"), weeks=8)
     assert len(inputs.weeks) == weeks
     assert sum(len(w.requests) for w in inputs.weeks) == 4 * weeks
@@ -235,3 +235,27 @@ def test_an_emergency_beside_the_plan_is_noted_and_not_replayed(world, running_w
     assert emergency.request_id not in _runs(result, "baseline")
     team_a = next(t for t in result.teams if t.team_id == world.team_a.pk)
     assert team_a.placed_gpu_hours.actual == 6 * 24  # what happened counts the committee's windows only
+
+
+def _quorum_from(world: Any, week: str) -> None:
+    from governed.services import policy_change_record
+
+    policy_change_record(actor=world.chair, changes={"review.quorum": 4}, effective_week=week,
+                         reason="Four scores", source="command")
+
+
+def test_the_replay_of_a_week_after_a_quorum_change_uses_the_quorum_in_force_that_week(world):
+    week = contended_week(world)  # each request has 3 member scores per criterion; the week had quorum 2
+    _quorum_from(world, "2026-W51")  # a later week's rule leaves this week as it was
+    baseline = _runs(_replay(), "baseline")
+    assert baseline[week.placed.pk].rank is not None and not baseline[week.placed.pk].dropped
+    assert replay_inputs_load(before=replay_before(week=None), weeks=4).weeks[-1].quorum == 2
+
+
+def test_the_replay_of_a_week_reads_the_quorum_that_was_in_force_in_it(world):
+    week = contended_week(world)
+    _quorum_from(world, world.cycle.week)  # as if the week had been governed by four scores
+    inputs = replay_inputs_load(before=replay_before(week=None), weeks=4)
+    assert [w.quorum for w in inputs.weeks] == [4]
+    baseline = _runs(replay(inputs=inputs, overrides=_query({}).overrides), "baseline")
+    assert baseline[week.placed.pk].rank is None  # below the week's quorum: not ranked

@@ -1,0 +1,195 @@
+"""The declarative list of governed parameters: each key's label, type, bounds and unit (NetBox's PARAMS).
+
+A key is a dotted name. Two families carry a name of the app above in braces, which the app expands:
+
+    rubric.{criterion}                       whole percents, the four adding up to 100 (committee.scoring)
+    pool.{pool}.burst_reserve_pct            whole percents; {pool} is the pool's "cluster/slug"
+    pool.{pool}.standby_pct                  whole percents; a pool's two stay below 100 together
+    fairshare.half_life_weeks                weeks, above 0, up to two decimals
+    fairshare.trailing_weeks                 whole weeks
+    review.quorum                            member scores per criterion
+    elastic.<threshold>                      the elastic policy (allocations.elastic.evaluate)
+
+A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
+by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import time
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+Value = int | Decimal | bool | time
+
+RUBRIC_PREFIX = "rubric."
+POOL_PREFIX = "pool."
+ELASTIC_PREFIX = "elastic."
+QUORUM = "review.quorum"
+FAIRSHARE_HALF_LIFE = "fairshare.half_life_weeks"
+FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
+POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
+QUORUM_MAX = 50
+HALF_LIFE_MAX_WEEKS = 520
+TRAILING_MAX_WEEKS = 520
+
+
+# Version 1 of the rubric: the charter's weights, by criterion (committee.scoring.DEFAULT_WEIGHTS reads them here).
+RUBRIC_CHARTER_WEIGHTS: dict[str, int] = {"business_impact": 40, "feasibility": 30, "urgency": 20, "fairness": 10}
+
+
+@dataclass(frozen=True)
+class Param:
+    key: str  # exact, or a pattern with one "{name}" part
+    group: str | Promise
+    label: str | Promise  # may name the pattern's part: "%(pool)s burst reserve"
+    unit: str | Promise = ""
+    kind: str = "int"  # "int", "decimal" (up to two decimals), "bool", "time" (HH:MM)
+    minimum: int | Decimal | None = None
+    maximum: int | Decimal | None = None
+    above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
+    default: Callable[[], Value] | None = None
+    # For a pattern: the parts that exist without any row, each with its value (the rubric's criteria).
+    part_defaults: Callable[[], dict[str, Value]] | None = None
+
+    def matches(self, key: str) -> str | None:
+        """The pattern's part in `key` ("atlas/a100"), "" for an exact match, None when the key is not this one."""
+        if "{" not in self.key:
+            return "" if key == self.key else None
+        head, _brace, rest = self.key.partition("{")
+        tail = rest.partition("}")[2]
+        if key.startswith(head) and key.endswith(tail) and len(key) > len(head) + len(tail):
+            return key[len(head): len(key) - len(tail)]
+        return None
+
+    def expand(self, part: str) -> str:
+        head, _brace, rest = self.key.partition("{")
+        return head + part + rest.partition("}")[2]
+
+
+PARAMS: tuple[Param, ...] = (
+    Param("rubric.{criterion}", _("Rubric weights"), _("%(criterion)s weight"), "%", minimum=0, maximum=100,
+          part_defaults=lambda: dict(RUBRIC_CHARTER_WEIGHTS)),
+    Param("pool.{pool}.burst_reserve_pct", _("Pools"), _("%(pool)s burst reserve"), "%", minimum=0, maximum=99,
+          default=lambda: 20),
+    Param("pool.{pool}.standby_pct", _("Pools"), _("%(pool)s cold standby"), "%", minimum=0, maximum=99,
+          default=lambda: 10),
+    Param(FAIRSHARE_HALF_LIFE, _("Fair share"), _("Fair-share half-life"), _("weeks"), kind="decimal", minimum=0,
+          maximum=HALF_LIFE_MAX_WEEKS, above_minimum=True,
+          default=lambda: value_parse("decimal", str(settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS))),
+    Param(FAIRSHARE_TRAILING, _("Fair share"), _("Fair-share trailing window"), _("weeks"), minimum=1,
+          maximum=TRAILING_MAX_WEEKS, default=lambda: settings.DOCKET_FAIRSHARE_TRAILING_WEEKS),
+    Param(QUORUM, _("Review"), _("Score quorum"), _("member scores"), minimum=1, maximum=QUORUM_MAX,
+          default=lambda: settings.DOCKET_SCORE_QUORUM),
+    Param("elastic.idle_threshold_pct", _("Elastic pools"), _("idle below utilization %"), "%", minimum=0,
+          maximum=100, default=lambda: 25),
+    Param("elastic.idle_span_hours", _("Elastic pools"), _("idle span (hours)"), _("hours"), minimum=1, maximum=168,
+          default=lambda: 4),
+    Param("elastic.offer_idle_to_preemptible", _("Elastic pools"), _("offer idle GPUs to preemptible work"),
+          kind="bool", default=lambda: True),
+    Param("elastic.promote_utilization_pct", _("Elastic pools"), _("promote above pool utilization %"), "%",
+          minimum=0, maximum=100, default=lambda: 80),
+    Param("elastic.promote_queue_wait_minutes", _("Elastic pools"), _("promote above queue wait (minutes)"),
+          _("minutes"), minimum=0, maximum=10_080, default=lambda: 30),
+    Param("elastic.recent_span_hours", _("Elastic pools"), _("recent span (hours)"), _("hours"), minimum=1,
+          maximum=168, default=lambda: 1),
+    Param("elastic.night_start", _("Elastic pools"), _("night starts"), kind="time", default=lambda: time(22, 0)),
+    Param("elastic.night_end", _("Elastic pools"), _("night ends"), kind="time", default=lambda: time(6, 0)),
+    Param("elastic.night_utilization_pct", _("Elastic pools"), _("open at night below utilization %"), "%",
+          minimum=0, maximum=100, default=lambda: 30),
+)
+
+
+def as_int(value: object) -> int:
+    """A numeric value as a whole number (a stored "15" read back as 15)."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise TypeError(f"not a number: {value!r}")
+    return int(value)
+
+
+def as_float(value: object) -> float:
+    """A numeric value as a float (the fair-share half-life, 2.5)."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise TypeError(f"not a number: {value!r}")
+    return float(value)
+
+
+def defaults() -> dict[str, Value]:
+    """Every value version 1 has where no row says otherwise: each exact key's default, each declared part's."""
+    out: dict[str, Value] = {}
+    for param in PARAMS:
+        if param.part_defaults is not None:
+            out.update({param.expand(part): value for part, value in param.part_defaults().items()})
+        elif "{" not in param.key and param.default is not None:
+            out[param.key] = param.default()
+    return out
+
+
+def param_for(key: str) -> tuple[Param, str] | None:
+    """The declaration of `key` and the part its pattern matched ("" for an exact key); None for an unknown key."""
+    for param in PARAMS:
+        part = param.matches(key)
+        if part is not None:
+            return param, part
+    return None
+
+
+def value_parse(kind: str, raw: str) -> Value:
+    """A stored value (text) as its type; ValueError when it is not one."""
+    raw = str(raw).strip()
+    if kind == "bool":
+        if raw not in ("true", "false"):
+            raise ValueError(raw)
+        return raw == "true"
+    if kind == "time":
+        return time.fromisoformat(raw)
+    try:
+        number = Decimal(raw)
+    except InvalidOperation:
+        raise ValueError(raw) from None
+    if not number.is_finite():
+        raise ValueError(raw)
+    if number == number.to_integral_value():
+        return int(number)
+    if kind == "int":
+        raise ValueError(raw)
+    return number
+
+
+def value_text(value: object) -> str:
+    """A value as the store keeps it: "15", "2.5", "true", "22:00"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, time):
+        return value.strftime("%H:%M")
+    if isinstance(value, float):
+        value = Decimal(str(value))
+    if isinstance(value, Decimal):
+        value = value.normalize()
+        return str(int(value)) if value == value.to_integral_value() else format(value, "f")
+    return str(int(value))  # type: ignore[call-overload]
+
+
+def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
+    """(the value, "") or (None, the problem in words) for one key and its value as given."""
+    found = param_for(key)
+    if found is None:
+        return None, str(_("“%(key)s” is not a policy parameter.") % {"key": key})
+    param, _part = found
+    try:
+        value = value_parse(param.kind, value_text(raw) if not isinstance(raw, str) else raw)
+    except (ValueError, TypeError):
+        return None, str(_("%(key)s: “%(value)s” is not a value of this parameter.") % {"key": key, "value": raw})
+    if isinstance(value, Decimal) and value != value.quantize(Decimal("0.01")):
+        return None, str(_("%(key)s has at most two decimals.") % {"key": key})
+    if isinstance(value, int | Decimal) and not isinstance(value, bool):
+        low_ok = param.minimum is None or (value > param.minimum if param.above_minimum else value >= param.minimum)
+        high_ok = param.maximum is None or value <= param.maximum
+        if not (low_ok and high_ok):
+            return None, str(_("%(key)s is out of range: %(value)s.") % {"key": key, "value": value_text(value)})
+    return value, ""

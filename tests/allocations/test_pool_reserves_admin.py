@@ -1,0 +1,63 @@
+"""The admin cannot change a pool's burst reserve or cold standby around the one-change-a-week rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from allocations.models import GpuPool
+from governed.models import PolicyChange
+from tests.conftest import World
+
+
+@pytest.fixture
+def admin_client(world: World) -> Client:
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "pw-root-123456")
+    client = Client()
+    client.force_login(root)
+    return client
+
+
+def _form(pool: GpuPool, **overrides: Any) -> dict[str, Any]:
+    return {
+        "cluster": pool.cluster_id, "slug": pool.slug, "gpu_model": pool.gpu_model, "gpu_count": pool.gpu_count,
+        "gpus_per_node": pool.gpus_per_node, "burst_reserve_pct": pool.burst_reserve_pct,
+        "standby_pct": pool.standby_pct, "cost_per_gpu_hour": "1.0000", "scheduler_label": pool.scheduler_label,
+        "change_reason": "New rate card.", **overrides,
+    }
+
+
+def test_the_change_page_shows_the_reserves_read_only_and_ignores_a_posted_reserve(admin_client: Client,
+                                                                                 world: World) -> None:
+    url = reverse("admin:allocations_gpupool_change", args=[world.a100.pk])
+    page = admin_client.get(url).content.decode()
+    assert 'name="burst_reserve_pct"' not in page and 'name="standby_pct"' not in page
+    changes = PolicyChange.objects.count()
+    response = admin_client.post(url, _form(world.a100, burst_reserve_pct=45, standby_pct=0))
+    assert response.status_code == 302
+    pool = GpuPool.objects.get(pk=world.a100.pk)
+    assert (pool.burst_reserve_pct, pool.standby_pct, str(pool.cost_per_gpu_hour)) == (20, 10, "1.0000")
+    assert PolicyChange.objects.count() == changes
+
+
+def test_reverting_a_historical_row_keeps_the_reserves(admin_client: Client, world: World) -> None:
+    pool = world.a100
+    first = pool.history.earliest()
+    # A reserve written by the old path (the history holds a row with other reserves).
+    GpuPool.objects.filter(pk=pool.pk).update(burst_reserve_pct=30)
+    url = reverse("admin:allocations_gpupool_simple_history", args=[pool.pk, first.history_id])
+    response = admin_client.post(url, _form(pool, change_reason="Back to the first row."), follow=True)
+    assert response.status_code == 200
+    assert "change through the policy lab" in response.content.decode()
+    assert GpuPool.objects.get(pk=pool.pk).burst_reserve_pct == 30
+
+
+def test_a_new_pool_is_added_with_its_first_reserves(admin_client: Client, world: World) -> None:
+    form = _form(world.a100, slug="a100b", burst_reserve_pct=15, standby_pct=5)
+    assert admin_client.post(reverse("admin:allocations_gpupool_add"), form).status_code == 302
+    pool = GpuPool.objects.get(slug="a100b")
+    assert (pool.burst_reserve_pct, pool.standby_pct) == (15, 5)

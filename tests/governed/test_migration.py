@@ -1,0 +1,99 @@
+"""The data migration carries the old versions into the one store: every week reads the values it read before."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from allocations.elastic.selectors import elastic_policy_current
+from allocations.models import ElasticPolicyVersion
+from committee.models import CycleStatus, RubricVersion
+from committee.selectors import rubric_current
+from committee.services.requests import cycle_create
+from governed.models import PolicyChange
+from governed.params import as_int
+from governed.selectors import policy_value, policy_values
+from policy.models import Proposal, ProposalChange, ProposalStatus
+from tests.conftest import World
+
+BEFORE = ("policy", "0002_proposal_rubric_applied_at")
+LATEST = ("committee", "0019_delete_governanceversion")
+
+
+def _migrate(target: tuple[str, str]) -> MigrationExecutor:
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([target])
+    return executor
+
+
+def _rubric(number: int, weights: tuple[int, int, int, int]) -> RubricVersion:
+    current = rubric_current()
+    return RubricVersion.objects.create(
+        number=number, reason=f"Version {number}", author_name="Chair",
+        business_impact_weight_pct=weights[0], feasibility_weight_pct=weights[1], urgency_weight_pct=weights[2],
+        fairness_weight_pct=weights[3],
+        **{f"{c}_guidance": g for c, g in current.guidance().items()},
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) -> None:
+    executor = _migrate(BEFORE)  # and committee's removal of GovernanceVersion, which comes after it
+    assert not PolicyChange.objects.exists()
+    old = executor.loader.project_state(("committee", "0017_decision_exception_and_corrected_alternative"))
+    GovernanceVersion = old.apps.get_model("committee", "GovernanceVersion")
+    # The rubric: W47 pinned version 1, W48 version 2, the world's W50 version 1; version 3 is pinned by no cycle.
+    first = rubric_current()
+    cycle_create(week="2026-W47", status=CycleStatus.FINALIZED)
+    version_2 = _rubric(first.number + 1, (50, 20, 20, 10))
+    cycle_create(week="2026-W48", status=CycleStatus.FINALIZED)
+    world.cycle.rubric = first
+    world.cycle.save()
+    _rubric(first.number + 2, (45, 25, 20, 10))
+    assert version_2.number == first.number + 1
+    # The quorum: 3 from W48.
+    GovernanceVersion.objects.create(
+        number=2, effective_week="2026-W48", effective_monday=date(2026, 11, 23), score_quorum=3,
+        fairshare_half_life_weeks=2.0, fairshare_trailing_weeks=8, reason="Three scores", author_name="Chair")
+    # The elastic policy: version 2 saved in W48.
+    elastic_policy_current()
+    ElasticPolicyVersion.objects.create(
+        number=2, idle_threshold_pct=30, reason="Idle at 30 %", author_name="Chair",
+        created_at=datetime(2026, 11, 25, 12, tzinfo=ZoneInfo("UTC")))
+    # A pool's standby changed in the admin in W49 (the world was built in W49).
+    world.a100.standby_pct = 15
+    world.a100.save()
+    # An adopted proposal for W52, not yet applied.
+    proposal = Proposal.objects.create(
+        title="Bigger burst", reason="Bursts", expected_effect="Fewer waits", status=ProposalStatus.ADOPTED,
+        effective_week="2026-W52", effective_monday=date(2026, 12, 21), decided_by_name="Chair",
+        decided_at=datetime(2026, 12, 1, tzinfo=ZoneInfo("UTC")), decision_reason="Agreed", proposer_name="Lead")
+    ProposalChange.objects.create(proposal=proposal, key="pool.a100.burst_reserve_pct", label="a100 burst reserve",
+                                  unit="%", old_value="20", new_value="25")
+
+    _migrate(LATEST)
+
+    def weights(week: str) -> tuple[int, ...]:
+        values = policy_values(week=week, prefix="rubric.")
+        return tuple(as_int(values[f"rubric.{c}"]) for c in ("business_impact", "feasibility", "urgency", "fairness"))
+
+    assert weights("2026-W47") == (40, 30, 20, 10)
+    assert weights("2026-W48") == weights("2026-W49") == (50, 20, 20, 10)
+    assert weights("2026-W50") == (40, 30, 20, 10)
+    assert weights("2026-W51") == (45, 25, 20, 10)
+    assert [policy_value(key="review.quorum", week=w) for w in ("2026-W47", "2026-W48", "2026-W50")] == [2, 3, 3]
+    assert [policy_value(key="elastic.idle_threshold_pct", week=w) for w in ("2026-W47", "2026-W48")] == [25, 30]
+    standby = "pool.atlas/a100.standby_pct"
+    assert [policy_value(key=standby, week=w) for w in ("2026-W48", "2026-W49")] == [10, 15]
+    burst = "pool.atlas/a100.burst_reserve_pct"
+    assert [policy_value(key=burst, week=w) for w in ("2026-W51", "2026-W52")] == [20, 25]
+    # The proposal's week is its substantive change; the changes made outside the lab are recorded as exempt.
+    week_52 = PolicyChange.objects.get(effective_week="2026-W52")
+    assert week_52.exempt_reason == "" and week_52.source_ref == f"proposal:{proposal.pk}"
+    assert PolicyChange.objects.get(effective_week="2026-W48").exempt_reason != ""
+    assert PolicyChange.objects.get(number=1).effective_monday is None
