@@ -9,7 +9,6 @@ PDF; tests/reports draws them).
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
@@ -21,15 +20,6 @@ from django.test import Client
 from tests.readable import unreadable
 
 SKIPPED = ("/static/", "/media/", "/accounts/logout/", "/i18n/", "/admin/", "/__")
-# Unseparated numbers found on pages of areas other engineers were changing when the check began to count four
-# digits (issue 25, point 8): (URL prefix, the problem as tests.readable words it, whose). Each must still be met,
-# so an entry is removed when its area writes the number through core.numbers.
-KNOWN_ELSEWHERE = [
-    ("/policy/", r"number without separators '\d{4}' in '\d{4} (?:samples/s|USD per week)'",
-     "policy/: a proposal's figures are written as stored"),
-    ("/archive/decision-record-", r"number without separators '\d{4}' in '.*GPUs \(\d{4} GPU-hours\)",
-     "reports/records.py: the table of shortened and unplaced grants writes str(decided_gpu_hours)"),
-]
 LIMIT = 700  # pages: a calendar that never stops reaches it
 
 
@@ -100,15 +90,4 @@ class TestATeamMemberFollowsEveryLink:
         dead = {url: f"{status} (linked from {found_on[url]})" for url, status in seen.items()
                 if status in (403, 404)}
         assert not dead, f"{len(dead)} of {len(seen)} links a team member follows are dead ends: {dead}"
-        met: set[str] = set()
-        unknown: dict[str, list[str]] = {}
-        for url, problems in unreadable_pages.items():
-            for problem in problems:
-                known = [why for prefix, pattern, why in KNOWN_ELSEWHERE
-                         if url.startswith(prefix) and re.fullmatch(pattern + ".*", problem)]
-                if known:
-                    met.update(known)
-                else:
-                    unknown.setdefault(url, []).append(problem)
-        assert not unknown, f"pages that do not read well: {unknown}"
-        assert met == {why for _prefix, _pattern, why in KNOWN_ELSEWHERE}, "fixed: remove from KNOWN_ELSEWHERE"
+        assert not unreadable_pages, f"pages that do not read well: {unreadable_pages}"

@@ -227,7 +227,7 @@ def _placement(data: DecisionRecordSnapshot) -> list[str]:
             % {
                 "outcome": text(row.get("decision_label")),
                 "gpus": str(row.get("granted_gpu_count") or row.get("gpu_count")),
-                "hours": str(row.get("decided_gpu_hours")),
+                "hours": number(row.get("decided_gpu_hours"), 0),
             },
             text(row.get("placed_text") or "—"),
             text(row.get("placement_label")),

@@ -33,7 +33,7 @@ def test_form_shows_current_values_and_files_a_proposal(world: World) -> None:
     proposal = Proposal.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("policy:proposal", args=[proposal.pk])
     detail = client.get(response["Location"]).content.decode()
-    assert "20 → <strong>15</strong> %" in detail and "1265 samples/s" in detail
+    assert "20 → <strong>15</strong> %" in detail and "1,265 samples/s" in detail
     board = client.get(reverse("policy:board")).content.decode()
     assert "A100 burst reserve 20% → 15%" in board and "Support 0 · against 0" in board
 
