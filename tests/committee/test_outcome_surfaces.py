@@ -84,7 +84,7 @@ def test_the_decision_record_lists_shortened_and_unplaced_grants(world, django_c
         f"| [[request:{week.shortened.pk}\\|Vision model]] | Team B | Grant, 16 GPUs (768 GPU-hours) |")
     assert "| shortened \\(6 of 16 GPUs\\) |" in rows[0] and "288 GPU\\-hours" in rows[0]
     assert rows[1].startswith(
-        f"| [[request:{week.unplaced.pk}\\|Speech model]] | Team A | Grant, 24 GPUs (1152 GPU-hours) |")
+        f"| [[request:{week.unplaced.pk}\\|Speech model]] | Team A | Grant, 24 GPUs (1,152 GPU-hours) |")
     assert "| not placed | not placed: needs at least 24 GPUs" in rows[1]
     assert "Grant 16 → placed 6 \\(shortened\\)" in body  # the ranking's decision column
 
