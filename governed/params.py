@@ -16,7 +16,7 @@ by policy/migrations/0003_policy_values_from_versions.py from the settings and t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import time
 from decimal import Decimal, InvalidOperation
@@ -193,3 +193,21 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
         if not (low_ok and high_ok):
             return None, str(_("%(key)s is out of range: %(value)s.") % {"key": key, "value": value_text(value)})
     return value, ""
+
+
+def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:
+    """The rules between keys, for the `changed` keys among the values `merged` (in force, with the changes): the
+    rubric weights add up to 100, a pool's reserve and standby stay below 100. Every problem in words."""
+    problems: list[str] = []
+    if any(k.startswith(RUBRIC_PREFIX) for k in changed):
+        total = sum(as_int(v) for k, v in merged.items() if k.startswith(RUBRIC_PREFIX))
+        if total != 100:
+            problems.append(_("The rubric weights must add up to 100; these add up to %(total)d.") % {"total": total})
+    pools = {k.removeprefix(POOL_PREFIX).rpartition(".")[0] for k in changed if k.startswith(POOL_PREFIX)}
+    for pool in sorted(pools):
+        reserve = as_int(merged.get(f"{POOL_PREFIX}{pool}.burst_reserve_pct", 0))
+        standby = as_int(merged.get(f"{POOL_PREFIX}{pool}.standby_pct", 0))
+        if reserve + standby >= 100:
+            problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
+                              "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})
+    return problems

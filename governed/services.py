@@ -49,23 +49,6 @@ def week_taken_message(*, week: str, change: PolicyChange | None) -> str:
              "The next free week is %(free)s.") % {"week": week, "title": what, "free": week_next_free(week=week)}
 
 
-def _combined_errors(merged: Mapping[str, params.Value], changed: set[str]) -> list[str]:
-    """The rules between keys: the rubric weights add up to 100, a pool's reserve and standby stay below 100."""
-    problems = []
-    if any(k.startswith(params.RUBRIC_PREFIX) for k in changed):
-        total = sum(params.as_int(v) for k, v in merged.items() if k.startswith(params.RUBRIC_PREFIX))
-        if total != 100:
-            problems.append(_("The rubric weights must add up to 100; these add up to %(total)d.") % {"total": total})
-    pools = {k.removeprefix(params.POOL_PREFIX).rpartition(".")[0] for k in changed if k.startswith(params.POOL_PREFIX)}
-    for pool in sorted(pools):
-        reserve = params.as_int(merged.get(f"{params.POOL_PREFIX}{pool}.burst_reserve_pct", 0))
-        standby = params.as_int(merged.get(f"{params.POOL_PREFIX}{pool}.standby_pct", 0))
-        if reserve + standby >= 100:
-            problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
-                              "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})
-    return problems
-
-
 @write_transaction
 def policy_change_record(
     *,
@@ -115,7 +98,7 @@ def policy_change_record(
     in_force = {**(baseline or {}), **selectors.policy_values(week=week)}
     merged = {**in_force, **parsed}
     if parsed:
-        errors.setdefault("changes", []).extend(_combined_errors(merged, set(parsed)))
+        errors.setdefault("changes", []).extend(params.combined_errors(merged, set(parsed)))
     if not errors.get("changes"):
         errors.pop("changes", None)
     if errors:

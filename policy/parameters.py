@@ -262,20 +262,7 @@ def changes_errors(
     if not changes:
         problems.append(_("Change at least one parameter."))
     merged = {**current, **parsed}
-    if any(key.startswith(RUBRIC_PREFIX) for key in parsed):
-        total = sum(int(merged.get(RUBRIC_PREFIX + c, 0)) for c in scoring.CRITERIA)
-        if total != 100:
-            problems.append(_("The four rubric weights must add up to 100; these add up to %(total)d.")
-                            % {"total": total})
-    for key in sorted({k for k in parsed if pool_key_parse(k)}):
-        slug, _field = pool_key_parse(key) or ("", "")
-        reserve = merged.get(pool_key(slug, "burst_reserve_pct"), 0)
-        standby = merged.get(pool_key(slug, "standby_pct"), 0)
-        if reserve + standby >= 100:
-            message = _("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
-                        "below 100 %%.") % {"pool": slug, "reserve": reserve, "standby": standby}
-            if message not in problems:
-                problems.append(message)
+    problems.extend(message for message in params.combined_errors(merged, set(parsed)) if message not in problems)
     return parsed, problems
 
 
