@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# The chair saved a new rubric version. Sent with sender=RubricVersion and rubric_version=<RubricVersion>.
-rubric_changed = Signal()
-
 # The chair saved a new elastic policy version. Sent with sender=ElasticPolicyVersion and
 # policy_version=<allocations.ElasticPolicyVersion>.
 elastic_policy_changed = Signal()

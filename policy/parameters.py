@@ -170,11 +170,12 @@ def _number(value: object) -> Number:
 
 
 def current_values(*, week: str | None = None) -> dict[str, Number]:
-    """What every parameter is now: the latest rubric, each pool, the elastic policy's latest version, and the
-    quorum and fair share in force for `week` (by default the current week). A few queries, whatever the count."""
+    """What every parameter is now: the rubric in force for `week` (by default that of the next cycle to open), each
+    pool, the elastic policy's latest version, and the quorum and fair share in force for `week` (by default the
+    current week). A few queries, whatever the count."""
     values: dict[str, Number] = {}
-    rubric = selectors.rubric_current()
-    for criterion, weight in rubric.weights().items():
+    rubric = selectors.rubric_for_week(week=week) if week else selectors.rubric_current()
+    for criterion, weight in rubric.weights.items():
         values[RUBRIC_PREFIX + criterion] = int(weight)
     pools = list(GpuPool.objects.select_related("cluster"))
     slugs = pool_slugs(pools)

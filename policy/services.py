@@ -2,11 +2,11 @@
 
 At most one substantive change takes effect per ISO week (the adopted proposals' effective weeks are unique in the
 database too, and so are the store's). An adopted change is recorded at adoption in the one store of governed
-parameters (governed), from its effective week, through the one service every path uses. For what still reads the
-old places, the rubric, a pool's reserves and the elastic thresholds are also written when that week comes
-(`adoptions_apply_due`, called when a week's cycle opens and hourly by beat): the rubric for the cycle of the
-effective week before it is scored, a pool and the elastic policy only once the effective week has begun (never when
-a later week is opened early). Each step is sent to the archive after commit (policy.signals).
+parameters (governed), from its effective week, through the one service every path uses; the rubric is read from
+there for each week. For what still reads the old places, a pool's reserves and the elastic thresholds are also
+written when that week comes (`adoptions_apply_due`, called when a week's cycle opens and hourly by beat), only once
+the effective week has begun (never when a later week is opened early). Each step is sent to the archive after
+commit (policy.signals).
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from django.utils.translation import gettext as _
 
 from allocations.elastic import services as elastic_services
 from allocations.models import ElasticPolicyVersion, GpuPool, Team
-from committee import scoring, weeks
 from committee import selectors as committee_selectors
-from committee import services as committee_services
 from committee import signals as committee_signals
-from committee.models import CommitteeSeat, ReviewCycle, SeatRole
+from committee import weeks
+from committee.models import CommitteeSeat, SeatRole
 from core.audit import person_name
 from core.errors import RoleRequired, StateConflict
 from core.locks import write_transaction
@@ -397,31 +396,6 @@ def _chair_for(proposal: Proposal) -> User | None:
     return seat.user if seat is not None else None
 
 
-def _apply_rubric(proposal: Proposal, *, cycle: ReviewCycle | None) -> list[str]:
-    """Write the proposal's rubric weights as the next rubric version (pinned by `cycle` when it is of the effective
-    week or later); what was written, in words."""
-    changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
-    rubric = {k.removeprefix(parameters.RUBRIC_PREFIX): int(v) for k, v in changes.items()
-              if parameters.group_of(k) == "rubric"}
-    chair = _chair_for(proposal)
-    if not rubric or chair is None:
-        return []
-    # The store holds these weights since the adoption; the version is what the cycle of the week pins.
-    latest = committee_selectors.rubric_current()
-    weights = {**latest.weights(), **rubric}
-    problems = scoring.weights_errors(weights)
-    if problems:
-        raise ValidationError(list(problems.values()))
-    if weights == latest.weights():
-        return []
-    version = committee_services.rubric_version_write(
-        actor=chair, weights=weights, guidance=latest.guidance(), reason=_policy_reason(proposal),
-        number=latest.number + 1)
-    if cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week):
-        ReviewCycle.objects.filter(pk=cycle.pk).update(rubric=version)
-    return [_("rubric version %(n)d") % {"n": version.number}]
-
-
 def _apply_week_values(proposal: Proposal) -> list[str]:
     """Write the proposal's pool reserves and elastic thresholds, once its effective week has begun: they act on
     the running week (its capacity, its emergencies, its elastic evaluation), so never a week before."""
@@ -461,30 +435,24 @@ def _apply_week_values(proposal: Proposal) -> list[str]:
 
 
 @write_transaction
-def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> list[Proposal]:
+def adoptions_apply_due(*, now: datetime) -> list[Proposal]:
     """Apply every adopted, not yet applied proposal whose time has come; returns those applied.
 
-    Two steps. When `cycle` (a cycle just opened) is of the effective week or later, the proposal's rubric is
-    written and that cycle pins it (it is scored with it), even before the week begins. Everything else (a pool's
-    reserves, the elastic thresholds) acts on the running week, so it is written only once the effective week has
-    begun (`now` is in or after it): a policy change never reaches a week before its effective week, however early
-    the chair opens a later week for intake. Called inside the transaction that opens a week's cycle
-    (committee.signals.cycle_opened) and at every tick of the weekly clock (committee.signals.clock_ticked);
-    idempotent. After commit, archived ("applied").
+    The store holds the adopted values since the adoption (the rubric is read from it for each week); what still
+    reads the old places (a pool's reserves, the elastic thresholds) acts on the running week, so it is written only
+    once the effective week has begun (`now` is in or after it): a policy change never reaches a week before its
+    effective week, however early the chair opens a later week for intake. Called inside the transaction that
+    opens a week's cycle (committee.signals.cycle_opened) and at every tick of the weekly clock
+    (committee.signals.clock_ticked); idempotent. After commit, archived ("applied").
     """
     due = []
     for proposal in Proposal.objects.select_for_update(no_key=True).filter(
             status=ProposalStatus.ADOPTED, applied_at__isnull=True).order_by("effective_monday"):
-        start = weeks.week_bounds(proposal.effective_week)[0]
-        by_cycle = cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week)
-        if now < start:
-            if by_cycle and proposal.rubric_applied_at is None:
-                _rubric_step(proposal, now=now, cycle=cycle)
+        if now < weeks.week_bounds(proposal.effective_week)[0]:
             continue
         try:
             with transaction.atomic():  # a savepoint: a change that no longer fits must not stop the week opening
-                done = [] if proposal.rubric_applied_at is not None else _apply_rubric(proposal, cycle=cycle)
-                done += _apply_week_values(proposal)
+                done = _apply_week_values(proposal)
         except ValidationError as error:
             # Something changed by hand since the adoption (the rubric, a pool); the proposal says so, the archive too.
             logger.error("policy: proposal %s could not be applied: %s", proposal.pk, error.messages)
@@ -501,19 +469,3 @@ def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> l
     if due:
         logger.info("policy: applied proposals %s", [p.pk for p in due])
     return due
-
-
-def _rubric_step(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> None:
-    """The rubric part of an adoption, at the opening of a cycle of its effective week (before the week begins)."""
-    try:
-        with transaction.atomic():
-            done = _apply_rubric(proposal, cycle=cycle)
-    except ValidationError as error:
-        logger.error("policy: proposal %s's rubric could not be applied: %s", proposal.pk, error.messages)
-        done = [_("not applied: %(why)s") % {"why": " ".join(error.messages)}]
-    proposal.rubric_applied_at = now
-    if done:
-        proposal.applied_note = _("Applied: %(what)s.") % {"what": ", ".join(done)}
-    proposal.save(update_fields=["rubric_applied_at", "applied_note"])
-
-

@@ -15,7 +15,6 @@ class ReportsConfig(AppConfig):
         from reports.executive import demo
 
         signals.cycle_transition.connect(receivers.on_cycle_transition, dispatch_uid="reports.cycle_transition")
-        signals.rubric_changed.connect(receivers.on_rubric_changed, dispatch_uid="reports.rubric_changed")
         signals.elastic_policy_changed.connect(
             receivers.on_elastic_policy_changed, dispatch_uid="reports.elastic_policy_changed"
         )

@@ -16,12 +16,10 @@ from core.isoweek import parse_iso_week
 from governed import params
 from governed.models import PolicyChange
 from governed.selectors import policy_values
-from reports.records import quote, table, text
+from reports.records import policy_change_slug, quote, table, text
 from reports.selectors.records import _iso, _when
 
-
-def policy_change_slug(number: int) -> str:
-    return f"policy-change-v{number}"
+__all__ = ["policy_change_data", "policy_change_markdown", "policy_change_slug"]
 
 
 def policy_change_data(*, change: PolicyChange) -> dict[str, object]:

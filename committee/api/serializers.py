@@ -67,16 +67,19 @@ class GuidanceSerializer(StrictJSONMixin, serializers.Serializer):
 
 
 class RubricVersionSerializer(serializers.Serializer):
+    """The rubric in force from a week (committee.selectors.Rubric): `number` is the version of the committee's rules
+    (the store's change) that last set a weight or a guidance."""
+
     number = serializers.IntegerField()
     weights = WeightsSerializer()
     guidance = GuidanceSerializer()
     reason = serializers.CharField()
     author_name = serializers.CharField()
-    created_at = serializers.DateTimeField()
+    created_at = serializers.DateTimeField(allow_null=True)
 
 
 class RubricChangeSerializer(serializers.Serializer):
-    """One entry of the rubric's history: the version, the weights before it, the cycles that pinned it."""
+    """One entry of the rubric's history: the version, the weights before it, the weeks it applied to."""
 
     version = RubricVersionSerializer()
     previous_weights = serializers.SerializerMethodField()
@@ -84,7 +87,7 @@ class RubricChangeSerializer(serializers.Serializer):
 
     @extend_schema_field(WeightsSerializer(allow_null=True))
     def get_previous_weights(self, change: selectors.RubricChange) -> dict[str, int] | None:
-        return change.previous.weights() if change.previous else None
+        return change.previous.weights if change.previous else None
 
 
 class RubricChangeInputSerializer(StrictJSONMixin, serializers.Serializer):

@@ -10,8 +10,6 @@ from committee.models.cycles import (
     Criterion,
     CycleStatus,
     ReviewCycle,
-    RubricVersion,
-    rubric_version_current_pk,
 )
 from committee.models.discussion import (
     ConflictDeclaration,
@@ -105,7 +103,6 @@ __all__ = [
     "RequestQuestion",
     "RequestStatus",
     "ReviewCycle",
-    "RubricVersion",
     "Score",
     "ScoreStaleness",
     "SeatRole",
@@ -113,5 +110,4 @@ __all__ = [
     "TeamFiling",
     "TeamMembership",
     "UsageReport",
-    "rubric_version_current_pk",
 ]

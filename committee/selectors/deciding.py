@@ -44,6 +44,7 @@ from committee.models import (
     SeatRole,
     TeamMembership,
 )
+from committee.selectors.cycles import rubric_for_week
 from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
 
@@ -236,7 +237,7 @@ def quorum_missing_for(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> tuple[
     for criterion, value in counted:
         sheet.setdefault(criterion, []).append(value)
     quorum = governance_for_week(week=cycle.week).score_quorum
-    return scoring.quorum_missing(member_scores=sheet, weights=cycle.rubric.weights(), quorum=quorum)
+    return scoring.quorum_missing(member_scores=sheet, weights=rubric_for_week(week=cycle.week).weights, quorum=quorum)
 
 
 def grant_refusal(

@@ -15,6 +15,7 @@ from django.db.models.functions import Coalesce
 
 from committee import scoring
 from committee.models import ConflictDeclaration, Criterion, GpuRequest, ReviewCycle, Score
+from committee.selectors.cycles import rubric_for_week
 from committee.selectors.deciding import Act, Parties, decide_refusal
 from committee.selectors.people import Viewer, viewer_roles
 from committee.selectors.review import REVIEWED_STATUSES
@@ -195,7 +196,7 @@ def grid_rows(*, viewer: Viewer, request_ids: list[int], first_position: int = 1
 
 def grid_criteria(*, cycle: ReviewCycle) -> list[tuple[str, str, int]]:
     """The grid's columns: (criterion, label, weight %) for each member-scored criterion."""
-    weights = cycle.rubric.weights()
+    weights = rubric_for_week(week=cycle.week).weights
     return [(c, str(Criterion(c).label), weights[c]) for c in scoring.MEMBER_SCORED]
 
 

@@ -38,7 +38,7 @@ AUTO_DEFER_NAME = "Docket"
 
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
-    return ReviewCycle.objects.select_for_update(of=("self",), no_key=True).select_related("rubric").get(pk=cycle.pk)
+    return ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
 
 
 def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:

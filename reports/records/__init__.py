@@ -39,9 +39,8 @@ from reports.records.parts import (
 from reports.records.policy import (
     elastic_policy_markdown,
     elastic_policy_slug,
-    policy_markdown,
+    policy_change_slug,
     policy_notes_placeholder,
-    policy_slug,
     proposal_markdown,
     proposal_slug,
 )
@@ -65,9 +64,8 @@ __all__ = [
     "generated_split",
     "merge_generated",
     "number",
-    "policy_markdown",
+    "policy_change_slug",
     "policy_notes_placeholder",
-    "policy_slug",
     "proposal_markdown",
     "proposal_slug",
     "quote",

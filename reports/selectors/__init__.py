@@ -21,7 +21,7 @@ from reports.selectors.pages import (
     user_can_edit,
     user_can_read,
 )
-from reports.selectors.records import decision_record_data, elastic_policy_data, policy_data, proposal_data
+from reports.selectors.records import decision_record_data, elastic_policy_data, proposal_data
 from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "page_search",
     "pdf_export_path",
     "pdf_root",
-    "policy_data",
     "proposal_data",
     "readable_requests",
     "recent_changes",

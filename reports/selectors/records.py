@@ -20,7 +20,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, ElasticPolicyVersion
 from committee import scoring
 from committee import selectors as committee_selectors
-from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
+from committee.models import Criterion, DecisionOutcome, ReviewCycle
 from policy import selectors as policy_selectors
 from policy.models import Proposal
 from reports import chain
@@ -345,34 +345,6 @@ def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnap
         "changes": [{"label": c.label, "old": c.old, "new": c.new} for c in change.changes],
         "who": change.who,
         "reason": change.reason,
-    }
-
-
-def policy_data(*, rubric_version: RubricVersion) -> dict[str, object]:
-    """A rubric version next to the one before it: old and new weights, guidance, the reason and who changed it."""
-    previous = RubricVersion.objects.filter(number__lt=rubric_version.number).order_by("-number").first()
-    old_weights = previous.weights() if previous else {}
-    old_guidance = previous.guidance() if previous else {}
-    weights, guidance = rubric_version.weights(), rubric_version.guidance()
-    return {
-        "schema": 1,
-        "version": rubric_version.number,
-        "previous_version": previous.number if previous else None,
-        "reason": rubric_version.reason,
-        "changed_by": rubric_version.author_name,
-        "changed_at": _iso(rubric_version.created_at),
-        "changed_label": _when(rubric_version.created_at),
-        "criteria": [
-            {
-                "key": c,
-                "label": str(Criterion(c).label),
-                "weight_pct": weights[c],
-                "previous_weight_pct": old_weights.get(c),
-                "guidance": guidance[c],
-                "guidance_changed": bool(previous) and old_guidance.get(c) != guidance[c],
-            }
-            for c in scoring.CRITERIA
-        ],
     }
 
 

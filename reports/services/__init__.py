@@ -15,7 +15,6 @@ from reports.services.records import (
     decision_record_sync,
     elastic_policy_page_sync,
     policy_change_page_sync,
-    policy_page_sync,
     proposal_page_sync,
 )
 
@@ -33,6 +32,5 @@ __all__ = [
     "pdf_export_render",
     "pdf_export_request",
     "policy_change_page_sync",
-    "policy_page_sync",
     "proposal_page_sync",
 ]

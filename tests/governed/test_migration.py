@@ -11,9 +11,10 @@ from django.db.migrations.executor import MigrationExecutor
 
 from allocations.elastic.selectors import elastic_policy_current
 from allocations.models import ElasticPolicyVersion
-from committee.models import CycleStatus, RubricVersion
-from committee.selectors import rubric_current
-from committee.services.requests import cycle_create
+from committee import scoring
+from committee.models import CycleStatus
+from committee.selectors import rubric_for_week
+from committee.weeks import cycle_schedule
 from governed.models import PolicyChange
 from governed.params import as_int
 from governed.selectors import policy_value, policy_values
@@ -21,7 +22,9 @@ from policy.models import Proposal, ProposalChange, ProposalStatus
 from tests.conftest import World
 
 BEFORE = ("policy", "0002_proposal_rubric_applied_at")
-LATEST = ("committee", "0019_delete_governanceversion")
+LATEST = ("committee", "0020_remove_rubricversion")
+OLD_COMMITTEE = ("committee", "0018_decision_rationale_text_requestevent_detail_text")
+LAUNCH = "Launch dates first."
 
 
 def _migrate(target: tuple[str, str]) -> MigrationExecutor:
@@ -31,14 +34,21 @@ def _migrate(target: tuple[str, str]) -> MigrationExecutor:
     return executor
 
 
-def _rubric(number: int, weights: tuple[int, int, int, int]) -> RubricVersion:
-    current = rubric_current()
+def _rubric(apps: object, number: int, weights: tuple[int, int, int, int], urgency: str) -> object:
+    RubricVersion = apps.get_model("committee", "RubricVersion")  # type: ignore[attr-defined]
+    first = RubricVersion.objects.get(number=1)
     return RubricVersion.objects.create(
         number=number, reason=f"Version {number}", author_name="Chair",
         business_impact_weight_pct=weights[0], feasibility_weight_pct=weights[1], urgency_weight_pct=weights[2],
         fairness_weight_pct=weights[3],
-        **{f"{c}_guidance": g for c, g in current.guidance().items()},
+        **{f"{c}_guidance": getattr(first, f"{c}_guidance") for c in scoring.CRITERIA if c != "urgency"},
+        urgency_guidance=urgency,
     )
+
+
+def _cycle(apps: object, week: str, rubric: object) -> None:
+    apps.get_model("committee", "ReviewCycle").objects.create(  # type: ignore[attr-defined]
+        week=week, status=CycleStatus.FINALIZED, rubric=rubric, **cycle_schedule(week))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -47,15 +57,16 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     assert not PolicyChange.objects.exists()
     old = executor.loader.project_state(("committee", "0017_decision_exception_and_corrected_alternative"))
     GovernanceVersion = old.apps.get_model("committee", "GovernanceVersion")
-    # The rubric: W47 pinned version 1, W48 version 2, the world's W50 version 1; version 3 is pinned by no cycle.
-    first = rubric_current()
-    cycle_create(week="2026-W47", status=CycleStatus.FINALIZED)
-    version_2 = _rubric(first.number + 1, (50, 20, 20, 10))
-    cycle_create(week="2026-W48", status=CycleStatus.FINALIZED)
-    world.cycle.rubric = first
-    world.cycle.save()
-    _rubric(first.number + 2, (45, 25, 20, 10))
-    assert version_2.number == first.number + 1
+    rubric_apps = executor.loader.project_state([OLD_COMMITTEE, BEFORE]).apps
+    # The rubric: W47 pinned version 1, W48 version 2 (its urgency guidance new), the world's W50 version 1; version 3
+    # (version 2's guidance) is pinned by no cycle.
+    first = rubric_apps.get_model("committee", "RubricVersion").objects.get(number=1)
+    charter_urgency = first.urgency_guidance
+    _cycle(rubric_apps, "2026-W47", first)
+    version_2 = _rubric(rubric_apps, 2, (50, 20, 20, 10), LAUNCH)
+    _cycle(rubric_apps, "2026-W48", version_2)
+    rubric_apps.get_model("committee", "ReviewCycle").objects.filter(pk=world.cycle.pk).update(rubric=first)
+    _rubric(rubric_apps, 3, (45, 25, 20, 10), LAUNCH)
     # The quorum: 3 from W48.
     GovernanceVersion.objects.create(
         number=2, effective_week="2026-W48", effective_monday=date(2026, 11, 23), score_quorum=3,
@@ -86,6 +97,14 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     assert weights("2026-W48") == weights("2026-W49") == (50, 20, 20, 10)
     assert weights("2026-W50") == (40, 30, 20, 10)
     assert weights("2026-W51") == (45, 25, 20, 10)
+    # The guidance too, by the version each cycle pinned; the rubric's reader gives both.
+    urgency = [rubric_for_week(week=w).guidance["urgency"] for w in ("2026-W47", "2026-W48", "2026-W50", "2026-W51")]
+    assert urgency == [charter_urgency, LAUNCH, charter_urgency, LAUNCH]
+    assert rubric_for_week(week="2026-W48").weights == {"business_impact": 50, "feasibility": 20, "urgency": 20,
+                                                        "fairness": 10}
+    # Week 48's change carries its weights and its guidance together.
+    week_48 = PolicyChange.objects.get(effective_week="2026-W48")
+    assert {"rubric.business_impact", "rubric_guidance.urgency"} <= set(week_48.values.values_list("key", flat=True))
     assert [policy_value(key="review.quorum", week=w) for w in ("2026-W47", "2026-W48", "2026-W50")] == [2, 3, 3]
     assert [policy_value(key="elastic.idle_threshold_pct", week=w) for w in ("2026-W47", "2026-W48")] == [25, 30]
     standby = "pool.atlas/a100.standby_pct"
