@@ -100,12 +100,24 @@ class RubricChangeInputSerializer(StrictJSONMixin, serializers.Serializer):
 # Cycles
 
 
+class CycleListSerializer(serializers.ListSerializer):
+    """A list of cycles reads their rubric versions in one query (committee.selectors.rubric_versions_for_weeks)."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        cycles = list(data.all() if hasattr(data, "all") else data)
+        self._context = {**self._context,
+                         "rubric_versions": selectors.rubric_versions_for_weeks(weeks=[c.week for c in cycles])}
+        return super().to_representation(cycles)
+
+
 class CycleSerializer(serializers.ModelSerializer):
     status = serializers.ChoiceField(choices=CycleStatus.choices, read_only=True)
-    rubric_version = serializers.IntegerField(source="rubric.number", read_only=True)
+    rubric_version = serializers.SerializerMethodField(
+        help_text="The version of the committee's rules that last set the rubric in force in the cycle's week.")
 
     class Meta:
         model = ReviewCycle
+        list_serializer_class = CycleListSerializer
         fields = (
             "week",
             "status",
@@ -119,6 +131,10 @@ class CycleSerializer(serializers.ModelSerializer):
             "rubric_version",
         )
         read_only_fields = fields
+
+    def get_rubric_version(self, cycle: ReviewCycle) -> int:
+        versions = self.context.get("rubric_versions") or {}
+        return versions[cycle.week] if cycle.week in versions else selectors.rubric_for_week(week=cycle.week).number
 
 
 class PoolCapacitySerializer(serializers.Serializer):

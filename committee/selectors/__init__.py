@@ -30,6 +30,7 @@ from committee.selectors.cycles import (
     rubric_current,
     rubric_for_week,
     rubric_history,
+    rubric_versions_for_weeks,
     rubric_week_next,
 )
 from committee.selectors.deciding import (
@@ -327,6 +328,7 @@ __all__ = [
     "rubric_current",
     "rubric_for_week",
     "rubric_history",
+    "rubric_versions_for_weeks",
     "rubric_week_next",
     "score_sheet",
     "scores_counted",

@@ -16,7 +16,7 @@ from core.isoweek import is_iso_week
 from governed import params
 from governed.models import PolicyChange
 from governed.params import Value, as_int
-from governed.selectors import policy_changes, policy_value_typed, policy_values_versioned
+from governed.selectors import policy_changes, policy_settings_for_weeks, policy_value_typed, policy_values_versioned
 
 
 def cycle_list() -> QuerySet[ReviewCycle]:
@@ -86,6 +86,16 @@ def rubric_for_week(*, week: str) -> Rubric:
     query. Every reader of the rubric (scoring, ranking, the what-if, the record, the PDF, the API) goes here."""
     values, number = policy_values_versioned(week=week, prefix=RUBRIC_KEYS)
     return _rubric_from(values, number)
+
+
+def rubric_versions_for_weeks(*, weeks: list[str]) -> dict[str, int]:
+    """The rubric's version (as `rubric_for_week(...).number`) in each of `weeks`. One query, whatever the number of
+    weeks: a list of cycles reads them at once."""
+    keys = tuple(prefix + c for prefix in (params.RUBRIC_PREFIX, params.RUBRIC_GUIDANCE_PREFIX)
+                 for c in scoring.CRITERIA)
+    settings = policy_settings_for_weeks(weeks=weeks, keys=keys) if weeks else {}
+    return {week: max(found.values(), key=lambda s: s.order).number if found else 1
+            for week, found in settings.items()}
 
 
 def rubric_week_next(*, now: datetime) -> str:
