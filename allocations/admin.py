@@ -14,7 +14,6 @@ from allocations.models import (
     Cluster,
     ClusterAccount,
     ElasticAction,
-    ElasticPolicyVersion,
     GpuPool,
     SchedulerClient,
     Team,
@@ -112,14 +111,6 @@ class AllocationWindowAdmin(ReadOnlyAdmin):
 class WindowSyncStatusAdmin(ReadOnlyAdmin):
     list_display = ("window", "state", "nodes_requested", "nodes_reserved", "client_name", "reported_at")
     list_filter = ("state",)
-
-
-@admin.register(ElasticPolicyVersion)
-class ElasticPolicyVersionAdmin(ReadOnlyAdmin):
-    """Versions are written by the chair's change page only (a reason, never an edit)."""
-
-    list_display = ("number", "idle_threshold_pct", "idle_span_hours", "promote_utilization_pct",
-                    "night_start", "night_end", "author_name", "created_at")
 
 
 @admin.register(ElasticAction)

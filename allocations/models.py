@@ -5,9 +5,6 @@ This app knows nothing of committees: a team here is only the tenant of allocati
 
 from __future__ import annotations
 
-from datetime import time
-
-from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
@@ -488,77 +485,6 @@ class WindowSyncStatus(models.Model):
 # --- The elastic pool (docs/elastic.md) ------------------------------------------------------
 
 
-class ElasticPolicyVersion(models.Model):
-    """One version of the elastic policy. Versions are never edited: a change is a new version with a reason.
-
-    The chair changes it (committee.services.elastic_policy_change); version 1, the seed's thresholds, is
-    written by a data migration. The database holds the ranges, so no code path stores an impossible policy.
-    """
-
-    number = models.PositiveIntegerField(_("version"), unique=True)
-    idle_threshold_pct = models.PositiveSmallIntegerField(
-        _("idle below utilization %"), default=25, validators=[MaxValueValidator(100)],
-        help_text=_("A granted window measured under this utilization for the whole idle span is idle."),
-    )
-    idle_span_hours = models.PositiveSmallIntegerField(
-        _("idle span (hours)"), default=4, validators=[MinValueValidator(1), MaxValueValidator(168)]
-    )
-    offer_idle_to_preemptible = models.BooleanField(
-        _("offer idle GPUs to preemptible work"), default=True,
-        help_text=_("Else an idle window is only flagged to the committee and its team."),
-    )
-    promote_utilization_pct = models.PositiveSmallIntegerField(
-        _("promote above pool utilization %"), default=80, validators=[MaxValueValidator(100)]
-    )
-    promote_queue_wait_minutes = models.PositiveIntegerField(_("promote above queue wait (minutes)"), default=30)
-    recent_span_hours = models.PositiveSmallIntegerField(
-        _("recent span (hours)"), default=1, validators=[MinValueValidator(1), MaxValueValidator(168)],
-        help_text=_("Promotion and the night rule read the measurements of this many last whole hours."),
-    )
-    night_start = models.TimeField(_("night starts"), default=time(22, 0))
-    night_end = models.TimeField(_("night ends"), default=time(6, 0))
-    night_utilization_pct = models.PositiveSmallIntegerField(
-        _("open at night below utilization %"), default=30, validators=[MaxValueValidator(100)]
-    )
-    reason = models.TextField(_("reason for the change"), max_length=5000)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    author_name = models.CharField(_("changed by"), max_length=150)
-    created_at = models.DateTimeField(_("changed"), default=timezone.now)
-
-    PARAMETERS = (
-        "idle_threshold_pct", "idle_span_hours", "offer_idle_to_preemptible", "promote_utilization_pct",
-        "promote_queue_wait_minutes", "recent_span_hours", "night_start", "night_end", "night_utilization_pct",
-    )
-
-    class Meta:
-        ordering = ["-number"]
-        verbose_name = _("elastic policy version")
-        verbose_name_plural = _("elastic policy versions")
-        constraints = [
-            models.CheckConstraint(condition=Q(number__gt=0), name="elasticpolicy_number_positive"),
-            models.CheckConstraint(
-                condition=Q(idle_threshold_pct__lte=100, promote_utilization_pct__lte=100,
-                            night_utilization_pct__lte=100),
-                name="elasticpolicy_pct_0_100",
-            ),
-            models.CheckConstraint(
-                condition=Q(idle_span_hours__gte=1, idle_span_hours__lte=168, recent_span_hours__gte=1,
-                            recent_span_hours__lte=168),
-                name="elasticpolicy_spans_positive",
-            ),
-            models.CheckConstraint(condition=~Q(night_start=F("night_end")), name="elasticpolicy_night_not_empty"),
-            models.CheckConstraint(condition=~Q(reason=""), name="elasticpolicy_reason_required"),
-        ]
-
-    def __str__(self) -> str:
-        return f"v{self.number}"
-
-    def parameters(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in self.PARAMETERS}
-
-
 class ElasticActionKind(models.TextChoices):
     IDLE = "idle", _("Granted but idle")
     PROMOTE = "promote", _("Burst promoted")
@@ -591,9 +517,8 @@ class ElasticAction(models.Model):
     )
     span_start = models.DateTimeField(_("measured from"))
     span_end = models.DateTimeField(_("measured until"))
-    policy = models.ForeignKey(
-        ElasticPolicyVersion, on_delete=models.PROTECT, related_name="actions", verbose_name=_("policy version")
-    )
+    # The version of the rules (governed.PolicyChange.number) whose thresholds the action started under.
+    policy_version = models.PositiveIntegerField(_("policy version"))
     started_at = models.DateTimeField(_("started"))
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
     explanation = models.TextField(_("explanation"))

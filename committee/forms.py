@@ -374,7 +374,7 @@ class EmergencyReviewForm(forms.Form):
 
 
 class ElasticPolicyChangeForm(forms.Form):
-    """The elastic policy's parameters (allocations.models.ElasticPolicyVersion) and why they change."""
+    """The elastic policy's parameters (governed parameters "elastic.<name>", governed.params) and why they change."""
 
     idle_threshold_pct = StrictIntegerField(
         label=_("Idle below utilization (%)"), min_value=0, max_value=100,

@@ -225,7 +225,8 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
 
 def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:
     """The rules between keys, for the `changed` keys among the values `merged` (in force, with the changes): the
-    rubric weights add up to 100, a pool's reserve and standby stay below 100. Every problem in words."""
+    rubric weights add up to 100, a pool's reserve and standby stay below 100, the elastic policy's night ends at
+    another time than it starts. Every problem in words."""
     problems: list[str] = []
     if any(k.startswith(RUBRIC_PREFIX) for k in changed):
         total = sum(as_int(v) for k, v in merged.items() if k.startswith(RUBRIC_PREFIX))
@@ -238,4 +239,7 @@ def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]
         if reserve + standby >= 100:
             problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
                               "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})
+    night = (f"{ELASTIC_PREFIX}night_start", f"{ELASTIC_PREFIX}night_end")
+    if changed & set(night) and merged.get(night[0]) == merged.get(night[1]):
+        problems.append(str(_("The night must end at another time than it starts.")))
     return problems

@@ -28,7 +28,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations.models import ElasticPolicyVersion, GpuPool
+from allocations.models import GpuPool
 from committee import scoring, selectors, weeks
 from committee.models import Criterion
 from core import numbers
@@ -171,8 +171,8 @@ def _number(value: object) -> Number:
 
 def current_values(*, week: str | None = None) -> dict[str, Number]:
     """What every parameter is now: the rubric in force for `week` (by default that of the next cycle to open), each
-    pool, the elastic policy's latest version, and the quorum and fair share in force for `week` (by default the
-    current week). A few queries, whatever the count."""
+    pool, and the quorum, fair share and elastic thresholds in force for `week` (by default the current week). A few
+    queries, whatever the count."""
     values: dict[str, Number] = {}
     rubric = selectors.rubric_for_week(week=week) if week else selectors.rubric_current()
     for criterion, weight in rubric.weights.items():
@@ -185,11 +185,8 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
     rules = selectors.governance_for_week(week=week or weeks.current_week_label(timezone.now()))
     for key, field in GOVERNANCE_FIELDS.items():
         values[key] = _number(getattr(rules, field))
-    elastic = ElasticPolicyVersion.objects.order_by("-number").first() or ElasticPolicyVersion()
-    for name in ELASTIC_FIELDS:
-        values[ELASTIC_PREFIX + name] = int(getattr(elastic, name))
-    # Every other declared number (a parameter added to governed.params): the value in force that week, else its
-    # declared default.
+    # The elastic thresholds and every other declared number (a parameter added to governed.params): the value in
+    # force that week, else its declared default.
     others = [p for p in params.PARAMS if "{" not in p.key and p.key not in values and p.kind in ("int", "decimal")]
     if others:
         stored = policy_values(week=week or weeks.current_week_label(timezone.now()))

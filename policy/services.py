@@ -3,10 +3,10 @@
 At most one substantive change takes effect per ISO week (the adopted proposals' effective weeks are unique in the
 database too, and so are the store's). An adopted change is recorded at adoption in the one store of governed
 parameters (governed), from its effective week, through the one service every path uses; the rubric is read from
-there for each week. For what still reads the old places, a pool's reserves and the elastic thresholds are also
-written when that week comes (`adoptions_apply_due`, called when a week's cycle opens and hourly by beat), only once
-the effective week has begun (never when a later week is opened early). Each step is sent to the archive after
-commit (policy.signals).
+there for each week, and so are the elastic thresholds. For what still reads the old place, a pool's reserves are
+also written into the pool when that week comes (`adoptions_apply_due`, called when a week's cycle opens and hourly
+by beat), only once the effective week has begun (never when a later week is opened early). Each step is sent to
+the archive after commit (policy.signals).
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from allocations.elastic import services as elastic_services
-from allocations.models import ElasticPolicyVersion, GpuPool, Team
+from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
-from committee import signals as committee_signals
 from committee import weeks
 from committee.models import CommitteeSeat, SeatRole
 from core.audit import person_name
@@ -311,8 +309,8 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
         changes={parameters.store_key(k, pools): parameters.value_parse(v) for k, v in changes.items()},
     )
     locked.applied_note = _("Policy version %(n)d, from week %(week)s.") % {"n": record.number, "week": week}
-    if all(parameters.group_of(k) == "governance" for k in changes):
-        locked.applied_at = now  # nothing left to write when the week comes
+    if all(parameters.group_of(k) != "pool" for k in changes):
+        locked.applied_at = now  # nothing left to write when the week comes: every reader reads the store
     locked.save(update_fields=["applied_note", "applied_at"])
     _send(locked, "adopted", _("Adopted by %(who)s, effective from week %(week)s") % {
         "who": locked.decided_by_name, "week": week})
@@ -397,8 +395,8 @@ def _chair_for(proposal: Proposal) -> User | None:
 
 
 def _apply_week_values(proposal: Proposal) -> list[str]:
-    """Write the proposal's pool reserves and elastic thresholds, once its effective week has begun: they act on
-    the running week (its capacity, its emergencies, its elastic evaluation), so never a week before."""
+    """Write the proposal's pool reserves into the pools' own fields, once its effective week has begun: they act on
+    the running week (its capacity, its emergencies), so never a week before."""
     changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
     reason = _policy_reason(proposal)
     done: list[str] = []
@@ -423,14 +421,6 @@ def _apply_week_values(proposal: Proposal) -> list[str]:
         pool._history_user = chair  # type: ignore[attr-defined]
         pool.save()
         done.append(_("pool %(pool)s") % {"pool": pool.key})
-    elastic = {k.removeprefix(parameters.ELASTIC_PREFIX): int(v) for k, v in changes.items()
-               if parameters.group_of(k) == "elastic"}
-    if elastic:
-        version_e = elastic_services.elastic_policy_version_create(
-            author=chair, author_name=person_name(chair) if chair else "Docket", parameters=elastic, reason=reason)
-        transaction.on_commit(lambda: committee_signals.elastic_policy_changed.send(
-            sender=ElasticPolicyVersion, policy_version=version_e))
-        done.append(_("elastic policy version %(n)d") % {"n": version_e.number})
     return done
 
 
@@ -438,11 +428,11 @@ def _apply_week_values(proposal: Proposal) -> list[str]:
 def adoptions_apply_due(*, now: datetime) -> list[Proposal]:
     """Apply every adopted, not yet applied proposal whose time has come; returns those applied.
 
-    The store holds the adopted values since the adoption (the rubric is read from it for each week); what still
-    reads the old places (a pool's reserves, the elastic thresholds) acts on the running week, so it is written only
-    once the effective week has begun (`now` is in or after it): a policy change never reaches a week before its
-    effective week, however early the chair opens a later week for intake. Called inside the transaction that
-    opens a week's cycle (committee.signals.cycle_opened) and at every tick of the weekly clock
+    The store holds the adopted values since the adoption (the rubric and the elastic thresholds are read from it
+    for each week); what still reads the old place (a pool's reserves, in the pool's fields) acts on the running
+    week, so it is written only once the effective week has begun (`now` is in or after it): a policy change never
+    reaches a week before its effective week, however early the chair opens a later week for intake. Called inside
+    the transaction that opens a week's cycle (committee.signals.cycle_opened) and at every tick of the weekly clock
     (committee.signals.clock_ticked); idempotent. After commit, archived ("applied").
     """
     due = []

@@ -59,7 +59,7 @@ def policy_change_markdown(data: Mapping[str, Any]) -> str:
     out: list[str] = [
         _("Version %(version)d of the committee's rules, in force from week %(week)s, recorded by %(name)s, "
           "%(when)s, through: %(source)s.") % {
-            "version": data["version"], "week": data["effective_week"], "name": text(data.get("changed_by")),
+            "version": data["version"], "week": data["effective_week"] or "—", "name": text(data.get("changed_by")),
             "when": data["changed_label"], "source": text(data.get("source"))},
         "## " + _("Reason"),
         quote(data.get("reason") or "—"),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocations.models import ElasticPolicyVersion
 from committee.models import ReviewCycle
 from governed.models import PolicyChange
 from policy.models import Proposal
@@ -24,10 +23,6 @@ def on_cycle_transition(sender: Any, *, cycle: ReviewCycle, reason: str = "", **
         reason=reason,
         published=kwargs.get("plan") is not None,
     )
-
-
-def on_elastic_policy_changed(sender: Any, *, policy_version: ElasticPolicyVersion, **kwargs: Any) -> None:
-    services.elastic_policy_page_sync(policy_version=policy_version)
 
 
 def on_policy_changed(sender: Any, *, change: PolicyChange, **kwargs: Any) -> None:

@@ -141,20 +141,23 @@ class RubricChange:
 
 def rubric_history() -> list[RubricChange]:
     """Every change of the rubric in the store (its weights or its guidance), newest first, each with the rubric
-    before it and the weeks whose cycles it applied to. Three queries."""
-    changes = sorted(policy_changes(prefix=RUBRIC_KEYS),
-                     key=lambda c: (c.effective_monday is not None, c.effective_monday or date.min, c.number))
+    before it and the weeks whose cycles it applied to. Version 1 as declared where its rows are missing (a flushed
+    database). Three queries."""
+    stored = sorted(policy_changes(prefix=RUBRIC_KEYS),
+                    key=lambda c: (c.effective_monday is not None, c.effective_monday or date.min, c.number))
+    changes: list[PolicyChange | None] = [None, *stored] if not stored or stored[0].number != 1 else [*stored]
     cycle_weeks = list(ReviewCycle.objects.order_by("starts_at").values_list("week", flat=True))
     state: dict[str, Value] = {k: v for k, v in params.defaults().items() if k.startswith(RUBRIC_KEYS)}
     out: list[RubricChange] = []
     previous: Rubric | None = None
     for index, change in enumerate(changes):
-        for value in change.values.all():
+        for value in change.values.all() if change is not None else ():
             if value.key.startswith(RUBRIC_KEYS):
                 state[value.key] = policy_value_typed(key=value.key, raw=value.value)
-        version = _rubric_from(state, change.number, change)
-        start = change.effective_week or "0000-W00"
-        end = changes[index + 1].effective_week if index + 1 < len(changes) else "9999-W99"
+        version = _rubric_from(state, change.number if change is not None else 1, change)
+        start = change.effective_week if change is not None and change.effective_week else "0000-W00"
+        following = changes[index + 1] if index + 1 < len(changes) else None
+        end = following.effective_week if following is not None else "9999-W99"
         out.append(RubricChange(version=version, previous=previous,
                                 cycle_weeks=tuple(w for w in cycle_weeks if start <= w < end)))
         previous = version

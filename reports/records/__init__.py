@@ -37,8 +37,6 @@ from reports.records.parts import (
     split_generated,
 )
 from reports.records.policy import (
-    elastic_policy_markdown,
-    elastic_policy_slug,
     policy_change_slug,
     policy_notes_placeholder,
     proposal_markdown,
@@ -58,8 +56,6 @@ __all__ = [
     "decision_record_part_unused",
     "decision_record_parts_list",
     "decision_record_slug",
-    "elastic_policy_markdown",
-    "elastic_policy_slug",
     "generated_join",
     "generated_split",
     "merge_generated",

@@ -1,6 +1,6 @@
-"""The policy pages of the archive as Markdown: an elastic policy version's and a policy proposal's, each from the
-structured data its revision stores (reports.selectors.elastic_policy_data, proposal_data); the slug of a change of
-the governed parameters (reports.governed_pages writes its page)."""
+"""The policy pages of the archive as Markdown: a policy proposal's, from the structured data its revision stores
+(reports.selectors.proposal_data); the slug of a change of the governed parameters (reports.governed_pages writes its
+page). The rubric's and the elastic policy's pages of before the one store stay as they were published."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from reports.records.blocks import quote, quote_text, table, text
+from reports.records.blocks import quote_text, table, text
 
 
 def policy_change_slug(number: int) -> str:
@@ -20,33 +20,6 @@ def policy_change_slug(number: int) -> str:
 
 def policy_notes_placeholder() -> str:
     return "## " + _("Discussion") + "\n\n_" + _("Notes on this change go here.") + "_"
-
-
-def elastic_policy_slug(version: int) -> str:
-    return f"elastic-policy-v{version}"
-
-
-def elastic_policy_markdown(data: Mapping[str, Any]) -> str:
-    """The generated block of an elastic policy version's page."""
-    out: list[str] = [
-        _("Version %(version)d of the elastic policy, saved by %(name)s, %(when)s.")
-        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
-    ]
-    previous = data.get("previous_version")
-    if previous:
-        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": elastic_policy_slug(previous),
-                                                                          "version": previous})
-    out.append("## " + _("Reason"))
-    out.append(quote(data.get("reason") or "—"))
-    out.append("## " + _("Parameters"))
-    rows = [
-        [text(p["label"]), "—" if p.get("previous_value") is None else text(p["previous_value"]), text(p["value"]),
-         _("changed") if p.get("previous_value") not in (None, p["value"]) else ""]
-        for p in data["parameters"]
-    ]
-    out.append(table([_("Parameter"), _("Old"), _("New"), ""], rows))
-    out.append(_("The hourly evaluation uses the version in force when it runs; docs/elastic.md states the rules."))
-    return "\n\n".join(out) + "\n"
 
 
 def proposal_slug(pk: int) -> str:

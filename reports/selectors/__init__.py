@@ -21,7 +21,7 @@ from reports.selectors.pages import (
     user_can_edit,
     user_can_read,
 )
-from reports.selectors.records import decision_record_data, elastic_policy_data, proposal_data
+from reports.selectors.records import decision_record_data, proposal_data
 from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "backlinks",
     "chain_head",
     "decision_record_data",
-    "elastic_policy_data",
     "existing_slugs",
     "export_for_revision",
     "export_get",

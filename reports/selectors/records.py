@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationWindow, ElasticPolicyVersion
+from allocations.models import AllocationWindow
 from committee import scoring
 from committee import selectors as committee_selectors
 from committee.models import Criterion, DecisionOutcome, ReviewCycle
@@ -345,39 +345,6 @@ def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnap
         "changes": [{"label": c.label, "old": c.old, "new": c.new} for c in change.changes],
         "who": change.who,
         "reason": change.reason,
-    }
-
-
-def elastic_policy_data(*, policy_version: ElasticPolicyVersion) -> dict[str, object]:
-    """An elastic policy version next to the one before it: each parameter old and new, the reason, who and when."""
-    previous = (
-        ElasticPolicyVersion.objects.filter(number__lt=policy_version.number).order_by("-number").first()
-    )
-
-    def shown(value: object) -> str:
-        if isinstance(value, bool):
-            return _("yes") if value else _("no")
-        if hasattr(value, "strftime"):
-            return value.strftime("%H:%M")
-        return str(value)
-
-    return {
-        "schema": 1,
-        "version": policy_version.number,
-        "previous_version": previous.number if previous else None,
-        "reason": policy_version.reason,
-        "changed_by": policy_version.author_name,
-        "changed_at": _iso(policy_version.created_at),
-        "changed_label": _when(policy_version.created_at),
-        "parameters": [
-            {
-                "key": name,
-                "label": str(getattr(ElasticPolicyVersion._meta.get_field(name), "verbose_name", name)),
-                "value": shown(getattr(policy_version, name)),
-                "previous_value": shown(getattr(previous, name)) if previous else None,
-            }
-            for name in ElasticPolicyVersion.PARAMETERS
-        ],
     }
 
 

@@ -13,7 +13,6 @@ from reports.services.pages import (
 )
 from reports.services.records import (
     decision_record_sync,
-    elastic_policy_page_sync,
     policy_change_page_sync,
     proposal_page_sync,
 )
@@ -22,7 +21,6 @@ __all__ = [
     "SYSTEM_AUTHOR",
     "EditConflict",
     "decision_record_sync",
-    "elastic_policy_page_sync",
     "page_append_system",
     "page_create",
     "page_create_system",

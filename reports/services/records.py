@@ -15,11 +15,11 @@ from django.db import IntegrityError
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
-from allocations.models import ElasticPolicyVersion
 from committee.models import CycleStatus, ReviewCycle
 from committee.selectors import rubric_for_week
 from core.locks import write_transaction
 from governed.models import PolicyChange
+from governed.services import policy_version_1
 from policy.models import Proposal
 from reports import governed_pages, records, selectors
 from reports.models import Page, PageKind, PageRevision
@@ -51,29 +51,6 @@ def _sync(
                       "there; an operator has to move that page first.") % {"slug": slug, "title": title}
                 ) from None
     return page_append_system(page=page, title=title, data=data, summary=summary, body_from=body_from)
-
-
-def elastic_policy_page_sync(*, policy_version: ElasticPolicyVersion) -> PageRevision | None:
-    """Write the archive page of an elastic policy version (`elastic-policy-v<n>`); idempotent like
-    policy_change_page_sync.
-
-    The version before it gets its page too when it has none (version 1 is written by a migration, with no
-    page), so the link "It replaces version n − 1" leads somewhere.
-    """
-    previous = ElasticPolicyVersion.objects.filter(number__lt=policy_version.number).order_by("-number").first()
-    if previous is not None and not Page.objects.filter(source_key=f"elastic-policy:{previous.number}").exists():
-        elastic_policy_page_sync(policy_version=previous)
-    data = selectors.elastic_policy_data(policy_version=policy_version)
-    return _sync(
-        source_key=f"elastic-policy:{policy_version.number}",
-        slug=records.elastic_policy_slug(policy_version.number),
-        kind=PageKind.POLICY,
-        title=_("Elastic policy version %(n)d") % {"n": policy_version.number},
-        generated=records.elastic_policy_markdown(data),
-        notes=records.policy_notes_placeholder(),
-        data=data,
-        summary=_("Recorded the elastic policy change to version %(n)d") % {"n": policy_version.number},
-    )
 
 
 def policy_change_page_sync(*, change: PolicyChange) -> PageRevision | None:
@@ -213,7 +190,7 @@ def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: boo
         .order_by("pk")
     }
     # The record links the version of the rules its rubric is (the store's change): that page exists.
-    change = PolicyChange.objects.filter(number=rubric.number).first()
+    change = policy_version_1() if rubric.number == 1 else PolicyChange.objects.filter(number=rubric.number).first()
     if change is not None:
         policy_change_page_sync(change=change)
     data = selectors.decision_record_data(cycle=cycle)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from allocations.elastic.selectors import elastic_policy_current
-from allocations.models import ElasticPolicyVersion
+from allocations.elastic.selectors import elastic_policy_current, policy_in_force
+from allocations.models import ElasticAction
 from committee import scoring
 from committee.models import CycleStatus
 from committee.selectors import rubric_for_week
@@ -23,6 +23,8 @@ from tests.conftest import World
 
 BEFORE = ("policy", "0002_proposal_rubric_applied_at")
 LATEST = ("committee", "0020_remove_rubricversion")
+ELASTIC_LATEST = ("allocations", "0013_remove_elasticpolicyversion")
+ELASTIC_ACTIONS_NAMED = ("allocations", "0012_elasticaction_policy_version")
 OLD_COMMITTEE = ("committee", "0018_decision_rationale_text_requestevent_detail_text")
 LAUNCH = "Launch dates first."
 
@@ -71,11 +73,16 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     GovernanceVersion.objects.create(
         number=2, effective_week="2026-W48", effective_monday=date(2026, 11, 23), score_quorum=3,
         fairshare_half_life_weeks=2.0, fairshare_trailing_weeks=8, reason="Three scores", author_name="Chair")
-    # The elastic policy: version 2 saved in W48.
-    elastic_policy_current()
-    ElasticPolicyVersion.objects.create(
+    # The elastic policy: version 2 saved in W48, and an action it started in W48 (the versions' own rows).
+    elastic_apps = executor.loader.project_state([ELASTIC_ACTIONS_NAMED, BEFORE]).apps
+    version_2 = elastic_apps.get_model("allocations", "ElasticPolicyVersion").objects.create(
         number=2, idle_threshold_pct=30, reason="Idle at 30 %", author_name="Chair",
         created_at=datetime(2026, 11, 25, 12, tzinfo=ZoneInfo("UTC")))
+    elastic_apps.get_model("allocations", "ElasticAction").objects.create(
+        kind="promote", pool_id=world.a100.pk, gpus=4, utilization_pct=90,
+        span_start=datetime(2026, 11, 26, 9, tzinfo=UTC), span_end=datetime(2026, 11, 26, 10, tzinfo=UTC),
+        policy=version_2,
+        started_at=datetime(2026, 11, 26, 10, tzinfo=UTC), explanation="Promoted under version 2")
     # A pool's standby changed in the admin in W49 (the world was built in W49).
     world.a100.standby_pct = 15
     world.a100.save()
@@ -88,6 +95,7 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
                                   unit="%", old_value="20", new_value="25")
 
     _migrate(LATEST)
+    _migrate(ELASTIC_LATEST)
 
     def weights(week: str) -> tuple[int, ...]:
         values = policy_values(week=week, prefix="rubric.")
@@ -107,6 +115,13 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     assert {"rubric.business_impact", "rubric_guidance.urgency"} <= set(week_48.values.values_list("key", flat=True))
     assert [policy_value(key="review.quorum", week=w) for w in ("2026-W47", "2026-W48", "2026-W50")] == [2, 3, 3]
     assert [policy_value(key="elastic.idle_threshold_pct", week=w) for w in ("2026-W47", "2026-W48")] == [25, 30]
+    # The action names the store's version of the thresholds it started under; its words stay as written.
+    week_48_elastic = policy_in_force(now=datetime(2026, 11, 26, 10, tzinfo=UTC))
+    assert week_48_elastic.idle_threshold_pct == 30
+    action = ElasticAction.objects.get()
+    assert action.policy_version == week_48_elastic.version > 1
+    assert action.explanation == "Promoted under version 2"
+    assert elastic_policy_current().policy.idle_threshold_pct == 30
     standby = "pool.atlas/a100.standby_pct"
     assert [policy_value(key=standby, week=w) for w in ("2026-W48", "2026-W49")] == [10, 15]
     burst = "pool.atlas/a100.burst_reserve_pct"
