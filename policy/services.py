@@ -29,6 +29,7 @@ from committee.models import CommitteeSeat, SeatRole
 from core.audit import person_name
 from core.errors import RoleRequired, StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text, text_render
 from governed.models import ChangeSource
 from governed.selectors import policy_week_change
 from governed.services import policy_change_record, week_taken_message
@@ -308,10 +309,11 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
         source_ref=f"proposal:{locked.pk}", baseline=parameters.pool_baseline(pools),
         changes={parameters.store_key(k, pools): parameters.value_parse(v) for k, v in changes.items()},
     )
-    locked.applied_note = _("Policy version %(n)d, from week %(week)s.") % {"n": record.number, "week": week}
+    locked.applied_note_text = stored_text("proposal_applied", version=record.number, week=week)
+    locked.applied_note = text_render(locked.applied_note_text)
     if all(parameters.group_of(k) != "pool" for k in changes):
         locked.applied_at = now  # nothing left to write when the week comes: every reader reads the store
-    locked.save(update_fields=["applied_note", "applied_at"])
+    locked.save(update_fields=["applied_note", "applied_note_text", "applied_at"])
     _send(locked, "adopted", _("Adopted by %(who)s, effective from week %(week)s") % {
         "who": locked.decided_by_name, "week": week})
     return locked
@@ -396,7 +398,7 @@ def _chair_for(proposal: Proposal) -> User | None:
 
 def _apply_week_values(proposal: Proposal) -> list[str]:
     """Write the proposal's pool reserves into the pools' own fields, once its effective week has begun: they act on
-    the running week (its capacity, its emergencies), so never a week before."""
+    the running week (its capacity, its emergencies), so never a week before. The keys of the pools written."""
     changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
     reason = _policy_reason(proposal)
     done: list[str] = []
@@ -420,7 +422,7 @@ def _apply_week_values(proposal: Proposal) -> list[str]:
         pool._change_reason = reason  # type: ignore[attr-defined]
         pool._history_user = chair  # type: ignore[attr-defined]
         pool.save()
-        done.append(_("pool %(pool)s") % {"pool": pool.key})
+        done.append(pool.key)
     return done
 
 
@@ -440,19 +442,27 @@ def adoptions_apply_due(*, now: datetime) -> list[Proposal]:
             status=ProposalStatus.ADOPTED, applied_at__isnull=True).order_by("effective_monday"):
         if now < weeks.week_bounds(proposal.effective_week)[0]:
             continue
+        refused = ""
         try:
             with transaction.atomic():  # a savepoint: a change that no longer fits must not stop the week opening
-                done = _apply_week_values(proposal)
+                pools = _apply_week_values(proposal)
         except ValidationError as error:
-            # Something changed by hand since the adoption (the rubric, a pool); the proposal says so, the archive too.
+            # Something changed by hand since the adoption (a pool); the proposal says so, the archive too.
             logger.error("policy: proposal %s could not be applied: %s", proposal.pk, error.messages)
-            done = [_("not applied: %(why)s") % {"why": " ".join(error.messages)}]
-        note = proposal.applied_note
-        if done:
-            note = (note + " " if note else "") + _("Applied: %(what)s.") % {"what": ", ".join(done)}
-        proposal.applied_note = note
+            pools, refused = [], " ".join(error.messages)
+        adopted = (proposal.applied_note_text or {}).get("params") or {}
+        applied = stored_text("proposal_applied", version=adopted.get("version"), week=adopted.get("week"),
+                              pools=pools, refused=refused)
+        if adopted:
+            proposal.applied_note_text = applied
+            proposal.applied_note = text_render(applied)
+        else:  # adopted before the note had a code: its text as written, then what was applied
+            proposal.applied_note = " ".join(filter(None, [proposal.applied_note, text_render(applied)]))
         proposal.applied_at = now
-        proposal.save(update_fields=["applied_note", "applied_at"])
+        proposal.save(update_fields=["applied_note", "applied_note_text", "applied_at"])
+        done = [_("pool %(pool)s") % {"pool": pool} for pool in pools]
+        if refused:
+            done.append(_("not applied: %(why)s") % {"why": refused})
         _send(proposal, "applied", _("Applied for week %(week)s: %(what)s") % {
             "week": proposal.effective_week, "what": ", ".join(done) or "—"})
         due.append(proposal)

@@ -262,3 +262,18 @@ def test_a_change_that_no_longer_fits_is_noted_and_the_week_still_opens(world: W
     assert proposal.applied_at == start
     assert "not applied:" in proposal.applied_note
     assert GpuPool.objects.get(pk=world.a100.pk).burst_reserve_pct == 20
+
+
+def test_the_applied_note_is_stored_as_a_code_and_read_in_the_readers_language(world: World) -> None:
+    from django.utils import translation
+
+    proposal = adopt(world, file(world, {A100_RESERVE: "15"}), "2026-W51")
+    number = PolicyChange.objects.get(source_ref=f"proposal:{proposal.pk}").number
+    services.adoptions_apply_due(now=weeks.week_bounds("2026-W51")[0])
+    proposal.refresh_from_db()
+    english = f"Policy version {number}, from week 2026-W51. Applied: pool atlas/a100."
+    assert proposal.applied_note == proposal.applied_note_display() == english  # the text as written, and read
+    assert proposal.applied_note_text["code"] == "proposal_applied"
+    with translation.override("zh-hans"):
+        chinese = proposal.applied_note_display()
+    assert "atlas/a100" in chinese and "2026-W51" in chinese and "Applied" not in chinese
