@@ -45,12 +45,11 @@ from core.serializers import StrictIntegerField, StrictJSONMixin
 
 
 class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
-    """Four whole percents adding up to 100."""
+    """A whole percent for each criterion of the one list (committee.scoring.CRITERIA), adding up to 100."""
 
-    business_impact = StrictIntegerField(min_value=0, max_value=100)
-    feasibility = StrictIntegerField(min_value=0, max_value=100)
-    urgency = StrictIntegerField(min_value=0, max_value=100)
-    fairness = StrictIntegerField(min_value=0, max_value=100)
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**{c: StrictIntegerField(min_value=0, max_value=100) for c in scoring.CRITERIA},
+                **super().get_fields()}
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         error = scoring.weights_errors(attrs).get("__all__")
@@ -60,10 +59,12 @@ class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
 
 
 class GuidanceSerializer(StrictJSONMixin, serializers.Serializer):
-    business_impact = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
-    feasibility = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
-    urgency = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
-    fairness = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+    """Each criterion's guidance (committee.scoring.CRITERIA); a criterion not given keeps its own."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**{c: serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+                   for c in scoring.CRITERIA},
+                **super().get_fields()}
 
 
 class RubricVersionSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ from committee.models.cycles import (
     Criterion,
     CycleStatus,
     ReviewCycle,
+    criterion_label,
 )
 from committee.models.discussion import (
     ConflictDeclaration,
@@ -110,4 +111,5 @@ __all__ = [
     "TeamFiling",
     "TeamMembership",
     "UsageReport",
+    "criterion_label",
 ]

@@ -30,6 +30,13 @@ class Criterion(models.TextChoices):
     FAIRNESS = scoring.FAIRNESS, _("Fairness")
 
 
+def criterion_label(criterion: str) -> str:
+    """A criterion's label in the reader's language; for a key the choices do not know, the key made readable."""
+    if criterion in Criterion.values:
+        return str(Criterion(criterion).label)
+    return criterion.replace("_", " ").capitalize()
+
+
 class ReviewCycle(models.Model):
     """One week of the committee's cycle; `week` is the ISO week of the allocation, e.g. 2026-W49."""
 

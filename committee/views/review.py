@@ -387,7 +387,8 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_chair(request)
     cycle = selectors.cycle_get(week=week)
     current_weights = selectors.rubric_for_week(week=cycle.week).weights
-    form = WeightsForm(request.GET if "business_impact" in request.GET else None, initial=current_weights)
+    form = WeightsForm(request.GET if any(c in request.GET for c in scoring.CRITERIA) else None,
+                       initial=current_weights)
     current = selectors.cycle_ranking(cycle=cycle)
     proposed: list[selectors.ReviewRow] | None = None
     moves: dict[int, int] = {}
