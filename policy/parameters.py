@@ -30,7 +30,7 @@ from django.utils.translation import gettext as _
 
 from allocations.models import GpuPool
 from committee import scoring, selectors, weeks
-from committee.models import Criterion
+from committee.models import criterion_label
 from core import numbers
 from governed import params
 from governed.selectors import policy_values
@@ -138,7 +138,7 @@ def parameter_list() -> list[Parameter]:
             continue  # not a number: changed on its own page (the elastic policy's night and on/off)
         if declared.key.startswith(params.RUBRIC_PREFIX):
             for criterion in scoring.CRITERIA:
-                label = str(declared.label) % {"criterion": Criterion(criterion).label}
+                label = str(declared.label) % {"criterion": criterion_label(criterion)}
                 out.append(_parameter(declared, key=declared.expand(criterion), label=label))
         elif declared is pool_params[0]:
             for pool in pools:  # each pool's parameters together

@@ -11,7 +11,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from committee import scoring, weeks
-from committee.models import Criterion, CycleStatus, ReviewCycle
+from committee.models import CycleStatus, ReviewCycle, criterion_label
 from core.isoweek import is_iso_week
 from governed import params
 from governed.models import PolicyChange
@@ -128,7 +128,7 @@ class RubricChange:
         new = self.version.weights
         old = self.previous.weights if self.previous else {}
         return [
-            (str(Criterion(c).label), old.get(c), new[c], old.get(c) != new[c]) for c in scoring.CRITERIA
+            (criterion_label(c), old.get(c), new[c], old.get(c) != new[c]) for c in scoring.CRITERIA
         ]
 
     @property
@@ -136,7 +136,7 @@ class RubricChange:
         if self.previous is None:
             return []
         old, new = self.previous.guidance, self.version.guidance
-        return [str(Criterion(c).label) for c in scoring.CRITERIA if old[c] != new[c]]
+        return [criterion_label(c) for c in scoring.CRITERIA if old[c] != new[c]]
 
 
 def rubric_history() -> list[RubricChange]:

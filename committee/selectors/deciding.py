@@ -37,12 +37,12 @@ from committee.models import (
     PLACING_OUTCOMES,
     CommitteeSeat,
     ConflictDeclaration,
-    Criterion,
     GpuRequest,
     ReviewCycle,
     Score,
     SeatRole,
     TeamMembership,
+    criterion_label,
 )
 from committee.selectors.cycles import rubric_for_week
 from committee.selectors.governance import governance_for_week
@@ -270,7 +270,7 @@ def grant_refusal(
             {
                 "outcome": [
                     _("Not ranked yet: %(criteria)s need %(quorum)d member scores each before a grant.")
-                    % {"criteria": ", ".join(str(Criterion(c).label) for c in missing), "quorum": quorum}
+                    % {"criteria": ", ".join(criterion_label(c) for c in missing), "quorum": quorum}
                     + " "
                     + _("Only the chair grants it anyway, stating the exception (it is archived in the week's record).")
                 ]

@@ -15,12 +15,12 @@ from committee import scoring
 from committee.models import (
     PLACING_OUTCOMES,
     CommitteeSeat,
-    Criterion,
     Decision,
     GpuRequest,
     RequestStatus,
     ReviewCycle,
     TeamMembership,
+    criterion_label,
 )
 from committee.selectors.cycles import Rubric, rubric_for_week
 from committee.selectors.deciding import scores_counted
@@ -436,7 +436,7 @@ def review_rows_detail(*, review: CycleReview, rows: list[ReviewRow], viewer: Vi
         row.inputs = [
             ScoreInput(
                 criterion=c,
-                label=str(Criterion(c).label),
+                label=criterion_label(c),
                 weight_pct=review.weights[c],
                 guidance=guidance[c],
                 score=mine.get(c),

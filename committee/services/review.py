@@ -19,7 +19,6 @@ from allocations.models import AllocationPlan, Team
 from committee import limits, scoring, selectors, signals
 from committee.models import (
     Alternative,
-    Criterion,
     CycleStatus,
     Decision,
     DecisionOutcome,
@@ -28,6 +27,7 @@ from committee.models import (
     NotificationKind,
     RequestStatus,
     ReviewCycle,
+    criterion_label,
 )
 from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
@@ -284,7 +284,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                     "scores when the week was finalized."
                 )
                 % {
-                    "criteria": ", ".join(str(Criterion(c).label).lower() for c in result.missing),
+                    "criteria": ", ".join(criterion_label(c).lower() for c in result.missing),
                     "quorum": quorum,
                 },
                 decided_by=None,

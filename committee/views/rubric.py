@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from committee import scoring, selectors, services
 from committee.forms import RubricChangeForm
-from committee.models import Criterion
+from committee.models import criterion_label
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 from governed.selectors import policy_version_next
@@ -23,7 +23,7 @@ from governed.selectors import policy_version_next
 def rubric_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     current = selectors.rubric_current()
     criteria = [
-        (str(Criterion(c).label), weight, current.guidance[c], c in scoring.COMPUTED)
+        (criterion_label(c), weight, current.guidance[c], c in scoring.COMPUTED)
         for c, weight in current.weights.items()
     ]
     open_cycle = selectors.cycle_open_for_intake()

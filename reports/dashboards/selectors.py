@@ -39,12 +39,12 @@ from committee import scoring, weeks
 from committee import selectors as committee_selectors
 from committee.models import (
     PLACING_OUTCOMES,
-    Criterion,
     Decision,
     FairShareSnapshot,
     GpuRequest,
     RequestStatus,
     Score,
+    criterion_label,
 )
 
 Viewer = User | AnonymousUser
@@ -503,7 +503,7 @@ def score_distribution(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
         for row in scores.values("criterion", "value").annotate(n=Count("id")).order_by()
     }
     rows = [
-        (str(Criterion(criterion).label), value, counts.get((criterion, value), 0))
+        (criterion_label(criterion), value, counts.get((criterion, value), 0))
         for criterion in scoring.MEMBER_SCORED
         for value in range(scoring.SCORE_MIN, scoring.SCORE_MAX + 1)
     ]

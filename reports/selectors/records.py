@@ -20,7 +20,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow
 from committee import scoring
 from committee import selectors as committee_selectors
-from committee.models import Criterion, DecisionOutcome, ReviewCycle
+from committee.models import DecisionOutcome, ReviewCycle, criterion_label
 from policy import selectors as policy_selectors
 from policy.models import Proposal
 from reports import chain
@@ -222,7 +222,7 @@ def _cycle_data(cycle: ReviewCycle) -> CycleSnapshot:
 def _rubric_data(review: committee_selectors.CycleReview) -> RubricSnapshot:
     weights = review.weights
     criteria: list[CriterionSnapshot] = [
-        {"key": c, "label": str(Criterion(c).label), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
+        {"key": c, "label": criterion_label(c), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
         for c in scoring.CRITERIA
     ]
     return {"version": review.rubric.number, "criteria": criteria}
