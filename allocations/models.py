@@ -5,6 +5,9 @@ This app knows nothing of committees: a team here is only the tenant of allocati
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, Q
@@ -14,6 +17,8 @@ from django.utils.translation import gettext_lazy as _
 from allocations.explanations import explanation_text
 from core.history import policy_history
 from core.texts import text_render
+from governed.params import POOL_FIELDS, POOL_PREFIX, as_int, param_for
+from governed.selectors import policy_values
 
 
 class Team(models.Model):
@@ -65,18 +70,6 @@ class GpuPool(models.Model):
     gpu_model = models.CharField(_("GPU model"), max_length=50)
     gpu_count = models.PositiveIntegerField(_("GPUs"), validators=[MinValueValidator(1)])
     gpus_per_node = models.PositiveIntegerField(_("GPUs per node"), default=8, validators=[MinValueValidator(1)])
-    burst_reserve_pct = models.PositiveSmallIntegerField(
-        _("burst reserve %"),
-        default=20,
-        validators=[MaxValueValidator(99)],
-        help_text=_("Held back from standard windows; preemptible work may use it."),
-    )
-    standby_pct = models.PositiveSmallIntegerField(
-        _("cold standby %"),
-        default=10,
-        validators=[MaxValueValidator(99)],
-        help_text=_("Never allocated: spare capacity for failures."),
-    )
     cost_per_gpu_hour = models.DecimalField(
         _("cost per GPU-hour"),
         max_digits=10,
@@ -110,12 +103,6 @@ class GpuPool(models.Model):
             models.UniqueConstraint(fields=["cluster", "slug"], name="gpupool_unique_slug_per_cluster"),
             models.CheckConstraint(condition=Q(gpu_count__gt=0), name="gpupool_gpu_count_positive"),
             models.CheckConstraint(condition=Q(gpus_per_node__gt=0), name="gpupool_gpus_per_node_positive"),
-            models.CheckConstraint(
-                condition=Q(burst_reserve_pct__gte=0)
-                & Q(standby_pct__gte=0)
-                & Q(burst_reserve_pct__lt=100 - F("standby_pct")),
-                name="gpupool_reserves_below_100_pct",
-            ),
             models.CheckConstraint(condition=Q(cost_per_gpu_hour__gte=0), name="gpupool_cost_not_negative"),
             models.CheckConstraint(
                 condition=Q(queue_wait_target_minutes__isnull=True) | Q(queue_wait_target_minutes__gt=0),
@@ -130,6 +117,35 @@ class GpuPool(models.Model):
     def key(self) -> str:
         """"cluster/pool", e.g. "atlas/a100": how the engine, explanations and pages name a pool."""
         return f"{self.cluster.slug}/{self.slug}"
+
+    # A pool's burst reserve (held back from standard windows; preemptible work may use it) and cold standby (never
+    # allocated: spare capacity for failures) are governed parameters, "pool.<cluster>/<slug>.burst_reserve_pct" and
+    # ".standby_pct" (governed.params), never fields: read for a week by allocations.selectors.pool_reserves_for_week,
+    # else for the current week at first use.
+    _reserves: tuple[int, int] | None = None
+
+    def reserves(self) -> tuple[int, int]:
+        """(burst reserve %, cold standby %) in force: those a selector set for a week, else the current week's in
+        the one store (one query, then kept on the row)."""
+        if self._reserves is None:
+            year, number, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
+            stored = policy_values(week=f"{year}-W{number:02d}", prefix=f"{POOL_PREFIX}{self.key}.")
+            values = []
+            for field in POOL_FIELDS:
+                key = f"{POOL_PREFIX}{self.key}.{field}"
+                found = param_for(key)
+                default = found[0].default() if found and found[0].default else 0
+                values.append(as_int(stored.get(key, default)))
+            self._reserves = (values[0], values[1])
+        return self._reserves
+
+    @property
+    def burst_reserve_pct(self) -> int:
+        return self.reserves()[0]
+
+    @property
+    def standby_pct(self) -> int:
+        return self.reserves()[1]
 
 
 class UsageRecord(models.Model):

@@ -223,6 +223,14 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
     return value, ""
 
 
+def _or_default(values: Mapping[str, Value], key: str) -> Value:
+    """`key`'s value among `values`, else its declared default (a pool no change names yet), else 0."""
+    if key in values:
+        return values[key]
+    found = param_for(key)
+    return found[0].default() if found and found[0].default else 0
+
+
 def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:
     """The rules between keys, for the `changed` keys among the values `merged` (in force, with the changes): the
     rubric weights add up to 100, a pool's reserve and standby stay below 100, the elastic policy's night ends at
@@ -234,8 +242,8 @@ def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]
             problems.append(_("The rubric weights must add up to 100; these add up to %(total)d.") % {"total": total})
     pools = {k.removeprefix(POOL_PREFIX).rpartition(".")[0] for k in changed if k.startswith(POOL_PREFIX)}
     for pool in sorted(pools):
-        reserve = as_int(merged.get(f"{POOL_PREFIX}{pool}.burst_reserve_pct", 0))
-        standby = as_int(merged.get(f"{POOL_PREFIX}{pool}.standby_pct", 0))
+        reserve = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.burst_reserve_pct"))
+        standby = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.standby_pct"))
         if reserve + standby >= 100:
             problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
                               "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})

@@ -28,6 +28,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee import scoring, selectors, weeks
 from committee.models import criterion_label
@@ -94,11 +95,6 @@ def store_key(key: str, pools: list[GpuPool]) -> str:
     if pool is None:
         raise ValidationError(_("There is no pool “%(pool)s”.") % {"pool": parsed[0]})
     return f"{POOL_PREFIX}{pool.key}.{parsed[1]}"
-
-
-def pool_baseline(pools: list[GpuPool]) -> dict[str, Number]:
-    """Each pool's own reserves under its store keys: the values of a pool the store has no row for yet."""
-    return {f"{POOL_PREFIX}{pool.key}.{field}": int(getattr(pool, field)) for pool in pools for field in POOL_FIELDS}
 
 
 def pool_resolve(slug: str, pools: list[GpuPool] | None = None) -> GpuPool | None:
@@ -170,14 +166,15 @@ def _number(value: object) -> Number:
 
 
 def current_values(*, week: str | None = None) -> dict[str, Number]:
-    """What every parameter is now: the rubric in force for `week` (by default that of the next cycle to open), each
-    pool, and the quorum, fair share and elastic thresholds in force for `week` (by default the current week). A few
-    queries, whatever the count."""
+    """What every parameter is now: the rubric in force for `week` (by default that of the next cycle to open), and
+    each pool's reserves, the quorum, fair share and elastic thresholds in force for `week` (by default the current
+    week). A few queries, whatever the count."""
     values: dict[str, Number] = {}
     rubric = selectors.rubric_for_week(week=week) if week else selectors.rubric_current()
     for criterion, weight in rubric.weights.items():
         values[RUBRIC_PREFIX + criterion] = int(weight)
-    pools = list(GpuPool.objects.select_related("cluster"))
+    pools = allocation_selectors.pool_reserves_for_week(
+        week=week or weeks.current_week_label(timezone.now()), pools=GpuPool.objects.select_related("cluster"))
     slugs = pool_slugs(pools)
     for pool in pools:
         for field in POOL_FIELDS:

@@ -3,10 +3,8 @@
 At most one substantive change takes effect per ISO week (the adopted proposals' effective weeks are unique in the
 database too, and so are the store's). An adopted change is recorded at adoption in the one store of governed
 parameters (governed), from its effective week, through the one service every path uses; the rubric is read from
-there for each week, and so are the elastic thresholds. For what still reads the old place, a pool's reserves are
-also written into the pool when that week comes (`adoptions_apply_due`, called when a week's cycle opens and hourly
-by beat), only once the effective week has begun (never when a later week is opened early). Each step is sent to
-the archive after commit (policy.signals).
+there for each week, and so are the elastic thresholds and a pool's reserves: the adoption is the last write. Each
+step is sent to the archive after commit (policy.signals).
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from django.utils.translation import gettext as _
 from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
 from committee import weeks
-from committee.models import CommitteeSeat, SeatRole
 from core.audit import person_name
 from core.errors import RoleRequired, StateConflict
 from core.locks import write_transaction
@@ -306,13 +303,12 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
     pools = list(GpuPool.objects.select_related("cluster"))
     record = policy_change_record(
         actor=actor, effective_week=week, reason=_policy_reason(locked), source=ChangeSource.LAB,
-        source_ref=f"proposal:{locked.pk}", baseline=parameters.pool_baseline(pools),
+        source_ref=f"proposal:{locked.pk}",
         changes={parameters.store_key(k, pools): parameters.value_parse(v) for k, v in changes.items()},
     )
     locked.applied_note_text = stored_text("proposal_applied", version=record.number, week=week)
     locked.applied_note = text_render(locked.applied_note_text)
-    if all(parameters.group_of(k) != "pool" for k in changes):
-        locked.applied_at = now  # nothing left to write when the week comes: every reader reads the store
+    locked.applied_at = now  # nothing is left to write when the week comes: every reader reads the store
     locked.save(update_fields=["applied_note", "applied_note_text", "applied_at"])
     _send(locked, "adopted", _("Adopted by %(who)s, effective from week %(week)s") % {
         "who": locked.decided_by_name, "week": week})
@@ -388,53 +384,15 @@ def _policy_reason(proposal: Proposal) -> str:
         "reason": proposal.decision_reason}
 
 
-def _chair_for(proposal: Proposal) -> User | None:
-    """Who writes the adopted change: the chair who adopted it, or the chair in office now if that one has left."""
-    if proposal.decided_by is not None and committee_selectors.user_is_chair(user=proposal.decided_by):
-        return proposal.decided_by
-    seat = CommitteeSeat.objects.active().filter(role=SeatRole.CHAIR).select_related("user").first()
-    return seat.user if seat is not None else None
-
-
-def _apply_week_values(proposal: Proposal) -> list[str]:
-    """Write the proposal's pool reserves into the pools' own fields, once its effective week has begun: they act on
-    the running week (its capacity, its emergencies), so never a week before. The keys of the pools written."""
-    changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
-    reason = _policy_reason(proposal)
-    done: list[str] = []
-    chair = _chair_for(proposal)
-    pools = list(GpuPool.objects.select_related("cluster"))
-    by_pool: dict[int, dict[str, int]] = {}
-    for key, value in changes.items():
-        parsed = parameters.pool_key_parse(key)
-        if parsed is None:
-            continue
-        pool = parameters.pool_resolve(parsed[0], pools)
-        if pool is None:
-            raise ValidationError(_("Proposal #%(n)d names pool “%(pool)s”, which no longer exists.")
-                                  % {"n": proposal.pk, "pool": parsed[0]})
-        by_pool.setdefault(pool.pk, {})[parsed[1]] = int(value)
-    for pool_pk, fields in sorted(by_pool.items()):  # pools in id order (docs/maintaining.md, "Write to the database")
-        pool = GpuPool.objects.select_for_update(of=("self",), no_key=True).select_related("cluster").get(pk=pool_pk)
-        for field, value in fields.items():
-            setattr(pool, field, value)
-        pool.full_clean()
-        pool._change_reason = reason  # type: ignore[attr-defined]
-        pool._history_user = chair  # type: ignore[attr-defined]
-        pool.save()
-        done.append(pool.key)
-    return done
-
-
 @write_transaction
 def adoptions_apply_due(*, now: datetime) -> list[Proposal]:
-    """Apply every adopted, not yet applied proposal whose time has come; returns those applied.
+    """Mark applied every adopted proposal whose effective week has begun and that is not marked yet; returns them.
 
-    The store holds the adopted values since the adoption (the rubric and the elastic thresholds are read from it
-    for each week); what still reads the old place (a pool's reserves, in the pool's fields) acts on the running
-    week, so it is written only once the effective week has begun (`now` is in or after it): a policy change never
-    reaches a week before its effective week, however early the chair opens a later week for intake. Called inside
-    the transaction that opens a week's cycle (committee.signals.cycle_opened) and at every tick of the weekly clock
+    Nothing is written but the mark: the store holds an adopted change since its adoption, and every reader reads
+    the store for the week it governs, so a change never reaches a week before its own. Since every parameter is
+    read from the store, an adoption is marked applied at once; this catches a proposal adopted before that (its
+    pool reserves were written into the pools' own fields when its week began). Called inside the transaction that
+    opens a week's cycle (committee.signals.cycle_opened) and at every tick of the weekly clock
     (committee.signals.clock_ticked); idempotent. After commit, archived ("applied").
     """
     due = []
@@ -442,29 +400,10 @@ def adoptions_apply_due(*, now: datetime) -> list[Proposal]:
             status=ProposalStatus.ADOPTED, applied_at__isnull=True).order_by("effective_monday"):
         if now < weeks.week_bounds(proposal.effective_week)[0]:
             continue
-        refused = ""
-        try:
-            with transaction.atomic():  # a savepoint: a change that no longer fits must not stop the week opening
-                pools = _apply_week_values(proposal)
-        except ValidationError as error:
-            # Something changed by hand since the adoption (a pool); the proposal says so, the archive too.
-            logger.error("policy: proposal %s could not be applied: %s", proposal.pk, error.messages)
-            pools, refused = [], " ".join(error.messages)
-        adopted = (proposal.applied_note_text or {}).get("params") or {}
-        applied = stored_text("proposal_applied", version=adopted.get("version"), week=adopted.get("week"),
-                              pools=pools, refused=refused)
-        if adopted:
-            proposal.applied_note_text = applied
-            proposal.applied_note = text_render(applied)
-        else:  # adopted before the note had a code: its text as written, then what was applied
-            proposal.applied_note = " ".join(filter(None, [proposal.applied_note, text_render(applied)]))
         proposal.applied_at = now
-        proposal.save(update_fields=["applied_note", "applied_note_text", "applied_at"])
-        done = [_("pool %(pool)s") % {"pool": pool} for pool in pools]
-        if refused:
-            done.append(_("not applied: %(why)s") % {"why": refused})
+        proposal.save(update_fields=["applied_at"])
         _send(proposal, "applied", _("Applied for week %(week)s: %(what)s") % {
-            "week": proposal.effective_week, "what": ", ".join(done) or "—"})
+            "week": proposal.effective_week, "what": "—"})
         due.append(proposal)
     if due:
         logger.info("policy: applied proposals %s", [p.pk for p in due])

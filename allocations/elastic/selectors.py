@@ -122,7 +122,8 @@ class PoolEvaluationInput:
 def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvaluationInput]:
     """Per pool: its live windows active at `now` (current plans) and its usage over the policy's spans.
 
-    A query per cluster for the windows, a query per pool for the usage.
+    A query per cluster for the windows and one for its pools' reserves (the evaluated hour's week), a query per
+    pool for the usage.
     """
     end = span_end_of(now)
     start = end - timedelta(hours=max(policy.idle_span_hours, policy.recent_span_hours))
@@ -134,7 +135,10 @@ def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvalu
             .order_by("id")
             .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
         )
-        for pool in GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"):
+        pools = selectors.pool_reserves_for_week(
+            week=_week_of(now),
+            pools=GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"))
+        for pool in pools:
             burst, _standby = engine.reserved_gpus(selectors.pool_capacity(pool=pool))
             windows = [
                 WindowInput(id=wid, team_id=team, tier=tier, gpu_count=gpus, start=w_start, end=w_end)
@@ -206,10 +210,11 @@ def replay_inputs(
 ) -> list[tuple[PoolInput, list[WindowInput], list[UsageInput]]]:
     """Every pool with the windows the current plans hold over [since, until) and the usage the policies read there.
 
-    Windows as the plans stand now (a window a later version withdrew is left out). Three queries.
+    Windows as the plans stand now (a window a later version withdrew is left out). Four queries.
     """
     reach = max((max(p.idle_span_hours, p.recent_span_hours) for p in policies), default=1)
-    pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
+    pools = selectors.pool_reserves_for_week(
+        week=_week_of(until), pools=GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
     windows: dict[int, list[WindowInput]] = {}
     for wid, pool_id, team, tier, gpus, start, end in (
         AllocationWindow.objects.filter(withdrawal__isnull=True, start__lt=until, end__gt=since)
@@ -245,7 +250,7 @@ REPLAY_DAYS = 7
 def policy_replay(
     *, policies: dict[str, ElasticPolicy], now: datetime, days: int = REPLAY_DAYS
 ) -> dict[str, ReplayTotals]:
-    """What each policy would have done over the last `days` days, hour by hour (evaluate.replay). Three queries."""
+    """What each policy would have done over the last `days` days, hour by hour (evaluate.replay). Four queries."""
     until = now  # the replay's last evaluation is the latest quarter past an hour that has come
     since = span_end_of(now) - timedelta(days=days)
     inputs = replay_inputs(since=since, until=until, policies=policies.values())

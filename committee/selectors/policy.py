@@ -2,8 +2,8 @@
 
 Read from django-simple-history's historical rows (core/history.py), one query per kind of thing, and
 turned into changes: for each row, the fields that differ from the same object's row before it. The
-governed parameters (the quorum and fair share, the elastic policy) are read from the one store (governed): each
-change after version 1 against the values before it.
+governed parameters (the quorum and fair share, the elastic policy, a pool's reserves) are read from the one store
+(governed): each change after version 1 against the values before it.
 """
 
 from __future__ import annotations
@@ -112,8 +112,8 @@ def policy_history(
                   subject=lambda r: r.name),
         *_changes(
             pools, kind=_("GPU pool"),
-            fields=labelled(GpuPool, "gpu_count", "burst_reserve_pct", "standby_pct", "cost_per_gpu_hour",
-                            "gpu_model", "gpus_per_node", "scheduler_label", "queue_wait_target_minutes"),
+            fields=labelled(GpuPool, "gpu_count", "cost_per_gpu_hour", "gpu_model", "gpus_per_node",
+                            "scheduler_label", "queue_wait_target_minutes"),
             subject=lambda r: f"{r.cluster.slug}/{r.slug}",
         ),
         *_changes(accounts, kind=_("Cluster account"), fields=labelled(ClusterAccount, "account"),
@@ -125,6 +125,7 @@ def policy_history(
     ]
     changes += _elastic_changes()
     changes += _governance_changes()
+    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind=_("Pool reserves"))
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
@@ -170,8 +171,10 @@ def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
             found = params.param_for(row.key)
             if state.get(row.key) != row.value and found is not None:
                 old = state.get(row.key)
+                part = found[1]
+                label = str(found[0].label) % {"pool": part, "criterion": part} if part else str(found[0].label)
                 diffs.append(FieldChange(
-                    label=_lowered(str(found[0].label)),
+                    label=_lowered(label),
                     old=None if old is None else _shown(policy_value_typed(key=row.key, raw=old)),
                     new=_shown(policy_value_typed(key=row.key, raw=row.value))))
             state[row.key] = row.value

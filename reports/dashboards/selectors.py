@@ -417,7 +417,7 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
     requested = requested_gpu_hours(filters=filters, team_ids=team_ids)
     decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
     placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
-    pools = list(filters.pools())
+    pools = allocation_selectors.pool_reserves_now(filters.pools())
     asked_by = _group(requested.items(), lambda k: k[0])
     decided_by = _group(decided.items(), lambda k: k[0])
     placed_by = _group(placed.items(), lambda k: k[0])
