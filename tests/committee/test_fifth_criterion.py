@@ -46,7 +46,7 @@ def test_the_fifth_criterion_is_scored_and_ranked(fifth: Any) -> None:
     assert (a.criterion(FIFTH).score, a.criterion(FIFTH).weight_pct) == (Decimal("10.00"), 15)
     # Its 15 points (10 × 15 %) lift the first request; the second gets none from it.
     assert a.criterion(FIFTH).points == Decimal("15.00") and b.criterion(FIFTH).points == Decimal("0.00")
-    assert a.total == sum((c.points for c in a.criteria), Decimal(0))
+    assert a.total == sum((c.points or Decimal(0) for c in a.criteria), Decimal(0))
     assert [row.request.pk for row in rows] == [r.pk for r in fifth.requests]
 
 
