@@ -9,11 +9,17 @@ bytes (gzip with mtime 0: the same body gives the same bytes) and gets a strong 
 uncompressed one with `-gzip` appended (`"abc"` → `"abc-gzip"`), as Apache's mod_deflate names it. A client
 that sends either one back in If-None-Match gets its 304 (`etag_match`). Every other answer is compressed by
 Django's middleware as before, random bytes included (docs/security.md, "Compressed pages and BREACH").
+
+A streamed file with a strong ETag (a static file WhiteNoise serves from where it lies, as `make run` does, with
+no precompressed copy beside it: plotly.min.js) is compressed by Django's middleware, which weakens its tag; the
+browser then revalidates with `W/"…"`, which WhiteNoise compares strongly and answers with the whole file again
+(1.4 MB of plotly.js on every chart page, bench/bench_static.py). So such a request whose If-None-Match names the
+file's tag, weakly, gets its 304 here, as RFC 9110 says an If-None-Match is compared.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseBase, HttpResponseNotModified
 from django.middleware.gzip import GZipMiddleware as DjangoGZipMiddleware
 from django.middleware.gzip import re_accepts_gzip
 from django.utils.cache import patch_vary_headers
@@ -51,6 +57,8 @@ class GZipMiddleware(DjangoGZipMiddleware):
 
     def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         etag = response.get("ETag") or ""
+        if response.streaming and (not_modified := _not_modified(request, response, etag)) is not None:
+            return not_modified
         if response.streaming or not etag.startswith('"') or response.has_header("Content-Encoding"):
             return super().process_response(request, response)
         content = response.content  # type: ignore[attr-defined]  # not streaming: an HttpResponse
@@ -67,3 +75,23 @@ class GZipMiddleware(DjangoGZipMiddleware):
         response.headers["ETag"] = gzip_etag(etag)
         response.headers["Content-Encoding"] = "gzip"
         return response
+
+
+# What a 304 keeps of the answer it stands for (RFC 9110 15.4.5).
+_NOT_MODIFIED_HEADERS = ("Cache-Control", "Content-Location", "Date", "Expires", "Last-Modified", "Vary")
+
+
+def _not_modified(request: HttpRequest, response: HttpResponseBase, etag: str) -> HttpResponseBase | None:
+    """A 304 for a streamed 200 with a strong ETag that the request's If-None-Match names (weakly), else None."""
+    if request.method not in ("GET", "HEAD") or response.status_code != 200 or not etag.startswith('"'):
+        return None
+    tag = etag_match(request.META.get("HTTP_IF_NONE_MATCH"), etag)
+    if tag is None:
+        return None
+    not_modified = HttpResponseNotModified()
+    not_modified.headers["ETag"] = tag
+    for name in _NOT_MODIFIED_HEADERS:
+        if response.has_header(name):
+            not_modified.headers[name] = response[name]
+    response.close()  # the file it would have streamed
+    return not_modified

@@ -30,7 +30,11 @@ from reports.records.decision import (
     decision_record_slug,
     decision_record_title,
 )
-from reports.records.language import decision_record_body_in_language, decision_record_language
+from reports.records.language import (
+    decision_record_body_in_language,
+    decision_record_language,
+    decision_record_relabelled,
+)
 from reports.records.parts import (
     decision_record_part_intro,
     decision_record_part_notes_placeholder,
@@ -63,6 +67,7 @@ __all__ = [
     "decision_record_part_slug",
     "decision_record_part_unused",
     "decision_record_parts_list",
+    "decision_record_relabelled",
     "decision_record_slug",
     "decision_record_title",
     "elastic_policy_markdown",

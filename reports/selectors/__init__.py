@@ -1,6 +1,6 @@
 """Every non-trivial read of the archive; import from here. One module per concept."""
 
-from reports.selectors.exports import export_for_revision, export_get, pdf_export_path, pdf_root
+from reports.selectors.exports import export_for_revision, export_get, export_language, pdf_export_path, pdf_root
 from reports.selectors.integrity import VerifyResult, archive_verify
 from reports.selectors.pages import (
     ChainHead,
@@ -40,6 +40,7 @@ __all__ = [
     "existing_slugs",
     "export_for_revision",
     "export_get",
+    "export_language",
     "page_get",
     "page_list",
     "page_search",

@@ -11,10 +11,11 @@ from django.urls import reverse
 from django.utils import translation
 
 from committee import services as committee_services
-from reports import records
-from reports.models import Page, PageRevision
+from reports import records, selectors
+from reports.models import ExportStatus, Page, PageRevision, PdfExport
 from reports.selectors import revision_latest
 from tests.reports.conftest import RATIONALES
+from tests.reports.test_pdf_export import pdf_text
 
 
 def record(world):
@@ -132,3 +133,34 @@ def test_a_record_written_before_labels_had_codes_renders_its_stored_labels(week
     with translation.override("zh-hans"):
         body = records.decision_record_body_in_language(body=revision_latest(page=record(week)).body, data=data)
     assert "决定与理由" in body and "as stored" in body
+
+
+def ask_for_pdf(client, user, page, revision, language, capture):
+    client.force_login(user)
+    with capture(execute=True):
+        response = client.post(reverse("reports:revision-pdf", args=[page.slug, revision.number]),
+                               HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 302
+    return PdfExport.objects.get(revision=revision, language=language)
+
+
+def test_the_record_s_pdf_prints_in_the_language_it_is_asked_in(week, client, settings,
+                                                                django_capture_on_commit_callbacks):
+    settings.CHROMIUM_PATH = "/nonexistent/chromium"  # the text is what this is about; the charts print elsewhere
+    revision = published(week, django_capture_on_commit_callbacks)
+    page = record(week)
+    chinese = ask_for_pdf(client, week.member_a, page, revision, "zh-hans", django_capture_on_commit_callbacks)
+    english = ask_for_pdf(client, week.member_b, page, revision, "en", django_capture_on_commit_callbacks)
+    assert chinese.pk != english.pk and chinese.status == english.status == ExportStatus.DONE, chinese.error
+    assert chinese.file_name.endswith("-zh-hans.pdf") and not english.file_name.endswith("-zh-hans.pdf")
+    in_chinese = pdf_text(selectors.pdf_export_path(export=chinese))
+    in_english = pdf_text(selectors.pdf_export_path(export=english))
+    assert "决定与理由" in in_chinese and "Decisions and rationale" not in in_chinese
+    assert RATIONALES["first"] in " ".join(in_chinese.split())  # as written
+    assert "Decisions and rationale" in in_english and "决定与理由" not in in_english
+    assert revision.hash in in_chinese and revision.hash in in_english  # the same revision, whichever language
+    # Each reader's page offers their own PDF.
+    client.force_login(week.member_a)
+    html = client.get(reverse("reports:page", args=[page.slug]), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert reverse("reports:export-download", args=[chinese.pk]) in html
+    assert reverse("reports:export-download", args=[english.pk]) not in html
