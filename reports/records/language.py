@@ -69,8 +69,10 @@ def decision_record_relabelled(data: DecisionRecordSnapshot) -> DecisionRecordSn
     plan, changes = out.get("plan"), out.get("plan_changes")
     if plan and plan.get("note_text"):
         plan["note"] = text_render(plan["note_text"], fallback=plan.get("note", ""))
-    for window in [*(plan or {}).get("windows", []), *(changes or {}).get("added", []),
-                   *(changes or {}).get("withdrawn", [])]:
+    windows: list[WindowSnapshot] = list(plan["windows"]) if plan else []
+    if changes:
+        windows += [*changes["added"], *changes["withdrawn"]]
+    for window in windows:
         _window(window)
     for correction in out.get("corrections") or []:
         if "outcome" in correction and "previous_outcome" in correction:

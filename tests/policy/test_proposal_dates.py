@@ -11,7 +11,7 @@ from tests.conftest import World
 
 def read(world: World, url: str, language: str) -> str:
     client = Client()
-    client.force_login(world.member_a)  # type: ignore[arg-type]
+    client.force_login(world.member_a)
     response = client.get(url, HTTP_ACCEPT_LANGUAGE=language)
     assert response.status_code == 200, url
     return response.content.decode()
