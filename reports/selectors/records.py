@@ -293,11 +293,20 @@ def _ranking_data(review: committee_selectors.CycleReview) -> list[RankingRowSna
                 "placement_reason": outcome.reason,
                 "outcome_summary": outcome.summary,
                 # What the four texts above are written from (committee.selectors.placement_params_text).
-                "placement_params": outcome.as_params(),
+                "placement_params": _placement_params(outcome),
             }
         )
     ranking.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, r["request_id"]))
     return ranking
+
+
+def _placement_params(outcome: committee_selectors.RequestOutcome) -> dict[str, Any]:
+    """The outcome's codes and numbers, without the engine's explanation in words where its reason codes are kept
+    (the row's `placement_reason` holds those words already; the codes write them in any language)."""
+    params = outcome.as_params()
+    if params["reasons"]:
+        del params["explanation"]
+    return params
 
 
 def _capacity_data(review: committee_selectors.CycleReview) -> list[PoolCapacitySnapshot]:
