@@ -86,3 +86,9 @@ def emergency_reviewed(params: Mapping[str, Any]) -> str:
     """A request's history: the weekly review's decision on an emergency, with its note as typed."""
     label = str(PostHocOutcome(params["outcome"]).label)
     return _("%(outcome)s: %(note)s") % {"outcome": label, "note": params["note"]} if params.get("note") else label
+
+
+@text_renderer("request_carried")
+def request_carried(params: Mapping[str, Any]) -> str:
+    """A request's history: the deferred request of an earlier week it was carried from."""
+    return _("carried from week %(week)s") % {"week": params["week"]}
