@@ -67,13 +67,20 @@ def request_event_record(
                                 detail_text=detail_text or {})
 
 
-def request_events_record(*, details: Iterable[tuple[GpuRequest, str]], actor: User | None, action: str) -> None:
-    """The same event on many requests, each with its own detail, in one INSERT (a week's finalize or publish)."""
+def request_events_record(
+    *, details: Iterable[tuple[GpuRequest, dict[str, Any]]], actor: User | None, action: str
+) -> None:
+    """The same event on many requests, each with its own detail, in one INSERT (a week's finalize or publish).
+
+    Each detail is a text Docket writes (core.texts.stored_text): kept as a code, read in the reader's language,
+    and as written now in `detail`.
+    """
     name = actor_name(actor)
     at = timezone.now()
     RequestEvent.objects.bulk_create(
-        RequestEvent(request=request, at=at, actor_name=name, action=action, detail=detail)
-        for request, detail in details
+        RequestEvent(request=request, at=at, actor_name=name, action=action, detail=text_render(stored),
+                     detail_text=stored)
+        for request, stored in details
     )
 
 
