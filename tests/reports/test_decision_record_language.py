@@ -14,7 +14,7 @@ from committee import services as committee_services
 from reports import records, selectors
 from reports.models import ExportStatus, Page, PageRevision, PdfExport
 from reports.selectors import revision_latest
-from tests.reports.conftest import RATIONALES
+from tests.reports.conftest import RATIONALES, note_write
 from tests.reports.test_pdf_export import pdf_text
 
 
@@ -111,13 +111,7 @@ def test_a_chair_in_zh_hans_publishes_the_record_in_the_default_language_and_the
 
 def test_notes_people_wrote_stay_as_written_in_chinese(week, client, django_capture_on_commit_callbacks):
     page = record(week)
-    client.force_login(week.tech)
-    body = revision_latest(page=page).body.replace("Notes added by committee members go here.",
-                                                   "The tech lead abstained on team B's requests.")
-    response = client.post(reverse("reports:page-edit", args=[page.slug]), {
-        "title": page.title, "body": body, "summary": "Note the abstention",
-        "base_revision_id": page.latest_revision_id})
-    assert response.status_code == 302
+    note_write(client, page, "The tech lead abstained on team B's requests.", as_user=week.tech)
     text = article(read(client, week.member_a, reverse("reports:page", args=[page.slug]), "zh-hans"))
     assert "The tech lead abstained on team B&#x27;s requests." in text or "team B's requests" in text
     assert "Committee notes" in text  # a heading someone kept in their notes is theirs: not translated
