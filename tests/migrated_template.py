@@ -26,8 +26,8 @@ from typing import Any
 
 
 @cache
-def template_path() -> Path:
-    """The template's file, named by a hash of every installed app's migrations and Django's version."""
+def migrations_key() -> str:
+    """A hash of every installed app's migrations and Django's version: what a migrated database depends on."""
     import django
     from django.apps import apps
 
@@ -37,7 +37,12 @@ def template_path() -> Path:
         for migration in sorted(folder.glob("*.py")) if folder.is_dir() else ():
             digest.update(f"{app.label}/{migration.name}\0".encode())
             digest.update(migration.read_bytes())
-    return Path(tempfile.gettempdir()) / f"docket-migrated-{digest.hexdigest()[:16]}.sqlite3"
+    return digest.hexdigest()[:16]
+
+
+def template_path() -> Path:
+    """The template's file, named by the migrations' key."""
+    return Path(tempfile.gettempdir()) / f"docket-migrated-{migrations_key()}.sqlite3"
 
 
 def _in_memory_sqlite(alias: str) -> Any | None:
