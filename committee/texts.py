@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import gettext as _
 
 from allocations.explanations import explanation_text, tier_label
 from committee.models import DecisionOutcome, PostHocOutcome
+from core.numbers import format_gpu_hours
 from core.texts import text_renderer
 
 
@@ -86,3 +88,40 @@ def emergency_reviewed(params: Mapping[str, Any]) -> str:
     """A request's history: the weekly review's decision on an emergency, with its note as typed."""
     label = str(PostHocOutcome(params["outcome"]).label)
     return _("%(outcome)s: %(note)s") % {"outcome": label, "note": params["note"]} if params.get("note") else label
+
+
+@text_renderer("request_carried")
+def request_carried(params: Mapping[str, Any]) -> str:
+    """A request's history: the deferred request of an earlier week it was carried from."""
+    return _("carried from week %(week)s") % {"week": params["week"]}
+
+
+@text_renderer("request_decided")
+def request_decided(params: Mapping[str, Any]) -> str:
+    """A request's history at finalize: the outcome, and for an alternative what it is (its description as typed)."""
+    label = outcome_label(params["outcome"], params["granted_gpu_count"])
+    if not params.get("alternative"):
+        return label
+    hours = params.get("alternative_gpu_hours")
+    if hours is None:
+        return _("%(outcome)s: %(alternative)s") % {"outcome": label, "alternative": params["alternative"]}
+    return _("%(outcome)s: %(alternative)s (%(hours)s GPU-hours)") % {
+        "outcome": label, "alternative": params["alternative"], "hours": format_gpu_hours(Decimal(hours)),
+    }
+
+
+@text_renderer("request_placed")
+def request_placed(params: Mapping[str, Any]) -> str:
+    """A request's history at publish: the plan version, and what the engine did with the request."""
+    return _("plan version %(version)d: %(text)s") % {
+        "version": int(params["version"]),
+        "text": explanation_text(params["reasons"], week_start=datetime.fromisoformat(params["week_start"])),
+    }
+
+
+@text_renderer("plan_corrected")
+def plan_corrected(params: Mapping[str, Any]) -> str:
+    """A plan's note: the correction it was published for, with the chair's reason as typed."""
+    return _("correction of “%(title)s” (%(team)s): %(reason)s") % {
+        "title": params["title"], "team": params["team"], "reason": params["reason"],
+    }

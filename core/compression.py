@@ -9,6 +9,13 @@ bytes (gzip with mtime 0: the same body gives the same bytes) and gets a strong 
 uncompressed one with `-gzip` appended (`"abc"` → `"abc-gzip"`), as Apache's mod_deflate names it. A client
 that sends either one back in If-None-Match gets its 304 (`etag_match`). Every other answer is compressed by
 Django's middleware as before, random bytes included (docs/security.md, "Compressed pages and BREACH").
+
+A streamed file with a strong ETag (a static file WhiteNoise serves from where it lies, as `make run` does, with
+no precompressed copy beside it: plotly.min.js) is compressed by Django's middleware, which weakens its tag; the
+browser then revalidates with `W/"…"`, which WhiteNoise compares strongly and answers with the whole file again
+(1.4 MB of plotly.js on every chart page, bench/bench_static.py). If-None-Match always compares weakly (RFC 9110
+13.1.2: `W/"x"` matches `"x"`), so a request's tags lose their `W/` here, before WhiteNoise or a view reads them:
+the browser that has the file gets its 304.
 """
 
 from __future__ import annotations
@@ -48,6 +55,12 @@ def etag_match(if_none_match: str | None, etag: str) -> str | None:
 
 class GZipMiddleware(DjangoGZipMiddleware):
     """Django's GZipMiddleware; an answer with a strong ETag is compressed the same way every time and keeps one."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        """If-None-Match's tags as the weak comparison reads them (no `W/`), for code that compares strongly."""
+        tags = request.META.get("HTTP_IF_NONE_MATCH", "")
+        if "W/" in tags:
+            request.META["HTTP_IF_NONE_MATCH"] = ", ".join(tag.removeprefix("W/") for tag in parse_etags(tags))
 
     def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         etag = response.get("ETag") or ""

@@ -8,6 +8,7 @@ PostgreSQL a trigger refuses any UPDATE or DELETE of a revision row (see migrati
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
@@ -156,11 +157,15 @@ class ExportStep(models.TextChoices):
 
 
 class PdfExport(models.Model):
-    """The PDF of one revision. One row per revision: asking again reuses it (or retries a failure)."""
+    """The PDF of one revision in one language. One row per revision and language: asking again reuses it (or
+    retries a failure). A decision record prints in the language of whoever asked for it (rendered from its data,
+    as its page reads: reports.records.language); other pages print their text as written, with Docket's own words
+    around it in that language."""
 
-    revision = models.OneToOneField(
-        PageRevision, on_delete=models.PROTECT, related_name="pdf_export", verbose_name=_("revision")
+    revision = models.ForeignKey(
+        PageRevision, on_delete=models.PROTECT, related_name="pdf_exports", verbose_name=_("revision")
     )
+    language = models.CharField(_("language"), max_length=10, choices=settings.LANGUAGES)
     status = models.CharField(_("status"), max_length=10, choices=ExportStatus.choices, default=ExportStatus.PENDING)
     progress_pct = models.PositiveSmallIntegerField(_("progress %"), default=0)
     step = models.CharField(_("step"), max_length=20, choices=ExportStep.choices, default=ExportStep.QUEUED)
@@ -180,6 +185,7 @@ class PdfExport(models.Model):
         verbose_name = _("PDF export")
         verbose_name_plural = _("PDF exports")
         constraints = [
+            models.UniqueConstraint(fields=["revision", "language"], name="pdfexport_one_per_revision_language"),
             models.CheckConstraint(condition=Q(progress_pct__lte=100), name="pdfexport_progress_0_100"),
             models.CheckConstraint(
                 condition=~Q(status=ExportStatus.DONE) | (Q(progress_pct=100) & Q(file_name__gt="")),
@@ -192,7 +198,7 @@ class PdfExport(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"PDF of {self.revision_id} ({self.status})"
+        return f"PDF of {self.revision_id} in {self.language} ({self.status})"
 
 
 # --- the capacity buffer fund ------------------------------------------------------------------

@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from reports import chart_printer, print_pieces, records
+from reports import chart_printer, print_pieces, records, selectors
 from reports import charts as charts_module
 from reports.markdown import render as render_markdown
 from reports.models import PageKind, PageRevision
@@ -177,9 +177,14 @@ class DecisionRecordPrint:
 
     def __init__(self, *, revision: PageRevision) -> None:
         self.revision = revision
-        self.data: Mapping[str, Any] = revision.data or {}
         self.language = translation.get_language() or "en"
-        self.parts = record_parts(revision)
+        # In another language than the record's own, its text is rendered from its data, whole (no parts), and
+        # the cover's labels are written from their codes (reports.records.language), as the record's page reads.
+        self.text = selectors.revision_text(revision=revision)
+        data: Any = revision.data or {}
+        self.data: Mapping[str, Any] = records.decision_record_relabelled(data) if self.text.in_reader_language \
+            else data
+        self.parts = [] if self.text.in_reader_language else record_parts(revision)
 
     @cached_property
     def charts(self) -> list[charts_module.Chart]:
@@ -188,14 +193,15 @@ class DecisionRecordPrint:
             return charts_module.decision_record_print_charts(self.data)
 
     def workers(self) -> int:
-        text = len(self.revision.body) + sum(len(part.body) for part in self.parts)
+        text = len(self.text.body) + sum(len(part.body) for part in self.parts)
         return 1 if text < IN_PROCESS_BELOW else settings.DOCKET_PDF_WORKERS
 
     def _piece(self, **context: Any) -> print_pieces.Piece:
         with translation.override(self.language):  # the language the PDF is printed in, whichever thread asks
             return print_pieces.Piece(render_to_string(
                 "reports/print/decision_record_piece.html",
-                {"revision": self.revision, "page": self.revision.page, "LANGUAGE_CODE": self.language, **context},
+                {"revision": self.revision, "page": self.revision.page, "title": self.text.title,
+                 "LANGUAGE_CODE": self.language, **context},
             ))
 
     def pieces(self, *, charts_note: str = "") -> list[print_pieces.Piece | print_pieces.Late]:
@@ -205,7 +211,7 @@ class DecisionRecordPrint:
         )
         result: list[print_pieces.Piece | print_pieces.Late] = [
             cover, print_pieces.Late(lambda: [self._charts_piece(note=charts_note)], last=True)]
-        texts = [(self.revision.title, "", self.revision.body)]
+        texts = [(self.text.title, "", self.text.body)]
         texts += [(part.title, part.title, part.body) for part in self.parts]
         for running_title, part_title, body in texts:
             result.append(print_pieces.Late(partial(self._text_pieces, running_title, part_title, body)))

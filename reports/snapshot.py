@@ -2,13 +2,15 @@
 
 reports/selectors/records.py builds it from the committee's and allocations' rows;
 reports/records/decision.py renders it as Markdown. Every value is JSON-native and already formatted for
-reading (labels, names), so a stored snapshot renders the same forever. Keys marked NotRequired
-may be missing or empty in a snapshot; the renderer says so instead of failing.
+reading (labels, names), so a stored snapshot renders the same forever; beside each label Docket writes is the
+code it is written from (a status, an outcome, a tier, a placement's parameters), so it renders in another
+language too. Keys marked NotRequired may be missing or empty in a snapshot; the renderer says so instead of
+failing.
 """
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class CycleSnapshot(TypedDict):
@@ -73,6 +75,9 @@ class RankingRowSnapshot(TypedDict):
     placed_text: NotRequired[str]  # "6 A100, Tue 00:00–Thu 00:00, standard (288 GPU-hours)"
     placement_reason: NotRequired[str]  # the engine's explanation
     outcome_summary: NotRequired[str]  # "Grant 16 → placed 6 (shortened)"
+    # The codes and numbers the four texts above are written from (committee RequestOutcome.as_params), so a
+    # reader of another language reads them in theirs; missing in older records, which show the texts as stored.
+    placement_params: NotRequired[dict[str, Any]]
 
 
 class PoolCapacitySnapshot(TypedDict):
@@ -103,6 +108,7 @@ class PlanSnapshot(TypedDict):
     published_label: str
     published_by: str
     note: str
+    note_text: NotRequired[dict[str, Any]]  # a note Docket wrote (an emergency's), as core.texts stores it
     windows: list[WindowSnapshot]
 
 
@@ -132,6 +138,11 @@ class CorrectionSnapshot(TypedDict):
     plan_version: int | None
     from_appeal: bool
     exception: NotRequired[str]  # a grant below quorum: the chair's stated exception to the rubric
+    # The outcomes the two labels are written from; missing in older records.
+    previous_outcome: NotRequired[str]
+    previous_granted_gpu_count: NotRequired[int | None]
+    outcome: NotRequired[str]
+    granted_gpu_count: NotRequired[int | None]
 
 
 class AppealSnapshot(TypedDict):
@@ -189,6 +200,10 @@ class DecisionRecordSnapshot(TypedDict):
     """A week's decision: rubric, who took part, the ranking with rationale, capacity, the published plan."""
 
     schema: int
+    # The language the labels and the archived Markdown are written in (settings.LANGUAGE_CODE when written);
+    # missing in older records, written in the default language too. Readers of another language read the record
+    # rendered from this data in theirs (reports.records.language).
+    language: NotRequired[str]
     cycle: CycleSnapshot
     rubric: RubricSnapshot
     quorum: NotRequired[int]

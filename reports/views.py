@@ -48,6 +48,11 @@ def _html(request: HttpRequest, text: str) -> str:
                            readable_requests=selectors.readable_requests(viewer=request.user, text=text))
 
 
+def _revision_text(request: HttpRequest, revision: PageRevision) -> selectors.RevisionText:
+    """The revision in the reader's language, or its archived text with ?text=archived."""
+    return selectors.revision_text(revision=revision, archived=request.GET.get("text") == "archived")
+
+
 def _require_editor(request: HttpRequest) -> None:
     if not selectors.user_can_edit(user=request.user):
         raise RoleRequired(
@@ -112,14 +117,16 @@ def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         # A wiki link's target that nobody wrote yet: say so, and offer the committee to write it.
         return _render(request, "reports/page_missing.html", {"slug": slug}, status=404)
     revision = selectors.revision_latest(page=page)
+    text = _revision_text(request, revision)
     return _render(
         request,
         "reports/page_detail.html",
         {
             "page": page,
             "revision": revision,
+            "text": text,
             "is_latest": True,
-            "html": _html(request, revision.body),
+            "html": _html(request, text.body),
             "backlinks": selectors.backlinks(page=page),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),
@@ -130,17 +137,20 @@ def page_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def revision_detail(request: AuthenticatedHttpRequest, slug: str, number: int) -> HttpResponse:
-    """The permalink of one revision: its content as it was saved, forever."""
+    """The permalink of one revision: its content as it was saved, forever (a decision record in the reader's
+    language, rendered from the data it saved; ?text=archived shows the text exactly as saved)."""
     page = selectors.page_get(viewer=request.user, slug=slug)
     revision = selectors.revision_get(page=page, number=number)
+    text = _revision_text(request, revision)
     return _render(
         request,
         "reports/page_detail.html",
         {
             "page": page,
             "revision": revision,
+            "text": text,
             "is_latest": revision.pk == page.latest_revision_id,
-            "html": _html(request, revision.body),
+            "html": _html(request, text.body),
             "restore_form": RestoreForm(initial={"base_revision_id": page.latest_revision_id}),
             "charts": selectors.revision_charts(revision=revision),
             "export": selectors.export_for_revision(revision=revision),

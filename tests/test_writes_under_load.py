@@ -1,10 +1,11 @@
-"""Usage posts, the same team's request edits, corrections and scores on one pool, at once: no 500 (PostgreSQL).
+"""Usage posts, request edits, corrections, scores and emergencies on one pool, at once: no 500 (PostgreSQL).
 
 Issue 27's reproduction, small: a scheduler posts usage on atlas/a100 while team A's lead replaces its request on
 that pool for the following week, the chair corrects a decision of the published week (a new plan version on the
-same pool) and the product lead scores team B's a100 request of a week in review. Before the row locks took only
-the rows each service changes, a usage post and a request edit deadlocked in PostgreSQL and answered 500
-(bench/soak_deadlocks.py: 273 of 600 calls in 300 pairs). Every call here must answer as it would alone, and the
+same pool), the product lead scores team B's a100 request of a week in review, and team B files emergencies on a100
+in the running week that the chair and a second member approve (each placed, a plan version published). Before the row
+locks took only the rows each service changes, a usage post and a request edit deadlocked in PostgreSQL and answered
+500 (bench/soak_deadlocks.py: 273 of 600 calls in 300 pairs). Every call here must answer as it would alone, and the
 ledger must hold exactly the usage the API confirmed.
 """
 
@@ -23,7 +24,8 @@ import pytest
 
 from allocations.models import AllocationPlan, ClusterAccount, UsageRecord
 from committee import services, weeks
-from committee.models import DecisionCorrection
+from committee.models import DecisionCorrection, EmergencyRequest
+from committee.services import emergency as emergencies
 from tests.allocations.plans import token_for
 from tests.clock import FIXED_NOW
 from tests.committee.appealing import finalize_week, publish
@@ -39,6 +41,7 @@ ROUNDS = 6  # rounds of (usage post, request edit) pairs, PAIRS at a time
 PAIRS = 3
 CORRECTIONS = 3
 SCORES = 6
+EMERGENCIES = 3
 
 
 def call(method: str, url: str, authorization: str, body: dict[str, Any]) -> int:
@@ -55,6 +58,8 @@ def call(method: str, url: str, authorization: str, body: dict[str, Any]) -> int
 def test_usage_posts_request_edits_corrections_and_scores_together_answer_without_a_server_error(
         live_server, world, clock):
     require(on_postgresql(), "PostgreSQL (run with DATABASE_URL=postgres://…)")
+    clock.move_to(FIXED_NOW - timedelta(days=7), tick=False)
+    running = services.cycle_create(week=weeks.current_week_label(FIXED_NOW))  # the week FIXED_NOW falls in
     clock.move_to(FIXED_NOW, tick=False)
     _first, second, _third = finalize_week(world)
     publish(world)
@@ -73,9 +78,9 @@ def test_usage_posts_request_edits_corrections_and_scores_together_answer_withou
     hour = FIXED_NOW.replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
     body = request_body(later)
     answers: dict[str, Counter[int]] = {"usage": Counter(), "edit": Counter(), "correction": Counter(),
-                                        "score": Counter()}
+                                        "score": Counter(), "emergency": Counter()}
     count = threading.Lock()
-    start = threading.Barrier(PAIRS * 2 + 2, timeout=60)
+    start = threading.Barrier(PAIRS * 2 + 3, timeout=60)
 
     def record(kind: str, status: int) -> None:
         with count:
@@ -110,9 +115,27 @@ def test_usage_posts_request_edits_corrections_and_scores_together_answer_withou
                                  {"criterion": ("business_impact", "feasibility", "urgency")[index % 3],
                                   "value": index + 2}))
 
+    def emergency() -> None:
+        # The services in this thread, as the emergency page calls them: its own database connection, closed after.
+        from django.db import connection
+
+        start.wait()
+        try:
+            for index in range(EMERGENCIES):
+                filed = emergencies.emergency_request_file(
+                    actor=world.member_b, team=world.team_b, pool=world.a100, title=f"Hotfix {index}", gpu_count=2,
+                    duration_hours=4, justification="A fraud wave.", now=FIXED_NOW)
+                for member in (world.chair, world.reviewer):
+                    emergencies.emergency_request_decide(actor=member, emergency=filed, approve=True, now=FIXED_NOW)
+                record("emergency", EmergencyRequest.objects.get(pk=filed.pk).status)
+        except Exception as error:  # a deadlock here would be the 500 the page answers
+            record("emergency", type(error).__name__)
+        finally:
+            connection.close()
+
     threads = [threading.Thread(target=usage, args=(i,)) for i in range(PAIRS)]
     threads += [threading.Thread(target=edit, args=(i,)) for i in range(PAIRS)]
-    threads += [threading.Thread(target=correct), threading.Thread(target=score)]
+    threads += [threading.Thread(target=correct), threading.Thread(target=score), threading.Thread(target=emergency)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -120,7 +143,9 @@ def test_usage_posts_request_edits_corrections_and_scores_together_answer_withou
     assert not any(thread.is_alive() for thread in threads)
 
     assert answers == {"usage": Counter({201: PAIRS * ROUNDS}), "edit": Counter({200: PAIRS * ROUNDS}),
-                       "correction": Counter({201: CORRECTIONS}), "score": Counter({200: SCORES})}, answers
+                       "correction": Counter({201: CORRECTIONS}), "score": Counter({200: SCORES}),
+                       "emergency": Counter({"placed": EMERGENCIES})}, answers
     assert UsageRecord.objects.count() == PAIRS * ROUNDS  # one row for each 201, none for a failed try
     assert DecisionCorrection.objects.count() == CORRECTIONS
     assert AllocationPlan.objects.filter(week=world.cycle.week).count() == 1 + CORRECTIONS
+    assert AllocationPlan.objects.filter(week=running.week).count() == EMERGENCIES  # one version per placement

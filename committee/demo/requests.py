@@ -212,8 +212,10 @@ def seed_intake_cycle(*, pools: dict[str, GpuPool], now: datetime) -> ReviewCycl
     """Next week's cycle, open for intake, with its requests."""
     cycle = cycle_create(week=weeks.next_week_label(now))
     if cycle.intake_closes_at <= now:
-        # Seeding after Friday's close: keep the demo usable by leaving intake open until tomorrow.
-        ReviewCycle.objects.filter(pk=cycle.pk).update(intake_closes_at=now + timedelta(days=1))
+        # Seeding after Friday's close: keep the demo usable by leaving intake open until tomorrow, or until the
+        # review if that comes first (a Sunday afternoon: the review is Monday 09:00, which intake may not pass).
+        closes = min(now + timedelta(days=1), cycle.review_at)
+        ReviewCycle.objects.filter(pk=cycle.pk).update(intake_closes_at=closes)
         cycle.refresh_from_db()
     for offset, spec in enumerate(REQUESTS + WITHDRAWN):
         if (spec.team, spec.pool) == NOT_FILED_YET:

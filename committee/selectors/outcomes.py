@@ -44,6 +44,7 @@ __all__ = [
     "PlacementStatus",
     "RequestOutcome",
     "decided_label",
+    "outcome_summary",
     "placement_label",
     "placement_params_text",
     "request_outcome_get",
@@ -222,26 +223,42 @@ class RequestOutcome:
     @property
     def summary(self) -> str:
         """The short form for tables and subjects: "Grant 32 → placed 24 (shortened)", "Grant 32 → not placed"."""
-        if self.decided is None:
-            return str(PlacementStatus.UNDECIDED.label)
-        if not self.decided.is_grant:
-            return self.decided.outcome_label
-        decided = f"{self.decided.outcome_label} {self.decided.gpu_count}"
-        if self.placed is None or self.status in (
-            PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED, PlacementStatus.NOT_RECORDED
-        ):
-            return _("%(decided)s → %(placed)s") % {"decided": decided, "placed": self.status.label}
-        placed = _("placed %(gpus)d") % {"gpus": self.placed.gpu_count}
-        if self.status == PlacementStatus.AS_DECIDED:
-            return _("%(decided)s → %(placed)s") % {"decided": decided, "placed": placed}
-        tags = []
-        if self.shortened:
-            tags.append(str(_("shortened")))
-        if self.preemptible:
-            tags.append(str(_("preemptible")))
-        return _("%(decided)s → %(placed)s (%(difference)s)") % {
-            "decided": decided, "placed": placed, "difference": ", ".join(tags)
-        }
+        return outcome_summary(
+            outcome=self.decided.outcome if self.decided else None,
+            gpu_count=self.decided.gpu_count if self.decided else None,
+            status=self.status,
+            placed_gpu_count=self.placed.gpu_count if self.placed is not None else None,
+            shortened=self.shortened,
+            preemptible=self.preemptible,
+        )
+
+
+def outcome_summary(
+    *, outcome: str | None, gpu_count: int | None, status: str, placed_gpu_count: int | None, shortened: bool,
+    preemptible: bool,
+) -> str:
+    """`RequestOutcome.summary` from plain values (stored ones too): "Grant 32 → placed 24 (shortened)"."""
+    if outcome is None:
+        return str(PlacementStatus.UNDECIDED.label)
+    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
+    if outcome not in _GRANTS:
+        return label
+    decided = f"{label} {gpu_count}"
+    if placed_gpu_count is None or status in (
+        PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED, PlacementStatus.NOT_RECORDED
+    ):
+        return _("%(decided)s → %(placed)s") % {"decided": decided, "placed": PlacementStatus(status).label}
+    placed = _("placed %(gpus)d") % {"gpus": placed_gpu_count}
+    if status == PlacementStatus.AS_DECIDED:
+        return _("%(decided)s → %(placed)s") % {"decided": decided, "placed": placed}
+    tags = []
+    if shortened:
+        tags.append(str(_("shortened")))
+    if preemptible:
+        tags.append(str(_("preemptible")))
+    return _("%(decided)s → %(placed)s (%(difference)s)") % {
+        "decided": decided, "placed": placed, "difference": ", ".join(tags)
+    }
 
 
 def placement_label(
@@ -305,7 +322,7 @@ def decided_label(
 
 
 def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
-    """What `RequestOutcome.as_params` stored, in the active language: decided, placed, difference, reason,
+    """What `RequestOutcome.as_params` stored, in the active language: decided, placed, difference, summary, reason,
     and whether the placement `differs` from the decision and whether the grant has no window (`unplaced`)."""
     status = params.get("placement")
     if status not in PlacementStatus.values:
@@ -346,10 +363,16 @@ def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
         placed_gpu_hours=params.get("placed_gpu_hours") or 0,
         preemptible=bool(params.get("preemptible")),
     )
+    summary = outcome_summary(
+        outcome=params.get("decided_outcome"), gpu_count=gpus, status=status,
+        placed_gpu_count=params.get("placed_gpu_count"), shortened=status == PlacementStatus.SHORTENED,
+        preemptible=bool(params.get("preemptible")),
+    )
     return {
         "decided": decided,
         "placed": placed,
         "difference": difference,
+        "summary": summary,
         "reason": reason,
         "differs": status in _DIFFERENCES,
         "unplaced": status in (PlacementStatus.NOT_PLACED, PlacementStatus.NOT_PUBLISHED, PlacementStatus.NOT_RECORDED),

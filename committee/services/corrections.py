@@ -235,15 +235,14 @@ def _correct(
                             granted_gpu_count=granted, reason=reason)
     request_event_record(request=decision.request, actor=actor, action="corrected", detail=text_render(corrected),
                          detail_text=corrected)
-    record_reason = _("correction of “%(title)s” (%(team)s): %(reason)s") % {
-        "title": decision.request_title, "team": decision.team_name, "reason": reason
-    }
+    reason_text = stored_text("plan_corrected", title=decision.request_title, team=decision.team_name, reason=reason)
+    record_reason = text_render(reason_text)
     if published:
         if keep_other_teams is None:
             keep_other_teams = settings.DOCKET_CORRECTIONS_KEEP_OTHER_TEAMS
         keep = selectors.other_teams_refs(gpu_request=decision.request) if keep_other_teams else frozenset()
-        plan = cycle_plan_place(actor=actor, cycle=cycle, reason=record_reason, now=now, expect_digest=preview_digest,
-                                keep=keep)
+        plan = cycle_plan_place(actor=actor, cycle=cycle, reason=record_reason, reason_text=reason_text, now=now,
+                                expect_digest=preview_digest, keep=keep)
         if plan.version != correction.plan_version:  # the cycle is locked: nobody else can publish meanwhile
             raise StateConflict(_("Another plan version was published meanwhile; try again."))
     else:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations.explanations import explanation_text
+from allocations.explanations import reasons_as_json
 from allocations.models import AllocationPlan
 from allocations.services import plan_publish
 from committee import selectors
@@ -26,6 +27,7 @@ from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text
 
 
 @write_transaction
@@ -58,6 +60,7 @@ def cycle_plan_place(
     actor: User,
     cycle: ReviewCycle,
     reason: str = "",
+    reason_text: dict[str, Any] | None = None,
     now: datetime | None = None,
     expect_digest: str | None = None,
     keep: Collection[int] = (),
@@ -106,14 +109,13 @@ def cycle_plan_place(
         teams={ref: request.team for ref, request in requests.items()},
         published_by_name=actor_name(actor),
         note=reason,
+        note_text=reason_text,
     )
     request_events_record(
         details=[
-            (
-                requests[explanation.ref],
-                _("plan version %(version)d: %(text)s")
-                % {"version": plan.version, "text": explanation_text(explanation.reasons, week_start=locked.starts_at)},
-            )
+            (requests[explanation.ref], stored_text("request_placed", version=plan.version,
+                                                    reasons=reasons_as_json(explanation.reasons),
+                                                    week_start=locked.starts_at.isoformat()))
             for explanation in explanations
         ],
         actor=actor,

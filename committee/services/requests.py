@@ -32,6 +32,7 @@ from committee.services.notifications import notification_enqueue, notifications
 from core.audit import person_name
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text, text_render
 
 REQUEST_FIELDS = (
     "pool",
@@ -66,13 +67,20 @@ def request_event_record(
                                 detail_text=detail_text or {})
 
 
-def request_events_record(*, details: Iterable[tuple[GpuRequest, str]], actor: User | None, action: str) -> None:
-    """The same event on many requests, each with its own detail, in one INSERT (a week's finalize or publish)."""
+def request_events_record(
+    *, details: Iterable[tuple[GpuRequest, dict[str, Any]]], actor: User | None, action: str
+) -> None:
+    """The same event on many requests, each with its own detail, in one INSERT (a week's finalize or publish).
+
+    Each detail is a text Docket writes (core.texts.stored_text): kept as a code, read in the reader's language,
+    and as written now in `detail`.
+    """
     name = actor_name(actor)
     at = timezone.now()
     RequestEvent.objects.bulk_create(
-        RequestEvent(request=request, at=at, actor_name=name, action=action, detail=detail)
-        for request, detail in details
+        RequestEvent(request=request, at=at, actor_name=name, action=action, detail=text_render(stored),
+                     detail_text=stored)
+        for request, stored in details
     )
 
 
@@ -263,13 +271,15 @@ def request_create(
     alternatives: Sequence[Mapping[str, Any]] = (),
     carried_from: GpuRequest | None = None,
     detail: str = "",
+    detail_text: dict[str, Any] | None = None,
 ) -> GpuRequest:
     """File a draft request for `team` in `cycle` with its evidence.
 
     Refused (PermissionDenied) unless the actor is a member of the team, and (ValidationError,
     nothing written) once intake is closed or when any field or rule fails: every error of the
     request, its evidence and request_problems is raised together, keyed by field. `detail`
-    goes into the "created" event (where a copied request came from).
+    goes into the "created" event (where a copied request came from), `detail_text` beside it as a
+    code (core.texts) that renders it in the reader's language.
     """
     _check_can_edit(actor=actor, team=team, cycle=cycle)
     gpu_request = GpuRequest(
@@ -281,7 +291,7 @@ def request_create(
     )
     gpu_request.save()
     _write_evidence(gpu_request=gpu_request, usage_report=usage_report, impact=impact, rows=rows)
-    request_event_record(request=gpu_request, actor=actor, action="created", detail=detail)
+    request_event_record(request=gpu_request, actor=actor, action="created", detail=detail, detail_text=detail_text)
     return gpu_request
 
 
@@ -467,13 +477,14 @@ def request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -
             _("This request was already carried into week %(week)s: “%(title)s”.")
             % {"week": cycle.week, "title": earlier.title}
         )
+    carried = stored_text("request_carried", week=locked.cycle.week)
     copy = selectors.request_copy(source=locked, cycle=cycle)
     prefill = selectors.usage_prefill(team=locked.team, pool=locked.pool, cycle=cycle)
     try:
         return request_create(
             actor=actor, team=locked.team, cycle=cycle, fields=copy.fields, usage={**copy.usage, **prefill.initial},
             forecast=copy.forecast, alternatives=copy.alternatives, carried_from=locked,
-            detail=_("carried from week %(week)s") % {"week": locked.cycle.week},
+            detail=text_render(carried), detail_text=carried,
         )
     except ValidationError as exc:
         if hasattr(exc, "error_dict") and "pool" in exc.error_dict:

@@ -33,6 +33,7 @@ from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text
 
 AUTO_DEFER_NAME = "Docket"
 
@@ -299,18 +300,11 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
             frozen.append(decision)
         decision.priority_rank = result.rank
         decision.weighted_total = result.total
-        events.append(
-            (
-                request,
-                decision.get_outcome_display()
-                + (f" ({decision.granted_gpu_count} GPUs)" if decision.outcome == DecisionOutcome.PARTIAL else "")
-                + (
-                    f": {decision.alternative_description} ({decision.alternative_gpu_hours} GPU-hours)"
-                    if decision.outcome == DecisionOutcome.ALTERNATIVE
-                    else ""
-                ),
-            )
-        )
+        events.append((request, stored_text(
+            "request_decided", outcome=decision.outcome, granted_gpu_count=decision.granted_gpu_count,
+            alternative=decision.alternative_description if decision.outcome == DecisionOutcome.ALTERNATIVE else "",
+            alternative_gpu_hours=(str(decision.alternative_gpu_hours)
+                                   if decision.outcome == DecisionOutcome.ALTERNATIVE else None))))
     # One write per kind of row, whatever the number of requests.
     Decision.objects.bulk_create(automatic)
     Decision.objects.bulk_update(frozen, ["priority_rank", "weighted_total"])

@@ -28,7 +28,7 @@ from committee.models import Criterion
 from committee.weeks import current_week_label
 from policy import parameters
 from policy.replay import ReplayErrors, ReplayResult, replay
-from policy.replay.compute import Measure, Note, ReplayInputs
+from policy.replay.data import Measure, Note, ReplayInputs
 from policy.replay.overrides import DEFAULT_WEEKS, PoolReserves, ReplayQuery, replay_query_parse
 from policy.selectors.replay import replay_before, replay_inputs_load, replay_parameters
 

@@ -33,7 +33,7 @@ from core.http import AuthenticatedHttpRequest
 from core.parsers import parse_whole_number
 from reports import charts as report_charts
 from reports import pdf
-from reports.dashboards import capacity, charts, costs, elastic, heatmap, monthly, selectors, tco, teams
+from reports.dashboards import capacity, charts, costs, elastic, heatmap, monthly, overview, selectors, tco, teams
 from reports.dashboards.forms import DashboardFilterForm, HeatmapSpanForm, TcoForm
 from reports.dashboards.selectors import Table
 from reports.dashboards.services import monthly_review_page_open
@@ -89,7 +89,7 @@ def dashboards(request: AuthenticatedHttpRequest) -> HttpResponse:
             "script_id": f"chart-{table.key}",
             "csv_url": reverse("reports:dashboard-csv", args=[table.key]) + (f"?{query}" if query else ""),
         }
-        for table in selectors.dashboard_tables(scope=scope, filters=filters)
+        for table in overview.dashboard_tables(scope=scope, filters=filters)
     ]
     return render(
         request,
@@ -102,13 +102,13 @@ def dashboards(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_GET
 def dashboard_csv(request: AuthenticatedHttpRequest, key: str) -> HttpResponse:
     scope = selectors.dashboard_scope(viewer=request.user)
-    if key not in selectors.chart_keys_for(scope=scope):
+    if key not in overview.chart_keys_for(scope=scope):
         raise Http404(_("No such chart."))
     form = DashboardFilterForm(request.GET or None, scope=scope, now=timezone.now())
     if request.GET and not form.is_valid():
         return HttpResponseBadRequest(" ".join(str(e) for errors in form.errors.values() for e in errors))
     filters = form.filters()
-    (table,) = selectors.dashboard_tables(scope=scope, filters=filters, keys=[key])
+    (table,) = overview.dashboard_tables(scope=scope, filters=filters, keys=[key])
     return csv_response(table, filename=f"docket-{key}-{filters.weeks[0]}-{filters.weeks[-1]}.csv")
 
 

@@ -3,6 +3,7 @@
 - `blocks`: the Markdown pieces (escaped text, numbers, quotes, tables) and the generated block between its
   markers, which regenerating replaces while people's notes around it stay.
 - `decision`: a week's decision record, one builder per section.
+- `language`: a decision record in the reader's language, rendered from its revision's data.
 - `parts`: a decision record too long for one page, cut into linked parts.
 - `policy`: the pages of a rubric version, an elastic policy version and a policy proposal.
 """
@@ -27,6 +28,12 @@ from reports.records.decision import (
     decision_record_markdown,
     decision_record_notes_placeholder,
     decision_record_slug,
+    decision_record_title,
+)
+from reports.records.language import (
+    decision_record_body_in_language,
+    decision_record_language,
+    decision_record_relabelled,
 )
 from reports.records.parts import (
     decision_record_part_intro,
@@ -51,6 +58,8 @@ __all__ = [
     "GENERATED_END",
     "GENERATED_START",
     "GeneratedSplit",
+    "decision_record_body_in_language",
+    "decision_record_language",
     "decision_record_markdown",
     "decision_record_notes_placeholder",
     "decision_record_part_intro",
@@ -58,7 +67,9 @@ __all__ = [
     "decision_record_part_slug",
     "decision_record_part_unused",
     "decision_record_parts_list",
+    "decision_record_relabelled",
     "decision_record_slug",
+    "decision_record_title",
     "elastic_policy_markdown",
     "elastic_policy_slug",
     "generated_join",

@@ -27,6 +27,10 @@ def decision_record_slug(week: str) -> str:
     return f"decision-record-{week.lower()}"
 
 
+def decision_record_title(week: str) -> str:
+    return _("Decision record %(week)s") % {"week": week}
+
+
 def _request_link(row: RankingRowSnapshot, *, in_table: bool = False) -> str:
     title = text(row.get("title"))
     # Labels of [[…|label]] links are shown as typed, so they take the raw title, minus brackets and newlines.

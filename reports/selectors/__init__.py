@@ -1,9 +1,10 @@
 """Every non-trivial read of the archive; import from here. One module per concept."""
 
-from reports.selectors.exports import export_for_revision, export_get, pdf_export_path, pdf_root
+from reports.selectors.exports import export_for_revision, export_get, export_language, pdf_export_path, pdf_root
 from reports.selectors.integrity import VerifyResult, archive_verify
 from reports.selectors.pages import (
     ChainHead,
+    RevisionText,
     backlinks,
     chain_head,
     existing_slugs,
@@ -16,6 +17,7 @@ from reports.selectors.pages import (
     revision_get,
     revision_latest,
     revision_list,
+    revision_text,
     snapshot,
     text_compare,
     user_can_edit,
@@ -27,6 +29,7 @@ from reports.selectors.search import RequestHit, SearchHit, page_search, request
 __all__ = [
     "ChainHead",
     "RequestHit",
+    "RevisionText",
     "SearchHit",
     "VerifyResult",
     "archive_verify",
@@ -37,6 +40,7 @@ __all__ = [
     "existing_slugs",
     "export_for_revision",
     "export_get",
+    "export_language",
     "page_get",
     "page_list",
     "page_search",
@@ -52,6 +56,7 @@ __all__ = [
     "revision_get",
     "revision_latest",
     "revision_list",
+    "revision_text",
     "snapshot",
     "text_compare",
     "user_can_edit",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.http import Http404
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from reports.models import PageRevision, PdfExport
@@ -22,8 +23,14 @@ def pdf_export_path(*, export: PdfExport) -> Path | None:
     return pdf_root() / export.file_name
 
 
+def export_language() -> str:
+    """The language a PDF asked for now is printed in: the reader's, as one of settings.LANGUAGES."""
+    return translation.get_supported_language_variant(translation.get_language() or settings.LANGUAGE_CODE)
+
+
 def export_for_revision(*, revision: PageRevision) -> PdfExport | None:
-    return PdfExport.objects.filter(revision=revision).first()
+    """The revision's PDF in the reader's language, if one was asked for."""
+    return PdfExport.objects.filter(revision=revision, language=export_language()).first()
 
 
 def export_get(*, viewer: Viewer, pk: int) -> PdfExport:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from committee import selectors as committee_selectors
-from reports import charts, diffing
+from reports import charts, diffing, records
 from reports.markdown import linked_requests, linked_slugs
 from reports.models import GENESIS_HASH, ArchiveChain, Page, PageKind, PageRevision
 
@@ -56,6 +58,41 @@ def revision_latest(*, page: Page) -> PageRevision:
     # any page without one: a page read here always has a revision.
     assert revision is not None, f"archive page {page.slug!r} has no revision"
     return revision
+
+
+@dataclass(frozen=True)
+class RevisionText:
+    """What a reader reads of a revision: its title and Markdown, and whether they are the archived text or the
+    revision rendered from its data in the reader's language (`language` names the archived text's language)."""
+
+    title: str
+    body: str
+    in_reader_language: bool
+    language: str
+    language_name: str
+
+
+def revision_text(*, revision: PageRevision, archived: bool = False) -> RevisionText:
+    """A revision as the reader reads it: a week's decision record in the reader's language, rendered from the data
+    the revision stores (reports.records.language); any other page, a record read in the language it was written
+    in, and `archived` (the reader asked for the archived text), exactly as stored."""
+    data = revision.data if isinstance(revision.data, dict) else {}
+    language = records.decision_record_language(data)
+    reader = translation.get_language() or settings.LANGUAGE_CODE
+    translatable = (
+        revision.page.kind == PageKind.DECISION_RECORD and isinstance(data.get("cycle"), dict) and reader != language
+    )
+    rendered = translatable and not archived
+    name = str(translation.get_language_info(language)["name_translated"]) if translatable else ""
+    if not rendered:
+        return RevisionText(revision.title, revision.body, False, language, name)
+    return RevisionText(
+        title=records.decision_record_title(str(data["cycle"].get("week", ""))),
+        body=records.decision_record_body_in_language(body=revision.body, data=data),  # type: ignore[arg-type]
+        in_reader_language=True,
+        language=language,
+        language_name=name,
+    )
 
 
 def revision_list(*, page: Page) -> QuerySet[PageRevision]:

@@ -12,8 +12,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
@@ -21,6 +22,7 @@ from allocations.models import AllocationWindow, ElasticPolicyVersion
 from committee import scoring
 from committee import selectors as committee_selectors
 from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
+from committee.texts import outcome_label
 from policy import selectors as policy_selectors
 from policy.models import Proposal
 from reports import chain
@@ -91,6 +93,8 @@ def _plan_data(*, week: str) -> tuple[PlanSnapshot | None, PlanChangesSnapshot |
         "note": plan.note,
         "windows": [_window(w) for w in windows],
     }
+    if plan.note_text:  # a note Docket wrote, as a code (core.texts): the record renders it in the reader's language
+        plan_data["note_text"] = plan.note_text
     if plan.supersedes_id is None:
         return plan_data, None
     added = [w for w in windows if w.created_seq == plan.change_seq]
@@ -104,21 +108,19 @@ def _plan_data(*, week: str) -> tuple[PlanSnapshot | None, PlanChangesSnapshot |
     return plan_data, changes
 
 
-def _outcome(outcome: str, granted: int | None) -> str:
-    label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
-    if outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE) and granted:
-        return _("%(label)s (%(n)d GPUs)") % {"label": label, "n": granted}
-    return label
-
-
 def _corrections_data(*, cycle: ReviewCycle) -> tuple[list[CorrectionSnapshot], list[AppealSnapshot]]:
     corrections: list[CorrectionSnapshot] = [
         {
             "request_id": c.decision.request_id,
             "title": c.request_title,
             "team": c.team_name,
-            "previous_label": _outcome(c.previous_outcome, c.previous_granted_gpu_count),
-            "new_label": _outcome(c.outcome, c.granted_gpu_count),
+            "previous_label": outcome_label(c.previous_outcome, c.previous_granted_gpu_count),
+            "new_label": outcome_label(c.outcome, c.granted_gpu_count),
+            # The codes the labels are written from, so the record reads in any language (reports.records.language).
+            "previous_outcome": c.previous_outcome,
+            "previous_granted_gpu_count": c.previous_granted_gpu_count,
+            "outcome": c.outcome,
+            "granted_gpu_count": c.granted_gpu_count,
             "previous_rationale": c.previous_rationale,
             "rationale": c.rationale,
             "reason": c.reason,
@@ -177,6 +179,7 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     corrections, appeals = _corrections_data(cycle=cycle)
     data: DecisionRecordSnapshot = {
         "schema": 1,
+        "language": translation.get_language() or settings.LANGUAGE_CODE,
         "cycle": _cycle_data(cycle),
         "rubric": _rubric_data(review),
         "quorum": review.quorum,
@@ -289,10 +292,21 @@ def _ranking_data(review: committee_selectors.CycleReview) -> list[RankingRowSna
                 "placed_text": outcome.placed_text,
                 "placement_reason": outcome.reason,
                 "outcome_summary": outcome.summary,
+                # What the four texts above are written from (committee.selectors.placement_params_text).
+                "placement_params": _placement_params(outcome),
             }
         )
     ranking.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, r["request_id"]))
     return ranking
+
+
+def _placement_params(outcome: committee_selectors.RequestOutcome) -> dict[str, Any]:
+    """The outcome's codes and numbers, without the engine's explanation in words where its reason codes are kept
+    (the row's `placement_reason` holds those words already; the codes write them in any language)."""
+    params = outcome.as_params()
+    if params["reasons"]:
+        del params["explanation"]
+    return params
 
 
 def _capacity_data(review: committee_selectors.CycleReview) -> list[PoolCapacitySnapshot]:

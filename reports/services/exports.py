@@ -2,9 +2,9 @@
 are reads (reports/selectors/exports.py).
 
 A revision's PDF never changes (the revision never does), so there is one `PdfExport` row per
-revision: asking again returns the same row, and a failed export is retried by asking again.
-Rendering claims the row with one conditional UPDATE, so a task delivered twice (or two workers)
-renders it once.
+revision and language (a decision record prints in its reader's language): asking again returns
+the same row, and a failed export is retried by asking again. Rendering claims the row with one
+conditional UPDATE, so a task delivered twice (or two workers) renders it once.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from committee.outbox import outbox_enqueue
 from reports import pdf
 from reports.models import ExportStatus, ExportStep, PageRevision, PdfExport
-from reports.selectors.exports import pdf_export_path, pdf_root
+from reports.selectors.exports import export_language, pdf_export_path, pdf_root
 from reports.services.pages import Author
 
 logger = logging.getLogger(__name__)
@@ -32,12 +33,15 @@ logger = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=10)
 
 
-def _file_name(revision: PageRevision) -> str:
-    return f"{revision.page.slug}-r{revision.number}-{revision.hash[:12]}.pdf"
+def _file_name(export: PdfExport) -> str:
+    revision = export.revision
+    language = "" if export.language == settings.LANGUAGE_CODE else f"-{export.language}"
+    return f"{revision.page.slug}-r{revision.number}-{revision.hash[:12]}{language}.pdf"
 
 
 def pdf_export_request(*, actor: User, revision: PageRevision) -> PdfExport:
-    """The export of `revision`, queued for rendering unless it is ready or being rendered.
+    """The export of `revision` in the active language (the reader's), queued for rendering unless it is ready or
+    being rendered.
 
     Side effects: creates the row on first request; resets a failed export (or one whose file
     went missing) to pending; enqueues `render_pdf_export` through the outbox (written in this
@@ -46,7 +50,7 @@ def pdf_export_request(*, actor: User, revision: PageRevision) -> PdfExport:
     """
     with transaction.atomic():
         export, _created = PdfExport.objects.select_for_update(no_key=True).get_or_create(
-            revision=revision, defaults={"requested_by_name": Author.of(actor).name}
+            revision=revision, language=export_language(), defaults={"requested_by_name": Author.of(actor).name}
         )
         path = pdf_export_path(export=export)
         file_missing = export.status == ExportStatus.DONE and (path is None or not path.is_file())
@@ -120,11 +124,12 @@ def pdf_export_render(*, export_id: int, take_over: bool = False) -> bool:
         return False
     export = PdfExport.objects.select_related("revision", "revision__page").get(pk=export_id)
     try:
-        result = pdf.render_revision_pdf(
-            revision=export.revision, progress=lambda step, pct: _progress(export_id, step, pct)
-        )
+        with translation.override(export.language):  # a worker has no reader: the export says whose language
+            result = pdf.render_revision_pdf(
+                revision=export.revision, progress=lambda step, pct: _progress(export_id, step, pct)
+            )
         _progress(export_id, ExportStep.SAVING, 90)
-        file_name = _file_name(export.revision)
+        file_name = _file_name(export)
         _write_atomically(pdf_root() / file_name, result.content)
     except Exception as exc:
         logger.exception("PDF export %s failed", export_id)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.db.models import Q
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from allocations.models import ElasticPolicyVersion
@@ -219,7 +221,16 @@ def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: boo
     shorter record no longer needs get a revision saying so. All of it happens in one transaction,
     inside the caller's (finalize, publish): the record is written whole or not at all. Pages are
     locked in id order before the chain head, the order every archive write keeps.
+
+    The record is written in the default language (settings.LANGUAGE_CODE), whichever language the
+    chair's click came in: the archive keeps one text, and readers of another language read it
+    rendered from its data in theirs (reports.records.language).
     """
+    with translation.override(settings.LANGUAGE_CODE):
+        return _decision_record_write(cycle=cycle, reason=reason, published=published)
+
+
+def _decision_record_write(*, cycle: ReviewCycle, reason: str, published: bool) -> PageRevision | None:
     key = f"cycle:{cycle.week}"
     part_prefix = f"{key}:part:"
     locked = {
@@ -257,7 +268,7 @@ def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: boo
         source_key=key,
         slug=records.decision_record_slug(cycle.week),
         kind=PageKind.DECISION_RECORD,
-        title=_("Decision record %(week)s") % {"week": cycle.week},
+        title=records.decision_record_title(cycle.week),
         generated=generated,
         notes=notes,
         data=data,

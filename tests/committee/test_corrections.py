@@ -6,6 +6,7 @@ import re
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import translation
 
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, AllocationWindow
@@ -297,3 +298,23 @@ def test_a_corrections_line_in_the_history_reads_in_the_readers_language(world, 
     page = client.get(f"/requests/{second.pk}/").content.decode()
     assert "(部分批准（8 块 GPU） → 驳回：The budget was cut.)" in page  # the reason as the chair typed it
     assert "Partial grant (8 GPUs) → Reject" not in page
+
+
+def test_the_histories_lines_and_the_corrected_plans_note_read_in_the_readers_language(world, week, client):
+    _first, second, _third = week
+    publish(world)
+    services.decision_correct(
+        actor=world.chair, gpu_request=second, outcome="grant", rationale="All of it.", reason="Budget found.",
+    )
+    codes = dict(RequestEvent.objects.filter(request=second).values_list("action", "detail_text__code"))
+    assert (codes["decided"], codes["published"]) == ("request_decided", "request_placed")
+    plan = allocation_selectors.plan_for_week(week=world.cycle.week)
+    assert plan is not None and plan.note_text["code"] == "plan_corrected"
+    assert plan.note == "correction of “Vision model” (Team B): Budget found."  # as written, beside the code
+    with translation.override("zh-hans"):
+        assert plan.note_display == "更正“Vision model”（Team B）：Budget found."
+    client.force_login(world.chair)
+    client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    page = client.get(f"/requests/{second.pk}/").content.decode()
+    assert "部分批准（8 块 GPU）" in page and "方案版本 1：" in page and "方案版本 2：" in page
+    assert "Partial grant (8 GPUs)" not in page and "plan version 1:" not in page

@@ -131,3 +131,14 @@ def test_only_into_the_next_week_s_intake(client, world):
     client.force_login(world.member_a)
     assert "Carry into week" not in client.get(reverse("committee:portal")).content.decode()
     assert not GpuRequest.objects.filter(carried_from=original).exists()
+
+
+def test_the_history_says_where_a_carried_request_came_from_in_the_reader_s_language(client, world):
+    original = deferred_request(world)
+    draft = services.request_carry(actor=world.member_a, gpu_request=original, cycle=world.cycle)
+    client.force_login(world.member_a)
+    url = reverse("committee:request-detail", args=[draft.pk])
+    assert "(carried from week 2026-W50)" in client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    chinese = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "（转自 2026-W50 周）" in chinese or "(转自 2026-W50 周)" in chinese
+    assert "carried from week" not in chinese

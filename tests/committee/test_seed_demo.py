@@ -159,3 +159,26 @@ def test_seed_demo_runs_with_debug_on_without_the_flag(db, settings, capsys):
     settings.DEBUG = True
     call_command("seed_demo")
     assert "Demo data ready." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("at", ["2026-12-06T15:00:00", "2026-12-06T23:59:30", "2026-12-04T18:00:30"],
+                         ids=["sunday-afternoon", "sunday-23:59:30", "friday-after-the-close"])
+def test_next_weeks_intake_is_open_whenever_the_demo_is_seeded_and_never_past_its_review(db, at):
+    # `make run` seeds at the machine's clock. After Friday's close the demo reopens intake until tomorrow, but on a
+    # Sunday afternoon tomorrow is past Monday 09:00's review, which the database refused: `make run` failed.
+    from datetime import datetime
+
+    import time_machine
+    from django.db import transaction
+
+    from committee.demo.people import seed_people, seed_resources
+    from committee.demo.requests import seed_intake_cycle
+
+    now = datetime.fromisoformat(at).replace(tzinfo=weeks.committee_zone())
+    with time_machine.travel(now, tick=False), transaction.atomic():
+        pools = seed_resources()
+        seed_people()
+        cycle = seed_intake_cycle(pools=pools, now=now)
+        assert cycle.week == weeks.next_week_label(now)
+        assert cycle.intake_open and now < cycle.intake_closes_at <= cycle.review_at
+        assert cycle.requests.exists()

@@ -39,6 +39,20 @@ def edit(world: Any, page: Page, body: str, *, actor: Any = None, summary: str =
     )
 
 
+def note_write(client: Any, page: Page, note: str, *, as_user: Any) -> None:
+    """A committee member writes `note` in the record's notes, through the page's edit form, as people do."""
+    from django.urls import reverse
+
+    from reports.selectors import revision_latest
+
+    client.force_login(as_user)
+    body = revision_latest(page=page).body.replace("Notes added by committee members go here.", note)
+    response = client.post(reverse("reports:page-edit", args=[page.slug]), {
+        "title": page.title, "body": body, "summary": "Note the abstention",
+        "base_revision_id": page.latest_revision_id})
+    assert response.status_code == 302
+
+
 def on_postgresql() -> bool:
     return connection.vendor == "postgresql"
 

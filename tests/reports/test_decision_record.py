@@ -8,7 +8,7 @@ from committee import services as committee_services
 from reports import selectors, services
 from reports.models import Page, PageKind, PageRevision
 from reports.selectors import revision_latest
-from tests.reports.conftest import RATIONALES
+from tests.reports.conftest import RATIONALES, note_write
 
 
 def record(world):
@@ -95,13 +95,7 @@ def test_sync_is_idempotent(week):
 
 def test_committee_notes_survive_the_update_at_publish(week, client, django_capture_on_commit_callbacks):
     page = record(week)
-    client.force_login(week.tech)
-    body = revision_latest(page=page).body.replace("Notes added by committee members go here.",
-                                             "The tech lead abstained on team B's requests.")
-    response = client.post(reverse("reports:page-edit", args=[page.slug]), {
-        "title": page.title, "body": body, "summary": "Note the abstention",
-        "base_revision_id": page.latest_revision_id})
-    assert response.status_code == 302
+    note_write(client, page, "The tech lead abstained on team B's requests.", as_user=week.tech)
     publish(week, django_capture_on_commit_callbacks)
     latest = revision_latest(page=record(week))
     assert latest.number == 3 and "The tech lead abstained" in latest.body and "## Published windows" in latest.body
