@@ -119,10 +119,11 @@ def sign_in(page: Any, username: str, password: str = "pw") -> None:
     """Signed in as `username`: on their landing page, loaded, as after the sign-in form.
 
     The session the form would give is made here (`force_login`) and handed to the browser as its cookie: the form
-    costs a page, a post and a redirect, about half a second a sign-in and a hundred sign-ins a run, and these tests
-    are about what comes after it. The form itself is walked by the week walk (tests/test_week_walk_browser.py,
-    every role) and its refusals are tested in tests/committee/test_login_throttle.py. Refused here as the form
-    refuses: a wrong password or an inactive account fails the test."""
+    costs a page, a post and a redirect (1.0-1.7 s a sign-in on a loaded machine, the cookie 0.3-0.5 s), some
+    fifty times a run, and these tests are about what comes after it. The form itself is walked by the week walk
+    (tests/test_week_walk_browser.py, every role) and its refusals are tested in
+    tests/committee/test_login_throttle.py. Refused here as the form refuses: a wrong password or an inactive account
+    fails the test."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.test import Client
