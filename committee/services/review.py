@@ -270,7 +270,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     quorum = selectors.governance_for_week(week=locked.week).score_quorum
     automatic: list[Decision] = []
     frozen: list[Decision] = []
-    events: list[tuple[GpuRequest, str]] = []
+    events: list[tuple[GpuRequest, dict[str, Any]]] = []
     for row in rows:
         request, result = row.request, row.result
         decision = row.decision
