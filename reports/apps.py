@@ -7,6 +7,13 @@ class ReportsConfig(AppConfig):
     verbose_name = _("Reports")
 
     def ready(self) -> None:
+        # Every chart is drawn on plotly_white, plotly's default here rather than named in each figure's layout:
+        # plotly deep-copies and re-validates a template a layout names (25-70 ms a figure, most of a dashboard
+        # page's time), and gives each new figure its default template as it is.
+        import plotly.io as pio
+
+        pio.templates.default = "plotly_white"
+
         # reports depends on committee, never the other way: the archive subscribes to its signals.
         from committee import signals
         from governed import signals as governed_signals

@@ -44,7 +44,6 @@ def chromium_path() -> str | None:
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
     return {
         "title": {"text": title, "x": 0.02},
-        "template": "plotly_white",
         "font": {"family": "DejaVu Sans, Arial, sans-serif", "size": 13},
         "margin": {"l": 60, "r": 30, "t": 70, "b": 60},
         "legend": {"orientation": "h", "y": -0.15},

@@ -116,11 +116,29 @@ def browser_page(live_server: Any, request: pytest.FixtureRequest) -> Iterator[A
 
 
 def sign_in(page: Any, username: str, password: str = "pw") -> None:
-    page.goto("/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)  # signed in: on the landing page, loaded
+    """Signed in as `username`: on their landing page, loaded, as after the sign-in form.
+
+    The session the form would give is made here (`force_login`) and handed to the browser as its cookie: the form
+    costs a page, a post and a redirect (1.0-1.7 s a sign-in on a loaded machine, the cookie 0.3-0.5 s), some
+    fifty times a run, and these tests are about what comes after it. The form itself is walked by the week walk
+    (tests/test_week_walk_browser.py, every role) and its refusals are tested in
+    tests/committee/test_login_throttle.py. Refused here as the form refuses: a wrong password or an inactive account
+    fails the test."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model()._default_manager.get_by_natural_key(username)
+    assert user.is_active and user.check_password(password), f"{username} cannot sign in with that password"
+    client = Client()
+    client.force_login(user)
+    if not page.url.startswith("http"):
+        page.goto("/healthz")  # a new page: its first address gives the site's origin, for the cookie
+    origin = "/".join(page.url.split("/")[:3])
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": origin}])
+    page.goto("/")
+    assert "/accounts/login/" not in page.url, f"{username} is not signed in: {page.url}"
 
 
 def fill_request_form(

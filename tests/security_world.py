@@ -26,6 +26,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.core.management.color import no_style
 from django.db import connection, transaction
 from django.test import Client, TestCase, override_settings
@@ -168,16 +169,27 @@ def restart_ids() -> None:
 
 
 def estate(django_db_blocker: Any, pdf_root: Path) -> Iterator[SimpleNamespace]:
-    """Build the estate in a transaction that outlives the module's tests and is rolled back after them."""
+    """Build the estate in a transaction that outlives the module's tests and is rolled back after them.
+
+    Each person signs in once here (`sessions`, for `client_for`): a test's own savepoint rolls back whatever it
+    does to its session (signs out, stores a message), so the next test finds the session as it was."""
     with django_db_blocker.unblock(), override_settings(DOCKET_PDF_ROOT=pdf_root), transaction.atomic():
         restart_ids()
-        yield build_estate(pdf_root)
+        built = build_estate(pdf_root)
+        built.sessions = {role: _session_of(getattr(built.world, person)) for role, person in PEOPLE.items()}
+        yield built
         transaction.set_rollback(True)
 
 
+def _session_of(user: Any) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
 def client_for(estate: SimpleNamespace, role: str, *, api: bool) -> Client:
-    """A test client acting as `role`: people sign in (pages) or send their personal token (API);
-    schedulers always send their bearer token."""
+    """A test client acting as `role`: people send the session they signed in with once (pages) or their personal
+    token (API); schedulers always send their bearer token."""
     client = Client()
     if role.startswith("sched_"):
         client.defaults["HTTP_AUTHORIZATION"] = f"Bearer {estate.tokens[role]}"
@@ -185,6 +197,6 @@ def client_for(estate: SimpleNamespace, role: str, *, api: bool) -> Client:
         if api:
             client.defaults["HTTP_AUTHORIZATION"] = f"Token {estate.tokens[role]}"
         else:
-            client.force_login(getattr(estate.world, PEOPLE[role]))
+            client.cookies[settings.SESSION_COOKIE_NAME] = estate.sessions[role]
     return client
 

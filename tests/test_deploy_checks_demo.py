@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 
@@ -15,6 +16,7 @@ from allocations import services as allocation_services
 from allocations.models import Cluster, SchedulerClient
 from committee.checks import DEMO_PASSWORD_CHECKS, check_no_demo_data, check_shared_cache, check_trusted_proxies
 from committee.demo import DEMO_PASSWORD, DEMO_SCHEDULER_TOKENS
+from tests import migrated_template
 from tests.test_deploy_checks import manage
 
 SEED_A_LITTLE_DEMO = f"""
@@ -38,9 +40,11 @@ scheduler_client_rotate(client=SchedulerClient.objects.get(name="demo-sync"))
 """
 
 
-def test_demo_accounts_and_tokens_fail_the_deploy_check_until_replaced(tmp_path: Path) -> None:
+def test_demo_accounts_and_tokens_fail_the_deploy_check_until_replaced(tmp_path: Path, django_db_setup: Any) -> None:
     database = f"sqlite:///{tmp_path}/seeded.sqlite3"
-    assert manage("migrate", "--no-input", "-v", "0", DATABASE_URL=database).returncode == 0
+    # The migrations as the suite's test databases have them (tests/migrated_template.py), else run here.
+    if not migrated_template.copy_into(tmp_path / "seeded.sqlite3"):
+        assert manage("migrate", "--no-input", "-v", "0", DATABASE_URL=database).returncode == 0
     seeded = manage("shell", "--no-imports", "-v", "0", "-c", SEED_A_LITTLE_DEMO, DATABASE_URL=database)
     assert seeded.returncode == 0, seeded.stderr
     result = manage("check", "--deploy", DATABASE_URL=database)

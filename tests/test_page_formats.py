@@ -2,7 +2,8 @@
 
 tests/readable.py's check runs over a rendered page per area: no 12-hour time, no "a.m."/"p.m.", no number of
 four or more digits without separators, no "(s)" plural, no cost without its currency. Every page of the permission
-matrix gets the same check in both languages (tests/test_permission_matrix.py::test_every_page_reads_one_way).
+matrix gets the same check in both languages (tests/test_permission_matrix.py: test_permission in English,
+test_every_page_reads_in_chinese).
 """
 
 from __future__ import annotations

@@ -77,12 +77,12 @@ def test_usage_posts_request_edits_corrections_and_scores_together_answer_withou
     reviewer = f"Token {services.personal_token_create(user=world.reviewer, name='soak')[1]}"
     hour = FIXED_NOW.replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
     body = request_body(later)
-    answers: dict[str, Counter[int]] = {"usage": Counter(), "edit": Counter(), "correction": Counter(),
+    answers: dict[str, Counter[int | str]] = {"usage": Counter(), "edit": Counter(), "correction": Counter(),
                                         "score": Counter(), "emergency": Counter()}
     count = threading.Lock()
     start = threading.Barrier(PAIRS * 2 + 3, timeout=60)
 
-    def record(kind: str, status: int) -> None:
+    def record(kind: str, status: int | str) -> None:
         with count:
             answers[kind][status] += 1
 

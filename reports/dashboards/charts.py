@@ -33,7 +33,6 @@ def _num(value: Any) -> float | None:
 
 def _layout(**extra: Any) -> dict[str, Any]:
     return {
-        "template": "plotly_white",
         # Hover text and ticks group thousands with the reader's separators (core/formats/), as the tables do.
         "separators": separators(),
         "height": HEIGHT,

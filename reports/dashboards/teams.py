@@ -177,7 +177,7 @@ def team_history_figure(history: TeamHistory) -> dict[str, Any]:
         hovertemplate="%{x}: F = %{y:.3f}<extra></extra>",
     )
     figure.update_layout(
-        template="plotly_white", height=360, barmode="group",
+        height=360, barmode="group",
         margin={"l": 60, "r": 60, "t": 20, "b": 50},
         legend={"orientation": "h", "y": -0.2},
         font={"family": "system-ui, sans-serif", "size": 12},
