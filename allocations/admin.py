@@ -2,10 +2,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from allocations import services
 from allocations.models import (
@@ -14,7 +19,6 @@ from allocations.models import (
     Cluster,
     ClusterAccount,
     ElasticAction,
-    ElasticPolicyVersion,
     GpuPool,
     SchedulerClient,
     Team,
@@ -22,7 +26,10 @@ from allocations.models import (
     WindowSyncStatus,
 )
 from core.admin import ReadOnlyAdmin
-from core.history import ReasonRequiredAdmin
+from core.history import ChangeReasonForm, ReasonRequiredAdmin
+from governed.models import ChangeSource
+from governed.params import POOL_PREFIX
+from governed.services import policy_change_record
 
 # Policy (fair-share weights, pools, cluster accounts): every change needs a reason and is kept in the history.
 
@@ -57,11 +64,30 @@ class ClusterAdmin(admin.ModelAdmin):
     inlines = [GpuPoolInline]
 
 
+class GpuPoolAddForm(ChangeReasonForm):
+    """A new pool's first burst reserve and cold standby, which the one store records (not fields of the pool)."""
+
+    burst_reserve_pct = forms.IntegerField(
+        label=gettext_lazy("burst reserve %"), min_value=0, max_value=99, initial=20,
+        help_text=gettext_lazy("Held back from standard windows; preemptible work may use it."))
+    standby_pct = forms.IntegerField(
+        label=gettext_lazy("cold standby %"), min_value=0, max_value=99, initial=10,
+        help_text=gettext_lazy("Never allocated: spare capacity for failures."))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        burst, standby = data.get("burst_reserve_pct"), data.get("standby_pct")
+        if burst is not None and standby is not None and burst + standby >= 100:
+            raise forms.ValidationError(gettext_lazy("The burst reserve and the cold standby must stay below 100%."))
+        return data
+
+
 @admin.register(GpuPool)
 class GpuPoolAdmin(ReasonRequiredAdmin):
-    """A pool's reserves are governed parameters: set when the pool is added, then changed only through the one
-    service that keeps one change a week (the policy lab, governed.services.policy_change_record). Read only here,
-    on the change page and when a historical row is reverted."""
+    """A pool's reserves are governed parameters, never fields of the pool: a new pool's first ones are recorded in
+    the one store (governed.services.policy_change_record, exempt from one change a week: a pool that did not exist
+    changes no number in force); after that the admin shows those in force this week and changes them nowhere: they
+    change through the policy lab, at most one change a week."""
 
     list_display = (
         "__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct",
@@ -70,22 +96,27 @@ class GpuPoolAdmin(ReasonRequiredAdmin):
     list_filter = ("cluster", "gpu_model")
     RESERVE_FIELDS = ("burst_reserve_pct", "standby_pct")
 
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = GpuPoolAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         readonly = tuple(super().get_readonly_fields(request, obj))
         return readonly if obj is None else (*readonly, *self.RESERVE_FIELDS)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        if change:
-            # A revert from the history page brings the old row's reserves with it: keep the governed ones.
-            stored = GpuPool.objects.filter(pk=obj.pk).values(*self.RESERVE_FIELDS).first() or {}
-            kept = [name for name, value in stored.items() if getattr(obj, name) != value]
-            for name, value in stored.items():
-                setattr(obj, name, value)
-            if kept:
-                messages.warning(request, _(
-                    "A pool's burst reserve and cold standby change through the policy lab, at most one change a "
-                    "week; they were kept as they are."))
         super().save_model(request, obj, form, change)
+        if not change:
+            pool = GpuPool.objects.select_related("cluster").get(pk=obj.pk)
+            year, week, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
+            policy_change_record(
+                actor=request.user if request.user.is_authenticated else None,
+                changes={f"{POOL_PREFIX}{pool.key}.{name}": form.cleaned_data[name] for name in self.RESERVE_FIELDS},
+                effective_week=f"{year}-W{week:02d}", reason=form.cleaned_data["change_reason"],
+                source=ChangeSource.ADMIN, source_ref=f"pool:{pool.pk}",
+                exempt_reason=_("A new pool's first reserves: no number in force changes."),
+            )
 
 
 # --- plans, windows and schedulers ------------------------------------------------------------
@@ -112,14 +143,6 @@ class AllocationWindowAdmin(ReadOnlyAdmin):
 class WindowSyncStatusAdmin(ReadOnlyAdmin):
     list_display = ("window", "state", "nodes_requested", "nodes_reserved", "client_name", "reported_at")
     list_filter = ("state",)
-
-
-@admin.register(ElasticPolicyVersion)
-class ElasticPolicyVersionAdmin(ReadOnlyAdmin):
-    """Versions are written by the chair's change page only (a reason, never an edit)."""
-
-    list_display = ("number", "idle_threshold_pct", "idle_span_hours", "promote_utilization_pct",
-                    "night_start", "night_end", "author_name", "created_at")
 
 
 @admin.register(ElasticAction)

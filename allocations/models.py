@@ -5,7 +5,7 @@ This app knows nothing of committees: a team here is only the tenant of allocati
 
 from __future__ import annotations
 
-from datetime import time
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -17,6 +17,8 @@ from django.utils.translation import gettext_lazy as _
 from allocations.explanations import explanation_text
 from core.history import policy_history
 from core.texts import text_render
+from governed.params import POOL_FIELDS, POOL_PREFIX, as_int, param_for
+from governed.selectors import policy_values
 
 
 class Team(models.Model):
@@ -68,18 +70,6 @@ class GpuPool(models.Model):
     gpu_model = models.CharField(_("GPU model"), max_length=50)
     gpu_count = models.PositiveIntegerField(_("GPUs"), validators=[MinValueValidator(1)])
     gpus_per_node = models.PositiveIntegerField(_("GPUs per node"), default=8, validators=[MinValueValidator(1)])
-    burst_reserve_pct = models.PositiveSmallIntegerField(
-        _("burst reserve %"),
-        default=20,
-        validators=[MaxValueValidator(99)],
-        help_text=_("Held back from standard windows; preemptible work may use it."),
-    )
-    standby_pct = models.PositiveSmallIntegerField(
-        _("cold standby %"),
-        default=10,
-        validators=[MaxValueValidator(99)],
-        help_text=_("Never allocated: spare capacity for failures."),
-    )
     cost_per_gpu_hour = models.DecimalField(
         _("cost per GPU-hour"),
         max_digits=10,
@@ -113,12 +103,6 @@ class GpuPool(models.Model):
             models.UniqueConstraint(fields=["cluster", "slug"], name="gpupool_unique_slug_per_cluster"),
             models.CheckConstraint(condition=Q(gpu_count__gt=0), name="gpupool_gpu_count_positive"),
             models.CheckConstraint(condition=Q(gpus_per_node__gt=0), name="gpupool_gpus_per_node_positive"),
-            models.CheckConstraint(
-                condition=Q(burst_reserve_pct__gte=0)
-                & Q(standby_pct__gte=0)
-                & Q(burst_reserve_pct__lt=100 - F("standby_pct")),
-                name="gpupool_reserves_below_100_pct",
-            ),
             models.CheckConstraint(condition=Q(cost_per_gpu_hour__gte=0), name="gpupool_cost_not_negative"),
             models.CheckConstraint(
                 condition=Q(queue_wait_target_minutes__isnull=True) | Q(queue_wait_target_minutes__gt=0),
@@ -133,6 +117,35 @@ class GpuPool(models.Model):
     def key(self) -> str:
         """"cluster/pool", e.g. "atlas/a100": how the engine, explanations and pages name a pool."""
         return f"{self.cluster.slug}/{self.slug}"
+
+    # A pool's burst reserve (held back from standard windows; preemptible work may use it) and cold standby (never
+    # allocated: spare capacity for failures) are governed parameters, "pool.<cluster>/<slug>.burst_reserve_pct" and
+    # ".standby_pct" (governed.params), never fields: read for a week by allocations.selectors.pool_reserves_for_week,
+    # else for the current week at first use.
+    _reserves: tuple[int, int] | None = None
+
+    def reserves(self) -> tuple[int, int]:
+        """(burst reserve %, cold standby %) in force: those a selector set for a week, else the current week's in
+        the one store (one query, then kept on the row)."""
+        if self._reserves is None:
+            year, number, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
+            stored = policy_values(week=f"{year}-W{number:02d}", prefix=f"{POOL_PREFIX}{self.key}.")
+            values = []
+            for field in POOL_FIELDS:
+                key = f"{POOL_PREFIX}{self.key}.{field}"
+                found = param_for(key)
+                default = found[0].default() if found and found[0].default else 0
+                values.append(as_int(stored.get(key, default)))
+            self._reserves = (values[0], values[1])
+        return self._reserves
+
+    @property
+    def burst_reserve_pct(self) -> int:
+        return self.reserves()[0]
+
+    @property
+    def standby_pct(self) -> int:
+        return self.reserves()[1]
 
 
 class UsageRecord(models.Model):
@@ -488,77 +501,6 @@ class WindowSyncStatus(models.Model):
 # --- The elastic pool (docs/elastic.md) ------------------------------------------------------
 
 
-class ElasticPolicyVersion(models.Model):
-    """One version of the elastic policy. Versions are never edited: a change is a new version with a reason.
-
-    The chair changes it (committee.services.elastic_policy_change); version 1, the seed's thresholds, is
-    written by a data migration. The database holds the ranges, so no code path stores an impossible policy.
-    """
-
-    number = models.PositiveIntegerField(_("version"), unique=True)
-    idle_threshold_pct = models.PositiveSmallIntegerField(
-        _("idle below utilization %"), default=25, validators=[MaxValueValidator(100)],
-        help_text=_("A granted window measured under this utilization for the whole idle span is idle."),
-    )
-    idle_span_hours = models.PositiveSmallIntegerField(
-        _("idle span (hours)"), default=4, validators=[MinValueValidator(1), MaxValueValidator(168)]
-    )
-    offer_idle_to_preemptible = models.BooleanField(
-        _("offer idle GPUs to preemptible work"), default=True,
-        help_text=_("Else an idle window is only flagged to the committee and its team."),
-    )
-    promote_utilization_pct = models.PositiveSmallIntegerField(
-        _("promote above pool utilization %"), default=80, validators=[MaxValueValidator(100)]
-    )
-    promote_queue_wait_minutes = models.PositiveIntegerField(_("promote above queue wait (minutes)"), default=30)
-    recent_span_hours = models.PositiveSmallIntegerField(
-        _("recent span (hours)"), default=1, validators=[MinValueValidator(1), MaxValueValidator(168)],
-        help_text=_("Promotion and the night rule read the measurements of this many last whole hours."),
-    )
-    night_start = models.TimeField(_("night starts"), default=time(22, 0))
-    night_end = models.TimeField(_("night ends"), default=time(6, 0))
-    night_utilization_pct = models.PositiveSmallIntegerField(
-        _("open at night below utilization %"), default=30, validators=[MaxValueValidator(100)]
-    )
-    reason = models.TextField(_("reason for the change"), max_length=5000)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    author_name = models.CharField(_("changed by"), max_length=150)
-    created_at = models.DateTimeField(_("changed"), default=timezone.now)
-
-    PARAMETERS = (
-        "idle_threshold_pct", "idle_span_hours", "offer_idle_to_preemptible", "promote_utilization_pct",
-        "promote_queue_wait_minutes", "recent_span_hours", "night_start", "night_end", "night_utilization_pct",
-    )
-
-    class Meta:
-        ordering = ["-number"]
-        verbose_name = _("elastic policy version")
-        verbose_name_plural = _("elastic policy versions")
-        constraints = [
-            models.CheckConstraint(condition=Q(number__gt=0), name="elasticpolicy_number_positive"),
-            models.CheckConstraint(
-                condition=Q(idle_threshold_pct__lte=100, promote_utilization_pct__lte=100,
-                            night_utilization_pct__lte=100),
-                name="elasticpolicy_pct_0_100",
-            ),
-            models.CheckConstraint(
-                condition=Q(idle_span_hours__gte=1, idle_span_hours__lte=168, recent_span_hours__gte=1,
-                            recent_span_hours__lte=168),
-                name="elasticpolicy_spans_positive",
-            ),
-            models.CheckConstraint(condition=~Q(night_start=F("night_end")), name="elasticpolicy_night_not_empty"),
-            models.CheckConstraint(condition=~Q(reason=""), name="elasticpolicy_reason_required"),
-        ]
-
-    def __str__(self) -> str:
-        return f"v{self.number}"
-
-    def parameters(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in self.PARAMETERS}
-
-
 class ElasticActionKind(models.TextChoices):
     IDLE = "idle", _("Granted but idle")
     PROMOTE = "promote", _("Burst promoted")
@@ -591,9 +533,8 @@ class ElasticAction(models.Model):
     )
     span_start = models.DateTimeField(_("measured from"))
     span_end = models.DateTimeField(_("measured until"))
-    policy = models.ForeignKey(
-        ElasticPolicyVersion, on_delete=models.PROTECT, related_name="actions", verbose_name=_("policy version")
-    )
+    # The version of the rules (governed.PolicyChange.number) whose thresholds the action started under.
+    policy_version = models.PositiveIntegerField(_("policy version"))
     started_at = models.DateTimeField(_("started"))
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
     explanation = models.TextField(_("explanation"))

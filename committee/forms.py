@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.forms import formset_factory
 from django.utils import formats, timezone
 from django.utils.text import capfirst
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from allocations.models import GpuPool, Team
@@ -20,6 +21,7 @@ from committee.models import (
     NotificationKind,
     ReviewCycle,
     UsageReport,
+    criterion_label,
 )
 from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
@@ -204,15 +206,19 @@ class DecisionForm(forms.Form):
 
 
 class WeightsForm(forms.Form):
-    """Four whole-percent weights that add up to 100."""
+    """A whole-percent weight for each criterion of the one list (committee.scoring.CRITERIA), adding up to 100."""
 
-    business_impact = StrictIntegerField(label=_("Business impact %"), min_value=0, max_value=100)
-    feasibility = StrictIntegerField(label=_("Feasibility of alternatives %"), min_value=0, max_value=100)
-    urgency = StrictIntegerField(label=_("Time urgency %"), min_value=0, max_value=100)
-    fairness = StrictIntegerField(label=_("Fairness %"), min_value=0, max_value=100)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        declared = dict(self.fields)
+        self.fields = {
+            **{c: StrictIntegerField(label=gettext("%(criterion)s %%") % {"criterion": criterion_label(c)},
+                                     min_value=0, max_value=100) for c in scoring.CRITERIA},
+            **declared,
+        }
 
     def clean(self) -> dict[str, Any]:
-        # The sum is checked as soon as the four weights are good, whatever else failed (the reason, a guidance).
+        # The sum is checked as soon as every weight is good, whatever else failed (the reason, a guidance).
         cleaned = super().clean() or {}
         if all(cleaned.get(c) is not None for c in scoring.CRITERIA):
             total_error = scoring.weights_errors(self.weights()).get("__all__")
@@ -224,28 +230,31 @@ class WeightsForm(forms.Form):
         """The weights of a valid form (every weight is required)."""
         return {c: self.cleaned_data[c] for c in scoring.CRITERIA}
 
+    def weight_fields(self) -> list[forms.BoundField]:
+        return [self[c] for c in scoring.CRITERIA]
+
 
 class RubricChangeForm(WeightsForm):
-    business_impact_guidance = forms.CharField(
-        label=_("Business impact guidance"), widget=forms.Textarea(attrs={"rows": 2}),
-        max_length=limits.GUIDANCE_MAX_LENGTH,
-    )
-    feasibility_guidance = forms.CharField(
-        label=_("Feasibility of alternatives guidance"), widget=forms.Textarea(attrs={"rows": 2}),
-        max_length=limits.GUIDANCE_MAX_LENGTH,
-    )
-    urgency_guidance = forms.CharField(
-        label=_("Time urgency guidance"), widget=forms.Textarea(attrs={"rows": 2}),
-        max_length=limits.GUIDANCE_MAX_LENGTH,
-    )
-    fairness_guidance = forms.CharField(
-        label=_("Fairness guidance"), widget=forms.Textarea(attrs={"rows": 2}), max_length=limits.GUIDANCE_MAX_LENGTH
-    )
+    """The rubric's weights and each criterion's guidance, and why they change."""
+
     reason = forms.CharField(
         label=_("Why the rubric changes"), widget=forms.Textarea(attrs={"rows": 3}),
         max_length=limits.REASON_MAX_LENGTH,
         help_text=_("Required; published with the new version."),
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        reason = self.fields.pop("reason")
+        for c in scoring.CRITERIA:
+            self.fields[f"{c}_guidance"] = forms.CharField(
+                label=gettext("%(criterion)s guidance") % {"criterion": criterion_label(c)},
+                widget=forms.Textarea(attrs={"rows": 2}), max_length=limits.GUIDANCE_MAX_LENGTH,
+            )
+        self.fields["reason"] = reason
+
+    def guidance_fields(self) -> list[forms.BoundField]:
+        return [self[f"{c}_guidance"] for c in scoring.CRITERIA]
 
     def guidance(self) -> dict[str, str]:
         return {c: self.cleaned_data[f"{c}_guidance"] for c in scoring.CRITERIA}
@@ -374,7 +383,7 @@ class EmergencyReviewForm(forms.Form):
 
 
 class ElasticPolicyChangeForm(forms.Form):
-    """The elastic policy's parameters (allocations.models.ElasticPolicyVersion) and why they change."""
+    """The elastic policy's parameters (governed parameters "elastic.<name>", governed.params) and why they change."""
 
     idle_threshold_pct = StrictIntegerField(
         label=_("Idle below utilization (%)"), min_value=0, max_value=100,

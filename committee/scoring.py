@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from django.utils.translation import gettext as _
 
-from governed.params import RUBRIC_CHARTER_WEIGHTS
+from governed.params import RUBRIC_CHARTER_GUIDANCE, RUBRIC_CHARTER_WEIGHTS
 
 BUSINESS_IMPACT = "business_impact"
 FEASIBILITY = "feasibility"
@@ -38,18 +38,8 @@ COMPUTED: tuple[str, ...] = (FAIRNESS,)
 DEFAULT_WEIGHTS: dict[str, int] = {
     c: RUBRIC_CHARTER_WEIGHTS[c] for c in (BUSINESS_IMPACT, FEASIBILITY, URGENCY, FAIRNESS)
 }
-DEFAULT_GUIDANCE: dict[str, str] = {
-    BUSINESS_IMPACT: "Revenue, retention or risk reduction the forecast shows, weighed by its confidence.",
-    FEASIBILITY: (
-        "High when the request already is the efficient option (no cheaper variant works, or it adopted one "
-        "that saves at least 30% GPU-hours); low when a feasible cheaper alternative exists and is not used."
-    ),
-    URGENCY: "How soon the deadline is and what slips if it is missed.",
-    FAIRNESS: (
-        "Computed: the team's recent share of GPU-hours against its entitled share, "
-        "as the fair-share factor 10 × 2^(−usage share / entitled share)."
-    ),
-}
+# And its guidance, declared there too.
+DEFAULT_GUIDANCE: dict[str, str] = {c: RUBRIC_CHARTER_GUIDANCE[c] for c in CRITERIA}
 
 SCORE_MIN = 0
 SCORE_MAX = 10

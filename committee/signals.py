@@ -11,13 +11,6 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# The chair saved a new rubric version. Sent with sender=RubricVersion and rubric_version=<RubricVersion>.
-rubric_changed = Signal()
-
-# The chair saved a new elastic policy version. Sent with sender=ElasticPolicyVersion and
-# policy_version=<allocations.ElasticPolicyVersion>.
-elastic_policy_changed = Signal()
-
 # A cycle was finalized or its plan published, a decision of a finalized week corrected, or an
 # appeal filed or decided, and the transaction that did it has not committed yet: receivers write
 # here what must never be missing from a finalized or published week (the archive's decision

@@ -68,7 +68,7 @@ class PolicyChange(models.Model):
 class PolicyValue(models.Model):
     change = models.ForeignKey(PolicyChange, on_delete=models.PROTECT, related_name="values")
     key = models.CharField(_("parameter"), max_length=120)
-    value = models.CharField(_("value"), max_length=30)
+    value = models.TextField(_("value"), max_length=2000)  # a number as text ("15", "2.5"), a time, or a text
 
     class Meta:
         ordering = ["change__number", "key"]

@@ -2,7 +2,9 @@
 
 A key is a dotted name. Two families carry a name of the app above in braces, which the app expands:
 
-    rubric.{criterion}                       whole percents, the four adding up to 100 (committee.scoring)
+    rubric.{criterion}                       whole percents, all the criteria's adding up to 100 (committee.scoring)
+    rubric_guidance.{criterion}              text: what a member weighs when scoring it (a change of it alone
+                                             changes no number: it is exempt from one change a week)
     pool.{pool}.burst_reserve_pct            whole percents; {pool} is the pool's "cluster/slug"
     pool.{pool}.standby_pct                  whole percents; a pool's two stay below 100 together
     fairshare.half_life_weeks                weeks, above 0, up to two decimals
@@ -25,9 +27,10 @@ from django.conf import settings
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-Value = int | Decimal | bool | time
+Value = int | Decimal | bool | time | str
 
 RUBRIC_PREFIX = "rubric."
+RUBRIC_GUIDANCE_PREFIX = "rubric_guidance."
 POOL_PREFIX = "pool."
 ELASTIC_PREFIX = "elastic."
 QUORUM = "review.quorum"
@@ -37,10 +40,24 @@ POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
 TRAILING_MAX_WEEKS = 520
+GUIDANCE_MAX_LENGTH = 2000
 
 
 # Version 1 of the rubric: the charter's weights, by criterion (committee.scoring.DEFAULT_WEIGHTS reads them here).
 RUBRIC_CHARTER_WEIGHTS: dict[str, int] = {"business_impact": 40, "feasibility": 30, "urgency": 20, "fairness": 10}
+# And its guidance (committee.scoring.DEFAULT_GUIDANCE reads it here). Stored text: what the charter says, in English.
+RUBRIC_CHARTER_GUIDANCE: dict[str, str] = {
+    "business_impact": "Revenue, retention or risk reduction the forecast shows, weighed by its confidence.",
+    "feasibility": (
+        "High when the request already is the efficient option (no cheaper variant works, or it adopted one "
+        "that saves at least 30% GPU-hours); low when a feasible cheaper alternative exists and is not used."
+    ),
+    "urgency": "How soon the deadline is and what slips if it is missed.",
+    "fairness": (
+        "Computed: the team's recent share of GPU-hours against its entitled share, "
+        "as the fair-share factor 10 × 2^(−usage share / entitled share)."
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -49,10 +66,11 @@ class Param:
     group: str | Promise
     label: str | Promise  # may name the pattern's part: "%(pool)s burst reserve"
     unit: str | Promise = ""
-    kind: str = "int"  # "int", "decimal" (up to two decimals), "bool", "time" (HH:MM)
+    kind: str = "int"  # "int", "decimal" (up to two decimals), "bool", "time" (HH:MM), "text" (not empty)
     minimum: int | Decimal | None = None
     maximum: int | Decimal | None = None
     above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
+    max_length: int = 0  # a text's longest
     default: Callable[[], Value] | None = None
     # For a pattern: the parts that exist without any row, each with its value (the rubric's criteria).
     part_defaults: Callable[[], dict[str, Value]] | None = None
@@ -75,6 +93,8 @@ class Param:
 PARAMS: tuple[Param, ...] = (
     Param("rubric.{criterion}", _("Rubric weights"), _("%(criterion)s weight"), "%", minimum=0, maximum=100,
           part_defaults=lambda: dict(RUBRIC_CHARTER_WEIGHTS)),
+    Param("rubric_guidance.{criterion}", _("Rubric guidance"), _("%(criterion)s guidance"), kind="text",
+          max_length=GUIDANCE_MAX_LENGTH, part_defaults=lambda: dict(RUBRIC_CHARTER_GUIDANCE)),
     Param("pool.{pool}.burst_reserve_pct", _("Pools"), _("%(pool)s burst reserve"), "%", minimum=0, maximum=99,
           default=lambda: 20),
     Param("pool.{pool}.standby_pct", _("Pools"), _("%(pool)s cold standby"), "%", minimum=0, maximum=99,
@@ -142,6 +162,10 @@ def param_for(key: str) -> tuple[Param, str] | None:
 def value_parse(kind: str, raw: str) -> Value:
     """A stored value (text) as its type; ValueError when it is not one."""
     raw = str(raw).strip()
+    if kind == "text":
+        if not raw:
+            raise ValueError(raw)
+        return raw
     if kind == "bool":
         if raw not in ("true", "false"):
             raise ValueError(raw)
@@ -162,7 +186,9 @@ def value_parse(kind: str, raw: str) -> Value:
 
 
 def value_text(value: object) -> str:
-    """A value as the store keeps it: "15", "2.5", "true", "22:00"."""
+    """A value as the store keeps it: "15", "2.5", "true", "22:00", a text as it is."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, time):
@@ -185,6 +211,8 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
         value = value_parse(param.kind, value_text(raw) if not isinstance(raw, str) else raw)
     except (ValueError, TypeError):
         return None, str(_("%(key)s: “%(value)s” is not a value of this parameter.") % {"key": key, "value": raw})
+    if isinstance(value, str) and param.max_length and len(value) > param.max_length:
+        return None, str(_("%(key)s: at most %(n)d characters.") % {"key": key, "n": param.max_length})
     if isinstance(value, Decimal) and value != value.quantize(Decimal("0.01")):
         return None, str(_("%(key)s has at most two decimals.") % {"key": key})
     if isinstance(value, int | Decimal) and not isinstance(value, bool):
@@ -195,9 +223,18 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
     return value, ""
 
 
+def _or_default(values: Mapping[str, Value], key: str) -> Value:
+    """`key`'s value among `values`, else its declared default (a pool no change names yet), else 0."""
+    if key in values:
+        return values[key]
+    found = param_for(key)
+    return found[0].default() if found and found[0].default else 0
+
+
 def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:
     """The rules between keys, for the `changed` keys among the values `merged` (in force, with the changes): the
-    rubric weights add up to 100, a pool's reserve and standby stay below 100. Every problem in words."""
+    rubric weights add up to 100, a pool's reserve and standby stay below 100, the elastic policy's night ends at
+    another time than it starts. Every problem in words."""
     problems: list[str] = []
     if any(k.startswith(RUBRIC_PREFIX) for k in changed):
         total = sum(as_int(v) for k, v in merged.items() if k.startswith(RUBRIC_PREFIX))
@@ -205,9 +242,12 @@ def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]
             problems.append(_("The rubric weights must add up to 100; these add up to %(total)d.") % {"total": total})
     pools = {k.removeprefix(POOL_PREFIX).rpartition(".")[0] for k in changed if k.startswith(POOL_PREFIX)}
     for pool in sorted(pools):
-        reserve = as_int(merged.get(f"{POOL_PREFIX}{pool}.burst_reserve_pct", 0))
-        standby = as_int(merged.get(f"{POOL_PREFIX}{pool}.standby_pct", 0))
+        reserve = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.burst_reserve_pct"))
+        standby = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.standby_pct"))
         if reserve + standby >= 100:
             problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
                               "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})
+    night = (f"{ELASTIC_PREFIX}night_start", f"{ELASTIC_PREFIX}night_end")
+    if changed & set(night) and merged.get(night[0]) == merged.get(night[1]):
+        problems.append(str(_("The night must end at another time than it starts.")))
     return problems

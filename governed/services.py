@@ -49,6 +49,16 @@ def week_taken_message(*, week: str, change: PolicyChange | None) -> str:
              "The next free week is %(free)s.") % {"week": week, "title": what, "free": week_next_free(week=week)}
 
 
+def policy_version_1() -> PolicyChange:
+    """Version 1, the change with no week (written with its values by policy's migration 0003). Where a database lost
+    it (a flushed test database), written again without values: the declared defaults (governed.params) are then
+    version 1's, as the selectors read them."""
+    change, _created = PolicyChange.objects.get_or_create(number=1, defaults={
+        "source": ChangeSource.MIGRATION, "reason": "Version 1: the settings and the declared defaults.",
+        "exempt_reason": "Version 1.", "author_name": "Docket"})
+    return change
+
+
 @write_transaction
 def policy_change_record(
     *,

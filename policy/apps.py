@@ -13,7 +13,7 @@ class PolicyConfig(AppConfig):
     def ready(self) -> None:
         # policy depends on committee, never the other way: it subscribes to the committee's signals.
         from committee import signals
-        from policy import receivers
+        from policy import receivers, texts  # noqa: F401 (texts registers its codes)
 
         signals.cycle_opened.connect(receivers.on_cycle_opened, dispatch_uid="policy.cycle_opened")
         signals.clock_ticked.connect(receivers.on_clock_ticked, dispatch_uid="policy.clock_ticked")

@@ -8,6 +8,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.texts import text_render
+
 TEXT_MAX = 5000
 
 
@@ -40,12 +42,13 @@ class Proposal(models.Model):
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # When the adopted changes were written into the policies they change (the rubric, a pool, ...).
+    # When nothing was left to write: at adoption (the store holds the change, every reader reads it), or once its
+    # effective week began, for a pool's reserves, which are also written into the pool's own fields.
     applied_at = models.DateTimeField(_("applied"), null=True, blank=True)
-    # When its rubric was written: at the opening of the first cycle of its effective week (which pins it), before
-    # the week begins; the pools' reserves and the elastic thresholds wait for the week itself (`applied_at`).
-    rubric_applied_at = models.DateTimeField(_("rubric applied"), null=True, blank=True)
+    # What was applied, as written then; `applied_note_text` the same as a code (policy/texts.py), shown in the
+    # reader's language by `applied_note_display`.
     applied_note = models.TextField(_("what was applied"), max_length=TEXT_MAX, blank=True)
+    applied_note_text = models.JSONField(_("what was applied, as a code"), default=dict, blank=True)
     # The observed result, asked for within 24 hours of the end of the first week the change applied.
     observed_result = models.TextField(_("observed result"), max_length=TEXT_MAX, blank=True)
     observed_at = models.DateTimeField(_("observed result recorded"), null=True, blank=True)
@@ -78,6 +81,10 @@ class Proposal(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def applied_note_display(self) -> str:
+        """What was applied, in the reader's language (core.texts); as written when it has no code."""
+        return text_render(self.applied_note_text, fallback=self.applied_note)
 
 
 class ProposalChange(models.Model):

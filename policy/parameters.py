@@ -28,9 +28,10 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from allocations.models import ElasticPolicyVersion, GpuPool
+from allocations import selectors as allocation_selectors
+from allocations.models import GpuPool
 from committee import scoring, selectors, weeks
-from committee.models import Criterion
+from committee.models import criterion_label
 from core import numbers
 from governed import params
 from governed.selectors import policy_values
@@ -96,11 +97,6 @@ def store_key(key: str, pools: list[GpuPool]) -> str:
     return f"{POOL_PREFIX}{pool.key}.{parsed[1]}"
 
 
-def pool_baseline(pools: list[GpuPool]) -> dict[str, Number]:
-    """Each pool's own reserves under its store keys: the values of a pool the store has no row for yet."""
-    return {f"{POOL_PREFIX}{pool.key}.{field}": int(getattr(pool, field)) for pool in pools for field in POOL_FIELDS}
-
-
 def pool_resolve(slug: str, pools: list[GpuPool] | None = None) -> GpuPool | None:
     """The pool a key's slug names ("a100" when unique, or "atlas/a100"), None when none or several match."""
     pools = pools if pools is not None else list(GpuPool.objects.select_related("cluster"))
@@ -138,7 +134,7 @@ def parameter_list() -> list[Parameter]:
             continue  # not a number: changed on its own page (the elastic policy's night and on/off)
         if declared.key.startswith(params.RUBRIC_PREFIX):
             for criterion in scoring.CRITERIA:
-                label = str(declared.label) % {"criterion": Criterion(criterion).label}
+                label = str(declared.label) % {"criterion": criterion_label(criterion)}
                 out.append(_parameter(declared, key=declared.expand(criterion), label=label))
         elif declared is pool_params[0]:
             for pool in pools:  # each pool's parameters together
@@ -170,13 +166,15 @@ def _number(value: object) -> Number:
 
 
 def current_values(*, week: str | None = None) -> dict[str, Number]:
-    """What every parameter is now: the latest rubric, each pool, the elastic policy's latest version, and the
-    quorum and fair share in force for `week` (by default the current week). A few queries, whatever the count."""
+    """What every parameter is now: the rubric in force for `week` (by default that of the next cycle to open), and
+    each pool's reserves, the quorum, fair share and elastic thresholds in force for `week` (by default the current
+    week). A few queries, whatever the count."""
     values: dict[str, Number] = {}
-    rubric = selectors.rubric_current()
-    for criterion, weight in rubric.weights().items():
+    rubric = selectors.rubric_for_week(week=week) if week else selectors.rubric_current()
+    for criterion, weight in rubric.weights.items():
         values[RUBRIC_PREFIX + criterion] = int(weight)
-    pools = list(GpuPool.objects.select_related("cluster"))
+    pools = allocation_selectors.pool_reserves_for_week(
+        week=week or weeks.current_week_label(timezone.now()), pools=GpuPool.objects.select_related("cluster"))
     slugs = pool_slugs(pools)
     for pool in pools:
         for field in POOL_FIELDS:
@@ -184,11 +182,8 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
     rules = selectors.governance_for_week(week=week or weeks.current_week_label(timezone.now()))
     for key, field in GOVERNANCE_FIELDS.items():
         values[key] = _number(getattr(rules, field))
-    elastic = ElasticPolicyVersion.objects.order_by("-number").first() or ElasticPolicyVersion()
-    for name in ELASTIC_FIELDS:
-        values[ELASTIC_PREFIX + name] = int(getattr(elastic, name))
-    # Every other declared number (a parameter added to governed.params): the value in force that week, else its
-    # declared default.
+    # The elastic thresholds and every other declared number (a parameter added to governed.params): the value in
+    # force that week, else its declared default.
     others = [p for p in params.PARAMS if "{" not in p.key and p.key not in values and p.kind in ("int", "decimal")]
     if others:
         stored = policy_values(week=week or weeks.current_week_label(timezone.now()))

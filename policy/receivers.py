@@ -10,7 +10,7 @@ from policy import demo, services
 
 
 def on_cycle_opened(sender: Any, *, cycle: ReviewCycle, now: datetime, **kwargs: Any) -> None:
-    services.adoptions_apply_due(now=now, cycle=cycle)
+    services.adoptions_apply_due(now=now)
 
 
 def on_clock_ticked(sender: Any, *, now: datetime, **kwargs: Any) -> None:

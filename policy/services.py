@@ -2,11 +2,9 @@
 
 At most one substantive change takes effect per ISO week (the adopted proposals' effective weeks are unique in the
 database too, and so are the store's). An adopted change is recorded at adoption in the one store of governed
-parameters (governed), from its effective week, through the one service every path uses. For what still reads the
-old places, the rubric, a pool's reserves and the elastic thresholds are also written when that week comes
-(`adoptions_apply_due`, called when a week's cycle opens and hourly by beat): the rubric for the cycle of the
-effective week before it is scored, a pool and the elastic policy only once the effective week has begun (never when
-a later week is opened early). Each step is sent to the archive after commit (policy.signals).
+parameters (governed), from its effective week, through the one service every path uses; the rubric is read from
+there for each week, and so are the elastic thresholds and a pool's reserves: the adoption is the last write. Each
+step is sent to the archive after commit (policy.signals).
 """
 
 from __future__ import annotations
@@ -22,16 +20,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from allocations.elastic import services as elastic_services
-from allocations.models import ElasticPolicyVersion, GpuPool, Team
-from committee import scoring, weeks
+from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
-from committee import services as committee_services
-from committee import signals as committee_signals
-from committee.models import CommitteeSeat, ReviewCycle, SeatRole
+from committee import weeks
 from core.audit import person_name
 from core.errors import RoleRequired, StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text, text_render
 from governed.models import ChangeSource
 from governed.selectors import policy_week_change
 from governed.services import policy_change_record, week_taken_message
@@ -308,13 +303,13 @@ def proposal_adopt(*, actor: User, proposal: Proposal, effective_week: str, reas
     pools = list(GpuPool.objects.select_related("cluster"))
     record = policy_change_record(
         actor=actor, effective_week=week, reason=_policy_reason(locked), source=ChangeSource.LAB,
-        source_ref=f"proposal:{locked.pk}", baseline=parameters.pool_baseline(pools),
+        source_ref=f"proposal:{locked.pk}",
         changes={parameters.store_key(k, pools): parameters.value_parse(v) for k, v in changes.items()},
     )
-    locked.applied_note = _("Policy version %(n)d, from week %(week)s.") % {"n": record.number, "week": week}
-    if all(parameters.group_of(k) == "governance" for k in changes):
-        locked.applied_at = now  # nothing left to write when the week comes
-    locked.save(update_fields=["applied_note", "applied_at"])
+    locked.applied_note_text = stored_text("proposal_applied", version=record.number, week=week)
+    locked.applied_note = text_render(locked.applied_note_text)
+    locked.applied_at = now  # nothing is left to write when the week comes: every reader reads the store
+    locked.save(update_fields=["applied_note", "applied_note_text", "applied_at"])
     _send(locked, "adopted", _("Adopted by %(who)s, effective from week %(week)s") % {
         "who": locked.decided_by_name, "week": week})
     return locked
@@ -389,131 +384,27 @@ def _policy_reason(proposal: Proposal) -> str:
         "reason": proposal.decision_reason}
 
 
-def _chair_for(proposal: Proposal) -> User | None:
-    """Who writes the adopted change: the chair who adopted it, or the chair in office now if that one has left."""
-    if proposal.decided_by is not None and committee_selectors.user_is_chair(user=proposal.decided_by):
-        return proposal.decided_by
-    seat = CommitteeSeat.objects.active().filter(role=SeatRole.CHAIR).select_related("user").first()
-    return seat.user if seat is not None else None
-
-
-def _apply_rubric(proposal: Proposal, *, cycle: ReviewCycle | None) -> list[str]:
-    """Write the proposal's rubric weights as the next rubric version (pinned by `cycle` when it is of the effective
-    week or later); what was written, in words."""
-    changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
-    rubric = {k.removeprefix(parameters.RUBRIC_PREFIX): int(v) for k, v in changes.items()
-              if parameters.group_of(k) == "rubric"}
-    chair = _chair_for(proposal)
-    if not rubric or chair is None:
-        return []
-    # The store holds these weights since the adoption; the version is what the cycle of the week pins.
-    latest = committee_selectors.rubric_current()
-    weights = {**latest.weights(), **rubric}
-    problems = scoring.weights_errors(weights)
-    if problems:
-        raise ValidationError(list(problems.values()))
-    if weights == latest.weights():
-        return []
-    version = committee_services.rubric_version_write(
-        actor=chair, weights=weights, guidance=latest.guidance(), reason=_policy_reason(proposal),
-        number=latest.number + 1)
-    if cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week):
-        ReviewCycle.objects.filter(pk=cycle.pk).update(rubric=version)
-    return [_("rubric version %(n)d") % {"n": version.number}]
-
-
-def _apply_week_values(proposal: Proposal) -> list[str]:
-    """Write the proposal's pool reserves and elastic thresholds, once its effective week has begun: they act on
-    the running week (its capacity, its emergencies, its elastic evaluation), so never a week before."""
-    changes = {c.key: parameters.value_parse(c.new_value) for c in proposal.changes.all()}
-    reason = _policy_reason(proposal)
-    done: list[str] = []
-    chair = _chair_for(proposal)
-    pools = list(GpuPool.objects.select_related("cluster"))
-    by_pool: dict[int, dict[str, int]] = {}
-    for key, value in changes.items():
-        parsed = parameters.pool_key_parse(key)
-        if parsed is None:
-            continue
-        pool = parameters.pool_resolve(parsed[0], pools)
-        if pool is None:
-            raise ValidationError(_("Proposal #%(n)d names pool “%(pool)s”, which no longer exists.")
-                                  % {"n": proposal.pk, "pool": parsed[0]})
-        by_pool.setdefault(pool.pk, {})[parsed[1]] = int(value)
-    for pool_pk, fields in sorted(by_pool.items()):  # pools in id order (docs/maintaining.md, "Write to the database")
-        pool = GpuPool.objects.select_for_update(of=("self",), no_key=True).select_related("cluster").get(pk=pool_pk)
-        for field, value in fields.items():
-            setattr(pool, field, value)
-        pool.full_clean()
-        pool._change_reason = reason  # type: ignore[attr-defined]
-        pool._history_user = chair  # type: ignore[attr-defined]
-        pool.save()
-        done.append(_("pool %(pool)s") % {"pool": pool.key})
-    elastic = {k.removeprefix(parameters.ELASTIC_PREFIX): int(v) for k, v in changes.items()
-               if parameters.group_of(k) == "elastic"}
-    if elastic:
-        version_e = elastic_services.elastic_policy_version_create(
-            author=chair, author_name=person_name(chair) if chair else "Docket", parameters=elastic, reason=reason)
-        transaction.on_commit(lambda: committee_signals.elastic_policy_changed.send(
-            sender=ElasticPolicyVersion, policy_version=version_e))
-        done.append(_("elastic policy version %(n)d") % {"n": version_e.number})
-    return done
-
-
 @write_transaction
-def adoptions_apply_due(*, now: datetime, cycle: ReviewCycle | None = None) -> list[Proposal]:
-    """Apply every adopted, not yet applied proposal whose time has come; returns those applied.
+def adoptions_apply_due(*, now: datetime) -> list[Proposal]:
+    """Mark applied every adopted proposal whose effective week has begun and that is not marked yet; returns them.
 
-    Two steps. When `cycle` (a cycle just opened) is of the effective week or later, the proposal's rubric is
-    written and that cycle pins it (it is scored with it), even before the week begins. Everything else (a pool's
-    reserves, the elastic thresholds) acts on the running week, so it is written only once the effective week has
-    begun (`now` is in or after it): a policy change never reaches a week before its effective week, however early
-    the chair opens a later week for intake. Called inside the transaction that opens a week's cycle
-    (committee.signals.cycle_opened) and at every tick of the weekly clock (committee.signals.clock_ticked);
-    idempotent. After commit, archived ("applied").
+    Nothing is written but the mark: the store holds an adopted change since its adoption, and every reader reads
+    the store for the week it governs, so a change never reaches a week before its own. Since every parameter is
+    read from the store, an adoption is marked applied at once; this catches a proposal adopted before that (its
+    pool reserves were written into the pools' own fields when its week began). Called inside the transaction that
+    opens a week's cycle (committee.signals.cycle_opened) and at every tick of the weekly clock
+    (committee.signals.clock_ticked); idempotent. After commit, archived ("applied").
     """
     due = []
     for proposal in Proposal.objects.select_for_update(no_key=True).filter(
             status=ProposalStatus.ADOPTED, applied_at__isnull=True).order_by("effective_monday"):
-        start = weeks.week_bounds(proposal.effective_week)[0]
-        by_cycle = cycle is not None and weeks.parse_week(cycle.week) >= weeks.parse_week(proposal.effective_week)
-        if now < start:
-            if by_cycle and proposal.rubric_applied_at is None:
-                _rubric_step(proposal, now=now, cycle=cycle)
+        if now < weeks.week_bounds(proposal.effective_week)[0]:
             continue
-        try:
-            with transaction.atomic():  # a savepoint: a change that no longer fits must not stop the week opening
-                done = [] if proposal.rubric_applied_at is not None else _apply_rubric(proposal, cycle=cycle)
-                done += _apply_week_values(proposal)
-        except ValidationError as error:
-            # Something changed by hand since the adoption (the rubric, a pool); the proposal says so, the archive too.
-            logger.error("policy: proposal %s could not be applied: %s", proposal.pk, error.messages)
-            done = [_("not applied: %(why)s") % {"why": " ".join(error.messages)}]
-        note = proposal.applied_note
-        if done:
-            note = (note + " " if note else "") + _("Applied: %(what)s.") % {"what": ", ".join(done)}
-        proposal.applied_note = note
         proposal.applied_at = now
-        proposal.save(update_fields=["applied_note", "applied_at"])
+        proposal.save(update_fields=["applied_at"])
         _send(proposal, "applied", _("Applied for week %(week)s: %(what)s") % {
-            "week": proposal.effective_week, "what": ", ".join(done) or "—"})
+            "week": proposal.effective_week, "what": "—"})
         due.append(proposal)
     if due:
         logger.info("policy: applied proposals %s", [p.pk for p in due])
     return due
-
-
-def _rubric_step(proposal: Proposal, *, now: datetime, cycle: ReviewCycle | None) -> None:
-    """The rubric part of an adoption, at the opening of a cycle of its effective week (before the week begins)."""
-    try:
-        with transaction.atomic():
-            done = _apply_rubric(proposal, cycle=cycle)
-    except ValidationError as error:
-        logger.error("policy: proposal %s's rubric could not be applied: %s", proposal.pk, error.messages)
-        done = [_("not applied: %(why)s") % {"why": " ".join(error.messages)}]
-    proposal.rubric_applied_at = now
-    if done:
-        proposal.applied_note = _("Applied: %(what)s.") % {"what": ", ".join(done)}
-    proposal.save(update_fields=["rubric_applied_at", "applied_note"])
-
-

@@ -22,10 +22,6 @@ class ReportsConfig(AppConfig):
         from reports.executive import demo
 
         signals.cycle_transition.connect(receivers.on_cycle_transition, dispatch_uid="reports.cycle_transition")
-        signals.rubric_changed.connect(receivers.on_rubric_changed, dispatch_uid="reports.rubric_changed")
-        signals.elastic_policy_changed.connect(
-            receivers.on_elastic_policy_changed, dispatch_uid="reports.elastic_policy_changed"
-        )
         signals.demo_seeded.connect(demo.on_demo_seeded, dispatch_uid="reports.executive.demo_seeded")
         policy_signals.proposal_step.connect(receivers.on_proposal_step, dispatch_uid="reports.proposal_step")
         governed_signals.policy_changed.connect(receivers.on_policy_changed, dispatch_uid="reports.policy_changed")

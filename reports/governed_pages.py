@@ -16,12 +16,10 @@ from core.isoweek import parse_iso_week
 from governed import params
 from governed.models import PolicyChange
 from governed.selectors import policy_values
-from reports.records import quote, table, text
+from reports.records import policy_change_slug, quote, table, text
 from reports.selectors.records import _iso, _when
 
-
-def policy_change_slug(number: int) -> str:
-    return f"policy-change-v{number}"
+__all__ = ["policy_change_data", "policy_change_markdown", "policy_change_slug"]
 
 
 def policy_change_data(*, change: PolicyChange) -> dict[str, object]:
@@ -61,7 +59,7 @@ def policy_change_markdown(data: Mapping[str, Any]) -> str:
     out: list[str] = [
         _("Version %(version)d of the committee's rules, in force from week %(week)s, recorded by %(name)s, "
           "%(when)s, through: %(source)s.") % {
-            "version": data["version"], "week": data["effective_week"], "name": text(data.get("changed_by")),
+            "version": data["version"], "week": data["effective_week"] or "—", "name": text(data.get("changed_by")),
             "when": data["changed_label"], "source": text(data.get("source"))},
         "## " + _("Reason"),
         quote(data.get("reason") or "—"),

@@ -1,36 +1,28 @@
 """The archive listens to the committee: each receiver calls one service and holds no logic of its own.
 
 A week's decision record is written inside the transaction that finalizes or publishes it
-(`cycle_transition`), so the week and its record commit together; the rubric's policy page after
-the change has committed. Each service is idempotent: a signal delivered twice writes one revision.
+(`cycle_transition`), so the week and its record commit together; a change of the rules' page (the
+store's `policy_changed`: one page per change, whichever path made it) after the change has committed.
+Each service is idempotent: a signal delivered twice writes one revision.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from allocations.models import ElasticPolicyVersion
-from committee.models import ReviewCycle, RubricVersion
+from committee.models import ReviewCycle
 from governed.models import PolicyChange
 from policy.models import Proposal
 from reports import services
 
 
 def on_cycle_transition(sender: Any, *, cycle: ReviewCycle, reason: str = "", **kwargs: Any) -> None:
-    # Read again inside the sender's transaction: the row as just written, with its rubric.
+    # Read again inside the sender's transaction: the row as just written.
     services.decision_record_sync(
-        cycle=ReviewCycle.objects.select_related("rubric").get(pk=cycle.pk),
+        cycle=ReviewCycle.objects.get(pk=cycle.pk),
         reason=reason,
         published=kwargs.get("plan") is not None,
     )
-
-
-def on_rubric_changed(sender: Any, *, rubric_version: RubricVersion, **kwargs: Any) -> None:
-    services.policy_page_sync(rubric_version=rubric_version)
-
-
-def on_elastic_policy_changed(sender: Any, *, policy_version: ElasticPolicyVersion, **kwargs: Any) -> None:
-    services.elastic_policy_page_sync(policy_version=policy_version)
 
 
 def on_policy_changed(sender: Any, *, change: PolicyChange, **kwargs: Any) -> None:

@@ -83,6 +83,7 @@ def _idle_action(window: Any) -> None:
     now = timezone.now()
     ElasticAction.objects.create(
         kind="idle", pool=window.pool, window=window, team=window.team, gpus=1, utilization_pct=10,
-        span_start=now - timedelta(hours=5), span_end=now - timedelta(hours=1), policy=elastic_policy_current(),
+        span_start=now - timedelta(hours=5), span_end=now - timedelta(hours=1),
+        policy_version=elastic_policy_current().number,
         started_at=now - timedelta(hours=1), explanation="Measured idle.",
     )

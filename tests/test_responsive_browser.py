@@ -56,7 +56,8 @@ def _idle_grant(world):
     now = timezone.now()
     ElasticAction.objects.create(
         kind="idle", pool=world.a100, window=window, team=world.team_a, gpus=6, utilization_pct=12,
-        span_start=now - timedelta(hours=5), span_end=now - timedelta(hours=1), policy=elastic_policy_current(),
+        span_start=now - timedelta(hours=5), span_end=now - timedelta(hours=1),
+        policy_version=elastic_policy_current().number,
         started_at=now - timedelta(hours=1),
         explanation="Window #1 of Team A on atlas/a100 (8 GPUs) was measured at 12% mean utilization over the "
         "last 4 h, under 25% all along (elastic policy v1): granted but idle.",

@@ -33,7 +33,8 @@ class ActionKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class ElasticPolicy:
-    """The parameters of one policy version (allocations.models.ElasticPolicyVersion holds them)."""
+    """The parameters of one policy version: governed parameters "elastic.<name>" (governed.params), numbered as the
+    version of the rules that last set one (allocations.elastic.selectors.policy_in_force)."""
 
     version: int = 1
     idle_threshold_pct: int = 25

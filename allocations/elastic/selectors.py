@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from allocations import engine, selectors
 from allocations.elastic.evaluate import (
@@ -26,47 +27,88 @@ from allocations.models import (
     Cluster,
     ElasticAction,
     ElasticActionKind,
-    ElasticPolicyVersion,
     GpuPool,
     UsageRecord,
 )
+from governed import params
+from governed.models import PolicyChange
 from governed.params import ELASTIC_PREFIX
-from governed.selectors import policy_values
+from governed.selectors import policy_changes, policy_value_typed, policy_values_versioned
 
 POOL_HISTORY_LIMIT = 500
 
 
-def elastic_policy_current() -> ElasticPolicyVersion:
-    """The latest version; in an empty database (a flushed test database) the seed's version 1, written now."""
-    latest = ElasticPolicyVersion.objects.order_by("-number").first()
-    if latest is not None:
-        return latest
-    version, _created = ElasticPolicyVersion.objects.get_or_create(
-        number=1, defaults={"reason": "The seed's elastic pool.", "author_name": "Docket"}
-    )
-    return version
+# The policy's parameters: ElasticPolicy's fields, each a governed parameter "elastic.<name>" (governed.params).
+ELASTIC_PARAMETERS: tuple[str, ...] = tuple(f.name for f in fields(ElasticPolicy) if f.name != "version")
 
 
-def elastic_policy_history() -> list[tuple[ElasticPolicyVersion, ElasticPolicyVersion | None]]:
-    """Every version, newest first, each with the version before it (None for the first). One query."""
-    versions = list(ElasticPolicyVersion.objects.order_by("-number"))
-    return [(v, versions[i + 1] if i + 1 < len(versions) else None) for i, v in enumerate(versions)]
+@dataclass(frozen=True)
+class ElasticVersion:
+    """The elastic policy in force from a week, read from the one store of governed parameters (governed): its
+    thresholds, numbered as the version of the rules (the store's change) that last set one of them; who set them,
+    when and why."""
+
+    policy: ElasticPolicy
+    effective_week: str = ""  # "" for version 1, in force since always
+    reason: str = ""
+    author_name: str = ""
+    created_at: datetime | None = None
+
+    @property
+    def number(self) -> int:
+        return self.policy.version
+
+    def parameters(self) -> dict[str, object]:
+        return {name: getattr(self.policy, name) for name in ELASTIC_PARAMETERS}
 
 
-def policy_input(version: ElasticPolicyVersion) -> ElasticPolicy:
-    return ElasticPolicy(version=version.number, **version.parameters())  # type: ignore[arg-type]
+def _policy(values: Mapping[str, object], number: int) -> ElasticPolicy:
+    return ElasticPolicy(version=number, **{  # type: ignore[arg-type]
+        name: values[ELASTIC_PREFIX + name] for name in ELASTIC_PARAMETERS if ELASTIC_PREFIX + name in values})
 
 
-def policy_in_force(*, version: ElasticPolicyVersion, now: datetime) -> ElasticPolicy:
-    """The thresholds in force in the week of the evaluated hour `now` (the one store, governed), numbered as the
-    latest version the actions name; a threshold no stored change sets is the version's. One query."""
+def _week_of(now: datetime) -> str:
     year, number, _day = now.astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
-    stored = policy_values(week=f"{year}-W{number:02d}", prefix=ELASTIC_PREFIX)
-    values = {**version.parameters(), **{
-        key.removeprefix(ELASTIC_PREFIX): value for key, value in stored.items()
-        if key.removeprefix(ELASTIC_PREFIX) in ElasticPolicyVersion.PARAMETERS
-    }}
-    return ElasticPolicy(version=version.number, **values)  # type: ignore[arg-type]
+    return f"{year}-W{number:02d}"
+
+
+def policy_in_force(*, now: datetime) -> ElasticPolicy:
+    """The thresholds in force in the week of the evaluated hour `now` (the one store, governed), numbered as the
+    version of the rules that last set one of them: what the hourly evaluation applies and its actions name. One
+    query."""
+    values, number = policy_values_versioned(week=_week_of(now), prefix=ELASTIC_PREFIX)
+    return _policy(values, number)
+
+
+def elastic_policy_current(*, now: datetime | None = None) -> ElasticVersion:
+    """The policy in force now, with who set it, when and why. Two queries."""
+    policy = policy_in_force(now=now or timezone.now())
+    change = PolicyChange.objects.filter(number=policy.version).first()
+    if change is None:
+        return ElasticVersion(policy=policy)
+    return ElasticVersion(policy=policy, effective_week=change.effective_week, reason=change.reason,
+                          author_name=change.author_name, created_at=change.created_at)
+
+
+def elastic_policy_history() -> list[tuple[ElasticVersion, ElasticVersion | None]]:
+    """Every change of the elastic policy in the store, newest first, each with the policy before it (None for the
+    first). Two queries."""
+    changes = sorted(policy_changes(prefix=ELASTIC_PREFIX),
+                     key=lambda c: (c.effective_monday is not None, c.effective_monday or date.min, c.number))
+    state: dict[str, object] = {k: v for k, v in params.defaults().items() if k.startswith(ELASTIC_PREFIX)}
+    out: list[ElasticVersion] = []
+    for change in changes:
+        for value in change.values.all():
+            if value.key.startswith(ELASTIC_PREFIX):
+                state[value.key] = policy_value_typed(key=value.key, raw=value.value)
+        out.append(ElasticVersion(policy=_policy(state, change.number), effective_week=change.effective_week,
+                                  reason=change.reason, author_name=change.author_name, created_at=change.created_at))
+    if not changes or changes[0].number != 1:
+        # Version 1 as declared where its rows are missing (a flushed database): the first change is told against it.
+        first = {k: v for k, v in params.defaults().items() if k.startswith(ELASTIC_PREFIX)}
+        out.insert(0, ElasticVersion(policy=_policy(first, 1)))
+    out.reverse()
+    return [(v, out[i + 1] if i + 1 < len(out) else None) for i, v in enumerate(out)]
 
 
 @dataclass(frozen=True)
@@ -80,7 +122,8 @@ class PoolEvaluationInput:
 def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvaluationInput]:
     """Per pool: its live windows active at `now` (current plans) and its usage over the policy's spans.
 
-    A query per cluster for the windows, a query per pool for the usage.
+    A query per cluster for the windows and one for its pools' reserves (the evaluated hour's week), a query per
+    pool for the usage.
     """
     end = span_end_of(now)
     start = end - timedelta(hours=max(policy.idle_span_hours, policy.recent_span_hours))
@@ -92,7 +135,10 @@ def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvalu
             .order_by("id")
             .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
         )
-        for pool in GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"):
+        pools = selectors.pool_reserves_for_week(
+            week=_week_of(now),
+            pools=GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"))
+        for pool in pools:
             burst, _standby = engine.reserved_gpus(selectors.pool_capacity(pool=pool))
             windows = [
                 WindowInput(id=wid, team_id=team, tier=tier, gpu_count=gpus, start=w_start, end=w_end)
@@ -141,7 +187,7 @@ def pool_elastic_history(*, pool: GpuPool, limit: int = POOL_HISTORY_LIMIT) -> Q
     """The pool's elastic actions, newest first, with their window, team and policy version."""
     return (
         ElasticAction.objects.filter(pool=pool)
-        .select_related("window", "team", "policy")
+        .select_related("window", "team")
         .order_by("-started_at", "-id")[:limit]
     )
 
@@ -164,10 +210,11 @@ def replay_inputs(
 ) -> list[tuple[PoolInput, list[WindowInput], list[UsageInput]]]:
     """Every pool with the windows the current plans hold over [since, until) and the usage the policies read there.
 
-    Windows as the plans stand now (a window a later version withdrew is left out). Three queries.
+    Windows as the plans stand now (a window a later version withdrew is left out). Four queries.
     """
     reach = max((max(p.idle_span_hours, p.recent_span_hours) for p in policies), default=1)
-    pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
+    pools = selectors.pool_reserves_for_week(
+        week=_week_of(until), pools=GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
     windows: dict[int, list[WindowInput]] = {}
     for wid, pool_id, team, tier, gpus, start, end in (
         AllocationWindow.objects.filter(withdrawal__isnull=True, start__lt=until, end__gt=since)
@@ -203,7 +250,7 @@ REPLAY_DAYS = 7
 def policy_replay(
     *, policies: dict[str, ElasticPolicy], now: datetime, days: int = REPLAY_DAYS
 ) -> dict[str, ReplayTotals]:
-    """What each policy would have done over the last `days` days, hour by hour (evaluate.replay). Three queries."""
+    """What each policy would have done over the last `days` days, hour by hour (evaluate.replay). Four queries."""
     until = now  # the replay's last evaluation is the latest quarter past an hour that has come
     since = span_end_of(now) - timedelta(days=days)
     inputs = replay_inputs(since=since, until=until, policies=policies.values())

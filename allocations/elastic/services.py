@@ -1,74 +1,24 @@
-"""Writes of the elastic pool: a new policy version, and the hourly evaluation that records actions.
+"""Writes of the elastic pool: the hourly evaluation that records actions.
 
-The committee's chair changes the policy through committee.services.elastic_policy_change (which
-checks the role and archives the change); this app only validates and writes the version.
+The policy's thresholds are governed parameters (the one store, governed): the committee's chair changes them through
+committee.services.elastic_policy_change, which records the change with governed.services.policy_change_record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from datetime import datetime, time
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
 from allocations.elastic import selectors
-from allocations.elastic.evaluate import Action, ActionKind, evaluate, policy_errors
+from allocations.elastic.evaluate import Action, ActionKind, evaluate
 from allocations.elastic.selectors import PoolEvaluationInput
-from allocations.models import ElasticAction, ElasticPolicyVersion, GpuPool, Team
-from core.audit import fit
+from allocations.models import ElasticAction, GpuPool, Team
 from core.locks import write_transaction
-
-REASON_MAX_LENGTH = 5000  # as committee.limits.REASON_MAX_LENGTH (a rubric change's reason)
-
-
-@write_transaction
-def elastic_policy_version_create(
-    *, author: User | None, author_name: str, parameters: Mapping[str, Any], reason: str
-) -> ElasticPolicyVersion:
-    """Save version n + 1 of the elastic policy with `parameters` (missing ones carried over) and `reason`.
-
-    No role check here (the caller's job). Refused (ValidationError keyed by field, nothing written)
-    when a parameter is out of range, the reason is empty, or nothing would change.
-    """
-    current = ElasticPolicyVersion.objects.select_for_update(no_key=True).order_by("-number").first()
-    if current is None:
-        current = selectors.elastic_policy_current()
-    unknown = set(parameters) - set(ElasticPolicyVersion.PARAMETERS)
-    if unknown:
-        raise ValidationError(_("Unknown policy parameters: %(names)s.") % {"names": ", ".join(sorted(unknown))})
-    merged = {**current.parameters(), **parameters}
-    errors: dict[str, list[str]] = {k: [v] for k, v in policy_errors(replace(
-        selectors.policy_input(current), **merged
-    )).items()}
-    for name in ("night_start", "night_end"):
-        if not isinstance(merged[name], time):
-            errors.setdefault(name, []).append(_("A time of day, such as 22:00."))
-    reason = (reason or "").strip()
-    if not reason:
-        errors.setdefault("reason", []).append(_("Say why the policy changes: the reason is published with it."))
-    elif len(reason) > REASON_MAX_LENGTH:
-        errors.setdefault("reason", []).append(
-            _("At most %(n)d characters.") % {"n": REASON_MAX_LENGTH}
-        )
-    if errors:
-        raise ValidationError(errors)
-    if merged == current.parameters():
-        raise ValidationError(
-            _("Nothing changed: these are the parameters of version %(n)d.") % {"n": current.number}
-        )
-    version = ElasticPolicyVersion(
-        number=current.number + 1, reason=reason, author=author, author_name=fit(author_name), **merged
-    )
-    version.full_clean()
-    version.save()
-    return version
 
 
 @dataclass(frozen=True)
@@ -89,21 +39,20 @@ def elastic_evaluate(*, now: datetime) -> EvaluationResult:
     transaction per pool, which locks the pool's row so two evaluations at once cannot both start it.
     Enqueues nothing.
     """
-    version = selectors.elastic_policy_current()
-    policy = selectors.policy_in_force(version=version, now=now)
+    policy = selectors.policy_in_force(now=now)
     tz = ZoneInfo(settings.TIME_ZONE)
     started = ended = kept = 0
     for item in selectors.evaluation_inputs(policy=policy, now=now):
         actions = evaluate(
             policy=policy, pool=item.pool_input, windows=item.windows, usage=item.usage, now=now, tz=tz
         )
-        s, e, k = _pool_actions_write(item=item, actions=list(actions), version=version, now=now)
+        s, e, k = _pool_actions_write(item=item, actions=list(actions), policy_version=policy.version, now=now)
         started, ended, kept = started + s, ended + e, kept + k
-    return EvaluationResult(policy_version=version.number, started=started, ended=ended, kept=kept)
+    return EvaluationResult(policy_version=policy.version, started=started, ended=ended, kept=kept)
 
 
 @write_transaction
-def _pool_actions_write(*, item: PoolEvaluationInput, actions: list[Action], version: ElasticPolicyVersion,
+def _pool_actions_write(*, item: PoolEvaluationInput, actions: list[Action], policy_version: int,
                         now: datetime) -> tuple[int, int, int]:
     """Start, keep and end one pool's actions in one transaction, the pool's row locked: (started, ended, kept)."""
     started = ended = kept = 0
@@ -130,10 +79,10 @@ def _pool_actions_write(*, item: PoolEvaluationInput, actions: list[Action], ver
             kind=action.kind.value, pool=item.pool, window_id=action.window_id, team_id=action.team_id,
             gpus=action.gpus, utilization_pct=action.utilization_pct,
             queue_wait_minutes=action.queue_wait_minutes, span_start=action.span_start,
-            span_end=action.span_end, policy=version, started_at=now,
+            span_end=action.span_end, policy_version=policy_version, started_at=now,
             explanation=action_explanation(
                 action, pool_key=item.pool.key, team_name=teams.get(action.team_id or 0, ""),
-                policy_number=version.number,
+                policy_number=policy_version,
             ),
         )
         started += 1

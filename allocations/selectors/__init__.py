@@ -10,6 +10,7 @@ from allocations.selectors.capacity import (
     pool_capacity,
     pool_list_with_capacity,
     pool_reserves_for_week,
+    pool_reserves_now,
     pool_week_capacity,
     pool_week_capacity_list,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "pool_capacity",
     "pool_list_with_capacity",
     "pool_reserves_for_week",
+    "pool_reserves_now",
     "pool_week_capacity",
     "pool_week_capacity_list",
     "request_allocation",

@@ -3,25 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.utils import timezone
 
 from allocations import engine
 from allocations.models import GpuPool
-from governed.params import POOL_FIELDS, POOL_PREFIX, as_int
+from governed.params import POOL_FIELDS, POOL_PREFIX, as_int, param_for
 from governed.selectors import policy_values
 
 
 def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPool]:
-    """`pools` as the engine places on them in `week`: each one's burst reserve and cold standby set (in memory,
-    never saved) to the values in force that week (the one store, governed); a pool the store has no value for keeps
-    its own. One query."""
+    """`pools` as the engine places on them in `week`: each one's burst reserve and cold standby (in memory, never
+    saved) the values in force that week (the one store, governed), or the declared defaults for a pool no change
+    names. One query, for any number of pools."""
     stored = policy_values(week=week, prefix=POOL_PREFIX)
     out = list(pools)
     for pool in out:
+        values = []
         for name in POOL_FIELDS:
-            value = stored.get(f"{POOL_PREFIX}{pool.key}.{name}")
-            if value is not None:
-                setattr(pool, name, as_int(value))
+            key = f"{POOL_PREFIX}{pool.key}.{name}"
+            found = param_for(key)
+            values.append(as_int(stored.get(key, found[0].default() if found and found[0].default else 0)))
+        pool._reserves = (values[0], values[1])
     return out
+
+
+def pool_reserves_now(pools: Iterable[GpuPool]) -> list[GpuPool]:
+    """`pools` with the reserves in force in the current week (`pool_reserves_for_week`). One query."""
+    year, number, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
+    return pool_reserves_for_week(week=f"{year}-W{number:02d}", pools=pools)
 
 
 def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:
@@ -45,13 +57,14 @@ def pool_week_capacity(*, pool: GpuPool, hours: int) -> engine.WeekCapacity:
 
 
 def pool_week_capacity_list(*, hours: int) -> list[tuple[GpuPool, engine.WeekCapacity]]:
-    """Every pool (by cluster name, then slug) with its week's capacity, as `pool_week_capacity`. One query."""
-    pools = GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug")
+    """Every pool (by cluster name, then slug) with its week's capacity, as `pool_week_capacity`, by the reserves in
+    force this week. Two queries."""
+    pools = pool_reserves_now(GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
     return [(pool, pool_week_capacity(pool=pool, hours=hours)) for pool in pools]
 
 
 def pool_list_with_capacity(*, hours: int = 168) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int]]]:
-    """Every pool with its week's capacity and its reserved GPUs (burst, standby), for the pools API. One query."""
+    """Every pool with its week's capacity and its reserved GPUs (burst, standby), for the pools API. Two queries."""
     return [
         (pool, capacity, engine.reserved_gpus(pool_capacity(pool=pool)))
         for pool, capacity in pool_week_capacity_list(hours=hours)

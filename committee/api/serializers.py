@@ -45,12 +45,11 @@ from core.serializers import StrictIntegerField, StrictJSONMixin
 
 
 class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
-    """Four whole percents adding up to 100."""
+    """A whole percent for each criterion of the one list (committee.scoring.CRITERIA), adding up to 100."""
 
-    business_impact = StrictIntegerField(min_value=0, max_value=100)
-    feasibility = StrictIntegerField(min_value=0, max_value=100)
-    urgency = StrictIntegerField(min_value=0, max_value=100)
-    fairness = StrictIntegerField(min_value=0, max_value=100)
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**{c: StrictIntegerField(min_value=0, max_value=100) for c in scoring.CRITERIA},
+                **super().get_fields()}
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         error = scoring.weights_errors(attrs).get("__all__")
@@ -60,23 +59,28 @@ class WeightsSerializer(StrictJSONMixin, serializers.Serializer):
 
 
 class GuidanceSerializer(StrictJSONMixin, serializers.Serializer):
-    business_impact = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
-    feasibility = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
-    urgency = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
-    fairness = serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+    """Each criterion's guidance (committee.scoring.CRITERIA); a criterion not given keeps its own."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**{c: serializers.CharField(required=False, allow_blank=True, max_length=limits.GUIDANCE_MAX_LENGTH)
+                   for c in scoring.CRITERIA},
+                **super().get_fields()}
 
 
 class RubricVersionSerializer(serializers.Serializer):
+    """The rubric in force from a week (committee.selectors.Rubric): `number` is the version of the committee's rules
+    (the store's change) that last set a weight or a guidance."""
+
     number = serializers.IntegerField()
     weights = WeightsSerializer()
     guidance = GuidanceSerializer()
     reason = serializers.CharField()
     author_name = serializers.CharField()
-    created_at = serializers.DateTimeField()
+    created_at = serializers.DateTimeField(allow_null=True)
 
 
 class RubricChangeSerializer(serializers.Serializer):
-    """One entry of the rubric's history: the version, the weights before it, the cycles that pinned it."""
+    """One entry of the rubric's history: the version, the weights before it, the weeks it applied to."""
 
     version = RubricVersionSerializer()
     previous_weights = serializers.SerializerMethodField()
@@ -84,7 +88,7 @@ class RubricChangeSerializer(serializers.Serializer):
 
     @extend_schema_field(WeightsSerializer(allow_null=True))
     def get_previous_weights(self, change: selectors.RubricChange) -> dict[str, int] | None:
-        return change.previous.weights() if change.previous else None
+        return change.previous.weights if change.previous else None
 
 
 class RubricChangeInputSerializer(StrictJSONMixin, serializers.Serializer):
@@ -97,12 +101,24 @@ class RubricChangeInputSerializer(StrictJSONMixin, serializers.Serializer):
 # Cycles
 
 
+class CycleListSerializer(serializers.ListSerializer):
+    """A list of cycles reads their rubric versions in one query (committee.selectors.rubric_versions_for_weeks)."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        cycles = list(data.all() if hasattr(data, "all") else data)
+        self._context = {**self._context,
+                         "rubric_versions": selectors.rubric_versions_for_weeks(weeks=[c.week for c in cycles])}
+        return super().to_representation(cycles)
+
+
 class CycleSerializer(serializers.ModelSerializer):
     status = serializers.ChoiceField(choices=CycleStatus.choices, read_only=True)
-    rubric_version = serializers.IntegerField(source="rubric.number", read_only=True)
+    rubric_version = serializers.SerializerMethodField(
+        help_text="The version of the committee's rules that last set the rubric in force in the cycle's week.")
 
     class Meta:
         model = ReviewCycle
+        list_serializer_class = CycleListSerializer
         fields = (
             "week",
             "status",
@@ -116,6 +132,10 @@ class CycleSerializer(serializers.ModelSerializer):
             "rubric_version",
         )
         read_only_fields = fields
+
+    def get_rubric_version(self, cycle: ReviewCycle) -> int:
+        versions = self.context.get("rubric_versions") or {}
+        return versions[cycle.week] if cycle.week in versions else selectors.rubric_for_week(week=cycle.week).number
 
 
 class PoolCapacitySerializer(serializers.Serializer):

@@ -123,7 +123,8 @@ class CycleFinalizeView(CycleTransitionView):
 
 @extend_schema(tags=["review"])
 class CycleRankingView(generics.GenericAPIView):
-    """The cycle's requests ranked by its pinned rubric, with each criterion's mean, points and the arithmetic.
+    """The cycle's requests ranked by the rubric in force in its week, with each criterion's mean, points and the
+    arithmetic.
 
     Paged like every list of the API (`?page=`, `count`, `next`, `previous`, `results`), in rank order:
     ranked requests first, then those below quorum.
@@ -174,7 +175,7 @@ class CycleWhatIfView(generics.GenericAPIView):
             "count": len(proposed),
             "next": paginator.get_next_link(),
             "previous": paginator.get_previous_link(),
-            "current_weights": cycle.rubric.weights(),
+            "current_weights": selectors.rubric_for_week(week=cycle.week).weights,
             "proposed_weights": weights,
             "current": current_page,
             "proposed": proposed_page,
@@ -391,7 +392,7 @@ class RequestDecisionView(APIView):
 
 @extend_schema(tags=["rubric"])
 class RubricView(APIView):
-    """The current rubric: the version a cycle opened now would pin."""
+    """The current rubric: the one a cycle opened now would be scored with."""
 
     @extend_schema(responses=RubricVersionSerializer, operation_id="rubric_retrieve")
     def get(self, request: Request) -> Response:
@@ -420,10 +421,10 @@ class RubricVersionsView(APIView):
         """Save a new version with a reason; it applies from the next cycle to open."""
         body = RubricChangeInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        version = services.rubric_change(
+        rubric = services.rubric_change(
             actor=request.user,
             weights=body.validated_data["weights"],
             guidance=body.validated_data.get("guidance"),
             reason=body.validated_data["reason"],
         )
-        return Response(RubricVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+        return Response(RubricVersionSerializer(rubric).data, status=status.HTTP_201_CREATED)

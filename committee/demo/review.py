@@ -89,7 +89,8 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
     granted its cheaper alternative instead (the seed's bidding model: the cheaper variant first, the
     full model later), when that fits."""
     capacity = {p.pk: allocation_selectors.pool_week_capacity(pool=p, hours=cycle.hours)
-                for p in GpuPool.objects.select_related("cluster")}
+                for p in allocation_selectors.pool_reserves_for_week(
+                    week=cycle.week, pools=GpuPool.objects.select_related("cluster"))}
     standard = {pk: c.standard_gpu_hours for pk, c in capacity.items()}
     burst = {pk: c.burst_gpu_hours for pk, c in capacity.items()}
     rows = [row for row in selectors.cycle_ranking(cycle=cycle) if row.result.rank is not None]

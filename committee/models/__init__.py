@@ -10,8 +10,7 @@ from committee.models.cycles import (
     Criterion,
     CycleStatus,
     ReviewCycle,
-    RubricVersion,
-    rubric_version_current_pk,
+    criterion_label,
 )
 from committee.models.discussion import (
     ConflictDeclaration,
@@ -105,7 +104,6 @@ __all__ = [
     "RequestQuestion",
     "RequestStatus",
     "ReviewCycle",
-    "RubricVersion",
     "Score",
     "ScoreStaleness",
     "SeatRole",
@@ -113,5 +111,5 @@ __all__ = [
     "TeamFiling",
     "TeamMembership",
     "UsageReport",
-    "rubric_version_current_pk",
+    "criterion_label",
 ]

@@ -1,15 +1,17 @@
-"""The weekly cycle and the rubric version it is scored with."""
+"""The weekly cycle and the rubric's criteria.
+
+The rubric a week is scored with (each criterion's weight and guidance) is not a row here: it is in the one store of
+governed parameters, by week (committee.selectors.rubric_for_week).
+"""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from committee import limits, scoring
-from committee.limits import bounded_text
+from committee import scoring
 
 
 class CycleStatus(models.TextChoices):
@@ -28,90 +30,11 @@ class Criterion(models.TextChoices):
     FAIRNESS = scoring.FAIRNESS, _("Fairness")
 
 
-def rubric_version_current_pk() -> int:
-    """A new cycle pins the latest rubric version; in an empty database that is the charter's version 1.
-
-    Version 1 is also written by a data migration; creating it here too keeps a flushed database
-    (a transactional test, a restored dump without it) from failing to open a cycle.
-    """
-    latest = RubricVersion.objects.order_by("-number").values_list("pk", flat=True).first()
-    if latest is not None:
-        return latest
-    version, _created = RubricVersion.objects.get_or_create(
-        number=1,
-        defaults={
-            **{f"{c}_weight_pct": w for c, w in scoring.DEFAULT_WEIGHTS.items()},
-            **{f"{c}_guidance": g for c, g in scoring.DEFAULT_GUIDANCE.items()},
-            "reason": "The committee's charter.",
-            "author_name": "Docket",
-        },
-    )
-    return version.pk
-
-
-class RubricVersion(models.Model):
-    """One version of the published rubric. Versions are never edited: a change is a new version.
-
-    The four criteria are fixed by the charter, so each has its own weight and guidance column and
-    the database itself holds the rule that the weights are whole percents adding up to 100.
-    """
-
-    number = models.PositiveIntegerField(_("version"), unique=True)
-    business_impact_weight_pct = models.PositiveSmallIntegerField(_("business impact weight %"))
-    feasibility_weight_pct = models.PositiveSmallIntegerField(_("feasibility of alternatives weight %"))
-    urgency_weight_pct = models.PositiveSmallIntegerField(_("time urgency weight %"))
-    fairness_weight_pct = models.PositiveSmallIntegerField(_("fairness weight %"))
-    business_impact_guidance = bounded_text(_("business impact guidance"), max_length=limits.GUIDANCE_MAX_LENGTH)
-    feasibility_guidance = bounded_text(
-        _("feasibility of alternatives guidance"), max_length=limits.GUIDANCE_MAX_LENGTH
-    )
-    urgency_guidance = bounded_text(_("time urgency guidance"), max_length=limits.GUIDANCE_MAX_LENGTH)
-    fairness_guidance = bounded_text(_("fairness guidance"), max_length=limits.GUIDANCE_MAX_LENGTH)
-    reason = bounded_text(_("reason for the change"), max_length=limits.REASON_MAX_LENGTH)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    author_name = models.CharField(_("changed by"), max_length=150)
-    created_at = models.DateTimeField(_("changed"), default=timezone.now)
-
-    class Meta:
-        ordering = ["-number"]
-        verbose_name = _("rubric version")
-        verbose_name_plural = _("rubric versions")
-        constraints = [
-            models.CheckConstraint(condition=Q(number__gt=0), name="rubric_number_positive"),
-            *[
-                models.CheckConstraint(
-                    condition=Q(**{f"{c}_weight_pct__gte": 0, f"{c}_weight_pct__lte": 100}),
-                    name=f"rubric_{c}_weight_0_100",
-                )
-                for c in scoring.CRITERIA
-            ],
-            models.CheckConstraint(
-                condition=Q(
-                    business_impact_weight_pct=100
-                    - F("feasibility_weight_pct")
-                    - F("urgency_weight_pct")
-                    - F("fairness_weight_pct")
-                ),
-                name="rubric_weights_sum_100",
-                violation_error_message=_("The weights must add up to 100%."),
-            ),
-            models.CheckConstraint(condition=~Q(reason=""), name="rubric_reason_required"),
-        ]
-
-    def __str__(self) -> str:
-        return f"v{self.number} ({self.weights_label})"
-
-    def weights(self) -> dict[str, int]:
-        return {c: getattr(self, f"{c}_weight_pct") for c in scoring.CRITERIA}
-
-    def guidance(self) -> dict[str, str]:
-        return {c: getattr(self, f"{c}_guidance") for c in scoring.CRITERIA}
-
-    @property
-    def weights_label(self) -> str:
-        return "/".join(str(w) for w in self.weights().values())
+def criterion_label(criterion: str) -> str:
+    """A criterion's label in the reader's language; for a key the choices do not know, the key made readable."""
+    if criterion in Criterion.values:
+        return str(Criterion(criterion).label)
+    return criterion.replace("_", " ").capitalize()
 
 
 class ReviewCycle(models.Model):
@@ -123,14 +46,6 @@ class ReviewCycle(models.Model):
     intake_closes_at = models.DateTimeField(_("intake closes"))
     review_at = models.DateTimeField(_("review meeting"))
     status = models.CharField(_("status"), max_length=12, choices=CycleStatus.choices, default=CycleStatus.OPEN)
-    rubric = models.ForeignKey(
-        RubricVersion,
-        on_delete=models.PROTECT,
-        related_name="cycles",
-        default=rubric_version_current_pk,
-        verbose_name=_("rubric version"),
-        help_text=_("Pinned when the cycle opens: a rubric change applies from the next cycle."),
-    )
     intake_closed_at = models.DateTimeField(_("intake closed"), null=True, blank=True)
     finalized_at = models.DateTimeField(_("finalized"), null=True, blank=True)
     finalized_by_name = models.CharField(_("finalized by"), max_length=150, blank=True)

@@ -42,8 +42,11 @@ class Score(models.Model):
             models.CheckConstraint(
                 condition=Q(value__gte=scoring.SCORE_MIN) & Q(value__lte=scoring.SCORE_MAX), name="score_value_0_10"
             ),
+            # A computed criterion (fairness) is never scored by a member. Which criteria members score is the one list
+            # (committee.scoring.MEMBER_SCORED), which score_record, the only writer, checks: a criterion added to it
+            # needs no migration.
             models.CheckConstraint(
-                condition=Q(criterion__in=scoring.MEMBER_SCORED), name="score_criterion_member_scored"
+                condition=~Q(criterion__in=scoring.COMPUTED), name="score_criterion_not_computed"
             ),
         ]
         # The review page reads a cycle's scores by request id: the foreign key's index serves it.

@@ -22,12 +22,16 @@ from committee.selectors.corrections import (
     request_corrections_for_viewer,
 )
 from committee.selectors.cycles import (
+    Rubric,
     RubricChange,
     cycle_for_review,
     cycle_get,
     cycle_list,
     rubric_current,
+    rubric_for_week,
     rubric_history,
+    rubric_versions_for_weeks,
+    rubric_week_next,
 )
 from committee.selectors.deciding import (
     Act,
@@ -223,6 +227,7 @@ __all__ = [
     "RequestOutcome",
     "RequestPlacement",
     "ReviewRow",
+    "Rubric",
     "RubricChange",
     "ScoreFlags",
     "ScoreInput",
@@ -321,7 +326,10 @@ __all__ = [
     "review_scores",
     "review_scores_load",
     "rubric_current",
+    "rubric_for_week",
     "rubric_history",
+    "rubric_versions_for_weeks",
+    "rubric_week_next",
     "score_sheet",
     "scores_counted",
     "started_windows",

@@ -37,13 +37,14 @@ from committee.models import (
     PLACING_OUTCOMES,
     CommitteeSeat,
     ConflictDeclaration,
-    Criterion,
     GpuRequest,
     ReviewCycle,
     Score,
     SeatRole,
     TeamMembership,
+    criterion_label,
 )
+from committee.selectors.cycles import rubric_for_week
 from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
 
@@ -236,7 +237,7 @@ def quorum_missing_for(*, gpu_request: GpuRequest, cycle: ReviewCycle) -> tuple[
     for criterion, value in counted:
         sheet.setdefault(criterion, []).append(value)
     quorum = governance_for_week(week=cycle.week).score_quorum
-    return scoring.quorum_missing(member_scores=sheet, weights=cycle.rubric.weights(), quorum=quorum)
+    return scoring.quorum_missing(member_scores=sheet, weights=rubric_for_week(week=cycle.week).weights, quorum=quorum)
 
 
 def grant_refusal(
@@ -269,7 +270,7 @@ def grant_refusal(
             {
                 "outcome": [
                     _("Not ranked yet: %(criteria)s need %(quorum)d member scores each before a grant.")
-                    % {"criteria": ", ".join(str(Criterion(c).label) for c in missing), "quorum": quorum}
+                    % {"criteria": ", ".join(criterion_label(c) for c in missing), "quorum": quorum}
                     + " "
                     + _("Only the chair grants it anyway, stating the exception (it is archived in the week's record).")
                 ]

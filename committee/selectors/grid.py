@@ -14,7 +14,8 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Va
 from django.db.models.functions import Coalesce
 
 from committee import scoring
-from committee.models import ConflictDeclaration, Criterion, GpuRequest, ReviewCycle, Score
+from committee.models import ConflictDeclaration, GpuRequest, ReviewCycle, Score, criterion_label
+from committee.selectors.cycles import rubric_for_week
 from committee.selectors.deciding import Act, Parties, decide_refusal
 from committee.selectors.people import Viewer, viewer_roles
 from committee.selectors.review import REVIEWED_STATUSES
@@ -195,8 +196,8 @@ def grid_rows(*, viewer: Viewer, request_ids: list[int], first_position: int = 1
 
 def grid_criteria(*, cycle: ReviewCycle) -> list[tuple[str, str, int]]:
     """The grid's columns: (criterion, label, weight %) for each member-scored criterion."""
-    weights = cycle.rubric.weights()
-    return [(c, str(Criterion(c).label), weights[c]) for c in scoring.MEMBER_SCORED]
+    weights = rubric_for_week(week=cycle.week).weights
+    return [(c, criterion_label(c), weights[c]) for c in scoring.MEMBER_SCORED]
 
 
 def member_scores(*, viewer: Viewer, request_ids: list[int]) -> dict[tuple[int, str], int]:

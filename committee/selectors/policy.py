@@ -2,8 +2,8 @@
 
 Read from django-simple-history's historical rows (core/history.py), one query per kind of thing, and
 turned into changes: for each row, the fields that differ from the same object's row before it. The
-elastic policy is versioned rows of its own (allocations.ElasticPolicyVersion): each version after the
-first is a change against the one before it.
+governed parameters (the quorum and fair share, the elastic policy, a pool's reserves) are read from the one store
+(governed): each change after version 1 against the values before it.
 """
 
 from __future__ import annotations
@@ -11,16 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import groupby, pairwise
+from itertools import groupby
 from typing import Any
 
-from django.db.models import Model
+from django.db.models import Model, Q
 from django.utils.translation import gettext as _
 
-from allocations.models import ClusterAccount, ElasticPolicyVersion, GpuPool, Team
+from allocations.models import ClusterAccount, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
 from governed import params
 from governed.models import PolicyValue
+from governed.selectors import policy_value_typed
 
 POLICY_HISTORY_LIMIT = 200
 
@@ -111,8 +112,8 @@ def policy_history(
                   subject=lambda r: r.name),
         *_changes(
             pools, kind=_("GPU pool"),
-            fields=labelled(GpuPool, "gpu_count", "burst_reserve_pct", "standby_pct", "cost_per_gpu_hour",
-                            "gpu_model", "gpus_per_node", "scheduler_label", "queue_wait_target_minutes"),
+            fields=labelled(GpuPool, "gpu_count", "cost_per_gpu_hour", "gpu_model", "gpus_per_node",
+                            "scheduler_label", "queue_wait_target_minutes"),
             subject=lambda r: f"{r.cluster.slug}/{r.slug}",
         ),
         *_changes(accounts, kind=_("Cluster account"), fields=labelled(ClusterAccount, "account"),
@@ -124,6 +125,7 @@ def policy_history(
     ]
     changes += _elastic_changes()
     changes += _governance_changes()
+    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind=_("Pool reserves"))
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
@@ -140,24 +142,6 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _elastic_changes() -> list[PolicyChange]:
-    """Each elastic policy version after the first, as the parameters it changed. One query."""
-    versions = list(ElasticPolicyVersion.objects.order_by("number"))
-    out: list[PolicyChange] = []
-    for before, version in pairwise(versions):
-        diffs = tuple(
-            FieldChange(label=_field_label(ElasticPolicyVersion, name), old=_shown(getattr(before, name)),
-                        new=_shown(getattr(version, name)))
-            for name in ElasticPolicyVersion.PARAMETERS
-            if getattr(before, name) != getattr(version, name)
-        )
-        out.append(PolicyChange(
-            at=version.created_at, kind=_("Elastic policy"), subject=f"v{version.number}", action=_("changed"),
-            changes=diffs, who=version.author_name, reason=version.reason,
-        ))
-    return out
-
-
 def _lowered(label: str) -> str:
     """A parameter's label as the history's field labels read: "score quorum"."""
     return label[:1].lower() + label[1:]
@@ -166,22 +150,49 @@ def _lowered(label: str) -> str:
 def _governance_changes() -> list[PolicyChange]:
     """Each change of the quorum or fair share in the one store (governed) against the values before it. One query."""
     keys = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
+    return _store_changes(Q(key__in=keys), kind=_("Review and fair share"))
+
+
+def _elastic_changes() -> list[PolicyChange]:
+    """Each change of the elastic policy's thresholds in the one store against the values before it. One query."""
+    return _store_changes(Q(key__startswith=params.ELASTIC_PREFIX), kind=_("Elastic policy"))
+
+
+def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
+    """Each change in the store of the keys `keys` selects, as the values it changed (version 1 is the baseline)."""
     # Version 1 as declared, in case its rows are missing (a flushed database); its rows, when there, say the same.
-    state: dict[str, str] = {k: params.value_text(v) for k, v in params.defaults().items() if k in keys}
+    state: dict[str, str] = {k: params.value_text(v) for k, v in params.defaults().items()
+                             if _selects(keys, k)}
     out: list[PolicyChange] = []
-    rows = PolicyValue.objects.filter(key__in=keys).select_related("change").order_by("change__number", "key")
+    rows = PolicyValue.objects.filter(keys).select_related("change").order_by("change__number", "key")
     for change, values in groupby(rows, key=lambda row: row.change):
         diffs = []
         for row in values:
             found = params.param_for(row.key)
             if state.get(row.key) != row.value and found is not None:
-                diffs.append(FieldChange(label=_lowered(str(found[0].label)), old=state.get(row.key), new=row.value))
+                old = state.get(row.key)
+                part = found[1]
+                label = str(found[0].label) % {"pool": part, "criterion": part} if part else str(found[0].label)
+                diffs.append(FieldChange(
+                    label=_lowered(label),
+                    old=None if old is None else _shown(policy_value_typed(key=row.key, raw=old)),
+                    new=_shown(policy_value_typed(key=row.key, raw=row.value))))
             state[row.key] = row.value
         if change.number == 1 or not diffs:
             continue
         out.append(PolicyChange(
-            at=change.created_at, kind=_("Review and fair share"),
+            at=change.created_at, kind=kind,
             subject=_("v%(n)d, from week %(week)s") % {"n": change.number, "week": change.effective_week},
             action=_("changed"), changes=tuple(diffs), who=change.author_name, reason=change.reason,
         ))
     return out
+
+
+def _selects(keys: Q, key: str) -> bool:
+    """Whether the lookups of `keys` (key__in, key__startswith) select `key`."""
+    for lookup, value in keys.children:  # type: ignore[misc]
+        if lookup == "key__in" and key in value:
+            return True
+        if lookup == "key__startswith" and key.startswith(value):
+            return True
+    return False

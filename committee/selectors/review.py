@@ -15,14 +15,14 @@ from committee import scoring
 from committee.models import (
     PLACING_OUTCOMES,
     CommitteeSeat,
-    Criterion,
     Decision,
     GpuRequest,
     RequestStatus,
     ReviewCycle,
-    RubricVersion,
     TeamMembership,
+    criterion_label,
 )
+from committee.selectors.cycles import Rubric, rubric_for_week
 from committee.selectors.deciding import scores_counted
 from committee.selectors.discussion import RequestDiscussion, review_discussion_map
 from committee.selectors.fairshare import fair_share_for_cycle
@@ -176,7 +176,7 @@ class PoolLoad:
 @dataclass
 class CycleReview:
     cycle: ReviewCycle
-    rubric: RubricVersion
+    rubric: Rubric
     weights: dict[str, int]
     quorum: int
     rows: list[ReviewRow]
@@ -293,7 +293,7 @@ def score_sheet(*, gpu_request: GpuRequest, fair_share: scoring.FairShare | None
 def cycle_ranking(
     *, cycle: ReviewCycle, weights: dict[str, int] | None = None, with_scores: bool = False
 ) -> list[ReviewRow]:
-    """Every submitted or decided request of the cycle, ranked by the rubric the cycle pinned.
+    """Every submitted or decided request of the cycle, ranked by the rubric in force in its week.
 
     Ranked requests come first (rank 1, 2, …; ties to the earlier submission, then the lower id),
     then those below quorum (rank None). `weights` ranks under other weights instead (the what-if);
@@ -317,7 +317,7 @@ def _ranked_rows(
     *, cycle: ReviewCycle, gpu_requests: list[GpuRequest], shares: dict[int, scoring.FairShare],
     weights: dict[str, int] | None,
 ) -> list[ReviewRow]:
-    weights = weights or cycle.rubric.weights()
+    weights = weights or rubric_for_week(week=cycle.week).weights
     by_id = {r.pk: r for r in gpu_requests}
     sheets = [score_sheet(gpu_request=r, fair_share=shares.get(r.team_id)) for r in gpu_requests]
     results = scoring.rank_requests(
@@ -383,7 +383,8 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -
     """
     rows = cycle_ranking(cycle=cycle, with_scores=detailed)
     members, teams_of = _members_and_teams(viewer=viewer)
-    weights = cycle.rubric.weights()
+    rubric = rubric_for_week(week=cycle.week)
+    weights = rubric.weights
     by_pool: dict[str, list[int]] = {}
     for row in rows:
         by_pool.setdefault(row.request.pool.key, []).append(row.request.requested_gpu_hours)
@@ -400,7 +401,7 @@ def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -
         )
     review = CycleReview(
         cycle=cycle,
-        rubric=cycle.rubric,
+        rubric=rubric,
         weights=weights,
         quorum=governance_for_week(week=cycle.week).score_quorum,
         rows=rows,
@@ -424,7 +425,7 @@ def review_rows_detail(*, review: CycleReview, rows: list[ReviewRow], viewer: Vi
     requests = [row.request for row in rows]
     review_scores_load(requests=[r for r in requests if getattr(r, "_review_scores", None) is None])
     prefetch_related_objects(requests, "alternatives")
-    guidance = review.rubric.guidance()
+    guidance = review.rubric.guidance
     teams_of = review.member_teams
     discussions = review_discussion_map(requests=requests, viewer=viewer)
     for row in rows:
@@ -435,7 +436,7 @@ def review_rows_detail(*, review: CycleReview, rows: list[ReviewRow], viewer: Vi
         row.inputs = [
             ScoreInput(
                 criterion=c,
-                label=str(Criterion(c).label),
+                label=criterion_label(c),
                 weight_pct=review.weights[c],
                 guidance=guidance[c],
                 score=mine.get(c),
@@ -475,7 +476,8 @@ def review_card(*, cycle: ReviewCycle, viewer: Viewer, pk: int) -> ReviewRow:
     shares = fair_share_for_cycle(cycle=cycle)
     r = gpu_request[0]
     members, teams_of = _members_and_teams(viewer=viewer)
-    weights = cycle.rubric.weights()
+    rubric = rubric_for_week(week=cycle.week)
+    weights = rubric.weights
     quorum = governance_for_week(week=cycle.week).score_quorum
     fair_share = shares.get(r.team_id)
     row = ReviewRow(
@@ -485,7 +487,7 @@ def review_card(*, cycle: ReviewCycle, viewer: Viewer, pk: int) -> ReviewRow:
         fair_share=fair_share,
         conflict=viewer.is_authenticated and r.team_id in teams_of.get(viewer.pk, set()),
     )
-    review = CycleReview(cycle=cycle, rubric=cycle.rubric, weights=weights, quorum=quorum, rows=[row],
+    review = CycleReview(cycle=cycle, rubric=rubric, weights=weights, quorum=quorum, rows=[row],
                          members=list(members.items()), pools=[], intensity_thresholds={},
                          member_teams=teams_of)
     review_rows_detail(review=review, rows=[row], viewer=viewer)

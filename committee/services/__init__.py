@@ -67,7 +67,7 @@ from committee.services.review import (
     cycle_finalize,
     request_decide,
 )
-from committee.services.rubric import rubric_change, rubric_version_write
+from committee.services.rubric import rubric_change
 from committee.services.scores import score_record
 from committee.services.sso import (
     SsoSyncResult,
@@ -135,7 +135,6 @@ __all__ = [
     "request_update",
     "request_withdraw",
     "rubric_change",
-    "rubric_version_write",
     "score_record",
     "scores_confirm",
     "scores_mark_stale",

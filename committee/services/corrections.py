@@ -133,7 +133,7 @@ def correction_check(
     else:
         _reason_checked(reason, field="reason", missing=_("Say why the appeal is decided this way."))
     try:
-        decision = Decision.objects.select_related("request__team", "request__pool", "cycle__rubric").get(
+        decision = Decision.objects.select_related("request__team", "request__pool", "cycle").get(
             request=gpu_request)
     except Decision.DoesNotExist:
         raise StateConflict(_("This request has no decision to correct or appeal.")) from None

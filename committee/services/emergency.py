@@ -290,7 +290,8 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
         for w in windows
         if w.request_ref is not None
     ]
-    pools = {pool.key: pool for pool in GpuPool.objects.select_related("cluster")}
+    pools = {pool.key: pool for pool in allocation_selectors.pool_reserves_for_week(
+        week=cycle.week, pools=GpuPool.objects.select_related("cluster"))}
     pool = pools[gpu_request.pool.key]
     capacity = allocation_selectors.pool_capacity(pool=pool)
     placed = emergency_place(

@@ -19,7 +19,6 @@ from allocations.models import AllocationPlan, Team
 from committee import limits, scoring, selectors, signals
 from committee.models import (
     Alternative,
-    Criterion,
     CycleStatus,
     Decision,
     DecisionOutcome,
@@ -28,6 +27,7 @@ from committee.models import (
     NotificationKind,
     RequestStatus,
     ReviewCycle,
+    criterion_label,
 )
 from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
@@ -39,7 +39,7 @@ AUTO_DEFER_NAME = "Docket"
 
 
 def _lock_cycle(cycle: ReviewCycle) -> ReviewCycle:
-    return ReviewCycle.objects.select_for_update(of=("self",), no_key=True).select_related("rubric").get(pk=cycle.pk)
+    return ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
 
 
 def _require_status(cycle: ReviewCycle, status: str, doing: str) -> None:
@@ -285,7 +285,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                     "scores when the week was finalized."
                 )
                 % {
-                    "criteria": ", ".join(str(Criterion(c).label).lower() for c in result.missing),
+                    "criteria": ", ".join(criterion_label(c).lower() for c in result.missing),
                     "quorum": quorum,
                 },
                 decided_by=None,

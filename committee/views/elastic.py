@@ -15,22 +15,23 @@ from django.views.decorators.http import require_GET
 
 from allocations.elastic import selectors as elastic_selectors
 from allocations.elastic.evaluate import policy_errors
-from allocations.elastic.selectors import REPLAY_DAYS
-from allocations.models import ElasticPolicyVersion
+from allocations.elastic.selectors import ELASTIC_PARAMETERS, REPLAY_DAYS, ElasticVersion
 from committee import selectors, services
 from committee.forms import ElasticPolicyChangeForm
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
+from governed import params
 
 Row = tuple[str, object, object, bool]
 
 
-def _rows(version: ElasticPolicyVersion, previous: ElasticPolicyVersion | None) -> list[Row]:
+def _rows(version: ElasticVersion, previous: ElasticVersion | None) -> list[Row]:
     """(label, value, the previous version's value, changed) per parameter."""
     out = []
-    for name in ElasticPolicyVersion.PARAMETERS:
-        label = str(getattr(ElasticPolicyVersion._meta.get_field(name), "verbose_name", name))
-        value, before = getattr(version, name), getattr(previous, name) if previous else None
+    for name in ELASTIC_PARAMETERS:
+        found = params.param_for(params.ELASTIC_PREFIX + name)
+        label = str(found[0].label) if found else name
+        value, before = version.parameters()[name], previous.parameters()[name] if previous else None
         out.append((label, value, before, previous is not None and before != value))
     return out
 
@@ -38,8 +39,8 @@ def _rows(version: ElasticPolicyVersion, previous: ElasticPolicyVersion | None) 
 @login_required
 @require_GET
 def elastic_policy_page(request: AuthenticatedHttpRequest) -> HttpResponse:
-    history = elastic_selectors.elastic_policy_history() or [(elastic_selectors.elastic_policy_current(), None)]
-    current, _previous = history[0]
+    history = elastic_selectors.elastic_policy_history()
+    current = elastic_selectors.elastic_policy_current()
     context = {
         "current": current,
         "rows": _rows(current, None),
@@ -58,13 +59,13 @@ def elastic_policy_change(request: AuthenticatedHttpRequest) -> HttpResponse:
     replay = None
     if request.method == "POST" and "preview" in request.POST and form.is_valid():
         # Replay the proposal beside the policy in force over the last week: nothing is saved.
-        candidate = replace(elastic_selectors.policy_input(current), **form.parameters())
+        candidate = replace(current.policy, **form.parameters())
         errors = policy_errors(candidate)
         for name, message in errors.items():
             form.add_error(name, message)
         if not errors:
             replay = elastic_selectors.policy_replay_rows(
-                current=elastic_selectors.policy_input(current), proposed=candidate, now=timezone.now()
+                current=current.policy, proposed=candidate, now=timezone.now()
             )
         return render(request, "committee/elastic_policy_change.html",
                       {"form": form, "current": current, "replay": replay, "replay_days": REPLAY_DAYS},

@@ -22,7 +22,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from committee import scoring, selectors, services
-from committee.models import Criterion, CycleStatus, GpuRequest, ReviewCycle
+from committee.models import CycleStatus, GpuRequest, ReviewCycle, criterion_label
 from committee.selectors import grid as grid_selectors
 from committee.services.scores import (
     SCORE_REFUSED,
@@ -70,7 +70,7 @@ class CellView:
 def _grid_entries(
     rows: list[grid_selectors.GridRow], posted: dict[str, str], errors: dict[str, str]
 ) -> list[tuple[grid_selectors.GridRow, list[CellView]]]:
-    labels = {c: str(Criterion(c).label) for c in scoring.MEMBER_SCORED}
+    labels = {c: criterion_label(c) for c in scoring.MEMBER_SCORED}
     entries = []
     for row in rows:
         cells = []

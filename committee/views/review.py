@@ -386,8 +386,9 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     """The ranking under other weights, beside the current one. Reads only: nothing is saved."""
     require_chair(request)
     cycle = selectors.cycle_get(week=week)
-    current_weights = cycle.rubric.weights()
-    form = WeightsForm(request.GET if "business_impact" in request.GET else None, initial=current_weights)
+    current_weights = selectors.rubric_for_week(week=cycle.week).weights
+    form = WeightsForm(request.GET if any(c in request.GET for c in scoring.CRITERIA) else None,
+                       initial=current_weights)
     current = selectors.cycle_ranking(cycle=cycle)
     proposed: list[selectors.ReviewRow] | None = None
     moves: dict[int, int] = {}

@@ -12,9 +12,10 @@ from django.views.decorators.http import require_GET
 
 from committee import scoring, selectors, services
 from committee.forms import RubricChangeForm
-from committee.models import Criterion
+from committee.models import criterion_label
 from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
+from governed.selectors import policy_version_next
 
 
 @login_required
@@ -22,14 +23,16 @@ from core.http import AuthenticatedHttpRequest
 def rubric_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     current = selectors.rubric_current()
     criteria = [
-        (str(Criterion(c).label), weight, current.guidance()[c], c in scoring.COMPUTED)
-        for c, weight in current.weights().items()
+        (criterion_label(c), weight, current.guidance[c], c in scoring.COMPUTED)
+        for c, weight in current.weights.items()
     ]
+    open_cycle = selectors.cycle_open_for_intake()
     context = {
         "current": current,
         "criteria": criteria,
         "history": selectors.rubric_history(),
-        "open_cycle": selectors.cycle_open_for_intake(),
+        "open_cycle": open_cycle,
+        "open_rubric": selectors.rubric_for_week(week=open_cycle.week) if open_cycle is not None else None,
     }
     return render(request, "committee/rubric.html", context)
 
@@ -46,11 +49,11 @@ def rubric_change(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not selectors.user_is_chair(user=request.user):
         raise PermissionDenied(_("Only the chair changes the rubric."))
     current = selectors.rubric_current()
-    initial = {**current.weights(), **{f"{c}_guidance": g for c, g in current.guidance().items()}}
+    initial = {**current.weights, **{f"{c}_guidance": g for c, g in current.guidance.items()}}
     form = RubricChangeForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            version = services.rubric_change(
+            rubric = services.rubric_change(
                 actor=request.user,
                 weights=form.weights(),
                 guidance=form.guidance(),
@@ -61,8 +64,9 @@ def rubric_change(request: AuthenticatedHttpRequest) -> HttpResponse:
         else:
             messages.success(
                 request,
-                _("Rubric version %(n)d saved. It applies from the next cycle to open.") % {"n": version.number},
+                _("Rubric version %(n)d saved. It applies from the next cycle to open.") % {"n": rubric.number},
             )
             return redirect("committee:rubric")
     status = 400 if request.method == "POST" else 200
-    return render(request, "committee/rubric_change.html", {"form": form, "current": current}, status=status)
+    context = {"form": form, "current": current, "next_number": policy_version_next()}
+    return render(request, "committee/rubric_change.html", context, status=status)

@@ -10,7 +10,7 @@ Every problem is reported, each naming its key, and nothing is computed while th
 - `fairshare.half_life_weeks`: a number of weeks above 0, at most 52; `fairshare.trailing_weeks` whole,
   1–52.
 - `review.quorum`: whole, 1–50 member scores per criterion.
-- `elastic.<field>`: a field of allocations.ElasticPolicyVersion. Accepted, and listed as not replayed:
+- `elastic.<field>`: a threshold of the elastic policy (governed.params). Accepted, and listed as not replayed:
   the elastic policy acts on running windows, not on the weekly placement.
 - `weeks`: how many past weeks, 1–52 (default 8). An empty value means "not overridden".
 """

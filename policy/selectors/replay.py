@@ -2,7 +2,7 @@
 
 `replay_inputs_load` reads them in a fixed number of queries (at most fourteen), whatever the number of weeks
 or requests; policy.replay.replay computes on what it returns. `replay_parameters` is what the
-override parser checks against: the current rubric and pools.
+override parser checks against: the rubric and pools in force this week.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from allocations.models import (
     AllocationPlan,
     AllocationWindow,
     Cluster,
-    ElasticPolicyVersion,
     GpuPool,
     Team,
     UsageRecord,
@@ -34,14 +33,13 @@ from committee.models import (
     GpuRequest,
     RequestStatus,
     ReviewCycle,
-    RubricVersion,
     Score,
 )
 from committee.selectors import decision_demand
 from committee.selectors.governance import GOVERNANCE_KEYS
-from committee.weeks import week_bounds
+from committee.weeks import current_week_label, week_bounds
 from governed import params
-from governed.selectors import policy_values_for_weeks
+from governed.selectors import Setting, policy_settings_for_weeks, policy_values
 from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
 from policy.replay.overrides import MAX_FAIRSHARE_WEEKS, PoolReserves
 
@@ -51,23 +49,34 @@ AUTO_DEFER_NAME = "Docket"  # committee.services.review.AUTO_DEFER_NAME
 
 
 def replay_parameters() -> tuple[dict[str, int], list[PoolReserves], list[str]]:
-    """The current rubric's weights, every pool's current reserves, the elastic policy's fields. Two queries."""
-    rubric = RubricVersion.objects.order_by("-number").first()
-    weights = rubric.weights() if rubric is not None else dict(scoring.DEFAULT_WEIGHTS)
+    """The rubric's weights and every pool's reserves in force this week (the one store, governed), the elastic
+    policy's parameters. Three queries."""
+    values = policy_values(week=current_week_label(timezone.now()))
+    weights = {c: params.as_int(values.get(params.RUBRIC_PREFIX + c, 0)) for c in scoring.CRITERIA}
     pools = [
-        PoolReserves(key=p.key, slug=p.slug, burst_reserve_pct=p.burst_reserve_pct, standby_pct=p.standby_pct)
+        PoolReserves(key=p.key, slug=p.slug, burst_reserve_pct=_reserve(values, p.key, "burst_reserve_pct"),
+                     standby_pct=_reserve(values, p.key, "standby_pct"))
         for p in GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug")
     ]
-    bookkeeping = {"id", "number", "reason", "author", "author_name", "created_at"}
-    elastic = [f.name for f in ElasticPolicyVersion._meta.concrete_fields if f.name not in bookkeeping]
+    elastic = [p.key.removeprefix(params.ELASTIC_PREFIX) for p in params.PARAMS
+               if p.key.startswith(params.ELASTIC_PREFIX)]
     return weights, pools, elastic
+
+
+def _reserve(values: Mapping[str, object], pool_key: str, field: str) -> int:
+    """A pool's reserve (`field`) among the values in force, else its declared default."""
+    key = f"{params.POOL_PREFIX}{pool_key}.{field}"
+    value = values.get(key)
+    if value is None:
+        found = params.param_for(key)
+        value = found[0].default() if found and found[0].default else 0
+    return params.as_int(value)
 
 
 def replay_cycles(*, before: datetime, weeks: int) -> list[ReviewCycle]:
     """The last `weeks` finalized or published cycles whose week starts before `before`, oldest first."""
     cycles = list(
         ReviewCycle.objects.filter(status__in=REPLAYED_STATUSES, starts_at__lt=before)
-        .select_related("rubric")
         .order_by("-starts_at")[:weeks]
     )
     return cycles[::-1]
@@ -88,10 +97,12 @@ def _placed_at(cycle: ReviewCycle, first_plan: AllocationPlan | None) -> datetim
 
 
 def _pools_as_of(
-    *, history: dict[int, list[object]], current: dict[int, GpuPool], clusters: dict[int, str], as_of: datetime
+    *, history: dict[int, list[object]], current: dict[int, GpuPool], clusters: dict[int, str], as_of: datetime,
+    reserves: Mapping[str, Setting],
 ) -> tuple[engine.PoolCapacity, ...]:
     """Every pool as it was at `as_of`, by its history rows (sorted by date): the last row by then (none if
-    that row is its deletion), else its first row; a pool without history rows is as it is now."""
+    that row is its deletion), else its first row; a pool without history rows is as it is now. Its reserves are
+    those in force in the replayed week (`reserves`, from the one store), never its history's."""
     pools = []
     for pool_id in sorted(set(history) | set(current)):
         rows = history.get(pool_id, [])
@@ -110,13 +121,15 @@ def _pools_as_of(
             state = current.get(pool_id)
             if state is None:
                 continue
+        key = f"{clusters[state.cluster_id]}/{state.slug}"  # type: ignore[attr-defined]
+        in_force = {k: s.value for k, s in reserves.items()}
         pools.append(
             engine.PoolCapacity(
-                key=f"{clusters[state.cluster_id]}/{state.slug}",  # type: ignore[attr-defined]
+                key=key,
                 gpu_count=state.gpu_count,  # type: ignore[attr-defined]
                 gpu_model=state.gpu_model,  # type: ignore[attr-defined]
-                burst_reserve_pct=state.burst_reserve_pct,  # type: ignore[attr-defined]
-                standby_pct=state.standby_pct,  # type: ignore[attr-defined]
+                burst_reserve_pct=_reserve(in_force, key, "burst_reserve_pct"),
+                standby_pct=_reserve(in_force, key, "standby_pct"),
             )
         )
     return tuple(sorted(pools, key=lambda p: p.key))
@@ -151,16 +164,13 @@ def _plan_windows(
 def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
     """The archived inputs of the last `weeks` decided weeks before `before`: at most 14 queries, any N or size.
 
-    Each week carries the quorum and fair-share rules in force in it (the one store, governed), so a week replayed
-    after a rule changed is replayed under the rules it had. `usage_weeks` is how far back usage is read before
-    each week's intake close (for a recomputed fair share): the longest trailing window of those weeks by default;
-    a replay that overrides it passes its value.
+    Each week carries the quorum, fair-share rules, rubric weights and pool reserves in force in it (the one store,
+    governed), so a week replayed after a rule changed is replayed under the rules it had. `usage_weeks` is how far
+    back usage is read before each week's intake close (for a recomputed fair share): the longest trailing window of
+    those weeks by default; a replay that overrides it passes its value.
     """
     trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
     cycles = replay_cycles(before=before, weeks=weeks)  # 1
-    rules = policy_values_for_weeks(weeks=[c.week for c in cycles], keys=GOVERNANCE_KEYS) if cycles else {}  # 14
-    trailing = max([params.as_int(r.get(params.FAIRSHARE_TRAILING, trailing)) for r in rules.values()] or [trailing])
-    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     if not cycles:
         return ReplayInputs(
             weeks=(),
@@ -202,6 +212,18 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     history: dict[int, list[object]] = defaultdict(list)
     for row in GpuPool.history.order_by("history_date", "history_id"):  # 9
         history[row.id].append(row)
+    # The rules, the rubric and the pools' reserves in force in each week, from the one store.
+    pool_keys = tuple(sorted({
+        f"{params.POOL_PREFIX}{clusters[state.cluster_id]}/{state.slug}.{field}"  # type: ignore[attr-defined]
+        for state in [*current_pools.values(), *(row for rows in history.values() for row in rows)]
+        for field in params.POOL_FIELDS if state.cluster_id in clusters  # type: ignore[attr-defined]
+    }))
+    rubric_keys = tuple(params.RUBRIC_PREFIX + c for c in scoring.CRITERIA)
+    rules = policy_settings_for_weeks(weeks=[c.week for c in cycles],
+                                      keys=GOVERNANCE_KEYS + rubric_keys + pool_keys)  # 14
+    trailing = max([params.as_int(r[params.FAIRSHARE_TRAILING].value) for r in rules.values()
+                    if params.FAIRSHARE_TRAILING in r] or [trailing])
+    usage_weeks = min(max(usage_weeks or trailing, trailing), MAX_FAIRSHARE_WEEKS * 10)
     weeks_labels = [c.week for c in cycles]
     plans: dict[str, list[AllocationPlan]] = defaultdict(list)
     for plan in AllocationPlan.objects.filter(week__in=weeks_labels).order_by("version"):  # 10
@@ -239,19 +261,23 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
         first_plan = cycle_plans[0] if cycle_plans else None
         current_plan = cycle_plans[-1] if cycle_plans else None
         frozen = snapshots.get(cycle.pk, [])
-        week_rules = _week_rules(rules.get(cycle.week, {}))
+        in_force = rules.get(cycle.week, {})
+        week_rules = _week_rules({k: s.value for k, s in in_force.items()})
+        rubric = [in_force[k] for k in rubric_keys if k in in_force]
         week_inputs.append(
             WeekInputs(
                 week=cycle.week,
                 starts_at=cycle.starts_at,
                 hours=cycle.hours,
-                weights=cycle.rubric.weights(),
-                rubric_version=cycle.rubric.number,
+                weights={c: params.as_int(in_force[k].value) if k in in_force else scoring.DEFAULT_WEIGHTS.get(c, 0)
+                         for c, k in zip(scoring.CRITERIA, rubric_keys, strict=True)},
+                rubric_version=max(rubric, key=lambda s: s.order).number if rubric else 1,
                 fair_shares={s.team_id: s.share() for s in frozen},
                 fair_share_as_of=frozen[0].as_of if frozen else as_ofs[cycle.pk],
                 team_weights={s.team_id: s.weight for s in frozen} if frozen else team_weights_now,
                 pools=_pools_as_of(
-                    history=history, current=current_pools, clusters=clusters, as_of=_placed_at(cycle, first_plan)
+                    history=history, current=current_pools, clusters=clusters, as_of=_placed_at(cycle, first_plan),
+                    reserves={k: s for k, s in in_force.items() if k.startswith(params.POOL_PREFIX)},
                 ),
                 requests=tuple(
                     _replay_request(r, scores=scores[r.pk], corrected=corrected) for r in by_cycle.get(cycle.pk, [])

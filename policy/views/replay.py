@@ -24,7 +24,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
 
 from committee import scoring
-from committee.models import Criterion
+from committee.models import criterion_label
 from committee.weeks import current_week_label
 from policy import parameters
 from policy.replay import ReplayErrors, ReplayResult, replay
@@ -296,7 +296,7 @@ def _fields(
 
     return {
         "rubric": [
-            field(f"{parameters.RUBRIC_PREFIX}{c}", str(Criterion(c).label), weights[c]) for c in scoring.CRITERIA
+            field(f"{parameters.RUBRIC_PREFIX}{c}", criterion_label(c), weights[c]) for c in scoring.CRITERIA
         ],
         "review": [
             field(parameters.QUORUM, _("Quorum (member scores per criterion)"), settings.DOCKET_SCORE_QUORUM),

@@ -30,6 +30,7 @@ from decimal import Decimal
 from django.db.models import F, Sum
 from django.utils.translation import gettext as _
 
+from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool
 from committee import weeks
 from committee.models import CycleStatus, DecisionOutcome, GpuRequest, ReviewCycle
@@ -184,7 +185,7 @@ def capacity_plan(*, now: datetime, trailing_weeks: int = DEFAULT_TRAILING_WEEKS
     for (week, _team, pool_id), hours in placed_gpu_hours(filters=filters).items():
         granted[(week, pool_id)] = granted.get((week, pool_id), Decimal(0)) + hours
     plans = []
-    for pool in filters.pools():
+    for pool in allocation_selectors.pool_reserves_now(filters.pools()):
         demand = tuple(
             WeekDemand(
                 week=week,

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from allocations import selectors as allocation_selectors
 from committee import scoring, weeks
 from committee import selectors as committee_selectors
-from committee.models import Criterion, FairShareSnapshot, Score
+from committee.models import FairShareSnapshot, Score, criterion_label
 from reports.dashboards.selectors import (
     Column,
     DashboardFilter,
@@ -172,7 +172,7 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
     requested = requested_gpu_hours(filters=filters, team_ids=team_ids)
     decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
     placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
-    pools = list(filters.pools())
+    pools = allocation_selectors.pool_reserves_now(filters.pools())
     asked_by = grouped(requested.items(), lambda k: k[0])
     decided_by = grouped(decided.items(), lambda k: k[0])
     placed_by = grouped(placed.items(), lambda k: k[0])
@@ -258,7 +258,7 @@ def score_distribution(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
         for row in scores.values("criterion", "value").annotate(n=Count("id")).order_by()
     }
     rows = [
-        (str(Criterion(criterion).label), value, counts.get((criterion, value), 0))
+        (criterion_label(criterion), value, counts.get((criterion, value), 0))
         for criterion in scoring.MEMBER_SCORED
         for value in range(scoring.SCORE_MIN, scoring.SCORE_MAX + 1)
     ]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from django.utils.translation import gettext as _
 
 from reports.records.blocks import number, quote, quote_text, table, text
-from reports.records.policy import policy_slug
+from reports.records.policy import policy_change_slug
 from reports.snapshot import (
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
@@ -86,7 +86,7 @@ def _summary(data: DecisionRecordSnapshot) -> list[str]:
         _("Status: %(status)s") % {"status": cycle["status_label"]},
         _("Rubric: [[%(slug)s|version %(version)d]] — %(weights)s")
         % {
-            "slug": policy_slug(rubric["version"]),
+            "slug": policy_change_slug(rubric["version"]),
             "version": rubric["version"],
             "weights": ", ".join(f"{text(c['label'])} {c['weight_pct']}%" for c in rubric["criteria"]),
         },

@@ -1,6 +1,6 @@
-"""The policy pages of the archive as Markdown: a rubric version's, an elastic policy version's and a policy
-proposal's, each from the structured data its revision stores (reports.selectors.policy_data,
-elastic_policy_data, proposal_data)."""
+"""The policy pages of the archive as Markdown: a policy proposal's, from the structured data its revision stores
+(reports.selectors.proposal_data); the slug of a change of the governed parameters (reports.governed_pages writes its
+page). The rubric's and the elastic policy's pages of before the one store stay as they were published."""
 
 from __future__ import annotations
 
@@ -9,74 +9,17 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from reports.records.blocks import quote, quote_text, table, text
+from reports.records.blocks import quote_text, table, text
 
 
-def policy_slug(version: int) -> str:
-    return f"rubric-v{version}"
-
-
-def policy_markdown(data: Mapping[str, Any]) -> str:
-    """The generated block of a rubric version's policy page."""
-    out: list[str] = []
-    previous = data.get("previous_version")
-    out.append(
-        _("Version %(version)d of the published rubric, saved by %(name)s, %(when)s.")
-        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
-    )
-    if previous:
-        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": policy_slug(previous),
-                                                                          "version": previous})
-    out.append("## " + _("Reason"))
-    out.append(quote(data.get("reason") or "—"))
-    out.append("## " + _("Weights"))
-    rows = []
-    for c in data["criteria"]:
-        old = c.get("previous_weight_pct")
-        change = "—" if old is None else (f"{c['weight_pct'] - old:+d} " + _("points") if c["weight_pct"] != old
-                                          else _("unchanged"))
-        rows.append([text(c["label"]), "—" if old is None else f"{old}%", f"{c['weight_pct']}%", change])
-    out.append(table([_("Criterion"), _("Old weight"), _("New weight"), _("Change")], rows))
-    out.append("## " + _("Guidance"))
-    for c in data["criteria"]:
-        marker = " " + _("(changed)") if c.get("guidance_changed") else ""
-        out.append(f"**{text(c['label'])}**{marker}: {text(c.get('guidance'))}")
-    out.append(
-        _("Cycles pin the rubric version current when they open, so this version applies from the next cycle to "
-          "open.")
-    )
-    return "\n\n".join(out) + "\n"
+def policy_change_slug(number: int) -> str:
+    """The archive page of the store's change `number` (reports.governed_pages); the rubric's pages of before the
+    one store (`rubric-v<n>`) stay as they were published."""
+    return f"policy-change-v{number}"
 
 
 def policy_notes_placeholder() -> str:
     return "## " + _("Discussion") + "\n\n_" + _("Notes on this change go here.") + "_"
-
-
-def elastic_policy_slug(version: int) -> str:
-    return f"elastic-policy-v{version}"
-
-
-def elastic_policy_markdown(data: Mapping[str, Any]) -> str:
-    """The generated block of an elastic policy version's page."""
-    out: list[str] = [
-        _("Version %(version)d of the elastic policy, saved by %(name)s, %(when)s.")
-        % {"version": data["version"], "name": text(data.get("changed_by")), "when": data["changed_label"]}
-    ]
-    previous = data.get("previous_version")
-    if previous:
-        out.append(_("It replaces [[%(slug)s|version %(version)d]].") % {"slug": elastic_policy_slug(previous),
-                                                                          "version": previous})
-    out.append("## " + _("Reason"))
-    out.append(quote(data.get("reason") or "—"))
-    out.append("## " + _("Parameters"))
-    rows = [
-        [text(p["label"]), "—" if p.get("previous_value") is None else text(p["previous_value"]), text(p["value"]),
-         _("changed") if p.get("previous_value") not in (None, p["value"]) else ""]
-        for p in data["parameters"]
-    ]
-    out.append(table([_("Parameter"), _("Old"), _("New"), ""], rows))
-    out.append(_("The hourly evaluation uses the version in force when it runs; docs/elastic.md states the rules."))
-    return "\n\n".join(out) + "\n"
 
 
 def proposal_slug(pk: int) -> str:

@@ -23,7 +23,7 @@ from reports.selectors.pages import (
     user_can_edit,
     user_can_read,
 )
-from reports.selectors.records import decision_record_data, elastic_policy_data, policy_data, proposal_data
+from reports.selectors.records import decision_record_data, proposal_data
 from reports.selectors.search import RequestHit, SearchHit, page_search, request_search
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "backlinks",
     "chain_head",
     "decision_record_data",
-    "elastic_policy_data",
     "existing_slugs",
     "export_for_revision",
     "export_get",
@@ -46,7 +45,6 @@ __all__ = [
     "page_search",
     "pdf_export_path",
     "pdf_root",
-    "policy_data",
     "proposal_data",
     "readable_requests",
     "recent_changes",

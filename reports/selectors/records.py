@@ -15,13 +15,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone, translation
-from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationWindow, ElasticPolicyVersion
+from allocations.models import AllocationWindow
 from committee import scoring
 from committee import selectors as committee_selectors
-from committee.models import Criterion, DecisionOutcome, ReviewCycle, RubricVersion
+from committee.models import DecisionOutcome, ReviewCycle, criterion_label
 from committee.texts import outcome_label
 from policy import selectors as policy_selectors
 from policy.models import Proposal
@@ -225,7 +224,7 @@ def _cycle_data(cycle: ReviewCycle) -> CycleSnapshot:
 def _rubric_data(review: committee_selectors.CycleReview) -> RubricSnapshot:
     weights = review.weights
     criteria: list[CriterionSnapshot] = [
-        {"key": c, "label": str(Criterion(c).label), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
+        {"key": c, "label": criterion_label(c), "weight_pct": weights[c], "computed": c in scoring.COMPUTED}
         for c in scoring.CRITERIA
     ]
     return {"version": review.rubric.number, "criteria": criteria}
@@ -359,67 +358,6 @@ def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnap
         "changes": [{"label": c.label, "old": c.old, "new": c.new} for c in change.changes],
         "who": change.who,
         "reason": change.reason,
-    }
-
-
-def policy_data(*, rubric_version: RubricVersion) -> dict[str, object]:
-    """A rubric version next to the one before it: old and new weights, guidance, the reason and who changed it."""
-    previous = RubricVersion.objects.filter(number__lt=rubric_version.number).order_by("-number").first()
-    old_weights = previous.weights() if previous else {}
-    old_guidance = previous.guidance() if previous else {}
-    weights, guidance = rubric_version.weights(), rubric_version.guidance()
-    return {
-        "schema": 1,
-        "version": rubric_version.number,
-        "previous_version": previous.number if previous else None,
-        "reason": rubric_version.reason,
-        "changed_by": rubric_version.author_name,
-        "changed_at": _iso(rubric_version.created_at),
-        "changed_label": _when(rubric_version.created_at),
-        "criteria": [
-            {
-                "key": c,
-                "label": str(Criterion(c).label),
-                "weight_pct": weights[c],
-                "previous_weight_pct": old_weights.get(c),
-                "guidance": guidance[c],
-                "guidance_changed": bool(previous) and old_guidance.get(c) != guidance[c],
-            }
-            for c in scoring.CRITERIA
-        ],
-    }
-
-
-def elastic_policy_data(*, policy_version: ElasticPolicyVersion) -> dict[str, object]:
-    """An elastic policy version next to the one before it: each parameter old and new, the reason, who and when."""
-    previous = (
-        ElasticPolicyVersion.objects.filter(number__lt=policy_version.number).order_by("-number").first()
-    )
-
-    def shown(value: object) -> str:
-        if isinstance(value, bool):
-            return _("yes") if value else _("no")
-        if hasattr(value, "strftime"):
-            return value.strftime("%H:%M")
-        return str(value)
-
-    return {
-        "schema": 1,
-        "version": policy_version.number,
-        "previous_version": previous.number if previous else None,
-        "reason": policy_version.reason,
-        "changed_by": policy_version.author_name,
-        "changed_at": _iso(policy_version.created_at),
-        "changed_label": _when(policy_version.created_at),
-        "parameters": [
-            {
-                "key": name,
-                "label": str(getattr(ElasticPolicyVersion._meta.get_field(name), "verbose_name", name)),
-                "value": shown(getattr(policy_version, name)),
-                "previous_value": shown(getattr(previous, name)) if previous else None,
-            }
-            for name in ElasticPolicyVersion.PARAMETERS
-        ],
     }
 
 

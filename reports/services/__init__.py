@@ -13,9 +13,7 @@ from reports.services.pages import (
 )
 from reports.services.records import (
     decision_record_sync,
-    elastic_policy_page_sync,
     policy_change_page_sync,
-    policy_page_sync,
     proposal_page_sync,
 )
 
@@ -23,7 +21,6 @@ __all__ = [
     "SYSTEM_AUTHOR",
     "EditConflict",
     "decision_record_sync",
-    "elastic_policy_page_sync",
     "page_append_system",
     "page_create",
     "page_create_system",
@@ -33,6 +30,5 @@ __all__ = [
     "pdf_export_render",
     "pdf_export_request",
     "policy_change_page_sync",
-    "policy_page_sync",
     "proposal_page_sync",
 ]

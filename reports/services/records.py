@@ -1,7 +1,7 @@
-"""Generated archive pages: each week's decision record and each rubric version's policy page.
+"""Generated archive pages: each week's decision record and each change of the committee's rules.
 
 Called by the receivers of the committee's signals (reports/receivers.py): inside the transaction
-that finalizes a cycle or publishes its plan, and after the rubric changes. Each sync reads the
+that finalizes a cycle or publishes its plan, and after a change of the governed parameters. Each sync reads the
 committee's and allocations' records through their selectors, writes the structured data and its
 Markdown as the page's next revision, and is idempotent: when nothing changed, nothing is written.
 """
@@ -17,10 +17,11 @@ from django.db.models import Q
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from allocations.models import ElasticPolicyVersion
-from committee.models import CycleStatus, ReviewCycle, RubricVersion
+from committee.models import CycleStatus, ReviewCycle
+from committee.selectors import rubric_for_week
 from core.locks import write_transaction
 from governed.models import PolicyChange
+from governed.services import policy_version_1
 from policy.models import Proposal
 from reports import governed_pages, records, selectors
 from reports.models import Page, PageKind, PageRevision
@@ -54,51 +55,10 @@ def _sync(
     return page_append_system(page=page, title=title, data=data, summary=summary, body_from=body_from)
 
 
-def policy_page_sync(*, rubric_version: RubricVersion) -> PageRevision | None:
-    """Write the policy page of a rubric version: old and new weights, guidance, the reason, who and when.
-
-    Creates the page `rubric-v<n>` on first call; afterwards appends a revision only if the
-    generated part would change. Returns the new revision, or None when nothing changed.
-    """
-    data = selectors.policy_data(rubric_version=rubric_version)
-    return _sync(
-        source_key=f"rubric:{rubric_version.number}",
-        slug=records.policy_slug(rubric_version.number),
-        kind=PageKind.POLICY,
-        title=_("Rubric version %(n)d") % {"n": rubric_version.number},
-        generated=records.policy_markdown(data),
-        notes=records.policy_notes_placeholder(),
-        data=data,
-        summary=_("Recorded the rubric change to version %(n)d") % {"n": rubric_version.number},
-    )
-
-
-def elastic_policy_page_sync(*, policy_version: ElasticPolicyVersion) -> PageRevision | None:
-    """Write the archive page of an elastic policy version (`elastic-policy-v<n>`); idempotent like policy_page_sync.
-
-    The version before it gets its page too when it has none (version 1 is written by a migration, with no
-    page), so the link "It replaces version n − 1" leads somewhere.
-    """
-    previous = ElasticPolicyVersion.objects.filter(number__lt=policy_version.number).order_by("-number").first()
-    if previous is not None and not Page.objects.filter(source_key=f"elastic-policy:{previous.number}").exists():
-        elastic_policy_page_sync(policy_version=previous)
-    data = selectors.elastic_policy_data(policy_version=policy_version)
-    return _sync(
-        source_key=f"elastic-policy:{policy_version.number}",
-        slug=records.elastic_policy_slug(policy_version.number),
-        kind=PageKind.POLICY,
-        title=_("Elastic policy version %(n)d") % {"n": policy_version.number},
-        generated=records.elastic_policy_markdown(data),
-        notes=records.policy_notes_placeholder(),
-        data=data,
-        summary=_("Recorded the elastic policy change to version %(n)d") % {"n": policy_version.number},
-    )
-
-
 def policy_change_page_sync(*, change: PolicyChange) -> PageRevision | None:
     """Write the archive page of a change of the governed parameters (`policy-change-v<n>`): each value old and
-    new, the reason, why it is exempt from one change a week if it is, who and when; idempotent like
-    policy_page_sync."""
+    new, the reason, why it is exempt from one change a week if it is, who and when. Creates the page on first
+    call; afterwards appends a revision only if the generated part would change (None when nothing did)."""
     data = governed_pages.policy_change_data(change=change)
     return _sync(
         source_key=f"policy-change:{change.number}",
@@ -233,13 +193,17 @@ def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: boo
 def _decision_record_write(*, cycle: ReviewCycle, reason: str, published: bool) -> PageRevision | None:
     key = f"cycle:{cycle.week}"
     part_prefix = f"{key}:part:"
+    rubric = rubric_for_week(week=cycle.week)
     locked = {
         page.source_key or "": page
         for page in Page.objects.select_for_update(no_key=True)
-        .filter(Q(source_key__in=[key, f"rubric:{cycle.rubric.number}"]) | Q(source_key__startswith=part_prefix))
+        .filter(Q(source_key__in=[key, f"policy-change:{rubric.number}"]) | Q(source_key__startswith=part_prefix))
         .order_by("pk")
     }
-    policy_page_sync(rubric_version=cycle.rubric)
+    # The record links the version of the rules its rubric is (the store's change): that page exists.
+    change = policy_version_1() if rubric.number == 1 else PolicyChange.objects.filter(number=rubric.number).first()
+    if change is not None:
+        policy_change_page_sync(change=change)
     data = selectors.decision_record_data(cycle=cycle)
     plan = data.get("plan")  # the plan's data, or None before one is published
     if cycle.status == CycleStatus.PUBLISHED and isinstance(plan, dict):

@@ -31,6 +31,10 @@ def _form(pool: GpuPool, **overrides: Any) -> dict[str, Any]:
     }
 
 
+def _reserves(pk: int) -> tuple[int, int]:
+    return GpuPool.objects.select_related("cluster").get(pk=pk).reserves()
+
+
 def test_the_change_page_shows_the_reserves_read_only_and_ignores_a_posted_reserve(admin_client: Client,
                                                                                  world: World) -> None:
     url = reverse("admin:allocations_gpupool_change", args=[world.a100.pk])
@@ -40,24 +44,35 @@ def test_the_change_page_shows_the_reserves_read_only_and_ignores_a_posted_reser
     response = admin_client.post(url, _form(world.a100, burst_reserve_pct=45, standby_pct=0))
     assert response.status_code == 302
     pool = GpuPool.objects.get(pk=world.a100.pk)
-    assert (pool.burst_reserve_pct, pool.standby_pct, str(pool.cost_per_gpu_hour)) == (20, 10, "1.0000")
+    assert (*_reserves(pool.pk), str(pool.cost_per_gpu_hour)) == (20, 10, "1.0000")
     assert PolicyChange.objects.count() == changes
 
 
 def test_reverting_a_historical_row_keeps_the_reserves(admin_client: Client, world: World) -> None:
     pool = world.a100
     first = pool.history.earliest()
-    # A reserve written by the old path (the history holds a row with other reserves).
-    GpuPool.objects.filter(pk=pool.pk).update(burst_reserve_pct=30)
+    changes = PolicyChange.objects.count()
     url = reverse("admin:allocations_gpupool_simple_history", args=[pool.pk, first.history_id])
-    response = admin_client.post(url, _form(pool, change_reason="Back to the first row."), follow=True)
+    response = admin_client.post(url, _form(pool, burst_reserve_pct=30, change_reason="Back to the first row."),
+                                 follow=True)
     assert response.status_code == 200
-    assert "change through the policy lab" in response.content.decode()
-    assert GpuPool.objects.get(pk=pool.pk).burst_reserve_pct == 30
+    assert _reserves(pool.pk) == (20, 10) and PolicyChange.objects.count() == changes
 
 
 def test_a_new_pool_is_added_with_its_first_reserves(admin_client: Client, world: World) -> None:
     form = _form(world.a100, slug="a100b", burst_reserve_pct=15, standby_pct=5)
     assert admin_client.post(reverse("admin:allocations_gpupool_add"), form).status_code == 302
     pool = GpuPool.objects.get(slug="a100b")
-    assert (pool.burst_reserve_pct, pool.standby_pct) == (15, 5)
+    assert _reserves(pool.pk) == (15, 5)
+    # Recorded in the one store, exempt from one change a week: a new pool changes no number in force.
+    recorded = PolicyChange.objects.get(source_ref=f"pool:{pool.pk}")
+    assert recorded.exempt_reason and recorded.source == "admin" and recorded.reason == "New rate card."
+
+
+def test_a_new_pool_with_reserves_reaching_100_is_refused_and_nothing_is_written(admin_client: Client,
+                                                                                  world: World) -> None:
+    changes = PolicyChange.objects.count()
+    form = _form(world.a100, slug="a100c", burst_reserve_pct=95, standby_pct=10)
+    response = admin_client.post(reverse("admin:allocations_gpupool_add"), form)
+    assert response.status_code == 200 and "must stay below 100%" in response.content.decode()
+    assert not GpuPool.objects.filter(slug="a100c").exists() and PolicyChange.objects.count() == changes

@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from committee.models import GpuRequest, RubricVersion, Score
+from committee.models import GpuRequest, Score
+from governed.models import PolicyValue
 from tests.committee.review_api import API, as_user
 from tests.committee.reviewing import bulk_requests, bulk_teams, close, score, two_requests_in_review
 
@@ -34,11 +35,11 @@ def test_what_if_ranks_under_other_weights_and_saves_nothing(api, world):
     for member in (world.chair, world.reviewer):
         score(member, a, 10, 0, 0)
         score(member, b, 0, 10, 10)
-    before = (list(Score.objects.values()), list(RubricVersion.objects.values()), list(GpuRequest.objects.values()))
+    before = (list(Score.objects.values()), list(PolicyValue.objects.values()), list(GpuRequest.objects.values()))
     as_user(api, world.chair)
     weights = {"business_impact": 70, "feasibility": 10, "urgency": 10, "fairness": 10}
     body = api.get(f"{API}/cycles/{world.cycle.week}/what-if/", weights).json()
-    after = (list(Score.objects.values()), list(RubricVersion.objects.values()), list(GpuRequest.objects.values()))
+    after = (list(Score.objects.values()), list(PolicyValue.objects.values()), list(GpuRequest.objects.values()))
     assert before == after
     assert [r["request"] for r in body["current"]] == [b.pk, a.pk]
     assert [(r["request"], r["move"], r["total"]) for r in body["proposed"]] == [(a.pk, 1, "80.00"),

@@ -10,8 +10,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from allocations import engine
+from allocations.models import GpuPool
 from tests.committee.reviewing import close
 from tests.factories import file_request
+from tests.governed.version_one import version_1_set
 
 
 @pytest.fixture(autouse=True)
@@ -55,8 +57,10 @@ def test_review_page_capacity_is_what_the_engine_can_place(client, world):
 
 
 def test_review_page_follows_a_pool_whose_reserves_round_down(client, world):
-    world.h100.gpu_count, world.h100.burst_reserve_pct, world.h100.standby_pct = 12, 25, 10
+    version_1_set({"pool.orion/h100.burst_reserve_pct": "25", "pool.orion/h100.standby_pct": "10"})
+    world.h100.gpu_count = 12
     world.h100.save()
+    world.h100 = GpuPool.objects.select_related("cluster").get(pk=world.h100.pk)
     file_request(world)
     close(world)
     client.force_login(world.reviewer)

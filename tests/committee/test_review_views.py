@@ -13,17 +13,17 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocations.models import UsageRecord
-from committee import services
+from committee import selectors, services
 from committee.models import (
     CycleStatus,
     Decision,
     FairShareSnapshot,
     GpuRequest,
     ReviewCycle,
-    RubricVersion,
     Score,
 )
 from committee.selectors import PoolLoad
+from governed.models import PolicyChange, PolicyValue
 from tests.committee.reviewing import bulk_requests, bulk_teams, close, decide, score, two_requests_in_review
 from tests.factories import file_request
 
@@ -357,7 +357,7 @@ def test_chair_closes_intake_and_finalizes_from_the_page(client, world):
 
 
 def _database_state():
-    models = (Score, Decision, RubricVersion, ReviewCycle, GpuRequest, FairShareSnapshot)
+    models = (Score, Decision, PolicyChange, PolicyValue, ReviewCycle, GpuRequest, FairShareSnapshot)
     return {model.__name__: sorted(map(repr, model.objects.values())) for model in models}
 
 
@@ -377,7 +377,8 @@ def test_what_if_previews_other_weights_and_saves_nothing(client, world, scored)
     assert "66.00" in current and "55.00" in current
     assert "58.00" in proposed and "55.00" in proposed
     assert "moved-" not in proposed
-    assert RubricVersion.objects.count() == 1 and world.cycle.rubric.weights_label == "40/30/20/10"
+    assert not PolicyChange.objects.filter(number__gt=1).exists()
+    assert selectors.rubric_for_week(week=world.cycle.week).weights_label == "40/30/20/10"
 
 
 def test_what_if_highlights_the_requests_that_move(client, world):

@@ -20,11 +20,12 @@ from committee.models import (
     RequestQuestion,
     RequestStatus,
     ReviewCycle,
-    RubricVersion,
     Score,
 )
+from committee.selectors import rubric_for_week
+from governed.models import PolicyChange
 
-MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, RubricVersion, Score, Decision,
+MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, PolicyChange, Score, Decision,
           FairShareSnapshot, RequestQuestion)
 
 
@@ -51,14 +52,14 @@ class TestTheSeededDemo:
         # The cases a committee meets: an efficiency lever, a distilled variant at ~30%, an urgent launch.
         assert GpuRequest.objects.filter(baseline_gpu_hours__isnull=False).exists()
         assert GpuRequest.objects.filter(deadline__isnull=False).exists()
-        assert cycle.rubric.number == 1  # the open cycle pins the charter's rubric
+        assert rubric_for_week(week=cycle.week).number == 1  # the open cycle is scored with the charter's rubric
 
     def test_seed_demo_leaves_the_current_week_scored_decided_and_finalized(self, seeded_demo, db):
         from django.utils import timezone
 
         cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
         assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
-        assert cycle.finalized_by_name == "Chris Chair" and cycle.rubric.number == 1
+        assert cycle.finalized_by_name == "Chris Chair" and rubric_for_week(week=cycle.week).number == 1
         requests = GpuRequest.objects.filter(cycle=cycle, is_emergency=False)
         assert requests.count() >= 10 and set(requests.values_list("status", flat=True)) == {RequestStatus.DECIDED}
         decisions = Decision.objects.filter(cycle=cycle, request__is_emergency=False)

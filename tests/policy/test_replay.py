@@ -191,8 +191,12 @@ def test_an_elastic_parameter_is_accepted_and_said_not_to_be_replayed(world):
 def test_the_pools_are_replayed_as_they_were_when_the_week_was_placed(world, clock):
     week = contended_week(world)
     clock.move_to(timezone.now() + timedelta(hours=1), tick=False)
-    world.a100.burst_reserve_pct = 0  # after the week was published: a change its replay must not see
-    world.a100.save()
+    # After the week was published, from the week after: a change its replay must not see.
+    from governed.services import policy_change_record
+
+    policy_change_record(actor=world.chair, changes={"pool.atlas/a100.burst_reserve_pct": 0},
+                         effective_week="2026-W51", reason="No burst",
+                         source="command")
     result = _replay()
     assert _runs(result, "baseline")[week.shortened.pk].placed_gpu_hours == 6 * 48  # as published
     assert not [n for n in result.notes if n.code.startswith("baseline_")]

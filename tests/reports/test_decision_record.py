@@ -50,21 +50,21 @@ def test_record_text_shows_ranking_rationale_and_links(week, client):
     body = revision_latest(page=record(week)).body
     for rationale in RATIONALES.values():
         assert rationale in body
-    assert f"[[request:{first.pk}|Ranker retrain]]" in body and "[[rubric-v1|version 1]]" in body
+    assert f"[[request:{first.pk}|Ranker retrain]]" in body and "[[policy-change-v1|version 1]]" in body
     assert f"| [[request:{first.pk}\\|Ranker retrain]] |" in body  # in the ranking table
     client.force_login(week.member_a)
     html = client.get(reverse("reports:page", args=[record(week).slug])).content.decode()
     assert html.count(f'href="/requests/{first.pk}/"') == 2  # the ranking table and the decision's details
-    assert 'href="/archive/rubric-v1/"' in html
+    assert 'href="/archive/policy-change-v1/"' in html
     assert "Vision model | v2" in html and "Speech *fine-tune*" in html  # titles shown as typed
     assert "Not published yet" in html
     assert 'class="plotly-chart"' in html  # the record's charts, drawn in the browser
 
 
 def test_the_rubric_version_gets_its_policy_page(week):
-    policy = Page.objects.get(source_key="rubric:1")
-    assert policy.slug == "rubric-v1" and policy.kind == PageKind.POLICY
-    assert "40%" in revision_latest(page=policy).body
+    policy = Page.objects.get(source_key="policy-change:1")  # the version of the rules the week's rubric is
+    assert policy.slug == "policy-change-v1" and policy.kind == PageKind.POLICY and policy.title == "Policy version 1"
+    assert "Version 1 of the committee's rules" in revision_latest(page=policy).body
 
 
 def test_publish_adds_the_windows_as_a_new_revision(week, django_capture_on_commit_callbacks):
@@ -103,15 +103,16 @@ def test_committee_notes_survive_the_update_at_publish(week, client, django_capt
 
 def test_rubric_change_writes_a_policy_page(week, django_capture_on_commit_callbacks):
     weights = {"business_impact": 35, "feasibility": 30, "urgency": 20, "fairness": 15}
+    pages = Page.objects.count()
     with django_capture_on_commit_callbacks(execute=True):
-        committee_services.rubric_change(actor=week.chair, weights=weights, reason="Fairness mattered more.")
-    page = Page.objects.get(source_key="rubric:2")
+        rubric = committee_services.rubric_change(actor=week.chair, weights=weights, reason="Fairness mattered more.")
+    assert Page.objects.count() == pages + 1  # one change, one page: the store's
+    page = Page.objects.get(source_key=f"policy-change:{rubric.number}")
     data = revision_latest(page=page).data
-    assert page.title == "Rubric version 2" and data["previous_version"] == 1
-    impact = next(c for c in data["criteria"] if c["key"] == "business_impact")
-    assert (impact["previous_weight_pct"], impact["weight_pct"]) == (40, 35)
-    body = revision_latest(page=page).body
-    assert ("Fairness mattered more." in body and "[[rubric-v1|version 1]]" in body and "−5" in body) or "-5" in body
+    assert page.title == f"Policy version {rubric.number}"
+    impact = next(p for p in data["parameters"] if p["key"] == "rubric.business_impact")
+    assert (impact["previous_value"], impact["value"]) == ("40", "35")
+    assert "Fairness mattered more." in revision_latest(page=page).body
 
 
 def test_finalize_and_publish_in_one_transaction_record_the_committed_state(world,

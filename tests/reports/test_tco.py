@@ -105,7 +105,7 @@ def _pool_history(world: Any) -> None:
         )
     from committee.models import ReviewCycle
     from committee.weeks import cycle_schedule
-    cycle = ReviewCycle.objects.create(week="2026-W47", rubric=world.cycle.rubric, **cycle_schedule("2026-W47"))
+    cycle = ReviewCycle.objects.create(week="2026-W47", **cycle_schedule("2026-W47"))
     for team, title, value, unit in [(world.team_a, "Ranker", "16800", "USD/week"),
                                      (world.team_b, "Churn model", "2", "% churn")]:
         request = file_request(world, team=team, title=title)

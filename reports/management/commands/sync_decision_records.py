@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--week", help="Only this ISO week, e.g. 2026-W49.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        cycles = ReviewCycle.objects.select_related("rubric").filter(
+        cycles = ReviewCycle.objects.filter(
             status__in=[CycleStatus.FINALIZED, CycleStatus.PUBLISHED]
         )
         if options.get("week"):
