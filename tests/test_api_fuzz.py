@@ -143,7 +143,8 @@ FUZZ_SETTINGS = settings(
 def call(case: Any, estate: SimpleNamespace, role: str) -> None:
     assert estate  # (db access comes with the estate fixture)
     # Uncompressed: schemathesis's WSGI transport hands the body to its checks without undoing gzip, which then
-    # read gzip's bytes as JSON (ST110). Compression has its own tests (tests/allocations/test_windows_api.py, tests/test_static_files.py).
+    # read gzip's bytes as JSON (ST110). Compression has its own tests (tests/allocations/test_windows_api.py,
+    # tests/test_static_files.py).
     headers = {"Authorization": authorization(estate, role), "Accept-Encoding": "identity"}
     case.call_and_validate(headers=headers, checks=all_checks())
 
