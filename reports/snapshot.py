@@ -167,6 +167,7 @@ class PolicyFieldChangeSnapshot(TypedDict):
     label: str
     old: str | None  # None: created with `new`
     new: str
+    field: NotRequired[str]  # the label's code (committee.selectors.policy.FieldChange.field); absent in old records
 
 
 class PolicyChangeSnapshot(TypedDict):
@@ -180,6 +181,10 @@ class PolicyChangeSnapshot(TypedDict):
     changes: list[PolicyFieldChangeSnapshot]
     who: str
     reason: str
+    # The codes of kind, action and subject (committee.selectors.policy.policy_change_labels); absent in old records.
+    kind_code: NotRequired[str]
+    action_code: NotRequired[str]
+    version: NotRequired[list[Any]]
 
 
 class RecusalSnapshot(TypedDict):

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db.models import Model, Q
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from allocations.models import ClusterAccount, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
@@ -31,6 +32,7 @@ class FieldChange:
     label: str
     old: str | None  # None: the object was created with `new`
     new: str
+    field: str = ""  # what `label` names, as a code: a model's field ("name") or a governed key ("review.quorum")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,57 @@ class PolicyChange:
     changes: tuple[FieldChange, ...]
     who: str
     reason: str
+    kind_code: str = ""  # a key of KINDS
+    action_code: str = ""  # "+", "~", "-" (simple-history's history_type)
+    version: tuple[int, str] | None = None  # a change in the store: its number and effective week (the subject)
+
+
+def _kinds() -> dict[str, tuple[str, type[Model] | None]]:
+    """Each kind of policy change by its code: its label in the active language, and the model whose fields it
+    changes (None: the governed store, whose labels are the parameters')."""
+    return {
+        "team": (_("Team"), Team),
+        "pool": (_("GPU pool"), GpuPool),
+        "account": (_("Cluster account"), ClusterAccount),
+        "seat": (_("Committee seat"), CommitteeSeat),
+        "elastic": (_("Elastic policy"), None),
+        "governance": (_("Review and fair share"), None),
+        "pool_reserves": (_("Pool reserves"), None),
+    }
+
+
+def _actions() -> dict[str, str]:
+    return {"+": pgettext("a policy change", "created"), "~": pgettext("a policy change", "changed"),
+            "-": pgettext("a policy change", "deleted")}
+
+
+def _version_subject(number: int, week: str) -> str:
+    return _("v%(n)d, from week %(week)s") % {"n": number, "week": week}
+
+
+def _param_label(key: str) -> str | None:
+    found = params.param_for(key)
+    if found is None:
+        return None
+    part = found[1]
+    return _lowered(str(found[0].label) % {"pool": part, "criterion": part} if part else str(found[0].label))
+
+
+def policy_change_labels(
+    *, kind_code: str, action_code: str, version: Sequence[Any] | None, fields: Sequence[str]
+) -> tuple[str, str, str | None, list[str | None]]:
+    """A stored change's kind, action, subject (a store version's; None: a name, kept as stored) and field labels
+    in the active language, from its codes (a label whose code is unknown: None, keep the stored one)."""
+    kind, model = _kinds().get(kind_code, ("", None))
+    labels: list[str | None] = []
+    for field in fields:
+        if model is not None:
+            known = field in {f.name for f in model._meta.get_fields()}
+            labels.append(_field_label(model, field) if known else None)
+        else:
+            labels.append(_param_label(field))
+    subject = _version_subject(int(version[0]), str(version[1])) if version else None
+    return kind, _actions().get(action_code, ""), subject, labels
 
 
 def _value(record: Any, field: str) -> str:
@@ -57,13 +110,14 @@ def _changes(
     """Each historical row (ordered by object, then time) as a change against the object's row before it."""
     out: list[PolicyChange] = []
     previous: dict[int, Any] = {}
-    actions = {"+": _("created"), "~": _("changed"), "-": _("deleted")}
+    actions = _actions()
+    label = _kinds()[kind][0]
     for record in records:
         before = previous.get(record.id)
         previous[record.id] = record
         diffs = tuple(
-            FieldChange(label=label, old=None if before is None else _value(before, f), new=_value(record, f))
-            for f, label in fields
+            FieldChange(label=name, old=None if before is None else _value(before, f), new=_value(record, f), field=f)
+            for f, name in fields
             if _value(record, f) != (_value(before, f) if before is not None else "—")
         )
         if record.history_type == "~" and not diffs:
@@ -71,12 +125,14 @@ def _changes(
         out.append(
             PolicyChange(
                 at=record.history_date,
-                kind=kind,
+                kind=label,
                 subject=subject(record),
                 action=actions.get(record.history_type, record.history_type),
                 changes=diffs,
                 who=record.history_user_name or (_("(a script or the shell)")),
                 reason=record.history_change_reason or "",
+                kind_code=kind,
+                action_code=record.history_type,
             )
         )
     return out
@@ -108,24 +164,24 @@ def policy_history(
     accounts = rows(ClusterAccount.history, "cluster", "team")
     seats = rows(CommitteeSeat.history, "user")
     changes = [
-        *_changes(teams, kind=_("Team"), fields=labelled(Team, "name", "fair_share_weight"),
+        *_changes(teams, kind="team", fields=labelled(Team, "name", "fair_share_weight"),
                   subject=lambda r: r.name),
         *_changes(
-            pools, kind=_("GPU pool"),
+            pools, kind="pool",
             fields=labelled(GpuPool, "gpu_count", "cost_per_gpu_hour", "gpu_model", "gpus_per_node",
                             "scheduler_label", "queue_wait_target_minutes"),
             subject=lambda r: f"{r.cluster.slug}/{r.slug}",
         ),
-        *_changes(accounts, kind=_("Cluster account"), fields=labelled(ClusterAccount, "account"),
+        *_changes(accounts, kind="account", fields=labelled(ClusterAccount, "account"),
                   subject=lambda r: f"{r.team.name} @ {r.cluster.slug}"),
         *_changes(
-            seats, kind=_("Committee seat"), fields=labelled(CommitteeSeat, "role", "active_from", "active_to"),
+            seats, kind="seat", fields=labelled(CommitteeSeat, "role", "active_from", "active_to"),
             subject=lambda r: r.user.get_full_name() or r.user.get_username(),
         ),
     ]
     changes += _elastic_changes()
     changes += _governance_changes()
-    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind=_("Pool reserves"))
+    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind="pool_reserves")
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
@@ -150,12 +206,12 @@ def _lowered(label: str) -> str:
 def _governance_changes() -> list[PolicyChange]:
     """Each change of the quorum or fair share in the one store (governed) against the values before it. One query."""
     keys = (params.QUORUM, params.FAIRSHARE_HALF_LIFE, params.FAIRSHARE_TRAILING)
-    return _store_changes(Q(key__in=keys), kind=_("Review and fair share"))
+    return _store_changes(Q(key__in=keys), kind="governance")
 
 
 def _elastic_changes() -> list[PolicyChange]:
     """Each change of the elastic policy's thresholds in the one store against the values before it. One query."""
-    return _store_changes(Q(key__startswith=params.ELASTIC_PREFIX), kind=_("Elastic policy"))
+    return _store_changes(Q(key__startswith=params.ELASTIC_PREFIX), kind="elastic")
 
 
 def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
@@ -168,22 +224,21 @@ def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
     for change, values in groupby(rows, key=lambda row: row.change):
         diffs = []
         for row in values:
-            found = params.param_for(row.key)
-            if state.get(row.key) != row.value and found is not None:
+            label = _param_label(row.key)
+            if state.get(row.key) != row.value and label is not None:
                 old = state.get(row.key)
-                part = found[1]
-                label = str(found[0].label) % {"pool": part, "criterion": part} if part else str(found[0].label)
                 diffs.append(FieldChange(
-                    label=_lowered(label),
+                    label=label,
                     old=None if old is None else _shown(policy_value_typed(key=row.key, raw=old)),
-                    new=_shown(policy_value_typed(key=row.key, raw=row.value))))
+                    new=_shown(policy_value_typed(key=row.key, raw=row.value)), field=row.key))
             state[row.key] = row.value
         if change.number == 1 or not diffs:
             continue
         out.append(PolicyChange(
-            at=change.created_at, kind=kind,
-            subject=_("v%(n)d, from week %(week)s") % {"n": change.number, "week": change.effective_week},
-            action=_("changed"), changes=tuple(diffs), who=change.author_name, reason=change.reason,
+            at=change.created_at, kind=_kinds()[kind][0],
+            subject=_version_subject(change.number, change.effective_week),
+            action=_actions()["~"], changes=tuple(diffs), who=change.author_name, reason=change.reason,
+            kind_code=kind, action_code="~", version=(change.number, change.effective_week),
         ))
     return out
 

@@ -4,9 +4,9 @@ The archive keeps one text of each record: the Markdown written when the week wa
 default language (settings.LANGUAGE_CODE), hash-chained with its data and never rewritten. A reader of another
 language reads the same revision rendered again from its data, in theirs: the record's builders
 (reports.records.decision) are already gettext, and each label Docket wrote into the data (a status, an outcome, a
-tier, a placement and the engine's reason) is written again from the code stored beside it. What people wrote (a
-rationale, a statement, a reason, a name, the notes around the generated block) is shown as written. Labels
-without a code (older records, the policy changes' field names) stay as stored.
+tier, a placement and the engine's reason, a policy change's kind, action and fields) is written again from the code
+stored beside it. What people wrote (a rationale, a statement, a reason, a name, the notes around the generated
+block) is shown as written. Labels without a code (older records) stay as stored.
 
 One mechanism for every stored text, as core.texts does for a plan's note or a request's history: the code and
 its parameters are stored, the words are rendered when read.
@@ -24,11 +24,12 @@ from django.utils import translation
 from allocations.models import WindowTier
 from committee.models import AppealStatus, Criterion, CycleStatus, DecisionOutcome
 from committee.selectors.outcomes import placement_params_text
+from committee.selectors.policy import policy_change_labels
 from committee.texts import outcome_label
 from core.texts import text_render
 from reports.records.blocks import GENERATED_END, GENERATED_START, generated_join, generated_split
 from reports.records.decision import decision_record_markdown, decision_record_notes_placeholder
-from reports.snapshot import DecisionRecordSnapshot, RankingRowSnapshot, WindowSnapshot
+from reports.snapshot import DecisionRecordSnapshot, PolicyChangeSnapshot, RankingRowSnapshot, WindowSnapshot
 
 
 def decision_record_language(data: Mapping[str, Any]) -> str:
@@ -56,6 +57,19 @@ def _ranking_row(row: RankingRowSnapshot) -> None:
         row["outcome_summary"] = texts["summary"]
 
 
+def _policy_change(change: PolicyChangeSnapshot) -> None:
+    if not change.get("kind_code"):
+        return  # an older record: its labels as stored
+    kind, action, subject, labels = policy_change_labels(
+        kind_code=change["kind_code"], action_code=change.get("action_code", ""), version=change.get("version"),
+        fields=[field.get("field", "") for field in change["changes"]])
+    change["kind"] = kind or change["kind"]
+    change["action"] = action or change["action"]
+    change["subject"] = subject or change["subject"]
+    for field, label in zip(change["changes"], labels, strict=True):
+        field["label"] = label or field["label"]
+
+
 def decision_record_relabelled(data: DecisionRecordSnapshot) -> DecisionRecordSnapshot:
     """A copy of a record's data with every label that has a code written again in the active language."""
     out: DecisionRecordSnapshot = copy.deepcopy(data)
@@ -81,6 +95,8 @@ def decision_record_relabelled(data: DecisionRecordSnapshot) -> DecisionRecordSn
             correction["new_label"] = outcome_label(correction["outcome"], correction.get("granted_gpu_count"))
     for appeal in out.get("appeals") or []:
         appeal["status_label"] = _label(AppealStatus, appeal.get("status"), appeal.get("status_label"))
+    for change in out.get("policy_changes") or []:
+        _policy_change(change)
     out["language"] = translation.get_language() or settings.LANGUAGE_CODE
     return out
 

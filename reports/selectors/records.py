@@ -355,9 +355,12 @@ def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnap
         "kind": change.kind,
         "subject": change.subject,
         "action": change.action,
-        "changes": [{"label": c.label, "old": c.old, "new": c.new} for c in change.changes],
+        "changes": [{"label": c.label, "old": c.old, "new": c.new, "field": c.field} for c in change.changes],
         "who": change.who,
         "reason": change.reason,
+        "kind_code": change.kind_code,
+        "action_code": change.action_code,
+        **({"version": list(change.version)} if change.version else {}),
     }
 
 

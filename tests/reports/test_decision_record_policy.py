@@ -9,11 +9,15 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
+from allocations.models import Team
 from committee import services as committee_services
 from committee.services import cycle_create
 from committee.weeks import week_label
+from governed.services import policy_change_record
 from reports.models import Page
 from reports.selectors import revision_latest
 from tests.committee.reviewing import close, decide, score
@@ -64,7 +68,7 @@ def test_a_weight_changed_before_intake_closed_is_in_the_record_with_who_and_why
 
     changed = [c for c in record["data"]["policy_changes"] if c["subject"] == "Team A" and c["action"] == "changed"]
     assert [(c["changes"], c["who"], c["reason"]) for c in changed] == [
-        ([{"label": "fair-share weight", "old": "2", "new": "4"}], "Chair", REASON)
+        ([{"label": "fair-share weight", "old": "2", "new": "4", "field": "fair_share_weight"}], "Chair", REASON)
     ]
     assert "## Policy changes since the previous week" in record["body"]
     client.force_login(world.member_b)  # anyone signed in reads the archive
@@ -73,6 +77,27 @@ def test_a_weight_changed_before_intake_closed_is_in_the_record_with_who_and_why
     assert row is not None, page
     cells = [html_text(cell) for cell in re.findall(r"<td>(.*?)</td>", row.group(1), re.S)]
     assert cells == ["Team: Team A", "changed (fair-share weight: 2 → 4)", "Chair", REASON]
+
+
+def test_a_zh_hans_reader_reads_the_records_policy_changes_in_chinese(
+    world, clock, client, django_capture_on_commit_callbacks
+):
+    clock.shift(timedelta(minutes=5))
+    change_weight(world.team_a, 4, by=world.chair, reason=REASON)
+    policy_change_record(  # the quorum, a governed value: its change is a version of the one store
+        actor=world.chair, changes={"review.quorum": 3}, effective_week=world.cycle.week, reason="Three voices.",
+        source="command")
+    record = finalize(world, django_capture_on_commit_callbacks)
+    client.force_login(world.member_b)
+    page = client.get(reverse("reports:page", args=[record["slug"]]), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    with translation.override("zh-hans"):
+        expected = [str(_("Team")), str(pgettext("a policy change", "changed")), str(_("Review and fair share")),
+                    str(Team._meta.get_field("fair_share_weight").verbose_name),
+                    _("v%(n)d, from week %(week)s") % {"n": 2, "week": world.cycle.week}]
+    for text in expected:
+        assert text in page, text
+    assert "fair-share weight" not in page and "Review and fair share" not in page and "changed (" not in page
+    assert REASON in page and "Three voices." in page  # what people wrote, as written
 
 
 def test_a_change_after_intake_closed_waits_for_the_next_weeks_record(world, clock, django_capture_on_commit_callbacks):
