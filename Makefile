@@ -4,7 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
-PYTEST_ARGS ?= -n auto --dist loadfile
+# One and a half test processes a core: the tests wait more than they compute (Chromium, slurmctld, gunicorn, a private
+# PostgreSQL), so on 2 cores 2 workers kept 1.1 cores busy (7 min 43 s) and 3 finish in 6 min 54 s (docs/benchmarks.md).
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n + (n + 1) / 2 )))
+PYTEST_ARGS ?= -n $(WORKERS) --dist loadfile
 # Checks that read the whole tree (mypy, bandit, the catalogue against the sources, the app layers, the locks, the
 # configuration docs) run with `make lint`, not `make test`: the tests are behaviour.
 LINT_TESTS := tests/lint
