@@ -349,7 +349,7 @@ RECORD_POLICY_CHANGES = 50
 
 
 def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnapshot:
-    return {
+    snapshot: PolicyChangeSnapshot = {
         "at": _iso(change.at) or "",
         "at_label": _when(change.at),
         "kind": change.kind,
@@ -360,8 +360,10 @@ def _policy_change(change: committee_selectors.PolicyChange) -> PolicyChangeSnap
         "reason": change.reason,
         "kind_code": change.kind_code,
         "action_code": change.action_code,
-        **({"version": list(change.version)} if change.version else {}),
     }
+    if change.version:
+        snapshot["version"] = list(change.version)
+    return snapshot
 
 
 def proposal_data(*, proposal: Proposal) -> dict[str, object]:
