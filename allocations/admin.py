@@ -2,10 +2,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.http import HttpRequest
 from django.utils import timezone
@@ -26,6 +24,7 @@ from allocations.models import (
     WindowSyncStatus,
 )
 from core.admin import ReadOnlyAdmin
+from core.datetimes import format_isoweek
 from core.history import ChangeReasonForm, ReasonRequiredAdmin
 from governed.models import ChangeSource
 from governed.params import POOL_PREFIX
@@ -109,11 +108,10 @@ class GpuPoolAdmin(ReasonRequiredAdmin):
         super().save_model(request, obj, form, change)
         if not change:
             pool = GpuPool.objects.select_related("cluster").get(pk=obj.pk)
-            year, week, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
             policy_change_record(
                 actor=request.user if request.user.is_authenticated else None,
                 changes={f"{POOL_PREFIX}{pool.key}.{name}": form.cleaned_data[name] for name in self.RESERVE_FIELDS},
-                effective_week=f"{year}-W{week:02d}", reason=form.cleaned_data["change_reason"],
+                effective_week=format_isoweek(timezone.now()), reason=form.cleaned_data["change_reason"],
                 source=ChangeSource.ADMIN, source_ref=f"pool:{pool.pk}",
                 exempt_reason=_("A new pool's first reserves: no number in force changes."),
             )

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
+from core.datetimes import format_isoweek
 from core.isoweek import WEEK_RE as WEEK_RE  # re-exported: the forms match weeks with it
 from core.isoweek import parse_iso_week
 
@@ -21,8 +22,7 @@ def parse_week(week: str) -> date:
 
 
 def week_label(day: date) -> str:
-    year, number, _ = day.isocalendar()
-    return f"{year}-W{number:02d}"
+    return format_isoweek(day)
 
 
 def week_bounds(week: str) -> tuple[datetime, datetime]:
@@ -63,7 +63,7 @@ def next_week_label(now: datetime) -> str:
 
 
 def current_week_label(now: datetime) -> str:
-    return week_label(now.astimezone(committee_zone()).date())
+    return format_isoweek(now)
 
 
 def reported_usage_week(week: str) -> str:

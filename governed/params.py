@@ -231,6 +231,17 @@ def _or_default(values: Mapping[str, Value], key: str) -> Value:
     return found[0].default() if found and found[0].default else 0
 
 
+def pool_reserves(values: Mapping[str, Value], pool: str) -> tuple[int, int]:
+    """(burst reserve %, cold standby %) of `pool` ("cluster/slug") in a week's `values`
+    (governed.selectors.policy_values), its declared default where no change names the pool."""
+    reserves = []
+    for field in POOL_FIELDS:
+        key = f"{POOL_PREFIX}{pool}.{field}"
+        found = param_for(key)
+        reserves.append(as_int(values.get(key, found[0].default() if found and found[0].default else 0)))
+    return reserves[0], reserves[1]
+
+
 def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:
     """The rules between keys, for the `changed` keys among the values `merged` (in force, with the changes): the
     rubric weights add up to 100, a pool's reserve and standby stay below 100, the elastic policy's night ends at

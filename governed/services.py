@@ -9,7 +9,7 @@ policy_changed`, on which the archive writes the change's page.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, timedelta
+from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from core.audit import person_name
+from core.datetimes import format_isoweek
 from core.errors import StateConflict
 from core.isoweek import parse_iso_week
 from core.locks import write_transaction
@@ -24,11 +25,6 @@ from governed import params, selectors, signals
 from governed.models import ChangeSource, PolicyChange, PolicyValue
 
 WEEKS_AHEAD_MAX = 104
-
-
-def week_label(monday: date) -> str:
-    year, number, _day = monday.isocalendar()
-    return f"{year}-W{number:02d}"
 
 
 def week_next_free(*, week: str) -> str:
@@ -40,7 +36,7 @@ def week_next_free(*, week: str) -> str:
         if monday not in taken:
             break
         monday += timedelta(weeks=1)
-    return week_label(monday)
+    return format_isoweek(monday)
 
 
 def week_taken_message(*, week: str, change: PolicyChange | None) -> str:
@@ -102,7 +98,7 @@ def policy_change_record(
     except ValueError:
         errors.setdefault("effective_week", []).append(_("Give the week as YYYY-Www, for example 2027-W01."))
         raise ValidationError(errors) from None
-    week = week_label(monday)
+    week = format_isoweek(monday)
     # One writer at a time: the numbers stay consecutive and the week check below is not raced.
     last = PolicyChange.objects.select_for_update(no_key=True).order_by("-number").first()
     in_force = {**(baseline or {}), **selectors.policy_values(week=week)}

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from core.datetimes import format_isoweek
 from core.isoweek import parse_iso_week
 from governed import params
 from governed.models import PolicyChange
@@ -50,8 +51,7 @@ def policy_change_data(*, change: PolicyChange) -> dict[str, object]:
 
 
 def _week_before(week: str) -> str:
-    year, number, _day = (parse_iso_week(week) - timedelta(weeks=1)).isocalendar()
-    return f"{year}-W{number:02d}"
+    return format_isoweek(parse_iso_week(week) - timedelta(weeks=1))
 
 
 def policy_change_markdown(data: Mapping[str, Any]) -> str:

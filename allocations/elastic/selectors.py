@@ -30,6 +30,7 @@ from allocations.models import (
     GpuPool,
     UsageRecord,
 )
+from core.datetimes import format_isoweek
 from governed import params
 from governed.models import PolicyChange
 from governed.params import ELASTIC_PREFIX
@@ -67,16 +68,11 @@ def _policy(values: Mapping[str, object], number: int) -> ElasticPolicy:
         name: values[ELASTIC_PREFIX + name] for name in ELASTIC_PARAMETERS if ELASTIC_PREFIX + name in values})
 
 
-def _week_of(now: datetime) -> str:
-    year, number, _day = now.astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
-    return f"{year}-W{number:02d}"
-
-
 def policy_in_force(*, now: datetime) -> ElasticPolicy:
     """The thresholds in force in the week of the evaluated hour `now` (the one store, governed), numbered as the
     version of the rules that last set one of them: what the hourly evaluation applies and its actions name. One
     query."""
-    values, number = policy_values_versioned(week=_week_of(now), prefix=ELASTIC_PREFIX)
+    values, number = policy_values_versioned(week=format_isoweek(now), prefix=ELASTIC_PREFIX)
     return _policy(values, number)
 
 
@@ -136,7 +132,7 @@ def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvalu
             .values_list("id", "pool_id", "team_id", "tier", "gpu_count", "start", "end")
         )
         pools = selectors.pool_reserves_for_week(
-            week=_week_of(now),
+            week=format_isoweek(now),
             pools=GpuPool.objects.filter(cluster=cluster).select_related("cluster").order_by("slug"))
         for pool in pools:
             burst, _standby = engine.reserved_gpus(selectors.pool_capacity(pool=pool))
@@ -214,7 +210,7 @@ def replay_inputs(
     """
     reach = max((max(p.idle_span_hours, p.recent_span_hours) for p in policies), default=1)
     pools = selectors.pool_reserves_for_week(
-        week=_week_of(until), pools=GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
+        week=format_isoweek(until), pools=GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
     windows: dict[int, list[WindowInput]] = {}
     for wid, pool_id, team, tier, gpus, start, end in (
         AllocationWindow.objects.filter(withdrawal__isnull=True, start__lt=until, end__gt=since)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo
-
-from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.datetimes import format_isoweek
 from core.history import policy_history
-from governed.params import POOL_FIELDS, POOL_PREFIX, as_int, param_for
+from governed.params import POOL_PREFIX, pool_reserves
 from governed.selectors import policy_values
 
 
@@ -123,15 +121,8 @@ class GpuPool(models.Model):
         """(burst reserve %, cold standby %) in force: those a selector set for a week, else the current week's in
         the one store (one query, then kept on the row)."""
         if self._reserves is None:
-            year, number, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
-            stored = policy_values(week=f"{year}-W{number:02d}", prefix=f"{POOL_PREFIX}{self.key}.")
-            values = []
-            for field in POOL_FIELDS:
-                key = f"{POOL_PREFIX}{self.key}.{field}"
-                found = param_for(key)
-                default = found[0].default() if found and found[0].default else 0
-                values.append(as_int(stored.get(key, default)))
-            self._reserves = (values[0], values[1])
+            week = format_isoweek(timezone.now())
+            self._reserves = pool_reserves(policy_values(week=week, prefix=f"{POOL_PREFIX}{self.key}."), self.key)
         return self._reserves
 
     @property

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from zoneinfo import ZoneInfo
 
-from django.conf import settings
 from django.utils import timezone
 
 from allocations import engine
 from allocations.models import GpuPool
-from governed.params import POOL_FIELDS, POOL_PREFIX, as_int, param_for
+from core.datetimes import format_isoweek
+from governed.params import POOL_PREFIX, pool_reserves
 from governed.selectors import policy_values
 
 
@@ -21,19 +20,13 @@ def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPo
     stored = policy_values(week=week, prefix=POOL_PREFIX)
     out = list(pools)
     for pool in out:
-        values = []
-        for name in POOL_FIELDS:
-            key = f"{POOL_PREFIX}{pool.key}.{name}"
-            found = param_for(key)
-            values.append(as_int(stored.get(key, found[0].default() if found and found[0].default else 0)))
-        pool._reserves = (values[0], values[1])
+        pool._reserves = pool_reserves(stored, pool.key)
     return out
 
 
 def pool_reserves_now(pools: Iterable[GpuPool]) -> list[GpuPool]:
     """`pools` with the reserves in force in the current week (`pool_reserves_for_week`). One query."""
-    year, number, _day = timezone.now().astimezone(ZoneInfo(settings.TIME_ZONE)).isocalendar()
-    return pool_reserves_for_week(week=f"{year}-W{number:02d}", pools=pools)
+    return pool_reserves_for_week(week=format_isoweek(timezone.now()), pools=pools)
 
 
 def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:
