@@ -165,8 +165,9 @@ def test_postgres_restarted_in_the_middle_of_a_request_save_writes_nothing_and_s
     assert count_rows(docket.url, EVIDENCE_TABLES) == before  # no request row, no evidence rows
 
     # PostgreSQL is back: the same post saves all of it.
-    status, _headers, _body = lead.request("/requests/new/", request_form(docket, "Mid-save restart"))
+    status, headers, _body = lead.request("/requests/new/", request_form(docket, "Mid-save restart"))
     assert status == 302, log_tail(docket.server.log)
+    assert "/accounts/login/" not in headers.get("Location", ""), "still signed in after the restart"
     after = count_rows(docket.url, EVIDENCE_TABLES)
     assert after == {**{table: before[table] + 1 for table in EVIDENCE_TABLES},
                      "committee_alternative": before["committee_alternative"] + 2}
