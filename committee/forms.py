@@ -27,6 +27,7 @@ from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
 from core.forms import StrictIntegerField, ZonedDateTimeInput, form_field, strict_number_formfield
 from core.numbers import format_gpu_hours
+from governed.params import ELASTIC_SPAN_MAX_MINUTES
 
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
@@ -389,7 +390,8 @@ class ElasticPolicyChangeForm(forms.Form):
         label=_("Idle below utilization (%)"), min_value=0, max_value=100,
         help_text=_("A granted window measured under this for the whole idle span is granted but idle."),
     )
-    idle_span_hours = StrictIntegerField(label=_("Idle span (hours)"), min_value=1, max_value=168)
+    idle_span_minutes = StrictIntegerField(label=_("Idle span (minutes)"), min_value=1,
+                                           max_value=ELASTIC_SPAN_MAX_MINUTES)
     offer_idle_to_preemptible = forms.BooleanField(
         label=_("Offer an idle window's unused GPUs to preemptible work"), required=False
     )
@@ -399,15 +401,19 @@ class ElasticPolicyChangeForm(forms.Form):
     promote_queue_wait_minutes = StrictIntegerField(
         label=_("… and queue wait above (minutes)"), min_value=0, max_value=10_000
     )
-    recent_span_hours = StrictIntegerField(
-        label=_("Recent span (hours)"), min_value=1, max_value=168,
-        help_text=_("Promotion and the night rule read the measurements of this many last whole hours."),
+    recent_span_minutes = StrictIntegerField(
+        label=_("Recent span (minutes)"), min_value=1, max_value=ELASTIC_SPAN_MAX_MINUTES,
+        help_text=_("Promotion and the night rule read the measurements of this many last minutes."),
     )
     night_start = forms.TimeField(label=_("Night starts"), widget=forms.TimeInput(attrs={"type": "time"},
                                                                                    format="%H:%M"))
     night_end = forms.TimeField(label=_("Night ends"), widget=forms.TimeInput(attrs={"type": "time"}, format="%H:%M"))
     night_utilization_pct = StrictIntegerField(
         label=_("At night, open standard windows below utilization (%)"), min_value=0, max_value=100
+    )
+    standby_wake_minutes = StrictIntegerField(
+        label=_("Wake the cold standby within (minutes)"), min_value=1, max_value=ELASTIC_SPAN_MAX_MINUTES,
+        help_text=_("The agent next to the scheduler lends the standby to emergencies within this many minutes."),
     )
     # Not required here: a preview needs none; saving without one is refused by the service, at this field.
     reason = forms.CharField(
@@ -416,8 +422,9 @@ class ElasticPolicyChangeForm(forms.Form):
     )
 
     PARAMETERS = (
-        "idle_threshold_pct", "idle_span_hours", "offer_idle_to_preemptible", "promote_utilization_pct",
-        "promote_queue_wait_minutes", "recent_span_hours", "night_start", "night_end", "night_utilization_pct",
+        "idle_threshold_pct", "idle_span_minutes", "offer_idle_to_preemptible", "promote_utilization_pct",
+        "promote_queue_wait_minutes", "recent_span_minutes", "night_start", "night_end", "night_utilization_pct",
+        "standby_wake_minutes",
     )
 
     def clean(self) -> dict[str, Any]:

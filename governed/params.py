@@ -41,6 +41,7 @@ QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
 TRAILING_MAX_WEEKS = 520
 GUIDANCE_MAX_LENGTH = 2000
+ELASTIC_SPAN_MAX_MINUTES = 10_080  # a week
 
 
 # Version 1 of the rubric: the charter's weights, by criterion (committee.scoring.DEFAULT_WEIGHTS reads them here).
@@ -108,20 +109,22 @@ PARAMS: tuple[Param, ...] = (
           default=lambda: settings.DOCKET_SCORE_QUORUM),
     Param("elastic.idle_threshold_pct", _("Elastic pools"), _("idle below utilization %"), "%", minimum=0,
           maximum=100, default=lambda: 25),
-    Param("elastic.idle_span_hours", _("Elastic pools"), _("idle span (hours)"), _("hours"), minimum=1, maximum=168,
-          default=lambda: 4),
+    Param("elastic.idle_span_minutes", _("Elastic pools"), _("idle span (minutes)"), _("minutes"), minimum=1,
+          maximum=ELASTIC_SPAN_MAX_MINUTES, default=lambda: 5),
     Param("elastic.offer_idle_to_preemptible", _("Elastic pools"), _("offer idle GPUs to preemptible work"),
           kind="bool", default=lambda: True),
     Param("elastic.promote_utilization_pct", _("Elastic pools"), _("promote above pool utilization %"), "%",
           minimum=0, maximum=100, default=lambda: 80),
     Param("elastic.promote_queue_wait_minutes", _("Elastic pools"), _("promote above queue wait (minutes)"),
           _("minutes"), minimum=0, maximum=10_080, default=lambda: 30),
-    Param("elastic.recent_span_hours", _("Elastic pools"), _("recent span (hours)"), _("hours"), minimum=1,
-          maximum=168, default=lambda: 1),
+    Param("elastic.recent_span_minutes", _("Elastic pools"), _("recent span (minutes)"), _("minutes"), minimum=1,
+          maximum=ELASTIC_SPAN_MAX_MINUTES, default=lambda: 10),
     Param("elastic.night_start", _("Elastic pools"), _("night starts"), kind="time", default=lambda: time(22, 0)),
     Param("elastic.night_end", _("Elastic pools"), _("night ends"), kind="time", default=lambda: time(6, 0)),
     Param("elastic.night_utilization_pct", _("Elastic pools"), _("open at night below utilization %"), "%",
           minimum=0, maximum=100, default=lambda: 30),
+    Param("elastic.standby_wake_minutes", _("Elastic pools"), _("cold standby wakeable within (minutes)"),
+          _("minutes"), minimum=1, maximum=ELASTIC_SPAN_MAX_MINUTES, default=lambda: 5),
 )
 
 

@@ -110,6 +110,13 @@ def usage_json(e: SimpleNamespace) -> dict[str, Any]:
             "idempotency_key": "matrix-1"}
 
 
+def agent_action_json(e: SimpleNamespace) -> dict[str, Any]:
+    return {"idempotency_key": "matrix-lend-1", "kind": "lend", "pool": "a100", "window": e.window_a.pk, "gpus": 6,
+            "acted_at": (timezone.now() - timedelta(minutes=1)).isoformat(), "utilization_pct": "12.0",
+            "span_minutes": 5, "measured_by": "prometheus", "policy_version": 1,
+            "applied": "sacctmgr -i modify qos where name=scavenger set GrpTRES=gres/gpu=6"}
+
+
 def sync_json(e: SimpleNamespace) -> dict[str, Any]:
     return {"statuses": [{"window": e.window_a.pk, "state": "in_sync", "nodes_requested": 2, "nodes_reserved": 2}]}
 
@@ -290,10 +297,10 @@ TABLE: list[Row] = [
     Row("elastic/", "the elastic policy and its history", {"GET": SIGNED_IN}),
     Row("elastic/change/", "the chair changes the elastic policy",
         {"GET": CHAIR, "POST": "302 403 403 403 302 302 302"},
-        body=lambda e: {"idle_threshold_pct": "20", "idle_span_hours": "4", "offer_idle_to_preemptible": "on",
+        body=lambda e: {"idle_threshold_pct": "20", "idle_span_minutes": "240", "offer_idle_to_preemptible": "on",
                         "promote_utilization_pct": "80", "promote_queue_wait_minutes": "30",
-                        "recent_span_hours": "1", "night_start": "22:00", "night_end": "06:00",
-                        "night_utilization_pct": "30", "reason": "Matrix change."}),
+                        "recent_span_minutes": "60", "night_start": "22:00", "night_end": "06:00",
+                        "night_utilization_pct": "30", "standby_wake_minutes": "5", "reason": "Matrix change."}),
     # Published windows (a page for people).
     Row("windows/", "the published plan", {"GET": SIGNED_IN}, query=lambda e: {"week": e.published.week}),
     # The archive.
@@ -393,6 +400,10 @@ TABLE: list[Row] = [
         {"POST": "401 401 401 401 401 201 400"}, body=usage_json),
     Row("api/v1/clusters/<slug:slug>/", "cluster A's pools and accounts: scheduler B gets 404",
         {"GET": SCHEDULERS_ONLY_A}, kwargs=lambda e: {"slug": "atlas"}),
+    Row("api/v1/elastic/policy/", "the elastic policy: each scheduler reads it with its own cluster's pools",
+        {"GET": "401 401 401 401 401 200 200"}),
+    Row("api/v1/elastic/actions/", "an agent's action on cluster A's pool: scheduler B is refused",
+        {"POST": "401 401 401 401 401 201 400"}, body=agent_action_json),
     # The committee's API.
     Row("api/v1/cycles/", "all weeks", {"GET": API_PEOPLE}),
     Row("api/v1/cycles/<week:week>/", "a week", {"GET": API_PEOPLE}, kwargs=week["review"]),

@@ -10,7 +10,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from allocations.models import SyncState, UsageRecord, WindowTier
+from allocations.models import AgentAction, AgentActionKind, SyncState, UsageRecord, WindowTier
 from core.datetimes import UTCDateTimeField
 from core.serializers import StrictIntegerField, StrictJSONMixin
 
@@ -225,3 +225,71 @@ class PoolSerializer(serializers.Serializer):
     standard_gpus = serializers.IntegerField(help_text=_("What priority and standard windows can hold at once."))
     standard_gpu_hours_per_week = serializers.IntegerField(help_text=_("Over a week of 168 hours."))
     burst_gpu_hours_per_week = serializers.IntegerField(help_text=_("Over a week of 168 hours."))
+
+
+class AgentActionInputSerializer(StrictJSONMixin, serializers.Serializer):
+    """One action the elastic agent took (docket_scheduler.elastic_agent); the cluster is its token's."""
+
+    idempotency_key = serializers.CharField(
+        max_length=100, help_text=_("Chosen by the agent, one per action: the same key again changes nothing.")
+    )
+    kind = serializers.ChoiceField(choices=AgentActionKind.choices)
+    pool = serializers.SlugField(help_text=_("A pool of the token's cluster."))
+    window = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_WINDOW_ID,
+                                      default=None)
+    team = serializers.SlugField(required=False, allow_null=True, default=None)
+    gpus = StrictIntegerField(min_value=0, max_value=1_000_000, help_text=_("The GPUs the action moved."))
+    acted_at = UTCDateTimeField()
+    utilization_pct = serializers.DecimalField(max_digits=5, decimal_places=1, min_value=0, max_value=100,
+                                               required=False, allow_null=True, default=None)
+    queue_wait_minutes = serializers.DecimalField(max_digits=10, decimal_places=1, min_value=0, required=False,
+                                                  allow_null=True, default=None)
+    span_minutes = StrictIntegerField(min_value=0, max_value=10_080, help_text=_("The span the measurement covers."))
+    measured_by = serializers.CharField(max_length=40, help_text=_('"prometheus" or "slurm".'))
+    policy_version = StrictIntegerField(min_value=1, max_value=1_000_000)
+    applied = serializers.CharField(max_length=1000, help_text=_("What the agent changed in the scheduler."))
+
+
+class AgentActionSerializer(serializers.ModelSerializer):
+    cluster = serializers.CharField(source="cluster.slug")
+    pool = serializers.CharField(source="pool.slug")
+    team = serializers.CharField(source="team.slug", allow_null=True, default=None)
+    window = serializers.IntegerField(source="window_id", allow_null=True)
+
+    class Meta:
+        model = AgentAction
+        fields = ("id", "cluster", "pool", "window", "team", "kind", "gpus", "acted_at", "utilization_pct",
+                  "queue_wait_minutes", "span_minutes", "measured_by", "policy_version", "applied",
+                  "idempotency_key", "reported_by", "received_at")
+
+
+class ElasticPolicyPoolSerializer(serializers.Serializer):
+    pool = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    scheduler_label = serializers.CharField()
+    burst_reserve_gpus = serializers.IntegerField()
+    standby_gpus = serializers.IntegerField()
+
+
+class ElasticPolicyParametersSerializer(serializers.Serializer):
+    idle_threshold_pct = serializers.IntegerField()
+    idle_span_minutes = serializers.IntegerField()
+    offer_idle_to_preemptible = serializers.BooleanField()
+    promote_utilization_pct = serializers.IntegerField()
+    promote_queue_wait_minutes = serializers.IntegerField()
+    recent_span_minutes = serializers.IntegerField()
+    night_start = serializers.CharField()
+    night_end = serializers.CharField()
+    night_utilization_pct = serializers.IntegerField()
+    standby_wake_minutes = serializers.IntegerField()
+
+
+class ElasticPolicySerializer(serializers.Serializer):
+    """The elastic policy in force, as the agent next to the scheduler reads it."""
+
+    cluster = serializers.CharField()
+    version = serializers.IntegerField()
+    effective_week = serializers.CharField(allow_null=True)
+    time_zone = serializers.CharField()
+    parameters = ElasticPolicyParametersSerializer()
+    pools = ElasticPolicyPoolSerializer(many=True)

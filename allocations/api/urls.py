@@ -9,4 +9,6 @@ urlpatterns = [
     path("usage/", views.UsageCreateView.as_view(), name="api-usage"),
     path("clusters/<slug:slug>/", views.ClusterReferenceView.as_view(), name="api-cluster"),
     path("pools/", views.PoolListView.as_view(), name="api-pools"),
+    path("elastic/policy/", views.ElasticPolicyView.as_view(), name="api-elastic-policy"),
+    path("elastic/actions/", views.AgentActionCreateView.as_view(), name="api-elastic-actions"),
 ]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -17,11 +19,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from allocations import selectors, services
+from allocations.elastic import selectors as elastic_selectors
+from allocations.elastic import services as elastic_services
 from allocations.api.authentication import IsSchedulerClient, SchedulerTokenAuthentication
 from allocations.api.filtersets import WindowFilterSet
 from allocations.api.serializers import (
     WINDOW_COLUMNS,
+    AgentActionInputSerializer,
+    AgentActionSerializer,
     ClusterReferenceSerializer,
+    ElasticPolicySerializer,
     PoolSerializer,
     SyncStatusReportSerializer,
     SyncStatusResultSerializer,
@@ -246,6 +253,63 @@ class UsageCreateView(SchedulerAPIView):
             )
         headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
         return Response(UsageRecordSerializer(result.record).data, status=status.HTTP_201_CREATED, headers=headers)
+
+
+@extend_schema(tags=["elastic"])
+class ElasticPolicyView(SchedulerAPIView):
+    """The elastic policy in force for the token's cluster: what its agent applies every minute."""
+
+    @extend_schema(
+        operation_id="elastic_policy_retrieve",
+        parameters=[OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER,
+                                     description="An ETag from an earlier answer.")],
+        responses={200: ElasticPolicySerializer, 304: OpenApiResponse(description="Unchanged since that ETag.")},
+    )
+    def get(self, request: Request) -> Response:
+        body = ElasticPolicySerializer(
+            elastic_selectors.published_policy(cluster=self.client(request).cluster, now=timezone.now())).data
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:40]
+        etag = f'"elastic-{digest}"'
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+        if matched := etag_match(request.headers.get("If-None-Match"), etag):
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers={**headers, "ETag": matched})
+        return Response(body, headers=headers)
+
+
+@extend_schema(tags=["elastic"])
+class AgentActionCreateView(SchedulerAPIView):
+    """An action the elastic agent took; idempotent on (cluster, idempotency_key)."""
+
+    @extend_schema(
+        operation_id="elastic_actions_create",
+        request=AgentActionInputSerializer,
+        responses={
+            201: AgentActionSerializer,
+            400: OpenApiResponse(description="Field errors; nothing stored."),
+            409: OpenApiResponse(description="The idempotency key was used for different data; nothing stored."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = AgentActionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            result = elastic_services.agent_action_record(
+                client=self.client(request), idempotency_key=values["idempotency_key"], kind=values["kind"],
+                pool_slug=values["pool"], window_id=values["window"], team_slug=values["team"], gpus=values["gpus"],
+                acted_at=values["acted_at"], utilization_pct=values["utilization_pct"],
+                queue_wait_minutes=values["queue_wait_minutes"], span_minutes=values["span_minutes"],
+                measured_by=values["measured_by"], policy_version=values["policy_version"],
+                applied=values["applied"],
+            )
+        except elastic_services.AgentActionConflict as exc:
+            return Response(
+                {"idempotency_key": [_("This key was already used for different data (action %s).")
+                                     % exc.action.pk]},
+                status=status.HTTP_409_CONFLICT,
+            )
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+        return Response(AgentActionSerializer(result.action).data, status=status.HTTP_201_CREATED, headers=headers)
 
 
 # --- helpers ----------------------------------------------------------------------------------

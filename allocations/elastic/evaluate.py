@@ -4,9 +4,12 @@ No database and no clock (gettext only, for the validation messages): `now` and 
 time zone are inputs, so every boundary (the idle span, the night crossing midnight, a
 daylight-saving night) is tested with plain data.
 
-Measurements are read over whole hours that have ended: the span of an evaluation at 10:15 ends
-at 10:00 (UTC hour grid, like the engine's), so a collector that posts each hour after it ends
-has been heard from. A window or pool whose span the records do not cover end to end is *not
+Spans are in minutes (the committee's policy: under 25% for 5 minutes, ...). Docket's own evaluation is
+the hourly reconciliation: its spans end at the last whole hour that has ended (an evaluation at 10:15
+reads up to 10:00, UTC hour grid, like the engine's), so a collector that posts each hour after it ends
+has been heard from; a span shorter than an hour is then read from the hourly record that contains it.
+The agent next to the scheduler (docket_scheduler.elastic_agent) applies the same thresholds every
+minute on minute-level measurements. A window or pool whose span the records do not cover end to end is *not
 measured*, and "not measured" is never "idle": nothing is flagged, offered or promoted from it.
 """
 
@@ -21,7 +24,7 @@ from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from django.utils.translation import gettext as _
 
 GRANTED_TIERS = ("priority", "standard")  # a preemptible window already yields; it is never "granted but idle"
-MAX_SPAN_HOURS = 168
+MAX_SPAN_MINUTES = 10_080  # a week (governed.params.ELASTIC_SPAN_MAX_MINUTES)
 _HOUR = timedelta(hours=1)
 
 
@@ -38,14 +41,28 @@ class ElasticPolicy:
 
     version: int = 1
     idle_threshold_pct: int = 25
-    idle_span_hours: int = 4
+    idle_span_minutes: int = 5
     offer_idle_to_preemptible: bool = True
     promote_utilization_pct: int = 80
     promote_queue_wait_minutes: int = 30
-    recent_span_hours: int = 1
+    recent_span_minutes: int = 10
     night_start: time = time(22, 0)
     night_end: time = time(6, 0)
     night_utilization_pct: int = 30
+    standby_wake_minutes: int = 5  # the agent (docket-elastic-agent) wakes the cold standby within this
+
+    @property
+    def idle_span(self) -> timedelta:
+        return timedelta(minutes=self.idle_span_minutes)
+
+    @property
+    def recent_span(self) -> timedelta:
+        return timedelta(minutes=self.recent_span_minutes)
+
+    @property
+    def reach(self) -> timedelta:
+        """How far back the rules read."""
+        return max(self.idle_span, self.recent_span)
 
 
 def policy_errors(policy: ElasticPolicy) -> dict[str, str]:
@@ -55,10 +72,10 @@ def policy_errors(policy: ElasticPolicy) -> dict[str, str]:
         value = getattr(policy, name)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
             errors[name] = _("A percentage is a whole number from 0 to 100.")
-    for name in ("idle_span_hours", "recent_span_hours"):
+    for name in ("idle_span_minutes", "recent_span_minutes", "standby_wake_minutes"):
         value = getattr(policy, name)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SPAN_HOURS:
-            errors[name] = _("A span is a whole number of hours from 1 to %(max)d.") % {"max": MAX_SPAN_HOURS}
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SPAN_MINUTES:
+            errors[name] = _("A span is a whole number of minutes from 1 to %(max)d.") % {"max": MAX_SPAN_MINUTES}
     wait = policy.promote_queue_wait_minutes
     if isinstance(wait, bool) or not isinstance(wait, int) or wait < 0:
         errors["promote_queue_wait_minutes"] = _("The queue wait is a whole number of minutes, 0 or more.")
@@ -221,8 +238,8 @@ def evaluate(
       offers them as IDLE.
     """
     end = span_end_of(now)
-    idle_start = end - policy.idle_span_hours * _HOUR
-    recent_start = end - policy.recent_span_hours * _HOUR
+    idle_start = end - policy.idle_span
+    recent_start = end - policy.recent_span
     active = [w for w in windows if w.start <= now < w.end]
     by_window: dict[int, list[UsageInput]] = {}
     for record in usage:
@@ -309,6 +326,13 @@ class ReplayTotals:
     action_hours: dict[ActionKind, int]  # hours with an action of the kind in force (summed over windows/pools)
     gpu_hours: dict[ActionKind, int]  # GPUs moved × hours
     windows: dict[ActionKind, int]  # distinct windows (pools for PROMOTE) acted on
+    # The shortest usage record read, in minutes (None: no usage): 60 or more while the policy's spans are shorter
+    # means the replay only had hourly usage, and read each span from the hour that contains it.
+    finest_usage_minutes: int | None = None
+
+    def hourly_only(self, policy: ElasticPolicy) -> bool:
+        shortest = min(policy.idle_span_minutes, policy.recent_span_minutes)
+        return self.finest_usage_minutes is not None and self.finest_usage_minutes > shortest
 
 
 def replay(
@@ -335,6 +359,8 @@ def replay(
                 gpu_hours[action.kind] += action.gpus
                 subjects[action.kind].add((action.pool_id, action.window_id))
         tick += _HOUR
+    lengths = [int((r.period_end - r.period_start).total_seconds()) // 60 for _p, _w, usage in pools for r in usage]
     return ReplayTotals(
-        action_hours=hours, gpu_hours=gpu_hours, windows={kind: len(found) for kind, found in subjects.items()}
+        action_hours=hours, gpu_hours=gpu_hours, windows={kind: len(found) for kind, found in subjects.items()},
+        finest_usage_minutes=min(lengths, default=None),
     )

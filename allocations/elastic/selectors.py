@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -23,6 +23,7 @@ from allocations.elastic.evaluate import (
     span_end_of,
 )
 from allocations.models import (
+    AgentAction,
     AllocationWindow,
     Cluster,
     ElasticAction,
@@ -122,7 +123,7 @@ def evaluation_inputs(*, policy: ElasticPolicy, now: datetime) -> list[PoolEvalu
     pool for the usage.
     """
     end = span_end_of(now)
-    start = end - timedelta(hours=max(policy.idle_span_hours, policy.recent_span_hours))
+    start = end - policy.reach
     out: list[PoolEvaluationInput] = []
     for cluster in Cluster.objects.order_by("slug"):
         snapshot = selectors.window_snapshot(cluster=cluster, ends_after=now)
@@ -208,7 +209,7 @@ def replay_inputs(
 
     Windows as the plans stand now (a window a later version withdrew is left out). Four queries.
     """
-    reach = max((max(p.idle_span_hours, p.recent_span_hours) for p in policies), default=1)
+    reach = max((p.reach for p in policies), default=timedelta(hours=1))
     pools = selectors.pool_reserves_for_week(
         week=format_isoweek(until), pools=GpuPool.objects.select_related("cluster").order_by("cluster__name", "slug"))
     windows: dict[int, list[WindowInput]] = {}
@@ -222,7 +223,7 @@ def replay_inputs(
         )
     usage: dict[int, list[UsageInput]] = {}
     for r in UsageRecord.objects.filter(
-        period_end__gt=since - timedelta(hours=reach), period_start__lt=until
+        period_end__gt=since - reach, period_start__lt=until
     ).order_by():
         usage.setdefault(r.pool_id, []).append(UsageInput(
             team_id=r.team_id, window_id=r.window_id, period_start=r.period_start, period_end=r.period_end,
@@ -259,15 +260,66 @@ def policy_replay(
 ReplayRow = tuple[str, tuple[int, int, int], tuple[int, int, int]]
 
 
-def policy_replay_rows(*, current: ElasticPolicy, proposed: ElasticPolicy, now: datetime) -> list[ReplayRow]:
-    """Per kind of action: (label, (windows, hours, GPU-hours) in force, the same proposed), over REPLAY_DAYS."""
+@dataclass(frozen=True)
+class ReplayTable:
+    rows: list[ReplayRow]
+    # The usage read was hourly while a policy's span is shorter: each span was read from the hour containing it.
+    hourly_only: bool
+
+
+def policy_replay_rows(*, current: ElasticPolicy, proposed: ElasticPolicy, now: datetime) -> ReplayTable:
+    """Per kind of action: (label, (windows, hours, GPU-hours) in force, the same proposed), over REPLAY_DAYS; and
+    whether the replay only had usage coarser than the policies' spans (hourly records for minute spans)."""
     totals = policy_replay(policies={"current": current, "proposed": proposed}, now=now)
 
     def numbers(name: str, kind: ActionKind) -> tuple[int, int, int]:
         found = totals[name]
         return found.windows[kind], found.action_hours[kind], found.gpu_hours[kind]
 
-    return [
-        (str(label), numbers("current", ActionKind(value)), numbers("proposed", ActionKind(value)))
-        for value, label in ElasticActionKind.choices
-    ]
+    return ReplayTable(
+        rows=[
+            (str(label), numbers("current", ActionKind(value)), numbers("proposed", ActionKind(value)))
+            for value, label in ElasticActionKind.choices
+        ],
+        hourly_only=totals["current"].hourly_only(current) or totals["proposed"].hourly_only(proposed),
+    )
+
+
+# --- what the agent next to the scheduler reads and what it reported ----------------------------------
+
+
+def published_policy(*, cluster: Cluster, now: datetime) -> dict[str, object]:
+    """The elastic policy in force at `now` as the agent of `cluster` reads it (`GET /api/v1/elastic/policy/`):
+    the thresholds and spans, the version, the committee's time zone (the night rule's wall clock) and per pool the
+    bounds it acts within (its GPUs, burst reserve and cold standby in force this week). Three queries."""
+    version = elastic_policy_current(now=now)
+    pools = selectors.pool_reserves_for_week(
+        week=format_isoweek(now), pools=GpuPool.objects.filter(cluster=cluster).order_by("slug"))
+    parameters: dict[str, object] = {}
+    for name, value in version.parameters().items():
+        parameters[name] = value.strftime("%H:%M") if isinstance(value, time) else value
+    return {
+        "cluster": cluster.slug,
+        "version": version.number,
+        "effective_week": version.effective_week or None,
+        "time_zone": settings.TIME_ZONE,
+        "parameters": parameters,
+        "pools": [
+            {"pool": pool.slug, "gpu_count": pool.gpu_count, "scheduler_label": pool.scheduler_label,
+             "burst_reserve_gpus": burst, "standby_gpus": standby}
+            for pool in pools
+            for burst, standby in [engine.reserved_gpus(selectors.pool_capacity(pool=pool))]
+        ],
+    }
+
+
+def agent_actions(
+    *, pool: GpuPool | None = None, window_ids: Iterable[int] | None = None, limit: int = POOL_HISTORY_LIMIT,
+) -> list[AgentAction]:
+    """What the agents reported, newest first: of a pool, or of the windows given. One query."""
+    actions = AgentAction.objects.select_related("window", "team", "pool__cluster")
+    if pool is not None:
+        actions = actions.filter(pool=pool)
+    if window_ids is not None:
+        actions = actions.filter(window_id__in=list(window_ids))
+    return list(actions.order_by("-acted_at", "-id")[:limit])

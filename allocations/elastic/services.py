@@ -7,18 +7,30 @@ committee.services.elastic_policy_change, which records the change with governed
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from allocations.elastic import selectors
 from allocations.elastic.evaluate import Action, ActionKind, evaluate
 from allocations.elastic.selectors import PoolEvaluationInput
-from allocations.models import ElasticAction, GpuPool, Team
+from allocations.models import (
+    AgentAction,
+    AgentActionKind,
+    AllocationWindow,
+    ElasticAction,
+    GpuPool,
+    SchedulerClient,
+    Team,
+)
 from core.locks import write_transaction
+from governed.models import PolicyChange
 
 
 @dataclass(frozen=True)
@@ -94,8 +106,18 @@ def _lock_pool(pool_id: int) -> None:
     GpuPool.objects.select_for_update(no_key=True).filter(pk=pool_id).first()
 
 
-def _hours(action: Action) -> int:
-    return int((action.span_end - action.span_start).total_seconds()) // 3600
+def span_text(minutes: int) -> str:
+    """A span in words: "5 min", "4 h", "1 h 30 min"."""
+    hours, rest = divmod(minutes, 60)
+    if not hours:
+        return _("%(m)d min") % {"m": rest}
+    if not rest:
+        return _("%(h)d h") % {"h": hours}
+    return _("%(h)d h %(m)d min") % {"h": hours, "m": rest}
+
+
+def _span(action: Action) -> str:
+    return span_text(int((action.span_end - action.span_start).total_seconds()) // 60)
 
 
 def _pct(value: Decimal | None) -> str:
@@ -107,13 +129,13 @@ def action_explanation(action: Action, *, pool_key: str, team_name: str, policy_
     params = {
         "pool": pool_key, "team": team_name, "window": action.window_id, "gpus": action.gpus,
         "window_gpus": action.window_gpus, "util": _pct(action.utilization_pct), "threshold": action.threshold_pct,
-        "hours": _hours(action), "v": policy_number,
+        "span": _span(action), "v": policy_number,
         "wait": _pct(action.queue_wait_minutes), "pool_wait": _pct(action.pool_queue_wait_minutes),
     }
     if action.kind is ActionKind.IDLE:
         text = _(
             "Window #%(window)s of %(team)s on %(pool)s (%(window_gpus)s GPUs) was measured at %(util)s%% mean "
-            "utilization over the last %(hours)s h, under %(threshold)s%% all along (elastic policy v%(v)s): "
+            "utilization over the last %(span)s, under %(threshold)s%% all along (elastic policy v%(v)s): "
             "granted but idle."
         ) % params
         if action.gpus:
@@ -126,12 +148,103 @@ def action_explanation(action: Action, *, pool_key: str, team_name: str, policy_
         return text
     if action.kind is ActionKind.PROMOTE:
         return _(
-            "%(pool)s was %(util)s%% utilized over the last %(hours)s h, above %(threshold)s%%, and its work waited "
+            "%(pool)s was %(util)s%% utilized over the last %(span)s, above %(threshold)s%%, and its work waited "
             "%(pool_wait)s min on average; %(team)s's granted work waited %(wait)s min (elastic policy v%(v)s). "
             "The burst reserve, %(gpus)s GPUs, is promoted to it: preemptible work there yields."
         ) % params
     return _(
         "At night, standard window #%(window)s of %(team)s on %(pool)s (%(window_gpus)s GPUs) was measured at "
-        "%(util)s%% over the last %(hours)s h, under %(threshold)s%% (elastic policy v%(v)s): its %(gpus)s spare "
+        "%(util)s%% over the last %(span)s, under %(threshold)s%% (elastic policy v%(v)s): its %(gpus)s spare "
         "GPUs are opened to preemptible work until morning or until its use rises."
     ) % params
+
+
+# --- the agent's actions (docket_scheduler.elastic_agent) -----------------------------------------
+
+AGENT_FUTURE_SKEW = timedelta(minutes=5)  # the scheduler host's clock may run a little ahead
+AGENT_ACTION_FIELDS = ("kind", "window_id", "team_id", "gpus", "acted_at", "utilization_pct", "queue_wait_minutes",
+                       "span_minutes", "measured_by", "policy_version", "applied")
+
+
+class AgentActionConflict(Exception):
+    """The idempotency key was used before with different data; nothing was changed."""
+
+    def __init__(self, action: AgentAction) -> None:
+        super().__init__(f"idempotency key {action.idempotency_key!r} was used for different data")
+        self.action = action
+
+
+@dataclass(frozen=True)
+class AgentActionResult:
+    action: AgentAction
+    replayed: bool  # the key was seen before with the same data: nothing changed
+
+
+@write_transaction
+def agent_action_record(
+    *, client: SchedulerClient, idempotency_key: str, kind: str, pool_slug: str, window_id: int | None,
+    team_slug: str | None, gpus: int, acted_at: datetime, utilization_pct: Decimal | None,
+    queue_wait_minutes: Decimal | None, span_minutes: int, measured_by: str, policy_version: int, applied: str,
+    now: datetime | None = None,
+) -> AgentActionResult:
+    """Store one action the elastic agent of `client`'s cluster took, once per (cluster, idempotency key).
+
+    The same key with the same data returns the stored action (`replayed`); with other data it raises
+    AgentActionConflict. Refused with ValidationError keyed by field, nothing stored: a pool not of the token's
+    cluster, a window not on that pool, a team unknown or not the window's, an unknown kind, a time in the future,
+    a policy version that does not exist. One transaction.
+    """
+    now = now or timezone.now()
+    cluster = client.cluster
+    errors: dict[str, list[str]] = {}
+    pool = GpuPool.objects.filter(cluster=cluster, slug=pool_slug).first()
+    if pool is None:
+        errors["pool"] = [_("No pool %(pool)s on cluster %(cluster)s.") % {"pool": pool_slug, "cluster": cluster.slug}]
+    window = AllocationWindow.objects.filter(pk=window_id).first() if window_id is not None else None
+    if window_id is not None and (window is None or pool is None or window.pool_id != pool.pk):
+        errors["window"] = [_("No window %(id)s on this pool.") % {"id": window_id}]
+    team = Team.objects.filter(slug=team_slug).first() if team_slug else None
+    if team_slug and team is None:
+        errors["team"] = [_("No team %s.") % team_slug]
+    elif team is not None and window is not None and window.team_id != team.pk:
+        errors["team"] = [_("Window %(id)s is not team %(team)s's.") % {"id": window_id, "team": team_slug}]
+    if kind not in AgentActionKind.values:
+        errors["kind"] = [_("Not a kind of agent action: %s.") % kind]
+    if acted_at > now + AGENT_FUTURE_SKEW:
+        errors["acted_at"] = [_("The action cannot lie in the future.")]
+    if policy_version != 1 and not PolicyChange.objects.filter(number=policy_version).exists():
+        errors["policy_version"] = [_("No version %s of the rules.") % policy_version]
+    if errors:
+        raise ValidationError(errors)
+    assert pool is not None
+    values = {
+        "kind": kind, "window_id": window_id, "team_id": team.pk if team else (window.team_id if window else None),
+        "gpus": gpus, "acted_at": acted_at, "utilization_pct": utilization_pct,
+        "queue_wait_minutes": queue_wait_minutes, "span_minutes": span_minutes, "measured_by": measured_by,
+        "policy_version": policy_version, "applied": applied,
+    }
+    existing = AgentAction.objects.filter(cluster=cluster, idempotency_key=idempotency_key).first()
+    if existing is not None:
+        return _agent_replay(existing, pool=pool, values=values)
+    try:
+        with transaction.atomic():
+            action = AgentAction.objects.create(cluster=cluster, pool=pool, idempotency_key=idempotency_key,
+                                                reported_by=client.name, received_at=now, **values)
+    except IntegrityError:
+        # The same key won a race: answer as it was answered.
+        existing = AgentAction.objects.filter(cluster=cluster, idempotency_key=idempotency_key).first()
+        if existing is None:
+            raise
+        return _agent_replay(existing, pool=pool, values=values)
+    return AgentActionResult(action=action, replayed=False)
+
+
+def _agent_replay(existing: AgentAction, *, pool: GpuPool, values: dict[str, object]) -> AgentActionResult:
+    same = existing.pool_id == pool.pk and all(
+        (Decimal(str(values[name])) if isinstance(getattr(existing, name), Decimal) and values[name] is not None
+         else values[name]) == getattr(existing, name)
+        for name in AGENT_ACTION_FIELDS
+    )
+    if not same:
+        raise AgentActionConflict(existing)
+    return AgentActionResult(action=existing, replayed=True)

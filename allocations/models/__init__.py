@@ -7,6 +7,8 @@ This app knows nothing of committees: a team here is only the tenant of allocati
 """
 
 from allocations.models.elastic import (
+    AgentAction,
+    AgentActionKind,
     ElasticAction,
     ElasticActionKind,
 )
@@ -33,6 +35,8 @@ from allocations.models.schedulers import (
 )
 
 __all__ = [
+    "AgentAction",
+    "AgentActionKind",
     "AllocationPlan",
     "AllocationWindow",
     "Cluster",

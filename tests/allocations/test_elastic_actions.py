@@ -178,7 +178,7 @@ def test_the_database_allows_one_action_in_force_per_window(windows: dict[str, A
 
 @pytest.mark.parametrize(
     ("change", "reason"),
-    [({"elastic.idle_threshold_pct": 101}, "x"), ({"elastic.idle_span_hours": 0}, "x"),
+    [({"elastic.idle_threshold_pct": 101}, "x"), ({"elastic.idle_span_minutes": 0}, "x"),
      ({"elastic.night_end": "22:00"}, "x"), ({"elastic.idle_threshold_pct": 20}, "")],
 )
 def test_the_store_refuses_an_impossible_policy_whichever_path_writes(

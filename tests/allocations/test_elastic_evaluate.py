@@ -29,7 +29,7 @@ H = timedelta(hours=1)
 UTC_TZ = UTC
 BERLIN = ZoneInfo("Europe/Berlin")
 POOL = PoolInput(id=1, gpu_count=64, burst_reserve_gpus=12)
-POLICY = ElasticPolicy()
+POLICY = ElasticPolicy(idle_span_minutes=240, recent_span_minutes=60)  # version 1: the spans of before, in minutes
 # 10:00 UTC on a Wednesday: daytime in UTC and in Berlin.
 NOW = FIXED_NOW
 
@@ -122,7 +122,7 @@ def test_a_policy_that_does_not_offer_only_flags() -> None:
 
 
 def test_a_longer_idle_span_needs_longer_measurement() -> None:
-    policy = replace(POLICY, idle_span_hours=8)
+    policy = replace(POLICY, idle_span_minutes=8 * 60)
     assert run([window()], hourly(util=5), policy=policy) == []
     assert len(run([window()], hourly(util=5, hours=8), policy=policy)) == 1
 
@@ -276,8 +276,8 @@ def test_the_seed_defaults_are_valid() -> None:
         ({"idle_threshold_pct": 101}, "idle_threshold_pct"),
         ({"promote_utilization_pct": -1}, "promote_utilization_pct"),
         ({"night_utilization_pct": 100.5}, "night_utilization_pct"),
-        ({"idle_span_hours": 0}, "idle_span_hours"),
-        ({"recent_span_hours": 169}, "recent_span_hours"),
+        ({"idle_span_minutes": 0}, "idle_span_minutes"),
+        ({"recent_span_minutes": 10_081}, "recent_span_minutes"),
         ({"promote_queue_wait_minutes": -5}, "promote_queue_wait_minutes"),
         ({"night_start": time(6), "night_end": time(6)}, "night_end"),
     ],

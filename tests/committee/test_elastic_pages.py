@@ -23,9 +23,9 @@ from tests.committee.reviewing import two_requests_in_review
 
 H = timedelta(hours=1)
 VALID = {
-    "idle_threshold_pct": "20", "idle_span_hours": "6", "offer_idle_to_preemptible": "on",
-    "promote_utilization_pct": "85", "promote_queue_wait_minutes": "30", "recent_span_hours": "1",
-    "night_start": "23:00", "night_end": "06:00", "night_utilization_pct": "30",
+    "idle_threshold_pct": "20", "idle_span_minutes": "360", "offer_idle_to_preemptible": "on",
+    "promote_utilization_pct": "85", "promote_queue_wait_minutes": "30", "recent_span_minutes": "60",
+    "night_start": "23:00", "night_end": "06:00", "night_utilization_pct": "30", "standby_wake_minutes": "5",
     "reason": "Teams ramp up slowly after a restart; six hours before we call it idle.",
 }
 
@@ -61,7 +61,7 @@ def test_the_chair_saves_a_new_version_shown_with_its_history_and_archived(
         response = chair.post("/elastic/change/", VALID)
     assert response.status_code == 302 and response["Location"] == "/elastic/"
     policy = elastic_policy_current().policy
-    assert (policy.idle_threshold_pct, policy.idle_span_hours, policy.promote_utilization_pct) == (20, 6, 85)
+    assert (policy.idle_threshold_pct, policy.idle_span_minutes, policy.promote_utilization_pct) == (20, 360, 85)
     stored = PolicyChange.objects.get(number=policy.version)
     assert policy.night_start.strftime("%H:%M") == "23:00" and stored.author == world.chair
     assert stored.source == "elastic" and stored.effective_week == "2026-W49"
@@ -100,7 +100,7 @@ def test_the_service_refuses_anyone_but_the_chair(world: Any) -> None:
     [
         ({"idle_threshold_pct": "101"}, "idle_threshold_pct", "less than or equal to 100"),
         ({"night_utilization_pct": "-1"}, "night_utilization_pct", "Write a whole number"),
-        ({"idle_span_hours": "0"}, "idle_span_hours", "greater than or equal to 1"),
+        ({"idle_span_minutes": "0"}, "idle_span_minutes", "greater than or equal to 1"),
         ({"night_end": "23:00"}, "night_end", "The night must end at another time than it starts."),
         ({"reason": "  "}, "reason", "Say why the policy changes: the reason is published with it."),
     ],
@@ -115,7 +115,7 @@ def test_a_bad_change_is_refused_with_a_clear_error_and_changes_nothing(
 
 
 def test_saving_the_same_parameters_is_refused(world: Any) -> None:
-    same = {**VALID, "idle_threshold_pct": "25", "idle_span_hours": "4", "promote_utilization_pct": "80",
+    same = {**VALID, "idle_threshold_pct": "25", "idle_span_minutes": "240", "promote_utilization_pct": "80",
             "night_start": "22:00"}
     response = signed_in(world.chair).post("/elastic/change/", same)
     assert response.status_code == 400
@@ -125,9 +125,9 @@ def test_saving_the_same_parameters_is_refused(world: Any) -> None:
 
 def test_the_service_validates_like_the_form(world: Any) -> None:
     with pytest.raises(ValidationError) as refused:
-        services.elastic_policy_change(actor=world.chair, parameters={"recent_span_hours": 0, "night_end": None},
+        services.elastic_policy_change(actor=world.chair, parameters={"recent_span_minutes": 0, "night_end": None},
                                        reason="")
-    assert set(refused.value.message_dict) == {"recent_span_hours", "night_end", "reason"}
+    assert set(refused.value.message_dict) == {"recent_span_minutes", "night_end", "reason"}
     assert not PolicyChange.objects.filter(number__gt=1).exists()
 
 
@@ -214,13 +214,18 @@ def test_the_chair_previews_a_change_over_the_last_week_and_nothing_is_saved(
     world: Any, idle_window: AllocationWindow, clock: Any
 ) -> None:
     clock.move_to(FIXED_NOW + timedelta(minutes=20))
-    stricter = {**VALID, "idle_threshold_pct": "5", "idle_span_hours": "4", "reason": ""}
+    stricter = {**VALID, "idle_threshold_pct": "5", "idle_span_minutes": "240", "reason": ""}
     response = signed_in(world.chair).post("/elastic/change/", {**stricter, "preview": "1"})
     assert response.status_code == 200
-    rows = {label: (now, proposed) for label, now, proposed in response.context["replay"]}
+    rows = {label: (now, proposed) for label, now, proposed in response.context["replay"].rows}
     # In force (25%): the window measured at 10% is idle at 10:15 for one hour, offering 7 GPUs; at 5%, never.
     assert rows["Granted but idle"] == ((1, 1, 7), (0, 0, 0))
     assert "Replayed over the last 7 days" in response.content.decode()
+    assert "by the hour only" not in response.content.decode()  # spans of whole hours: the records fit them
+    # The committee's figure, 5 minutes: the schedulers reported hours only, and the replay says so.
+    minutes = signed_in(world.chair).post("/elastic/change/", {**VALID, "idle_span_minutes": "5", "preview": "1"})
+    assert minutes.status_code == 200 and minutes.context["replay"].hourly_only
+    assert "The schedulers reported usage by the hour only" in minutes.content.decode()
     assert not PolicyChange.objects.filter(number__gt=1).exists()
     bad = signed_in(world.chair).post("/elastic/change/", {**stricter, "night_end": "23:00", "preview": "1"})
     assert bad.status_code == 400 and bad.context["replay"] is None

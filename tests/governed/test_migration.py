@@ -15,7 +15,7 @@ from committee import scoring
 from committee.models import CycleStatus
 from committee.selectors import rubric_for_week
 from committee.weeks import cycle_schedule
-from governed.models import PolicyChange
+from governed.models import PolicyChange, PolicyValue
 from governed.params import as_int
 from governed.selectors import policy_value, policy_values
 from policy.models import ProposalStatus
@@ -76,7 +76,7 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     # The elastic policy: version 2 saved in W48, and an action it started in W48 (the versions' own rows).
     elastic_apps = executor.loader.project_state([ELASTIC_ACTIONS_NAMED, BEFORE]).apps
     version_2 = elastic_apps.get_model("allocations", "ElasticPolicyVersion").objects.create(
-        number=2, idle_threshold_pct=30, reason="Idle at 30 %", author_name="Chair",
+        number=2, idle_threshold_pct=30, idle_span_hours=6, reason="Idle at 30 %", author_name="Chair",
         created_at=datetime(2026, 11, 25, 12, tzinfo=ZoneInfo("UTC")))
     elastic_apps.get_model("allocations", "ElasticAction").objects.create(
         kind="promote", pool_id=world.a100.pk, gpus=4, utilization_pct=90,
@@ -101,6 +101,8 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
         decided_at=datetime(2026, 12, 1, tzinfo=ZoneInfo("UTC")), decision_reason="Agreed", proposer_name="Lead")
     ProposalChange.objects.create(proposal=proposal, key="pool.a100.burst_reserve_pct", label="a100 burst reserve",
                                   unit="%", old_value="20", new_value="25")
+    span = ProposalChange.objects.create(proposal=proposal, key="elastic.idle_span_hours", label="idle span (hours)",
+                                         unit="hours", old_value="6", new_value="2")
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
@@ -133,6 +135,14 @@ def test_the_old_versions_read_the_same_per_week_from_the_store(world: World) ->
     assert action.policy_version == week_48_elastic.version > 1
     assert action.explanation == "Promoted under version 2"
     assert elastic_policy_current().policy.idle_threshold_pct == 30
+    # The spans in minutes (policy 0008), each week the same span as before: 4 h, 6 h from W48, 2 h from W52.
+    spans = [policy_value(key="elastic.idle_span_minutes", week=w) for w in ("2026-W47", "2026-W48", "2026-W52")]
+    assert spans == [240, 360, 120]
+    assert policy_value(key="elastic.recent_span_minutes", week="2026-W47") == 60
+    assert not PolicyValue.objects.filter(key__endswith="_hours").exists()
+    span.refresh_from_db()
+    assert (span.key, span.old_value, span.new_value, span.unit) == ("elastic.idle_span_minutes", "360", "120",
+                                                                     "minutes")
     standby = "pool.atlas/a100.standby_pct"
     assert [policy_value(key=standby, week=w) for w in ("2026-W48", "2026-W49")] == [10, 15]
     burst = "pool.atlas/a100.burst_reserve_pct"
