@@ -21,6 +21,7 @@ MODULES = {
     "docket-kueue-sync": "docket_scheduler.kueue_sync",
     "docket-slurm-usage": "docket_scheduler.slurm_usage",
     "docket-prometheus-usage": "docket_scheduler.prometheus_usage",
+    "docket-elastic-agent": "docket_scheduler.elastic_agent",
 }
 
 

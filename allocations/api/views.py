@@ -19,8 +19,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from allocations import selectors, services
-from allocations.elastic import selectors as elastic_selectors
-from allocations.elastic import services as elastic_services
 from allocations.api.authentication import IsSchedulerClient, SchedulerTokenAuthentication
 from allocations.api.filtersets import WindowFilterSet
 from allocations.api.serializers import (
@@ -38,6 +36,8 @@ from allocations.api.serializers import (
     WindowPageSerializer,
     WindowSerializer,
 )
+from allocations.elastic import selectors as elastic_selectors
+from allocations.elastic import services as elastic_services
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 from core.compression import etag_match
 

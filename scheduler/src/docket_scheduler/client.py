@@ -202,6 +202,25 @@ class DocketClient:
             replayed=headers.get("Idempotent-Replayed") == "true",
         )
 
+    def fetch_elastic_policy(self, *, etag: str | None = None) -> tuple[dict[str, Any], str | None] | None:
+        """The elastic policy in force for the cluster (`GET /api/v1/elastic/policy/`) and its ETag; None when
+        Docket answers 304 to `etag`."""
+        url = f"{self.base_url}/api/v1/elastic/policy/"
+        status, body, headers = self._request("GET", url, headers={"If-None-Match": etag} if etag else {})
+        if status == 304:
+            return None
+        return _json_object(body, url), headers.get("ETag")
+
+    def post_elastic_action(self, action: Mapping[str, Any]) -> bool:
+        """Report one action of the elastic agent (`POST /api/v1/elastic/actions/`); True when Docket had it already
+        (the same idempotency key and data). Raises DocketError otherwise: 400 refused, 409 a key used for other
+        data."""
+        _status, _body, headers = self._request(
+            "POST", f"{self.base_url}/api/v1/elastic/actions/", headers={"Content-Type": "application/json"},
+            data=json.dumps(dict(action)).encode(),
+        )
+        return bool(headers.get("Idempotent-Replayed") == "true")
+
     def _request(
         self, method: str, url: str, *, headers: dict[str, str] | None = None, data: bytes | None = None
     ) -> tuple[int, bytes, Any]:

@@ -1,0 +1,568 @@
+"""`docket-elastic-agent`: the committee's elastic policy applied every minute, next to the scheduler.
+
+Docket evaluates the elastic policy once an hour on the hourly usage records (its reconciliation and record,
+docs/elastic.md). This agent applies the same thresholds at the speed the policy is written in: every minute it
+
+1. reads the policy in force (`GET /api/v1/elastic/policy/`, ETag) and the cluster's windows
+   (`GET /api/v1/windows/`), and keeps both in its state file: when Docket cannot be reached it goes on with the
+   last ones it read (and says so);
+2. measures each team's GPUs minute by minute over the policy's idle span (DCGM through Prometheus);
+3. decides, per pool, which granted windows are idle: a standard window whose every minute of the idle span was
+   under the idle threshold lends `gpus × (1 − mean utilization)` (rounded down) to preemptible work; a lent window
+   whose last minute reached the threshold, or that is no longer measured or active, is taken back;
+4. applies it in Slurm: the scavenger QOS's `GrpTRES=gres/gpu:<type>` is the pool's GPUs nobody was granted
+   (the pool less its granted windows, burst reserve and cold standby) plus what is lent. A window is lent only
+   while its owner's quota QOS (docket-<account>, written by docket-slurm-sync) preempts the scavenger QOS:
+   the owner's job takes its GPUs back within seconds, whatever the agent does;
+5. posts each action (lend, reclaim) to Docket once (`POST /api/v1/elastic/actions/`, one idempotency key per
+   action); an action Docket could not be told is kept in the state file and posted at the next tick.
+
+The core, `decide()`, is pure: (policy, windows, minute measurements, what is lent, now) → actions. The clock is an
+argument of `tick()`, so a test runs the loop at pinned minutes over a backfilled Prometheus.
+
+Standard library only, like the rest of the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any, TextIO
+
+from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_windows
+from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_float
+from docket_scheduler.client import DocketClient, DocketError
+from docket_scheduler.prometheus_usage import METRIC, Prometheus, PrometheusError, accounts_map
+from docket_scheduler.slurm_commands import SlurmError, SlurmTools, tool_message
+from docket_scheduler.slurm_qos import SCAVENGER_QOS, parse_qos, quota_qos_name
+
+MINUTE = timedelta(minutes=1)
+LENDING_TIERS = ("standard",)  # a priority window is a reservation: a QOS limit cannot lend it
+KEY_MAX_CHARS = 100
+
+
+class AgentError(Exception):
+    """The agent cannot act this minute (no policy known, the scheduler's tools failed)."""
+
+
+# --- the policy ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolBounds:
+    pool: str
+    gpu_count: int
+    scheduler_label: str
+    burst_reserve_gpus: int
+    standby_gpus: int
+
+
+@dataclass(frozen=True)
+class AgentPolicy:
+    """What the agent applies: the committee's published elastic policy (docs/elastic.md) and each pool's bounds."""
+
+    version: int
+    idle_threshold_pct: int
+    idle_span_minutes: int
+    offer_idle_to_preemptible: bool
+    pools: Mapping[str, PoolBounds]
+
+    @classmethod
+    def from_api(cls, body: Mapping[str, Any]) -> AgentPolicy:
+        try:
+            parameters = body["parameters"]
+            policy = cls(
+                version=int(body["version"]),
+                idle_threshold_pct=int(parameters["idle_threshold_pct"]),
+                idle_span_minutes=int(parameters["idle_span_minutes"]),
+                offer_idle_to_preemptible=bool(parameters["offer_idle_to_preemptible"]),
+                pools={
+                    str(p["pool"]): PoolBounds(str(p["pool"]), int(p["gpu_count"]), str(p["scheduler_label"] or ""),
+                                               int(p["burst_reserve_gpus"]), int(p["standby_gpus"]))
+                    for p in body["pools"]
+                },
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AgentError(f"the elastic policy from Docket is malformed: {exc!r}") from None
+        if policy.idle_span_minutes < 1 or not 0 <= policy.idle_threshold_pct <= 100:
+            raise AgentError("the elastic policy from Docket has a span under a minute or a threshold beyond 0-100")
+        return policy
+
+
+# --- what the agent remembers between minutes (its state file) ---------------------------------------
+
+
+@dataclass
+class AgentState:
+    """The last policy and windows read from Docket, what is lent, and the actions Docket has not been told yet."""
+
+    policy: dict[str, Any] | None = None
+    policy_etag: str | None = None
+    policy_read_at: str | None = None
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    windows_read_at: str | None = None
+    lent: dict[str, dict[str, Any]] = field(default_factory=dict)  # window id (text) → {"pool", "team", "gpus"}
+    unreported: list[dict[str, Any]] = field(default_factory=list)
+
+
+class StateFile:
+    """The agent's state as JSON, replaced atomically (a crash mid-write leaves the previous one)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> AgentState:
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return AgentState()
+        except (OSError, ValueError) as exc:
+            raise AgentError(f"cannot read the state file {self.path}: {exc}") from None
+        known = {name: data[name] for name in AgentState.__dataclass_fields__ if name in data}
+        return AgentState(**known)
+
+    def save(self, state: AgentState) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text(json.dumps(asdict(state), indent=1, sort_keys=True))
+        os.chmod(partial, 0o600)
+        partial.replace(self.path)
+
+
+def window_to_state(window: DesiredWindow) -> dict[str, Any]:
+    return {**asdict(window), "start": window.start.isoformat(), "end": window.end.isoformat()}
+
+
+# --- the decision (pure) ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowMinutes:
+    """A window's utilization minute by minute over the idle span, oldest first (None: a minute not measured)."""
+
+    window: DesiredWindow
+    minutes: Sequence[Decimal | None]
+
+
+@dataclass(frozen=True)
+class AgentAction:
+    kind: str  # "lend" or "reclaim"
+    pool: str
+    window: int
+    team: str
+    gpus: int
+    at: datetime
+    utilization_pct: Decimal | None
+    span_minutes: int
+    reason: str
+
+    def key(self, cluster: str) -> str:
+        key = f"elastic-{cluster}-{self.pool}-{self.kind}-w{self.window}-{self.at:%Y%m%dT%H%MZ}"
+        return key[:KEY_MAX_CHARS]
+
+
+@dataclass(frozen=True)
+class PoolDecision:
+    pool: str
+    gpu_type: str
+    base_gpus: int  # what preemptible work may use without any lending: the GPUs nobody was granted
+    lent: Mapping[int, int]  # window → GPUs lent after this minute
+    actions: Sequence[AgentAction]
+
+    @property
+    def scavenger_gpus(self) -> int:
+        return self.base_gpus + sum(self.lent.values())
+
+
+def minute_of(now: datetime) -> datetime:
+    """The start of the minute `now` lies in (UTC): measurements are read up to here."""
+    return now.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def unused_gpus(gpu_count: int, utilization_pct: Decimal) -> int:
+    """gpus × (1 − utilization), rounded down (Docket's own rule, allocations.elastic.evaluate.unused_gpus)."""
+    return math.floor(Decimal(gpu_count) * (Decimal(100) - utilization_pct) / Decimal(100))
+
+
+def decide(
+    *, policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], measured: Mapping[int, WindowMinutes],
+    lent: Mapping[int, int], now: datetime, owner_preempts: Callable[[DesiredWindow], bool],
+) -> PoolDecision:
+    """The pool's lending at `now`, and the actions that change it.
+
+    - base: the pool's GPUs less its active granted windows (priority and standard), its burst reserve and its cold
+      standby, never below 0;
+    - LEND: an active standard window, not lent, active since the idle span began, whose every minute of the span was
+      measured and under the idle threshold, and whose owner's QOS preempts preemptible work
+      (`owner_preempts`): gpus × (1 − mean), rounded down, when the policy offers idle GPUs and that is above 0;
+    - RECLAIM: a lent window whose last minute was not measured or reached the threshold, that is no longer active,
+      or whose owner's QOS stopped preempting.
+    Deterministic: the same inputs give the same actions, in window order.
+    """
+    bounds = policy.pools.get(pool)
+    end = minute_of(now)
+    start = end - policy.idle_span_minutes * MINUTE
+    active = sorted((w for w in windows if w.pool == pool and w.is_active(now)), key=lambda w: w.id)
+    granted = sum(w.gpu_count for w in active if w.tier in ("priority", "standard"))
+    base = 0 if bounds is None else max(0, bounds.gpu_count - granted - bounds.burst_reserve_gpus
+                                        - bounds.standby_gpus)
+    gpu_type = (bounds.scheduler_label if bounds is not None else "") or pool
+    threshold = Decimal(policy.idle_threshold_pct)
+    after: dict[int, int] = {}
+    actions: list[AgentAction] = []
+    by_id = {w.id: w for w in active}
+    for window_id, gpus in sorted(lent.items()):
+        window = by_id.get(window_id)
+        found = measured.get(window_id)
+        last = found.minutes[-1] if found is not None and found.minutes else None
+        if window is None:
+            reason = "the window is no longer active"
+        elif last is None:
+            reason = "its last minute was not measured"
+        elif last >= threshold:
+            reason = f"its use rose to {last}% (threshold {threshold}%)"
+        elif not owner_preempts(window):
+            reason = "its owner's QOS does not preempt preemptible work"
+        else:
+            after[window_id] = gpus
+            continue
+        team = window.team if window is not None else ""
+        actions.append(AgentAction("reclaim", pool, window_id, team, gpus, end, last, 1, reason))
+    for window in active:
+        if window.id in lent or window.tier not in LENDING_TIERS or window.start > start:
+            continue
+        found = measured.get(window.id)
+        minutes = list(found.minutes) if found is not None else []
+        if len(minutes) != policy.idle_span_minutes or any(m is None for m in minutes):
+            continue  # not measured is never idle
+        values = [m for m in minutes if m is not None]
+        if max(values) >= threshold or not policy.offer_idle_to_preemptible or not owner_preempts(window):
+            continue
+        mean = (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+        gpus = unused_gpus(window.gpu_count, mean)
+        if gpus <= 0:
+            continue
+        after[window.id] = gpus
+        actions.append(AgentAction(
+            "lend", pool, window.id, window.team, gpus, end, mean, policy.idle_span_minutes,
+            f"under {threshold}% for {policy.idle_span_minutes} min (mean {mean}%)",
+        ))
+    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions)
+
+
+# --- measuring (Prometheus, DCGM) --------------------------------------------------------------------
+
+
+def team_minutes(prometheus: Prometheus, *, label: str, selector: str, start: datetime, end: datetime,
+                 metric: str = METRIC) -> dict[str, list[Decimal | None]]:
+    """Each label value's GPUs' utilization summed, minute by minute over [start, end) (None: no sample then).
+
+    The query is evaluated at the last millisecond of each minute over a range of 59.999 s, so each sample falls
+    in exactly one minute (as `prometheus_usage.measure` does for its steps).
+    """
+    minutes = int((end - start) / MINUTE)
+    series = f"{metric}{{{selector}}}" if selector else metric
+    query = f"sum by ({label}) (avg_over_time({series}[59999ms]))"
+    results = prometheus.query_range(query, start=start.timestamp() + 59.999, end=end.timestamp() - 0.001, step_s=60)
+    found: dict[str, list[Decimal | None]] = {}
+    for result in results:
+        value = str((result.get("metric") or {}).get(label, ""))
+        if not value:
+            continue
+        row: list[Decimal | None] = [None] * minutes
+        for at, sample in result.get("values", []):
+            index = int((float(at) + 0.001 - start.timestamp()) // 60) - 1
+            if 0 <= index < minutes:
+                row[index] = Decimal(str(sample))
+        found[value] = row
+    return found
+
+
+def window_minutes(windows: Sequence[DesiredWindow], by_team: Mapping[str, Sequence[Decimal | None]]
+                   ) -> dict[int, WindowMinutes]:
+    """Each window's utilization per minute: its team's GPUs' summed utilization over the window's GPUs (the share of
+    the grant busy), capped at 100. A team with two active windows in the pool is not attributed (not measured)."""
+    per_team: dict[tuple[str, str], list[DesiredWindow]] = {}
+    for window in windows:
+        per_team.setdefault((window.team, window.pool), []).append(window)
+    out: dict[int, WindowMinutes] = {}
+    for (team, _pool), held in per_team.items():
+        if len(held) != 1 or team not in by_team:
+            continue
+        window = held[0]
+        out[window.id] = WindowMinutes(window, [
+            None if m is None else min(Decimal(100), (m / window.gpu_count).quantize(Decimal("0.1")))
+            for m in by_team[team]
+        ])
+    return out
+
+
+# --- applying (Slurm) ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SlurmLending:
+    """The scavenger QOS's GPU limit per GPU type, and whether each owner's quota QOS preempts it."""
+
+    tools: SlurmTools = field(default_factory=SlurmTools)
+    scavenger: str = SCAVENGER_QOS
+
+    def read(self) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+        """(the scavenger QOS's GrpTRES, every QOS's Preempt list)."""
+        shown = self.tools.run_sacctmgr(["-P", "-n", "show", "qos", "format=name,grptres,preempt,description"])
+        if shown.returncode != 0:
+            raise AgentError(f"sacctmgr show qos failed: {tool_message(shown)}")
+        qos = parse_qos(shown.stdout)
+        scavenger = qos.get(self.scavenger)
+        if scavenger is None:
+            raise AgentError(f"no QOS {self.scavenger}: docket-slurm-sync creates it with the first preemptible or "
+                             "standard window")
+        return dict(scavenger.grp_tres), {name: q.preempt for name, q in qos.items()}
+
+    def owner_preempts(self, preempts: Mapping[str, frozenset[str]]) -> Callable[[DesiredWindow], bool]:
+        def check(window: DesiredWindow) -> bool:
+            return window.account is not None and self.scavenger in preempts.get(quota_qos_name(window.account), ())
+
+        return check
+
+    def apply(self, limits: Mapping[str, int], current: Mapping[str, str], *, dry_run: bool) -> str | None:
+        """Set `gres/gpu:<type>=N` for each type in `limits` on the scavenger QOS; the command line, None if it
+        already holds them."""
+        wanted = {f"gres/gpu:{gpu_type}": str(n) for gpu_type, n in sorted(limits.items())}
+        if all(current.get(k) == v for k, v in wanted.items()):
+            return None
+        tres = ",".join(f"{k}={v}" for k, v in wanted.items())
+        argv = ["modify", "qos", "where", f"name={self.scavenger}", "set", f"GrpTRES={tres}"]
+        line = "sacctmgr -i " + " ".join(argv)
+        if dry_run:
+            return line
+        try:
+            result = self.tools.run_sacctmgr(["-i", *argv])
+        except SlurmError as exc:
+            raise AgentError(str(exc)) from None
+        if result.returncode != 0:
+            raise AgentError(f"{line}: {tool_message(result)}")
+        return line
+
+
+# --- one minute --------------------------------------------------------------------------------------
+
+
+@dataclass
+class TickResult:
+    policy_version: int
+    policy_from_docket: bool  # False: Docket could not be reached, the last policy read was used
+    actions: list[AgentAction]
+    applied: list[str]
+    reported: int
+    unreported: int
+
+
+@dataclass
+class Agent:
+    docket: DocketClient
+    prometheus: Prometheus
+    lending: SlurmLending
+    state_file: StateFile
+    label: str = "namespace"
+    selectors: Mapping[str, str] = field(default_factory=dict)  # pool → PromQL label matchers of its GPUs
+    team_map: Mapping[str, str] = field(default_factory=dict)  # label value → team slug
+    team_accounts: bool = False  # also map each team's Slurm account (from the windows) to the team
+    dry_run: bool = False
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+
+    def tick(self, now: datetime) -> TickResult:
+        """One minute: read Docket (or keep the last known), measure, decide, apply, report."""
+        state = self.state_file.load()
+        from_docket = self._read_docket(state, now)
+        if state.policy is None:
+            raise AgentError("no elastic policy known: Docket has not been reached yet")
+        policy = AgentPolicy.from_api(state.policy)
+        try:
+            windows = parse_windows(state.windows)
+        except WindowFormatError as exc:
+            raise AgentError(f"the windows kept in the state file are malformed: {exc}") from None
+        current, preempts = self.lending.read()
+        owner_preempts = self.lending.owner_preempts(preempts)
+        mapping = {**(accounts_map(windows) if self.team_accounts else {}), **self.team_map}
+        end = minute_of(now)
+        start = end - policy.idle_span_minutes * MINUTE
+        limits: dict[str, int] = {}
+        actions: list[AgentAction] = []
+        after: dict[str, dict[str, Any]] = {}
+        for pool in sorted(policy.pools):
+            pool_windows = [w for w in windows if w.pool == pool and w.is_active(now)]
+            lent = {int(k): int(v["gpus"]) for k, v in state.lent.items() if v.get("pool") == pool}
+            if not pool_windows and not lent:
+                continue
+            try:
+                by_label = team_minutes(self.prometheus, label=self.label, selector=self.selectors.get(pool, ""),
+                                        start=start, end=end)
+            except PrometheusError as exc:
+                print(f"pool {pool}: not measured this minute ({exc}); what is lent is taken back", file=self.out)
+                by_label = {}
+            by_team: dict[str, list[Decimal | None]] = {}
+            for value, minutes in by_label.items():
+                team = mapping.get(value)
+                if team is not None:
+                    by_team[team] = minutes
+            decision = decide(policy=policy, pool=pool, windows=pool_windows,
+                              measured=window_minutes(pool_windows, by_team),
+                              lent=lent, now=now, owner_preempts=owner_preempts)
+            limits[decision.gpu_type] = decision.scavenger_gpus
+            teams = {w.id: w.team for w in pool_windows}
+            for window_id, gpus in decision.lent.items():
+                after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
+            actions.extend(decision.actions)
+        command = self.lending.apply(limits, current, dry_run=self.dry_run) if limits else None
+        applied = [command] if command else []
+        for line in applied:
+            print(("would run " if self.dry_run else "") + line, file=self.out)
+        for action in actions:
+            print(f"{action.kind} window {action.window} of {action.team} on {action.pool}: {action.gpus} GPUs, "
+                  f"{action.reason}", file=self.out)
+        if self.dry_run:
+            return TickResult(policy.version, from_docket, actions, applied, 0, len(state.unreported))
+        state.lent = after
+        state.unreported.extend(self._body(a, policy.version, command) for a in actions)
+        self.state_file.save(state)  # what is lent is remembered before Docket is told
+        reported = self._report(state)
+        self.state_file.save(state)
+        return TickResult(policy.version, from_docket, actions, applied, reported, len(state.unreported))
+
+    def _read_docket(self, state: AgentState, now: datetime) -> bool:
+        try:
+            policy = self.docket.fetch_elastic_policy(etag=state.policy_etag)
+            snapshot = self.docket.fetch_windows(ends_after=now)
+        except DocketError as exc:
+            when = state.policy_read_at or "never"
+            print(f"Docket not reached ({exc}); keeping the policy read at {when}", file=self.out)
+            return False
+        if policy is not None:
+            state.policy, state.policy_etag = policy
+        state.policy_read_at = now.isoformat()
+        if snapshot is not None:
+            state.windows = [window_to_state(w) for w in snapshot.windows]
+            state.windows_read_at = now.isoformat()
+        return True
+
+    def _body(self, action: AgentAction, version: int, command: str | None) -> dict[str, Any]:
+        return {
+            "idempotency_key": action.key(self.docket.cluster),
+            "kind": action.kind,
+            "pool": action.pool,
+            "window": action.window,
+            "team": action.team or None,
+            "gpus": action.gpus,
+            "acted_at": action.at.isoformat().replace("+00:00", "Z"),
+            "utilization_pct": None if action.utilization_pct is None else str(action.utilization_pct),
+            "span_minutes": action.span_minutes,
+            "measured_by": "prometheus",
+            "policy_version": version,
+            "applied": (command or f"scavenger QOS {self.lending.scavenger} already held it") + f"; {action.reason}",
+        }
+
+    def _report(self, state: AgentState) -> int:
+        """Post every action Docket has not been told, oldest first; stop at the first that does not go through."""
+        reported = 0
+        while state.unreported:
+            try:
+                self.docket.post_elastic_action(state.unreported[0])
+            except DocketError as exc:
+                if exc.status in (400, 409):
+                    print(f"Docket refused an action, dropped: {exc}", file=self.out)
+                    state.unreported.pop(0)
+                    continue
+                print(f"{len(state.unreported)} actions not reported yet: {exc}", file=self.out)
+                break
+            state.unreported.pop(0)
+            reported += 1
+        return reported
+
+
+# --- the program -------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="docket-elastic-agent",
+        description="Apply the committee's elastic policy every minute: lend idle granted GPUs to preemptible work "
+                    "through the Slurm scavenger QOS, take them back when their owner needs them, report each "
+                    "action to Docket.",
+    )
+    add_docket_options(parser)
+    parser.add_argument("--prometheus", required=True, help="Prometheus's URL (DCGM exporter's series)")
+    parser.add_argument("--label", default="namespace",
+                        help="the series label that names a GPU's team (namespace, or a Slurm account label)")
+    parser.add_argument("--team-map", type=pair("VALUE=TEAM"), action="append", default=[],
+                        help="a label value and the Docket team it is (repeatable)")
+    parser.add_argument("--team-accounts", action="store_true",
+                        help="also map each team's Slurm account (from Docket's windows) to the team")
+    parser.add_argument("--selector", type=pair("POOL=MATCHERS"), action="append", default=[],
+                        help='a pool and the PromQL label matchers of its GPUs, e.g. a100=modelName=~".*A100.*"')
+    parser.add_argument("--state-file", type=Path, required=True,
+                        help="the agent's memory: the last policy and windows read, what is lent, actions not "
+                             "reported yet (e.g. /var/lib/docket-scheduler/elastic-atlas.json)")
+    parser.add_argument("--scavenger-qos", default=SCAVENGER_QOS, help=f"the preemptible QOS ({SCAVENGER_QOS})")
+    parser.add_argument("--sacctmgr", default="sacctmgr", help="the sacctmgr to run")
+    parser.add_argument("--interval", type=positive_float, default=60.0, metavar="SECONDS",
+                        help="seconds between ticks (60)")
+    parser.add_argument("--once", action="store_true", help="one tick, then exit")
+    parser.add_argument("--now", type=instant, default=None, help=argparse.SUPPRESS)  # tests: the pinned minute
+    parser.add_argument("--dry-run", action="store_true", help="print what would change; change and report nothing")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         clock: Callable[[], datetime] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = output(out)
+    client = docket_client(parser, args)
+    try:
+        prometheus = Prometheus(args.prometheus, timeout_s=args.timeout)
+    except PrometheusError as exc:
+        parser.error(str(exc))
+    agent = Agent(
+        docket=client, prometheus=prometheus,
+        lending=SlurmLending(tools=SlurmTools(sacctmgr=args.sacctmgr), scavenger=args.scavenger_qos),
+        state_file=StateFile(args.state_file), label=args.label, selectors=dict(args.selector),
+        team_map=dict(args.team_map), team_accounts=args.team_accounts, dry_run=args.dry_run, out=out,
+    )
+    pinned = args.now
+    read_clock = clock or (lambda: pinned or datetime.now(UTC))
+    try:
+        return _loop(agent, args, read_clock, out)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _loop(agent: Agent, args: argparse.Namespace, read_clock: Callable[[], datetime], out: TextIO) -> int:
+    while True:
+        try:
+            result = agent.tick(read_clock())
+        except AgentError as exc:
+            print(f"elastic agent: {exc}", file=out)
+            if args.once:
+                return 2
+        else:
+            print(f"policy v{result.policy_version}{'' if result.policy_from_docket else ' (kept: Docket not reached)'}"
+                  f": {len(result.actions)} actions, {result.reported} reported, {result.unreported} to report",
+                  file=out)
+            if args.once:
+                return 0 if result.policy_from_docket and not result.unreported else 1
+        time.sleep(args.interval)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

@@ -1,0 +1,81 @@
+"""The elastic agent's decision (docket_scheduler.elastic_agent.decide) on plain data: the idle span counted in
+minutes, a minute not measured, an owner whose QOS would not take its GPUs back, the reclaim, the bounds. The same
+against the real Slurm, Prometheus and Docket: tests/allocations/test_elastic_agent_e2e.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from docket_scheduler.base import DesiredWindow
+from docket_scheduler.elastic_agent import AgentPolicy, PoolBounds, WindowMinutes, decide, window_minutes
+
+NOW = datetime(2026, 12, 2, 10, 0, 30, tzinfo=UTC)  # half a minute into 10:00: minutes up to 10:00 are read
+POLICY = AgentPolicy(version=3, idle_threshold_pct=25, idle_span_minutes=5, offer_idle_to_preemptible=True,
+                     pools={"a100": PoolBounds("a100", 64, "a100", burst_reserve_gpus=12, standby_gpus=6)})
+
+
+def window(wid: int = 1, *, team: str = "team-a", gpus: int = 8, tier: str = "standard",
+           start: datetime = NOW - timedelta(hours=2)) -> DesiredWindow:
+    return DesiredWindow(id=wid, plan_version=1, cluster="atlas", pool="a100", gpu_model="A100", scheduler_label="a100",
+                         gpu_count=gpus, gpus_per_node=8, start=start, end=NOW + timedelta(hours=5), team=team,
+                         account=f"{team}-acct", tier=tier, request_id=None)
+
+
+def minutes(*values: float | None) -> list[Decimal | None]:
+    return [None if v is None else Decimal(str(v)) for v in values]
+
+
+def run(windows, measured, *, lent=None, owner_preempts=lambda w: True, policy=POLICY):
+    return decide(policy=policy, pool="a100", windows=windows,
+                  measured={k: WindowMinutes(next(w for w in windows if w.id == k), v) for k, v in measured.items()},
+                  lent=lent or {}, now=NOW, owner_preempts=owner_preempts)
+
+
+def test_a_window_under_the_threshold_every_minute_of_the_span_is_lent_what_it_does_not_use() -> None:
+    decision = run([window()], {1: minutes(10, 12, 15, 20, 24.9)})
+    [lend] = decision.actions
+    assert (lend.kind, lend.window, lend.team, lend.gpus, lend.utilization_pct) == ("lend", 1, "team-a", 6,
+                                                                                    Decimal("16.4"))
+    assert lend.at == datetime(2026, 12, 2, 10, 0, tzinfo=UTC) and lend.span_minutes == 5
+    # Nobody else was granted: 64 − 8 granted − 12 burst − 6 standby = 38 for preemptible work, plus 6 lent.
+    assert (decision.base_gpus, dict(decision.lent), decision.scavenger_gpus) == (38, {1: 6}, 44)
+    assert lend.key("atlas") == "elastic-atlas-a100-lend-w1-20261202T1000Z"
+    assert run([window()], {1: minutes(10, 12, 15, 20, 24.9)}) == decision  # deterministic
+
+
+def test_one_minute_at_the_threshold_one_not_measured_or_too_short_a_span_lends_nothing() -> None:
+    assert run([window()], {1: minutes(10, 10, 25, 10, 10)}).actions == []  # at the threshold: not under
+    assert run([window()], {1: minutes(10, None, 10, 10, 10)}).actions == []  # not measured is never idle
+    assert run([window()], {1: minutes(10, 10, 10, 10)}).actions == []  # four minutes of five
+    assert run([window(start=NOW - timedelta(minutes=3))], {1: minutes(0, 0, 0, 0, 0)}).actions == []
+    assert run([window(tier="priority")], {1: minutes(0, 0, 0, 0, 0)}).actions == []  # a reservation
+    no_offer = AgentPolicy(**{**POLICY.__dict__, "offer_idle_to_preemptible": False})
+    assert run([window()], {1: minutes(0, 0, 0, 0, 0)}, policy=no_offer).actions == []
+
+
+def test_a_window_whose_owner_could_not_take_it_back_is_never_lent() -> None:
+    decision = run([window()], {1: minutes(0, 0, 0, 0, 0)}, owner_preempts=lambda w: False)
+    assert decision.actions == [] and decision.scavenger_gpus == 38
+
+
+def test_a_lent_window_is_taken_back_when_its_use_rises_or_it_is_no_longer_measured_or_active() -> None:
+    kept = run([window()], {1: minutes(5, 5, 5, 5, 5)}, lent={1: 6})
+    assert kept.actions == [] and dict(kept.lent) == {1: 6}
+    rose = run([window()], {1: minutes(5, 5, 5, 5, 90)}, lent={1: 6})
+    [reclaim] = rose.actions
+    assert (reclaim.kind, reclaim.gpus, reclaim.utilization_pct) == ("reclaim", 6, Decimal(90))
+    assert "rose to 90%" in reclaim.reason and dict(rose.lent) == {} and rose.scavenger_gpus == 38
+    unmeasured = run([window()], {1: minutes(5, 5, 5, 5, None)}, lent={1: 6})
+    assert [a.kind for a in unmeasured.actions] == ["reclaim"]
+    ended = run([], {}, lent={1: 6})
+    assert [(a.kind, a.reason) for a in ended.actions] == [("reclaim", "the window is no longer active")]
+    assert ended.scavenger_gpus == 64 - 12 - 6
+
+
+def test_a_windows_utilization_is_its_teams_gpus_busy_over_its_own_gpus() -> None:
+    # Team A's GPUs summed 80% (two GPUs at 40%) of an 8-GPU window: 10% of the grant is busy.
+    found = window_minutes([window()], {"team-a": minutes(80, 800, None)})
+    assert list(found[1].minutes) == minutes(10, 100, None)
+    # Two windows of one team in the pool: the team's measurement cannot be split, neither is measured.
+    assert window_minutes([window(1), window(2)], {"team-a": minutes(0)}) == {}
