@@ -271,6 +271,7 @@ def pool_elastic_history(request: AuthenticatedHttpRequest, cluster: str, pool: 
         "in_force": [a for a in actions if a.ended_at is None],
         "figure": elastic.elastic_figure(actions, now=now) if actions else None,
         "pools": elastic_selectors.pool_list_with_elastic(),
+        "agent_actions": elastic_selectors.agent_actions(pool=found),
     }
     return render(request, "reports/dashboards/elastic.html", context)
 

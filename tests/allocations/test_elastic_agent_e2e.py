@@ -1,0 +1,180 @@
+"""The elastic agent against the real components: Slurm's accounting lab (fake GPUs, real jobs, real preemption),
+a Prometheus with a backfilled DCGM series, and Docket (pytest-django's `live_server`).
+
+Time: Docket's clock is the suite's (FIXED_NOW, 10:00 UTC); the agent runs as its own process, one tick at a time at
+a pinned minute (`--now`), over the series backfilled with timestamps around FIXED_NOW (Prometheus answers a range
+query over any stored time). No real minute is waited: the lending follows the series' minutes, the preemption is
+Slurm's, in seconds.
+
+The series (one sample a minute): team A's 8 GPUs at 80 % until 09:50, then only GPU 0 at 80 % (10 % of its 8-GPU
+window busy) until 09:57, then all 8 at 90 %.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from allocations.models import AgentAction, ClusterAccount
+from committee import services
+from docket_scheduler.client import DocketClient
+from docket_scheduler.slurm_sync import SlurmSync
+from tests.allocations.plans import W, publish, token_for
+from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
+    SlurmLab,
+    clean_slurm_lab,
+    slurm_lab,
+)
+from tests.clock import FIXED_NOW
+from tests.processes import ROOT, free_port
+from tests.prometheus import PrometheusServer, backfill, prometheus
+from tests.scheduler_programs import program, program_env
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slurm]
+
+IDLE_FROM, BUSY_FROM = FIXED_NOW - timedelta(minutes=10), FIXED_NOW - timedelta(minutes=3)
+
+
+def history() -> str:
+    lines = ["# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
+    start = FIXED_NOW - timedelta(hours=1)
+    for minute in range(70):
+        at = start + timedelta(minutes=minute)
+        busy = range(8) if not IDLE_FROM <= at < BUSY_FROM else range(1)
+        value = 90 if at >= BUSY_FROM else 80
+        lines += [f'DCGM_FI_DEV_GPU_UTIL{{gpu="{g}",Hostname="gpu1",namespace="team-a",modelName="A100"}} '
+                  f"{value} {int(at.timestamp())}" for g in busy]
+    return "\n".join(lines) + "\n# EOF\n"
+
+
+@pytest.fixture(scope="module")
+def dcgm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServer]:
+    folder = tmp_path_factory.mktemp("prometheus-elastic")
+    backfill(history(), folder / "data")
+    with prometheus(folder, "global: {scrape_interval: 1h}\n") as server:
+        yield server
+
+
+@pytest.fixture
+def lab(clean_slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811  (the fixture)
+    """The lab with the QOS the sync creates removed afterwards (the operator's baseline, as test_slurm_tiers)."""
+    yield clean_slurm_lab
+    clean_slurm_lab.cancel_all()
+    clean_slurm_lab.sacctmgr("modify", "account", "where", f"name={','.join(clean_slurm_lab.accounts)}", "set",
+                             "QOS=normal", "DefaultQOS=-1")
+    clean_slurm_lab.sacctmgr("delete", "qos", "where", "name=docket-team-a-acct,docket-team-b-acct,scavenger",
+                             check=False)
+
+
+def agent(lab: SlurmLab, *, url: str, token: str, state: Path, prometheus_url: str, now: datetime
+          ) -> tuple[int, str]:
+    """One tick of `docket-elastic-agent` in its own process at the pinned minute `now`."""
+    result = subprocess.run(
+        [*program("docket-elastic-agent"), "--url", url, "--cluster", "atlas", "--prometheus", prometheus_url,
+         "--team-map", "team-a=team-a", "--selector", 'a100=modelName="A100"', "--state-file", str(state),
+         "--once", "--now", now.isoformat(), "--timeout", "5"],
+        cwd=ROOT, env=program_env({**lab.env, "DOCKET_TOKEN": token}), capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
+def scavenger_limit(lab: SlurmLab) -> str:
+    return lab.run("sacctmgr", "-P", "-n", "show", "qos", "where", "name=scavenger", "format=grptres").stdout.strip()
+
+
+def wait_for(lab: SlurmLab, what: str, check, timeout: float = 30) -> dict[str, dict[str, str]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        queue = {row["JobID"]: row for row in lab.squeue()}
+        if check(queue):
+            return queue
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not within {timeout:.0f} s: {queue}")
+        time.sleep(0.1)
+
+
+def state_of(queue: dict[str, dict[str, str]], job: int) -> tuple[str, str]:
+    row = queue.get(str(job), {"State": "GONE", "Reason": ""})
+    return row["State"], row["Reason"]
+
+
+def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_docket_sees_each_action_once(
+        world, live_server, dcgm, lab, tmp_path):
+    version = services.elastic_policy_change(
+        actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10},
+        reason="The committee's policy is written in minutes.").number
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
+    plan = publish([W(world.a100, world.team_a, 8, 0, 24 * 7, ref=1),
+                    W(world.a100, world.team_b, 8, 0, 24 * 7, ref=2, tier="preemptible")])
+    window = plan.windows.get(team=world.team_a)
+    token = token_for(world.atlas, "elastic-agent")
+    # What docket-slurm-sync holds: team A's quota QOS (it preempts the scavenger QOS), team B's scavenger access.
+    windows = DocketClient(live_server.url, token, "atlas").fetch_windows()
+    assert windows is not None
+    SlurmSync(env=lab.env, out=io.StringIO()).sync(windows.windows, now=FIXED_NOW, dry_run=False)
+    state = tmp_path / "elastic-atlas.json"
+
+    def tick(now: datetime, url: str = live_server.url) -> tuple[int, str]:
+        return agent(lab, url=url, token=token, state=state, prometheus_url=dcgm.url, now=now)
+
+    # 09:54: idle for four minutes only. Preemptible work gets what nobody was granted: 64 − 8 − 12 − 6 = 38.
+    code, out = tick(FIXED_NOW - timedelta(minutes=5, seconds=30))
+    assert code == 0, out
+    assert "GrpTRES=gres/gpu:a100=38" in out and scavenger_limit(lab) == "gres/gpu:a100=38"
+    assert f"policy v{version}: 0 actions" in out
+    borrower = lab.sbatch("--gres=gpu:a100:45", "--qos=scavenger", account="team-b-acct", wrap="sleep 300")
+    filler = lab.sbatch("--gres=gpu:a100:19", account="team-b-acct", wrap="sleep 300")
+    wait_for(lab, "the borrower held by the scavenger QOS's limit", lambda q: state_of(q, borrower) == (
+        "PENDING", "QOSGrpGRES") and state_of(q, filler)[0] == "RUNNING")
+
+    # 09:55, Docket cut off: the agent decides from the policy it kept, lends 7 of the 8 idle GPUs, and keeps the
+    # action to report.
+    closed = f"http://127.0.0.1:{free_port()}"
+    code, out = tick(FIXED_NOW - timedelta(minutes=4, seconds=30), url=closed)
+    assert code == 1, out
+    assert "Docket not reached" in out
+    assert f"policy v{version} (kept: Docket not reached): 1 actions, 0 reported, 1 to report" in out
+    assert "lend window" in out and scavenger_limit(lab) == "gres/gpu:a100=45"
+    assert not AgentAction.objects.exists()
+    wait_for(lab, "the borrower running on the lent GPUs", lambda q: state_of(q, borrower)[0] == "RUNNING")
+
+    # 09:56, Docket back: the kept action is reported, once.
+    code, out = tick(FIXED_NOW - timedelta(minutes=3, seconds=30))
+    assert code == 0 and "0 actions, 1 reported, 0 to report" in out, out
+    [lend] = AgentAction.objects.all()
+    assert (lend.kind, lend.window, lend.gpus, str(lend.utilization_pct), lend.span_minutes, lend.policy_version) == (
+        "lend", window, 7, "10.0", 5, version)
+    assert lend.acted_at == FIXED_NOW - timedelta(minutes=5)  # the minute the span ended: five idle minutes
+    assert "GrpTRES=gres/gpu:a100=45" in lend.applied
+
+    # The owner submits within its quota: Slurm preempts the borrower in seconds, whatever the agent does.
+    started = time.monotonic()
+    owner = lab.sbatch("--gres=gpu:a100:8", account="team-a-acct", wrap="sleep 300")
+    queue = wait_for(lab, "the owner's job running", lambda q: state_of(q, owner)[0] == "RUNNING")
+    took = time.monotonic() - started
+    assert state_of(queue, borrower)[0] == "PENDING", queue
+    print(f"owner's job running {took:.1f} s after submit, borrower requeued")
+
+    # 09:58: the series shows the owner busy again: the lending is taken back and reported.
+    code, out = tick(FIXED_NOW - timedelta(minutes=1, seconds=30))
+    assert code == 0, out
+    assert scavenger_limit(lab) == "gres/gpu:a100=38"
+    assert list(AgentAction.objects.order_by("acted_at").values_list("kind", "gpus")) == [("lend", 7), ("reclaim", 7)]
+    kept = json.loads(state.read_text())
+    assert kept["lent"] == {} and kept["unreported"] == [] and kept["policy"]["version"] == version
+
+    # The pool's elastic history and the request's page show the agent's actions.
+    client = Client()
+    client.force_login(world.member_a)
+    history = client.get("/archive/dashboards/elastic/atlas/a100/").content.decode()
+    assert "Lent to preemptible work" in history and "Taken back for the owner" in history
