@@ -314,12 +314,16 @@ def published_policy(*, cluster: Cluster, now: datetime) -> dict[str, object]:
 
 
 def agent_actions(
-    *, pool: GpuPool | None = None, window_ids: Iterable[int] | None = None, limit: int = POOL_HISTORY_LIMIT,
+    *, pool: GpuPool | None = None, window_ids: Iterable[int] | None = None,
+    request_refs: Iterable[int] | None = None, limit: int = POOL_HISTORY_LIMIT,
 ) -> list[AgentAction]:
-    """What the agents reported, newest first: of a pool, or of the windows given. One query."""
+    """What the agents reported, newest first: of a pool, of the windows given, or of the windows placed for the
+    requests given. One query."""
     actions = AgentAction.objects.select_related("window", "team", "pool__cluster")
     if pool is not None:
         actions = actions.filter(pool=pool)
     if window_ids is not None:
         actions = actions.filter(window_id__in=list(window_ids))
+    if request_refs is not None:
+        actions = actions.filter(window__request_ref__in=list(request_refs))
     return list(actions.order_by("-acted_at", "-id")[:limit])

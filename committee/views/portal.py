@@ -35,6 +35,7 @@ from core.parsers import parse_whole_number
 
 # Weeks of requests on one page of the portal: this week, next week and a few behind.
 PORTAL_WEEKS = 6
+AGENT_ACTIONS_SHOWN = 20  # the request page lists the latest; the pool's elastic history has them all
 
 
 @login_required
@@ -388,6 +389,7 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         "capacity_warning": selectors.request_capacity_warning(gpu_request=gpu_request)
         if gpu_request.status in (RequestStatus.DRAFT, RequestStatus.SUBMITTED) else None,
         "idle_grants": elastic_selectors.idle_grants(request_refs=[gpu_request.pk]),
+        "agent_actions": elastic_selectors.agent_actions(request_refs=[gpu_request.pk], limit=AGENT_ACTIONS_SHOWN),
         # The committee's questions (never its comments); the team answers the open ones here.
         "questions": selectors.request_questions_for_viewer(gpu_request=gpu_request, viewer=request.user),
         "answering": is_team and gpu_request.cycle.status in ("open", "in_review"),

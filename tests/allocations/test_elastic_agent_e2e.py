@@ -178,3 +178,4 @@ def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_do
     client.force_login(world.member_a)
     history = client.get("/archive/dashboards/elastic/atlas/a100/").content.decode()
     assert "Lent to preemptible work" in history and "Taken back for the owner" in history
+    assert "10.0% over 5 min (prometheus, policy v" in history

@@ -208,6 +208,17 @@ def test_the_request_page_shows_its_window_idle_to_the_team(world: Any) -> None:
     assert "Granted but idle: 1 window" in html
     assert f"W-{window.pk}, Team A on atlas/a100: 3.0% of GPU time busy" in html
     assert "Granted but idle" not in signed_in(world.member_b).get(f"/requests/{second.pk}/").content.decode()
+    # The agent next to the scheduler lent it minutes after: the request's page shows it with its measurement.
+    from allocations.services import scheduler_client_create
+
+    agent = scheduler_client_create(cluster=window.pool.cluster, name="elastic-agent").client
+    elastic_services.agent_action_record(
+        client=agent, idempotency_key="lend-1", kind="lend", pool_slug="a100", window_id=window.pk, team_slug=None,
+        gpus=7, acted_at=now + timedelta(minutes=20), utilization_pct=Decimal("4.5"), queue_wait_minutes=None,
+        span_minutes=5, measured_by="prometheus", policy_version=1, applied="sacctmgr -i modify qos", now=now + H)
+    html = signed_in(world.member_a).get(f"/requests/{first.pk}/").content.decode()
+    assert "Lent and taken back, minute by minute" in html and f"W-{window.pk} on atlas/a100: 7 GPUs, 4.5% busy" in html
+    assert "minute by minute" not in signed_in(world.member_b).get(f"/requests/{second.pk}/").content.decode()
 
 
 def test_the_chair_previews_a_change_over_the_last_week_and_nothing_is_saved(
