@@ -6,6 +6,7 @@ committee.services.elastic_policy_change, which records the change with governed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -239,7 +240,7 @@ def agent_action_record(
     return AgentActionResult(action=action, replayed=False)
 
 
-def _agent_replay(existing: AgentAction, *, pool: GpuPool, values: dict[str, object]) -> AgentActionResult:
+def _agent_replay(existing: AgentAction, *, pool: GpuPool, values: Mapping[str, object]) -> AgentActionResult:
     same = existing.pool_id == pool.pk and all(
         (Decimal(str(values[name])) if isinstance(getattr(existing, name), Decimal) and values[name] is not None
          else values[name]) == getattr(existing, name)
