@@ -413,7 +413,8 @@ class ElasticPolicyChangeForm(forms.Form):
     )
     standby_wake_minutes = StrictIntegerField(
         label=_("Wake the cold standby within (minutes)"), min_value=1, max_value=ELASTIC_SPAN_MAX_MINUTES,
-        help_text=_("The agent next to the scheduler lends the standby to emergencies within this many minutes."),
+        help_text=_("How soon the cold standby must be placeable for an emergency; published to the agent next to the "
+                    "scheduler."),
     )
     # Not required here: a preview needs none; saving without one is refused by the service, at this field.
     reason = forms.CharField(
