@@ -16,6 +16,7 @@ from docket_scheduler import kueue
 from docket_scheduler.base import parse_windows
 from tests.allocations.plans import W, bearer, publish, token_for
 from tests.clock import FIXED_NOW
+from tests.elastic_policy import elastic_version_one_as_migrated
 
 H = timedelta(hours=1)
 NOW = FIXED_NOW  # Wednesday 10:00 UTC, 58 hours into week 2026-W49
@@ -32,6 +33,12 @@ def usage(window: AllocationWindow, *, util: float | list[float], until: datetim
             period_end=start + H, gpu_hours_used=Decimal(window.gpu_count), mean_utilization_pct=Decimal(str(value)),
             mean_queue_wait_minutes=Decimal(str(wait)), idempotency_key=f"w{window.pk}-{start.isoformat()}",
         )
+
+
+@pytest.fixture(autouse=True)
+def elastic_version_one(db: None) -> None:
+    """The tests count on version 1 as migrated (240 and 60 minutes), also after an earlier test's flush."""
+    elastic_version_one_as_migrated()
 
 
 @pytest.fixture

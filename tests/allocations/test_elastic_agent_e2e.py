@@ -110,7 +110,7 @@ def state_of(queue: dict[str, dict[str, str]], job: int) -> tuple[str, str]:
 def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_docket_sees_each_action_once(
         world, live_server, dcgm, lab, tmp_path):
     version = services.elastic_policy_change(
-        actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10},
+        actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10, "night_utilization_pct": 20},
         reason="The committee's policy is written in minutes.").number
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +20,7 @@ from reports.models import Page
 from tests.allocations.plans import W, publish
 from tests.clock import FIXED_NOW
 from tests.committee.reviewing import two_requests_in_review
+from tests.elastic_policy import elastic_version_one_as_migrated
 
 H = timedelta(hours=1)
 VALID = {
@@ -33,7 +34,9 @@ VALID = {
 @pytest.fixture(autouse=True)
 def elastic_version_one(db: None) -> None:
     """Version 1 exists from the start (a data migration); an earlier transactional test's flush in the same worker
-    removes it, and the first read writes it again: read it first, so the tests count only their own versions."""
+    removes it, and the first read writes it again: read it first, so the tests count only their own versions. Its
+    spans are the migrated ones (240 and 60 minutes) whatever ran before."""
+    elastic_version_one_as_migrated()
     elastic_selectors.elastic_policy_current()
 
 
@@ -115,8 +118,12 @@ def test_a_bad_change_is_refused_with_a_clear_error_and_changes_nothing(
 
 
 def test_saving_the_same_parameters_is_refused(world: Any) -> None:
-    same = {**VALID, "idle_threshold_pct": "25", "idle_span_minutes": "240", "promote_utilization_pct": "80",
-            "night_start": "22:00"}
+    # Version 1: 240 and 60 minutes as migrated, or the declared 5 and 10 where an earlier flush removed its rows.
+    current = elastic_policy_current().parameters()
+    same = {**VALID, **{name: value.strftime("%H:%M") if isinstance(value, time) else "on" if value is True
+                        else str(value) for name, value in current.items()}}
+    if current["offer_idle_to_preemptible"] is False:
+        same.pop("offer_idle_to_preemptible")
     response = signed_in(world.chair).post("/elastic/change/", same)
     assert response.status_code == 400
     assert "Nothing changed: these are the parameters of version 1." in response.content.decode()
