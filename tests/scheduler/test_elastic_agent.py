@@ -79,3 +79,29 @@ def test_a_windows_utilization_is_its_teams_gpus_busy_over_its_own_gpus() -> Non
     assert list(found[1].minutes) == minutes(10, 100, None)
     # Two windows of one team in the pool: the team's measurement cannot be split, neither is measured.
     assert window_minutes([window(1), window(2)], {"team-a": minutes(0)}) == {}
+
+
+def test_an_agent_that_never_reached_docket_does_nothing_and_says_why(tmp_path, capsys) -> None:
+    from docket_scheduler.elastic_agent import main
+    from tests.processes import free_port
+
+    state = tmp_path / "elastic.json"
+    code = main(["--url", f"http://127.0.0.1:{free_port()}", "--token", "t", "--cluster", "atlas", "--prometheus",
+                 f"http://127.0.0.1:{free_port()}", "--state-file", str(state), "--once", "--timeout", "2",
+                 "--now", "2026-12-02T10:00:30Z"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "Docket not reached" in out and "no elastic policy known: Docket has not been reached yet" in out
+    assert not state.exists()  # nothing to remember, nothing applied
+
+
+def test_the_state_file_keeps_what_the_agent_read_and_lent(tmp_path) -> None:
+    from docket_scheduler.elastic_agent import AgentState, StateFile, window_to_state
+
+    file = StateFile(tmp_path / "sub" / "elastic.json")
+    assert file.load() == AgentState()
+    kept = AgentState(policy={"version": 3}, policy_etag='"e"', windows=[window_to_state(window())],
+                      lent={"1": {"pool": "a100", "team": "team-a", "gpus": 6}}, unreported=[{"kind": "lend"}])
+    file.save(kept)
+    assert file.load() == kept and oct(file.path.stat().st_mode & 0o777) == "0o600"
+    assert DesiredWindow.from_api(file.load().windows[0]) == window()
