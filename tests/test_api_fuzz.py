@@ -87,6 +87,16 @@ RULES_BEYOND_THE_SCHEMA: dict[tuple[str, str], dict[str, str]] = {
     ("POST", "/api/v1/questions/{id}/answer/"): {
         "answer": "not only spaces",
     },
+    ("POST", "/api/v1/elastic/actions/"): {
+        "pool": "a pool of the token's cluster",
+        "window": "a window on that pool",
+        "team": "an existing team, the window's",
+        "acted_at": "not in the future",
+        "policy_version": "a version of the rules that exists",
+        "idempotency_key": "not only spaces",
+        "measured_by": "not only spaces",
+        "applied": "not only spaces",
+    },
     ("POST", "/api/v1/windows/sync-status/"): {
         "statuses.<n>.window": "a window of the token's cluster",
         "statuses": "each window once",
