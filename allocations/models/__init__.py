@@ -20,6 +20,7 @@ from allocations.models.plans import (
 )
 from allocations.models.resources import (
     Cluster,
+    Department,
     GpuPool,
     SchedulerKind,
     Team,
@@ -37,6 +38,7 @@ __all__ = [
     "AllocationWindow",
     "Cluster",
     "ClusterAccount",
+    "Department",
     "ElasticAction",
     "ElasticActionKind",
     "GpuPool",

@@ -18,7 +18,7 @@ from django.db.models import Model, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
-from allocations.models import ClusterAccount, GpuPool, Team
+from allocations.models import ClusterAccount, Department, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
 from governed import params
 from governed.models import PolicyValue
@@ -53,6 +53,7 @@ def _kinds() -> dict[str, tuple[str, type[Model] | None]]:
     """Each kind of policy change by its code: its label in the active language, and the model whose fields it
     changes (None: the governed store, whose labels are the parameters')."""
     return {
+        "department": (_("Department"), Department),
         "team": (_("Team"), Team),
         "pool": (_("GPU pool"), GpuPool),
         "account": (_("Cluster account"), ClusterAccount),
@@ -146,7 +147,7 @@ def _field_label(model: type[Model], name: str) -> str:
 def policy_history(
     *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
 ) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Six queries.
+    """The latest `limit` changes of every policy parameter, newest first. Seven queries.
 
     With `after` and `until`, only the changes made in (after, until]; each change is still told against the
     object's row before it, which may be older than `after`.
@@ -159,12 +160,15 @@ def policy_history(
         ordered = history.select_related(*related).order_by("id", "history_date", "history_id")
         return ordered if until is None else ordered.filter(history_date__lte=until)
 
-    teams = rows(Team.history)
+    departments = rows(Department.history)
+    teams = rows(Team.history, "department")
     pools = rows(GpuPool.history, "cluster")
     accounts = rows(ClusterAccount.history, "cluster", "team")
     seats = rows(CommitteeSeat.history, "user")
     changes = [
-        *_changes(teams, kind="team", fields=labelled(Team, "name", "fair_share_weight"),
+        *_changes(departments, kind="department", fields=labelled(Department, "name", "fair_share_weight"),
+                  subject=lambda r: r.name),
+        *_changes(teams, kind="team", fields=labelled(Team, "name", "department", "fair_share_weight"),
                   subject=lambda r: r.name),
         *_changes(
             pools, kind="pool",
