@@ -14,6 +14,11 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
     fairshare.trailing_weeks                 whole weeks
     review.quorum                            member scores per criterion
     elastic.<threshold>                      the elastic policy (allocations.elastic.evaluate)
+    budget.{department}.quarterly            a department's budget per quarter, in DOCKET_COST_CURRENCY (0: none);
+                                             {department} is its slug; set by finance (committee.services.budgets)
+    budget.{department}.carry_over_pct       how much of last quarter's unspent budget carries over, as whole
+                                             percents of last quarter's budget (0: none)
+    charges.preemptible_discount_pct         preemptible windows are charged this much less (whole percents)
 
 A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
 by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
@@ -42,6 +47,9 @@ FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
 FAIRSHARE_LENT_FACTOR = "fairshare.lent_usage_factor"
 BILLING_WEIGHT = "billing_weight"  # pool.{pool}.billing_weight
 BILLING_WEIGHT_MAX = 100
+BUDGET_PREFIX = "budget."
+BUDGET_MAX = 10**12
+PREEMPTIBLE_DISCOUNT = "charges.preemptible_discount_pct"
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
@@ -114,6 +122,12 @@ PARAMS: tuple[Param, ...] = (
           maximum=TRAILING_MAX_WEEKS, default=lambda: settings.DOCKET_FAIRSHARE_TRAILING_WEEKS),
     Param(FAIRSHARE_LENT_FACTOR, _("Fair share"), _("Fair-share factor of usage on lent GPUs"), "", kind="decimal",
           minimum=0, maximum=1, default=lambda: 0),
+    Param("budget.{department}.quarterly", _("Budgets"), _("%(department)s quarterly budget"), _("per quarter"),
+          kind="decimal", minimum=0, maximum=BUDGET_MAX, default=lambda: 0),
+    Param("budget.{department}.carry_over_pct", _("Budgets"), _("%(department)s carry-over"), "%", minimum=0,
+          maximum=100, default=lambda: 0),
+    Param(PREEMPTIBLE_DISCOUNT, _("Budgets"), _("Discount on preemptible windows"), "%", minimum=0, maximum=100,
+          default=lambda: 50),
     Param(QUORUM, _("Review"), _("Score quorum"), _("member scores"), minimum=1, maximum=QUORUM_MAX,
           default=lambda: settings.DOCKET_SCORE_QUORUM),
     Param("elastic.idle_threshold_pct", _("Elastic pools"), _("idle below utilization %"), "%", minimum=0,

@@ -145,6 +145,8 @@ def parameter_list() -> list[Parameter]:
                                           label=str(pool_param.label) % {"pool": pool.key}))
         elif declared in pool_params:
             continue
+        elif "{" in declared.key:
+            continue  # a department's budget: finance sets it on the budgets page (committee.services.budgets)
         else:
             out.append(_parameter(declared, key=declared.key, label=str(declared.label)))
     return out

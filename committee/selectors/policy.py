@@ -61,6 +61,7 @@ def _kinds() -> dict[str, tuple[str, type[Model] | None]]:
         "elastic": (_("Elastic policy"), None),
         "governance": (_("Review and fair share"), None),
         "pool_reserves": (_("Pool reserves"), None),
+        "budget": (_("Budgets"), None),
     }
 
 
@@ -78,7 +79,8 @@ def _param_label(key: str) -> str | None:
     if found is None:
         return None
     part = found[1]
-    return _lowered(str(found[0].label) % {"pool": part, "criterion": part} if part else str(found[0].label))
+    return _lowered(str(found[0].label) % {"pool": part, "criterion": part, "department": part}
+                    if part else str(found[0].label))
 
 
 def policy_change_labels(
@@ -186,6 +188,8 @@ def policy_history(
     changes += _elastic_changes()
     changes += _governance_changes()
     changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind="pool_reserves")
+    changes += _store_changes(Q(key__startswith=params.BUDGET_PREFIX) | Q(key=params.PREEMPTIBLE_DISCOUNT),
+                              kind="budget")
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
@@ -250,6 +254,8 @@ def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
 def _selects(keys: Q, key: str) -> bool:
     """Whether the lookups of `keys` (key__in, key__startswith) select `key`."""
     for lookup, value in keys.children:  # type: ignore[misc]
+        if lookup == "key" and key == value:
+            return True
         if lookup == "key__in" and key in value:
             return True
         if lookup == "key__startswith" and key.startswith(value):
