@@ -111,7 +111,7 @@ def department_charges(*, quarter: str, department_ids: Iterable[int] | None = N
         windows = windows.filter(team__department_id__in=set(department_ids))
     rows = list(windows.values_list("team__department_id", "week", "gpu_count", "start", "end", "tier",
                                     "pool__cost_per_gpu_hour"))
-    discounts = _discounts({row[1] for row in rows})
+    discounts = preemptible_discounts({row[1] for row in rows})
     out: dict[int, Decimal] = {}
     for department_id, week, gpus, w_start, w_end, tier, price in rows:
         hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
@@ -120,7 +120,7 @@ def department_charges(*, quarter: str, department_ids: Iterable[int] | None = N
     return out
 
 
-def _discounts(weeks: set[str]) -> dict[str, int]:
+def preemptible_discounts(weeks: set[str]) -> dict[str, int]:
     """The preemptible discount in force in each week. One query (none without weeks)."""
     if not weeks:
         return {}

@@ -46,6 +46,7 @@ def budgets_page(request: AuthenticatedHttpRequest) -> HttpResponse:
                 return redirect(f"{request.path}?quarter={data['quarter'].strip().upper()}")
     context = {
         "quarter": quarter,
+        "this_month": timezone.localdate().strftime("%Y-%m"),
         "previous_quarter": shift_quarter(quarter, -1),
         "next_quarter": shift_quarter(quarter, 1),
         "budgets": selectors.department_budgets(quarter=quarter),
