@@ -33,7 +33,7 @@ def month(world: Any) -> dict[int, AllocationWindow]:
                      W(world.h100, world.team_a, 4, 48, 58, ref=3, tier="preemptible"),
                      W(world.a100, world.team_b, 2, 50, 53, ref=4)])
     second = publish([W(world.h100, world.team_a, 3, 0, 7, ref=5, tier="priority")], week="2026-W50")
-    windows = {w.request_ref: w for w in [*first.windows.all(), *second.windows.all()]}
+    windows = {w.request_ref or 0: w for w in [*first.windows.all(), *second.windows.all()]}
     for key, (ref, hours) in enumerate([(2, "100"), (2, "50.5"), (3, "30"), (4, "6")]):
         window = windows[ref]
         UsageRecord.objects.create(pool=window.pool, team=window.team, window=window, period_start=window.start,
