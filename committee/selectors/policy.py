@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from itertools import groupby
 from typing import Any
 
@@ -20,6 +21,7 @@ from django.utils.translation import pgettext
 
 from allocations.models import ClusterAccount, Department, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
+from core import numbers
 from governed import params
 from governed.models import PolicyValue
 from governed.selectors import policy_value_typed
@@ -203,6 +205,8 @@ def _shown(value: Any) -> str:
         return str(_("yes") if value else _("no"))
     if hasattr(value, "strftime"):
         return str(value.strftime("%H:%M"))
+    if isinstance(value, int | Decimal):  # a budget of 176,200: thousands separated
+        return numbers.format_figure(value)
     return str(value)
 
 
