@@ -16,6 +16,7 @@ from allocations.models import (
     AllocationWindow,
     Cluster,
     ClusterAccount,
+    Department,
     ElasticAction,
     GpuPool,
     SchedulerClient,
@@ -33,9 +34,20 @@ from governed.services import policy_change_record
 # Policy (fair-share weights, pools, cluster accounts): every change needs a reason and is kept in the history.
 
 
+@admin.register(Department)
+class DepartmentAdmin(ReasonRequiredAdmin):
+    """The org chart's upper level: a cost centre and its fair-share weight; its teams are listed on its page."""
+
+    list_display = ("name", "slug", "fair_share_weight")
+    prepopulated_fields = {"slug": ("name",)}
+    search_fields = ("name", "slug")
+
+
 @admin.register(Team)
 class TeamAdmin(ReasonRequiredAdmin):
-    list_display = ("name", "slug", "fair_share_weight")
+    list_display = ("name", "slug", "department", "fair_share_weight")
+    list_filter = ("department",)
+    list_select_related = ("department",)
     prepopulated_fields = {"slug": ("name",)}
     search_fields = ("name", "slug")
 

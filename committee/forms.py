@@ -11,7 +11,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from allocations.models import GpuPool, Team
+from allocations.models import Department, GpuPool, Team
 from committee import limits, scoring, selectors, weeks
 from committee.models import (
     Alternative,
@@ -25,7 +25,13 @@ from committee.models import (
 )
 from committee.services import REQUEST_FIELDS
 from core.datetimes import UTCFormDateTimeField
-from core.forms import StrictIntegerField, ZonedDateTimeInput, form_field, strict_number_formfield
+from core.forms import (
+    StrictDecimalField,
+    StrictIntegerField,
+    ZonedDateTimeInput,
+    form_field,
+    strict_number_formfield,
+)
 from core.numbers import format_gpu_hours
 from governed.params import ELASTIC_SPAN_MAX_MINUTES
 
@@ -436,3 +442,18 @@ class ElasticPolicyChangeForm(forms.Form):
 
     def parameters(self) -> dict[str, Any]:
         return {name: self.cleaned_data[name] for name in self.PARAMETERS}
+
+
+class DepartmentBudgetForm(forms.Form):
+    """A department's budget for a quarter and its carry-over rule (finance; committee.services.department_budget_set
+    checks every rule)."""
+
+    department = forms.ModelChoiceField(label=_("Department"), queryset=Department.objects.order_by("name"))
+    quarter = forms.CharField(label=_("Quarter"), max_length=7, help_text=_("YYYY-Qn, for example 2027-Q1."))
+    quarterly = StrictDecimalField(label=_("Budget for the quarter"), min_value=0, max_digits=15, decimal_places=2)
+    carry_over_pct = StrictIntegerField(
+        label=_("Carry-over (%)"), min_value=0, max_value=100, initial=0,
+        help_text=_("What is left of this quarter's budget carries into the next, up to this share of it. 0: none."),
+    )
+    reason = forms.CharField(label=_("Why"), widget=forms.Textarea(attrs={"rows": 2}),
+                             max_length=limits.REASON_MAX_LENGTH)

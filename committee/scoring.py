@@ -260,11 +260,27 @@ def rank_moves(*, before: Sequence[RequestResult], after: Sequence[RequestResult
 
 @dataclass(frozen=True)
 class FairShare:
+    """One team's fair-share factor, as Slurm's classic hierarchical fair share computes it over the account tree
+    department → team (docs/rubric.md works it by hand). A team with no department stands at the top level beside the
+    departments, and its factor is the flat one: F = 2^(−U/S).
+
+    `weight` and `total_weight` are the team's and its siblings' (its department's teams', or the top level's);
+    for a team in a department, `department_weight` is the department's, `top_total_weight` the top level's, and
+    `department_decayed_gpu_hours` the department's teams' usage together (0 and 0 for a team with none).
+    """
+
     team_id: int
     decayed_gpu_hours: float
     total_decayed_gpu_hours: float
     weight: int
     total_weight: int
+    department_weight: int = 0
+    top_total_weight: int = 0
+    department_decayed_gpu_hours: float = 0.0
+
+    @property
+    def in_department(self) -> bool:
+        return self.department_weight > 0 and self.top_total_weight > 0
 
     @property
     def usage_share(self) -> float:
@@ -274,14 +290,40 @@ class FairShare:
         return self.decayed_gpu_hours / self.total_decayed_gpu_hours
 
     @property
-    def entitled_share(self) -> float:
-        """S: the team's fair-share weight over the sum of all teams' weights."""
+    def department_usage_share(self) -> float:
+        """The department's share of all decayed GPU-hours used (its effective usage: it sits at the top level)."""
+        if self.total_decayed_gpu_hours <= 0:
+            return 0.0
+        return self.department_decayed_gpu_hours / self.total_decayed_gpu_hours
+
+    @property
+    def sibling_share(self) -> float:
+        """The team's weight over its siblings' (its department's teams', or the top level's)."""
         return self.weight / self.total_weight
 
     @property
+    def department_share(self) -> float:
+        """The department's weight over the top level's."""
+        return self.department_weight / self.top_total_weight if self.in_department else 1.0
+
+    @property
+    def entitled_share(self) -> float:
+        """S: the team's normalized share: its sibling share, times its department's share of the whole."""
+        return self.department_share * self.sibling_share
+
+    @property
+    def effective_usage(self) -> float:
+        """UE: U at the top level; in a department, U + (U_department − U) × the team's sibling share (Slurm's
+        classic effective usage: a team inherits part of its department's usage)."""
+        if not self.in_department:
+            return self.usage_share
+        return self.usage_share + (self.department_usage_share - self.usage_share) * self.sibling_share
+
+    @property
     def factor(self) -> float:
-        """F = 2^(−U/S): 1 for a team that used nothing, ½ for one that used exactly its share."""
-        return math.pow(2.0, -self.usage_share / self.entitled_share)
+        """F = 2^(−UE/S): 1 for a team that used nothing (in a department that used nothing), ½ for one that used
+        exactly its share."""
+        return math.pow(2.0, -self.effective_usage / self.entitled_share)
 
     @property
     def score(self) -> Decimal:
@@ -289,9 +331,24 @@ class FairShare:
         return rounded(10 * self.factor)
 
     def explanation(self) -> str:
+        if self.in_department:
+            return _(
+                "Fair share: the team used %(u).1f%% of the recent A100-equivalent GPU-hours the schedulers measured "
+                "(decayed; usage on lent GPUs counted at the policy's factor), its department %(ud).1f%%; "
+                "effective usage %(u_f).3f + (%(ud_f).3f − %(u_f).3f) × %(ws).3f = %(ue).3f, against an entitled "
+                "%(s).1f%% (department weight %(dw)d of %(tdw)d, team weight %(w)d of %(tw)d in it); "
+                "F = 2^(−%(ue).3f / %(s_f).3f) = %(f).3f, score 10 × F = %(score)s."
+            ) % {
+                "u": 100 * self.usage_share, "ud": 100 * self.department_usage_share,
+                "u_f": self.usage_share, "ud_f": self.department_usage_share, "ws": self.sibling_share,
+                "ue": self.effective_usage, "s": 100 * self.entitled_share, "dw": self.department_weight,
+                "tdw": self.top_total_weight, "w": self.weight, "tw": self.total_weight,
+                "s_f": self.entitled_share, "f": self.factor, "score": self.score,
+            }
         return _(
-            "Fair share: the team used %(u).1f%% of the recent GPU-hours the schedulers measured (decayed; not the "
-            "usage teams state on their requests) against an entitled %(s).1f%% "
+            "Fair share: the team used %(u).1f%% of the recent A100-equivalent GPU-hours the schedulers measured "
+            "(decayed; usage on lent GPUs counted at the policy's factor; not the usage teams state on their "
+            "requests) against an entitled %(s).1f%% "
             "(weight %(w)d of %(tw)d); F = 2^(−%(u_f).3f / %(s_f).3f) = %(f).3f, score 10 × F = %(score)s."
         ) % {
             "u": 100 * self.usage_share,
@@ -324,22 +381,43 @@ def decayed_usage(
     return totals
 
 
-def fair_shares(*, decayed: Mapping[int, float], weights: Mapping[int, int]) -> dict[int, FairShare]:
-    """Each team's fair-share factor. U counts every team's usage; S every team's weight."""
+def fair_shares(
+    *, decayed: Mapping[int, float], weights: Mapping[int, int],
+    departments: Mapping[int, tuple[int, int]] | None = None,
+) -> dict[int, FairShare]:
+    """Each team's fair-share factor over the tree department → team. U counts every team's usage.
+
+    `departments` maps a team id to (its department's id, the department's weight); a team not in it stands at the
+    top level. The top level's weights are every department's (once) and every such team's; a team's siblings are its
+    department's teams. Without departments this is the flat factor: S = weight over every team's weight.
+    """
+    departments = departments or {}
     total_usage = sum(decayed.values())
-    total_weight = sum(weights.values())
-    if total_weight <= 0:
+    department_weight = dict(departments.values())
+    top_total = sum(department_weight.values()) + sum(w for t, w in weights.items() if t not in departments)
+    sibling_total: dict[int, int] = {}
+    department_usage: dict[int, float] = {}
+    for team_id, weight in weights.items():
+        if team_id in departments:
+            dept = departments[team_id][0]
+            sibling_total[dept] = sibling_total.get(dept, 0) + weight
+            department_usage[dept] = department_usage.get(dept, 0.0) + decayed.get(team_id, 0.0)
+    if top_total <= 0:
         return {}
-    return {
-        team_id: FairShare(
-            team_id=team_id,
-            decayed_gpu_hours=decayed.get(team_id, 0.0),
-            total_decayed_gpu_hours=total_usage,
-            weight=weight,
-            total_weight=total_weight,
-        )
-        for team_id, weight in weights.items()
-    }
+    out: dict[int, FairShare] = {}
+    for team_id, weight in weights.items():
+        usage = decayed.get(team_id, 0.0)
+        if team_id in departments:
+            dept, dept_weight = departments[team_id]
+            out[team_id] = FairShare(
+                team_id=team_id, decayed_gpu_hours=usage, total_decayed_gpu_hours=total_usage, weight=weight,
+                total_weight=sibling_total[dept], department_weight=dept_weight, top_total_weight=top_total,
+                department_decayed_gpu_hours=department_usage[dept],
+            )
+        else:
+            out[team_id] = FairShare(team_id=team_id, decayed_gpu_hours=usage, total_decayed_gpu_hours=total_usage,
+                                     weight=weight, total_weight=top_total)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

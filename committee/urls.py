@@ -1,6 +1,7 @@
 from django.urls import path
 
 from committee.views import (
+    budgets,
     clock,
     corrections,
     discussion,
@@ -46,6 +47,7 @@ urlpatterns += [
     path("rubric/change/", rubric.rubric_change, name="rubric-change"),
     path("rubric/policy-history/", rubric.policy_history_page, name="policy-history"),
     path("elastic/", elastic.elastic_policy_page, name="elastic-policy"),
+    path("budgets/", budgets.budgets_page, name="budgets"),
     path("elastic/change/", elastic.elastic_policy_change, name="elastic-policy-change"),
 ]
 

@@ -22,6 +22,7 @@ class ChangeSource(models.TextChoices):
     ELASTIC = "elastic", _("Elastic policy page")
     ADMIN = "admin", _("Admin")
     COMMAND = "command", _("Management command")
+    BUDGETS = "budgets", _("Budgets page")
 
 
 class PolicyChange(models.Model):

@@ -7,10 +7,18 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
                                              changes no number: it is exempt from one change a week)
     pool.{pool}.burst_reserve_pct            whole percents; {pool} is the pool's "cluster/slug"
     pool.{pool}.standby_pct                  whole percents; a pool's two stay below 100 together
+    pool.{pool}.billing_weight               A100-equivalents of one GPU-hour of the pool (the common unit), default 1
+    fairshare.lent_usage_factor              how much a GPU-hour on lent capacity (a preemptible window) counts for
+                                             fair share, 0 to 1, default 0
     fairshare.half_life_weeks                weeks, above 0, up to two decimals
     fairshare.trailing_weeks                 whole weeks
     review.quorum                            member scores per criterion
     elastic.<threshold>                      the elastic policy (allocations.elastic.evaluate)
+    budget.{department}.quarterly            a department's budget per quarter, in DOCKET_COST_CURRENCY (0: none);
+                                             {department} is its slug; set by finance (committee.services.budgets)
+    budget.{department}.carry_over_pct       how much of last quarter's unspent budget carries over, as whole
+                                             percents of last quarter's budget (0: none)
+    charges.preemptible_discount_pct         preemptible windows are charged this much less (whole percents)
 
 A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
 by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
@@ -36,6 +44,12 @@ ELASTIC_PREFIX = "elastic."
 QUORUM = "review.quorum"
 FAIRSHARE_HALF_LIFE = "fairshare.half_life_weeks"
 FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
+FAIRSHARE_LENT_FACTOR = "fairshare.lent_usage_factor"
+BILLING_WEIGHT = "billing_weight"  # pool.{pool}.billing_weight
+BILLING_WEIGHT_MAX = 100
+BUDGET_PREFIX = "budget."
+BUDGET_MAX = 10**12
+PREEMPTIBLE_DISCOUNT = "charges.preemptible_discount_pct"
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
@@ -100,11 +114,21 @@ PARAMS: tuple[Param, ...] = (
           default=lambda: 20),
     Param("pool.{pool}.standby_pct", _("Pools"), _("%(pool)s cold standby"), "%", minimum=0, maximum=99,
           default=lambda: 10),
+    Param("pool.{pool}.billing_weight", _("Pools"), _("%(pool)s billing weight"), _("A100-equivalents"),
+          kind="decimal", minimum=0, maximum=BILLING_WEIGHT_MAX, above_minimum=True, default=lambda: 1),
     Param(FAIRSHARE_HALF_LIFE, _("Fair share"), _("Fair-share half-life"), _("weeks"), kind="decimal", minimum=0,
           maximum=HALF_LIFE_MAX_WEEKS, above_minimum=True,
           default=lambda: value_parse("decimal", str(settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS))),
     Param(FAIRSHARE_TRAILING, _("Fair share"), _("Fair-share trailing window"), _("weeks"), minimum=1,
           maximum=TRAILING_MAX_WEEKS, default=lambda: settings.DOCKET_FAIRSHARE_TRAILING_WEEKS),
+    Param(FAIRSHARE_LENT_FACTOR, _("Fair share"), _("Fair-share factor of usage on lent GPUs"), "", kind="decimal",
+          minimum=0, maximum=1, default=lambda: 0),
+    Param("budget.{department}.quarterly", _("Budgets"), _("%(department)s quarterly budget"), _("per quarter"),
+          kind="decimal", minimum=0, maximum=BUDGET_MAX, default=lambda: 0),
+    Param("budget.{department}.carry_over_pct", _("Budgets"), _("%(department)s carry-over"), "%", minimum=0,
+          maximum=100, default=lambda: 0),
+    Param(PREEMPTIBLE_DISCOUNT, _("Budgets"), _("Discount on preemptible windows"), "%", minimum=0, maximum=100,
+          default=lambda: 50),
     Param(QUORUM, _("Review"), _("Score quorum"), _("member scores"), minimum=1, maximum=QUORUM_MAX,
           default=lambda: settings.DOCKET_SCORE_QUORUM),
     Param("elastic.idle_threshold_pct", _("Elastic pools"), _("idle below utilization %"), "%", minimum=0,
@@ -243,6 +267,12 @@ def pool_reserves(values: Mapping[str, Value], pool: str) -> tuple[int, int]:
         found = param_for(key)
         reserves.append(as_int(values.get(key, found[0].default() if found and found[0].default else 0)))
     return reserves[0], reserves[1]
+
+
+def billing_weight(values: Mapping[str, Value], pool: str) -> Decimal:
+    """A100-equivalent GPU-hours of one GPU-hour of `pool` ("cluster/slug") in a week's `values`, 1 where no change
+    names the pool."""
+    return Decimal(value_text(values.get(f"{POOL_PREFIX}{pool}.{BILLING_WEIGHT}", 1)))
 
 
 def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:

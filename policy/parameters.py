@@ -44,7 +44,8 @@ ELASTIC_PREFIX = params.ELASTIC_PREFIX
 FAIRSHARE_HALF_LIFE = params.FAIRSHARE_HALF_LIFE
 FAIRSHARE_TRAILING = params.FAIRSHARE_TRAILING
 QUORUM = params.QUORUM
-POOL_FIELDS = params.POOL_FIELDS
+# A pool's reserves, and its billing weight in the common unit (A100-equivalents).
+POOL_FIELDS = (*params.POOL_FIELDS, params.BILLING_WEIGHT)
 # The elastic policy's thresholds a proposal may change (the numbers; the night's hours and the on/off are changed
 # on the elastic policy page), with their bounds, from the declarations.
 ELASTIC_FIELDS: dict[str, tuple[int, int]] = {
@@ -144,6 +145,8 @@ def parameter_list() -> list[Parameter]:
                                           label=str(pool_param.label) % {"pool": pool.key}))
         elif declared in pool_params:
             continue
+        elif "{" in declared.key:
+            continue  # a department's budget: finance sets it on the budgets page (committee.services.budgets)
         else:
             out.append(_parameter(declared, key=declared.key, label=str(declared.label)))
     return out
@@ -176,9 +179,11 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
     pools = allocation_selectors.pool_reserves_for_week(
         week=week or weeks.current_week_label(timezone.now()), pools=GpuPool.objects.select_related("cluster"))
     slugs = pool_slugs(pools)
+    pool_values = policy_values(week=week or weeks.current_week_label(timezone.now()), prefix=POOL_PREFIX)
     for pool in pools:
-        for field in POOL_FIELDS:
+        for field in params.POOL_FIELDS:
             values[pool_key(slugs[pool.pk], field)] = int(getattr(pool, field))
+        values[pool_key(slugs[pool.pk], params.BILLING_WEIGHT)] = _number(params.billing_weight(pool_values, pool.key))
     rules = selectors.governance_for_week(week=week or weeks.current_week_label(timezone.now()))
     for key, field in GOVERNANCE_FIELDS.items():
         values[key] = _number(getattr(rules, field))

@@ -32,7 +32,8 @@ def policy_change_data(*, change: PolicyChange) -> dict[str, object]:
         label = value.key
         if found is not None:
             part = found[1]
-            label = str(found[0].label) % {"criterion": part, "pool": part} if part else str(found[0].label)
+            label = str(found[0].label) % {"criterion": part, "pool": part, "department": part} if part else str(
+                found[0].label)
         previous = before.get(value.key)
         rows.append({"key": value.key, "label": label, "value": value.value,
                      "previous_value": None if previous is None else params.value_text(previous)})

@@ -5,6 +5,7 @@ from django.urls import path
 from reports import views
 from reports.dashboards import views as dashboard_views
 from reports.executive import views as executive_views
+from reports.statements import views as statement_views
 
 app_name = "reports"
 
@@ -42,6 +43,8 @@ urlpatterns = [
     path("buffer/<str:quarter>/open/", executive_views.buffer_fund_open, name="buffer-fund-open"),
     path("buffer/<str:quarter>/spend/", executive_views.buffer_spend_create, name="buffer-spend-create"),
     path("buffer/<str:quarter>/deferred/", executive_views.deferred_purchase_create, name="deferred-purchase-create"),
+    path("statements/<str:month>/", statement_views.statement_page, name="statement"),
+    path("statements/<str:month>.csv", statement_views.statement_csv, name="statement-csv"),
     path("<slug:slug>/", views.page_detail, name="page"),
     path("<slug:slug>/edit/", views.page_edit, name="page-edit"),
     path("<slug:slug>/history/", views.history, name="history"),

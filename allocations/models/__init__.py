@@ -22,6 +22,7 @@ from allocations.models.plans import (
 )
 from allocations.models.resources import (
     Cluster,
+    Department,
     GpuPool,
     SchedulerKind,
     Team,
@@ -41,6 +42,7 @@ __all__ = [
     "AllocationWindow",
     "Cluster",
     "ClusterAccount",
+    "Department",
     "ElasticAction",
     "ElasticActionKind",
     "GpuPool",

@@ -14,14 +14,51 @@ from governed.params import POOL_PREFIX, pool_reserves
 from governed.selectors import policy_values
 
 
-class Team(models.Model):
+class Department(models.Model):
+    """A cost centre that holds teams: finance budgets by it, and the fair share is first the department's share of
+    the whole, then the team's share within it (committee.scoring.fair_shares, docs/rubric.md)."""
+
     name = models.CharField(_("name"), max_length=100, unique=True)
     slug = models.SlugField(_("slug"), max_length=50, unique=True)
     fair_share_weight = models.PositiveIntegerField(
         _("fair-share weight"),
         default=1,
         validators=[MinValueValidator(1)],
-        help_text=_("The team's entitled share is its weight over the sum of all teams' weights."),
+        help_text=_("The department's entitled share of the whole is its weight over the sum of the weights at the "
+                    "top level (every department's, and every team's that belongs to none)."),
+    )
+    history = policy_history()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("department")
+        verbose_name_plural = _("departments")
+        constraints = [
+            models.CheckConstraint(condition=Q(fair_share_weight__gt=0), name="department_fair_share_weight_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Team(models.Model):
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    slug = models.SlugField(_("slug"), max_length=50, unique=True)
+    department = models.ForeignKey(
+        Department,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="teams",
+        verbose_name=_("department"),
+        help_text=_("The cost centre the team belongs to. Empty: the team stands at the top level by itself."),
+    )
+    fair_share_weight = models.PositiveIntegerField(
+        _("fair-share weight"),
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text=_("The team's entitled share within its department is its weight over the sum of its "
+                    "department's teams' weights (at the top level, when it has no department)."),
     )
     history = policy_history()
 

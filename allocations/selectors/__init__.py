@@ -28,6 +28,7 @@ from allocations.selectors.plans import (
 )
 from allocations.selectors.usage import (
     MeasuredUsage,
+    usage_counted_factors,
     usage_gpu_hours_by_team_per_week,
     usage_measured_by_team_pool,
     usage_report_initial,
@@ -69,6 +70,7 @@ __all__ = [
     "request_allocation_map",
     "scheduler_reference",
     "team_window_list",
+    "usage_counted_factors",
     "usage_gpu_hours_by_team_per_week",
     "usage_measured_by_team_pool",
     "usage_report_initial",

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.db.models import (
+    BooleanField,
     Case,
     Count,
     DecimalField,
@@ -26,29 +27,73 @@ from allocations.models import (
     GpuPool,
     Team,
     UsageRecord,
+    WindowTier,
 )
+from core.datetimes import format_isoweek
+from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, POOL_PREFIX, billing_weight, defaults, value_text
+from governed.selectors import policy_values_for_weeks
+
+
+def usage_counted_factors(
+    *, keys: Iterable[tuple[int, str]]
+) -> dict[tuple[int, str], tuple[Decimal, Decimal]]:
+    """For each (pool id, ISO week): the pool's billing weight (A100-equivalents of one of its GPU-hours) and the
+    fair-share factor of usage on lent GPUs, in force that week (governed.params). Two queries, whatever the count.
+
+    A GPU-hour counts for fair share as weight × 1, or weight × the lent factor when it ran in a preemptible window
+    (GPUs the owner did not need, lent through the elastic policy or the engine's preemptible tier)."""
+    keys = set(keys)
+    if not keys:
+        return {}
+    pool_keys = {
+        pk: f"{cluster}/{slug}"
+        for pk, cluster, slug in GpuPool.objects.filter(pk__in={pool_id for pool_id, _week in keys})
+        .values_list("pk", "cluster__slug", "slug")
+    }
+    weeks = sorted({week for _pool, week in keys})
+    weight_keys = tuple(f"{POOL_PREFIX}{key}.{BILLING_WEIGHT}" for key in pool_keys.values())
+    in_force = policy_values_for_weeks(weeks=weeks, keys=(*weight_keys, FAIRSHARE_LENT_FACTOR))
+    declared_lent = Decimal(value_text(defaults()[FAIRSHARE_LENT_FACTOR]))
+    out: dict[tuple[int, str], tuple[Decimal, Decimal]] = {}
+    for pool_id, week in keys:
+        values = in_force.get(week, {})
+        lent = values.get(FAIRSHARE_LENT_FACTOR)
+        out[(pool_id, week)] = (
+            billing_weight(values, pool_keys.get(pool_id, "")),
+            declared_lent if lent is None else Decimal(value_text(lent)),
+        )
+    return out
 
 
 def usage_gpu_hours_by_team_per_week(*, until: datetime, weeks: int) -> list[dict[int, Decimal]]:
-    """GPU-hours used per team id in each of the `weeks` whole weeks before `until`, latest week first.
+    """GPU-hours used per team id in each of the `weeks` whole weeks before `until`, latest week first, as fair
+    share counts them: in the common unit (A100-equivalent GPU-hours, each pool's billing weight), and usage in a
+    preemptible window (lent GPUs) at the policy's lent-usage factor (default 0), both in force in the ISO week the
+    record's period starts in (usage_counted_factors).
 
     A record counts in the week its period starts in: index 0 holds [until − 1 week, until). Weeks
     step on the local clock (settings.TIME_ZONE), so across a change of summer time every week still
-    begins at `until`'s local time of day and lasts 167 or 169 hours. One query.
+    begins at `until`'s local time of day and lasts 167 or 169 hours. Three queries.
     """
     local_until = until.astimezone(timezone.get_default_timezone())
     # Aware arithmetic within one zone is wall-clock arithmetic: each bound keeps the local time of day.
     bounds = [(local_until - timedelta(weeks=k)).astimezone(UTC) for k in range(weeks, -1, -1)]  # oldest first
-    rows = (
+    rows = list(
         UsageRecord.objects.filter(period_start__gte=bounds[0], period_start__lt=bounds[-1])
-        .values("team_id", "period_start")
+        .annotate(lent=Case(When(window__tier=WindowTier.PREEMPTIBLE, then=Value(True)), default=Value(False),
+                            output_field=BooleanField()))
+        .values("team_id", "pool_id", "lent", "period_start")
         .annotate(total=Sum("gpu_hours_used"))
+        .order_by()
     )
+    factors = usage_counted_factors(keys={(row["pool_id"], format_isoweek(row["period_start"])) for row in rows})
     buckets: list[dict[int, Decimal]] = [{} for _week in range(weeks)]
     for row in rows:
+        weight, lent_factor = factors[(row["pool_id"], format_isoweek(row["period_start"]))]
+        counted = row["total"] * weight * (lent_factor if row["lent"] else 1)
         index = weeks - bisect.bisect_right(bounds, row["period_start"])
         bucket = buckets[index]
-        bucket[row["team_id"]] = bucket.get(row["team_id"], Decimal(0)) + row["total"]
+        bucket[row["team_id"]] = bucket.get(row["team_id"], Decimal(0)) + counted
     return buckets
 
 

@@ -4,7 +4,8 @@ Every step looks rows up by their natural key before creating them, so running t
 changes nothing. One module per part of the demo, run in this order by `seed_demo`: `people` (clusters, pools,
 teams, people), `history` (the scheduler side and four past weeks), `requests` (the open week's requests and
 questions), `review` (the current week scored, decided, finalized), `running_week` (its plan published, an idle
-grant, an emergency) and `dashboards` (costs and the usage before Docket).
+grant, an emergency), `dashboards` (costs and the usage before Docket) and `budgets` (three departments over the
+teams, with a budget each for the quarter, one near its limit).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from committee import signals, weeks
+from committee.demo.budgets import seed_departments_and_budgets
 from committee.demo.dashboards import seed_dashboard_history
 from committee.demo.history import DEMO_SCHEDULER_TOKENS, seed_scheduler_side
 from committee.demo.people import DEMO_PASSWORD, seed_people, seed_resources
@@ -39,6 +41,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_emergency(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     seed_idle_grant(now=now)
+    seed_departments_and_budgets(now=now)
     seed_history_read(weeks_in_play={weeks.current_week_label(now), intake.week}, now=now)
     signals.demo_seeded.send(sender=None, now=now, logins=logins)
     return logins

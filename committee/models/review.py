@@ -177,6 +177,12 @@ class FairShareSnapshot(models.Model):
     total_weight = models.PositiveIntegerField(_("sum of weights"))
     decayed_gpu_hours = models.DecimalField(_("decayed GPU-hours used"), max_digits=14, decimal_places=2)
     total_decayed_gpu_hours = models.DecimalField(_("all teams' decayed GPU-hours"), max_digits=14, decimal_places=2)
+    # The team's department when intake closed (0, 0, 0: none, the team stood at the top level): its weight, the top
+    # level's weights together, and its teams' decayed usage (committee.scoring.FairShare).
+    department_weight = models.PositiveIntegerField(_("department's fair-share weight"), default=0)
+    top_total_weight = models.PositiveIntegerField(_("sum of the top level's weights"), default=0)
+    department_decayed_gpu_hours = models.DecimalField(
+        _("department's decayed GPU-hours"), max_digits=14, decimal_places=2, default=0)
     as_of = models.DateTimeField(_("usage up to"))
 
     class Meta:
@@ -204,4 +210,7 @@ class FairShareSnapshot(models.Model):
             total_decayed_gpu_hours=float(self.total_decayed_gpu_hours),
             weight=self.weight,
             total_weight=self.total_weight,
+            department_weight=self.department_weight,
+            top_total_weight=self.top_total_weight,
+            department_decayed_gpu_hours=float(self.department_decayed_gpu_hours),
         )

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from committee.selectors.budgets import (
+    DepartmentBudget,
+    RequestBudget,
+    department_budgets,
+    department_charges,
+    request_budget_map,
+    review_rows_budget,
+)
 from committee.selectors.clock import (
     ClockJobStatus,
     ClockStatus,
@@ -107,6 +115,7 @@ from committee.selectors.people import (
     team_list_for_user,
     user_is_chair,
     user_is_committee,
+    user_is_finance,
     user_is_team_lead,
     user_is_team_member,
     viewer_roles,
@@ -208,6 +217,7 @@ __all__ = [
     "CyclePlacement",
     "CycleReview",
     "DecidedPart",
+    "DepartmentBudget",
     "FieldChange",
     "IntakeCloseCheck",
     "MemberScores",
@@ -221,6 +231,7 @@ __all__ = [
     "PoolPlacement",
     "PublishPlacement",
     "PublishSummary",
+    "RequestBudget",
     "RequestCopy",
     "RequestCorrections",
     "RequestDiscussion",
@@ -267,6 +278,8 @@ __all__ = [
     "decision_list_granted",
     "decision_visible_to",
     "demand_priority",
+    "department_budgets",
+    "department_charges",
     "digest_list_for_user",
     "emergency_get",
     "emergency_list_for_review",
@@ -303,6 +316,7 @@ __all__ = [
     "quorum_missing_for",
     "request_active_by_team_pool",
     "request_active_on_pool",
+    "request_budget_map",
     "request_capacity_warning",
     "request_carry_offers",
     "request_comment_list",
@@ -320,6 +334,7 @@ __all__ = [
     "request_score_flags",
     "review_card",
     "review_discussion_map",
+    "review_rows_budget",
     "review_rows_detail",
     "review_rows_measure",
     "review_rows_suggestions_load",
@@ -341,6 +356,7 @@ __all__ = [
     "usage_prefill",
     "user_is_chair",
     "user_is_committee",
+    "user_is_finance",
     "user_is_team_lead",
     "user_is_team_member",
     "user_may_decide",

@@ -16,16 +16,19 @@ from committee.selectors.governance import governance_for_week
 
 
 def fair_share_live(*, as_of: datetime, week: str | None = None) -> dict[int, scoring.FairShare]:
-    """Every team's fair-share factor from the usage reported in the trailing weeks before `as_of`. Three queries.
+    """Every team's fair-share factor from the usage reported in the trailing weeks before `as_of`, in the common
+    unit and over the org chart (department → team), as committee.scoring.fair_shares computes it. Five queries.
 
     The half-life and the trailing window are the governance version's in force for `week` (a cycle's week), by
     default the week `as_of` falls in.
     """
     rules = governance_for_week(week=week or weeks.current_week_label(as_of))
-    weights = dict(Team.objects.values_list("id", "fair_share_weight"))
+    teams = list(Team.objects.values_list("id", "fair_share_weight", "department_id", "department__fair_share_weight"))
+    weights = {team_id: weight for team_id, weight, _dept, _dept_weight in teams}
+    departments = {team_id: (dept, dept_weight) for team_id, _w, dept, dept_weight in teams if dept is not None}
     weekly = allocation_selectors.usage_gpu_hours_by_team_per_week(until=as_of, weeks=rules.fairshare_trailing_weeks)
     decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=rules.fairshare_half_life_weeks)
-    return scoring.fair_shares(decayed=decayed, weights=weights)
+    return scoring.fair_shares(decayed=decayed, weights=weights, departments=departments)
 
 
 def fair_share_for_cycle(*, cycle: ReviewCycle) -> dict[int, scoring.FairShare]:

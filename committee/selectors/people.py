@@ -26,6 +26,7 @@ class ViewerRoles:
     committee: bool
     chair: bool
     team_ids: frozenset[int]
+    finance: bool = False  # the finance seat: sets the departments' budgets
 
 
 NO_ROLES = ViewerRoles(committee=False, chair=False, team_ids=frozenset())
@@ -63,6 +64,7 @@ def viewer_roles(*, user: Viewer) -> ViewerRoles:
     roles = ViewerRoles(
         committee=bool(seats),
         chair=SeatRole.CHAIR in seats,
+        finance=SeatRole.FINANCE in seats,
         team_ids=frozenset(TeamMembership.objects.filter(user=user).values_list("team_id", flat=True)),
     )
     setattr(user, _ROLES_ATTRIBUTE, (_RequestSerial.value, roles))
@@ -75,6 +77,10 @@ def user_is_committee(*, user: Viewer) -> bool:
 
 def user_is_chair(*, user: Viewer) -> bool:
     return viewer_roles(user=user).chair
+
+
+def user_is_finance(*, user: Viewer) -> bool:
+    return viewer_roles(user=user).finance
 
 
 def team_list_for_user(*, user: Viewer) -> QuerySet[Team]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from itertools import groupby
 from typing import Any
 
@@ -18,8 +19,9 @@ from django.db.models import Model, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
-from allocations.models import ClusterAccount, GpuPool, Team
+from allocations.models import ClusterAccount, Department, GpuPool, Team
 from committee.models import CommitteeSeat, SeatRole
+from core import numbers
 from governed import params
 from governed.models import PolicyValue
 from governed.selectors import policy_value_typed
@@ -53,6 +55,7 @@ def _kinds() -> dict[str, tuple[str, type[Model] | None]]:
     """Each kind of policy change by its code: its label in the active language, and the model whose fields it
     changes (None: the governed store, whose labels are the parameters')."""
     return {
+        "department": (_("Department"), Department),
         "team": (_("Team"), Team),
         "pool": (_("GPU pool"), GpuPool),
         "account": (_("Cluster account"), ClusterAccount),
@@ -60,6 +63,7 @@ def _kinds() -> dict[str, tuple[str, type[Model] | None]]:
         "elastic": (_("Elastic policy"), None),
         "governance": (_("Review and fair share"), None),
         "pool_reserves": (_("Pool reserves"), None),
+        "budget": (_("Budgets"), None),
     }
 
 
@@ -77,7 +81,8 @@ def _param_label(key: str) -> str | None:
     if found is None:
         return None
     part = found[1]
-    return _lowered(str(found[0].label) % {"pool": part, "criterion": part} if part else str(found[0].label))
+    return _lowered(str(found[0].label) % {"pool": part, "criterion": part, "department": part}
+                    if part else str(found[0].label))
 
 
 def policy_change_labels(
@@ -146,7 +151,7 @@ def _field_label(model: type[Model], name: str) -> str:
 def policy_history(
     *, limit: int = POLICY_HISTORY_LIMIT, after: datetime | None = None, until: datetime | None = None
 ) -> list[PolicyChange]:
-    """The latest `limit` changes of every policy parameter, newest first. Six queries.
+    """The latest `limit` changes of every policy parameter, newest first. Seven queries.
 
     With `after` and `until`, only the changes made in (after, until]; each change is still told against the
     object's row before it, which may be older than `after`.
@@ -159,12 +164,15 @@ def policy_history(
         ordered = history.select_related(*related).order_by("id", "history_date", "history_id")
         return ordered if until is None else ordered.filter(history_date__lte=until)
 
-    teams = rows(Team.history)
+    departments = rows(Department.history)
+    teams = rows(Team.history, "department")
     pools = rows(GpuPool.history, "cluster")
     accounts = rows(ClusterAccount.history, "cluster", "team")
     seats = rows(CommitteeSeat.history, "user")
     changes = [
-        *_changes(teams, kind="team", fields=labelled(Team, "name", "fair_share_weight"),
+        *_changes(departments, kind="department", fields=labelled(Department, "name", "fair_share_weight"),
+                  subject=lambda r: r.name),
+        *_changes(teams, kind="team", fields=labelled(Team, "name", "department", "fair_share_weight"),
                   subject=lambda r: r.name),
         *_changes(
             pools, kind="pool",
@@ -182,6 +190,8 @@ def policy_history(
     changes += _elastic_changes()
     changes += _governance_changes()
     changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind="pool_reserves")
+    changes += _store_changes(Q(key__startswith=params.BUDGET_PREFIX) | Q(key=params.PREEMPTIBLE_DISCOUNT),
+                              kind="budget")
     changes = [
         change for change in changes
         if (after is None or change.at > after) and (until is None or change.at <= until)
@@ -195,6 +205,8 @@ def _shown(value: Any) -> str:
         return str(_("yes") if value else _("no"))
     if hasattr(value, "strftime"):
         return str(value.strftime("%H:%M"))
+    if isinstance(value, int | Decimal):  # a budget of 176,200: thousands separated
+        return numbers.format_figure(value)
     return str(value)
 
 
@@ -246,6 +258,8 @@ def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
 def _selects(keys: Q, key: str) -> bool:
     """Whether the lookups of `keys` (key__in, key__startswith) select `key`."""
     for lookup, value in keys.children:  # type: ignore[misc]
+        if lookup == "key" and key == value:
+            return True
         if lookup == "key__in" and key in value:
             return True
         if lookup == "key__startswith" and key.startswith(value):

@@ -30,6 +30,7 @@ from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
 
 if TYPE_CHECKING:
+    from committee.selectors.budgets import RequestBudget
     from committee.selectors.placement import RequestPlacement
     from committee.selectors.usage import UsageComparison
 
@@ -59,6 +60,8 @@ class ReviewRow:
     placement: RequestPlacement | None = None
     # Filled by review_rows_measure for the review page: last week's usage, stated and measured.
     usage: UsageComparison | None = None
+    # Filled by review_rows_budget: what granting it would charge its department, and the budget left.
+    budget: RequestBudget | None = None
     _suggestions: dict[str, scoring.Suggestion] | None = field(default=None, repr=False)
 
     @property

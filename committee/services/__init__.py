@@ -1,5 +1,6 @@
 """Every write of the committee app, one module per concept; import from here."""
 
+from committee.services.budgets import department_budget_set
 from committee.services.chat import chat_intake_closing_announce, chat_send
 from committee.services.clock import (
     CLOCK_RUNNERS,
@@ -108,6 +109,7 @@ __all__ = [
     "cycle_open_next",
     "cycle_publish",
     "decision_correct",
+    "department_budget_set",
     "digests_send",
     "elastic_policy_change",
     "governance_version_create",

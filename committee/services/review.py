@@ -111,6 +111,9 @@ def cycle_close_intake(
             total_weight=share.total_weight,
             decayed_gpu_hours=scoring.rounded(share.decayed_gpu_hours),
             total_decayed_gpu_hours=scoring.rounded(share.total_decayed_gpu_hours),
+            department_weight=share.department_weight,
+            top_total_weight=share.top_total_weight,
+            department_decayed_gpu_hours=scoring.rounded(share.department_decayed_gpu_hours),
             as_of=now,
         )
         for team_id, share in shares.items()

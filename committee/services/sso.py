@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from allocations.models import Team
+from allocations.models import Department, Team
 from committee.models import (
     CommitteeSeat,
     GrantSource,
@@ -114,12 +114,14 @@ def sso_memberships_sync(*, user: User, groups: Iterable[str]) -> SsoSyncResult:
 
 @dataclass(frozen=True)
 class GroupMapEntry:
-    """One line of a group map file: a group and what it gives (a team with a role, a seat, or both)."""
+    """One line of a group map file: a group and what it gives (a team with a role, a seat, or both), and for a team
+    the department (cost centre) it belongs to, if the file says."""
 
     group: str
     team_slug: str | None
     team_role: str
     seat_role: str
+    department_slug: str | None = None
 
     def key(self) -> tuple[str, str, str]:
         return ("team", self.group, self.team_slug or "") if self.team_slug else ("seat", self.group, self.seat_role)
@@ -134,10 +136,12 @@ class GroupMapResult:
 
 
 def sso_group_map_parse(data: object) -> list[GroupMapEntry]:
-    """A group map as read from YAML or JSON (a list of {group, team, role, seat}); ValueError names every fault."""
+    """A group map as read from YAML or JSON (a list of {group, team, role, seat, department}); ValueError names every
+    fault. `department` goes with `team`: the team's department (the org chart kept in the same file)."""
     if not isinstance(data, list):
         raise ValueError("the group map is a list of entries: - group: <name>, with team: <slug> and/or seat: <role>")
     known_teams = set(Team.objects.values_list("slug", flat=True))
+    known_departments = set(Department.objects.values_list("slug", flat=True))
     errors: list[str] = []
     entries: list[GroupMapEntry] = []
     for number, item in enumerate(data, start=1):
@@ -145,8 +149,8 @@ def sso_group_map_parse(data: object) -> list[GroupMapEntry]:
         if not isinstance(item, dict):
             errors.append(f"{where}: not a mapping of group, team, role, seat")
             continue
-        unknown = set(item) - {"group", "team", "role", "seat"}
-        group, team, role, seat = (item.get(k) for k in ("group", "team", "role", "seat"))
+        unknown = set(item) - {"group", "team", "role", "seat", "department"}
+        group, team, role, seat, department = (item.get(k) for k in ("group", "team", "role", "seat", "department"))
         if unknown:
             errors.append(f"{where}: unknown keys {', '.join(sorted(map(str, unknown)))}")
         if not isinstance(group, str) or not group.strip() or len(group) > 200:
@@ -161,8 +165,10 @@ def sso_group_map_parse(data: object) -> list[GroupMapEntry]:
             errors.append(f"{where}: role is {' or '.join(MembershipRole.values)}, and only with a team")
         if seat is not None and seat not in SeatRole.values:
             errors.append(f"{where}: seat is one of {', '.join(SeatRole.values)}")
+        if department is not None and (team is None or department not in known_departments):
+            errors.append(f"{where}: department is the slug of a department, and only with a team")
         entries.append(GroupMapEntry(group=group.strip(), team_slug=team, team_role=role or MembershipRole.MEMBER,
-                                     seat_role=seat or ""))
+                                     seat_role=seat or "", department_slug=department))
     # One mapping per group and team, and per group and seat (the table's unique constraints).
     given: set[tuple[str, str, str]] = set()
     for entry in entries:
@@ -170,6 +176,11 @@ def sso_group_map_parse(data: object) -> list[GroupMapEntry]:
             if value and (kind, entry.group, value) in given:
                 errors.append(f"{entry.group}: {kind} {value!r} is given twice")
             given.add((kind, entry.group, value))
+    placed: dict[str, str] = {}
+    for entry in entries:
+        department = entry.department_slug
+        if entry.team_slug and department and placed.setdefault(entry.team_slug, department) != department:
+            errors.append(f"team {entry.team_slug!r} is put in two departments")
     if errors:
         raise ValueError("; ".join(errors))
     return entries
@@ -215,18 +226,37 @@ def sso_group_map_apply(*, entries: Iterable[GroupMapEntry], prune: bool, dry_ru
             result.changed.append(label)
         else:
             result.unchanged += 1
+    _departments_apply(entries=wanted.values(), result=result)
     if dry_run:
         transaction.set_rollback(True)
     return result
 
 
+def _departments_apply(*, entries: Iterable[GroupMapEntry], result: GroupMapResult) -> None:
+    """Put each team an entry names with a department into it (the team's history keeps the file as the reason)."""
+    wanted = {entry.team_slug: entry.department_slug for entry in entries if entry.team_slug and entry.department_slug}
+    if not wanted:
+        return
+    departments = dict(Department.objects.filter(slug__in=set(wanted.values())).values_list("slug", "id"))
+    for team in Team.objects.select_for_update(no_key=True).filter(slug__in=wanted).order_by("id"):
+        department_id = departments[wanted[team.slug]]
+        if team.department_id != department_id:
+            team.department_id = department_id
+            team._change_reason = "single sign-on group map file"  # type: ignore[attr-defined]
+            team.save(update_fields=["department"])
+            result.changed.append(f"team {team.slug} → department {wanted[team.slug]}")
+
+
 def sso_group_map_rows() -> list[dict[str, str]]:
     """Every single sign-on group as a group map file's entries (what `sso_groups export` prints)."""
     rows: list[dict[str, str]] = []
-    for mapping in SsoGroupMapping.objects.select_related("team").order_by("group", "team__slug", "seat_role"):
+    for mapping in (SsoGroupMapping.objects.select_related("team__department")
+                    .order_by("group", "team__slug", "seat_role")):
         row = {"group": mapping.group}
         if mapping.team is not None:
             row |= {"team": mapping.team.slug, "role": mapping.team_role}
+            if mapping.team.department is not None:
+                row["department"] = mapping.team.department.slug
         if mapping.seat_role:
             row["seat"] = mapping.seat_role
         rows.append(row)

@@ -20,6 +20,7 @@ from committee import scoring, selectors, services
 from committee.forms import DecisionForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
+from committee.quarters import quarter_of
 from committee.selectors import grid as grid_selectors
 from committee.selectors.review import ranking_reweigh
 from committee.services.scores import SCORE_REFUSED, ScoreForbidden, score_answer, score_seat_required
@@ -185,6 +186,7 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     }
     selectors.review_rows_detail(review=review, rows=context["cards"], viewer=request.user)
     _measure_shown(context)
+    selectors.review_rows_budget(rows=context["cards"], quarter=quarter_of(cycle.starts_at))
     # The teams asking again whose current grants the cluster measured idle (docs/elastic.md).
     context["idle_grants"] = elastic_selectors.idle_grants(team_ids={row.request.team_id for row in review.rows})
     context["idle_team_ids"] = {action.team_id for action in context["idle_grants"]}

@@ -263,7 +263,7 @@ def _fair_shares(
     trailing = next(t for t in (overrides.trailing_weeks, week.trailing_weeks, inputs.trailing_weeks) if t is not None)
     weekly = weekly_usage(usage=inputs.usage, as_of=week.fair_share_as_of, weeks=trailing, time_zone=inputs.time_zone)
     decayed = scoring.decayed_usage(weekly_usage=weekly, half_life_weeks=half_life)
-    return scoring.fair_shares(decayed=decayed, weights=week.team_weights)
+    return scoring.fair_shares(decayed=decayed, weights=week.team_weights, departments=week.team_departments)
 
 
 def _hour_bounds(demand: engine.Demand, start: datetime, hours: int) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -92,6 +92,8 @@ class WeekInputs:
     quorum: int | None = None
     half_life_weeks: float | None = None
     trailing_weeks: int | None = None
+    # The org chart: team id → (department id, the department's weight); a team not in it stands at the top level.
+    team_departments: Mapping[int, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

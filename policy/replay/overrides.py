@@ -25,6 +25,7 @@ from django.utils.translation import gettext as _
 
 from committee import scoring
 from core.isoweek import parse_iso_week
+from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, PREEMPTIBLE_DISCOUNT
 from policy import parameters
 
 DEFAULT_WEEKS = 8
@@ -173,6 +174,12 @@ def overrides_parse(
                     half_life = float(number)
         elif key == parameters.FAIRSHARE_TRAILING:
             trailing = _whole(key, text, errors, low=1, high=MAX_FAIRSHARE_WEEKS)
+        elif key == FAIRSHARE_LENT_FACTOR:  # usage is read as counted in the week it was measured
+            if _number(key, text, errors) is not None:
+                not_replayed.append(key)
+        elif key == PREEMPTIBLE_DISCOUNT:  # charges: the replay places and ranks, it charges nothing
+            if _whole(key, text, errors, low=0, high=100) is not None:
+                not_replayed.append(key)
         elif key.startswith(parameters.ELASTIC_PREFIX):
             if key.removeprefix(parameters.ELASTIC_PREFIX) not in elastic:
                 errors.append(_("%(key)s: not a parameter of the elastic policy.") % {"key": key})
@@ -183,6 +190,9 @@ def overrides_parse(
             pool = _pool_for(name, pools)
             if pool is None:
                 errors.append(_("%(key)s: there is no pool “%(pool)s”.") % {"key": key, "pool": name})
+                continue
+            if pool_field == BILLING_WEIGHT:  # the common unit: not replayed (the usage is read as counted)
+                not_replayed.append(key)
                 continue
             pct = _whole(key, text, errors, low=0, high=99)
             if pct is not None:

@@ -1,6 +1,6 @@
 """The archived inputs of a replay: the last N finalized or published weeks, as plain data.
 
-`replay_inputs_load` reads them in a fixed number of queries (at most fourteen), whatever the number of weeks
+`replay_inputs_load` reads them in a fixed number of queries (at most sixteen), whatever the number of weeks
 or requests; policy.replay.replay computes on what it returns. `replay_parameters` is what the
 override parser checks against: the rubric and pools in force this week.
 """
@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from allocations import engine
+from allocations import selectors as allocation_selectors
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
@@ -22,6 +23,7 @@ from allocations.models import (
     GpuPool,
     Team,
     UsageRecord,
+    WindowTier,
 )
 from committee import scoring
 from committee.models import (
@@ -38,6 +40,7 @@ from committee.models import (
 from committee.selectors import decision_demand
 from committee.selectors.governance import GOVERNANCE_KEYS
 from committee.weeks import current_week_label, week_bounds
+from core.datetimes import format_isoweek
 from governed import params
 from governed.selectors import Setting, policy_settings_for_weeks, policy_values
 from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
@@ -162,7 +165,7 @@ def _plan_windows(
 
 
 def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
-    """The archived inputs of the last `weeks` decided weeks before `before`: at most 14 queries, any N or size.
+    """The archived inputs of the last `weeks` decided weeks before `before`: at most 16 queries, any N or size.
 
     Each week carries the quorum, fair-share rules, rubric weights and pool reserves in force in it (the one store,
     governed), so a week replayed after a rule changed is replayed under the rules it had. `usage_weeks` is how far
@@ -206,7 +209,10 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     snapshots: dict[int, list[FairShareSnapshot]] = defaultdict(list)
     for snapshot in FairShareSnapshot.objects.filter(cycle_id__in=cycle_ids).order_by("team_id"):  # 5
         snapshots[snapshot.cycle_id].append(snapshot)
-    team_weights_now = dict(Team.objects.values_list("id", "fair_share_weight"))  # 6
+    team_rows = list(Team.objects.values_list(  # 6
+        "id", "fair_share_weight", "department_id", "department__fair_share_weight"))
+    team_weights_now = {team_id: weight for team_id, weight, _d, _dw in team_rows}
+    team_departments = {team_id: (dept, dept_weight) for team_id, _w, dept, dept_weight in team_rows if dept}
     clusters = dict(Cluster.objects.values_list("id", "slug"))  # 7
     current_pools = {p.pk: p for p in GpuPool.objects.all()}  # 8
     history: dict[int, list[object]] = defaultdict(list)
@@ -243,13 +249,19 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     as_ofs = {c.pk: (c.intake_closed_at or c.starts_at) for c in cycles}
     earliest = min(as_ofs.values()) - timedelta(weeks=usage_weeks, days=1)
     latest = max(as_ofs.values())
-    usage = tuple(  # 13
-        UsageRow(team_id=team_id, period_start=start, reported_at=reported, gpu_hours=hours)
-        for team_id, start, reported, hours in UsageRecord.objects.filter(
-            period_start__gte=earliest, period_start__lt=latest
-        )
+    usage_rows = list(  # 13
+        UsageRecord.objects.filter(period_start__gte=earliest, period_start__lt=latest)
         .order_by("period_start", "id")
-        .values_list("team_id", "period_start", "reported_at", "gpu_hours_used")
+        .values_list("team_id", "pool_id", "window__tier", "period_start", "reported_at", "gpu_hours_used")
+    )
+    # Counted as fair share counts them: the common unit and the lent-usage factor of the week measured (15, 16).
+    factors = allocation_selectors.usage_counted_factors(
+        keys={(pool_id, format_isoweek(start)) for _t, pool_id, _tier, start, _r, _h in usage_rows})
+    usage = tuple(
+        UsageRow(team_id=team_id, period_start=start, reported_at=reported,
+                 gpu_hours=hours * factors[(pool_id, format_isoweek(start))][0]
+                 * (factors[(pool_id, format_isoweek(start))][1] if tier == WindowTier.PREEMPTIBLE else 1))
+        for team_id, pool_id, tier, start, reported, hours in usage_rows
     )
 
     by_cycle: dict[int, list[GpuRequest]] = defaultdict(list)
@@ -296,6 +308,7 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                 quorum=week_rules[0],
                 half_life_weeks=week_rules[1],
                 trailing_weeks=week_rules[2],
+                team_departments=team_departments,
             )
         )
     return ReplayInputs(

@@ -80,6 +80,24 @@ class TestTheSeededDemo:
         assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
         assert "granted but idle" in action.explanation
 
+    def test_seed_demo_has_three_departments_with_budgets_one_near_its_limit_and_a_request_over_it(
+        self, seeded_demo, db
+    ):
+        from committee.quarters import quarter_of
+        from committee.selectors import department_budgets, request_budget_map
+
+        quarter = quarter_of(timezone.now())
+        budgets = {b.slug: b for b in department_budgets(quarter=quarter)}
+        assert sorted(budgets) == ["consumer", "labs", "perception"]
+        assert not Team.objects.filter(department__isnull=True).exists()
+        assert all(b.has_budget and b.spent > 0 for b in budgets.values())
+        assert budgets["consumer"].alert_pct == 80 and budgets["labs"].alert_pct is None
+        cycle = ReviewCycle.objects.filter(requests__isnull=False).distinct().latest("starts_at")  # next week's
+        requests = list(cycle.requests.select_related("team", "pool"))
+        flagged = [b for b in request_budget_map(requests=requests, quarter=quarter_of(cycle.starts_at)).values()
+                   if b.exceeds]
+        assert flagged and {b.budget.slug for b in flagged} == {"consumer"}
+
     def test_seed_demo_shows_a_question_answered_and_one_still_open(self, seeded_demo, db):
         questions = RequestQuestion.objects.filter(request__cycle__status=CycleStatus.OPEN).order_by("asked_at", "pk")
         assert [(q.request.team.slug, q.status, q.asked_by_name, q.answered_by_name) for q in questions] == [

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from committee.models import MembershipRole, SeatRole, SsoGroupMapping
+from allocations.models import Department, Team
+from committee import services
+from committee.models import MembershipRole, SeatRole, SsoGroupMapping, TeamMembership
 
 pytestmark = pytest.mark.django_db
 
@@ -93,15 +96,41 @@ def test_a_dry_run_says_what_would_change_and_saves_nothing(world, tmp_path):
         ("- {group: x, team: team-a, colour: red}\n", "entry 1: unknown keys colour"),
         ("- {group: x, team: team-a}\n- {group: x, team: team-a, role: lead}\n", "x: team 'team-a' is given twice"),
         ("- [unclosed\n", "is not YAML"),
+        ("- {group: x, team: team-a, department: no-such}\n", "department is the slug of a department"),
+        ("- {group: x, seat: chair, department: research}\n", "department is the slug of a department"),
+        ("- {group: x, team: team-a, department: research}\n- {group: y, team: team-a, department: product}\n",
+         "team 'team-a' is put in two departments"),
     ],
 )
 def test_a_bad_file_is_refused_with_what_is_wrong_and_changes_nothing(world, tmp_path, text, message):
     SsoGroupMapping.objects.create(group="made-by-hand", seat_role=SeatRole.FINANCE)
+    Department.objects.create(name="Research", slug="research")
+    Department.objects.create(name="Product", slug="product")
     before = rows()
     with pytest.raises(CommandError) as refused:
         apply(tmp_path, text, "--prune")
     assert message in str(refused.value)
     assert rows() == before
+    assert not Team.objects.filter(department__isnull=False).exists()
+
+
+def test_the_file_puts_teams_into_departments_and_sign_in_puts_a_new_person_into_both(world, tmp_path):
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
+    text = MAP.replace("  team: team-a\n", "  team: team-a\n  department: research\n", 1)
+    out = apply(tmp_path, text)
+    assert "changed: team team-a → department research" in out
+    world.team_a.refresh_from_db()
+    assert world.team_a.department == research
+    assert world.team_a.history.latest().history_change_reason == "single sign-on group map file"
+    assert "0 added, 0 changed, 0 removed, 3 unchanged." in apply(tmp_path, text)  # a second run changes nothing
+    newcomer = get_user_model().objects.create_user("newcomer")
+    services.sso_memberships_sync(user=newcomer, groups=["gpu-team-a"])
+    (membership,) = TeamMembership.objects.filter(user=newcomer).select_related("team__department")
+    assert (membership.team.slug, membership.team.department) == ("team-a", research)
+    exported = io.StringIO()
+    call_command("sso_groups", "export", stdout=exported)
+    assert {"group": "gpu-team-a", "team": "team-a", "role": "member", "department": "research"} in yaml.safe_load(
+        exported.getvalue())
 
 
 def test_a_file_that_cannot_be_read_is_named(world, tmp_path):

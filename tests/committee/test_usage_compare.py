@@ -173,8 +173,8 @@ def test_the_fairness_explanation_says_it_counts_measured_usage(client, world):
     close(world)
     client.force_login(world.reviewer)
     body = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
-    assert "of the recent GPU-hours the schedulers measured (decayed; not the usage teams state on their requests)" \
-        in _card(body, gpu_request.pk)
+    assert ("of the recent A100-equivalent GPU-hours the schedulers measured (decayed; usage on lent GPUs counted at "
+            "the policy&#x27;s factor; not the usage teams state on their requests)") in _card(body, gpu_request.pk)
 
 
 def test_request_page_shows_stated_next_to_measured(client, world):

@@ -166,7 +166,7 @@ def test_loading_takes_the_same_queries_for_one_week_or_many(world, weeks, djang
     for label in ["2026-W50", "2026-W51", "2026-W52"][:weeks]:
         world.cycle = cycle_create(week=label)
         contended_week(world)
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(16):
         inputs = replay_inputs_load(before=replay_before(week="2027-W01"), weeks=8)
     assert len(inputs.weeks) == weeks
     assert sum(len(w.requests) for w in inputs.weeks) == 4 * weeks

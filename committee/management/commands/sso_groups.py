@@ -26,7 +26,8 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("export", help="print every group mapping as a group map file")
         apply = actions.add_parser("apply", help="add and update the mappings a file lists")
-        apply.add_argument("file", help="a YAML (or JSON) list of {group, team, role, seat}; - for standard input")
+        apply.add_argument("file", help="a YAML (or JSON) list of {group, team, role, seat, department}; "
+                                        "- for standard input")
         apply.add_argument("--prune", action="store_true", help="also remove the mappings the file does not list")
         apply.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
 

@@ -1,0 +1,206 @@
+"""Departments' budgets per quarter: what finance set, what carried over, what the department's windows charge, and
+what granting a request would charge (docs/budgets.md).
+
+The budget of a quarter is `budget.<department>.quarterly` in force in the quarter's last ISO week (finance may set it
+during the quarter: it holds for the whole quarter), its carry-over rule `budget.<department>.carry_over_pct` the
+same. What carries over into a quarter: what was left of the quarter before's own budget, up to that quarter's
+carry-over percentage of it (never more than one quarter back). Charges follow the tier: a priority or standard
+window is charged for all its GPU-hours at its pool's price per GPU-hour (`GpuPool.cost_per_gpu_hour`), a preemptible
+one at `charges.preemptible_discount_pct` less (in force in the window's week). Money is Decimal, to the cent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
+
+from allocations.models import AllocationWindow, Department, WindowTier
+from committee.models import GpuRequest
+from committee.quarters import quarter_bounds, shift_quarter
+from committee.selectors.review import ReviewRow
+from core.datetimes import format_isoweek
+from governed.params import BUDGET_PREFIX, PREEMPTIBLE_DISCOUNT, as_int, defaults, value_text
+from governed.selectors import policy_values, policy_values_for_weeks
+
+CENT = Decimal("0.01")
+ALERT_PCT = (80, 100)
+
+
+def cents(amount: Decimal) -> Decimal:
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def window_charge(*, gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str, discount_pct: int) -> Decimal:
+    """What a window charges its team's department, to the cent: all its GPU-hours at the pool's price, a
+    preemptible window `discount_pct` % less."""
+    charge = gpu_hours * price_per_gpu_hour
+    if tier == WindowTier.PREEMPTIBLE:
+        charge = charge * (100 - discount_pct) / 100
+    return cents(charge)
+
+
+@dataclass(frozen=True)
+class DepartmentBudget:
+    department_id: int
+    name: str
+    slug: str
+    quarter: str
+    quarterly: Decimal  # what finance set for the quarter (0: no budget)
+    carry_over_pct: int
+    carried_over: Decimal  # left of last quarter's budget, up to its carry-over percentage of it
+    spent: Decimal  # the department's windows starting in the quarter, charged by tier
+
+    @property
+    def available(self) -> Decimal:
+        return self.quarterly + self.carried_over
+
+    @property
+    def left(self) -> Decimal:
+        return self.available - self.spent
+
+    @property
+    def has_budget(self) -> bool:
+        return self.available > 0
+
+    @property
+    def used_pct(self) -> Decimal | None:
+        """The share of the available budget spent, in percent (one decimal); None without a budget."""
+        if not self.has_budget:
+            return None
+        return (100 * self.spent / self.available).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+    @property
+    def alert_pct(self) -> int | None:
+        """The highest alert threshold (80 %, 100 %) the spending reached, None below 80 % or without a budget."""
+        used = self.used_pct
+        reached = [pct for pct in ALERT_PCT if used is not None and used >= pct]
+        return reached[-1] if reached else None
+
+
+def _last_week(quarter: str) -> str:
+    """The ISO week of the quarter's last day: the values in force then are the quarter's."""
+    return format_isoweek(quarter_bounds(quarter)[1].date() - timedelta(days=1))
+
+
+def quarter_first_week(quarter: str) -> str:
+    """The ISO week of the quarter's first Monday: a budget set for the quarter takes effect then (the week of
+    1 January 2027 is 2026-W53, the last week of 2026-Q4, which must keep the budget of 2026-Q4)."""
+    day = quarter_bounds(quarter)[0].date()
+    return format_isoweek(day + timedelta(days=(7 - day.weekday()) % 7))
+
+
+def _settings(quarter: str, slugs: Iterable[str]) -> dict[str, tuple[Decimal, int]]:
+    """Each department's (quarterly budget, carry-over %) for `quarter`. One query."""
+    values = policy_values(week=_last_week(quarter), prefix=BUDGET_PREFIX)
+    return {
+        slug: (Decimal(value_text(values.get(f"{BUDGET_PREFIX}{slug}.quarterly", 0))),
+               as_int(values.get(f"{BUDGET_PREFIX}{slug}.carry_over_pct", 0)))
+        for slug in slugs
+    }
+
+
+def department_charges(*, quarter: str, department_ids: Iterable[int] | None = None) -> dict[int, Decimal]:
+    """What each department's windows starting in `quarter` charge (current plans: withdrawn windows do not), by
+    department id. Two queries."""
+    start, end = quarter_bounds(quarter)
+    windows = AllocationWindow.objects.filter(
+        start__gte=start, start__lt=end, withdrawal__isnull=True, team__department__isnull=False)
+    if department_ids is not None:
+        windows = windows.filter(team__department_id__in=set(department_ids))
+    rows = list(windows.values_list("team__department_id", "week", "gpu_count", "start", "end", "tier",
+                                    "pool__cost_per_gpu_hour"))
+    discounts = preemptible_discounts({row[1] for row in rows})
+    out: dict[int, Decimal] = {}
+    for department_id, week, gpus, w_start, w_end, tier, price in rows:
+        hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
+        charge = window_charge(gpu_hours=hours, price_per_gpu_hour=price, tier=tier, discount_pct=discounts[week])
+        out[department_id] = out.get(department_id, Decimal(0)) + charge
+    return out
+
+
+def preemptible_discounts(weeks: set[str]) -> dict[str, int]:
+    """The preemptible discount in force in each week. One query (none without weeks)."""
+    if not weeks:
+        return {}
+    declared = as_int(defaults()[PREEMPTIBLE_DISCOUNT])
+    in_force = policy_values_for_weeks(weeks=sorted(weeks), keys=(PREEMPTIBLE_DISCOUNT,))
+    return {week: as_int(in_force.get(week, {}).get(PREEMPTIBLE_DISCOUNT, declared)) for week in weeks}
+
+
+def department_budgets(*, quarter: str, department_ids: Iterable[int] | None = None) -> list[DepartmentBudget]:
+    """Every department's (or those of `department_ids`) budget in `quarter`, by name. Seven queries at most."""
+    departments = Department.objects.order_by("name")
+    if department_ids is not None:
+        departments = departments.filter(pk__in=set(department_ids))
+    rows = list(departments.values_list("pk", "name", "slug"))
+    if not rows:
+        return []
+    ids = [pk for pk, _name, _slug in rows]
+    previous = shift_quarter(quarter, -1)
+    now_settings = _settings(quarter, [slug for _pk, _name, slug in rows])
+    before_settings = _settings(previous, [slug for _pk, _name, slug in rows])
+    spent = department_charges(quarter=quarter, department_ids=ids)
+    spent_before = department_charges(quarter=previous, department_ids=ids)
+    out = []
+    for pk, name, slug in rows:
+        quarterly, carry_pct = now_settings[slug]
+        before, before_pct = before_settings[slug]
+        unspent = max(before - spent_before.get(pk, Decimal(0)), Decimal(0))
+        carried = min(unspent, cents(before * before_pct / 100))
+        out.append(DepartmentBudget(
+            department_id=pk, name=name, slug=slug, quarter=quarter, quarterly=quarterly, carry_over_pct=carry_pct,
+            carried_over=carried, spent=spent.get(pk, Decimal(0)),
+        ))
+    return out
+
+
+@dataclass(frozen=True)
+class RequestBudget:
+    """What granting a request would charge its team's department, against what is left of the quarter's budget."""
+
+    charge: Decimal
+    budget: DepartmentBudget
+
+    @property
+    def left_after(self) -> Decimal:
+        return self.budget.left - self.charge
+
+    @property
+    def over_by(self) -> Decimal:
+        return max(-self.left_after, Decimal(0))
+
+    @property
+    def exceeds(self) -> bool:
+        return self.budget.has_budget and self.left_after < 0
+
+
+def request_charge(gpu_request: GpuRequest) -> Decimal:
+    """What granting `gpu_request` as asked would charge: its GPU-hours at its pool's price (a standard grant is
+    charged in full; lent hours are credited when measured)."""
+    return cents(Decimal(gpu_request.gpu_count * gpu_request.duration_hours) * gpu_request.pool.cost_per_gpu_hour)
+
+
+def request_budget_map(*, requests: Sequence[GpuRequest], quarter: str) -> dict[int, RequestBudget]:
+    """Per request id, what granting it would charge against its department's budget in `quarter` (that of its
+    cycle's week: `quarter_of(cycle.starts_at)`). A request of a team without a department, or of a department without
+    a budget, is absent. The requests come with team and pool (select_related). Seven queries at most, whatever the
+    number of requests."""
+    departments = {r.team.department_id for r in requests if r.team.department_id is not None}
+    if not departments:
+        return {}
+    budgets = {b.department_id: b for b in department_budgets(quarter=quarter, department_ids=departments)}
+    out: dict[int, RequestBudget] = {}
+    for r in requests:
+        budget = budgets.get(r.team.department_id) if r.team.department_id is not None else None
+        if budget is not None and budget.has_budget:
+            out[r.pk] = RequestBudget(charge=request_charge(r), budget=budget)
+    return out
+
+
+def review_rows_budget(*, rows: Sequence[ReviewRow], quarter: str) -> None:
+    """Give each review row its `budget`: what granting it would charge its department, and what is left."""
+    budgets = request_budget_map(requests=[row.request for row in rows], quarter=quarter)
+    for row in rows:
+        row.budget = budgets.get(row.request.pk)

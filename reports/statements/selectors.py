@@ -1,0 +1,101 @@
+"""A month's statement: every window starting in the month (current plans), its charge by tier and the usage the
+schedulers measured on it, per department and team. The same charge as the budgets (committee.selectors.budgets)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from django.db.models import Sum
+
+from allocations.models import AllocationWindow, Department, UsageRecord
+from committee.selectors.budgets import preemptible_discounts, window_charge
+from reports.dashboards.monthly import month_bounds
+
+
+@dataclass(frozen=True)
+class StatementLine:
+    window_id: int
+    week: str
+    department: str  # its name, "" for a team in none
+    team: str
+    pool: str
+    tier: str
+    gpu_count: int
+    start: datetime
+    end: datetime
+    gpu_hours: Decimal
+    price_per_gpu_hour: Decimal
+    discount_pct: int  # applied to a preemptible window only
+    charge: Decimal
+    used_gpu_hours: Decimal | None  # measured on the window; None: nothing reported
+
+
+@dataclass(frozen=True)
+class TeamTotal:
+    department: str
+    team: str
+    gpu_hours: Decimal
+    used_gpu_hours: Decimal
+    charge: Decimal
+
+
+@dataclass(frozen=True)
+class Statement:
+    month: str
+    department: Department | None  # None: every team
+    lines: Sequence[StatementLine] = field(default_factory=tuple)
+
+    @property
+    def charge(self) -> Decimal:
+        return sum((line.charge for line in self.lines), Decimal(0))
+
+    @property
+    def gpu_hours(self) -> Decimal:
+        return sum((line.gpu_hours for line in self.lines), Decimal(0))
+
+    @property
+    def used_gpu_hours(self) -> Decimal:
+        return sum((line.used_gpu_hours or Decimal(0) for line in self.lines), Decimal(0))
+
+    def teams(self) -> list[TeamTotal]:
+        """Each team's total, by department then team."""
+        totals: dict[tuple[str, str], list[Decimal]] = {}
+        for line in self.lines:
+            row = totals.setdefault((line.department, line.team), [Decimal(0)] * 3)
+            row[0] += line.gpu_hours
+            row[1] += line.used_gpu_hours or Decimal(0)
+            row[2] += line.charge
+        return [TeamTotal(department=d, team=t, gpu_hours=v[0], used_gpu_hours=v[1], charge=v[2])
+                for (d, t), v in sorted(totals.items())]
+
+
+def statement_for_month(*, month: str, department: Department | None = None) -> Statement:
+    """The statement of `month` (YYYY-MM, committee time; ValueError if malformed): the windows of current plans
+    starting in it (those of `department`'s teams only, when given), each charged as the budgets charge it, with the
+    GPU-hours measured on it. Three queries."""
+    start, end = month_bounds(month)
+    windows = AllocationWindow.objects.filter(start__gte=start, start__lt=end, withdrawal__isnull=True)
+    if department is not None:
+        windows = windows.filter(team__department=department)
+    rows = list(windows.order_by("start", "id").values_list(
+        "pk", "week", "team__department__name", "team__name", "pool__cluster__slug", "pool__slug", "tier",
+        "gpu_count", "start", "end", "pool__cost_per_gpu_hour"))
+    used = dict(
+        UsageRecord.objects.filter(window_id__in=[row[0] for row in rows]).values("window_id")
+        .annotate(hours=Sum("gpu_hours_used")).values_list("window_id", "hours")
+    ) if rows else {}
+    discounts = preemptible_discounts({row[1] for row in rows})
+    lines = []
+    for pk, week, dept, team, cluster, pool, tier, gpus, w_start, w_end, price in rows:
+        hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
+        lines.append(StatementLine(
+            window_id=pk, week=week, department=dept or "", team=team, pool=f"{cluster}/{pool}", tier=tier,
+            gpu_count=gpus, start=w_start, end=w_end, gpu_hours=hours, price_per_gpu_hour=price,
+            discount_pct=discounts[week],
+            charge=window_charge(gpu_hours=hours, price_per_gpu_hour=price, tier=tier, discount_pct=discounts[week]),
+            used_gpu_hours=used.get(pk),
+        ))
+    return Statement(month=month, department=department, lines=tuple(lines))

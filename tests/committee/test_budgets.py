@@ -1,0 +1,171 @@
+"""Departments' budgets: finance sets one (versioned, in the one store), the review shows what a grant would charge
+and flags one that would exceed what is left; charges by tier and the carry-over, to the cent."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
+
+from allocations.models import Department, GpuPool
+from committee import selectors, services
+from committee.selectors.budgets import quarter_first_week, window_charge
+from governed.models import PolicyChange, PolicyValue
+from governed.selectors import policy_value
+from tests.allocations.plans import W, publish
+from tests.clock import FIXED_NOW
+from tests.committee.reviewing import close
+from tests.factories import file_request
+from tests.readable import assert_readable
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("committee:budgets")
+
+
+@pytest.fixture
+def research(world: Any) -> Department:
+    department = Department.objects.create(name="Research", slug="research", fair_share_weight=2)
+    world.team_a.department = department
+    world.team_a.save()
+    GpuPool.objects.filter(pk=world.a100.pk).update(cost_per_gpu_hour=Decimal("2.50"))
+    GpuPool.objects.filter(pk=world.h100.pk).update(cost_per_gpu_hour=Decimal("4.1234"))
+    return department
+
+
+def _set(world: Any, research: Department, quarterly: str, *, quarter: str = "2026-Q4", carry: int = 0) -> Any:
+    return services.department_budget_set(actor=world.finance, department=research, quarter=quarter,
+                                          quarterly=Decimal(quarterly), carry_over_pct=carry, reason="FY plan.",
+                                          now=FIXED_NOW)
+
+
+def test_window_charges_by_tier_to_the_cent():
+    hours = Decimal(8 * 24)
+    assert window_charge(gpu_hours=hours, price_per_gpu_hour=Decimal("4.1234"), tier="priority",
+                         discount_pct=50) == Decimal("791.69")  # 792.6848... rounds half up to the cent
+    assert window_charge(gpu_hours=hours, price_per_gpu_hour=Decimal("4.1234"), tier="standard",
+                         discount_pct=50) == Decimal("791.69")
+    assert window_charge(gpu_hours=hours, price_per_gpu_hour=Decimal("4.1234"), tier="preemptible",
+                         discount_pct=50) == Decimal("395.85")
+
+
+def test_finance_sets_a_budget_on_the_page_and_the_committee_reads_it(client, world, research):
+    client.force_login(world.finance)
+    response = client.post(URL, {"department": research.pk, "quarter": "2026-q4", "quarterly": "10000.00",
+                                 "carry_over_pct": "10", "reason": "The FY27 plan."})
+    assert response.status_code == 302
+    assert policy_value(key="budget.research.quarterly", week="2026-W53") == 10000
+    change = PolicyChange.objects.latest("number")
+    assert change.source == "budgets" and change.author == world.finance and change.exempt_reason
+    # Finance set it in 2026-W49, the quarter under way: the weeks before keep having none.
+    assert change.effective_week == "2026-W49"
+    client.force_login(world.reviewer)
+    page = client.get(URL).content.decode()
+    assert_readable(page)
+    assert "Research" in page and "USD 10,000.00" in page and "carries over up to 10%" in page
+    assert "Set a department" not in page  # only finance sets budgets
+    # Kept in the policy history with the reason.
+    (entry,) = [c for c in selectors.policy_history() if c.kind_code == "budget"]
+    assert entry.reason == "The FY27 plan." and {f.field for f in entry.changes} == {
+        "budget.research.quarterly", "budget.research.carry_over_pct"}
+
+
+@pytest.mark.parametrize(("who", "status"), [("chair", 403), ("member_a", 403)])
+def test_only_finance_sets_a_budget_and_only_the_committee_reads_them(client, world, research, who, status):
+    client.force_login(getattr(world, who))
+    response = client.post(URL, {"department": research.pk, "quarter": "2026-Q4", "quarterly": "5",
+                                 "carry_over_pct": "0", "reason": "Mine."})
+    assert response.status_code == status
+    assert not PolicyValue.objects.filter(key__startswith="budget.").exists()
+    with pytest.raises(PermissionDenied):
+        services.department_budget_set(actor=world.chair, department=research, quarter="2026-Q4",
+                                       quarterly=Decimal(5), carry_over_pct=0, reason="Mine.")
+    if who == "member_a":
+        assert client.get(URL).status_code == 403
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("quarterly", "-1", "Write the number in digits"),
+    ("quarterly", "12.345", "Write the number in digits"),
+    ("quarterly", "lots", "Write the number in digits"),
+    ("carry_over_pct", "101", "less than or equal to 100"),
+    ("quarter", "2026-Q5", "YYYY-Qn"),
+    ("quarter", "2026-Q3", "2026-Q3 is over"),
+    ("reason", "  ", "required"),
+])
+def test_a_bad_budget_is_refused_with_a_clear_error_and_changes_nothing(client, world, research, field, value,
+                                                                         message):
+    client.force_login(world.finance)
+    data = {"department": research.pk, "quarter": "2026-Q4", "quarterly": "100", "carry_over_pct": "0",
+            "reason": "Plan.", field: value}
+    response = client.post(URL, data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not PolicyValue.objects.filter(key__startswith="budget.").exists()
+
+
+def test_the_same_budget_again_is_refused_as_nothing_changed(world, research):
+    _set(world, research, "100")
+    with pytest.raises(ValidationError, match="Nothing changed"):
+        _set(world, research, "100")
+
+
+def test_a_budget_for_next_quarter_starts_on_its_first_monday_and_leaves_this_quarter_alone(world, research):
+    # 1 January 2027 is in 2026-W53, the last week of 2026-Q4: 2027-Q1's budget starts in 2027-W01.
+    assert quarter_first_week("2027-Q1") == "2027-W01"
+    _set(world, research, "100")
+    _set(world, research, "900", quarter="2027-Q1")
+    assert [b.quarterly for b in selectors.department_budgets(quarter="2026-Q4")] == [Decimal(100)]
+    assert [b.quarterly for b in selectors.department_budgets(quarter="2027-Q1")] == [Decimal(900)]
+
+
+def test_spend_carry_over_and_alerts_reconcile_with_the_windows(world, research):
+    # 2026-Q4: budget 1,000.00, 20 % may carry over. Team A's windows this week (2026-W49): a standard window
+    # 8 GPUs × 24 h on a100 at 2.50 = 480.00, a preemptible one 4 × 10 h on h100 at 4.1234, half off = 82.47;
+    # team B (no department) is charged to nobody.
+    _set(world, research, "1000", carry=20)
+    publish([W(world.a100, world.team_a, 8, 0, 24, ref=1), W(world.h100, world.team_a, 4, 0, 10, ref=2,
+                                                               tier="preemptible"),
+             W(world.a100, world.team_b, 8, 24, 48, ref=3)])
+    (q4,) = selectors.department_budgets(quarter="2026-Q4")
+    assert (q4.spent, q4.left, q4.used_pct, q4.alert_pct) == (
+        Decimal("562.47"), Decimal("437.53"), Decimal("56.2"), None)
+    # 2027-Q1 gets what was left, up to 20 % of 1,000.00: 200.00 on top of its own 900.00.
+    services.department_budget_set(actor=world.finance, department=research, quarter="2027-Q1",
+                                   quarterly=Decimal(900), carry_over_pct=0, reason="Plan.", now=FIXED_NOW)
+    (q1,) = selectors.department_budgets(quarter="2027-Q1")
+    assert (q1.quarterly, q1.carried_over, q1.available, q1.spent) == (
+        Decimal(900), Decimal("200.00"), Decimal("1100.00"), Decimal(0))
+    # A second standard week of 8 × 24 on a100 brings Q4 to 1,042.47: over budget, and less left to carry.
+    publish([W(world.a100, world.team_a, 8, 0, 24, ref=4)], week="2026-W50")
+    (q4,) = selectors.department_budgets(quarter="2026-Q4")
+    assert (q4.spent, q4.alert_pct) == (Decimal("1042.47"), 100)
+    (q1,) = selectors.department_budgets(quarter="2027-Q1")
+    assert q1.carried_over == Decimal(0)
+
+
+def test_the_review_shows_what_a_grant_would_charge_and_flags_one_over_budget(client, world, research):
+    _set(world, research, "2500")
+    publish([W(world.a100, world.team_a, 8, 0, 24, ref=1)])  # 480.00 spent: 2,020.00 left
+    within = file_request(world, title="Small tune", pool=world.h100, gpu_count=4, min_gpu_count=2,
+                          duration_hours=24)  # 96 GPU-hours × 4.1234 = 395.8464: 395.85
+    bigger = file_request(world, title="Bigger retrain", gpu_count=16, duration_hours=60)  # 960 × 2.50 = 2,400.00
+    untracked = file_request(world, team=world.team_b, title="Team B has no department")
+    close(world)
+    client.force_login(world.reviewer)
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert_readable(page)
+
+    def card(gpu_request: Any) -> str:
+        start = page.index(f'id="request-{gpu_request.pk}"')
+        return page[start:page.index("</article>", start)]
+
+    assert "Granting it charges USD 395.85 to Research, which has USD 2,020.00 left of USD 2,500.00 in 2026-Q4." \
+        in card(within)
+    assert "over budget" not in card(within)
+    assert "over budget" in card(bigger) and "Granting it charges USD 2,400.00 to Research" in card(bigger)
+    assert "It would exceed the budget by USD 380.00: the committee may still grant it." in card(bigger)
+    assert "Granting it charges" not in card(untracked)

@@ -1,0 +1,99 @@
+"""A month's statement of charges reconciles, to the cent, with the windows, the usage records and the budgets; the
+CSV adds up to the page's total (docs/chargeback.md)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from allocations.models import AllocationWindow, Department, GpuPool, UsageRecord
+from committee.selectors import department_charges
+from reports.statements.selectors import statement_for_month
+from tests.allocations.plans import W, publish
+from tests.readable import assert_readable
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def month(world: Any) -> dict[int, AllocationWindow]:
+    research = Department.objects.create(name="Research", slug="research")
+    world.team_a.department = research
+    world.team_a.save()
+    GpuPool.objects.filter(pk=world.a100.pk).update(cost_per_gpu_hour=Decimal("2.50"))
+    GpuPool.objects.filter(pk=world.h100.pk).update(cost_per_gpu_hour=Decimal("4.1234"))
+    # 2026-W49 starts on Monday 30 November: a window at its first hour is November's.
+    first = publish([W(world.a100, world.team_a, 8, 0, 24, ref=1),
+                     W(world.a100, world.team_a, 8, 48, 72, ref=2),
+                     W(world.h100, world.team_a, 4, 48, 58, ref=3, tier="preemptible"),
+                     W(world.a100, world.team_b, 2, 50, 53, ref=4)])
+    second = publish([W(world.h100, world.team_a, 3, 0, 7, ref=5, tier="priority")], week="2026-W50")
+    windows = {w.request_ref or 0: w for w in [*first.windows.all(), *second.windows.all()]}
+    for key, (ref, hours) in enumerate([(2, "100"), (2, "50.5"), (3, "30"), (4, "6")]):
+        window = windows[ref]
+        UsageRecord.objects.create(pool=window.pool, team=window.team, window=window, period_start=window.start,
+                                   period_end=window.end, gpu_hours_used=Decimal(hours), mean_utilization_pct=90,
+                                   idempotency_key=f"u{key}")
+    return windows
+
+
+def test_a_months_statement_reconciles_with_the_windows_and_usage_to_the_cent(world, month):
+    december = statement_for_month(month="2026-12")
+    # W-2 standard 8 × 24 h × 2.50 = 480.00; W-3 preemptible 4 × 10 h × 4.1234 × 50 % = 82.468 → 82.47;
+    # W-4 team B standard 2 × 3 h × 2.50 = 15.00; W-5 priority 3 × 7 h × 4.1234 = 86.5914 → 86.59.
+    assert [(line.window_id, line.charge) for line in december.lines] == [
+        (month[2].pk, Decimal("480.00")), (month[3].pk, Decimal("82.47")), (month[4].pk, Decimal("15.00")),
+        (month[5].pk, Decimal("86.59"))]
+    assert december.charge == Decimal("664.06")
+    # The usage column is the usage records of each window; W-5 had none reported.
+    assert [line.used_gpu_hours for line in december.lines] == [Decimal("150.5"), Decimal(30), Decimal(6), None]
+    assert december.used_gpu_hours == sum(
+        r.gpu_hours_used for r in UsageRecord.objects.filter(window__in=[month[k] for k in (2, 3, 4, 5)]))
+    assert december.gpu_hours == sum(Decimal(str(month[k].gpu_hours)) for k in (2, 3, 4, 5))
+    # A department's months add up to what its budget was charged in the quarter.
+    research = Department.objects.get(slug="research")
+    by_month = [statement_for_month(month=m, department=research) for m in ("2026-10", "2026-11", "2026-12")]
+    assert [s.charge for s in by_month] == [Decimal(0), Decimal("480.00"), Decimal("649.06")]
+    assert sum(s.charge for s in by_month) == department_charges(quarter="2026-Q4")[research.pk]
+    assert [(t.team, t.charge) for t in by_month[2].teams()] == [("Team A", Decimal("649.06"))]
+
+
+def test_the_page_and_its_csv_show_the_same_lines_and_total(client, world, month):
+    client.force_login(world.finance)
+    url = reverse("reports:statement", args=["2026-12"])
+    page = client.get(url).content.decode()
+    assert_readable(page)
+    assert "Total USD 664.06 for" in page
+    window = month[2]
+    assert f'href="/windows/?week=2026-W49#window-{window.pk}">W-{window.pk}</a>' in page
+    response = client.get(reverse("reports:statement-csv", args=["2026-12"]))
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [row["window"] for row in rows] == [f"W-{month[k].pk}" for k in (2, 3, 4, 5)]
+    assert sum(Decimal(row["charge"]) for row in rows) == Decimal("664.06")
+    assert rows[1]["tier"] == "preemptible" and rows[1]["discount_pct"] == "50" and rows[3]["used_gpu_hours"] == ""
+    # One department's statement: its teams only.
+    research_page = client.get(url, {"department": "research"}).content.decode()
+    assert "Statement of Research, 2026-12" in research_page and "Total USD 649.06 for" in research_page
+    research_rows = list(csv.DictReader(io.StringIO(
+        client.get(reverse("reports:statement-csv", args=["2026-12"]), {"department": "research"}).content.decode())))
+    assert sum(Decimal(row["charge"]) for row in research_rows) == Decimal("649.06")
+
+
+@pytest.mark.parametrize(("month", "query", "status"), [
+    ("2026-13", {}, 404), ("december", {}, 404), ("2026-12", {"department": "no-such"}, 404)])
+def test_a_bad_month_or_department_is_not_found(client, world, month, query, status):
+    client.force_login(world.finance)
+    assert client.get(reverse("reports:statement", args=[month]), query).status_code == status
+    assert client.get(reverse("reports:statement-csv", args=[month]), query).status_code == status
+
+
+def test_only_the_committee_reads_the_statements(client, world, month):
+    client.force_login(world.member_a)
+    assert client.get(reverse("reports:statement", args=["2026-12"])).status_code == 403
+    assert client.get(reverse("reports:statement-csv", args=["2026-12"])).status_code == 403
