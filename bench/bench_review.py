@@ -38,6 +38,7 @@ WEIGHTS = {"business_impact": 30, "feasibility": 30, "urgency": 30, "fairness": 
 def build_week(world: Any, *, requests: int) -> list[Any]:
     """`requests` submitted requests in review, four members' scores each, every other one decided."""
     from allocations.models import Cluster, GpuPool, SchedulerKind, Team
+    from committee import services
     from committee.models import Decision, DecisionOutcome, GpuRequest, RequestStatus, Score
     from tests.committee.reviewing import CRITERIA, bulk_evidence, close
 
@@ -75,6 +76,7 @@ def build_week(world: Any, *, requests: int) -> list[Any]:
                  request_title=r.title, cycle_week=world.cycle.week)
         for i, r in enumerate(rows) if i % 2 == 0
     )
+    services.cycle_ranking_changed(cycle=world.cycle)  # written past the services: move the ranking's version too
     return rows
 
 

@@ -137,6 +137,7 @@ from committee.selectors.publishing import (
     kept_explanations,
     started_windows,
 )
+from committee.selectors.ranking import RankingRows, WeekRanking, ranking_rows, week_ranking
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -221,6 +222,7 @@ __all__ = [
     "PoolPlacement",
     "PublishPlacement",
     "PublishSummary",
+    "RankingRows",
     "RequestCopy",
     "RequestCorrections",
     "RequestDiscussion",
@@ -236,6 +238,7 @@ __all__ = [
     "UsagePrefill",
     "Viewer",
     "ViewerRoles",
+    "WeekRanking",
     "WindowChange",
     "appeal_list_for_cycle",
     "appeal_window_for_cycle",
@@ -301,6 +304,7 @@ __all__ = [
     "question_get_for_viewer",
     "question_list_open_for_teams",
     "quorum_missing_for",
+    "ranking_rows",
     "request_active_by_team_pool",
     "request_active_on_pool",
     "request_capacity_warning",
@@ -347,5 +351,6 @@ __all__ = [
     "viewer_roles",
     "viewer_roles_new_request",
     "week_before",
+    "week_ranking",
     "window_change_text",
 ]

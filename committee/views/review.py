@@ -21,7 +21,6 @@ from committee.forms import DecisionForm, WeightsForm
 from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.selectors import grid as grid_selectors
-from committee.selectors.review import ranking_reweigh
 from committee.services.scores import SCORE_REFUSED, ScoreForbidden, score_answer, score_seat_required
 from committee.timeline import placement_figures
 from core.datetimes import format_when
@@ -389,12 +388,14 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     current_weights = selectors.rubric_for_week(week=cycle.week).weights
     form = WeightsForm(request.GET if any(c in request.GET for c in scoring.CRITERIA) else None,
                        initial=current_weights)
-    current = selectors.cycle_ranking(cycle=cycle)
+    ranked = selectors.ranking_rows(cycle=cycle)  # the week's ranking, kept once per change
+    current = list(ranked)
     proposed: list[selectors.ReviewRow] | None = None
     moves: dict[int, int] = {}
     if form.is_bound and form.is_valid():
-        proposed = ranking_reweigh(cycle=cycle, rows=current, weights=form.weights())
-        moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
+        reweighed = selectors.ranking_rows(cycle=cycle, weights=form.weights())
+        proposed = list(reweighed)
+        moves = reweighed.ranking.moves(before=ranked.ranking)
     context = {
         "cycle": cycle,
         "form": form,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from committee import services
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
 from committee.models import (
     Decision,
@@ -81,4 +82,5 @@ def big_week(world: Any, *, requests: int) -> list[GpuRequest]:
                  request_title=r.title, cycle_week=world.cycle.week)
         for r in rows
     )
+    services.cycle_ranking_changed(cycle=world.cycle)  # written past the services: move the ranking's version too
     return rows
