@@ -17,11 +17,17 @@ every worker) under a key that holds everything it was computed from:
 A page then reads only its own rows (`RankingRows`: the requests with their team, pool and decision, one query a
 page). When the cache does not answer, the ranking is computed as before and the cache is skipped for a while
 (core.breaker.CACHE).
+
+Each process also keeps the last few rankings it read, by the same key (`_KEPT`): reading a 1,000-request ranking
+out of the cache (unpickling 10,000 objects, and the collector's passes they set off) cost 0.15–0.3 s a page, more
+than ranking it. A key names one ranking for ever, so what a process keeps is exact as long as the key is.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import overload
@@ -40,6 +46,10 @@ logger = logging.getLogger(__name__)
 
 # An entry outlives its week's review by little: a new version makes a new key, the old one expires.
 RANKING_CACHE_SECONDS = 6 * 3600
+# The rankings a process keeps itself, the last read first out: the current one and a few what-ifs.
+KEPT_IN_PROCESS = 8
+_KEPT: OrderedDict[str, WeekRanking] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,28 @@ def _key(cycle: ReviewCycle, weights: Mapping[str, int], quorum: int) -> str:
     closed = cycle.intake_closed_at.isoformat() if cycle.intake_closed_at else "-"
     weighed = ",".join(f"{c}={weights[c]}" for c in sorted(weights))
     return f"docket:ranking:{cycle.pk}:{cycle.ranking_version}:{cycle.status}:{closed}:{quorum}:{weighed}"
+
+
+def _kept(key: str) -> WeekRanking | None:
+    with _KEPT_LOCK:
+        found = _KEPT.get(key)
+        if found is not None:
+            _KEPT.move_to_end(key)
+        return found
+
+
+def _keep_here(key: str, ranking: WeekRanking) -> None:
+    with _KEPT_LOCK:
+        _KEPT[key] = ranking
+        _KEPT.move_to_end(key)
+        while len(_KEPT) > KEPT_IN_PROCESS:
+            _KEPT.popitem(last=False)
+
+
+def rankings_kept_forget() -> None:
+    """Forget the rankings this process keeps (the tests start each test so: their ids come again)."""
+    with _KEPT_LOCK:
+        _KEPT.clear()
 
 
 def _cached(key: str) -> WeekRanking | None:
@@ -104,8 +136,12 @@ def week_ranking(*, cycle: ReviewCycle, weights: Mapping[str, int] | None = None
     if cycle.status == CycleStatus.OPEN:
         return _computed(cycle=cycle, weights=weights)
     key = _key(cycle, weights, governance_for_week(week=cycle.week).score_quorum)
+    found = _kept(key)
+    if found is not None:
+        return found
     found = _cached(key)
     if found is not None:
+        _keep_here(key, found)
         return found
     if weights == current:
         ranking = _computed(cycle=cycle, weights=None)
@@ -119,6 +155,7 @@ def week_ranking(*, cycle: ReviewCycle, weights: Mapping[str, int] | None = None
             sheets=base.sheets,
         )
     _keep(key, ranking)
+    _keep_here(key, ranking)
     return ranking
 
 
