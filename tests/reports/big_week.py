@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from committee import services
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
+from committee import services
 from committee.models import (
     Decision,
     DecisionOutcome,
