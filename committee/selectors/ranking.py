@@ -185,7 +185,7 @@ class RankingRows(Sequence[ReviewRow]):
         return iter(self._rows(self.ranking.results))
 
     def _rows(self, results: Sequence[scoring.RequestResult]) -> list[ReviewRow]:
-        by_id = GpuRequest.objects.select_related("team", "pool", "pool__cluster", "decision").in_bulk(
+        by_id = GpuRequest.objects.select_related("team", "pool", "pool__cluster", "decision").order_by().in_bulk(
             [result.request_id for result in results]
         )
         rows = []

@@ -176,7 +176,8 @@ def _measure_shown(context: dict[str, Any]) -> None:
 def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
-    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False,
+                                    rows=selectors.ranking_rows(cycle=cycle))  # the ranking kept once per change
     context = {
         **_shown(request, cycle, review),
         "cycles": list(selectors.cycle_list()[:12]),
@@ -198,7 +199,8 @@ def review_ranking(request: AuthenticatedHttpRequest, week: str) -> HttpResponse
     "would get" lines. The query is the review page's own (`?ranking=`, `?page=`, `?mine=`)."""
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
-    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False,
+                                    rows=selectors.ranking_rows(cycle=cycle))  # the ranking kept once per change
     context = {**_shown(request, cycle, review, with_queue=False), "oob": True}
     _measure_shown(context)
     return render(request, "committee/_ranking_refresh.html", context)
