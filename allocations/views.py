@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -16,11 +18,14 @@ from core.isoweek import is_iso_week
 
 VERSION_RE = re.compile(r"[0-9]{1,10}")
 MAX_VERSION = 2**31 - 1  # the column's range: a larger number is no version, not a database error
+# Windows a page of /windows/ shows: a week of 1,000 grants is ten pages, each as fast as a small week's.
+WINDOWS_PER_PAGE = 100
 
 
 @login_required
 def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """A week's plan (the current version unless ?version= names another) with each window's sync status."""
+    """A week's plan (the current version unless ?version= names another) with each window's sync status,
+    WINDOWS_PER_PAGE windows a page (`?page=`), in the plan's order (cluster, pool, start)."""
     week = request.GET.get("week") or selectors.plan_week_current()
     version_param = request.GET.get("version")
     if week is not None and not is_iso_week(week):
@@ -34,11 +39,15 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     if plan is not None:
         current = selectors.plan_for_week(week=plan.week)
         explanations = list(plan.explanations.all())
-        windows = list(selectors.plan_window_list(plan=plan))
+        page_obj = Paginator(selectors.plan_window_list(plan=plan), WINDOWS_PER_PAGE).get_page(request.GET.get("page"))
+        windows = list(page_obj)
         idle = elastic_selectors.idle_grants(window_ids=[w.pk for w in windows])
+        kept = {key: request.GET[key] for key in ("week", "version") if request.GET.get(key)}
         context.update(
             {
                 "windows": windows,
+                "page_obj": page_obj,
+                "pager_query": urlencode(kept),
                 "idle_grants": idle,
                 "idle_window_ids": {action.window_id for action in idle},
                 "withdrawn": list(selectors.plan_withdrawn_list(plan=plan)),

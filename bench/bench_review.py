@@ -1,4 +1,4 @@
-"""The weekly review at 12, 200 and 1,000 requests: server time and bytes of each page, save and API.
+"""The weekly review at 200 and 1,000 requests: server time (wall and CPU) and bytes of each page, save and API.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_e .venv/bin/python bench/bench_review.py
     DATABASE_URL=... .venv/bin/python bench/bench_review.py --sizes 12 200 1000 --repeat 5
@@ -11,10 +11,14 @@ decided (a grant or a rejection). The clock is pinned to Tuesday 2026-12-01 10:0
 It measures, as the finance member (the chair for a decision and the what-if): the review page's
 first screen, the scores grid, one grid cell save, one inline score save and one decision save on
 the review page (htmx), the ranking refresh the page asks for after a save (htmx), the ranking API and
-the what-if API (their first page where they are paged). Time is the median of --repeat calls;
-bytes are the body as sent, raw and with `Accept-Encoding: gzip`. A URL the checked-out code does
-not have prints "—", so the same script measures the code before the grid existed.
-Prints a Markdown table for docs/benchmarks.md, with the growth 1,000 ÷ 12 of each measure.
+the what-if API (their first page where they are paged), and every page of the ranking and of the
+what-if read one after the other, as they are (the week's ranking kept) and after a change of the week
+(its ranking version moved, as a score moves it: the first page ranks the week again). Time is the median
+of --repeat calls, wall and this process's CPU (PostgreSQL's own time is in the wall only); bytes are the
+body as sent, raw and with `Accept-Encoding: gzip`. A URL the checked-out code does not have prints "—",
+so the same script measures the code before the grid existed. Prints a Markdown table for
+docs/benchmarks.md, with the growth from the first size to the last (200 → 1,000 by default) of each
+measure, and the machine's load average before and after.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ WEIGHTS = {"business_impact": 30, "feasibility": 30, "urgency": 30, "fairness": 
 def build_week(world: Any, *, requests: int) -> list[Any]:
     """`requests` submitted requests in review, four members' scores each, every other one decided."""
     from allocations.models import Cluster, GpuPool, SchedulerKind, Team
+    from committee import services
     from committee.models import Decision, DecisionOutcome, GpuRequest, RequestStatus, Score
     from tests.committee.reviewing import CRITERIA, bulk_evidence, close
 
@@ -75,27 +80,47 @@ def build_week(world: Any, *, requests: int) -> list[Any]:
                  request_title=r.title, cycle_week=world.cycle.week)
         for i, r in enumerate(rows) if i % 2 == 0
     )
+    if hasattr(services, "cycle_ranking_changed"):  # written past the services: move the ranking's version too
+        services.cycle_ranking_changed(cycle=world.cycle)
     return rows
 
 
-def measure(call: Callable[[dict[str, Any]], Any], repeat: int) -> tuple[float, int, int, int]:
-    """(median seconds, raw bytes, gzip bytes, status) of `call(extra_headers)`."""
-    times = []
+def measure(call: Callable[[dict[str, Any]], Any], repeat: int) -> tuple[float, int, int, int, float]:
+    """(median seconds, raw bytes, gzip bytes, status, median CPU seconds of this process) of `call(extra_headers)`.
+
+    The CPU is the Python side's (Django, the driver): PostgreSQL's own time is in the wall time only."""
+    times, cpu = [], []
     response = None
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         response = call({})
         times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
     assert response is not None
     raw = len(response.content)
     status = response.status_code
     zipped = call({"HTTP_ACCEPT_ENCODING": "gzip"})
     packed = len(zipped.content) if zipped.get("Content-Encoding") == "gzip" else raw
-    return statistics.median(times), raw, packed, status
+    return statistics.median(times), raw, packed, status, statistics.median(cpu)
 
 
 NAMES = ["review page, first screen", "scores grid", "grid cell save", "inline score save (htmx)",
-         "decision save (htmx)", "ranking refresh after a save (htmx)", "ranking API", "what-if API"]
+         "decision save (htmx)", "ranking refresh after a save (htmx)", "ranking API", "what-if API",
+         "ranking API, every page", "ranking API, every page after a change", "what-if API, every page",
+         "what-if API, every page after a change"]
+
+
+class _Pages:
+    """Every page of a paged API answer, read one after the other: the last page's answer, the bytes of all."""
+
+    def __init__(self, responses: list[Any]) -> None:
+        self.last = responses[-1]
+        self.status_code = max(r.status_code for r in responses)
+        self.content = b"".join(r.content for r in responses)
+        self._headers = self.last
+
+    def get(self, name: str) -> Any:
+        return self.last.get(name)
 
 
 def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> dict[str, Any]:
@@ -121,6 +146,18 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
         return True
 
     htmx: dict[str, Any] = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": f"http://testserver/review/{week}/"}
+    pages = -(-len(rows) // 100)  # API_PAGE_SIZE
+
+    def every_page(client: Any, path: str, query: dict[str, Any], *, changed: bool) -> Callable[[dict[str, Any]], Any]:
+        """Read pages 1..n of `path`; `changed`: after a change of the week (its ranking version moves, as a
+        score's does), so the first page ranks the week again and the others read it."""
+        from committee import services
+
+        def call(h: dict[str, Any]) -> Any:
+            if changed and hasattr(services, "cycle_ranking_changed"):  # before it, every page ranked the week
+                services.cycle_ranking_changed(cycle=world.cycle)
+            return _Pages([client.get(path, {**query, "page": n}, **h) for n in range(1, pages + 1)])
+        return call
     calls: dict[str, Callable[[dict[str, Any]], Any] | None] = {
         "review page, first screen": lambda h: member.get(url("review-cycle"), **h),
         "scores grid": (lambda h: member.get(url("review-grid"), **h)) if has("review-grid") else None,
@@ -135,6 +172,12 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
         if has("review-ranking") else None,
         "ranking API": lambda h: member.get(f"/api/v1/cycles/{week}/ranking/", **h),
         "what-if API": lambda h: chair.get(f"/api/v1/cycles/{week}/what-if/", WEIGHTS, **h),
+        "ranking API, every page": every_page(member, f"/api/v1/cycles/{week}/ranking/", {}, changed=False),
+        "ranking API, every page after a change": every_page(
+            member, f"/api/v1/cycles/{week}/ranking/", {}, changed=True),
+        "what-if API, every page": every_page(chair, f"/api/v1/cycles/{week}/what-if/", WEIGHTS, changed=False),
+        "what-if API, every page after a change": every_page(
+            chair, f"/api/v1/cycles/{week}/what-if/", WEIGHTS, changed=True),
     }
     results: dict[str, Any] = {}
     for name in names:
@@ -147,7 +190,7 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[12, 200, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if "DATABASE_URL" not in os.environ:
@@ -158,16 +201,19 @@ def main() -> int:
 
     django.setup()
     import time_machine
+    from django.core.cache import cache
     from django.core.management import call_command
     from django.db import connection
 
     from tests.conftest import build_world
 
     call_command("migrate", verbosity=0)
-    results: dict[str, dict[int, tuple[float, int, int, int] | None]] = {}
+    results: dict[str, dict[int, tuple[float, int, int, int, float] | None]] = {}
     names = NAMES
+    loads = [os.getloadavg()[0]]
     for size in args.sizes:
         call_command("flush", interactive=False, verbosity=0)
+        cache.clear()  # the ids come again after a flush: no ranking kept from the size before
         with time_machine.travel(datetime(2026, 12, 1, 10, 0, tzinfo=UTC), tick=True):
             world = build_world()
             rows = build_week(world, requests=size)
@@ -175,7 +221,9 @@ def main() -> int:
                 results.setdefault(name, {})[size] = got
                 if got is not None and got[3] >= 400:
                     print(f"warning: {name} at {size} answered {got[3]}", file=sys.stderr)
-    print(f"database: {connection.vendor}; median of {args.repeat} calls; in-process (Django test client)")
+    load = " → ".join(f"{value:.1f}" for value in (loads[0], os.getloadavg()[0]))
+    print(f"database: {connection.vendor}; median of {args.repeat} calls; in-process (Django test client); "
+          f"wall (CPU of this process); 1-minute load average {load}")
     header = " | ".join(f"{s:,} requests" for s in args.sizes)
     print(f"| measure | {header} | growth {args.sizes[-1]:,} ÷ {args.sizes[0]:,} |")
     print("|---|" + "---:|" * (len(args.sizes) + 1))
@@ -183,11 +231,12 @@ def main() -> int:
         cells = []
         for size in args.sizes:
             got = results[name][size]
-            cells.append("—" if got is None else f"{got[0] * 1000:,.0f} ms, {got[1] / 1024:,.1f} KB "
-                                                  f"(gzip {got[2] / 1024:,.1f} KB)")
+            cells.append("—" if got is None else f"{got[0] * 1000:,.0f} ms ({got[4] * 1000:,.0f} ms CPU), "
+                                                  f"{got[1] / 1024:,.1f} KB (gzip {got[2] / 1024:,.1f} KB)")
         first, last = results[name][args.sizes[0]], results[name][args.sizes[-1]]
         growth = "—" if first is None or last is None else (
-            f"time ×{last[0] / first[0]:.1f}, bytes ×{last[1] / first[1]:.1f}")
+            f"time ×{last[0] / first[0]:.1f}, CPU ×{last[4] / max(first[4], 1e-6):.1f}, "
+            f"bytes ×{last[1] / first[1]:.1f}")
         print(f"| {name} | " + " | ".join(cells) + f" | {growth} |")
     return 0
 

@@ -120,6 +120,22 @@ def breakers_closed() -> None:
 
 
 @pytest.fixture(autouse=True)
+def process_cache_empty() -> None:
+    """Every test starts with an empty per-process cache (locmem, the tests' default) and no ranking kept by the
+    process: a test's database is rolled back and its ids come again, so a week's ranking kept by an earlier test
+    (committee/selectors/ranking.py) would be read for another week. A shared cache (CACHE_URL) is left alone:
+    other workers count rate limits in it."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    from committee.selectors.ranking import rankings_kept_forget
+
+    if isinstance(caches["default"], LocMemCache):
+        caches["default"].clear()
+    rankings_kept_forget()
+
+
+@pytest.fixture(autouse=True)
 def clock(request: pytest.FixtureRequest) -> Iterator[time_machine.Traveller]:
     """Every test starts at FIXED_NOW (tests/clock.py) and ticks from there; `clock.move_to(t)` jumps.
 

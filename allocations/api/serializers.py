@@ -20,8 +20,14 @@ WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end
 
 
 def utc_iso(moment: datetime) -> str:
-    """ISO 8601 in UTC with a 'Z', to the second (windows lie on the engine's hour grid)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """ISO 8601 in UTC with a 'Z', to the second (windows lie on the engine's hour grid).
+
+    `isoformat` rather than `strftime`, and no conversion of what the database already gives in UTC: a list of 500
+    windows writes 1,000 of these (docs/benchmarks.md, "Windows API")."""
+    offset = moment.utcoffset()
+    if offset is None or offset:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat(timespec="seconds")[:19] + "Z"
 
 
 class WindowSerializer(serializers.Serializer):

@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from allocations import selectors as allocation_selectors
 from allocations.models import Team
-from committee import scoring, selectors, services
+from committee import selectors, services
 from committee.api.filtersets import CycleFilterSet, RequestFilterSet
 from committee.api.permissions import IsChair, IsCommitteeMember, IsCommitteeMemberToScore
 from committee.api.serializers import (
@@ -47,7 +47,6 @@ from committee.api.serializers import (
     placed_window_data,
 )
 from committee.models import GpuRequest, ReviewCycle, Score
-from committee.selectors.review import ranking_reweigh
 from core.errors import StateConflict
 from core.http import AuthenticatedRequest
 
@@ -136,7 +135,7 @@ class CycleRankingView(generics.GenericAPIView):
 
     @extend_schema(responses=RankingRowSerializer(many=True), operation_id="cycles_ranking")
     def get(self, request: Request, week: str) -> Response:
-        rows = selectors.cycle_ranking(cycle=_cycle(week))
+        rows = selectors.ranking_rows(cycle=_cycle(week))  # the week's ranking, kept once per change
         page: list[selectors.ReviewRow] = self.paginate_queryset(rows) or []  # type: ignore[arg-type]
         selectors.review_rows_suggestions_load(rows=page)
         return self.get_paginated_response(RankingRowSerializer(page, many=True).data)
@@ -163,9 +162,9 @@ class CycleWhatIfView(generics.GenericAPIView):
         query = WeightsSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         weights = dict(query.validated_data)
-        current = selectors.cycle_ranking(cycle=cycle)
-        proposed = ranking_reweigh(cycle=cycle, rows=current, weights=weights)  # the same rows, read once
-        moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
+        current = selectors.ranking_rows(cycle=cycle)  # both rankings kept once per change, each page read alone
+        proposed = selectors.ranking_rows(cycle=cycle, weights=weights)
+        moves = proposed.ranking.moves(before=current.ranking)
         proposed_page: list[selectors.ReviewRow] = self.paginate_queryset(proposed) or []  # type: ignore[arg-type]
         paginator = cast(PageNumberPagination, self.paginator)  # the API's DEFAULT_PAGINATION_CLASS
         start = (paginator.page.number - 1) * paginator.page.paginator.per_page if paginator.page else 0

@@ -49,6 +49,9 @@ class ReviewCycle(models.Model):
     intake_closed_at = models.DateTimeField(_("intake closed"), null=True, blank=True)
     finalized_at = models.DateTimeField(_("finalized"), null=True, blank=True)
     finalized_by_name = models.CharField(_("finalized by"), max_length=150, blank=True)
+    # Moves on every change of what ranks the week (a score, a recusal, a decision; services.cycle_ranking_changed),
+    # in the transaction that makes it: the cached ranking (committee.selectors.ranking) is kept by this number.
+    ranking_version = models.PositiveIntegerField(_("ranking version"), default=0, editable=False)
 
     class Meta:
         ordering = ["-starts_at"]

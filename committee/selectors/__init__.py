@@ -146,6 +146,7 @@ from committee.selectors.publishing import (
     kept_explanations,
     started_windows,
 )
+from committee.selectors.ranking import RankingRows, WeekRanking, ranking_rows, week_ranking
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -231,6 +232,7 @@ __all__ = [
     "PoolPlacement",
     "PublishPlacement",
     "PublishSummary",
+    "RankingRows",
     "RequestBudget",
     "RequestCopy",
     "RequestCorrections",
@@ -247,6 +249,7 @@ __all__ = [
     "UsagePrefill",
     "Viewer",
     "ViewerRoles",
+    "WeekRanking",
     "WindowChange",
     "appeal_list_for_cycle",
     "appeal_window_for_cycle",
@@ -314,6 +317,7 @@ __all__ = [
     "question_get_for_viewer",
     "question_list_open_for_teams",
     "quorum_missing_for",
+    "ranking_rows",
     "request_active_by_team_pool",
     "request_active_on_pool",
     "request_budget_map",
@@ -363,5 +367,6 @@ __all__ = [
     "viewer_roles",
     "viewer_roles_new_request",
     "week_before",
+    "week_ranking",
     "window_change_text",
 ]

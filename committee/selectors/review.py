@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -377,14 +378,18 @@ def _members_and_teams(*, viewer: Viewer) -> tuple[dict[int, str], dict[int, set
     return members, teams_of
 
 
-def cycle_review(*, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True) -> CycleReview:
+def cycle_review(
+    *, cycle: ReviewCycle, viewer: Viewer, detailed: bool = True, rows: Sequence[ReviewRow] | None = None
+) -> CycleReview:
     """Everything the weekly review page shows, for one committee member. Constant number of queries.
 
     The caller checks that the viewer has a committee seat; rows of the viewer's own teams are
     marked `conflict`. `detailed` gives every row its members' scores, score inputs and discussion
     (`review_rows_detail`, as the archive's record needs); the review page asks for the rows it shows only.
+    `rows` are the week's ranked rows when the caller has them (the review page reads the ranking kept once per
+    change, `committee.selectors.ranking.ranking_rows`); else the week is ranked here.
     """
-    rows = cycle_ranking(cycle=cycle, with_scores=detailed)
+    rows = list(rows) if rows is not None else cycle_ranking(cycle=cycle, with_scores=detailed)
     members, teams_of = _members_and_teams(viewer=viewer)
     rubric = rubric_for_week(week=cycle.week)
     weights = rubric.weights

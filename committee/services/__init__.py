@@ -48,6 +48,7 @@ from committee.services.notifications import (
     notifications_record,
 )
 from committee.services.publishing import cycle_publish
+from committee.services.ranking import cycle_ranking_changed
 from committee.services.requests import (
     REQUEST_FIELDS,
     actor_name,
@@ -108,6 +109,7 @@ __all__ = [
     "cycle_open_following",
     "cycle_open_next",
     "cycle_publish",
+    "cycle_ranking_changed",
     "decision_correct",
     "department_budget_set",
     "digests_send",

@@ -41,6 +41,7 @@ from committee.models import (
 )
 from committee.services.notifications import notification_enqueue
 from committee.services.publishing import cycle_plan_place
+from committee.services.ranking import cycle_ranking_changed
 from committee.services.requests import actor_name, request_event_record
 from committee.services.review import alternative_checked, alternative_gpus, cycle_transition_record
 from core.datetimes import format_when
@@ -230,6 +231,7 @@ def _correct(
     decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "rationale_text", "decided_by",
                                  "decided_by_name", "decided_at", "alternative", "alternative_description",
                                  "alternative_gpu_hours", "exception_reason"])
+    cycle_ranking_changed(cycle=cycle)
     corrected = stored_text("decision_corrected", previous_outcome=correction.previous_outcome,
                             previous_granted_gpu_count=correction.previous_granted_gpu_count, outcome=outcome,
                             granted_gpu_count=granted, reason=reason)

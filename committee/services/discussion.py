@@ -42,6 +42,7 @@ from committee.models.discussion import (
 )
 from committee.selectors.discussion import CHANGE_FIELDS
 from committee.services.notifications import notifications_record
+from committee.services.ranking import cycle_ranking_changed
 from core.audit import fit, person_name
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -321,19 +322,23 @@ def conflict_declare(*, actor: User, gpu_request: GpuRequest, reason: str = "") 
     too_long = limits.length_errors("reason", reason, CONFLICT_REASON_MAX_LENGTH)
     if too_long:
         raise ValidationError(too_long)
-    _require_week_not_finalized(_lock_cycle(gpu_request.cycle_id), _("declare a conflict of interest"))
+    cycle = _lock_cycle(gpu_request.cycle_id)
+    _require_week_not_finalized(cycle, _("declare a conflict of interest"))
     if selectors.conflict_in_force(member=actor, gpu_request=gpu_request) is not None:
         raise StateConflict(_("You have already declared a conflict of interest on this request."))
-    return ConflictDeclaration.objects.create(
+    declaration = ConflictDeclaration.objects.create(
         request=gpu_request, member=actor, member_name=person_name(actor), reason=reason, declared_at=timezone.now()
     )
+    cycle_ranking_changed(cycle=cycle)  # the member's scores of it stop counting
+    return declaration
 
 
 @write_transaction
 def conflict_withdraw(*, actor: User, gpu_request: GpuRequest) -> ConflictDeclaration:
     """Withdraw the actor's declaration in force on a request, before the week is finalized; the row stays,
     with `withdrawn_at` (the decision record lists it). Their scores count again."""
-    _require_week_not_finalized(_lock_cycle(gpu_request.cycle_id), _("withdraw a declaration"))
+    cycle = _lock_cycle(gpu_request.cycle_id)
+    _require_week_not_finalized(cycle, _("withdraw a declaration"))
     declaration = ConflictDeclaration.objects.select_for_update(no_key=True).filter(
         request=gpu_request, member=actor, withdrawn_at__isnull=True
     ).first()
@@ -341,4 +346,5 @@ def conflict_withdraw(*, actor: User, gpu_request: GpuRequest) -> ConflictDeclar
         raise StateConflict(_("You have no conflict of interest declared on this request."))
     declaration.withdrawn_at = max(timezone.now(), declaration.declared_at)
     declaration.save(update_fields=["withdrawn_at"])
+    cycle_ranking_changed(cycle=cycle)  # the member's scores of it count again
     return declaration

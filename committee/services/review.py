@@ -30,6 +30,7 @@ from committee.models import (
     criterion_label,
 )
 from committee.services.notifications import notification_enqueue
+from committee.services.ranking import cycle_ranking_changed
 from committee.services.requests import actor_name, request_events_record
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -209,6 +210,7 @@ def request_decide(
             "cycle_week": cycle.week,
         },
     )
+    cycle_ranking_changed(cycle=cycle)
     return decision
 
 

@@ -31,6 +31,7 @@ from django.utils.translation import gettext as _
 from committee import limits, scoring, selectors
 from committee.models import GpuRequest, ReviewCycle, Score
 from committee.services.discussion import scores_clear_stale
+from committee.services.ranking import cycle_ranking_changed
 from committee.services.requests import actor_name
 from committee.services.review import lock_request_in_review
 from core.errors import StateConflict
@@ -179,7 +180,7 @@ def score_record(
     if too_long:
         raise ScoreInvalid(ScoreRefusal.NOTE, " ".join(ValidationError(too_long["note"]).messages))
     try:
-        locked, _cycle = lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
+        locked, cycle = lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
     except StateConflict as exc:
         raise ScoreConflict(" ".join(exc.messages)) from exc
     score, _created = Score.objects.update_or_create(
@@ -188,5 +189,6 @@ def score_record(
         criterion=criterion,
         defaults={"value": value, "note": note, "member_name": actor_name(actor)},
     )
+    cycle_ranking_changed(cycle=cycle)
     scores_clear_stale(member=actor, gpu_request=locked)
     return score

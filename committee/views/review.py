@@ -22,7 +22,6 @@ from committee.matrix import priority_matrix_figure
 from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.quarters import quarter_of
 from committee.selectors import grid as grid_selectors
-from committee.selectors.review import ranking_reweigh
 from committee.services.scores import SCORE_REFUSED, ScoreForbidden, score_answer, score_seat_required
 from committee.timeline import placement_figures
 from core.datetimes import format_when
@@ -178,7 +177,8 @@ def _measure_shown(context: dict[str, Any]) -> None:
 def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
-    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False,
+                                    rows=selectors.ranking_rows(cycle=cycle))  # the ranking kept once per change
     context = {
         **_shown(request, cycle, review),
         "cycles": list(selectors.cycle_list()[:12]),
@@ -201,7 +201,8 @@ def review_ranking(request: AuthenticatedHttpRequest, week: str) -> HttpResponse
     "would get" lines. The query is the review page's own (`?ranking=`, `?page=`, `?mine=`)."""
     require_committee(request)
     cycle = selectors.cycle_get(week=week)
-    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False)
+    review = selectors.cycle_review(cycle=cycle, viewer=request.user, detailed=False,
+                                    rows=selectors.ranking_rows(cycle=cycle))  # the ranking kept once per change
     context = {**_shown(request, cycle, review, with_queue=False), "oob": True}
     _measure_shown(context)
     return render(request, "committee/_ranking_refresh.html", context)
@@ -391,12 +392,14 @@ def what_if(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     current_weights = selectors.rubric_for_week(week=cycle.week).weights
     form = WeightsForm(request.GET if any(c in request.GET for c in scoring.CRITERIA) else None,
                        initial=current_weights)
-    current = selectors.cycle_ranking(cycle=cycle)
+    ranked = selectors.ranking_rows(cycle=cycle)  # the week's ranking, kept once per change
+    current = list(ranked)
     proposed: list[selectors.ReviewRow] | None = None
     moves: dict[int, int] = {}
     if form.is_bound and form.is_valid():
-        proposed = ranking_reweigh(cycle=cycle, rows=current, weights=form.weights())
-        moves = scoring.rank_moves(before=[r.result for r in current], after=[r.result for r in proposed])
+        reweighed = selectors.ranking_rows(cycle=cycle, weights=form.weights())
+        proposed = list(reweighed)
+        moves = reweighed.ranking.moves(before=ranked.ranking)
     context = {
         "cycle": cycle,
         "form": form,

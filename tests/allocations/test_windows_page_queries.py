@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -46,3 +47,26 @@ def test_windows_page_runs_the_same_queries_for_1_and_50_windows(client, world):
     assert one_body.count('id="window-') == 1 and fifty_body.count('id="window-') == 50
     assert fifty_body.count('class="sync-short"') == 25  # the atlas windows, reported short
     assert fifty == one
+
+
+def test_a_week_of_many_windows_is_paged_with_its_week_kept(client, world):
+    plan = publish(
+        [W(world.h100 if i % 2 else world.a100, world.team_a, 1, i % 24, i % 24 + 24, ref=i + 1) for i in range(150)],
+        week="2026-W50", refs_are_requests=False, explanations=[],
+    )
+    client.force_login(world.member_b)
+    client.get("/windows/")  # the session row and the content types, once
+    first, first_queries = page_queries(client, "2026-W50")
+    with CaptureQueriesContext(connection) as queries:
+        second = client.get("/windows/", {"week": "2026-W50", "page": "2"}).content.decode()
+    shown = re.findall(r'id="window-(\d+)"', first) + re.findall(r'id="window-(\d+)"', second)
+    assert len(re.findall(r'id="window-', first)) == 100 and len(re.findall(r'id="window-', second)) == 50
+    assert sorted(map(int, shown)) == sorted(plan.windows.values_list("pk", flat=True))  # each window once
+    assert 'href="?week=2026-W50&amp;page=2" rel="next"' in first and "Page 1 of 2" in first
+    assert 'href="?week=2026-W50&amp;page=1" rel="prev"' in second and 'rel="next"' not in second
+    assert len(queries) == first_queries
+    small, small_queries = page_queries(client, publish(
+        [W(world.a100, world.team_a, 1, 0, 24, ref=1)], week="2026-W51", refs_are_requests=False, explanations=[],
+    ).week)
+    assert small.count('id="window-') == 1 and 'class="pager"' not in small
+    assert small_queries == first_queries  # a page costs the same queries whatever the week's size

@@ -98,6 +98,7 @@ def bulk_requests(world: Any, teams: list[Any], *, scored_by: tuple[Any, ...] = 
                  request_title=r.title, cycle_week=world.cycle.week)
         for r in rows[::2]
     )
+    services.cycle_ranking_changed(cycle=world.cycle)  # written past the services: move the ranking's version too
     return rows
 
 

@@ -6,6 +6,7 @@ import re
 
 from django.urls import reverse
 
+from committee import services
 from tests.committee.reviewing import bulk_requests, bulk_teams, close, score, two_requests_in_review
 from tests.factories import file_request
 
@@ -81,6 +82,7 @@ def test_the_first_screen_runs_the_same_queries_for_12_and_60_requests(client, w
     bulk_requests(world, teams[:6], scored_by=(world.chair, world.reviewer))
     client.force_login(world.finance)
     client.get(url(world, "review-cycle"))  # warm the session
+    services.cycle_ranking_changed(cycle=world.cycle)  # both reads rank the week (bulk_requests moves it too)
     with django_assert_max_num_queries(40) as twelve:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 12 requests." in body

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
+from committee import services
 from committee.models import (
     Decision,
     DecisionOutcome,
@@ -81,4 +82,5 @@ def big_week(world: Any, *, requests: int) -> list[GpuRequest]:
                  request_title=r.title, cycle_week=world.cycle.week)
         for r in rows
     )
+    services.cycle_ranking_changed(cycle=world.cycle)  # written past the services: move the ranking's version too
     return rows

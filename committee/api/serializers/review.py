@@ -171,7 +171,8 @@ class RankingRowSerializer(serializers.Serializer):
     criteria = CriterionResultSerializer(source="result.criteria", many=True)
     fairness_explanation = serializers.SerializerMethodField()
     suggestions = serializers.SerializerMethodField()
-    decision = serializers.SerializerMethodField()
+    # A field of the row's serializer, bound once for the whole list: a row's decision builds no serializer.
+    decision = DecisionSerializer(allow_null=True, read_only=True)
 
     def get_fairness_explanation(self, row: selectors.ReviewRow) -> str:
         return row.fair_share.explanation() if row.fair_share else ""
@@ -182,10 +183,6 @@ class RankingRowSerializer(serializers.Serializer):
             {"criterion": s.criterion, "value": s.value, "explanation": s.explanation}
             for s in row.suggestions.values()
         ]
-
-    @extend_schema_field(DecisionSerializer(allow_null=True))
-    def get_decision(self, row: selectors.ReviewRow) -> dict[str, Any] | None:
-        return DecisionSerializer(row.decision).data if row.decision else None
 
 
 class WhatIfRowSerializer(RankingRowSerializer):
