@@ -47,6 +47,7 @@ from committee.services.notifications import (
     notifications_record,
 )
 from committee.services.publishing import cycle_publish
+from committee.services.release import Release, window_release
 from committee.services.requests import (
     REQUEST_FIELDS,
     actor_name,
@@ -80,6 +81,8 @@ from committee.services.sso import (
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
 
 __all__ = [
+    "Release",
+    "window_release",
     "APPEAL_AMEND",
     "APPEAL_UPHOLD",
     "CLOCK_RUNNERS",
