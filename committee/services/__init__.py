@@ -81,8 +81,6 @@ from committee.services.sso import (
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
 
 __all__ = [
-    "Release",
-    "window_release",
     "APPEAL_AMEND",
     "APPEAL_UPHOLD",
     "CLOCK_RUNNERS",
@@ -91,6 +89,7 @@ __all__ = [
     "OWN_TRANSACTIONS",
     "REQUEST_FIELDS",
     "CorrectionValues",
+    "Release",
     "SsoSyncResult",
     "UnknownNotificationKind",
     "actor_name",
@@ -148,4 +147,5 @@ __all__ = [
     "sso_memberships_sync",
     "team_filing_set",
     "teams_remind_unfiled",
+    "window_release",
 ]
