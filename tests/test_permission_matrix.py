@@ -431,6 +431,9 @@ TABLE: list[Row] = [
     Row("api/v1/requests/<int:pk>/corrections/", "team A's published decision: its readers read, the chair corrects",
         {"GET": "401 200 404 200 200 403 403", "POST": "401 403 403 403 201 403 403"}, kwargs=pk("pub_a"),
         body=lambda e: {"outcome": "defer", "rationale": "Matrix correction.", "reason": "Matrix reason."}),
+    Row("api/v1/requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
+        "(tests/committee/test_api_release.py); its member and the committee are refused, team B gets 404",
+        {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"), body=lambda e: {"gpu_count": 1}),
     Row("api/v1/requests/<int:pk>/appeals/", "team A's published outcome: only team A appeals",
         {"GET": "401 200 404 200 200 403 403", "POST": "401 201 404 403 403 403 403"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),

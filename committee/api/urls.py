@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, discussion, publishing, views
+from committee.api import corrections, discussion, publishing, release, views
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -27,6 +27,7 @@ urlpatterns += [
     path(
         "requests/<int:pk>/corrections/", corrections.RequestCorrectionsView.as_view(), name="api-request-corrections"
     ),
+    path("requests/<int:pk>/release/", release.RequestReleaseView.as_view(), name="api-request-release"),
     path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
     path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
 ]
