@@ -428,3 +428,18 @@ class ElasticPolicyChangeForm(forms.Form):
 
     def parameters(self) -> dict[str, Any]:
         return {name: self.cleaned_data[name] for name in self.PARAMETERS}
+
+
+class ReleaseForm(forms.Form):
+    """A team's lead gives GPUs of its window back (committee.services.window_release)."""
+
+    gpu_count = StrictIntegerField(label=_("GPUs to give back"), min_value=1)
+    effective_from = UTCFormDateTimeField(
+        label=_("From"), required=False,
+        help_text=_("A whole hour; empty: at once (from the next whole hour)."),
+    )
+    reason = forms.CharField(
+        label=_("Why (optional)"), widget=forms.Textarea(attrs={"rows": 2}), required=False,
+        max_length=limits.REASON_MAX_LENGTH,
+        help_text=_("For the request's history and the week's record in the archive."),
+    )

@@ -276,6 +276,9 @@ TABLE: list[Row] = [
         {"POST": "302 403 404 403 302 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"outcome": "defer", "granted_gpu_count": "", "rationale": "Matrix correction.",
                         "reason": "Matrix reason.", "confirm": "1"}),  # past the confirmation of what moves
+    Row("requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
+        "(tests/committee/test_release_page.py)", {"POST": "302 403 404 403 403 302 302"}, kwargs=pk("pub_a"),
+        body=lambda e: {"gpu_count": "1"}),
     Row("requests/<int:pk>/appeal/", "team A's published outcome: only team A appeals",
         {"POST": "302 302 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),

@@ -137,6 +137,7 @@ from committee.selectors.publishing import (
     kept_explanations,
     started_windows,
 )
+from committee.selectors.release import ReleaseOffer, release_offer
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -221,6 +222,7 @@ __all__ = [
     "PoolPlacement",
     "PublishPlacement",
     "PublishSummary",
+    "ReleaseOffer",
     "RequestCopy",
     "RequestCorrections",
     "RequestDiscussion",
@@ -301,6 +303,7 @@ __all__ = [
     "question_get_for_viewer",
     "question_list_open_for_teams",
     "quorum_missing_for",
+    "release_offer",
     "request_active_by_team_pool",
     "request_active_on_pool",
     "request_capacity_warning",
