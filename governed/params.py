@@ -90,6 +90,9 @@ class Param:
         return head + part + rest.partition("}")[2]
 
 
+# How long before a granted window ends its team is told (the "window.ending" event, docs/events.md).
+WINDOW_ENDING_NOTICE = "lifecycle.ending_notice_hours"
+
 PARAMS: tuple[Param, ...] = (
     Param("rubric.{criterion}", _("Rubric weights"), _("%(criterion)s weight"), "%", minimum=0, maximum=100,
           part_defaults=lambda: dict(RUBRIC_CHARTER_WEIGHTS)),
@@ -122,6 +125,8 @@ PARAMS: tuple[Param, ...] = (
     Param("elastic.night_end", _("Elastic pools"), _("night ends"), kind="time", default=lambda: time(6, 0)),
     Param("elastic.night_utilization_pct", _("Elastic pools"), _("open at night below utilization %"), "%",
           minimum=0, maximum=100, default=lambda: 30),
+    Param(WINDOW_ENDING_NOTICE, _("Lifecycle events"), _("notice before a window ends"), _("hours"), minimum=1,
+          maximum=48, default=lambda: 1),
 )
 
 

@@ -194,6 +194,7 @@ from committee.selectors.usage import (
     review_rows_measure,
     usage_prefill,
 )
+from committee.selectors.webhooks import webhook_delivery_log, webhook_subscriptions_for_viewer
 
 __all__ = [
     "COMMITTEE_KINDS",
@@ -349,6 +350,8 @@ __all__ = [
     "user_may_decide",
     "viewer_roles",
     "viewer_roles_new_request",
+    "webhook_delivery_log",
+    "webhook_subscriptions_for_viewer",
     "week_before",
     "window_change_text",
 ]

@@ -30,6 +30,7 @@ from committee.services.discussion import (
     scores_mark_stale,
 )
 from committee.services.elastic import elastic_policy_change
+from committee.services.events import lifecycle_event_record, lifecycle_events_due
 from committee.services.governance import governance_version_create
 from committee.services.notification_kinds import (
     NOTIFICATION_KINDS,
@@ -79,6 +80,12 @@ from committee.services.sso import (
     sso_memberships_sync,
 )
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
+from committee.services.webhooks import (
+    webhook_deliver,
+    webhook_retries_enqueue,
+    webhook_subscription_create,
+    webhook_subscription_deactivate,
+)
 
 __all__ = [
     "APPEAL_AMEND",
@@ -113,6 +120,8 @@ __all__ = [
     "digests_send",
     "elastic_policy_change",
     "governance_version_create",
+    "lifecycle_event_record",
+    "lifecycle_events_due",
     "notification_enqueue",
     "notification_kind_get",
     "notification_kind_register",
@@ -147,5 +156,9 @@ __all__ = [
     "sso_memberships_sync",
     "team_filing_set",
     "teams_remind_unfiled",
+    "webhook_deliver",
+    "webhook_retries_enqueue",
+    "webhook_subscription_create",
+    "webhook_subscription_deactivate",
     "window_release",
 ]

@@ -9,7 +9,8 @@ unplaced, is placed again by rank, from now on, into what is free. A shortened g
 has already started keeps it (a running job does not move): only grants not running yet can gain.
 The request's history, the week's decision record (a revision, through `cycle_plan_place`) and the
 plan's note say who gave what back and why; every team whose window changed is told in its
-"decision published" notice. See docs/release.md.
+"decision published" notice, and the `window.released` lifecycle event goes to the team's inbox, the chat and
+the webhooks (committee/services/events.py). See docs/release.md.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, AllocationWindow
 from committee import limits, selectors
-from committee.models import CycleStatus, GpuRequest, ReviewCycle
+from committee.models import CycleStatus, GpuRequest, LifecycleEventType, ReviewCycle
+from committee.services.events import lifecycle_event_record, window_event_data
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import request_event_record
 from core.datetimes import format_when
@@ -176,4 +178,11 @@ def window_release(
     detail = stored_text("window_released", **params)
     request_event_record(request=gpu_request, actor=actor, action="released", detail=text_render(detail),
                          detail_text=detail)
+    first = windows[0]
+    lifecycle_event_record(
+        type=LifecycleEventType.WINDOW_RELEASED, key=f"window.released:{gpu_request.pk}:v{published.version}",
+        team_id=gpu_request.team_id, cluster_id=first.cluster_id, request_ref=gpu_request.pk, occurred_at=hour,
+        data=window_event_data(first, released_gpu_count=gpu_count, kept_gpu_count=kept,
+                               effective_from=hour.isoformat(), plan_version=published.version, reason=reason),
+    )
     return Release(plan=published, effective_from=hour, released_gpu_count=gpu_count, kept_gpu_count=kept)
