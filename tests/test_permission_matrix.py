@@ -437,6 +437,14 @@ TABLE: list[Row] = [
     Row("api/v1/requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
         "(tests/committee/test_api_release.py); its member and the committee are refused, team B gets 404",
         {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"), body=lambda e: {"gpu_count": 1}),
+    Row("api/v1/webhooks/", "the webhooks the caller manages; subscribing team A is its lead's "
+        "(tests/committee/test_api_webhooks.py): its member, team B and the committee are refused",
+        {"GET": API_PEOPLE, "POST": "401 403 403 403 403 403 403"},
+        body=lambda e: {"team": "team-a", "url": "https://hooks.example.org/docket"}),
+    Row("api/v1/webhooks/<int:pk>/deliveries/", "team A's webhook: only its lead reads the log",
+        {"GET": "401 404 404 404 404 403 403"}, kwargs=pk("webhook_a")),
+    Row("api/v1/webhooks/<int:pk>/deactivate/", "team A's webhook: only its lead stops it",
+        {"POST": "401 404 404 404 404 403 403"}, kwargs=pk("webhook_a")),
     Row("api/v1/requests/<int:pk>/appeals/", "team A's published outcome: only team A appeals",
         {"GET": "401 200 404 200 200 403 403", "POST": "401 201 404 403 403 403 403"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),

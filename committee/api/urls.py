@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, discussion, publishing, release, views
+from committee.api import corrections, discussion, publishing, release, views, webhooks
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -42,4 +42,9 @@ urlpatterns += [
         name="api-request-conflict-withdraw",
     ),
     path("requests/<int:pk>/scores/hold/", discussion.RequestScoresHoldView.as_view(), name="api-request-scores-hold"),
+]
+urlpatterns += [
+    path("webhooks/", webhooks.WebhookListView.as_view(), name="api-webhooks"),
+    path("webhooks/<int:pk>/deliveries/", webhooks.WebhookDeliveriesView.as_view(), name="api-webhook-deliveries"),
+    path("webhooks/<int:pk>/deactivate/", webhooks.WebhookDeactivateView.as_view(), name="api-webhook-deactivate"),
 ]
