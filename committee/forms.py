@@ -443,3 +443,19 @@ class ReleaseForm(forms.Form):
         max_length=limits.REASON_MAX_LENGTH,
         help_text=_("For the request's history and the week's record in the archive."),
     )
+
+
+class WebhookForm(forms.Form):
+    """Subscribe a receiver to a team's or a cluster's lifecycle events (services.webhook_subscription_create).
+
+    `targets` are what the person may subscribe: ("team:<slug>", name) for the teams they lead, ("cluster:<slug>",
+    name) for every cluster when they chair."""
+
+    target = forms.ChoiceField(label=_("Events of"))
+    url = forms.CharField(label=_("Receiver's address"), max_length=500,
+                          help_text=_("https://… — Docket posts each event there, signed with the secret it shows "
+                                      "you once."))
+
+    def __init__(self, *args: Any, targets: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        form_field(self, "target", forms.ChoiceField).choices = targets

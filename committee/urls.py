@@ -14,6 +14,7 @@ from committee.views import (
     release,
     review,
     rubric,
+    webhooks,
 )
 
 app_name = "committee"
@@ -73,6 +74,8 @@ urlpatterns += [
 # A person's profile: their notification settings and API tokens.
 urlpatterns += [
     path("profile/", profile.profile, name="profile"),
+    path("webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("webhooks/<int:pk>/deactivate/", webhooks.webhook_deactivate, name="webhook-deactivate"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/read/", inbox.inbox_mark_read, name="inbox-read"),
     path("profile/tokens/revoke-all/", profile.tokens_revoke_all, name="profile-tokens-revoke-all"),

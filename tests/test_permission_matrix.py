@@ -279,6 +279,11 @@ TABLE: list[Row] = [
     Row("requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
         "(tests/committee/test_release_page.py)", {"POST": "302 403 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"gpu_count": "1"}),
+    Row("webhooks/", "the webhooks page: anyone signed in reads it (their own subscriptions); subscribing team A is "
+        "its lead's (tests/committee/test_webhooks_page.py)", {"GET": SIGNED_IN, "POST": "302 400 400 400 400 302 302"},
+        body=lambda e: {"target": "team:team-a", "url": "https://hooks.example.org/matrix"}),
+    Row("webhooks/<int:pk>/deactivate/", "team A's webhook: only its lead stops it",
+        {"POST": "302 404 404 404 404 302 302"}, kwargs=pk("webhook_a")),
     Row("requests/<int:pk>/appeal/", "team A's published outcome: only team A appeals",
         {"POST": "302 302 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),
