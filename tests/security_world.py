@@ -137,8 +137,9 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         actor=w.member_a, title="Matrix proposal", reason="Idle reserve", expected_effect="More GPUs",
         changes={"pool.a100.burst_reserve_pct": "15"})
 
-    webhook_a, _secret = services.webhook_subscription_create(actor=w.lead_a, team=w.team_a,
-                                                              url="https://hooks.example.org/team-a")
+    with override_settings(DOCKET_WEBHOOK_PRIVATE_ADDRESSES=True):  # hooks.example.org does not resolve here
+        webhook_a, _secret = services.webhook_subscription_create(actor=w.lead_a, team=w.team_a,
+                                                                  url="https://hooks.example.org/team-a")
 
     tokens = {role: services.personal_token_create(user=getattr(w, person), name="security tests")[1]
               for role, person in PEOPLE.items()}

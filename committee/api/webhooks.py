@@ -28,13 +28,15 @@ from core.serializers import StrictJSONMixin
 
 
 class SubscriptionSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
-    cluster = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True,
+                                                                            allow_null=True)
+    cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="slug", read_only=True,
+                                                                                  allow_null=True)
 
     class Meta:
         model = WebhookSubscription
-        fields = ("id", "team", "cluster", "url", "active", "created_by_name", "created_at")
-        read_only_fields = fields
+        fields: tuple[str, ...] = ("id", "team", "cluster", "url", "active", "created_by_name", "created_at")
+        read_only_fields: tuple[str, ...] = fields
 
 
 class CreatedSubscriptionSerializer(SubscriptionSerializer):
@@ -42,8 +44,8 @@ class CreatedSubscriptionSerializer(SubscriptionSerializer):
         "The HMAC-SHA256 key of the Docket-Signature header: shown this once, never again."))
 
     class Meta(SubscriptionSerializer.Meta):
-        fields = (*SubscriptionSerializer.Meta.fields, "secret")
-        read_only_fields = fields
+        fields: tuple[str, ...] = (*SubscriptionSerializer.Meta.fields, "secret")
+        read_only_fields: tuple[str, ...] = fields
 
 
 class SubscriptionInputSerializer(StrictJSONMixin, serializers.Serializer):

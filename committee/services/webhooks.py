@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import secrets
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import UTC, datetime, timedelta
 
@@ -73,7 +76,29 @@ def signature(*, secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def address_refusal(url: str) -> str:
+    """Why Docket will not post to `url`'s host, or "": unless DOCKET_WEBHOOK_PRIVATE_ADDRESSES, a host that is or
+    resolves to a loopback, private, link-local, multicast or reserved address is refused (and one that does not
+    resolve)."""
+    if settings.DOCKET_WEBHOOK_PRIVATE_ADDRESSES:
+        return ""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return _("%(host)s does not resolve.") % {"host": host}
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if not address.is_global or address.is_multicast:
+            return _("%(host)s is a private or reserved address: Docket posts only to public receivers.") % {
+                "host": host}
+    return ""
+
+
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
+    refusal = address_refusal(url)
+    if refusal:
+        return None, refusal
     request = urllib.request.Request(url, data=body, method="POST", headers=headers)  # noqa: S310 (http(s), validated)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310
@@ -162,6 +187,8 @@ def webhook_subscription_create(
         raise ValidationError({"url": [_("Give the receiver's address, starting with https:// or http://.")]}) from None
     if len(url) > 500:
         raise ValidationError({"url": [_("At most 500 characters.")]})
+    if refusal := address_refusal(url):
+        raise ValidationError({"url": [refusal]})
     secret = secrets.token_hex(32)
     subscription = WebhookSubscription.objects.create(team=team, cluster=cluster, url=url, secret=secret,
                                                       created_by_name=actor_name(actor))

@@ -4,6 +4,7 @@ subscription's delivery log and stops one. Views parse, call one service (commit
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -16,6 +17,7 @@ from allocations.models import Cluster, Team
 from committee import selectors, services
 from committee.forms import WebhookForm
 from core.errors import form_errors_add
+from core.forms import form_field
 from core.http import AuthenticatedHttpRequest
 
 
@@ -31,7 +33,8 @@ def _targets(request: AuthenticatedHttpRequest) -> list[tuple[str, str]]:
 def _page(request: AuthenticatedHttpRequest, form: WebhookForm, *, secret: str = "", status: int = 200) -> HttpResponse:
     subscriptions = list(selectors.webhook_subscriptions_for_viewer(viewer=request.user))
     logs = [(s, selectors.webhook_delivery_log(subscription=s, limit=20)) for s in subscriptions]
-    context = {"form": form, "logs": logs, "secret": secret, "may_subscribe": bool(form.fields["target"].choices)}
+    may_subscribe = bool(form_field(form, "target", forms.ChoiceField).choices)
+    context = {"form": form, "logs": logs, "secret": secret, "may_subscribe": may_subscribe}
     return render(request, "committee/webhooks.html", context, status=status)
 
 

@@ -20,6 +20,7 @@ def week(world):
 
 def _held(world):
     plan = allocation_selectors.plan_for_week(week=world.cycle.week)
+    assert plan is not None
     return {w.request_ref: w.gpu_count for w in allocation_selectors.plan_window_list(plan=plan)}
 
 

@@ -9,6 +9,11 @@ from committee.models import WebhookSubscription
 from tests.committee.review_api import API, as_user
 
 
+@pytest.fixture(autouse=True)
+def _any_receiver(settings):
+    settings.DOCKET_WEBHOOK_PRIVATE_ADDRESSES = True  # hooks.example.org does not resolve here
+
+
 def test_the_lead_subscribes_gets_the_secret_once_and_reads_the_log(api, world):
     as_user(api, world.lead_a)
     created = api.post(f"{API}/webhooks/", {"team": "team-a", "url": "https://hooks.example.org/a"}, format="json")

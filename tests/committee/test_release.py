@@ -24,6 +24,7 @@ def week(world):
 
 def _live(world):
     plan = allocation_selectors.plan_for_week(week=world.cycle.week)
+    assert plan is not None
     return plan, sorted(allocation_selectors.plan_window_list(plan=plan), key=lambda w: (w.request_ref, w.start))
 
 

@@ -63,7 +63,8 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
+def receiver(settings) -> Iterator[Receiver]:
+    settings.DOCKET_WEBHOOK_PRIVATE_ADDRESSES = True  # the receiver listens on 127.0.0.1
     hook = Receiver()
     hook.thread.start()
     try:
@@ -80,6 +81,7 @@ def week(world):
 
 def _windows(world, week):
     plan = allocation_selectors.plan_for_week(week=world.cycle.week)
+    assert plan is not None
     by_ref = {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}
     return by_ref[week.placed.pk], by_ref[week.shortened.pk]
 
@@ -115,8 +117,8 @@ def test_each_event_reaches_the_subscriber_once_signed_as_a_cloudevent(world, we
     assert {d.state for d in WebhookDelivery.objects.filter(subscription=subscription)} == {DeliveryState.DELIVERED}
     # Team B's window started too: its team is told in its inbox, and nobody subscribed to it gets a post.
     assert LifecycleEvent.objects.filter(team=world.team_b, type="window.started").count() == 1
-    line = notification_text(Notification.objects.filter(recipient=world.member_b, kind=NotificationKind.WINDOW_EVENT)
-                             .order_by("id").first())
+    first = Notification.objects.filter(recipient=world.member_b, kind=NotificationKind.WINDOW_EVENT).order_by("id")[0]
+    line = notification_text(first)
     assert line.startswith("Team B: the window of R-") and "started" in line and "6 A100" in line
 
 
@@ -184,3 +186,26 @@ def test_a_subscription_is_refused_to_others_and_for_bad_input(world, persona, k
     with pytest.raises(error):
         services.webhook_subscription_create(actor=getattr(world, persona), **resolved)
     assert not WebhookSubscription.objects.exists()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/x", "https://10.1.2.3/x", "http://[::1]/x",
+                                 "http://169.254.169.254/latest/meta-data/"])
+def test_a_receiver_on_a_private_address_is_refused_by_default(world, settings, url):
+    settings.DOCKET_WEBHOOK_PRIVATE_ADDRESSES = False
+    with pytest.raises(ValidationError) as refused:
+        services.webhook_subscription_create(actor=world.lead_a, team=world.team_a, url=url)
+    assert "private or reserved address" in " ".join(refused.value.messages)
+    assert not WebhookSubscription.objects.exists()
+
+
+def test_a_delivery_to_a_host_that_turned_private_fails_without_posting(world, week, receiver, settings,
+                                                                       django_capture_on_commit_callbacks):
+    services.webhook_subscription_create(actor=world.lead_a, team=world.team_a, url=receiver.url)
+    settings.DOCKET_WEBHOOK_PRIVATE_ADDRESSES = False
+    with django_capture_on_commit_callbacks(execute=True):
+        services.window_release(actor=world.lead_a, gpu_request=week.placed, gpu_count=20)
+    assert receiver.posts == []
+    [delivery] = WebhookDelivery.objects.all()
+    [attempt] = delivery.attempt_log.all()
+    assert delivery.state == DeliveryState.PENDING and attempt.status_code is None
+    assert "private or reserved address" in attempt.error

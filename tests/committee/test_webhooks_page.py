@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from django.urls import reverse
 
 from committee.models import WebhookSubscription
 from tests.readable import assert_readable
+
+
+@pytest.fixture(autouse=True)
+def _any_receiver(settings):
+    settings.DOCKET_WEBHOOK_PRIVATE_ADDRESSES = True  # hooks.example.org does not resolve here
 
 
 def test_the_lead_subscribes_sees_the_secret_once_and_stops_it(client, world):
