@@ -31,6 +31,7 @@ from committee.services.discussion import (
 )
 from committee.services.elastic import elastic_policy_change
 from committee.services.events import lifecycle_event_record, lifecycle_events_due
+from committee.services.extension import grant_extension_file
 from committee.services.governance import governance_version_create
 from committee.services.notification_kinds import (
     NOTIFICATION_KINDS,
@@ -120,6 +121,7 @@ __all__ = [
     "digests_send",
     "elastic_policy_change",
     "governance_version_create",
+    "grant_extension_file",
     "lifecycle_event_record",
     "lifecycle_events_due",
     "notification_enqueue",
