@@ -459,3 +459,15 @@ class WebhookForm(forms.Form):
     def __init__(self, *args: Any, targets: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         form_field(self, "target", forms.ChoiceField).choices = targets
+
+
+class ExtensionForm(forms.Form):
+    """A team member asks for more hours of a running window (committee.services.grant_extension_file)."""
+
+    hours = StrictIntegerField(label=_("More hours"), min_value=1,
+                               help_text=_("From where the window ends, within its week."))
+    justification = forms.CharField(
+        label=_("Why the run needs them"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.JUSTIFICATION_MAX_LENGTH,
+        help_text=_("The chair and one other member approve it from the burst reserve, as an emergency."),
+    )

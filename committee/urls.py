@@ -66,6 +66,7 @@ urlpatterns += [path("review/<week:week>/publish/", publishing.cycle_publish, na
 urlpatterns += [
     path("requests/<int:pk>/correct/", corrections.decision_correct, name="request-correct"),
     path("requests/<int:pk>/release/", release.window_release, name="request-release"),
+    path("requests/<int:pk>/extension/", release.grant_extension, name="request-extension"),
     path("requests/<int:pk>/appeal/", corrections.appeal_file, name="request-appeal"),
     path("appeals/<int:pk>/decide/", corrections.appeal_decide, name="appeal-decide"),
     path("review/<week:week>/appeals/", corrections.appeal_list, name="appeal-list"),

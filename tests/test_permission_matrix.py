@@ -279,6 +279,9 @@ TABLE: list[Row] = [
     Row("requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
         "(tests/committee/test_release_page.py)", {"POST": "302 403 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"gpu_count": "1"}),
+    Row("requests/<int:pk>/extension/", "team A's published request: team A may ask (400 here: no running window "
+        "to extend); the committee is refused, team B gets 404", {"POST": "302 400 404 403 403 302 302"},
+        kwargs=pk("pub_a"), body=lambda e: {"hours": "2", "justification": "Matrix extension."}),
     Row("webhooks/", "the webhooks page: anyone signed in reads it (their own subscriptions); subscribing team A is "
         "its lead's (tests/committee/test_webhooks_page.py)", {"GET": SIGNED_IN, "POST": "302 400 400 400 400 302 302"},
         body=lambda e: {"target": "team:team-a", "url": "https://hooks.example.org/matrix"}),
@@ -442,6 +445,10 @@ TABLE: list[Row] = [
     Row("api/v1/requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
         "(tests/committee/test_api_release.py); its member and the committee are refused, team B gets 404",
         {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"), body=lambda e: {"gpu_count": 1}),
+    Row("api/v1/requests/<int:pk>/extension/", "team A's published request: team A may ask, and is answered "
+        "409 here (no running window); the committee is refused, team B gets 404 (tests/committee/test_extension.py)",
+        {"POST": "401 409 404 403 403 403 403"}, kwargs=pk("pub_a"),
+        body=lambda e: {"hours": 2, "justification": "Matrix extension."}),
     Row("api/v1/webhooks/", "the webhooks the caller manages; subscribing team A is its lead's "
         "(tests/committee/test_api_webhooks.py): its member, team B and the committee are refused",
         {"GET": API_PEOPLE, "POST": "401 403 403 403 403 403 403"},

@@ -28,6 +28,7 @@ urlpatterns += [
         "requests/<int:pk>/corrections/", corrections.RequestCorrectionsView.as_view(), name="api-request-corrections"
     ),
     path("requests/<int:pk>/release/", release.RequestReleaseView.as_view(), name="api-request-release"),
+    path("requests/<int:pk>/extension/", release.RequestExtensionView.as_view(), name="api-request-extension"),
     path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
     path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
 ]

@@ -137,7 +137,7 @@ from committee.selectors.publishing import (
     kept_explanations,
     started_windows,
 )
-from committee.selectors.release import ReleaseOffer, release_offer
+from committee.selectors.release import ReleaseOffer, extension_offer, release_offer
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -275,6 +275,7 @@ __all__ = [
     "emergency_list_for_review",
     "emergency_list_for_viewer",
     "engine_pools",
+    "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
     "governance_for_week",

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from allocations import selectors as allocation_selectors
 from committee.models import CycleStatus, GpuRequest
-from committee.selectors.people import Viewer, user_is_team_lead
+from committee.selectors.people import Viewer, user_is_team_lead, user_is_team_member
 
 
 @dataclass(frozen=True)
@@ -18,11 +18,24 @@ class ReleaseOffer:
     ends_at: datetime
 
 
+def extension_offer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime) -> ReleaseOffer | None:
+    """The same facts for a member of the request's team while its week runs and its window has not ended: it may
+    ask for more hours (committee.services.grant_extension_file). None otherwise."""
+    cycle = gpu_request.cycle
+    if not (cycle.starts_at <= now < cycle.ends_at) or not user_is_team_member(user=viewer, team=gpu_request.team):
+        return None
+    return _offer(gpu_request=gpu_request, now=now)
+
+
 def release_offer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime) -> ReleaseOffer | None:
     """The offer for a lead of the request's team while its window in the week's current plan has not ended; None
     for anyone else, a week not published, a request without a window or one that ended. Three queries."""
     if gpu_request.cycle.status != CycleStatus.PUBLISHED or not user_is_team_lead(user=viewer, team=gpu_request.team):
         return None
+    return _offer(gpu_request=gpu_request, now=now)
+
+
+def _offer(*, gpu_request: GpuRequest, now: datetime) -> ReleaseOffer | None:
     plan = allocation_selectors.plan_for_week(week=gpu_request.cycle.week)
     if plan is None:
         return None

@@ -1,4 +1,5 @@
-"""Giving GPUs back on the request page: parse the form, call committee.services.window_release, redirect.
+"""Giving GPUs back and asking for more hours on the request page: parse the form, call one service
+(committee.services.window_release, grant_extension_file), redirect.
 
 A refusal shows the request page again with the form and its errors (400).
 """
@@ -14,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from committee import selectors, services
-from committee.forms import ReleaseForm
+from committee.forms import ExtensionForm, ReleaseForm
 from core.errors import StateConflict, form_errors_add
 from core.http import AuthenticatedHttpRequest
 
@@ -41,4 +42,28 @@ def window_release(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
             ) % {"version": release.plan.version})
             return redirect("committee:request-detail", pk=gpu_request.pk)
     context = {"gpu_request": gpu_request, "can_edit": False, "release_form": form}
+    return render(request, "committee/request_detail.html", context, status=400)
+
+
+@login_required
+@require_POST
+def grant_extension(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """A team member asks for more hours of its running window: an emergency, shown on its own page."""
+    gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=pk)
+    if not selectors.user_is_team_member(user=request.user, team=gpu_request.team):
+        raise PermissionDenied(
+            _("Only a member of %(team)s asks to extend its grants.") % {"team": gpu_request.team.name})
+    form = ExtensionForm(request.POST)
+    if form.is_valid():
+        try:
+            emergency = services.grant_extension_file(
+                actor=request.user, gpu_request=gpu_request, hours=form.cleaned_data["hours"],
+                justification=form.cleaned_data["justification"],
+            )
+        except (ValidationError, StateConflict) as exc:
+            form_errors_add(form, exc if isinstance(exc, ValidationError) else ValidationError(str(exc)))
+        else:
+            messages.success(request, _("Asked: the chair and one other member approve or reject it here."))
+            return redirect("committee:emergency-detail", pk=emergency.pk)
+    context = {"gpu_request": gpu_request, "can_edit": False, "extension_form": form}
     return render(request, "committee/request_detail.html", context, status=400)

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
 
 from allocations import selectors as allocation_selectors
 from committee import services
@@ -14,6 +15,7 @@ from committee.services.emergency import emergency_request_decide
 from committee.services.notifications import notification_text
 from core.errors import StateConflict
 from tests.committee.contended import contended_week
+from tests.committee.review_api import API, as_user
 
 
 @pytest.fixture
@@ -74,3 +76,31 @@ def test_bad_extensions_are_refused_and_nothing_is_filed(world, week, clock):
         with pytest.raises(error):
             services.grant_extension_file(**kwargs)
         assert not EmergencyRequest.objects.exists(), case
+
+
+def test_a_member_asks_over_the_api_and_a_bad_count_changes_nothing(api, world, week, clock):
+    _plan, [window] = _placed(world, week)
+    clock.move_to(window.start + timedelta(hours=2), tick=False)
+    as_user(api, world.member_a)
+    url = f"{API}/requests/{week.placed.pk}/extension/"
+    assert api.post(url, {"hours": 500, "justification": "More."}, format="json").status_code == 400
+    assert not EmergencyRequest.objects.exists()
+    created = api.post(url, {"hours": 6, "justification": "Six more hours."}, format="json")
+    assert created.status_code == 201, created.json()
+    assert created.json()["extends"] == week.placed.pk and created.json()["status"] == "pending"
+
+
+def test_a_member_asks_on_the_request_page_and_lands_on_the_emergency(client, world, week, clock):
+    _plan, [window] = _placed(world, week)
+    clock.move_to(window.start + timedelta(hours=2), tick=False)
+    client.force_login(world.member_a)
+    page = client.get(reverse("committee:request-detail", args=[week.placed.pk])).content.decode()
+    assert 'id="extension"' in page and 'id="release"' not in page  # a member asks; only the lead gives back
+    refused = client.post(reverse("committee:request-extension", args=[week.placed.pk]),
+                          {"hours": "0", "justification": "More."})
+    assert refused.status_code == 400 and "<details open>" in refused.content.decode()
+    response = client.post(reverse("committee:request-extension", args=[week.placed.pk]),
+                           {"hours": "6", "justification": "Six more hours."})
+    emergency = EmergencyRequest.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("committee:emergency-detail",
+                                                                            args=[emergency.pk])
