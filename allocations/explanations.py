@@ -41,7 +41,7 @@ _REFUSALS = frozenset(
 )
 
 # Every code an explanation can hold (docs/engine.md has their parameters), in reading order.
-REASON_CODES = ("shortened", "placed", "queued", "moved", "kept", *sorted(_REFUSALS))
+REASON_CODES = ("shortened", "placed", "queued", "moved", "kept", "released", *sorted(_REFUSALS))
 
 
 def reasons_as_json(reasons: Iterable[Reason]) -> list[dict[str, Any]]:
@@ -185,6 +185,14 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "kept as published: an approved emergency, from %(start)s on %(count)d GPUs",
             p["gpu_count"],
         ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
+    if code == "released":
+        if p["gpu_count"] == 0:
+            return _("given back by the team from %(start)s: every GPU of its window") % {"start": week.at(p["start"])}
+        return ngettext(
+            "given back by the team from %(start)s: %(released)d GPU, keeping %(count)d",
+            "given back by the team from %(start)s: %(released)d GPUs, keeping %(count)d",
+            p["released"],
+        ) % {"start": week.at(p["start"]), "released": p["released"], "count": p["gpu_count"]}
     if code == "unknown_pool":
         return _("unknown pool %(pool)s") % {"pool": repr(p["pool"])}
     if code == "minimum_above_count":

@@ -457,3 +457,46 @@ class DepartmentBudgetForm(forms.Form):
     )
     reason = forms.CharField(label=_("Why"), widget=forms.Textarea(attrs={"rows": 2}),
                              max_length=limits.REASON_MAX_LENGTH)
+
+
+class ReleaseForm(forms.Form):
+    """A team's lead gives GPUs of its window back (committee.services.window_release)."""
+
+    gpu_count = StrictIntegerField(label=_("GPUs to give back"), min_value=1)
+    effective_from = UTCFormDateTimeField(
+        label=_("From"), required=False,
+        help_text=_("A whole hour; empty: at once (from the next whole hour)."),
+    )
+    reason = forms.CharField(
+        label=_("Why (optional)"), widget=forms.Textarea(attrs={"rows": 2}), required=False,
+        max_length=limits.REASON_MAX_LENGTH,
+        help_text=_("For the request's history and the week's record in the archive."),
+    )
+
+
+class WebhookForm(forms.Form):
+    """Subscribe a receiver to a team's or a cluster's lifecycle events (services.webhook_subscription_create).
+
+    `targets` are what the person may subscribe: ("team:<slug>", name) for the teams they lead, ("cluster:<slug>",
+    name) for every cluster when they chair."""
+
+    target = forms.ChoiceField(label=_("Events of"))
+    url = forms.CharField(label=_("Receiver's address"), max_length=500,
+                          help_text=_("https://… — Docket posts each event there, signed with the secret it shows "
+                                      "you once."))
+
+    def __init__(self, *args: Any, targets: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        form_field(self, "target", forms.ChoiceField).choices = targets
+
+
+class ExtensionForm(forms.Form):
+    """A team member asks for more hours of a running window (committee.services.grant_extension_file)."""
+
+    hours = StrictIntegerField(label=_("More hours"), min_value=1,
+                               help_text=_("From where the window ends, within its week."))
+    justification = forms.CharField(
+        label=_("Why the run needs them"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.JUSTIFICATION_MAX_LENGTH,
+        help_text=_("The chair and one other member approve it from the burst reserve, as an emergency."),
+    )

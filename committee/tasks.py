@@ -34,6 +34,13 @@ def chat_send(event: str, params: dict[str, Any]) -> str:
     return services.chat_send(event=event, params=params)
 
 
+@shared_task(name="committee.webhook_deliver", acks_late=True)
+def webhook_deliver(delivery_id: int) -> str:
+    """One attempt of a signed webhook (committee/services/webhooks.py); a failed POST is logged and retried by the
+    clock with backoff, so the task itself succeeds and its outbox message is done."""
+    return services.webhook_deliver(delivery_id=delivery_id)
+
+
 @shared_task(name=services.NOTIFY_TASK, bind=True, acks_late=True)
 def notify(self: Task, kind: str, arguments: dict[str, Any]) -> int:
     """Record the notifications of the kind an action enqueued (services.notification_enqueue), once.

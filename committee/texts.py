@@ -14,9 +14,11 @@ from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from allocations.explanations import explanation_text, tier_label
 from committee.models import DecisionOutcome, PostHocOutcome
+from core.datetimes import format_when
 from core.numbers import format_gpu_hours
 from core.texts import text_renderer
 
@@ -117,6 +119,32 @@ def request_placed(params: Mapping[str, Any]) -> str:
         "version": int(params["version"]),
         "text": explanation_text(params["reasons"], week_start=datetime.fromisoformat(params["week_start"])),
     }
+
+
+def _release_text(params: Mapping[str, Any]) -> str:
+    start = format_when(datetime.fromisoformat(str(params["start"])))
+    if params["kept"] == 0:
+        return _("every GPU of it from %(start)s") % {"start": start}
+    return ngettext(
+        "%(released)d GPU from %(start)s, keeping %(kept)d", "%(released)d GPUs from %(start)s, keeping %(kept)d",
+        params["released"],
+    ) % {"released": params["released"], "start": start, "kept": params["kept"]}
+
+
+@text_renderer("window_released")
+def window_released(params: Mapping[str, Any]) -> str:
+    """A request's history: its team gave GPUs of its window back, with the lead's reason as typed."""
+    text = _("Gave back %(what)s.") % {"what": _release_text(params)}
+    return f"{text} {params['reason']}" if params.get("reason") else text
+
+
+@text_renderer("plan_released")
+def plan_released(params: Mapping[str, Any]) -> str:
+    """A plan's note: the release it was published for, with the lead's reason as typed."""
+    text = _("%(team)s gave back GPUs of “%(title)s”: %(what)s; the waitlist placed again") % {
+        "team": params["team"], "title": params["title"], "what": _release_text(params),
+    }
+    return f"{text}: {params['reason']}" if params.get("reason") else text
 
 
 @text_renderer("plan_corrected")

@@ -12,8 +12,10 @@ from committee.views import (
     portal,
     profile,
     publishing,
+    release,
     review,
     rubric,
+    webhooks,
 )
 
 app_name = "committee"
@@ -65,6 +67,8 @@ urlpatterns += [path("review/<week:week>/publish/", publishing.cycle_publish, na
 # Corrections and appeals, after a week is finalized.
 urlpatterns += [
     path("requests/<int:pk>/correct/", corrections.decision_correct, name="request-correct"),
+    path("requests/<int:pk>/release/", release.window_release, name="request-release"),
+    path("requests/<int:pk>/extension/", release.grant_extension, name="request-extension"),
     path("requests/<int:pk>/appeal/", corrections.appeal_file, name="request-appeal"),
     path("appeals/<int:pk>/decide/", corrections.appeal_decide, name="appeal-decide"),
     path("review/<week:week>/appeals/", corrections.appeal_list, name="appeal-list"),
@@ -73,6 +77,8 @@ urlpatterns += [
 # A person's profile: their notification settings and API tokens.
 urlpatterns += [
     path("profile/", profile.profile, name="profile"),
+    path("webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("webhooks/<int:pk>/deactivate/", webhooks.webhook_deactivate, name="webhook-deactivate"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/read/", inbox.inbox_mark_read, name="inbox-read"),
     path("profile/tokens/revoke-all/", profile.tokens_revoke_all, name="profile-tokens-revoke-all"),

@@ -452,6 +452,9 @@ DOCKET_CHAT_WEBHOOK_URL = (
     env_url("DOCKET_CHAT_WEBHOOK_URL", "") if env_str("DOCKET_CHAT_WEBHOOK_URL").strip() else ""
 )
 DOCKET_CHAT_TIMEOUT = env_float("DOCKET_CHAT_TIMEOUT", 5.0, above=0, maximum=60)
+# Webhook receivers are typed by team leads: by default Docket refuses one whose host is (or resolves to) a loopback,
+# private, link-local or reserved address, so a subscription cannot probe the network Docket runs in.
+DOCKET_WEBHOOK_PRIVATE_ADDRESSES = env_bool("DOCKET_WEBHOOK_PRIVATE_ADDRESSES", False)
 
 # Security: production defaults on unless DEBUG.
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)

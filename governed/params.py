@@ -105,6 +105,9 @@ class Param:
         return head + part + rest.partition("}")[2]
 
 
+# How long before a granted window ends its team is told (the "window.ending" event, docs/events.md).
+WINDOW_ENDING_NOTICE = "lifecycle.ending_notice_hours"
+
 PARAMS: tuple[Param, ...] = (
     Param("rubric.{criterion}", _("Rubric weights"), _("%(criterion)s weight"), "%", minimum=0, maximum=100,
           part_defaults=lambda: dict(RUBRIC_CHARTER_WEIGHTS)),
@@ -149,6 +152,8 @@ PARAMS: tuple[Param, ...] = (
           minimum=0, maximum=100, default=lambda: 30),
     Param("elastic.standby_wake_minutes", _("Elastic pools"), _("cold standby wakeable within (minutes)"),
           _("minutes"), minimum=1, maximum=ELASTIC_SPAN_MAX_MINUTES, default=lambda: 5),
+    Param(WINDOW_ENDING_NOTICE, _("Lifecycle events"), _("notice before a window ends"), _("hours"), minimum=1,
+          maximum=48, default=lambda: 1),
 )
 
 

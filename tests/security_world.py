@@ -137,6 +137,10 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         actor=w.member_a, title="Matrix proposal", reason="Idle reserve", expected_effect="More GPUs",
         changes={"pool.a100.burst_reserve_pct": "15"})
 
+    with override_settings(DOCKET_WEBHOOK_PRIVATE_ADDRESSES=True):  # hooks.example.org does not resolve here
+        webhook_a, _secret = services.webhook_subscription_create(actor=w.lead_a, team=w.team_a,
+                                                                  url="https://hooks.example.org/team-a")
+
     tokens = {role: services.personal_token_create(user=getattr(w, person), name="security tests")[1]
               for role, person in PEOPLE.items()}
     tokens["sched_a"] = allocation_services.scheduler_client_create(cluster=w.atlas, name="slurm-atlas").token
@@ -146,7 +150,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         world=w, tokens=tokens, published=published, plan=plan, window_a=window_a, window_b=window_b,
         review=review, pub_a=pub_a, pub_b=pub_b, review_a=review_a, review_b=review_b, open=w.cycle,
         draft_a=draft_a, submitted_a=submitted_a, draft_b=draft_b, record=record, charter=charter, export=export,
-        emergency_a=emergency_a, question_a=question_a,
+        emergency_a=emergency_a, question_a=question_a, webhook_a=webhook_a,
         pdf_root=pdf_root, appeal_b=appeal_b, proposal=proposal,
     )
 

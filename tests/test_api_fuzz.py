@@ -97,6 +97,19 @@ RULES_BEYOND_THE_SCHEMA: dict[tuple[str, str], dict[str, str]] = {
         "measured_by": "not only spaces",
         "applied": "not only spaces",
     },
+    ("POST", "/api/v1/webhooks/"): {
+        "team": "an existing team's slug, and one of a team or a cluster (docs/events.md)",
+        "cluster": "an existing cluster's slug",
+        "url": "an http(s) address of a public host",
+    },
+    ("POST", "/api/v1/requests/{id}/release/"): {
+        "effective_from": "a whole hour, not in the past, before the window ends (docs/release.md)",
+        "gpu_count": "at most what the window holds",
+    },
+    ("POST", "/api/v1/requests/{id}/extension/"): {
+        "hours": "at most what the week has left after the window (docs/release.md)",
+        "justification": "not only spaces",
+    },
     ("POST", "/api/v1/windows/sync-status/"): {
         "statuses.<n>.window": "a window of the token's cluster",
         "statuses": "each window once",

@@ -283,6 +283,17 @@ TABLE: list[Row] = [
         {"POST": "302 403 404 403 302 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"outcome": "defer", "granted_gpu_count": "", "rationale": "Matrix correction.",
                         "reason": "Matrix reason.", "confirm": "1"}),  # past the confirmation of what moves
+    Row("requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
+        "(tests/committee/test_release_page.py)", {"POST": "302 403 404 403 403 302 302"}, kwargs=pk("pub_a"),
+        body=lambda e: {"gpu_count": "1"}),
+    Row("requests/<int:pk>/extension/", "team A's published request: team A may ask (400 here: no running window "
+        "to extend); the committee is refused, team B gets 404", {"POST": "302 400 404 403 403 302 302"},
+        kwargs=pk("pub_a"), body=lambda e: {"hours": "2", "justification": "Matrix extension."}),
+    Row("webhooks/", "the webhooks page: anyone signed in reads it (their own subscriptions); subscribing team A is "
+        "its lead's (tests/committee/test_webhooks_page.py)", {"GET": SIGNED_IN, "POST": "302 400 400 400 400 302 302"},
+        body=lambda e: {"target": "team:team-a", "url": "https://hooks.example.org/matrix"}),
+    Row("webhooks/<int:pk>/deactivate/", "team A's webhook: only its lead stops it",
+        {"POST": "302 404 404 404 404 302 302"}, kwargs=pk("webhook_a")),
     Row("requests/<int:pk>/appeal/", "team A's published outcome: only team A appeals",
         {"POST": "302 302 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),
@@ -450,6 +461,21 @@ TABLE: list[Row] = [
     Row("api/v1/requests/<int:pk>/corrections/", "team A's published decision: its readers read, the chair corrects",
         {"GET": "401 200 404 200 200 403 403", "POST": "401 403 403 403 201 403 403"}, kwargs=pk("pub_a"),
         body=lambda e: {"outcome": "defer", "rationale": "Matrix correction.", "reason": "Matrix reason."}),
+    Row("api/v1/requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
+        "(tests/committee/test_api_release.py); its member and the committee are refused, team B gets 404",
+        {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"), body=lambda e: {"gpu_count": 1}),
+    Row("api/v1/requests/<int:pk>/extension/", "team A's published request: team A may ask, and is answered "
+        "409 here (no running window); the committee is refused, team B gets 404 (tests/committee/test_extension.py)",
+        {"POST": "401 409 404 403 403 403 403"}, kwargs=pk("pub_a"),
+        body=lambda e: {"hours": 2, "justification": "Matrix extension."}),
+    Row("api/v1/webhooks/", "the webhooks the caller manages; subscribing team A is its lead's "
+        "(tests/committee/test_api_webhooks.py): its member, team B and the committee are refused",
+        {"GET": API_PEOPLE, "POST": "401 403 403 403 403 403 403"},
+        body=lambda e: {"team": "team-a", "url": "https://hooks.example.org/docket"}),
+    Row("api/v1/webhooks/<int:pk>/deliveries/", "team A's webhook: only its lead reads the log",
+        {"GET": "401 404 404 404 404 403 403"}, kwargs=pk("webhook_a")),
+    Row("api/v1/webhooks/<int:pk>/deactivate/", "team A's webhook: only its lead stops it",
+        {"POST": "401 404 404 404 404 403 403"}, kwargs=pk("webhook_a")),
     Row("api/v1/requests/<int:pk>/appeals/", "team A's published outcome: only team A appeals",
         {"GET": "401 200 404 200 200 403 403", "POST": "401 201 404 403 403 403 403"}, kwargs=pk("pub_a"),
         body=lambda e: {"statement": "Matrix appeal."}),

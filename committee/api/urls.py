@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, discussion, publishing, views
+from committee.api import corrections, discussion, publishing, release, views, webhooks
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -27,6 +27,8 @@ urlpatterns += [
     path(
         "requests/<int:pk>/corrections/", corrections.RequestCorrectionsView.as_view(), name="api-request-corrections"
     ),
+    path("requests/<int:pk>/release/", release.RequestReleaseView.as_view(), name="api-request-release"),
+    path("requests/<int:pk>/extension/", release.RequestExtensionView.as_view(), name="api-request-extension"),
     path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
     path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
 ]
@@ -41,4 +43,9 @@ urlpatterns += [
         name="api-request-conflict-withdraw",
     ),
     path("requests/<int:pk>/scores/hold/", discussion.RequestScoresHoldView.as_view(), name="api-request-scores-hold"),
+]
+urlpatterns += [
+    path("webhooks/", webhooks.WebhookListView.as_view(), name="api-webhooks"),
+    path("webhooks/<int:pk>/deliveries/", webhooks.WebhookDeliveriesView.as_view(), name="api-webhook-deliveries"),
+    path("webhooks/<int:pk>/deactivate/", webhooks.WebhookDeactivateView.as_view(), name="api-webhook-deactivate"),
 ]

@@ -25,6 +25,14 @@ from committee.models.emergency import (
     EmergencyStatus,
     PostHocOutcome,
 )
+from committee.models.events import (
+    DeliveryState,
+    LifecycleEvent,
+    LifecycleEventType,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookSubscription,
+)
 from committee.models.notifications import (
     Notification,
     NotificationDigest,
@@ -82,6 +90,7 @@ __all__ = [
     "Decision",
     "DecisionCorrection",
     "DecisionOutcome",
+    "DeliveryState",
     "EmergencyApproval",
     "EmergencyRequest",
     "EmergencyStatus",
@@ -90,6 +99,8 @@ __all__ = [
     "GrantSource",
     "ImpactForecast",
     "ImpactKind",
+    "LifecycleEvent",
+    "LifecycleEventType",
     "MembershipRole",
     "Notification",
     "NotificationDigest",
@@ -111,5 +122,8 @@ __all__ = [
     "TeamFiling",
     "TeamMembership",
     "UsageReport",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookSubscription",
     "criterion_label",
 ]

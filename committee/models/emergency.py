@@ -55,6 +55,11 @@ class EmergencyRequest(models.Model):
     )
     placed_at = models.DateTimeField(_("placed"), null=True, blank=True)
     standby_gpu_count = models.PositiveIntegerField(_("GPUs taken from the standby"), default=0)
+    # An extension of a granted window (committee/services/extension.py): placed from where that window ends.
+    extends = models.ForeignKey(
+        GpuRequest, on_delete=models.PROTECT, null=True, blank=True, related_name="extensions",
+        verbose_name=_("extends"),
+    )
     posthoc_outcome = models.CharField(
         _("review's decision"), max_length=12, choices=PostHocOutcome.choices, blank=True
     )

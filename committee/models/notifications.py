@@ -24,6 +24,7 @@ class NotificationKind(models.TextChoices):
     SCORES_STALE = "scores_stale", _("A team changed a request after I scored it")
     DRAFT_AWAITS_LEAD = "draft_awaits_lead", _("A member's draft waits for me, the team's lead, to submit it")
     DRAFT_RETURNED = "draft_returned", _("The team's lead sent my draft back with a note")
+    WINDOW_EVENT = "window_event", _("A window of my team starts, ends soon, or was given back or extended")
 
 
 class NotificationDigest(models.Model):

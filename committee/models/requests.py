@@ -297,6 +297,7 @@ REQUEST_EVENT_ACTIONS = {
     "emergency approved": pgettext_lazy("request event", "emergency approved"),
     "emergency rejected": pgettext_lazy("request event", "emergency rejected"),
     "emergency reviewed": pgettext_lazy("request event", "emergency reviewed"),
+    "released": pgettext_lazy("request event", "GPUs given back"),
 }
 
 

@@ -147,6 +147,7 @@ from committee.selectors.publishing import (
     started_windows,
 )
 from committee.selectors.ranking import RankingRows, WeekRanking, ranking_rows, week_ranking
+from committee.selectors.release import ReleaseOffer, extension_offer, release_offer
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -203,6 +204,7 @@ from committee.selectors.usage import (
     review_rows_measure,
     usage_prefill,
 )
+from committee.selectors.webhooks import webhook_delivery_log, webhook_subscriptions_for_viewer
 
 __all__ = [
     "COMMITTEE_KINDS",
@@ -233,6 +235,7 @@ __all__ = [
     "PublishPlacement",
     "PublishSummary",
     "RankingRows",
+    "ReleaseOffer",
     "RequestBudget",
     "RequestCopy",
     "RequestCorrections",
@@ -288,6 +291,7 @@ __all__ = [
     "emergency_list_for_review",
     "emergency_list_for_viewer",
     "engine_pools",
+    "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
     "governance_for_week",
@@ -318,6 +322,7 @@ __all__ = [
     "question_list_open_for_teams",
     "quorum_missing_for",
     "ranking_rows",
+    "release_offer",
     "request_active_by_team_pool",
     "request_active_on_pool",
     "request_budget_map",
@@ -366,6 +371,8 @@ __all__ = [
     "user_may_decide",
     "viewer_roles",
     "viewer_roles_new_request",
+    "webhook_delivery_log",
+    "webhook_subscriptions_for_viewer",
     "week_before",
     "week_ranking",
     "window_change_text",

@@ -45,6 +45,7 @@ TEAM_KINDS = (
     NotificationKind.QUESTION_ASKED,
     NotificationKind.DRAFT_AWAITS_LEAD,
     NotificationKind.DRAFT_RETURNED,
+    NotificationKind.WINDOW_EVENT,
 )
 COMMITTEE_KINDS = (
     NotificationKind.INTAKE_CLOSED,

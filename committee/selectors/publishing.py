@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -112,10 +112,16 @@ class PublishPlacement:
     started: list[engine.EngineWindow]
     result: engine.AllocationResult
     left: frozenset[int] = frozenset()  # refs whose windows a correction left in place without their having started
+    replaced: frozenset[int] = frozenset()  # refs whose windows a release gave in a new shape (`replace`)
 
 
 def cycle_publish_placement(
-    *, cycle: ReviewCycle, now: datetime, decisions: Sequence[Decision] | None = None, keep: Collection[int] = ()
+    *,
+    cycle: ReviewCycle,
+    now: datetime,
+    decisions: Sequence[Decision] | None = None,
+    keep: Collection[int] = (),
+    replace: Mapping[int, Sequence[engine.EngineWindow]] | None = None,
 ) -> PublishPlacement:
     """The one placement of a week: what `cycle_publish` writes, what the chair confirms before publishing or
     correcting, and what the review's preview shows while the committee decides.
@@ -126,14 +132,19 @@ def cycle_publish_placement(
     A published cycle is a correction: the windows started by `now` stay fixed, and so do those of the
     requests in `keep` (a correction that leaves other teams' windows in place). A first publish
     finds a plan only when an emergency was placed in the week before it: its window stays too.
+    `replace` gives requests' windows a new shape that stays fixed in place of their current ones, and those
+    requests are not placed again (a team that gives GPUs back, committee/services/release.py); an empty list
+    withdraws them.
     """
     pools = engine_pools(week=cycle.week)
     if decisions is None:
         demands = cycle_demands(cycle=cycle)
     else:
         demands = [(decision_demand(decision=d), d) for d in decisions if d.outcome in PLACING_OUTCOMES]
-    started = started_windows(week=cycle.week, now=now, keep=keep)
-    kept_refs = {window.ref for window in started}
+    replace = replace or {}
+    started = [w for w in started_windows(week=cycle.week, now=now, keep=keep) if w.ref not in replace]
+    started += [window for windows in replace.values() for window in windows]
+    kept_refs = {window.ref for window in started} | set(replace)
     placing = [demand for demand, _decision in demands if demand.ref not in kept_refs]
     if cycle.status == CycleStatus.PUBLISHED:
         # A correction places what is not running yet from now on: a new window never starts in the past.
@@ -142,7 +153,8 @@ def cycle_publish_placement(
         ]
     result = cycle_allocate(cycle=cycle, pools=pools, demands=placing, fixed=started)
     left = frozenset(w.ref for w in started if w.ref in keep and w.start > now)
-    return PublishPlacement(pools=pools, demands=demands, started=started, result=result, left=left)
+    return PublishPlacement(pools=pools, demands=demands, started=started, result=result, left=left,
+                            replaced=frozenset(replace))
 
 
 def kept_explanations(

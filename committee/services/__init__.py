@@ -31,6 +31,8 @@ from committee.services.discussion import (
     scores_mark_stale,
 )
 from committee.services.elastic import elastic_policy_change
+from committee.services.events import lifecycle_event_record, lifecycle_events_due
+from committee.services.extension import grant_extension_file
 from committee.services.governance import governance_version_create
 from committee.services.notification_kinds import (
     NOTIFICATION_KINDS,
@@ -49,6 +51,7 @@ from committee.services.notifications import (
 )
 from committee.services.publishing import cycle_publish
 from committee.services.ranking import cycle_ranking_changed
+from committee.services.release import Release, window_release
 from committee.services.requests import (
     REQUEST_FIELDS,
     actor_name,
@@ -80,6 +83,12 @@ from committee.services.sso import (
     sso_memberships_sync,
 )
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
+from committee.services.webhooks import (
+    webhook_deliver,
+    webhook_retries_enqueue,
+    webhook_subscription_create,
+    webhook_subscription_deactivate,
+)
 
 __all__ = [
     "APPEAL_AMEND",
@@ -90,6 +99,7 @@ __all__ = [
     "OWN_TRANSACTIONS",
     "REQUEST_FIELDS",
     "CorrectionValues",
+    "Release",
     "SsoSyncResult",
     "UnknownNotificationKind",
     "actor_name",
@@ -115,6 +125,9 @@ __all__ = [
     "digests_send",
     "elastic_policy_change",
     "governance_version_create",
+    "grant_extension_file",
+    "lifecycle_event_record",
+    "lifecycle_events_due",
     "notification_enqueue",
     "notification_kind_get",
     "notification_kind_register",
@@ -149,4 +162,9 @@ __all__ = [
     "sso_memberships_sync",
     "team_filing_set",
     "teams_remind_unfiled",
+    "webhook_deliver",
+    "webhook_retries_enqueue",
+    "webhook_subscription_create",
+    "webhook_subscription_deactivate",
+    "window_release",
 ]

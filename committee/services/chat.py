@@ -32,7 +32,7 @@ from committee.outbox import outbox_enqueue
 
 CHAT_TASK = "committee.chat_send"
 INTAKE_NOTICE = timedelta(hours=24)
-EVENTS = ("intake_closing", "published", "sync_failed")
+EVENTS = ("intake_closing", "published", "sync_failed", "lifecycle")
 
 
 class ChatDeliveryError(Exception):
@@ -174,4 +174,16 @@ def chat_text(*, event: str, params: dict[str, Any]) -> str:
             "message": (status.message if status and status.message else _("no message")),
             "link": _link(reverse("allocations:windows") + f"?week={window.week}"),
         }
+    if event == "lifecycle":
+        from committee.models import LifecycleEvent
+        from committee.services.events import lifecycle_event_text
+
+        lifecycle = LifecycleEvent.objects.get(pk=params["event_id"])
+        return lifecycle_event_text({"type": lifecycle.type, **lifecycle.data})
+    if event == "lifecycle":
+        from committee.models import LifecycleEvent
+        from committee.services.events import lifecycle_event_text
+
+        lifecycle = LifecycleEvent.objects.get(pk=params["event_id"])
+        return lifecycle_event_text({"type": lifecycle.type, **lifecycle.data})
     raise ValueError(f"unknown chat event {event!r}")

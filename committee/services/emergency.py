@@ -37,11 +37,13 @@ from committee.models import (
     EmergencyRequest,
     EmergencyStatus,
     GpuRequest,
+    LifecycleEventType,
     NotificationKind,
     PostHocOutcome,
     RequestStatus,
     ReviewCycle,
 )
+from committee.services.events import lifecycle_event_record, window_event_data
 from committee.services.notifications import notifications_record
 from committee.services.requests import actor_name, request_event_record
 from core.errors import StateConflict
@@ -370,6 +372,15 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
     request_event_record(request=gpu_request, actor=actor, action="published", detail=text_render(published),
                          detail_text=published)
     _notify(emergency=emergency, event="placed", team_too=True, by=actor_name(actor))
+    if emergency.extends_id is not None:  # an extension of a granted window (committee/services/extension.py)
+        placed_window = next(w for w in allocation_selectors.plan_window_list(plan=plan)
+                             if w.request_ref == gpu_request.pk)
+        lifecycle_event_record(
+            type=LifecycleEventType.GRANT_EXTENDED, key=f"grant.extended:{emergency.pk}", team_id=gpu_request.team_id,
+            cluster_id=placed_window.cluster_id, request_ref=emergency.extends_id, occurred_at=now,
+            data=window_event_data(placed_window, request_id=emergency.extends_id, extension_request_id=gpu_request.pk,
+                                   approvers=approvers, plan_version=plan.version),
+        )
     return plan
 
 

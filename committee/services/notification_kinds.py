@@ -360,6 +360,12 @@ APPEAL_DECIDED = Delivery[_DecidedAppeal](
 )
 
 
+def _lifecycle_context(params: Mapping[str, Any]) -> dict[str, Any]:
+    from committee.services.events import lifecycle_event_text  # events records notifications: imported at use
+
+    return {"line": lifecycle_event_text(params)}
+
+
 # --- the registry ------------------------------------------------------------------------------
 
 for _spec in (
@@ -397,6 +403,10 @@ for _spec in (
     NotificationKindSpec(NotificationKind.DRAFT_AWAITS_LEAD.value, gettext_lazy("Drafts waiting for you to submit")),
     NotificationKindSpec(
         NotificationKind.DRAFT_RETURNED.value, gettext_lazy("Drafts sent back to you"), context=_note_context
+    ),
+    NotificationKindSpec(
+        NotificationKind.WINDOW_EVENT.value, gettext_lazy("Windows starting, ending, given back or extended"),
+        context=_lifecycle_context,
     ),
 ):
     notification_kind_register(_spec)

@@ -8,7 +8,7 @@ What the engine is given (the demands, the windows already started) is read by
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from allocations import engine
 from allocations.explanations import reasons_as_json
 from allocations.models import AllocationPlan
 from allocations.services import plan_publish
@@ -64,6 +65,8 @@ def cycle_plan_place(
     now: datetime | None = None,
     expect_digest: str | None = None,
     keep: Collection[int] = (),
+    replace: Mapping[int, Sequence[engine.EngineWindow]] | None = None,
+    replace_explanations: Sequence[engine.Explanation] = (),
 ) -> AllocationPlan:
     """`cycle_publish` without its check of who may publish, for callers that made their own check
     inside their own transaction: a decision's correction by the chair, an appeal's amendment by a
@@ -72,7 +75,8 @@ def cycle_plan_place(
     `expect_digest` is the placement the chair confirmed (`selectors.decision_change_preview(...).digest`):
     when the placement at `now` differs from it (a window started, another change was published meanwhile),
     StateConflict and nothing is written. `keep`: requests whose current windows stay as they are although they
-    have not started (a correction that leaves other teams' windows in place).
+    have not started (a correction that leaves other teams' windows in place). `replace`: requests whose windows
+    take the shape given, fixed, explained by `replace_explanations` (a release, committee/services/release.py).
     """
     locked = ReviewCycle.objects.select_for_update(no_key=True).get(pk=cycle.pk)
     if locked.status not in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
@@ -86,17 +90,20 @@ def cycle_plan_place(
         raise ValidationError({"reason": _("Say why the published plan is corrected.")}, code="reason_required")
 
     now = now or timezone.now()
-    placement = selectors.cycle_publish_placement(cycle=locked, now=now, keep=keep)
+    placement = selectors.cycle_publish_placement(cycle=locked, now=now, keep=keep, replace=replace)
     if expect_digest is not None and selectors.placement_digest(placement) != expect_digest:
         raise StateConflict(
             _("The plan this would publish is no longer the one you confirmed (a window has started or the week "
               "changed meanwhile): nothing was published. Look at what would move again and confirm.")
         )
     pools, demands, started, result = placement.pools, placement.demands, placement.started, placement.result
-    explanations = [*selectors.kept_explanations(started, now=now, left=placement.left), *result.explanations]
+    kept = [window for window in started if window.ref not in placement.replaced]
+    explanations = [
+        *selectors.kept_explanations(kept, now=now, left=placement.left), *replace_explanations, *result.explanations,
+    ]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
     # A started window is kept even when its request is no longer granted (a correction to defer).
-    kept_refs = {window.ref for window in started}
+    kept_refs = {window.ref for window in started} | placement.replaced
     requests.update(GpuRequest.objects.select_related("team").in_bulk(kept_refs - set(requests)))
     plan = plan_publish(
         week=locked.week,
