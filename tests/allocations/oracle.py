@@ -162,3 +162,170 @@ def unrestricted_optimum(
         if terms:
             total += model.maximize(sum(terms[1:], terms[0]))
     return total
+
+
+
+def rank_upper_bounds(
+    *,
+    week_start: datetime,
+    pools: Sequence[PoolCapacity],
+    demands: Sequence[Demand],
+    windows: Sequence[EngineWindow],
+    hours: int = 168,
+    fixed: Sequence[EngineWindow] = (),
+    limit: float = 1.0,
+    stats: dict[str, int] | None = None,
+) -> list[int]:
+    """Per demand (in the order given), an upper bound on its GPU-hours under strict priority
+    given what the higher ranks of its pool got in a plan (``windows``, the engine's): for
+    large weeks, where the exact oracle is out of reach.
+
+    Rank k's bound is the smaller of two relaxations of "the most GPUs k can get while every
+    higher rank of its pool keeps exactly the GPUs the plan gave it":
+
+    * the single-window bound: the most GPUs free for k's whole duration at some start beside
+      the higher ranks' compulsory parts (the hours a window covers wherever it starts);
+    * when that is above the plan, CP-SAT's proven bound on that problem (k and the placed
+      higher ranks whose bounds connect to k's, as intervals; one cumulative on the total,
+      one on the standard capacity), with ``limit`` of deterministic time and one worker:
+      the optimum when it is proven, else ``best_objective_bound``.
+
+    Its own model and hour rounding, independent of the engine's code. When the plan is the
+    strict-priority optimum on the higher ranks, the bound is a bound on k's optimum; a plan
+    equal to its bounds on every rank is that optimum. ``stats`` counts ``solved`` (CP-SAT
+    runs), ``proven`` (the optimum proven) and ``better`` (CP-SAT found more than the plan).
+    """
+    week_start = week_start.astimezone(UTC)
+    stats = stats if stats is not None else {}
+    for name in ("solved", "proven", "better"):
+        stats.setdefault(name, 0)
+    plan = {w.ref: w for w in windows}
+    result = [0] * len(demands)
+    for pool in pools:
+        indices = _pool_demands(pools, demands)[pool.key]
+        if not indices:
+            continue
+        own = [w for w in fixed if w.pool == pool.key]
+        bound = _PoolBound(week_start, hours, pool, own, limit, stats)
+        for i in indices:
+            result[i] = bound.next(demands[i], plan.get(demands[i].ref))
+    return result
+
+
+class _PoolBound:
+    """One pool's ranks in order: ``next`` bounds a rank, then holds it at the plan's GPUs."""
+
+    def __init__(
+        self,
+        week_start: datetime,
+        hours: int,
+        pool: PoolCapacity,
+        fixed: Sequence[EngineWindow],
+        limit: float,
+        stats: dict[str, int],
+    ) -> None:
+        self.week_start, self.hours, self.limit, self.stats = week_start, hours, limit, stats
+        burst = pool.burst_reserve_pct * pool.gpu_count // 100
+        standby = pool.standby_pct * pool.gpu_count // 100
+        self.total = [pool.gpu_count - standby] * hours
+        self.standard = [pool.gpu_count - standby - burst] * hours
+        for window in fixed:
+            first = max(0, min(hours, (window.start - week_start) // _HOUR))
+            last = max(0, min(hours, (window.end - week_start) // _HOUR))
+            for h in range(first, last):
+                self.total[h] -= window.gpu_count
+                if window.tier != TIER_PREEMPTIBLE:
+                    self.standard[h] -= window.gpu_count
+        self.compulsory_total = [0] * hours
+        self.compulsory_standard = [0] * hours
+        # the placed higher ranks: (lo, hi, duration, GPUs, preemptible_ok, planned start)
+        self.placed: list[tuple[int, int, int, int, bool, int]] = []
+
+    def next(self, demand: Demand, window: EngineWindow | None) -> int:
+        got = 0 if window is None else window.gpu_count
+        bounds = _bounds(self.week_start, self.hours, demand)
+        if bounds is None:
+            return 0
+        lo, hi = bounds
+        d = demand.duration_hours
+        free = [t - c for t, c in zip(self.total[lo:hi], self.compulsory_total[lo:hi], strict=True)]
+        if not demand.preemptible_ok:
+            standard = [s - c for s, c in zip(self.standard[lo:hi], self.compulsory_standard[lo:hi], strict=True)]
+            free = list(map(min, free, standard))
+        single = min(demand.gpu_count, max(0, max(min(free[s : s + d]) for s in range(len(free) - d + 1))))
+        bound = single if single >= demand.min_gpu_count else 0
+        if got < bound:
+            bound = min(bound, self._solve(demand, lo, hi, window))
+        if got > bound:
+            raise RuntimeError(f"bound: demand {demand.ref} got {got} GPUs, above its bound {bound}")
+        if window is not None:
+            start = (window.start - self.week_start) // _HOUR
+            self.placed.append((lo, hi, d, got, demand.preemptible_ok, start))
+            for h in range(hi - d, lo + d):
+                self.compulsory_total[h] += got
+                if not demand.preemptible_ok:
+                    self.compulsory_standard[h] += got
+        return bound * d
+
+    def _solve(self, demand: Demand, lo: int, hi: int, window: EngineWindow | None) -> int:
+        from ortools.sat.python import cp_model
+
+        # the placed higher ranks whose bounds connect to [lo, hi), directly or through others
+        members = []
+        changed = True
+        taken = [False] * len(self.placed)
+        while changed:
+            changed = False
+            for i, item in enumerate(self.placed):
+                if not taken[i] and item[0] < hi and item[1] > lo:
+                    taken[i] = changed = True
+                    members.append(item)
+                    lo, hi = min(lo, item[0]), max(hi, item[1])
+        model = cp_model.CpModel()
+        present = model.new_bool_var("present")
+        count = model.new_int_var(0, demand.gpu_count, "count")
+        model.add(count >= demand.min_gpu_count * present)
+        model.add(count <= demand.gpu_count * present)
+        own_lo, own_hi = _bounds(self.week_start, self.hours, demand)  # type: ignore[misc]
+        start = model.new_int_var(own_lo, own_hi - demand.duration_hours, "start")
+        interval = model.new_optional_fixed_size_interval_var(start, demand.duration_hours, present, "k")
+        total: list[tuple[Any, Any]] = [(interval, count)]
+        standard: list[tuple[Any, Any]] = [] if demand.preemptible_ok else [(interval, count)]
+        for n, (a, b, d, gpus, preemptible_ok, planned) in enumerate(members):
+            s = model.new_int_var(a, b - d, f"s{n}")
+            model.add_hint(s, planned)
+            item = (model.new_fixed_size_interval_var(s, d, f"i{n}"), gpus)
+            total.append(item)
+            if not preemptible_ok:
+                standard.append(item)
+        for items, capacity in ((total, self.total), (standard, self.standard)):
+            if not items:
+                continue
+            top = max(0, max(capacity[lo:hi]))
+            intervals = [i for i, _ in items]
+            heights = [h for _, h in items]
+            for hour in range(lo, hi):  # the capacity's dips as one-hour blocks
+                if top - max(0, capacity[hour]) > 0:
+                    intervals.append(model.new_fixed_size_interval_var(hour, 1, f"b{hour}"))
+                    heights.append(top - max(0, capacity[hour]))
+            model.add_cumulative(intervals, heights, top)
+        if window is not None:
+            model.add_hint(start, (window.start - self.week_start) // _HOUR)
+        model.add_hint(present, window is not None)
+        model.add_hint(count, 0 if window is None else window.gpu_count)
+        model.maximize(count)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = 7
+        solver.parameters.max_deterministic_time = self.limit
+        status = solver.solve(model)
+        self.stats["solved"] += 1
+        if status == cp_model.OPTIMAL:
+            self.stats["proven"] += 1
+        got = 0 if window is None else window.gpu_count
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and solver.value(count) > got:
+            self.stats["better"] += 1
+        if status == cp_model.OPTIMAL:
+            return int(solver.objective_value)
+        bound = int(solver.best_objective_bound + 1e-6)
+        return bound if bound >= demand.min_gpu_count else 0
