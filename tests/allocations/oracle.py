@@ -294,10 +294,10 @@ class _PoolBound:
         for n, (a, b, d, gpus, preemptible_ok, planned) in enumerate(members):
             s = model.new_int_var(a, b - d, f"s{n}")
             model.add_hint(s, planned)
-            item = (model.new_fixed_size_interval_var(s, d, f"i{n}"), gpus)
-            total.append(item)
+            held = (model.new_fixed_size_interval_var(s, d, f"i{n}"), gpus)
+            total.append(held)
             if not preemptible_ok:
-                standard.append(item)
+                standard.append(held)
         for items, capacity in ((total, self.total), (standard, self.standard)):
             if not items:
                 continue
