@@ -11,6 +11,7 @@ the same plan, and that the bound the quality benchmark compares the engine with
 
 from __future__ import annotations
 
+import itertools
 import random
 from datetime import UTC, datetime, timedelta
 
@@ -52,7 +53,7 @@ def random_pool(seed: int) -> tuple[list[Job | None], dict[str, object]]:
     for _ in range(rng.randint(3, 4)):
         edges.append(edges[-1] + rng.randint(24, 40))
     hours = edges[-1]
-    for a, b in zip(edges, edges[1:], strict=False):
+    for a, b in itertools.pairwise(edges):
         for _ in range(rng.randint(6, 9)):
             duration = rng.randint(2, min(16, b - a))
             lo = rng.randint(a, b - duration)
