@@ -317,6 +317,7 @@ def _place_block(
     compulsory_total, compulsory_standard = compulsory
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
     spent = 0
+    held: list[tuple[int, int, int, int, bool]] = []  # the placed ranks above: lo, hi, duration, GPUs, preemptible_ok
     for position, k in enumerate(block):
         job = jobs[k]
         assert job is not None
@@ -332,6 +333,8 @@ def _place_block(
 
         if best_value < job.count:
             bound = _upper_bound(job, base, compulsory_standard, compulsory_total)
+            if best_value < bound:
+                bound = _energy_bound(job, base, held, bound)
             if best_value < bound:
                 component = _component(jobs, values, k, block[:position])
                 if len(component) <= 1:
@@ -356,6 +359,7 @@ def _place_block(
         values[k] = best_value
         if best is not None:
             _book(cap, job, best)
+            held.append((job.lo, job.hi, job.duration, best_value, job.preemptible_ok))
             first, last = job.hi - job.duration, job.lo + job.duration
             if first < last:
                 compulsory_total[first:last] = [v + best_value for v in compulsory_total[first:last]]
@@ -377,6 +381,28 @@ def _upper_bound(job: Job, base: Capacity, compulsory_standard: list[int], compu
     if found is None:
         return 0
     bound = min(found[1], sum(max(0, v) for v in free) // job.duration)
+    return bound if bound >= job.minimum else 0
+
+
+def _energy_bound(job: Job, base: Capacity, held: list[tuple[int, int, int, int, bool]], bound: int) -> int:
+    """``bound`` lowered by energy: the GPU-hours the capacity has over the job's bounds
+    [lo, hi), less what each placed higher rank (``held``: lo, hi, duration, GPUs,
+    preemptible_ok) must spend inside them wherever it starts (its least overlap with
+    [lo, hi)), divided by the job's duration; on the total capacity, and for a job that may
+    not be preemptible on the standard capacity too (which preemptible ranks need not use)."""
+    lo, hi, duration = job.lo, job.hi, job.duration
+    span = hi - lo
+    total = sum(v for v in base.total[lo:hi] if v > 0)
+    standard = 0 if job.preemptible_ok else sum(v for v in base.standard[lo:hi] if v > 0)
+    for a, b, d, gpus, preemptible_ok in held:
+        if a < hi and b > lo:
+            least = min(d, span, a + d - lo, hi - b + d)
+            if least > 0:
+                total -= gpus * least
+                if not preemptible_ok:
+                    standard -= gpus * least
+    energy = total if job.preemptible_ok else min(total, standard)
+    bound = min(bound, max(0, energy) // duration)
     return bound if bound >= job.minimum else 0
 
 
