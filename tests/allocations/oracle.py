@@ -174,6 +174,7 @@ def rank_upper_bounds(
     hours: int = 168,
     fixed: Sequence[EngineWindow] = (),
     limit: float = 1.0,
+    max_members: int = 1000,
     stats: dict[str, int] | None = None,
 ) -> list[int]:
     """Per demand (in the order given), an upper bound on its GPU-hours under strict priority
@@ -188,16 +189,18 @@ def rank_upper_bounds(
     * when that is above the plan, CP-SAT's proven bound on that problem (k and the placed
       higher ranks whose bounds connect to k's, as intervals; one cumulative on the total,
       one on the standard capacity), with ``limit`` of deterministic time and one worker:
-      the optimum when it is proven, else ``best_objective_bound``.
+      the optimum when it is proven, else ``best_objective_bound``; not tried when more than
+      ``max_members`` higher ranks connect to k.
 
     Its own model and hour rounding, independent of the engine's code. When the plan is the
     strict-priority optimum on the higher ranks, the bound is a bound on k's optimum; a plan
     equal to its bounds on every rank is that optimum. ``stats`` counts ``solved`` (CP-SAT
-    runs), ``proven`` (the optimum proven) and ``better`` (CP-SAT found more than the plan).
+    runs), ``proven`` (the optimum proven), ``better`` (CP-SAT found more than the plan) and
+    ``too_large`` (ranks left to the single-window bound by ``max_members``).
     """
     week_start = week_start.astimezone(UTC)
     stats = stats if stats is not None else {}
-    for name in ("solved", "proven", "better"):
+    for name in ("solved", "proven", "better", "too_large"):
         stats.setdefault(name, 0)
     plan = {w.ref: w for w in windows}
     result = [0] * len(demands)
@@ -207,6 +210,7 @@ def rank_upper_bounds(
             continue
         own = [w for w in fixed if w.pool == pool.key]
         bound = _PoolBound(week_start, hours, pool, own, limit, stats)
+        bound.max_members = max_members
         for i in indices:
             result[i] = bound.next(demands[i], plan.get(demands[i].ref))
     return result
@@ -225,6 +229,7 @@ class _PoolBound:
         stats: dict[str, int],
     ) -> None:
         self.week_start, self.hours, self.limit, self.stats = week_start, hours, limit, stats
+        self.max_members = 1000
         burst = pool.burst_reserve_pct * pool.gpu_count // 100
         standby = pool.standby_pct * pool.gpu_count // 100
         self.total = [pool.gpu_count - standby] * hours
@@ -253,7 +258,8 @@ class _PoolBound:
             standard = [s - c for s, c in zip(self.standard[lo:hi], self.compulsory_standard[lo:hi], strict=True)]
             free = list(map(min, free, standard))
         single = min(demand.gpu_count, max(0, max(min(free[s : s + d]) for s in range(len(free) - d + 1))))
-        bound = single if single >= demand.min_gpu_count else 0
+        bound = min(single, self._energy(demand, lo, hi) // d)
+        bound = bound if bound >= demand.min_gpu_count else 0
         if got < bound:
             bound = min(bound, self._solve(demand, lo, hi, window))
         if got > bound:
@@ -266,6 +272,20 @@ class _PoolBound:
                 if not demand.preemptible_ok:
                     self.compulsory_standard[h] += got
         return bound * d
+
+    def _energy(self, demand: Demand, lo: int, hi: int) -> int:
+        """GPU-hours left over [lo, hi) once each placed higher rank has spent there the
+        least it can, wherever it starts (on the total, and on the standard capacity unless
+        the demand may be preemptible)."""
+        total = sum(max(0, v) for v in self.total[lo:hi])
+        standard = sum(max(0, v) for v in self.standard[lo:hi])
+        for a, b, d, gpus, preemptible_ok, _ in self.placed:
+            # the window [s, s + d) for s in [a, b - d] overlaps [lo, hi) least at an end
+            least = max(0, min(min(a + d, hi) - max(a, lo), min(b, hi) - max(b - d, lo)))
+            total -= gpus * least
+            if not preemptible_ok:
+                standard -= gpus * least
+        return max(0, total if demand.preemptible_ok else min(total, standard))
 
     def _solve(self, demand: Demand, lo: int, hi: int, window: EngineWindow | None) -> int:
         from ortools.sat.python import cp_model
@@ -281,6 +301,9 @@ class _PoolBound:
                     taken[i] = changed = True
                     members.append(item)
                     lo, hi = min(lo, item[0]), max(hi, item[1])
+        if len(members) > self.max_members:
+            self.stats["too_large"] += 1
+            return demand.gpu_count
         model = cp_model.CpModel()
         present = model.new_bool_var("present")
         count = model.new_int_var(0, demand.gpu_count, "count")
