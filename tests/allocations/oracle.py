@@ -175,6 +175,7 @@ def rank_upper_bounds(
     fixed: Sequence[EngineWindow] = (),
     limit: float = 1.0,
     max_members: int = 1000,
+    lexicographic: bool = False,
     stats: dict[str, int] | None = None,
 ) -> list[int]:
     """Per demand (in the order given), an upper bound on its GPU-hours under strict priority
@@ -191,6 +192,10 @@ def rank_upper_bounds(
       one on the standard capacity), with ``limit`` of deterministic time and one worker:
       the optimum when it is proven, else ``best_objective_bound``; not tried when more than
       ``max_members`` higher ranks connect to k.
+
+    ``lexicographic=True`` holds each rank instead at the oracle's own best (its fit beside
+    the held placement, or CP-SAT's solution, which may move the higher ranks): the strict
+    optimum itself, rank by rank, as far as CP-SAT proves it; ``windows`` is then not read.
 
     Its own model and hour rounding, independent of the engine's code. When the plan is the
     strict-priority optimum on the higher ranks, the bound is a bound on k's optimum; a plan
@@ -211,6 +216,7 @@ def rank_upper_bounds(
         own = [w for w in fixed if w.pool == pool.key]
         bound = _PoolBound(week_start, hours, pool, own, limit, stats)
         bound.max_members = max_members
+        bound.lexicographic = lexicographic
         for i in indices:
             result[i] = bound.next(demands[i], plan.get(demands[i].ref))
     return result
@@ -244,15 +250,48 @@ class _PoolBound:
         self.compulsory_total = [0] * hours
         self.compulsory_standard = [0] * hours
         # the placed higher ranks: (lo, hi, duration, GPUs, preemptible_ok, planned start)
-        self.placed: list[tuple[int, int, int, int, bool, int]] = []
+        self.placed: list[list[Any]] = []
+        # lexicographic: hold each rank at the oracle's own optimum (its placement in ``use_*``)
+        self.lexicographic = False
+        self.found: EngineWindow | None = None
+        self.use_total = [0] * hours
+        self.use_standard = [0] * hours
+
+    def _use(self, item: list[Any], sign: int) -> None:
+        _, _, d, gpus, preemptible_ok, start = item
+        for h in range(start, start + d):
+            self.use_total[h] += sign * gpus
+            if not preemptible_ok:
+                self.use_standard[h] += sign * gpus
+
+    def _window(self, start: int, d: int, gpus: int) -> EngineWindow:
+        at = self.week_start + start * _HOUR
+        return EngineWindow(ref=0, pool="", gpu_count=gpus, start=at, end=at + d * _HOUR, tier="standard")
+
+    def _fit(self, demand: Demand, lo: int, hi: int) -> EngineWindow | None:
+        """The most GPUs beside the held placement, at its earliest start."""
+        d = demand.duration_hours
+        free = [t - u for t, u in zip(self.total[lo:hi], self.use_total[lo:hi], strict=True)]
+        if not demand.preemptible_ok:
+            standard = [s - u for s, u in zip(self.standard[lo:hi], self.use_standard[lo:hi], strict=True)]
+            free = list(map(min, free, standard))
+        best, at = -1, 0
+        for s in range(len(free) - d + 1):
+            value = min(free[s : s + d])
+            if value > best:
+                best, at = value, s
+        best = min(best, demand.gpu_count)
+        return None if best < demand.min_gpu_count else self._window(lo + at, d, best)
 
     def next(self, demand: Demand, window: EngineWindow | None) -> int:
-        got = 0 if window is None else window.gpu_count
         bounds = _bounds(self.week_start, self.hours, demand)
         if bounds is None:
             return 0
         lo, hi = bounds
         d = demand.duration_hours
+        if self.lexicographic:  # hold the oracle's own placement, not the plan's
+            window = self._fit(demand, lo, hi)
+        got = 0 if window is None else window.gpu_count
         free = [t - c for t, c in zip(self.total[lo:hi], self.compulsory_total[lo:hi], strict=True)]
         if not demand.preemptible_ok:
             standard = [s - c for s, c in zip(self.standard[lo:hi], self.compulsory_standard[lo:hi], strict=True)]
@@ -262,11 +301,15 @@ class _PoolBound:
         bound = bound if bound >= demand.min_gpu_count else 0
         if got < bound:
             bound = min(bound, self._solve(demand, lo, hi, window))
+            if self.lexicographic and self.found is not None:
+                window = self.found
+                got = window.gpu_count
         if got > bound:
             raise RuntimeError(f"bound: demand {demand.ref} got {got} GPUs, above its bound {bound}")
         if window is not None:
             start = (window.start - self.week_start) // _HOUR
-            self.placed.append((lo, hi, d, got, demand.preemptible_ok, start))
+            self.placed.append([lo, hi, d, got, demand.preemptible_ok, start])
+            self._use(self.placed[-1], 1)
             for h in range(hi - d, lo + d):
                 self.compulsory_total[h] += got
                 if not demand.preemptible_ok:
@@ -303,6 +346,7 @@ class _PoolBound:
                     lo, hi = min(lo, item[0]), max(hi, item[1])
         if len(members) > self.max_members:
             self.stats["too_large"] += 1
+            self.found = None
             return demand.gpu_count
         model = cp_model.CpModel()
         present = model.new_bool_var("present")
@@ -314,8 +358,10 @@ class _PoolBound:
         interval = model.new_optional_fixed_size_interval_var(start, demand.duration_hours, present, "k")
         total: list[tuple[Any, Any]] = [(interval, count)]
         standard: list[tuple[Any, Any]] = [] if demand.preemptible_ok else [(interval, count)]
+        starts: list[Any] = []
         for n, (a, b, d, gpus, preemptible_ok, planned) in enumerate(members):
             s = model.new_int_var(a, b - d, f"s{n}")
+            starts.append(s)
             model.add_hint(s, planned)
             held = (model.new_fixed_size_interval_var(s, d, f"i{n}"), gpus)
             total.append(held)
@@ -348,6 +394,13 @@ class _PoolBound:
         got = 0 if window is None else window.gpu_count
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and solver.value(count) > got:
             self.stats["better"] += 1
+        self.found = None
+        if self.lexicographic and status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and solver.value(count) > got:
+            for n, item in enumerate(members):  # the higher ranks move to the solution's starts
+                self._use(item, -1)
+                item[5] = solver.value(starts[n])
+                self._use(item, 1)
+            self.found = self._window(solver.value(start), demand.duration_hours, solver.value(count))
         if status == cp_model.OPTIMAL:
             return int(solver.objective_value)
         bound = int(solver.best_objective_bound + 1e-6)
