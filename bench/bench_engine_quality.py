@@ -32,6 +32,9 @@ proven by CP-SAT or a single-window bound):
 * at bound: ranks whose GPU-hours equal their bound (the engine is optimal there);
 * never worse than the greedy: the first demand, in priority order, where the engine and
   ``allocate_greedy`` differ gets more from the engine.
+
+``--lexicographic`` holds each rank at the oracle's own optimum instead of the engine's value:
+where every CP-SAT run is proven, the bounds are the strict-priority optimum itself.
 """
 
 from __future__ import annotations
