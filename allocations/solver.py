@@ -32,6 +32,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model as cp_model_types
 
 __all__ = [
     "MAX_MODEL_JOBS",
@@ -45,6 +49,7 @@ __all__ = [
     "first_run",
     "greedy_pool",
     "place_pool",
+    "time_blocks",
 ]
 
 # Limits, all deterministic (independent of the machine's speed and load):
@@ -83,6 +88,7 @@ class PoolStats:
     improved: int = 0  # ranks where the solver beat the greedy fit
     deterministic_time: float = 0.0  # CP-SAT's, summed
     skipped_budget: int = 0  # ranks left to the greedy fit because the budget was spent
+    blocks: int = 0  # independent time blocks the pool was cut into
 
 
 # --- free-capacity searches on an hourly array ------------------------------------------
@@ -250,33 +256,76 @@ def place_pool(
     fixed_total: Sequence[int],
     budget: int = POOL_SOLVER_BUDGET,
     stats: PoolStats | None = None,
+    decompose: bool = True,
 ) -> list[Placement]:
     """Place one pool's jobs (rank order; ``None`` for demands that cannot be placed at all)
     at the lexicographic optimum by rank, as far as the deterministic budget reaches.
 
     ``fixed_standard`` / ``fixed_total`` are the GPUs fixed windows hold per hour on the
-    standard and the total capacity."""
+    standard and the total capacity. The pool is first cut into independent time blocks
+    (``time_blocks``): each is placed on its own, with its own ``budget``; ``decompose=False``
+    places the pool as one block (the tests compare the two)."""
     stats = stats if stats is not None else PoolStats()
     base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
-
     greedy = greedy_pool(jobs, base.copy())
     cap = base.copy()
     placements: list[Placement] = [None] * len(jobs)
     values = [0] * len(jobs)
     # Compulsory parts of the placed higher ranks: GPUs held at an hour wherever they start.
-    compulsory_total = [0] * hours
-    compulsory_standard = [0] * hours
-    tracking_greedy = True  # every rank so far got exactly what the greedy gave it
-    spent = 0
+    compulsory = ([0] * hours, [0] * hours)  # total, standard
+    placeable = [j for j, job in enumerate(jobs) if job is not None and _placeable(job, cap)]
+    blocks = time_blocks(jobs, placeable) if decompose else [placeable]
+    stats.blocks += len(blocks)
+    for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
+        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, budget, stats)
+    _polish(jobs, placements, cap)
+    return placements
 
-    for k, job in enumerate(jobs):
-        if job is None or not _placeable(job, cap):
-            continue
+
+def time_blocks(jobs: Sequence[Job | None], ranks: Sequence[int]) -> list[list[int]]:
+    """``ranks`` (indices into ``jobs``) cut into independent time blocks: the connected
+    components of their overlapping bounds [lo, hi). No window of one block can touch an hour
+    of another, so the blocks can be placed one by one. Each block lists its ranks in order;
+    blocks come in order of their first rank."""
+    spans = sorted((jobs[j].lo, jobs[j].hi, j) for j in ranks)  # type: ignore[union-attr]
+    blocks: list[list[int]] = []
+    end = -1
+    for lo, hi, j in spans:
+        if not blocks or lo >= end:
+            blocks.append([])
+        blocks[-1].append(j)
+        end = max(end, hi)
+    for block in blocks:
+        block.sort()
+    blocks.sort()
+    return blocks
+
+
+def _place_block(
+    jobs: Sequence[Job | None],
+    block: list[int],
+    greedy: list[Placement],
+    placements: list[Placement],
+    values: list[int],
+    base: Capacity,
+    cap: Capacity,
+    compulsory: tuple[list[int], list[int]],
+    budget: int,
+    stats: PoolStats,
+) -> None:
+    """The rank loop (greedy fit, bounds, CP-SAT) over one block's ranks, in rank order."""
+    compulsory_total, compulsory_standard = compulsory
+    tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
+    spent = 0
+    held: list[tuple[int, int, int, int, bool]] = []  # the placed ranks above: lo, hi, duration, GPUs, preemptible_ok
+    for position, k in enumerate(block):
+        job = jobs[k]
+        assert job is not None
         best = _fit_now(job, cap)
         best_value = 0 if best is None else best[1]
         greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
         if tracking_greedy and greedy_value > best_value:
-            for j in range(k):  # today's greedy placement of ranks 1..k has the same values
+            for j in block[:position]:  # today's greedy placement of the ranks above has the same values
                 _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
                 placements[j] = greedy[j]
                 _book(cap, jobs[j], placements[j])  # type: ignore[arg-type]
@@ -285,7 +334,9 @@ def place_pool(
         if best_value < job.count:
             bound = _upper_bound(job, base, compulsory_standard, compulsory_total)
             if best_value < bound:
-                component = _component(jobs, values, k)
+                bound = _energy_bound(job, base, held, bound)
+            if best_value < bound:
+                component = _component(jobs, values, k, block[:position])
                 if len(component) <= 1:
                     pass  # nothing above it can move out of its way: the fit is optimal
                 elif spent >= budget or len(component) > MAX_MODEL_JOBS:
@@ -308,14 +359,12 @@ def place_pool(
         values[k] = best_value
         if best is not None:
             _book(cap, job, best)
+            held.append((job.lo, job.hi, job.duration, best_value, job.preemptible_ok))
             first, last = job.hi - job.duration, job.lo + job.duration
             if first < last:
                 compulsory_total[first:last] = [v + best_value for v in compulsory_total[first:last]]
                 if not job.preemptible_ok:
                     compulsory_standard[first:last] = [v + best_value for v in compulsory_standard[first:last]]
-
-    _polish(jobs, placements, cap)
-    return placements
 
 
 def _upper_bound(job: Job, base: Capacity, compulsory_standard: list[int], compulsory_total: list[int]) -> int:
@@ -335,12 +384,35 @@ def _upper_bound(job: Job, base: Capacity, compulsory_standard: list[int], compu
     return bound if bound >= job.minimum else 0
 
 
-def _component(jobs: Sequence[Job | None], values: list[int], k: int) -> list[int]:
-    """Rank k and the placed higher ranks whose bounds connect to its bounds (overlap,
-    directly or through other such ranks): the only ones that can make room for it."""
+def _energy_bound(job: Job, base: Capacity, held: list[tuple[int, int, int, int, bool]], bound: int) -> int:
+    """``bound`` lowered by energy: the GPU-hours the capacity has over the job's bounds
+    [lo, hi), less what each placed higher rank (``held``: lo, hi, duration, GPUs,
+    preemptible_ok) must spend inside them wherever it starts (its least overlap with
+    [lo, hi)), divided by the job's duration; on the total capacity, and for a job that may
+    not be preemptible on the standard capacity too (which preemptible ranks need not use)."""
+    lo, hi, duration = job.lo, job.hi, job.duration
+    span = hi - lo
+    total = sum(v for v in base.total[lo:hi] if v > 0)
+    standard = 0 if job.preemptible_ok else sum(v for v in base.standard[lo:hi] if v > 0)
+    for a, b, d, gpus, preemptible_ok in held:
+        if a < hi and b > lo:
+            least = min(d, span, a + d - lo, hi - b + d)
+            if least > 0:
+                total -= gpus * least
+                if not preemptible_ok:
+                    standard -= gpus * least
+    energy = total if job.preemptible_ok else min(total, standard)
+    bound = min(bound, max(0, energy) // duration)
+    return bound if bound >= job.minimum else 0
+
+
+def _component(jobs: Sequence[Job | None], values: list[int], k: int, higher: Sequence[int]) -> list[int]:
+    """Rank k and the placed higher ranks (among ``higher``) whose bounds connect to its
+    bounds (overlap, directly or through other such ranks): the only ones that can make room
+    for it."""
     job = jobs[k]
     assert job is not None
-    spans = sorted((jobs[j].lo, jobs[j].hi, j) for j in range(k) if values[j] > 0)  # type: ignore[union-attr]
+    spans = sorted((jobs[j].lo, jobs[j].hi, j) for j in higher if values[j] > 0)  # type: ignore[union-attr]
     # grow the hull around [lo, hi) until no placed higher rank overlaps it
     lo, hi = job.lo, job.hi
     members = [k]
@@ -374,7 +446,7 @@ def _solve_rank(
     Returns (value, placements of the members, work spent in model size)."""
     from ortools.sat.python import cp_model
 
-    model = cp_model.CpModel()
+    model = _model()
     starts = {}
     total_items: list[tuple[object, object]] = []
     standard_items: list[tuple[object, object]] = []
@@ -457,6 +529,25 @@ def _solve_rank(
         else:
             result[j] = (solver.value(starts[j]), value if j == k else values[j], job.preemptible_ok)
     return value, result, spent
+
+
+_MODEL_CLASS: type | None = None
+
+
+def _model() -> cp_model_types.CpModel:
+    """A fresh CP-SAT model, without the aliases OR-Tools adds for its pre-PEP 8 method names
+    (``AddCumulative`` beside ``add_cumulative``...): building those by scanning ``dir()`` cost
+    about 1.6 ms a model, more than most of the solves here."""
+    global _MODEL_CLASS
+    if _MODEL_CLASS is None:
+        from ortools.sat.python import cp_model
+
+        class Model(cp_model.CpModel):
+            def _add_pre_pep8_methods(self) -> None:
+                pass
+
+        _MODEL_CLASS = Model
+    return _MODEL_CLASS()
 
 
 def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity) -> None:
