@@ -11,6 +11,8 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
     fairshare.trailing_weeks                 whole weeks
     review.quorum                            member scores per criterion
     elastic.<threshold>                      the elastic policy (allocations.elastic.evaluate)
+    grants.max_weeks                         the most consecutive weeks one request may span (a run)
+    grants.continuation_utilization_pct      a run's measured utilization in a week that confirms its next week
 
 A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
 by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
@@ -36,6 +38,9 @@ ELASTIC_PREFIX = "elastic."
 QUORUM = "review.quorum"
 FAIRSHARE_HALF_LIFE = "fairshare.half_life_weeks"
 FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
+GRANTS_MAX_WEEKS = "grants.max_weeks"
+GRANTS_CONTINUATION_PCT = "grants.continuation_utilization_pct"
+GRANTS_MAX_WEEKS_LIMIT = 26
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
@@ -122,6 +127,11 @@ PARAMS: tuple[Param, ...] = (
     Param("elastic.night_end", _("Elastic pools"), _("night ends"), kind="time", default=lambda: time(6, 0)),
     Param("elastic.night_utilization_pct", _("Elastic pools"), _("open at night below utilization %"), "%",
           minimum=0, maximum=100, default=lambda: 30),
+    Param(GRANTS_MAX_WEEKS, _("Runs over several weeks"), _("most weeks a request may span"), _("weeks"),
+          minimum=1, maximum=GRANTS_MAX_WEEKS_LIMIT, default=lambda: 4),
+    Param(GRANTS_CONTINUATION_PCT, _("Runs over several weeks"),
+          _("measured utilization that confirms a run's next week"), "%", minimum=0, maximum=100,
+          default=lambda: 50),
 )
 
 

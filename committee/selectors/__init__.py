@@ -184,6 +184,11 @@ from committee.selectors.review import (
     review_scores_load,
     score_sheet,
 )
+from committee.selectors.runs import (
+    continuation_threshold_pct,
+    run_max_weeks,
+    run_weeks_problems,
+)
 from committee.selectors.tokens import personal_token_list
 from committee.selectors.usage import (
     USAGE_GAP_FLAG_PCT,
@@ -247,6 +252,7 @@ __all__ = [
     "committee_member_ids",
     "conflict_in_force",
     "conflict_list_for_cycle",
+    "continuation_threshold_pct",
     "correction_list_for_cycle",
     "cycle_allocate",
     "cycle_demands",
@@ -330,6 +336,8 @@ __all__ = [
     "rubric_history",
     "rubric_versions_for_weeks",
     "rubric_week_next",
+    "run_max_weeks",
+    "run_weeks_problems",
     "score_sheet",
     "scores_counted",
     "started_windows",

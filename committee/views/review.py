@@ -279,7 +279,8 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     decision = getattr(gpu_request, "decision", None)
     initial = (
         {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count,
-         "alternative": decision.alternative_id, "rationale": decision.rationale}
+         "alternative": decision.alternative_id, "rationale": decision.rationale,
+         "granted_weeks": decision.granted_weeks}
         if decision
         else {}
     )
@@ -295,6 +296,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
                 alternative=form.cleaned_data["alternative"],
                 exception=form.cleaned_data["exception"],
+                granted_weeks=form.cleaned_data["granted_weeks"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)

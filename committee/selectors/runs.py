@@ -1,0 +1,46 @@
+"""Runs over several weeks (docs/multi-week-runs.md): the policy's limits on them and their rules at filing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from committee import weeks
+from committee.models import ReviewCycle
+from governed.params import GRANTS_CONTINUATION_PCT, GRANTS_MAX_WEEKS, as_int
+from governed.selectors import policy_value
+
+
+def run_max_weeks(*, week: str) -> int:
+    """The most consecutive weeks a request filed for `week` may span (grants.max_weeks in force then)."""
+    return as_int(policy_value(key=GRANTS_MAX_WEEKS, week=week))
+
+
+def continuation_threshold_pct(*, week: str) -> int:
+    """The measured utilization (%) of a run in the week before `week` that confirms its commitment for `week`."""
+    return as_int(policy_value(key=GRANTS_CONTINUATION_PCT, week=week))
+
+
+def run_weeks_problems(
+    *, cycle: ReviewCycle, run_weeks: object, latest_end: datetime | None
+) -> dict[str, list[str]]:
+    """The rules of a run's length, keyed by field: 1 to grants.max_weeks weeks; over several weeks, the window
+    reaches the end of the cycle's week (the run continues from there without a gap). One query."""
+    if not isinstance(run_weeks, int) or isinstance(run_weeks, bool):
+        return {}
+    most = run_max_weeks(week=cycle.week)
+    if not 1 <= run_weeks <= most:
+        return {"run_weeks": [ngettext(
+            "A request spans from 1 to %(most)d week.", "A request spans from 1 to %(most)d weeks.", most,
+        ) % {"most": most}]}
+    if run_weeks > 1 and latest_end is not None and latest_end != cycle.ends_at:
+        local = timezone.localtime(cycle.ends_at, weeks.committee_zone())
+        return {"latest_end": [
+            _("A run over several weeks continues into the next week without a gap: its latest end is the end of "
+              "week %(week)s, %(end)s.")
+            % {"week": cycle.week, "end": formats.date_format(local, _("D j M Y, H:i T"))}
+        ]}
+    return {}
