@@ -186,8 +186,11 @@ from committee.selectors.review import (
 )
 from committee.selectors.runs import (
     continuation_threshold_pct,
+    previous_week,
+    run_later_weeks,
     run_max_weeks,
     run_weeks_problems,
+    week_continuations,
 )
 from committee.selectors.tokens import personal_token_list
 from committee.selectors.usage import (
@@ -303,6 +306,7 @@ __all__ = [
     "pool_list",
     "pool_standard_gpus",
     "pool_standard_gpus_list",
+    "previous_week",
     "publish_summary",
     "question_get_for_viewer",
     "question_list_open_for_teams",
@@ -336,6 +340,7 @@ __all__ = [
     "rubric_history",
     "rubric_versions_for_weeks",
     "rubric_week_next",
+    "run_later_weeks",
     "run_max_weeks",
     "run_weeks_problems",
     "score_sheet",
@@ -355,5 +360,6 @@ __all__ = [
     "viewer_roles",
     "viewer_roles_new_request",
     "week_before",
+    "week_continuations",
     "window_change_text",
 ]

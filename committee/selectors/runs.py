@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from allocations import selectors as allocation_selectors
+from allocations.commitments import RunWeek
+from allocations.selectors import Continuation
 from committee import weeks
 from committee.models import ReviewCycle
 from governed.params import GRANTS_CONTINUATION_PCT, GRANTS_MAX_WEEKS, as_int
@@ -44,3 +47,32 @@ def run_weeks_problems(
             % {"week": cycle.week, "end": formats.date_format(local, _("D j M Y, H:i T"))}
         ]}
     return {}
+
+
+def previous_week(week: str) -> str:
+    """The ISO week before `week`."""
+    return weeks.week_label(weeks.parse_week(week) - timedelta(days=7))
+
+
+def run_later_weeks(*, week: str, weeks_granted: int) -> list[RunWeek]:
+    """The weeks after `week` a run granted for `weeks_granted` weeks continues in, each whole (Monday 00:00 to the
+    next Monday 00:00 in the committee's zone: 167, 168 or 169 hours), so each starts where the one before ends."""
+    monday = weeks.parse_week(week)
+    later = []
+    for number in range(2, weeks_granted + 1):
+        label = weeks.week_label(monday + timedelta(days=7 * (number - 1)))
+        start, end = weeks.week_bounds(label)
+        later.append(RunWeek(week=label, week_number=number, start=start.astimezone(UTC), end=end.astimezone(UTC)))
+    return later
+
+
+def week_continuations(*, week: str) -> list[Continuation]:
+    """The commitments of `week` (every state), each with the evidence of its run's week before and the state
+    settling it now gives: what the review shows, what the week's placement places first. Two queries, plus one a
+    commitment not yet settled."""
+    threshold = continuation_threshold_pct(week=week)
+    before = previous_week(week)
+    return [
+        allocation_selectors.commitment_continuation(commitment=c, previous_week=before, threshold_pct=threshold)
+        for c in allocation_selectors.commitment_list_for_week(week=week)
+    ]
