@@ -18,6 +18,7 @@ from allocations.selectors.capacity import (
 from allocations.selectors.commitments import (
     Continuation,
     commitment_continuation,
+    commitment_gpu_hours_by_pool,
     commitment_list_for_runs,
     commitment_list_for_week,
     committed_week,
@@ -64,6 +65,7 @@ __all__ = [
     "WindowSnapshot",
     "change_seq_latest",
     "commitment_continuation",
+    "commitment_gpu_hours_by_pool",
     "commitment_list_for_runs",
     "commitment_list_for_week",
     "committed_week",

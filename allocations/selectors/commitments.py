@@ -75,6 +75,10 @@ class Continuation:
         return self.state in PLACED_STATES
 
     @property
+    def state_label(self) -> str:
+        return str(CommitmentState(self.state).label)
+
+    @property
     def met(self) -> bool:
         return self.utilization_pct is not None and self.utilization_pct >= self.threshold_pct
 
@@ -89,3 +93,14 @@ def commitment_continuation(*, commitment: Commitment, previous_week: str, thres
     met = utilization is not None and utilization >= threshold_pct
     state = CommitmentState.CONFIRMED if met or commitment.team_reason.strip() else CommitmentState.WITHHELD
     return Continuation(commitment, utilization, threshold_pct, state)
+
+
+def commitment_gpu_hours_by_pool(*, week: str) -> dict[int, int]:
+    """Pool id -> the GPU-hours the commitments of `week` that are placed first hold (committed or confirmed): what
+    demand against capacity shows as already taken. One query."""
+    held: dict[int, int] = {}
+    for pool_id, gpus, start, end in Commitment.objects.filter(week=week, state__in=PLACED_STATES).values_list(
+        "pool_id", "gpu_count", "start", "end"
+    ):
+        held[pool_id] = held.get(pool_id, 0) + gpus * int((end - start).total_seconds() // 3600)
+    return held

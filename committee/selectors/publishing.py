@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
-from allocations.commitments import demands_with_commitments
+from allocations.commitments import commitment_demand, commitment_order, demands_with_commitments
 from allocations.models import GpuPool
 from allocations.selectors import Continuation, committed_week
 from committee.models import (
@@ -168,6 +168,20 @@ def cycle_publish_placement(
     left = frozenset(w.ref for w in started if w.ref in keep and w.start > now)
     return PublishPlacement(pools=pools, demands=demands, started=started, result=result, left=left,
                             continuations=continuations)
+
+
+def committed_demands(*, placement: PublishPlacement) -> list[tuple[engine.Demand, GpuRequest]]:
+    """The commitments a placement placed first, each as the engine's demand with its run's request (of an earlier
+    week; team and pool selected): what the preview and the publish confirmation list before the week's grants.
+    One query."""
+    placed = [c for c in placement.continuations if c.placed]
+    runs = GpuRequest.objects.select_related("team", "pool__cluster").in_bulk(
+        [c.commitment.request_ref for c in placed])
+    return [
+        (commitment_demand(committed_week(commitment=c.commitment)), runs[c.commitment.request_ref])
+        for c in sorted(placed, key=lambda c: commitment_order(committed_week(commitment=c.commitment)))
+        if c.commitment.request_ref in runs
+    ]
 
 
 def kept_explanations(

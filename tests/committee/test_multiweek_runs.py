@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Commitment, CommitmentState, UsageRecord
@@ -95,7 +96,7 @@ def test_the_run_holds_the_start_of_its_next_week_ahead_of_a_higher_scored_new_r
 
 
 @pytest.mark.parametrize("reason", ["", "The data loader was rewritten mid-week; the run resumed Sunday."])
-def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_says_why(world, reason):
+def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_says_why(world, client, reason):
     run = file_request(world, **run_fields(world))
     first = publish_week(world, (run, 6))
     next_week(world)
@@ -108,8 +109,20 @@ def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_s
     new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
                        duration_hours=24, earliest_start=world.cycle.starts_at,
                        latest_end=world.cycle.starts_at + timedelta(hours=24))
+    close(world)
+    for member in (world.chair, world.reviewer):
+        score(member, new, 10, 5, 5)
+    decide(world, new)
 
-    plan = publish_week(world, (new, 10))
+    client.force_login(world.reviewer)  # the review shows the evidence and what it means for the run
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "Runs continuing into this week" in page and "30.0%" in page and "(threshold 50%)" in page
+    if reason:
+        assert "confirmed" in page and reason in page
+    else:
+        assert "withheld" in page and "Below the threshold and no reason given" in page
+    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    plan = services.cycle_publish(actor=world.chair, cycle=world.cycle)
 
     placed = windows_of(plan)
     settled = Commitment.objects.get(week=world.cycle.week)
