@@ -85,3 +85,22 @@ def commitment_settle(
     locked.settled_at = now
     locked.save(update_fields=["state", "utilization_pct", "threshold_pct", "settled_by_name", "settled_at"])
     return locked
+
+
+COMMITMENT_REASON_MAX_LENGTH = 2000
+
+
+@write_transaction
+def commitment_reason_set(*, commitment: Commitment, reason: str) -> Commitment:
+    """The team's reason why its run used less than the threshold in the week before `commitment`: with it the
+    commitment is confirmed when its week is settled. Only while it is committed and not settled (StateConflict,
+    from the caller's check, otherwise); a reason is required and at most 2,000 characters (ValidationError)."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError({"reason": _("Say why the run used less than the threshold.")})
+    if len(reason) > COMMITMENT_REASON_MAX_LENGTH:
+        raise ValidationError({"reason": _("At most %(n)d characters.") % {"n": COMMITMENT_REASON_MAX_LENGTH}})
+    locked = Commitment.objects.select_for_update(no_key=True).get(pk=commitment.pk)
+    locked.team_reason = reason
+    locked.save(update_fields=["team_reason"])
+    return locked

@@ -306,6 +306,7 @@ REQUEST_EVENT_ACTIONS = {
     "emergency approved": pgettext_lazy("request event", "emergency approved"),
     "emergency rejected": pgettext_lazy("request event", "emergency rejected"),
     "emergency reviewed": pgettext_lazy("request event", "emergency reviewed"),
+    "run explained": pgettext_lazy("request event", "explained the run's use for its next week"),
 }
 
 

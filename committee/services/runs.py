@@ -6,15 +6,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationPlan, CommitmentState
-from allocations.services import PlacedRun, commitment_settle, commitments_record
+from allocations.models import AllocationPlan, Commitment, CommitmentState
+from allocations.services import PlacedRun, commitment_reason_set, commitment_settle, commitments_record
 from committee import selectors
-from committee.models import ReviewCycle
+from committee.models import GpuRequest, ReviewCycle
 from committee.selectors.publishing import PublishPlacement
-from committee.services.requests import actor_name
+from committee.services.requests import actor_name, request_event_record
+from core.errors import StateConflict
 from core.locks import write_transaction
+from core.texts import stored_text
 
 
 @write_transaction
@@ -52,3 +56,27 @@ def run_commitments_publish(
                 later_weeks=selectors.run_later_weeks(week=cycle.week, weeks_granted=weeks_granted),
             ))
     commitments_record(refs=[demand.ref for demand, _decision in placement.demands], runs=runs)
+
+
+@write_transaction
+def run_continuation_explain(*, actor: User, gpu_request: GpuRequest, week: str, reason: str) -> Commitment:
+    """A member of the run's team says why the run used less than the threshold in the week before `week`: the
+    commitment for `week` is then confirmed when that week is published (docs/multi-week-runs.md). Recorded in the
+    request's history. PermissionDenied for anyone outside the team; ValidationError (nothing written) for a week
+    the run holds no commitment in or an empty reason; StateConflict once the week's commitment is settled.
+    """
+    if not selectors.user_is_team_member(user=actor, team=gpu_request.team):
+        raise PermissionDenied(_("Only the run's team explains its use."))
+    commitment = Commitment.objects.filter(request_ref=gpu_request.pk, week=week).first()
+    if commitment is None:
+        raise ValidationError({"week": _("The run holds no commitment in week %(week)s.") % {"week": week}})
+    if commitment.state != CommitmentState.COMMITTED or commitment.settled_at is not None:
+        raise StateConflict(
+            _("Week %(week)s of the run is settled already (%(state)s): the committee decides at its review.")
+            % {"week": week, "state": commitment.get_state_display()}
+        )
+    saved = commitment_reason_set(commitment=commitment, reason=reason)
+    request_event_record(request=gpu_request, actor=actor, action="run explained",
+                         detail=f"{week}: {saved.team_reason}",
+                         detail_text=stored_text("run_explained", week=week, reason=saved.team_reason))
+    return saved

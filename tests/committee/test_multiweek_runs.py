@@ -181,3 +181,28 @@ def test_a_run_spans_at_most_the_policys_weeks_and_reaches_the_end_of_its_first_
     assert "continues into the next week without a gap" in excinfo.value.message_dict["latest_end"][0]
     assert not GpuRequest.objects.exists()
     assert selectors.run_max_weeks(week=world.cycle.week) == 4
+
+
+def test_the_team_says_why_on_the_request_page_and_only_the_team(world, client):
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 8))
+    week_2 = Commitment.objects.get(week_number=2).week
+    url = reverse("committee:request-run-explain", args=[run.pk])
+
+    client.force_login(world.member_b)  # another team: not its request
+    assert client.post(url, {"week": week_2, "reason": "Mine."}).status_code == 404
+    client.force_login(world.member_a)
+    page = client.get(reverse("committee:request-detail", args=[run.pk])).content.decode()
+    assert "The run's later weeks" in page and "(week 2 of 3)" in page and "Save the reason" in page
+    answer = client.post(url, {"week": week_2, "reason": "   "}, follow=True)
+    assert "Say why the run used less than the threshold." in answer.content.decode()
+    assert client.post(url, {"week": week_2, "reason": "The loader stalled on Tuesday."}).status_code == 302
+
+    assert Commitment.objects.get(week=week_2).team_reason == "The loader stalled on Tuesday."
+    event = run.events.get(action="run explained")
+    assert (event.actor_name, event.detail_display) == (
+        "Member_A", f"Week {week_2} of the run: The loader stalled on Tuesday.")
+    Commitment.objects.filter(week=week_2).update(state=CommitmentState.WITHHELD, settled_at=world.cycle.ends_at)
+    answer = client.post(url, {"week": week_2, "reason": "Later."}, follow=True)
+    assert "is settled already" in answer.content.decode()
+    assert Commitment.objects.get(week=week_2).team_reason == "The loader stalled on Tuesday."
