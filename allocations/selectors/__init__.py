@@ -16,11 +16,14 @@ from allocations.selectors.capacity import (
     pool_week_capacity_list,
 )
 from allocations.selectors.commitments import (
+    COMMITMENT_COLUMNS,
     Continuation,
     commitment_continuation,
+    commitment_fingerprint,
     commitment_gpu_hours_by_pool,
     commitment_list_for_runs,
     commitment_list_for_week,
+    commitment_rows_for_cluster,
     committed_week,
     run_utilization_pct,
 )
@@ -56,6 +59,7 @@ from allocations.selectors.windows import (
 )
 
 __all__ = [
+    "COMMITMENT_COLUMNS",
     "Continuation",
     "MeasuredUsage",
     "RequestAllocation",
@@ -65,9 +69,11 @@ __all__ = [
     "WindowSnapshot",
     "change_seq_latest",
     "commitment_continuation",
+    "commitment_fingerprint",
     "commitment_gpu_hours_by_pool",
     "commitment_list_for_runs",
     "commitment_list_for_week",
+    "commitment_rows_for_cluster",
     "committed_week",
     "plan_explanation_map",
     "plan_for_week",

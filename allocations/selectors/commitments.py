@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -104,3 +107,31 @@ def commitment_gpu_hours_by_pool(*, week: str) -> dict[int, int]:
     ):
         held[pool_id] = held.get(pool_id, 0) + gpus * int((end - start).total_seconds() // 3600)
     return held
+
+
+def commitment_rows_for_cluster(
+    *, cluster_id: int, week: str | None, ends_after: datetime, pool: str | None = None, team: str | None = None,
+    active_at: datetime | None = None,
+) -> list[tuple[Any, ...]]:
+    """The cluster's commitments the windows API shows beside its windows (docs/scheduler-api.md): those of `week`,
+    or without it those that have not ended by `ends_after`; every state, so a poller sees a release. Rows of
+    `COMMITMENT_COLUMNS`, by id. One query."""
+    rows = Commitment.objects.filter(pool__cluster_id=cluster_id)
+    rows = rows.filter(week=week) if week is not None else rows.filter(end__gt=ends_after)
+    if pool:
+        rows = rows.filter(pool__slug=pool)
+    if team:
+        rows = rows.filter(team__slug=team)
+    if active_at is not None:
+        rows = rows.filter(start__lte=active_at, end__gt=active_at)
+    return list(rows.order_by("id").values_list(*COMMITMENT_COLUMNS))
+
+
+# The columns of a commitment the windows API shows (allocations.api.serializers.CommitmentSerializer reads them).
+COMMITMENT_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "state", "request_ref",
+                      "week_number", "run_weeks")
+
+
+def commitment_fingerprint(rows: list[tuple[Any, ...]]) -> str:
+    """Changes whenever anything the windows API shows of these commitments does (a state, a count)."""
+    return hashlib.sha256(repr(rows).encode()).hexdigest()

@@ -206,3 +206,40 @@ def test_the_team_says_why_on_the_request_page_and_only_the_team(world, client):
     answer = client.post(url, {"week": week_2, "reason": "Later."}, follow=True)
     assert "is settled already" in answer.content.decode()
     assert Commitment.objects.get(week=week_2).team_reason == "The loader stalled on Tuesday."
+
+
+def test_schedulers_read_the_runs_later_weeks_with_their_state_and_the_etag_follows_them(world):
+    from rest_framework.test import APIClient
+
+    from docket_scheduler.base import parse_windows
+    from tests.allocations.plans import bearer, token_for
+
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 8))
+    api, token = APIClient(), token_for(world.atlas)
+
+    first = api.get("/api/v1/windows/", {"cluster": "atlas"}, **bearer(token))
+    body = first.json()
+    window = next(w for w in body["results"] if w["request_id"] == run.pk)
+    assert [(c["week_of_run"], c["state"], c["gpu_count"], c["team"], c["pool"], c["request_id"])
+            for c in body["commitments"]] == [(2, "committed", 16, "team-a", "a100", run.pk),
+                                              (3, "committed", 16, "team-a", "a100", run.pk)]
+    assert body["commitments"][0]["start"] == window["end"]  # the run continues without a gap
+    assert body["commitments"][1]["start"] == body["commitments"][0]["end"]
+    assert len(parse_windows(body["results"])) == len(body["results"])  # the scheduler package still reads it
+    week_3 = api.get("/api/v1/windows/", {"cluster": "atlas", "week": body["commitments"][1]["week"]},
+                     **bearer(token)).json()
+    assert (week_3["count"], [c["week_of_run"] for c in week_3["commitments"]]) == (0, [3])
+    unchanged = api.get("/api/v1/windows/", {"cluster": "atlas"}, HTTP_IF_NONE_MATCH=first["ETag"], **bearer(token))
+    assert unchanged.status_code == 304
+
+    world.a100.gpu_count = 4  # a correction no longer places the run: its later weeks are released
+    world.a100.save()
+    services.cycle_publish(actor=world.chair, cycle=world.cycle, reason="atlas/a100 is down.",
+                           now=world.cycle.starts_at - timedelta(days=1))
+
+    changed = api.get("/api/v1/windows/", {"cluster": "atlas"}, HTTP_IF_NONE_MATCH=first["ETag"], **bearer(token))
+    assert changed.status_code == 200 and changed["ETag"] != first["ETag"]
+    assert [c["state"] for c in changed.json()["commitments"]] == ["released", "released"]
+    assert api.get("/api/v1/windows/", {"cluster": "orion"}, **bearer(token_for(world.orion))).json()[
+        "commitments"] == []
