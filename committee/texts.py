@@ -56,6 +56,12 @@ def run_explained(params: Mapping[str, Any]) -> str:
     return _("Week %(week)s of the run: %(reason)s") % {"week": params["week"], "reason": params["reason"]}
 
 
+@text_renderer("run_week")
+def run_week(params: Mapping[str, Any]) -> str:
+    """A request's history: the week of the run the committee continued or released."""
+    return _("Week %(week)s of the run") % {"week": params["week"]}
+
+
 @text_renderer("emergency_placed")
 def emergency_placed(params: Mapping[str, Any]) -> str:
     """A plan's note: the emergency it was published for."""

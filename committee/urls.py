@@ -38,6 +38,8 @@ urlpatterns += [
     path("review/<week:week>/ranking/", review.review_ranking, name="review-ranking"),
     path("review/<week:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
     path("review/<week:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
+    path("review/<week:week>/runs/<int:pk>/continuation/", review.run_continuation_decide,
+         name="review-run-continuation"),
     path("review/<week:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
     path("review/open-next-week/", review.cycle_open_following, name="cycle-open-following"),
     path("review/clock/", clock.clock_status, name="clock-status"),

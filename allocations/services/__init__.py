@@ -9,7 +9,13 @@ One function per operation; the pages, the API, the management commands and the 
 publishing glue all call these.
 """
 
-from allocations.services.commitments import PlacedRun, commitment_reason_set, commitment_settle, commitments_record
+from allocations.services.commitments import (
+    PlacedRun,
+    commitment_decide,
+    commitment_reason_set,
+    commitment_settle,
+    commitments_record,
+)
 from allocations.services.publishing import plan_publish
 from allocations.services.schedulers import (
     TOKEN_PREFIX,
@@ -33,6 +39,7 @@ __all__ = [
     "IssuedToken",
     "PlacedRun",
     "UsageResult",
+    "commitment_decide",
     "commitment_reason_set",
     "commitment_settle",
     "commitments_record",

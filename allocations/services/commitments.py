@@ -104,3 +104,15 @@ def commitment_reason_set(*, commitment: Commitment, reason: str) -> Commitment:
     locked.team_reason = reason
     locked.save(update_fields=["team_reason"])
     return locked
+
+
+@write_transaction
+def commitment_decide(*, commitment: Commitment, state: str, by_name: str, now: datetime) -> Commitment:
+    """The committee's decision on a commitment's continuation: confirmed or released, by whom and when. The
+    caller checked who may and that it is open (committee.services.runs.run_continuation_decide)."""
+    if state not in (CommitmentState.CONFIRMED, CommitmentState.RELEASED):
+        raise ValidationError({"state": _("The committee continues a run or releases it.")})
+    locked = Commitment.objects.select_for_update(no_key=True).get(pk=commitment.pk)
+    locked.state, locked.settled_by_name, locked.settled_at = state, by_name, now
+    locked.save(update_fields=["state", "settled_by_name", "settled_at"])
+    return locked

@@ -307,6 +307,8 @@ REQUEST_EVENT_ACTIONS = {
     "emergency rejected": pgettext_lazy("request event", "emergency rejected"),
     "emergency reviewed": pgettext_lazy("request event", "emergency reviewed"),
     "run explained": pgettext_lazy("request event", "explained the run's use for its next week"),
+    "run continued": pgettext_lazy("request event", "continued the run into its next week"),
+    "run released": pgettext_lazy("request event", "released the run's next week"),
 }
 
 

@@ -68,7 +68,7 @@ from committee.services.review import (
     request_decide,
 )
 from committee.services.rubric import rubric_change
-from committee.services.runs import run_commitments_publish, run_continuation_explain
+from committee.services.runs import run_commitments_publish, run_continuation_decide, run_continuation_explain
 from committee.services.scores import score_record
 from committee.services.sso import (
     SsoSyncResult,
@@ -137,6 +137,7 @@ __all__ = [
     "request_withdraw",
     "rubric_change",
     "run_commitments_publish",
+    "run_continuation_decide",
     "run_continuation_explain",
     "score_record",
     "scores_confirm",

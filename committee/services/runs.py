@@ -11,7 +11,13 @@ from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, Commitment, CommitmentState
-from allocations.services import PlacedRun, commitment_reason_set, commitment_settle, commitments_record
+from allocations.services import (
+    PlacedRun,
+    commitment_decide,
+    commitment_reason_set,
+    commitment_settle,
+    commitments_record,
+)
 from committee import selectors
 from committee.models import GpuRequest, ReviewCycle
 from committee.selectors.publishing import PublishPlacement
@@ -80,3 +86,29 @@ def run_continuation_explain(*, actor: User, gpu_request: GpuRequest, week: str,
                          detail=f"{week}: {saved.team_reason}",
                          detail_text=stored_text("run_explained", week=week, reason=saved.team_reason))
     return saved
+
+
+@write_transaction
+def run_continuation_decide(*, actor: User, commitment: Commitment, confirm: bool, now: datetime) -> Commitment:
+    """The committee's decision on a run's continuation into a week that the evidence did not confirm: continue it
+    (confirmed: placed first when the week is published, or by its next correction once it is) or release it.
+
+    Who may: the review's decision (`decide_guard`, Act.DECIDE, on the run's request). Only a commitment that is
+    withheld, or not settled yet (the review sees what settling would give), and whose week is not over
+    (StateConflict otherwise). Recorded in the run's history.
+    """
+    gpu_request = GpuRequest.objects.select_related("team").get(pk=commitment.request_ref)
+    selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.DECIDE)
+    locked = Commitment.objects.select_for_update(no_key=True).get(pk=commitment.pk)
+    open_state = locked.state == CommitmentState.WITHHELD or (
+        locked.state == CommitmentState.COMMITTED and locked.settled_at is None)
+    if not open_state or locked.end <= now:
+        raise StateConflict(
+            _("Week %(week)s of the run is %(state)s: the committee decides only on a withheld continuation of a "
+              "week not over yet.") % {"week": locked.week, "state": locked.get_state_display()}
+        )
+    state = CommitmentState.CONFIRMED if confirm else CommitmentState.RELEASED
+    decided = commitment_decide(commitment=locked, state=state, by_name=actor_name(actor), now=now)
+    request_event_record(request=gpu_request, actor=actor, action="run continued" if confirm else "run released",
+                         detail=locked.week, detail_text=stored_text("run_week", week=locked.week))
+    return decided

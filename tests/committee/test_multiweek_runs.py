@@ -243,3 +243,38 @@ def test_schedulers_read_the_runs_later_weeks_with_their_state_and_the_etag_foll
     assert [c["state"] for c in changed.json()["commitments"]] == ["released", "released"]
     assert api.get("/api/v1/windows/", {"cluster": "orion"}, **bearer(token_for(world.orion))).json()[
         "commitments"] == []
+
+
+@pytest.mark.parametrize("verdict", ["continue", "release"])
+def test_the_committee_decides_a_withheld_continuation_at_the_review(world, client, verdict):
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 6))
+    next_week(world)  # nothing measured for the run's first week: its continuation is withheld
+    new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
+                       duration_hours=24, earliest_start=world.cycle.starts_at,
+                       latest_end=world.cycle.starts_at + timedelta(hours=24))
+    close(world)
+    commitment = Commitment.objects.get(week=world.cycle.week)
+    url = reverse("committee:review-run-continuation", args=[world.cycle.week, commitment.pk])
+
+    client.force_login(world.member_a)  # the run's team does not decide
+    assert client.post(url, {"verdict": "continue"}).status_code == 403
+    client.force_login(world.reviewer)  # only the chair records decisions here (DOCKET_DECISIONS_RECORDED_BY)
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "nothing measured" in page and "Continue the run" in page
+    client.force_login(world.chair)
+    assert client.post(url, {"verdict": verdict}).status_code == 302
+
+    commitment.refresh_from_db()
+    assert (commitment.state, commitment.settled_by_name) == (
+        CommitmentState.CONFIRMED if verdict == "continue" else CommitmentState.RELEASED, "Chair")
+    assert run.events.filter(action="run continued" if verdict == "continue" else "run released").exists()
+    answer = client.post(url, {"verdict": "release"}, follow=True)  # settled: once only
+    assert "the committee decides only on a withheld continuation" in answer.content.decode()
+    for member in (world.chair, world.reviewer):
+        score(member, new, 10, 5, 5)
+    decide(world, new)
+    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    placed = windows_of(services.cycle_publish(actor=world.chair, cycle=world.cycle))
+    assert (run.pk in placed) == (verdict == "continue")
+    assert placed[new.pk].gpu_count == (30 if verdict == "continue" else 46)
