@@ -62,7 +62,8 @@ def test_a_commitment_holds_the_start_of_the_week_ahead_of_a_higher_scored_new_r
     assert (result.windows[0].ref, result.windows[0].start, result.windows[0].end) == (9, at(0), at(168))
     assert gpu_hours(result, placing) == [8 * 168, 6 * 24, 6 * 24]
     assert result.explanations[1].shortened
-    assert explanation_text(result.explanations[0].reasons, week_start=WEEK) == "placed Mon 00:00–next Mon 00:00 on 8 A100"
+    held = explanation_text(result.explanations[0].reasons, week_start=WEEK)
+    assert held == "placed Mon 00:00–next Mon 00:00 on 8 A100"
 
 
 def test_commitments_keep_their_order_among_themselves_and_one_that_no_longer_fits_is_not_placed() -> None:
