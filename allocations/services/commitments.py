@@ -34,30 +34,34 @@ def commitments_record(*, refs: Sequence[int], runs: Sequence[PlacedRun]) -> lis
     `refs` are every request of the week (placed or not); `runs` the runs among them the plan placed. A run's
     commitment for a later week is created (state committed) or, still unsettled, follows the plan's window (its
     GPUs, its first window); one of a request in `refs` that no run asks for any more is released. A commitment
-    already confirmed or withheld keeps its state and GPUs. Returns the run's commitments as they stand.
+    already settled (confirmed, withheld, or decided by the committee) keeps its state and GPUs. Returns the run's commitments as they stand.
     """
     wanted = {(run.window.request_ref, week.week) for run in runs for week in run.later_weeks}
     existing = {
         (c.request_ref, c.week): c
         for c in Commitment.objects.select_for_update(no_key=True).filter(request_ref__in=list(refs)).order_by("id")
     }
-    for key, commitment in existing.items():
-        if key not in wanted and commitment.state != CommitmentState.RELEASED:
-            commitment.state = CommitmentState.RELEASED
-            commitment.save(update_fields=["state"])
+    for key, held in existing.items():
+        if key not in wanted and held.state != CommitmentState.RELEASED:
+            held.state = CommitmentState.RELEASED
+            held.save(update_fields=["state"])
     kept: list[Commitment] = []
     for run in runs:
         window = run.window
         assert window.request_ref is not None
         for week in run.later_weeks:
-            commitment = existing.get((window.request_ref, week.week))
-            if commitment is None:
+            found = existing.get((window.request_ref, week.week))
+            if found is None:
                 commitment = Commitment.objects.create(
                     request_ref=window.request_ref, team=window.team, pool=window.pool, week=week.week,
                     week_number=week.week_number, run_weeks=run.run_weeks, gpu_count=window.gpu_count,
                     position=run.position, start=week.start, end=week.end, first_window=window,
                 )
-            elif commitment.state in (CommitmentState.COMMITTED, CommitmentState.RELEASED):
+            else:
+                commitment = found
+            # Unsettled (a release by a correction is not a decision): it follows the plan's window again.
+            if found is not None and commitment.settled_at is None and commitment.state in (
+                    CommitmentState.COMMITTED, CommitmentState.RELEASED):
                 commitment.state = CommitmentState.COMMITTED
                 commitment.gpu_count, commitment.first_window, commitment.position = (
                     window.gpu_count, window, run.position)
