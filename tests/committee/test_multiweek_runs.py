@@ -14,6 +14,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Commitment, CommitmentState, UsageRecord
 from committee import selectors, services, weeks
 from committee.models import GpuRequest
+from reports.models import Page
 from tests.committee.reviewing import close, decide, score
 from tests.factories import file_request
 
@@ -93,6 +94,11 @@ def test_the_run_holds_the_start_of_its_next_week_ahead_of_a_higher_scored_new_r
     assert (settled.state, settled.utilization_pct, settled.threshold_pct, settled.settled_by_name) == (
         CommitmentState.CONFIRMED, Decimal("91.5"), 50, "Chair")
     assert run.events.filter(action="published").count() == 2  # its history shows both weeks
+    record = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}")
+    body = record.latest_revision.body
+    assert "## Runs carried into the week" in body
+    assert "| Team A | atlas/a100 | 16 | week 2 of 3 | confirmed | 91.5% (threshold 50%) | — | Chair |" in body
+    assert record.latest_revision.data["continuations"][0]["state"] == "confirmed"
 
 
 @pytest.mark.parametrize("reason", ["", "The data loader was rewritten mid-week; the run resumed Sunday."])
