@@ -95,6 +95,7 @@ def test_the_run_holds_the_start_of_its_next_week_ahead_of_a_higher_scored_new_r
         CommitmentState.CONFIRMED, Decimal("91.5"), 50, "Chair")
     assert run.events.filter(action="published").count() == 2  # its history shows both weeks
     record = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}")
+    assert record.latest_revision is not None
     body = record.latest_revision.body
     assert "## Runs carried into the week" in body
     assert "| Team A | atlas/a100 | 16 | week 2 of 3 | confirmed | 91.5% (threshold 50%) | — | Chair |" in body
