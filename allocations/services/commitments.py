@@ -34,7 +34,8 @@ def commitments_record(*, refs: Sequence[int], runs: Sequence[PlacedRun]) -> lis
     `refs` are every request of the week (placed or not); `runs` the runs among them the plan placed. A run's
     commitment for a later week is created (state committed) or, still unsettled, follows the plan's window (its
     GPUs, its first window); one of a request in `refs` that no run asks for any more is released. A commitment
-    already settled (confirmed, withheld, or decided by the committee) keeps its state and GPUs. Returns the run's commitments as they stand.
+    already settled (confirmed, withheld, or decided by the committee) keeps its state and GPUs. Returns the run's
+    commitments as they stand.
     """
     wanted = {(run.window.request_ref, week.week) for run in runs for week in run.later_weeks}
     existing = {
