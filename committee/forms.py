@@ -61,6 +61,7 @@ class GpuRequestForm(forms.ModelForm):
             field.input_formats = DATETIME_INPUT_FORMATS
             field.label = _("%(label)s (%(zone)s, 24-hour)") % {"label": capfirst(field.label or ""), "zone": zone}
         self.fields["deadline"].help_text = _("When the result is needed; drives the urgency suggestion.")
+        self.fields["run_weeks"].required = False  # left out: this week only
         if cycle is not None:
             self.fields["earliest_start"].help_text = _("Week %(week)s starts %(start)s.") % {
                 "week": cycle.week, "start": _local_text(cycle.starts_at)}
@@ -70,6 +71,10 @@ class GpuRequestForm(forms.ModelForm):
                 # A new request starts from the whole week: the team narrows it.
                 self.initial.setdefault("earliest_start", timezone.localtime(cycle.starts_at, weeks.committee_zone()))
                 self.initial.setdefault("latest_end", timezone.localtime(cycle.ends_at, weeks.committee_zone()))
+
+    def clean_run_weeks(self) -> int:
+        weeks_asked = self.cleaned_data.get("run_weeks")
+        return 1 if weeks_asked is None else int(weeks_asked)
 
     def partial_data(self) -> dict[str, Any]:
         """The fields that passed their own checks, for the rules that span fields (request_problems).
@@ -174,6 +179,10 @@ class DecisionForm(forms.Form):
     alternative = StrictIntegerField(
         label=_("Alternative granted"), required=False, min_value=1,
         help_text=_("Only for a grant of the alternative: which of the request's alternatives."),
+    )
+    granted_weeks = StrictIntegerField(
+        label=_("Weeks granted (a run)"), required=False, min_value=1,
+        help_text=_("Only for a run over several weeks: its first weeks only; empty for the whole run."),
     )
     rationale = forms.CharField(
         label=_("Rationale"), widget=forms.Textarea(attrs={"rows": 3}), max_length=limits.RATIONALE_MAX_LENGTH,

@@ -51,6 +51,19 @@ def decision_corrected(params: Mapping[str, Any]) -> str:
     }
 
 
+@text_renderer("run_explained")
+def run_explained(params: Mapping[str, Any]) -> str:
+    """A request's history: the team's reason why its run used less than the threshold, for the next week's
+    continuation (docs/multi-week-runs.md), as typed."""
+    return _("Week %(week)s of the run: %(reason)s") % {"week": params["week"], "reason": params["reason"]}
+
+
+@text_renderer("run_week")
+def run_week(params: Mapping[str, Any]) -> str:
+    """A request's history: the week of the run the committee continued or released."""
+    return _("Week %(week)s of the run") % {"week": params["week"]}
+
+
 @text_renderer("emergency_placed")
 def emergency_placed(params: Mapping[str, Any]) -> str:
     """A plan's note: the emergency it was published for."""

@@ -29,6 +29,7 @@ urlpatterns = [
     path("requests/<int:pk>/submit/", portal.request_submit, name="request-submit"),
     path("requests/<int:pk>/withdraw/", portal.request_withdraw, name="request-withdraw"),
     path("requests/<int:pk>/carry/", portal.request_carry, name="request-carry"),
+    path("requests/<int:pk>/run/explain/", portal.request_run_explain, name="request-run-explain"),
     path("requests/<int:pk>/return/", portal.request_return, name="request-return"),
     path("teams/<slug:slug>/filing/", portal.team_filing, name="team-filing"),
 ]
@@ -40,6 +41,8 @@ urlpatterns += [
     path("review/<week:week>/ranking/", review.review_ranking, name="review-ranking"),
     path("review/<week:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
     path("review/<week:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
+    path("review/<week:week>/runs/<int:pk>/continuation/", review.run_continuation_decide,
+         name="review-run-continuation"),
     path("review/<week:week>/close-intake/", review.cycle_close_intake, name="cycle-close-intake"),
     path("review/open-next-week/", review.cycle_open_following, name="cycle-open-following"),
     path("review/clock/", clock.clock_status, name="clock-status"),

@@ -19,6 +19,8 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
     budget.{department}.carry_over_pct       how much of last quarter's unspent budget carries over, as whole
                                              percents of last quarter's budget (0: none)
     charges.preemptible_discount_pct         preemptible windows are charged this much less (whole percents)
+    grants.max_weeks                         the most consecutive weeks one request may span (a run)
+    grants.continuation_utilization_pct      a run's measured utilization in a week that confirms its next week
 
 A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
 by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
@@ -50,6 +52,9 @@ BILLING_WEIGHT_MAX = 100
 BUDGET_PREFIX = "budget."
 BUDGET_MAX = 10**12
 PREEMPTIBLE_DISCOUNT = "charges.preemptible_discount_pct"
+GRANTS_MAX_WEEKS = "grants.max_weeks"
+GRANTS_CONTINUATION_PCT = "grants.continuation_utilization_pct"
+GRANTS_MAX_WEEKS_LIMIT = 26
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
@@ -154,6 +159,11 @@ PARAMS: tuple[Param, ...] = (
           _("minutes"), minimum=1, maximum=ELASTIC_SPAN_MAX_MINUTES, default=lambda: 5),
     Param(WINDOW_ENDING_NOTICE, _("Lifecycle events"), _("notice before a window ends"), _("hours"), minimum=1,
           maximum=48, default=lambda: 1),
+    Param(GRANTS_MAX_WEEKS, _("Runs over several weeks"), _("most weeks a request may span"), _("weeks"),
+          minimum=1, maximum=GRANTS_MAX_WEEKS_LIMIT, default=lambda: 4),
+    Param(GRANTS_CONTINUATION_PCT, _("Runs over several weeks"),
+          _("measured utilization that confirms a run's next week"), "%", minimum=0, maximum=100,
+          default=lambda: 50),
 )
 
 

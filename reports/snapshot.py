@@ -201,6 +201,25 @@ class RecusalSnapshot(TypedDict):
     withdrawn_label: str
 
 
+class ContinuationSnapshot(TypedDict):
+    """A later week of a run begun in an earlier week, carried into this one (docs/multi-week-runs.md): its state
+    and the evidence it was settled on."""
+
+    request_id: int
+    title: str
+    team: str
+    pool: str
+    gpu_count: int
+    week_number: int
+    run_weeks: int
+    state: str
+    state_label: str
+    utilization_pct: str | None  # the run's measured utilization in the week before, "85.3"; None: nothing measured
+    threshold_pct: int | None
+    team_reason: str
+    settled_by: str
+
+
 class DecisionRecordSnapshot(TypedDict):
     """A week's decision: rubric, who took part, the ranking with rationale, capacity, the published plan."""
 
@@ -227,3 +246,5 @@ class DecisionRecordSnapshot(TypedDict):
     policy_changes_more: NotRequired[int]  # how many older ones the record leaves to the policy history page
     # Conflicts of interest declared on the week's requests, in force or withdrawn; missing in older records.
     recusals: NotRequired[list[RecusalSnapshot]]
+    # The later weeks of runs carried into the week, with their state; missing in older records and weeks without.
+    continuations: NotRequired[list[ContinuationSnapshot]]

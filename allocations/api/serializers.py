@@ -96,6 +96,42 @@ class WindowSerializer(serializers.Serializer):
         }
 
 
+class CommitmentSerializer(serializers.Serializer):
+    """A later week of a run over several weeks (docs/multi-week-runs.md), as the windows list shows it beside the
+    windows: GPUs the run holds from the week's first hour to its last, before that week's new requests. Built from
+    a `COMMITMENT_COLUMNS` row and the windows list's `reference`, as `WindowSerializer` is."""
+
+    id = serializers.IntegerField()
+    week = serializers.CharField(help_text=_("The ISO week the run continues in."))
+    cluster = serializers.CharField()
+    pool = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    start = serializers.DateTimeField(help_text=_("UTC, ISO 8601: the week's first hour, where the run's window "
+                                                  "of the week before ends."))
+    end = serializers.DateTimeField(help_text=_("UTC, ISO 8601: the week's end."))
+    team = serializers.CharField()
+    account = serializers.CharField(allow_null=True)
+    state = serializers.ChoiceField(
+        choices=[(s, s) for s in ("committed", "confirmed", "withheld", "released")],
+        help_text=_("committed: promised by the run's first week; confirmed: continues on the evidence; withheld: "
+                    "the committee decides at the week's review; released: no longer held."),
+    )
+    request_id = serializers.IntegerField(help_text=_("The run's request (of its first week)."))
+    week_of_run = serializers.IntegerField(help_text=_("2 for the run's second week."))
+    run_weeks = serializers.IntegerField()
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        commitment_id, week, pool_id, team_id, gpu_count, start, end, state, request_ref, number, weeks = instance
+        context: Mapping[str, Any] = self.context
+        team_slug, account = context["reference"].teams[team_id]
+        return {
+            "id": commitment_id, "week": week, "cluster": context["cluster"],
+            "pool": context["reference"].pools[pool_id][0], "gpu_count": gpu_count, "start": utc_iso(start),
+            "end": utc_iso(end), "team": team_slug, "account": account, "state": state, "request_id": request_ref,
+            "week_of_run": number, "run_weeks": weeks,
+        }
+
+
 class WindowListSerializer(serializers.Serializer):
     """The windows list's envelope (documentation only)."""
 
@@ -105,6 +141,11 @@ class WindowListSerializer(serializers.Serializer):
     cursor = serializers.IntegerField(help_text=_("Change sequence of this snapshot: pass it as `since` next time."))
     plan_version = serializers.IntegerField(allow_null=True)
     results = WindowSerializer(many=True)
+    commitments = CommitmentSerializer(
+        many=True,
+        help_text=_("The later weeks of runs in scope (the week asked for, or not ended), every state, on every "
+                    "page; read live like `account`: they do not move the cursor, and the ETag changes with them."),
+    )
 
 
 class ClusterPoolSerializer(serializers.Serializer):

@@ -26,6 +26,7 @@ from allocations.api.serializers import (
     AgentActionInputSerializer,
     AgentActionSerializer,
     ClusterReferenceSerializer,
+    CommitmentSerializer,
     ElasticPolicySerializer,
     PoolSerializer,
     SyncStatusReportSerializer,
@@ -41,7 +42,7 @@ from allocations.elastic import services as elastic_services
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 from core.compression import etag_match
 
-ETAG_FORMAT = "windows-v2"  # change when the body's shape changes, so old ETags stop matching
+ETAG_FORMAT = "windows-v3"  # change when the body's shape changes, so old ETags stop matching
 
 
 class SchedulerAPIView(APIView):
@@ -134,11 +135,16 @@ class WindowListView(SchedulerAPIView):
         reference = selectors.scheduler_reference(cluster=cluster)
         windows = filters.filter_queryset(snapshot.windows)
         count = windows.count()
+        commitments = selectors.commitment_rows_for_cluster(
+            cluster_id=cluster.pk, week=params["week"] or None, ends_after=params["ends_after"] or timezone.now(),
+            pool=params["pool"] or None, team=params["team"] or None, active_at=params["active_at"],
+        )
 
         # Windows never change, and without a publish the set in scope can only shrink (windows
         # end), so the cursor, the versions, the count and what is shown of pools, teams and
         # accounts determine the body byte for byte: a strong ETag without building it.
-        etag = _etag(request, cluster, snapshot, count, reference.fingerprint())
+        etag = _etag(request, cluster, snapshot, count,
+                     reference.fingerprint() + selectors.commitment_fingerprint(commitments))
         headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
         if matched := etag_match(request.headers.get("If-None-Match"), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={**headers, "ETag": matched})
@@ -157,6 +163,7 @@ class WindowListView(SchedulerAPIView):
             "cursor": snapshot.cursor,
             "plan_version": snapshot.plan_version,
             "results": WindowSerializer(rows.rows, many=True, context=context).data,
+            "commitments": CommitmentSerializer(commitments, many=True, context=context).data,
         }
         return Response(body, headers=headers)
 

@@ -2,10 +2,16 @@
 them and the elastic pool's actions.
 
 This app knows nothing of committees: a team here is only the tenant of allocation windows. One module per concern:
-`resources` (teams, clusters, pools, measured usage), `plans` (published plans and their windows), `schedulers`
-(accounts, tokens, sync status) and `elastic` (the elastic pool's actions, docs/elastic.md).
+`resources` (teams, clusters, pools, measured usage), `plans` (published plans and their windows), `commitments`
+(the later weeks of a run), `schedulers` (accounts, tokens, sync status) and `elastic` (the elastic pool's actions,
+docs/elastic.md).
 """
 
+from allocations.models.commitments import (
+    PLACED_STATES,
+    Commitment,
+    CommitmentState,
+)
 from allocations.models.elastic import (
     AgentAction,
     AgentActionKind,
@@ -36,12 +42,15 @@ from allocations.models.schedulers import (
 )
 
 __all__ = [
+    "PLACED_STATES",
     "AgentAction",
     "AgentActionKind",
     "AllocationPlan",
     "AllocationWindow",
     "Cluster",
     "ClusterAccount",
+    "Commitment",
+    "CommitmentState",
     "Department",
     "ElasticAction",
     "ElasticActionKind",

@@ -3,7 +3,8 @@
 - `capacity`: what each pool can hold in a week;
 - `windows`: the published windows as the scheduler API serves them;
 - `plans`: the published plans as the pages and the committee read them;
-- `usage`: the measured usage, per team and week and per team and pool.
+- `usage`: the measured usage, per team and week and per team and pool;
+- `commitments`: the later weeks of runs and the evidence they continue on.
 """
 
 from allocations.selectors.capacity import (
@@ -13,6 +14,18 @@ from allocations.selectors.capacity import (
     pool_reserves_now,
     pool_week_capacity,
     pool_week_capacity_list,
+)
+from allocations.selectors.commitments import (
+    COMMITMENT_COLUMNS,
+    Continuation,
+    commitment_continuation,
+    commitment_fingerprint,
+    commitment_gpu_hours_by_pool,
+    commitment_list_for_runs,
+    commitment_list_for_week,
+    commitment_rows_for_cluster,
+    committed_week,
+    run_utilization_pct,
 )
 from allocations.selectors.plans import (
     RequestAllocation,
@@ -47,6 +60,8 @@ from allocations.selectors.windows import (
 )
 
 __all__ = [
+    "COMMITMENT_COLUMNS",
+    "Continuation",
     "MeasuredUsage",
     "RequestAllocation",
     "SchedulerReference",
@@ -54,6 +69,13 @@ __all__ = [
     "WindowPage",
     "WindowSnapshot",
     "change_seq_latest",
+    "commitment_continuation",
+    "commitment_fingerprint",
+    "commitment_gpu_hours_by_pool",
+    "commitment_list_for_runs",
+    "commitment_list_for_week",
+    "commitment_rows_for_cluster",
+    "committed_week",
     "plan_explanation_map",
     "plan_for_week",
     "plan_week_current",
@@ -68,6 +90,7 @@ __all__ = [
     "pool_week_capacity_list",
     "request_allocation",
     "request_allocation_map",
+    "run_utilization_pct",
     "scheduler_reference",
     "team_window_list",
     "usage_counted_factors",

@@ -2,12 +2,20 @@
 
 - `publishing`: a week's plan published as its next version (`plan_publish`);
 - `schedulers`: scheduler clients and their tokens, and the sync status they report;
-- `usage`: the measured usage the scheduler side reports.
+- `usage`: the measured usage the scheduler side reports;
+- `commitments`: the later weeks of runs (`commitments_record`, `commitment_settle`).
 
 One function per operation; the pages, the API, the management commands and the committee's
 publishing glue all call these.
 """
 
+from allocations.services.commitments import (
+    PlacedRun,
+    commitment_decide,
+    commitment_reason_set,
+    commitment_settle,
+    commitments_record,
+)
 from allocations.services.publishing import plan_publish
 from allocations.services.schedulers import (
     TOKEN_PREFIX,
@@ -29,7 +37,12 @@ __all__ = [
     "USAGE_MAX_CHAINED",
     "IdempotencyConflict",
     "IssuedToken",
+    "PlacedRun",
     "UsageResult",
+    "commitment_decide",
+    "commitment_reason_set",
+    "commitment_settle",
+    "commitments_record",
     "measured_usage_record",
     "plan_publish",
     "scheduler_client_create",

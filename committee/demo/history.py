@@ -56,6 +56,10 @@ HISTORY = {
 # than they got, and these new ones, deferred: (weeks back, pool, team, GPUs asked, hours).
 HISTORY_ASKED_MORE = {(3, "a100", "vision"): 24, (3, "a100", "research"): 24}
 HISTORY_DEFERRED = [(2, "h100", "ads", 8, 48), (1, "h100", "research", 16, 72)]
+# A run over three weeks (docs/multi-week-runs.md), filed last week: (weeks back, pool, team, GPUs, hours in its
+# first week, weeks, the share of it used). Granted whole, it ends last week at Sunday midnight, holds this week
+# from Monday 00:00 (confirmed on last week's use) and is committed for the week open for intake.
+DEMO_RUN = (1, "h100", "ads", 4, 48, 3, 0.85)
 
 
 def seed_scheduler_side(*, pools: dict[str, GpuPool], now: datetime) -> None:
@@ -88,14 +92,21 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
         for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs
     ]
     rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
+    run_back, run_pool, run_team, run_gpus, run_hours, run_weeks, _run_share = DEMO_RUN
+    if back == run_back:
+        rows.append((run_pool, run_team, run_gpus, run_hours, run_gpus))
     filed: list[tuple[GpuRequest, int | None]] = []
     for pool_slug, team_slug, asked, hours, granted in rows:
         team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
         lead = get_user_model().objects.get(username=f"{team_slug}-lead")
+        is_run = back == run_back and (pool_slug, team_slug) == (run_pool, run_team)
         gpu_request = GpuRequest.objects.create(
-            team=team, cycle=cycle, pool=pool, title=f"Weekly {pool.gpu_model} training ({team.name})",
+            team=team, cycle=cycle, pool=pool,
+            title=f"Three-week pre-training ({team.name})" if is_run else f"Weekly {pool.gpu_model} training "
+                                                                          f"({team.name})",
             gpu_count=asked, min_gpu_count=max(1, asked // 3), duration_hours=hours,
             earliest_start=cycle.starts_at, latest_end=cycle.ends_at, status=RequestStatus.SUBMITTED,
+            run_weeks=run_weeks if is_run else 1,
             created_by=lead, submitted_by=lead, submitted_at=cycle.intake_closes_at - timedelta(days=1),
         )
         filed.append((gpu_request, granted))
@@ -123,6 +134,7 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
     cycle_finalize(cycle=cycle, actor=chair)
     plan = cycle_publish(actor=chair, cycle=cycle)
     shares = {(team, pool): share for pool, specs in HISTORY.items() for team, _gpus, _hours, share in specs}
+    shares[(run_team, run_pool)] = DEMO_RUN[-1]
     for window in plan.windows.select_related("team", "pool", "pool__cluster"):
         share = shares[(window.team.slug, window.pool.slug)]
         day = window.start

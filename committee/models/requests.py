@@ -59,6 +59,14 @@ class GpuRequest(models.Model):
     preemptible_ok = models.BooleanField(
         _("preemptible is fine"), default=False, help_text=_("The job checkpoints and can be preempted.")
     )
+    # A run over several consecutive weeks (docs/multi-week-runs.md): this week's window ends at the week's end and
+    # each following week the run keeps the same GPUs from its first hour to its last, held before that week's new
+    # requests (allocations.commitments). 1: this week only. At most the policy's grants.max_weeks.
+    run_weeks = models.PositiveSmallIntegerField(
+        _("weeks"), default=1, validators=[MinValueValidator(1)],
+        help_text=_("1 for this week only. A run over more weeks keeps the same GPUs, without a gap, from the "
+                    "end of this week to the end of its last week; its window must reach the end of this week."),
+    )
     baseline_gpu_hours = models.PositiveIntegerField(
         _("baseline plan (GPU-hours)"),
         validators=[MinValueValidator(1)],
@@ -104,6 +112,7 @@ class GpuRequest(models.Model):
             models.CheckConstraint(condition=Q(min_gpu_count__gt=0), name="request_min_gpu_count_positive"),
             models.CheckConstraint(condition=Q(min_gpu_count__lte=F("gpu_count")), name="request_min_not_above_count"),
             models.CheckConstraint(condition=Q(duration_hours__gt=0), name="request_duration_positive"),
+            models.CheckConstraint(condition=Q(run_weeks__gt=0), name="request_run_weeks_positive"),
             models.CheckConstraint(condition=Q(latest_end__gt=F("earliest_start")), name="request_end_after_start"),
             models.CheckConstraint(
                 condition=Q(latest_end__gte=AddHours(F("earliest_start"), F("duration_hours"))),
@@ -298,6 +307,9 @@ REQUEST_EVENT_ACTIONS = {
     "emergency rejected": pgettext_lazy("request event", "emergency rejected"),
     "emergency reviewed": pgettext_lazy("request event", "emergency reviewed"),
     "released": pgettext_lazy("request event", "GPUs given back"),
+    "run explained": pgettext_lazy("request event", "explained the run's use for its next week"),
+    "run continued": pgettext_lazy("request event", "continued the run into its next week"),
+    "run released": pgettext_lazy("request event", "released the run's next week"),
 }
 
 

@@ -82,6 +82,9 @@ class Decision(models.Model):
     outcome = models.CharField(_("decision"), max_length=12, choices=DecisionOutcome.choices)
     requested_gpu_count = models.PositiveIntegerField(_("GPUs requested"))
     granted_gpu_count = models.PositiveIntegerField(_("GPUs granted"), null=True, blank=True)
+    # The weeks of a run the grant covers (docs/multi-week-runs.md): its first weeks only, or None for the whole run
+    # (`weeks_granted`); the weeks after the first are commitments (allocations.Commitment) once the first is placed.
+    granted_weeks = models.PositiveSmallIntegerField(_("weeks granted"), null=True, blank=True)
     # "Grant the alternative": the request's cheaper variant, its words and GPU-hours copied so the
     # record reads the same if the team later edits or deletes the row. The GPUs granted are
     # ceil(alternative_gpu_hours / duration_hours), at most the GPUs requested (docs/alternatives.md).
@@ -148,6 +151,9 @@ class Decision(models.Model):
                 name="decision_total_0_100",
             ),
             models.UniqueConstraint(fields=["cycle", "priority_rank"], name="decision_unique_rank_per_cycle"),
+            models.CheckConstraint(
+                condition=Q(granted_weeks__isnull=True) | Q(granted_weeks__gt=0), name="decision_granted_weeks_positive"
+            ),
         ]
         indexes = [
             # Publishing and the archive: a cycle's decisions in priority order.
@@ -156,6 +162,14 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.request_title}: {self.get_outcome_display()}"
+
+    @property
+    def weeks_granted(self) -> int:
+        """The weeks of the request's run this decision places: none for a deferral or a rejection, else the first
+        `granted_weeks` or the whole run. Uses `self.request`."""
+        if self.outcome not in PLACING_OUTCOMES:
+            return 0
+        return self.granted_weeks or self.request.run_weeks
 
     @property
     def rationale_display(self) -> str:

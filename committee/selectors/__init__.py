@@ -195,6 +195,14 @@ from committee.selectors.review import (
     review_scores_load,
     score_sheet,
 )
+from committee.selectors.runs import (
+    continuation_threshold_pct,
+    previous_week,
+    run_later_weeks,
+    run_max_weeks,
+    run_weeks_problems,
+    week_continuations,
+)
 from committee.selectors.tokens import personal_token_list
 from committee.selectors.usage import (
     USAGE_GAP_FLAG_PCT,
@@ -264,6 +272,7 @@ __all__ = [
     "committee_member_ids",
     "conflict_in_force",
     "conflict_list_for_cycle",
+    "continuation_threshold_pct",
     "correction_list_for_cycle",
     "cycle_allocate",
     "cycle_demands",
@@ -317,6 +326,7 @@ __all__ = [
     "pool_list",
     "pool_standard_gpus",
     "pool_standard_gpus_list",
+    "previous_week",
     "publish_summary",
     "question_get_for_viewer",
     "question_list_open_for_teams",
@@ -354,6 +364,9 @@ __all__ = [
     "rubric_history",
     "rubric_versions_for_weeks",
     "rubric_week_next",
+    "run_later_weeks",
+    "run_max_weeks",
+    "run_weeks_problems",
     "score_sheet",
     "scores_counted",
     "started_windows",
@@ -374,6 +387,7 @@ __all__ = [
     "webhook_delivery_log",
     "webhook_subscriptions_for_viewer",
     "week_before",
+    "week_continuations",
     "week_ranking",
     "window_change_text",
 ]

@@ -10,6 +10,7 @@ and the same engine call. Nothing is written. The preview reads the review's row
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,8 +20,10 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text, placement_text
 from allocations.models import GpuPool
+from allocations.selectors import Continuation
 from committee.models import PLACING_OUTCOMES, CycleStatus, Decision, GpuRequest, ReviewCycle
 from committee.selectors.publishing import (
+    committed_demands,
     cycle_publish_placement,
     demand_priority,
     kept_explanations,
@@ -49,6 +52,8 @@ class RequestPlacement:
     status: str  # PLACED, SHORTENED, DEMOTED or UNPLACED
     text: str  # "16 A100, Wed 12:00–Fri 04:00, standard", or "" when not placed
     reason: str  # the engine's explanation in words
+    # A later week of a run begun earlier, placed before the week's new requests (docs/multi-week-runs.md).
+    continuation: Continuation | None = None
 
     @property
     def flagged(self) -> bool:
@@ -98,6 +103,8 @@ class CyclePlacement:
     pools: list[PoolPlacement]
     deferred: list[ReviewRow] = field(default_factory=list)  # below quorum and undecided: deferred at finalize
     undecided: list[ReviewRow] = field(default_factory=list)  # ranked and undecided: finalize is refused
+    # The week's commitments (later weeks of runs begun earlier) with the evidence they continue on.
+    continuations: tuple[Continuation, ...] = ()
 
     @property
     def week_start(self) -> datetime:
@@ -150,13 +157,15 @@ def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) 
     placement = cycle_publish_placement(cycle=cycle, now=now, decisions=[decision for _key, decision in granted])
     by_request, pool_placements = placements_of(
         cycle=cycle, pools=placement.pools,
-        demands=[(demand, decision.request) for demand, decision in placement.demands],
-        result=placement.result, now=now,
+        demands=[*committed_demands(placement=placement),
+                 *((demand, decision.request) for demand, decision in placement.demands)],
+        result=placement.result, now=now, continuations=placement.continuations,
     )
     for row in rows:
         row.placement = by_request.get(row.request.pk)
     return CyclePlacement(
-        cycle=cycle, by_request=by_request, pools=pool_placements, deferred=deferred, undecided=undecided
+        cycle=cycle, by_request=by_request, pools=pool_placements, deferred=deferred, undecided=undecided,
+        continuations=placement.continuations,
     )
 
 
@@ -168,13 +177,16 @@ def placements_of(
     demands: list[tuple[engine.Demand, GpuRequest]],
     result: engine.AllocationResult,
     now: datetime | None = None,
+    continuations: Sequence[Continuation] = (),
 ) -> tuple[dict[int, RequestPlacement], list[PoolPlacement]]:
     """An engine result in the review's words: per grant what it gets, per pool (every pool) its week.
 
     `demands` are the grants in the order the engine had them, each with its request (team and
     pool selected). A demand without an explanation in `result` was a fixed window (a correction
-    keeps windows that have started): it reads "kept".
+    keeps windows that have started): it reads "kept". A demand of a run's request among `continuations` is that
+    run's commitment in the week.
     """
+    continuing = {c.commitment.request_ref: c for c in continuations}
     windows = {window.ref: window for window in result.windows}
     explanations = {explanation.ref: explanation for explanation in result.explanations}
     by_pool: dict[str, list[RequestPlacement]] = {}
@@ -208,6 +220,7 @@ def placements_of(
             status=_status(demand=demand, explanation=explanation, window=window),
             text=text,
             reason=explanation_text(explanation.reasons, week_start=cycle.starts_at),
+            continuation=continuing.get(demand.ref),
         )
         by_request[request.pk] = placement
         by_pool.setdefault(demand.pool, []).append(placement)
@@ -255,9 +268,11 @@ def publish_summary(*, cycle: ReviewCycle, now: datetime) -> PublishSummary:
     by_request, pools = placements_of(
         cycle=cycle,
         pools=placement.pools,
-        demands=[(demand, decision.request) for demand, decision in placement.demands],
+        demands=[*committed_demands(placement=placement),
+                 *((demand, decision.request) for demand, decision in placement.demands)],
         result=placement.result,
         now=now,
+        continuations=placement.continuations,
     )
     current = allocation_selectors.plan_for_week(week=cycle.week)
     return PublishSummary(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
+from allocations.commitments import commitment_demand, commitment_order, demands_with_commitments
 from allocations.models import GpuPool
+from allocations.selectors import Continuation, committed_week
 from committee.models import (
     PLACING_OUTCOMES,
     CycleStatus,
@@ -19,6 +21,7 @@ from committee.models import (
     ReviewCycle,
 )
 from committee.selectors.review import decision_list_granted
+from committee.selectors.runs import week_continuations
 
 
 def decision_demand(*, decision: Decision) -> engine.Demand:
@@ -28,21 +31,27 @@ def decision_demand(*, decision: Decision) -> engine.Demand:
     cheaper alternative for its GPU-hours over the request's duration (`granted_gpu_count`, see
     docs/alternatives.md); the minimum is capped at that count. Over the request's duration and
     window. Uses `decision.request` (select it with the decision).
+    A grant of several weeks of a run (`Decision.weeks_granted`) places its first week's window at the end of its
+    window (it continues into the next week without a gap, docs/multi-week-runs.md), never preemptible.
     """
     request = decision.request
     if decision.outcome in (DecisionOutcome.PARTIAL, DecisionOutcome.ALTERNATIVE):
         count = decision.granted_gpu_count or 0
     else:
         count = decision.requested_gpu_count
+    earliest_start, preemptible_ok = request.earliest_start, request.preemptible_ok
+    if decision.weeks_granted > 1:
+        earliest_start = max(earliest_start, request.latest_end - timedelta(hours=request.duration_hours))
+        preemptible_ok = False
     return engine.Demand(
         ref=request.pk,
         pool=request.pool.key,
         gpu_count=count,
         min_gpu_count=min(request.min_gpu_count, count),
         duration_hours=request.duration_hours,
-        earliest_start=request.earliest_start,
+        earliest_start=earliest_start,
         latest_end=request.latest_end,
-        preemptible_ok=request.preemptible_ok,
+        preemptible_ok=preemptible_ok,
     )
 
 
@@ -104,7 +113,8 @@ class PublishPlacement:
 
     `demands` are every grant with its decision, in priority order; `started` the current plan's
     windows that have started (a correction keeps them; empty for a first publish); `result` the
-    engine's answer for the other demands, with `started` among its windows.
+    engine's answer for the other demands, with `started` among its windows. `continuations` are the week's
+    commitments (later weeks of runs begun earlier) with their evidence: those that continue were placed first.
     """
 
     pools: dict[str, GpuPool]
@@ -113,6 +123,12 @@ class PublishPlacement:
     result: engine.AllocationResult
     left: frozenset[int] = frozenset()  # refs whose windows a correction left in place without their having started
     replaced: frozenset[int] = frozenset()  # refs whose windows a release gave in a new shape (`replace`)
+    continuations: tuple[Continuation, ...] = ()
+
+    @property
+    def committed_refs(self) -> frozenset[int]:
+        """The runs whose commitment this placement placed first."""
+        return frozenset(c.commitment.request_ref for c in self.continuations if c.placed)
 
 
 def cycle_publish_placement(
@@ -151,10 +167,32 @@ def cycle_publish_placement(
         placing = [
             dataclasses.replace(demand, earliest_start=max(demand.earliest_start, now)) for demand in placing
         ]
+    # The later weeks of runs begun earlier go first, where they stand (docs/multi-week-runs.md); one that is
+    # running already is among the started windows.
+    continuations = tuple(week_continuations(week=cycle.week))
+    committed = [
+        committed_week(commitment=c.commitment) for c in continuations
+        if c.placed and c.commitment.request_ref not in kept_refs
+    ]
+    placing = demands_with_commitments(commitments=committed, demands=placing)
     result = cycle_allocate(cycle=cycle, pools=pools, demands=placing, fixed=started)
     left = frozenset(w.ref for w in started if w.ref in keep and w.start > now)
     return PublishPlacement(pools=pools, demands=demands, started=started, result=result, left=left,
-                            replaced=frozenset(replace))
+                            replaced=frozenset(replace), continuations=continuations)
+
+
+def committed_demands(*, placement: PublishPlacement) -> list[tuple[engine.Demand, GpuRequest]]:
+    """The commitments a placement placed first, each as the engine's demand with its run's request (of an earlier
+    week; team and pool selected): what the preview and the publish confirmation list before the week's grants.
+    One query."""
+    placed = [c for c in placement.continuations if c.placed]
+    runs = GpuRequest.objects.select_related("team", "pool__cluster").in_bulk(
+        [c.commitment.request_ref for c in placed])
+    return [
+        (commitment_demand(committed_week(commitment=c.commitment)), runs[c.commitment.request_ref])
+        for c in sorted(placed, key=lambda c: commitment_order(committed_week(commitment=c.commitment)))
+        if c.commitment.request_ref in runs
+    ]
 
 
 def kept_explanations(

@@ -151,6 +151,9 @@ class PoolLoad:
     burst_gpu_hours: int
     # Of `requested_gpu_hours`, what requests that may not run preemptible ask for: standard capacity only.
     standard_only_gpu_hours: int = 0
+    # The later weeks of runs begun earlier (docs/multi-week-runs.md): already taken before any new request, and
+    # counted in both demands above (never preemptible).
+    committed_gpu_hours: int = 0
 
     @property
     def capacity_gpu_hours(self) -> int:
@@ -338,8 +341,9 @@ def _ranked_rows(
 
 
 def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
-    requested: dict[int, int] = {}
-    standard_only: dict[int, int] = {}
+    committed = allocation_selectors.commitment_gpu_hours_by_pool(week=cycle.week)
+    requested: dict[int, int] = dict(committed)
+    standard_only: dict[int, int] = dict(committed)
     granted: dict[int, int] = {}
     for row in rows:
         r = row.request
@@ -359,6 +363,7 @@ def _pool_loads(*, cycle: ReviewCycle, rows: list[ReviewRow]) -> list[PoolLoad]:
                 standard_gpu_hours=capacity.standard_gpu_hours,
                 burst_gpu_hours=capacity.burst_gpu_hours,
                 standard_only_gpu_hours=standard_only.get(pool.pk, 0),
+                committed_gpu_hours=committed.get(pool.pk, 0),
             )
         )
     return loads

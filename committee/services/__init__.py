@@ -73,6 +73,7 @@ from committee.services.review import (
     request_decide,
 )
 from committee.services.rubric import rubric_change
+from committee.services.runs import run_commitments_publish, run_continuation_decide, run_continuation_explain
 from committee.services.scores import score_record
 from committee.services.sso import (
     SsoSyncResult,
@@ -152,6 +153,9 @@ __all__ = [
     "request_update",
     "request_withdraw",
     "rubric_change",
+    "run_commitments_publish",
+    "run_continuation_decide",
+    "run_continuation_explain",
     "score_record",
     "scores_confirm",
     "scores_mark_stale",

@@ -26,6 +26,7 @@ from committee.models import CycleStatus, GpuRequest, NotificationKind, ReviewCy
 from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
+from committee.services.runs import run_commitments_publish
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text
@@ -43,7 +44,8 @@ def cycle_publish(
     correction the windows that have started by `now` are kept as they are. In one
     transaction: the plan and its windows (allocations.services.plan_publish), a
     "published" event on each placed request with the engine's explanation, and the cycle's
-    status set to published; an outbox message for the teams' "decision published" notifications;
+    status set to published; the week's runs' later weeks as commitments and the commitments it carried in settled
+    on their evidence (committee.services.runs); an outbox message for the teams' "decision published" notifications;
     and the week's decision record with the plan, written by the archive (`cycle_transition`): if it
     cannot be written, nothing is published.
 
@@ -102,8 +104,9 @@ def cycle_plan_place(
         *selectors.kept_explanations(kept, now=now, left=placement.left), *replace_explanations, *result.explanations,
     ]
     requests = {decision.request.pk: decision.request for _demand, decision in demands}
-    # A started window is kept even when its request is no longer granted (a correction to defer).
-    kept_refs = {window.ref for window in started} | placement.replaced
+    # A started window is kept even when its request is no longer granted (a correction to defer); a commitment
+    # placed first is the week of a run whose request belongs to an earlier week.
+    kept_refs = {window.ref for window in started} | placement.replaced | placement.committed_refs
     requests.update(GpuRequest.objects.select_related("team").in_bulk(kept_refs - set(requests)))
     plan = plan_publish(
         week=locked.week,
@@ -128,6 +131,7 @@ def cycle_plan_place(
         actor=actor,
         action="published",
     )
+    run_commitments_publish(actor=actor, cycle=locked, plan=plan, placement=placement, now=now)
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
     notification_enqueue(kind=NotificationKind.DECISION_PUBLISHED, cycle=locked, plan=plan)

@@ -43,6 +43,7 @@ REQUEST_FIELDS = (
     "earliest_start",
     "latest_end",
     "preemptible_ok",
+    "run_weeks",
     "baseline_gpu_hours",
     "deadline",
     "slip_consequence",
@@ -129,10 +130,15 @@ def request_problems(
     still hears every rule its good fields break (no errors in rounds). Nothing is written. The rules:
     the window lies within the cycle's week; the deadline is not before the window's earliest start; the
     baseline plan needs at least the GPU-hours requested; no alternative needs more GPU-hours than the
-    request; the team has no other active request on the pool that week.
+    request; the team has no other active request on the pool that week; a run spans at most the policy's
+    grants.max_weeks in force in the cycle's week, and a run over several weeks has a window that reaches the end of
+    the cycle's week (it continues, without a gap, into the next).
     """
     errors: dict[str, list[str]] = {}
     start, end = fields.get("earliest_start"), fields.get("latest_end")
+    _merge(errors, selectors.run_weeks_problems(
+        cycle=cycle, run_weeks=fields.get("run_weeks"), latest_end=end if isinstance(end, datetime) else None,
+    ))
     gpu_count, hours = fields.get("gpu_count"), fields.get("duration_hours")
     if isinstance(start, datetime) and start < cycle.starts_at:
         errors["earliest_start"] = [

@@ -14,10 +14,12 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from allocations.models import AllocationPlan, Team
 from committee import limits, scoring, selectors, signals
 from committee.models import (
+    PLACING_OUTCOMES,
     Alternative,
     CycleStatus,
     Decision,
@@ -136,8 +138,12 @@ def request_decide(
     granted_gpu_count: int | None = None,
     alternative: Alternative | int | None = None,
     exception: str = "",
+    granted_weeks: int | None = None,
 ) -> Decision:
     """Record (or revise) the committee's decision on a request while the cycle is in review.
+
+    A grant of a run over several weeks (`request.run_weeks`) covers `granted_weeks` of them: the whole run (the
+    default) or its first weeks only; a deferral or rejection covers none (`granted_weeks` must not be given).
 
     Grant gives every GPU asked for; partial a count from the request's minimum up to one less
     than asked; defer and reject none. "Grant the alternative" (`alternative`: one of the
@@ -179,6 +185,17 @@ def request_decide(
             ]
         else:
             granted = granted_gpu_count
+    weeks_granted: int | None = None
+    if outcome in PLACING_OUTCOMES:
+        weeks_granted = locked.run_weeks if granted_weeks is None else granted_weeks
+        if not 1 <= weeks_granted <= locked.run_weeks:
+            errors["granted_weeks"] = [ngettext(
+                "The request spans %(weeks)d week: grant it, or defer it.",
+                "The request spans %(weeks)d weeks: grant from 1 to %(weeks)d of them (the first ones).",
+                locked.run_weeks,
+            ) % {"weeks": locked.run_weeks}]
+    elif granted_weeks is not None and outcome in DecisionOutcome.values:
+        errors["granted_weeks"] = [_("Only a grant covers weeks.")]
     exception_reason = ""
     if outcome in DecisionOutcome.values:
         try:
@@ -197,6 +214,8 @@ def request_decide(
             "outcome": outcome,
             "requested_gpu_count": locked.gpu_count,
             "granted_gpu_count": granted,
+            # The whole run is stored as None (Decision.weeks_granted), so a correction that keeps the run keeps it.
+            "granted_weeks": weeks_granted if weeks_granted and weeks_granted < locked.run_weeks else None,
             "alternative": chosen,
             "alternative_description": chosen.description if chosen else "",
             "alternative_gpu_hours": chosen.gpu_hours if chosen else None,

@@ -12,10 +12,12 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations import selectors as allocation_selectors
 from allocations.elastic import selectors as elastic_selectors
 from allocations.models import Team
 from committee import selectors, services, weeks
@@ -397,6 +399,9 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         "carry": carry,
         "carried_into": list(gpu_request.carried_into.select_related("cycle").order_by("cycle__starts_at")),
         "lead_submits": lead_submits,
+        "member": member,
+        "run_commitments": list(allocation_selectors.commitment_list_for_runs(refs=[gpu_request.pk]))
+        if gpu_request.run_weeks > 1 else [],
         "is_lead": lead_submits and selectors.user_is_team_lead(user=request.user, team=gpu_request.team),
     }
     return render(request, "committee/request_detail.html", context)
@@ -421,6 +426,22 @@ def request_carry(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         request, _("Carried into week %(week)s as a draft: check it, then submit it.") % {"week": cycle.week}
     )
     return redirect("committee:request-detail", pk=draft.pk)
+
+
+@login_required
+@require_POST
+def request_run_explain(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """The run's team says why it used less than the threshold, for the continuation into a week."""
+    gpu_request = _own_request(request, pk)
+    try:
+        services.run_continuation_explain(actor=request.user, gpu_request=gpu_request,
+                                          week=request.POST.get("week", ""), reason=request.POST.get("reason", ""))
+    except ValidationError as exc:  # a StateConflict too
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, _("Saved: the run's next week continues on your reason."))
+    return redirect(reverse("committee:request-detail", kwargs={"pk": pk}) + "#run")
 
 
 @login_required

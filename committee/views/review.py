@@ -9,13 +9,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from allocations.elastic import selectors as elastic_selectors
+from allocations.models import Commitment
 from committee import scoring, selectors, services
 from committee.forms import DecisionForm, WeightsForm
 from committee.matrix import priority_matrix_figure
@@ -282,7 +283,8 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     decision = getattr(gpu_request, "decision", None)
     initial = (
         {"outcome": decision.outcome, "granted_gpu_count": decision.granted_gpu_count,
-         "alternative": decision.alternative_id, "rationale": decision.rationale}
+         "alternative": decision.alternative_id, "rationale": decision.rationale,
+         "granted_weeks": decision.granted_weeks}
         if decision
         else {}
     )
@@ -298,6 +300,7 @@ def decision_save(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
                 granted_gpu_count=form.cleaned_data["granted_gpu_count"],
                 alternative=form.cleaned_data["alternative"],
                 exception=form.cleaned_data["exception"],
+                granted_weeks=form.cleaned_data["granted_weeks"],
             )
         except ValidationError as exc:
             form_errors_add(form, exc)
@@ -348,6 +351,23 @@ def _confirmation(
         messages.error(request, _("Nothing was changed: week %(week)s is %(status)s.")
                        % {"week": cycle.week, "status": cycle.get_status_display().lower()})
     return render(request, template, context, status=200 if context["possible"] else 409)
+
+
+@login_required
+@require_POST
+def run_continuation_decide(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
+    """The committee continues or releases a run's week that the evidence did not confirm (docs/multi-week-runs.md)."""
+    require_committee(request)
+    commitment = get_object_or_404(Commitment, pk=pk, week=week)
+    try:
+        services.run_continuation_decide(actor=request.user, commitment=commitment,
+                                         confirm=request.POST.get("verdict") == "continue", now=timezone.now())
+    except ValidationError as exc:  # a StateConflict too
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, _("Decision on the run's continuation saved."))
+    return redirect(reverse("committee:review-cycle", args=[week]) + "#continuations")
 
 
 @login_required

@@ -7,13 +7,15 @@ reports.snapshot) to Markdown text. A record too long for one page continues on 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from django.utils.translation import gettext as _
 
 from reports.records.blocks import number, quote, quote_text, table, text
 from reports.records.policy import policy_change_slug
 from reports.snapshot import (
+    ContinuationSnapshot,
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
     PlanSnapshot,
@@ -31,7 +33,7 @@ def decision_record_title(week: str) -> str:
     return _("Decision record %(week)s") % {"week": week}
 
 
-def _request_link(row: RankingRowSnapshot, *, in_table: bool = False) -> str:
+def _request_link(row: Mapping[str, Any], *, in_table: bool = False) -> str:
     title = text(row.get("title"))
     # Labels of [[…|label]] links are shown as typed, so they take the raw title, minus brackets and newlines.
     # In a table row a "|" would end the cell, even inside the link.
@@ -128,6 +130,35 @@ def _recusals(data: DecisionRecordSnapshot) -> list[str]:
         _("Members who declared a conflict of interest on a request did not score or decide it, and their scores "
           "of it were left out of its totals, unless they withdrew the declaration before the week was finalized."),
         table([_("Member"), _("Request"), _("Team"), _("Reason"), _("Declared"), _("Withdrawn")], rows),
+    ]
+
+
+def _continuation_evidence(row: ContinuationSnapshot) -> str:
+    measured = _("nothing measured") if row.get("utilization_pct") is None else f"{row['utilization_pct']}%"
+    if row.get("threshold_pct") is None:
+        return measured
+    return _("%(measured)s (threshold %(threshold)s%%)") % {"measured": measured, "threshold": row["threshold_pct"]}
+
+
+def _continuations(data: DecisionRecordSnapshot) -> list[str]:
+    """The later weeks of runs carried into the week, placed before its new requests (absent in older records and
+    weeks without any)."""
+    rows = data.get("continuations")
+    if not rows:
+        return []
+    body = [
+        [_request_link(r, in_table=True), text(r["team"]), text(r["pool"]),
+         number(r["gpu_count"]), _("week %(n)s of %(of)s") % {"n": r["week_number"], "of": r["run_weeks"]},
+         text(r["state_label"]), _continuation_evidence(r), text(r["team_reason"]) or "—", text(r["settled_by"]) or "—"]
+        for r in rows
+    ]
+    return [
+        "## " + _("Runs carried into the week"),
+        _("The later weeks of runs granted in earlier weeks, placed before the week's new requests when confirmed: "
+          "the run's measured utilization in the week before reached the threshold, or its team said why not; "
+          "otherwise withheld until the committee decided."),
+        table([_("Run"), _("Team"), _("Pool"), _("GPUs"), _("Week of the run"), _("State"), _("Evidence"),
+               _("The team's reason"), _("Settled by")], body),
     ]
 
 
@@ -389,6 +420,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _summary,
     _participants,
     _recusals,
+    _continuations,
     _ranking,
     _decisions,
     _corrections,

@@ -20,7 +20,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow
 from committee import scoring
 from committee import selectors as committee_selectors
-from committee.models import DecisionOutcome, ReviewCycle, criterion_label
+from committee.models import DecisionOutcome, GpuRequest, ReviewCycle, criterion_label
 from committee.texts import outcome_label
 from policy import selectors as policy_selectors
 from policy.models import Proposal
@@ -28,6 +28,7 @@ from reports import chain
 from reports.models import Page
 from reports.snapshot import (
     AppealSnapshot,
+    ContinuationSnapshot,
     CorrectionSnapshot,
     CriterionSnapshot,
     CycleSnapshot,
@@ -203,6 +204,9 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     recusals = _recusals_data(cycle=cycle)
     if recusals:
         data["recusals"] = recusals
+    continuations = _continuations_data(cycle=cycle)
+    if continuations:
+        data["continuations"] = continuations
     return data
 
 
@@ -325,6 +329,30 @@ def _previous_record_slug(previous: Mapping[str, Any] | None) -> str | None:
     if previous and Page.objects.filter(source_key=f"cycle:{previous['week']}").exists():
         return f"decision-record-{previous['week'].lower()}"
     return None
+
+
+def _continuations_data(*, cycle: ReviewCycle) -> list[ContinuationSnapshot]:
+    """The runs carried into the week (docs/multi-week-runs.md), in the order they are placed. Two queries."""
+    commitments = list(allocation_selectors.commitment_list_for_week(week=cycle.week))
+    runs = GpuRequest.objects.in_bulk([c.request_ref for c in commitments])
+    return [
+        {
+            "request_id": c.request_ref,
+            "title": runs[c.request_ref].title if c.request_ref in runs else "",
+            "team": c.team.name,
+            "pool": c.pool.key,
+            "gpu_count": c.gpu_count,
+            "week_number": c.week_number,
+            "run_weeks": c.run_weeks,
+            "state": c.state,
+            "state_label": str(c.get_state_display()),
+            "utilization_pct": None if c.utilization_pct is None else str(c.utilization_pct),
+            "threshold_pct": c.threshold_pct,
+            "team_reason": c.team_reason,
+            "settled_by": c.settled_by_name,
+        }
+        for c in commitments
+    ]
 
 
 def _recusals_data(*, cycle: ReviewCycle) -> list[RecusalSnapshot]:

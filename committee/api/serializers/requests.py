@@ -50,6 +50,10 @@ class AlternativeSerializer(serializers.ModelSerializer):
 
 class DecisionSerializer(serializers.ModelSerializer):
     outcome = serializers.ChoiceField(choices=DecisionOutcome.choices, read_only=True)
+    weeks_granted = serializers.IntegerField(
+        read_only=True, help_text=_("The weeks of the request's run the decision places: 0 for a deferral or a "
+                                    "rejection, else its first weeks or the whole run (run_weeks).")
+    )
 
     class Meta:
         model = Decision
@@ -57,6 +61,7 @@ class DecisionSerializer(serializers.ModelSerializer):
             "outcome",
             "requested_gpu_count",
             "granted_gpu_count",
+            "weeks_granted",
             "alternative",
             "alternative_description",
             "alternative_gpu_hours",

@@ -128,6 +128,10 @@ class DecisionInputSerializer(StrictJSONMixin, serializers.Serializer):
         required=False, allow_null=True, min_value=1,
         help_text=_("Only for a grant of the alternative: the id of one of the request's alternatives."),
     )
+    granted_weeks = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text=_("Only for a grant of a run over several weeks: its first weeks only; omitted for the whole run."),
+    )
     rationale = serializers.CharField(max_length=limits.RATIONALE_MAX_LENGTH)
     exception = serializers.CharField(
         required=False, allow_blank=True, max_length=limits.REASON_MAX_LENGTH,

@@ -1,0 +1,78 @@
+"""Runs over several weeks (docs/multi-week-runs.md): the policy's limits on them and their rules at filing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from allocations import selectors as allocation_selectors
+from allocations.commitments import RunWeek
+from allocations.selectors import Continuation
+from committee import weeks
+from committee.models import ReviewCycle
+from governed.params import GRANTS_CONTINUATION_PCT, GRANTS_MAX_WEEKS, as_int
+from governed.selectors import policy_value
+
+
+def run_max_weeks(*, week: str) -> int:
+    """The most consecutive weeks a request filed for `week` may span (grants.max_weeks in force then)."""
+    return as_int(policy_value(key=GRANTS_MAX_WEEKS, week=week))
+
+
+def continuation_threshold_pct(*, week: str) -> int:
+    """The measured utilization (%) of a run in the week before `week` that confirms its commitment for `week`."""
+    return as_int(policy_value(key=GRANTS_CONTINUATION_PCT, week=week))
+
+
+def run_weeks_problems(
+    *, cycle: ReviewCycle, run_weeks: object, latest_end: datetime | None
+) -> dict[str, list[str]]:
+    """The rules of a run's length, keyed by field: 1 to grants.max_weeks weeks; over several weeks, the window
+    reaches the end of the cycle's week (the run continues from there without a gap). One query."""
+    if not isinstance(run_weeks, int) or isinstance(run_weeks, bool):
+        return {}
+    most = run_max_weeks(week=cycle.week)
+    if not 1 <= run_weeks <= most:
+        return {"run_weeks": [ngettext(
+            "A request spans from 1 to %(most)d week.", "A request spans from 1 to %(most)d weeks.", most,
+        ) % {"most": most}]}
+    if run_weeks > 1 and latest_end is not None and latest_end != cycle.ends_at:
+        local = timezone.localtime(cycle.ends_at, weeks.committee_zone())
+        return {"latest_end": [
+            _("A run over several weeks continues into the next week without a gap: its latest end is the end of "
+              "week %(week)s, %(end)s.")
+            % {"week": cycle.week, "end": formats.date_format(local, _("D j M Y, H:i T"))}
+        ]}
+    return {}
+
+
+def previous_week(week: str) -> str:
+    """The ISO week before `week`."""
+    return weeks.week_label(weeks.parse_week(week) - timedelta(days=7))
+
+
+def run_later_weeks(*, week: str, weeks_granted: int) -> list[RunWeek]:
+    """The weeks after `week` a run granted for `weeks_granted` weeks continues in, each whole (Monday 00:00 to the
+    next Monday 00:00 in the committee's zone: 167, 168 or 169 hours), so each starts where the one before ends."""
+    monday = weeks.parse_week(week)
+    later = []
+    for number in range(2, weeks_granted + 1):
+        label = weeks.week_label(monday + timedelta(days=7 * (number - 1)))
+        start, end = weeks.week_bounds(label)
+        later.append(RunWeek(week=label, week_number=number, start=start.astimezone(UTC), end=end.astimezone(UTC)))
+    return later
+
+
+def week_continuations(*, week: str) -> list[Continuation]:
+    """The commitments of `week` (every state), each with the evidence of its run's week before and the state
+    settling it now gives: what the review shows, what the week's placement places first. Two queries, plus one a
+    commitment not yet settled."""
+    threshold = continuation_threshold_pct(week=week)
+    before = previous_week(week)
+    return [
+        allocation_selectors.commitment_continuation(commitment=c, previous_week=before, threshold_pct=threshold)
+        for c in allocation_selectors.commitment_list_for_week(week=week)
+    ]

@@ -1,0 +1,287 @@
+"""Runs over several weeks (docs/multi-week-runs.md): filed, granted whole or in part, placed in their first week,
+held at the start of the following weeks ahead of new requests, and continued on the evidence of measured use."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from allocations import selectors as allocation_selectors
+from allocations.models import AllocationWindow, Commitment, CommitmentState, UsageRecord
+from committee import selectors, services, weeks
+from committee.models import GpuRequest
+from reports.models import Page
+from tests.committee.reviewing import close, decide, score
+from tests.factories import file_request
+
+
+def run_fields(world, **overrides):
+    """A three-week run on atlas/a100: 16 GPUs (at least 8), its first week's last 48 hours, then two whole weeks."""
+    fields = {"title": "Pre-training", "gpu_count": 16, "min_gpu_count": 8, "duration_hours": 48,
+              "earliest_start": world.cycle.starts_at, "latest_end": world.cycle.ends_at, "run_weeks": 3}
+    fields.update(overrides)
+    return fields
+
+
+def publish_week(world, *requests_and_scores, decisions=None):
+    """Close, score (chair and reviewer), decide (grant unless told), finalize and publish the world's week."""
+    close(world)
+    for gpu_request, impact in requests_and_scores:
+        for member in (world.chair, world.reviewer):
+            score(member, gpu_request, impact, 5, 5)
+    for gpu_request, _impact in requests_and_scores:
+        decide(world, gpu_request, **(decisions or {}).get(gpu_request.pk, {}))
+    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    return services.cycle_publish(actor=world.chair, cycle=world.cycle)
+
+
+def next_week(world):
+    label = weeks.week_label(weeks.parse_week(world.cycle.week) + timedelta(days=7))
+    world.cycle = services.cycle_create(week=label)
+    return world.cycle
+
+
+def windows_of(plan):
+    return {w.request_ref: w for w in allocation_selectors.plan_window_list(plan=plan)}
+
+
+def test_a_granted_three_week_run_is_placed_at_the_end_of_its_first_week_and_committed_for_two_more(world):
+    run = file_request(world, **run_fields(world))
+    first_week = world.cycle.week
+
+    plan = publish_week(world, (run, 8))
+
+    window = windows_of(plan)[run.pk]
+    assert (window.gpu_count, window.end) == (16, world.cycle.ends_at)  # it reaches the week's end
+    commitments = list(Commitment.objects.order_by("week"))
+    assert [(c.week_number, c.gpu_count, c.state, c.first_window_id) for c in commitments] == [
+        (2, 16, CommitmentState.COMMITTED, window.pk), (3, 16, CommitmentState.COMMITTED, window.pk)]
+    # Continuous: each week starts where the one before ends, Monday 00:00 in the committee's zone.
+    assert commitments[0].start == window.end and commitments[1].start == commitments[0].end
+    assert commitments[1].end == weeks.week_bounds(commitments[1].week)[1]
+    assert commitments[0].week == weeks.week_label(weeks.parse_week(first_week) + timedelta(days=7))
+
+
+def test_the_run_holds_the_start_of_its_next_week_ahead_of_a_higher_scored_new_request(world):
+    run = file_request(world, **run_fields(world))
+    first = publish_week(world, (run, 6))
+    next_week(world)
+    UsageRecord.objects.create(  # the run used its GPUs well in its first week
+        pool=world.a100, team=world.team_a, period_start=world.cycle.starts_at - timedelta(hours=48),
+        period_end=world.cycle.starts_at, gpu_hours_used=Decimal(700), mean_utilization_pct=Decimal("91.5"),
+        window=windows_of(first)[run.pk], idempotency_key="run-week-1",
+    )
+    new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
+                       duration_hours=24, earliest_start=world.cycle.starts_at,
+                       latest_end=world.cycle.starts_at + timedelta(hours=24))
+
+    preview = selectors.cycle_publish_placement(cycle=world.cycle, now=world.cycle.starts_at)
+    assert [(c.commitment.request_ref, c.utilization_pct, c.threshold_pct, c.state)
+            for c in preview.continuations] == [(run.pk, Decimal("91.5"), 50, CommitmentState.CONFIRMED)]
+    plan = publish_week(world, (new, 10))
+
+    placed = windows_of(plan)
+    held = placed[run.pk]
+    assert (held.start, held.end, held.gpu_count, held.team) == (
+        world.cycle.starts_at, world.cycle.ends_at, 16, world.team_a)
+    assert placed[new.pk].gpu_count == 30  # 46 standard GPUs less the run's 16, though it scored higher
+    assert [e.request_ref for e in plan.explanations.all()][:2] == [run.pk, new.pk]
+    settled = Commitment.objects.get(week=world.cycle.week)
+    assert (settled.state, settled.utilization_pct, settled.threshold_pct, settled.settled_by_name) == (
+        CommitmentState.CONFIRMED, Decimal("91.5"), 50, "Chair")
+    assert run.events.filter(action="published").count() == 2  # its history shows both weeks
+    record = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}")
+    assert record.latest_revision is not None
+    body = record.latest_revision.body
+    assert "## Runs carried into the week" in body
+    assert "| Team A | atlas/a100 | 16 | week 2 of 3 | confirmed | 91.5% (threshold 50%) | — | Chair |" in body
+    assert record.latest_revision.data["continuations"][0]["state"] == "confirmed"
+
+
+@pytest.mark.parametrize("reason", ["", "The data loader was rewritten mid-week; the run resumed Sunday."])
+def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_says_why(world, client, reason):
+    run = file_request(world, **run_fields(world))
+    first = publish_week(world, (run, 6))
+    next_week(world)
+    UsageRecord.objects.create(
+        pool=world.a100, team=world.team_a, period_start=world.cycle.starts_at - timedelta(hours=48),
+        period_end=world.cycle.starts_at, gpu_hours_used=Decimal(200), mean_utilization_pct=Decimal(30),
+        window=windows_of(first)[run.pk], idempotency_key="run-week-1",
+    )
+    Commitment.objects.filter(week=world.cycle.week).update(team_reason=reason)
+    new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
+                       duration_hours=24, earliest_start=world.cycle.starts_at,
+                       latest_end=world.cycle.starts_at + timedelta(hours=24))
+    close(world)
+    for member in (world.chair, world.reviewer):
+        score(member, new, 10, 5, 5)
+    decide(world, new)
+
+    client.force_login(world.reviewer)  # the review shows the evidence and what it means for the run
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "Runs continuing into this week" in page and "30.0%" in page and "(threshold 50%)" in page
+    if reason:
+        assert "confirmed" in page and reason in page
+    else:
+        assert "withheld" in page and "Below the threshold and no reason given" in page
+    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    plan = services.cycle_publish(actor=world.chair, cycle=world.cycle)
+
+    placed = windows_of(plan)
+    settled = Commitment.objects.get(week=world.cycle.week)
+    assert settled.utilization_pct == Decimal(30)
+    if reason:
+        assert settled.state == CommitmentState.CONFIRMED and placed[run.pk].gpu_count == 16
+    else:
+        assert settled.state == CommitmentState.WITHHELD and run.pk not in placed  # the committee decides
+        assert placed[new.pk].gpu_count == 46
+
+
+def test_the_committee_grants_the_first_weeks_only_or_defers_the_run(world):
+    run = file_request(world, **run_fields(world))
+    other = file_request(world, team=world.team_b, **run_fields(world, title="Fine-tune", run_weeks=2))
+    close(world)
+    for member in (world.chair, world.reviewer):
+        score(member, run, 8, 5, 5)
+        score(member, other, 6, 5, 5)
+    for weeks_asked in (0, 4):
+        with pytest.raises(ValidationError) as excinfo:
+            decide(world, run, granted_weeks=weeks_asked)
+        assert "from 1 to 3" in str(excinfo.value.message_dict["granted_weeks"])
+    with pytest.raises(ValidationError, match="Only a grant covers weeks"):
+        decide(world, other, outcome="defer", granted_weeks=1)
+    assert not run.cycle.decisions.exists()  # the refusals changed nothing
+    decide(world, run, granted_weeks=2)
+    decide(world, other, outcome="defer", rationale="Later.")
+    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+
+    services.cycle_publish(actor=world.chair, cycle=world.cycle)
+
+    assert [(c.request_ref, c.week_number) for c in Commitment.objects.all()] == [(run.pk, 2)]
+    run.decision.refresh_from_db()
+    assert (run.decision.granted_weeks, run.decision.weeks_granted, other.decision.weeks_granted) == (2, 2, 0)
+
+
+def test_a_correction_that_no_longer_places_the_run_releases_its_commitments(world):
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 8))
+    world.a100.gpu_count = 4  # the pool went down to fewer GPUs than the run's minimum
+    world.a100.save()
+
+    services.cycle_publish(actor=world.chair, cycle=world.cycle, reason="atlas/a100 is down.",
+                           now=world.cycle.starts_at - timedelta(days=1))
+
+    assert set(Commitment.objects.values_list("state", flat=True)) == {CommitmentState.RELEASED}
+    assert not AllocationWindow.objects.filter(request_ref=run.pk, withdrawal__isnull=True).exists()
+
+
+def test_a_run_spans_at_most_the_policys_weeks_and_reaches_the_end_of_its_first_week(world):
+    with pytest.raises(ValidationError) as excinfo:
+        file_request(world, **run_fields(world, run_weeks=5))
+    assert excinfo.value.message_dict["run_weeks"] == ["A request spans from 1 to 4 weeks."]
+    with pytest.raises(ValidationError) as excinfo:
+        file_request(world, **run_fields(world, latest_end=world.cycle.ends_at - timedelta(hours=1)))
+    assert "continues into the next week without a gap" in excinfo.value.message_dict["latest_end"][0]
+    assert not GpuRequest.objects.exists()
+    assert selectors.run_max_weeks(week=world.cycle.week) == 4
+
+
+def test_the_team_says_why_on_the_request_page_and_only_the_team(world, client):
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 8))
+    week_2 = Commitment.objects.get(week_number=2).week
+    url = reverse("committee:request-run-explain", args=[run.pk])
+
+    client.force_login(world.member_b)  # another team: not its request
+    assert client.post(url, {"week": week_2, "reason": "Mine."}).status_code == 404
+    client.force_login(world.member_a)
+    page = client.get(reverse("committee:request-detail", args=[run.pk])).content.decode()
+    assert "The run's later weeks" in page and "(week 2 of 3)" in page and "Save the reason" in page
+    answer = client.post(url, {"week": week_2, "reason": "   "}, follow=True)
+    assert "Say why the run used less than the threshold." in answer.content.decode()
+    assert client.post(url, {"week": week_2, "reason": "The loader stalled on Tuesday."}).status_code == 302
+
+    assert Commitment.objects.get(week=week_2).team_reason == "The loader stalled on Tuesday."
+    event = run.events.get(action="run explained")
+    assert (event.actor_name, event.detail_display) == (
+        "Member_A", f"Week {week_2} of the run: The loader stalled on Tuesday.")
+    Commitment.objects.filter(week=week_2).update(state=CommitmentState.WITHHELD, settled_at=world.cycle.ends_at)
+    answer = client.post(url, {"week": week_2, "reason": "Later."}, follow=True)
+    assert "is settled already" in answer.content.decode()
+    assert Commitment.objects.get(week=week_2).team_reason == "The loader stalled on Tuesday."
+
+
+def test_schedulers_read_the_runs_later_weeks_with_their_state_and_the_etag_follows_them(world):
+    from rest_framework.test import APIClient
+
+    from docket_scheduler.base import parse_windows
+    from tests.allocations.plans import bearer, token_for
+
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 8))
+    api, token = APIClient(), token_for(world.atlas)
+
+    first = api.get("/api/v1/windows/", {"cluster": "atlas"}, **bearer(token))
+    body = first.json()
+    window = next(w for w in body["results"] if w["request_id"] == run.pk)
+    assert [(c["week_of_run"], c["state"], c["gpu_count"], c["team"], c["pool"], c["request_id"])
+            for c in body["commitments"]] == [(2, "committed", 16, "team-a", "a100", run.pk),
+                                              (3, "committed", 16, "team-a", "a100", run.pk)]
+    assert body["commitments"][0]["start"] == window["end"]  # the run continues without a gap
+    assert body["commitments"][1]["start"] == body["commitments"][0]["end"]
+    assert len(parse_windows(body["results"])) == len(body["results"])  # the scheduler package still reads it
+    week_3 = api.get("/api/v1/windows/", {"cluster": "atlas", "week": body["commitments"][1]["week"]},
+                     **bearer(token)).json()
+    assert (week_3["count"], [c["week_of_run"] for c in week_3["commitments"]]) == (0, [3])
+    unchanged = api.get("/api/v1/windows/", {"cluster": "atlas"}, HTTP_IF_NONE_MATCH=first["ETag"], **bearer(token))
+    assert unchanged.status_code == 304
+
+    world.a100.gpu_count = 4  # a correction no longer places the run: its later weeks are released
+    world.a100.save()
+    services.cycle_publish(actor=world.chair, cycle=world.cycle, reason="atlas/a100 is down.",
+                           now=world.cycle.starts_at - timedelta(days=1))
+
+    changed = api.get("/api/v1/windows/", {"cluster": "atlas"}, HTTP_IF_NONE_MATCH=first["ETag"], **bearer(token))
+    assert changed.status_code == 200 and changed["ETag"] != first["ETag"]
+    assert [c["state"] for c in changed.json()["commitments"]] == ["released", "released"]
+    assert api.get("/api/v1/windows/", {"cluster": "orion"}, **bearer(token_for(world.orion))).json()[
+        "commitments"] == []
+
+
+@pytest.mark.parametrize("verdict", ["continue", "release"])
+def test_the_committee_decides_a_withheld_continuation_at_the_review(world, client, verdict):
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 6))
+    next_week(world)  # nothing measured for the run's first week: its continuation is withheld
+    new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
+                       duration_hours=24, earliest_start=world.cycle.starts_at,
+                       latest_end=world.cycle.starts_at + timedelta(hours=24))
+    close(world)
+    commitment = Commitment.objects.get(week=world.cycle.week)
+    url = reverse("committee:review-run-continuation", args=[world.cycle.week, commitment.pk])
+
+    client.force_login(world.member_a)  # the run's team does not decide
+    assert client.post(url, {"verdict": "continue"}).status_code == 403
+    client.force_login(world.reviewer)  # only the chair records decisions here (DOCKET_DECISIONS_RECORDED_BY)
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "nothing measured" in page and "Continue the run" in page
+    client.force_login(world.chair)
+    assert client.post(url, {"verdict": verdict}).status_code == 302
+
+    commitment.refresh_from_db()
+    assert (commitment.state, commitment.settled_by_name) == (
+        CommitmentState.CONFIRMED if verdict == "continue" else CommitmentState.RELEASED, "Chair")
+    assert run.events.filter(action="run continued" if verdict == "continue" else "run released").exists()
+    answer = client.post(url, {"verdict": "release"}, follow=True)  # settled: once only
+    assert "the committee decides only on a withheld continuation" in answer.content.decode()
+    for member in (world.chair, world.reviewer):
+        score(member, new, 10, 5, 5)
+    decide(world, new)
+    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    placed = windows_of(services.cycle_publish(actor=world.chair, cycle=world.cycle))
+    assert (run.pk in placed) == (verdict == "continue")
+    assert placed[new.pk].gpu_count == (30 if verdict == "continue" else 46)
