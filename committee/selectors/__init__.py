@@ -126,6 +126,11 @@ from committee.selectors.policy import (
     PolicyChange,
     policy_history,
 )
+from committee.selectors.records import (
+    RecordProgress,
+    cycle_record_key,
+    cycle_record_progress,
+)
 from committee.selectors.publishing import (
     PublishPlacement,
     cycle_allocate,
@@ -227,6 +232,7 @@ __all__ = [
     "RequestOutcome",
     "RequestPlacement",
     "ReviewRow",
+    "RecordProgress",
     "Rubric",
     "RubricChange",
     "ScoreFlags",
@@ -256,6 +262,8 @@ __all__ = [
     "cycle_list_for_team_member",
     "cycle_open_for_intake",
     "cycle_placement",
+    "cycle_record_key",
+    "cycle_record_progress",
     "cycle_publish_placement",
     "cycle_ranking",
     "cycle_review",
