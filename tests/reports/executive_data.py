@@ -10,8 +10,8 @@ from committee import services
 from committee.models import EmergencyRequest, ReviewCycle
 from committee.services.emergency import emergency_request_decide, emergency_request_file
 from tests.clock import FIXED_NOW
-from tests.conftest import committed
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 WEEK = "2026-W49"  # the week FIXED_NOW falls in

@@ -180,7 +180,8 @@ def test_publish_is_refused_and_nothing_saved_when_the_record_cannot_be_written(
     _taken(records.decision_record_part_slug(world.cycle.week, parts + 1))
     client.force_login(world.chair)
 
-    response = committed(client.post, reverse("committee:cycle-publish", args=[cycle.week]), {"confirm": "1"}, follow=True)
+    response = committed(client.post, reverse("committee:cycle-publish", args=[cycle.week]), {"confirm": "1"},
+                         follow=True)
 
     assert response.status_code == 200
     assert (f"Week {cycle.week} is not published and nothing was saved: its decision record could not be written "
