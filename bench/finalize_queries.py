@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+PROFILE = False
+
+
 @dataclass
 class Measured:
     queries: int = 0
@@ -92,7 +95,16 @@ def _measure(service: Callable[..., object], **kwargs: Any) -> tuple[Measured, M
         finally:
             transaction.on_commit = on_commit  # type: ignore[assignment]
 
-    in_transaction = _timed(transaction_only)
+    if PROFILE:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        in_transaction = _timed(lambda: profiler.runcall(transaction_only))
+        print(f"\n{getattr(service, '__name__', service)}: the transaction's profile (cProfile, top 25 by own time)")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    else:
+        in_transaction = _timed(transaction_only)
     after_commit = _timed(lambda: [callback() for callback in after])
     return in_transaction, after_commit, error
 
@@ -107,7 +119,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of each transaction (slower)")
     args = parser.parse_args()
+    global PROFILE
+    PROFILE = args.profile
 
     workdir = tempfile.mkdtemp(prefix="docket-bench-queries-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")

@@ -31,6 +31,7 @@ from committee.models import (
 )
 from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
+from core.bulk import rows_update
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text
@@ -309,7 +310,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                                    if decision.outcome == DecisionOutcome.ALTERNATIVE else None))))
     # One write per kind of row, whatever the number of requests.
     Decision.objects.bulk_create(automatic)
-    Decision.objects.bulk_update(frozen, ["priority_rank", "weighted_total"])
+    rows_update(Decision, frozen, ["priority_rank", "weighted_total"])
     request_events_record(details=events, actor=actor, action="decided")
     GpuRequest.objects.filter(pk__in=[row.request.pk for row in rows]).update(
         status=RequestStatus.DECIDED, updated_at=now
