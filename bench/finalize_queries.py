@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import time
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -86,14 +86,14 @@ def _measure(service: Callable[..., object], **kwargs: Any) -> tuple[Measured, M
 
     def transaction_only() -> None:
         nonlocal error
-        on_commit, transaction.on_commit = transaction.on_commit, collect  # type: ignore[assignment]
+        on_commit, transaction.on_commit = transaction.on_commit, collect
         try:
             service(**kwargs)
         except ValidationError as exc:
             error = "failed: " + "; ".join(exc.messages)
             after.clear()  # rolled back: nothing runs after it
         finally:
-            transaction.on_commit = on_commit  # type: ignore[assignment]
+            transaction.on_commit = on_commit
 
     if PROFILE:
         import cProfile
@@ -136,7 +136,6 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from allocations.models import AllocationWindow
     from committee import services
     from reports.models import Page
     from tests.conftest import build_world

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import Field, Model
 
 # Rows a statement: the parameters stay under SQLite's limit (32,766) and PostgreSQL's (65,535) for a few fields.
 ROWS_PER_STATEMENT = 2_000
@@ -26,11 +26,13 @@ def rows_update(model: type[Model], rows: Sequence[Model], fields: Sequence[str]
     using = router.db_for_write(model)
     connection = connections[using]
     meta = model._meta
-    columns = [meta.get_field(name) for name in fields]
+    columns = [field for name in fields if isinstance(field := meta.get_field(name), Field)]
+    if len(columns) != len(fields):
+        raise ValueError(f"rows_update writes concrete fields only: {fields}")
     table = connection.ops.quote_name(meta.db_table)
     pk = connection.ops.quote_name(meta.pk.column)
     assignments = ", ".join(
-        f"{connection.ops.quote_name(field.column)} = CAST(v.column{index} AS {field.cast_db_type(connection)})"
+        f"{connection.ops.quote_name(field.column)} = CAST(v.column{index} AS {field.db_type(connection)})"
         for index, field in enumerate(columns, start=2)
     )
     updated = 0
@@ -42,7 +44,8 @@ def rows_update(model: type[Model], rows: Sequence[Model], fields: Sequence[str]
             params.extend(field.get_db_prep_save(getattr(row, field.attname), connection) for field in columns)
         placeholder = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
         values = ", ".join([placeholder] * len(chunk))
-        sql = f"UPDATE {table} SET {assignments} FROM (VALUES {values}) AS v WHERE {table}.{pk} = v.column1"  # noqa: S608 (names from the model, values as parameters)
+        # Names from the model, every value a parameter.
+        sql = f"UPDATE {table} SET {assignments} FROM (VALUES {values}) AS v WHERE {table}.{pk} = v.column1"  # noqa: S608
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             updated += cursor.rowcount

@@ -15,8 +15,8 @@ A job never waits longer than its timeout, counted from when the caller starts w
 not from when it was sent: the time the caller spent laying its text out meanwhile is the caller's, not the
 printer's (with one layout worker on a busy machine that can be longer than the timeout, and the charts have long
 been printed), and an answer already waiting is read whatever the time. A helper that does not answer in time is
-killed with its process group (Chromium with it), and the next job starts a new one. A failure never raises: the PDF is made without
-charts and says why (`PrintedCharts.missing_reason`).
+killed with its process group (Chromium with it), and the next job starts a new one. A failure never raises: the
+PDF is made without charts and says why (`PrintedCharts.missing_reason`).
 """
 
 from __future__ import annotations

@@ -126,11 +126,6 @@ from committee.selectors.policy import (
     PolicyChange,
     policy_history,
 )
-from committee.selectors.records import (
-    RecordProgress,
-    cycle_record_key,
-    cycle_record_progress,
-)
 from committee.selectors.publishing import (
     PublishPlacement,
     cycle_allocate,
@@ -141,6 +136,11 @@ from committee.selectors.publishing import (
     engine_pools,
     kept_explanations,
     started_windows,
+)
+from committee.selectors.records import (
+    RecordProgress,
+    cycle_record_key,
+    cycle_record_progress,
 )
 from committee.selectors.replanning import (
     PlanPreview,
@@ -226,13 +226,13 @@ __all__ = [
     "PoolPlacement",
     "PublishPlacement",
     "PublishSummary",
+    "RecordProgress",
     "RequestCopy",
     "RequestCorrections",
     "RequestDiscussion",
     "RequestOutcome",
     "RequestPlacement",
     "ReviewRow",
-    "RecordProgress",
     "Rubric",
     "RubricChange",
     "ScoreFlags",
@@ -262,10 +262,10 @@ __all__ = [
     "cycle_list_for_team_member",
     "cycle_open_for_intake",
     "cycle_placement",
-    "cycle_record_key",
-    "cycle_record_progress",
     "cycle_publish_placement",
     "cycle_ranking",
+    "cycle_record_key",
+    "cycle_record_progress",
     "cycle_review",
     "decide_guard",
     "decide_refusal",
