@@ -38,6 +38,10 @@ def _says_ready(log: Path) -> bool:
     return " ready." in log.read_text()
 
 
+def _not_ready(name: str, log: Path) -> str:
+    return f"worker {name} ready\n{log_tail(log)}"
+
+
 def _waiting_on_a_lock(url: str) -> bool:
     """A session of the database (the worker's) waits for a lock: it is inside the record's transaction."""
     with psycopg.connect(url, autocommit=True) as probe:
@@ -64,8 +68,7 @@ def test_a_worker_killed_mid_record_leaves_the_week_finalized_and_the_relay_gets
         workers = {name: celery_worker(env, name=name, log=log) for name, log in zip(names, logs, strict=True)}
         try:
             for name, log in zip(names, logs, strict=True):
-                wait_until(partial(_says_ready, log), timeout=90, interval=0.1,
-                           what=lambda log=log, name=name: f"worker {name} ready\n{log_tail(log)}")
+                wait_until(partial(_says_ready, log), timeout=90, interval=0.1, what=partial(_not_ready, name, log))
             ArchiveChain.objects.get_or_create(pk=1)
             with psycopg.connect(url) as holder:  # the archive's chain head, held: a record write waits for it
                 holder.execute("SELECT id FROM reports_archivechain WHERE id = 1 FOR UPDATE")
