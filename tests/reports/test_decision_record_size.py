@@ -193,9 +193,7 @@ def test_publish_is_refused_and_nothing_saved_when_the_record_cannot_be_written(
     assert selectors.archive_verify().ok
 
 
-def test_the_chair_reads_the_record_being_written_after_finalize_and_publish_then_written(
-    committed, world, client
-):
+def test_the_chair_reads_the_record_being_written_after_finalize_and_publish_then_written(world, client):
     big_week(world, requests=3)
     client.force_login(world.chair)
     review = reverse("committee:review-cycle", args=[world.cycle.week])
