@@ -1,8 +1,8 @@
 """The seam between the committee's process and the apps that record it (reports: the archive).
 
 Two kinds of signal. `cycle_transition` is sent inside the transaction that makes the change, so
-what must exist with it (a week's decision record) commits with it or not at all; its receivers'
-exceptions roll the change back. The others are sent only after the transaction has committed
+what must exist with it (the outbox message that writes a week's decision record after commit) commits with it or
+not at all; its receivers' exceptions roll the change back. The others are sent only after the transaction has committed
 (`transaction.on_commit`), so a receiver reads committed rows, and by then the change stands.
 Receivers hold no business logic: they call a service of their own app, and nothing is swallowed.
 """
@@ -13,8 +13,9 @@ from django.dispatch import Signal
 
 # A cycle was finalized or its plan published, a decision of a finalized week corrected, or an
 # appeal filed or decided, and the transaction that did it has not committed yet: receivers write
-# here what must never be missing from a finalized or published week (the archive's decision
-# record). Sent with sender=ReviewCycle, cycle=<ReviewCycle> (as just written), actor=<User> (who
+# here what must never be missing from a finalized or published week (the outbox message for the
+# archive's decision record, written after commit: kept small, since the chair waits for this
+# transaction). Sent with sender=ReviewCycle, cycle=<ReviewCycle> (as just written), actor=<User> (who
 # acted), plan=<allocations.AllocationPlan> (the plan just published) or None, and reason=<str>:
 # why the record changes after the fact (a correction's or an appeal's words), "" at finalize and
 # at the first publish. A ValidationError from a receiver is turned into the service's own

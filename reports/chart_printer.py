@@ -11,9 +11,12 @@ chart, in the order given, each page the chart's own size, which reports/print_p
 print layout left for them. Vector pages, not SVG for WeasyPrint: WeasyPrint lays SVG text out a letter at a time
 (about 0.3 s of CPU a chart of 30 bars), Chromium draws and prints it in about 60 ms, on another core.
 
-A job never waits longer than its timeout: a helper that does not answer in time is killed with its process group
-(Chromium with it), and the next job starts a new one. A failure never raises: the PDF is made without
-charts and says why (`PrintedCharts.missing_reason`).
+A job never waits longer than its timeout, counted from when the caller starts waiting for its answer (`result()`),
+not from when it was sent: the time the caller spent laying its text out meanwhile is the caller's, not the
+printer's (with one layout worker on a busy machine that can be longer than the timeout, and the charts have long
+been printed), and an answer already waiting is read whatever the time. A helper that does not answer in time is
+killed with its process group (Chromium with it), and the next job starts a new one. A failure never raises: the
+PDF is made without charts and says why (`PrintedCharts.missing_reason`).
 """
 
 from __future__ import annotations
@@ -102,10 +105,12 @@ class _Helper:
             raise HelperGone from exc
 
     def _fill(self, deadline: float) -> None:
+        """Read what the helper wrote; TimeoutError when nothing came by `deadline` (what is there already is read,
+        however late)."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        remaining = max(deadline - time.monotonic(), 0.0)
+        if not select.select([fd], [], [], remaining)[0]:
             raise TimeoutError
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -185,7 +190,6 @@ class ChartJob:
         """Start printing (the helper starts first if there is none); what fails here is the result's reason."""
         if self.printer is None or self._sent:
             return
-        self._deadline = time.monotonic() + self.timeout
         self._sent = True
         try:
             self.printer._send(self.charts)
@@ -195,12 +199,14 @@ class ChartJob:
             self._done(PrintedCharts(keys=self._keys, missing_reason=_failed()))
 
     def result(self) -> PrintedCharts:
-        """The printed charts, or why there are none, once printed or once the job's time is up."""
+        """The printed charts, or why there are none: once printed, or once the printer has had the job's timeout
+        from now (the caller's own work since `send()` is not counted) without answering."""
         if self._result is not None:
             return self._result
         if self.printer is None:
             return self._done(PrintedCharts(keys=self._keys, missing_reason=self.missing_reason))
         self.send()
+        self._deadline = time.monotonic() + self.timeout
         if self._result is not None:  # sending failed
             return self._result
         assert self.printer is not None

@@ -1,9 +1,9 @@
 """The archive listens to the committee: each receiver calls one service and holds no logic of its own.
 
-A week's decision record is written inside the transaction that finalizes or publishes it
-(`cycle_transition`), so the week and its record commit together; a change of the rules' page (the
-store's `policy_changed`: one page per change, whichever path made it) after the change has committed.
-Each service is idempotent: a signal delivered twice writes one revision.
+A week's decision record is asked for inside the transaction that finalizes or publishes it
+(`cycle_transition`: an outbox message, committed with the week) and written after it commits by the outbox's
+task; a change of the rules' page (the store's `policy_changed`: one page per change, whichever path made it)
+after the change has committed. Each service is idempotent: a signal delivered twice writes one revision.
 """
 
 from __future__ import annotations
@@ -17,12 +17,7 @@ from reports import services
 
 
 def on_cycle_transition(sender: Any, *, cycle: ReviewCycle, reason: str = "", **kwargs: Any) -> None:
-    # Read again inside the sender's transaction: the row as just written.
-    services.decision_record_sync(
-        cycle=ReviewCycle.objects.get(pk=cycle.pk),
-        reason=reason,
-        published=kwargs.get("plan") is not None,
-    )
+    services.decision_record_enqueue(cycle=cycle, reason=reason, published=kwargs.get("plan") is not None)
 
 
 def on_policy_changed(sender: Any, *, change: PolicyChange, **kwargs: Any) -> None:

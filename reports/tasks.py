@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from celery import Task, shared_task
 
+from committee.models import ReviewCycle
+from committee.outbox import outbox_once
 from reports.services.exports import pdf_export_render
+from reports.services.records import RECORD_TASK, decision_record_sync
 
 
 @shared_task(name="reports.render_pdf_export", bind=True, acks_late=True)
@@ -16,3 +19,17 @@ def render_pdf_export(self: Task, export_id: int) -> bool:
     """
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     return pdf_export_render(export_id=export_id, take_over=redelivered)
+
+
+@shared_task(name=RECORD_TASK, bind=True, acks_late=True)
+def write_decision_record(self: Task, cycle_id: int, reason: str = "", published: bool = True) -> bool:
+    """Write a week's decision record after the change that asked for it committed (`decision_record_enqueue`).
+
+    Once per outbox message: the message is marked done in the record's own transaction (`outbox_once`), so a
+    worker that dies mid-record leaves it not done and the relay hands it over again; a second delivery of a
+    done message writes nothing. True when this run wrote (or found up to date) the record.
+    """
+    with outbox_once(self) as first:
+        if first:
+            decision_record_sync(cycle=ReviewCycle.objects.get(pk=cycle_id), reason=reason, published=published)
+        return first

@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import transaction
+from django.test import TestCase
 from django.utils import timezone, translation
 
 from allocations.models import Cluster, GpuPool, SchedulerKind, Team
@@ -208,6 +209,14 @@ class World:
     member_a: User
     member_b: User
     outsider: User
+
+
+def committed(call: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Call a service as a request does: its transaction commits, then what it asked for after commit runs (the
+    outbox's tasks in-process: the week's decision record, the notifications). A test's own transaction never
+    commits, so without this none of that runs. Returns what `call(*args, **kwargs)` returns."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return call(*args, **kwargs)
 
 
 @pytest.fixture

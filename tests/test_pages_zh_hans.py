@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.committee.reviewing import close, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 SET_LANGUAGE = "/i18n/setlang/"
@@ -119,7 +120,7 @@ def test_a_date_on_a_chinese_page_comes_from_the_zh_hans_format(client, world):
     close(world)
     from committee.services import cycle_finalize
 
-    cycle_finalize(cycle=world.cycle, actor=world.chair)
+    committed(cycle_finalize, cycle=world.cycle, actor=world.chair)  # the record is written after commit
     client.force_login(world.chair)
     choose(client, "zh-hans", "/archive/")
     page = client.get(reverse("reports:index")).content.decode()

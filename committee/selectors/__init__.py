@@ -147,6 +147,11 @@ from committee.selectors.publishing import (
     started_windows,
 )
 from committee.selectors.ranking import RankingRows, WeekRanking, ranking_rows, week_ranking
+from committee.selectors.records import (
+    RecordProgress,
+    cycle_record_key,
+    cycle_record_progress,
+)
 from committee.selectors.release import ReleaseOffer, extension_offer, release_offer
 from committee.selectors.replanning import (
     PlanPreview,
@@ -243,6 +248,7 @@ __all__ = [
     "PublishPlacement",
     "PublishSummary",
     "RankingRows",
+    "RecordProgress",
     "ReleaseOffer",
     "RequestBudget",
     "RequestCopy",
@@ -284,6 +290,8 @@ __all__ = [
     "cycle_placement",
     "cycle_publish_placement",
     "cycle_ranking",
+    "cycle_record_key",
+    "cycle_record_progress",
     "cycle_review",
     "decide_guard",
     "decide_refusal",

@@ -46,8 +46,8 @@ def cycle_publish(
     "published" event on each placed request with the engine's explanation, and the cycle's
     status set to published; the week's runs' later weeks as commitments and the commitments it carried in settled
     on their evidence (committee.services.runs); an outbox message for the teams' "decision published" notifications;
-    and the week's decision record with the plan, written by the archive (`cycle_transition`): if it
-    cannot be written, nothing is published.
+    and one for the week's decision record with the plan, which the archive writes after commit
+    (`cycle_transition`): if the archive can tell it cannot write it, nothing is published.
 
     Raises PermissionDenied for anyone but the chair, ValidationError (nothing written) for
     a cycle in another state, a correction without a reason, or a record the archive refused.

@@ -34,6 +34,7 @@ from committee.models import (
 from committee.services.notifications import notification_enqueue
 from committee.services.ranking import cycle_ranking_changed
 from committee.services.requests import actor_name, request_events_record
+from core.bulk import rows_update
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text
@@ -74,12 +75,13 @@ def lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[GpuR
 def cycle_transition_record(
     *, cycle: ReviewCycle, actor: User, plan: AllocationPlan | None, refused: str, reason: str = ""
 ) -> None:
-    """Inside a finalize, publish, correction or appeal: let the apps that record the week (the archive) write it now.
+    """Inside a finalize, publish, correction or appeal: let the apps that record the week (the archive) ask for it.
 
-    `reason` is why the week's record changes after the fact (a correction, an appeal), for the
-    revision's summary. A receiver's ValidationError becomes StateConflict(`refused` % {week, reason})
-    (the API's 409), raised out of the caller's transaction, so the change is rolled back and the
-    actor reads why.
+    The archive writes the week's record after the caller's transaction commits, through an outbox message
+    written in it (so a committed change always gets its record). `reason` is why the week's record changes after
+    the fact (a correction, an appeal), for the revision's summary. A receiver's ValidationError (what the archive
+    can tell at once: an address the record needs is taken) becomes StateConflict(`refused` % {week, reason}) (the
+    API's 409), raised out of the caller's transaction, so the change is rolled back and the actor reads why.
     """
     try:
         signals.cycle_transition.send(sender=ReviewCycle, cycle=cycle, actor=actor, plan=plan, reason=reason)
@@ -276,8 +278,9 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
     decision an automatic "defer" (with a rationale naming the missing scores), sets every request
     in review to decided, writes a "decided" event on each, and marks the cycle finalized. Refused
     (ValidationError, nothing written) unless the cycle is in review and every ranked request is
-    decided. Before commit, the archive writes the week's decision record (`cycle_transition`): if it
-    cannot, nothing is finalized (ValidationError naming the cause).
+    decided. Before commit, the archive asks for the week's decision record (`cycle_transition`: an outbox
+    message, the record written after commit): if it can tell it cannot write it, nothing is finalized
+    (ValidationError naming the cause).
     """
     if not selectors.user_is_chair(user=actor):
         raise PermissionDenied(_("Only the chair finalizes the week."))
@@ -331,7 +334,7 @@ def cycle_finalize(*, cycle: ReviewCycle, actor: User) -> ReviewCycle:
                                    if decision.outcome == DecisionOutcome.ALTERNATIVE else None))))
     # One write per kind of row, whatever the number of requests.
     Decision.objects.bulk_create(automatic)
-    Decision.objects.bulk_update(frozen, ["priority_rank", "weighted_total"])
+    rows_update(Decision, frozen, ["priority_rank", "weighted_total"])
     request_events_record(details=events, actor=actor, action="decided")
     GpuRequest.objects.filter(pk__in=[row.request.pk for row in rows]).update(
         status=RequestStatus.DECIDED, updated_at=now

@@ -35,10 +35,11 @@ def cycle_publish(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
             windows = plan.windows.count()
             messages.success(
                 request,
-                ngettext("Week %(week)s is published: plan version %(version)d with %(windows)d new window, recorded "
-                         "in the week's decision record in the archive.",
-                         "Week %(week)s is published: plan version %(version)d with %(windows)d new windows, recorded "
-                         "in the week's decision record in the archive.", windows)
+                ngettext("Week %(week)s is published: plan version %(version)d with %(windows)d new window; the "
+                         "archive is adding it to the week's decision record (its progress is shown below).",
+                         "Week %(week)s is published: plan version %(version)d with %(windows)d new windows; the "
+                         "archive is adding them to the week's decision record (its progress is shown below).",
+                         windows)
                 % {"week": plan.week, "version": plan.version, "windows": windows},
             )
         return redirect("committee:review-cycle", week=cycle.week)

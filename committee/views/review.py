@@ -191,6 +191,8 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     # The teams asking again whose current grants the cluster measured idle (docs/elastic.md).
     context["idle_grants"] = elastic_selectors.idle_grants(team_ids={row.request.team_id for row in review.rows})
     context["idle_team_ids"] = {action.team_id for action in context["idle_grants"]}
+    if cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):  # written after the change commits
+        context["record_progress"] = selectors.cycle_record_progress(cycle=cycle)
     return render(request, "committee/review.html", context)
 
 
@@ -395,7 +397,8 @@ def cycle_finalize(request: AuthenticatedHttpRequest, week: str) -> HttpResponse
             request,
             cycle,
             services.cycle_finalize,
-            _("Week %(week)s is finalized: the decisions are final, and its decision record is in the archive."),
+            _("Week %(week)s is finalized: the decisions are final, and the archive is writing its decision record "
+              "(its progress is shown below)."),
         )
     placement = selectors.cycle_placement(cycle=cycle) if cycle.status == CycleStatus.IN_REVIEW else None
     return _confirmation(

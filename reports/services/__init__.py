@@ -12,6 +12,7 @@ from reports.services.pages import (
     page_revision_save,
 )
 from reports.services.records import (
+    decision_record_enqueue,
     decision_record_sync,
     policy_change_page_sync,
     proposal_page_sync,
@@ -20,6 +21,7 @@ from reports.services.records import (
 __all__ = [
     "SYSTEM_AUTHOR",
     "EditConflict",
+    "decision_record_enqueue",
     "decision_record_sync",
     "page_append_system",
     "page_create",

@@ -1,9 +1,11 @@
 """Generated archive pages: each week's decision record and each change of the committee's rules.
 
-Called by the receivers of the committee's signals (reports/receivers.py): inside the transaction
-that finalizes a cycle or publishes its plan, and after a change of the governed parameters. Each sync reads the
-committee's and allocations' records through their selectors, writes the structured data and its
-Markdown as the page's next revision, and is idempotent: when nothing changed, nothing is written.
+Called by the receivers of the committee's signals (reports/receivers.py): a week's record after the transaction
+that finalizes a cycle, publishes its plan, corrects a decision or files or decides an appeal has committed, through
+the outbox (`decision_record_enqueue` inside that transaction, the task `reports.write_decision_record` after it);
+a change of the governed parameters after it committed. Each sync reads the committee's and allocations' records
+through their selectors, writes the structured data and its Markdown as the page's next revision, and is
+idempotent: when nothing changed, nothing is written.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from committee.models import CycleStatus, ReviewCycle
-from committee.selectors import rubric_for_week
+from committee.outbox import outbox_enqueue
+from committee.selectors import cycle_record_key, rubric_for_week
 from core.locks import write_transaction
 from governed.models import PolicyChange
 from governed.services import policy_version_1
@@ -163,6 +166,38 @@ def _summary_with_reason(summary: str, reason: str) -> str:
     return text if len(text) <= SUMMARY_MAX_CHARS else text[: SUMMARY_MAX_CHARS - 1] + "…"
 
 
+RECORD_TASK = "reports.write_decision_record"
+
+
+def decision_record_enqueue(*, cycle: ReviewCycle, reason: str = "", published: bool = True) -> None:
+    """Inside a finalize, publish, correction or appeal: ask for the week's record to be written after commit.
+
+    Writes one outbox message (`reports.write_decision_record`, which calls `decision_record_sync` once), so the
+    record is exactly as durable as the change: a published week always gets its record, even when the worker
+    writing it dies (the relay hands the message over again). What the archive can tell now is checked now: when
+    an address the record needs (its page or one of its parts) is held by another page, ValidationError, and the
+    caller's transaction rolls back (nothing is finalized or published). Two queries whatever the week's size.
+    """
+    slug = records.decision_record_slug(cycle.week)
+    taken = (
+        Page.objects.filter(Q(slug=slug) | Q(slug__startswith=f"{slug}-part-"))
+        .exclude(source_key__startswith=f"cycle:{cycle.week}")
+        .values_list("slug", flat=True)
+        .first()
+    )
+    if taken is not None:
+        raise ValidationError(
+            _("The archive address “%(slug)s” is taken by another page, so “%(title)s” cannot be written "
+              "there; an operator has to move that page first.")
+            % {"slug": taken, "title": records.decision_record_title(cycle.week)}
+        )
+    outbox_enqueue(
+        task_name=RECORD_TASK,
+        key=cycle_record_key(cycle=cycle),
+        kwargs={"cycle_id": cycle.pk, "reason": reason, "published": published},
+    )
+
+
 @write_transaction
 def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: bool = True) -> PageRevision | None:
     """Write a week's decision record from the committee's records: generated at finalize, updated at publish.
@@ -178,8 +213,8 @@ def decision_record_sync(*, cycle: ReviewCycle, reason: str = "", published: boo
     A record longer than an archive page holds (pages.MAX_BODY_CHARS) is split at line boundaries:
     the week's page keeps the beginning, the structured data and a link to each further part,
     `decision-record-<week>-part-<n>`, which holds the next stretch of the text. Parts that a
-    shorter record no longer needs get a revision saying so. All of it happens in one transaction,
-    inside the caller's (finalize, publish): the record is written whole or not at all. Pages are
+    shorter record no longer needs get a revision saying so. All of it happens in one transaction (the outbox
+    task's, after the finalize or publish committed): the record is written whole or not at all. Pages are
     locked in id order before the chain head, the order every archive write keeps.
 
     The record is written in the default language (settings.LANGUAGE_CODE), whichever language the

@@ -8,6 +8,7 @@ from committee import services
 from committee.models import GpuRequest
 from reports.models import Page, PageRevision
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 
@@ -25,12 +26,12 @@ def finalize_week(world: Any) -> tuple[GpuRequest, GpuRequest, GpuRequest]:
     decide(world, first, rationale="Top of the ranking.")
     decide(world, second, outcome="partial", granted_gpu_count=8, rationale="Half now.")
     decide(world, third, outcome="defer", rationale="Next week.")
-    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    world.cycle = committed(services.cycle_finalize, cycle=world.cycle, actor=world.chair)
     return first, second, third
 
 
 def publish(world: Any) -> Any:
-    plan = services.cycle_publish(actor=world.chair, cycle=world.cycle)
+    plan = committed(services.cycle_publish, actor=world.chair, cycle=world.cycle)
     world.cycle.refresh_from_db()
     return plan
 

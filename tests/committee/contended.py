@@ -15,6 +15,7 @@ from typing import Any
 from committee import services
 from committee.models import GpuRequest
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 
@@ -45,9 +46,9 @@ def contended_week(world: Any, *, publish: bool = True) -> ContendedWeek:
     decide(world, shortened, rationale="Second in the ranking.")
     decide(world, unplaced, rationale="Worth a try.")
     decide(world, deferred, outcome="defer", rationale="Next week.")
-    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    world.cycle = committed(services.cycle_finalize, cycle=world.cycle, actor=world.chair)
     if publish:
-        services.cycle_publish(actor=world.chair, cycle=world.cycle)
+        committed(services.cycle_publish, actor=world.chair, cycle=world.cycle)
         world.cycle.refresh_from_db()
     return ContendedWeek(
         *(GpuRequest.objects.get(pk=r.pk) for r in (placed, shortened, unplaced, deferred))

@@ -13,6 +13,7 @@ from reports.models import Page
 from reports.records import decision_record_markdown
 from reports.selectors import revision_latest
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 
@@ -133,7 +134,7 @@ def test_the_decision_record_lists_recusals_and_older_records_read_as_before(wor
     services.conflict_withdraw(actor=world.reviewer, gpu_request=b)
     decide(world, a)
     decide(world, b)
-    services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    committed(services.cycle_finalize, cycle=world.cycle, actor=world.chair)
     revision = revision_latest(page=Page.objects.get(source_key=f"cycle:{world.cycle.week}"))
     recusals = revision.data["recusals"]
     assert [(r["member"], r["title"], r["reason"], r["withdrawn_at"] is None) for r in recusals] == [

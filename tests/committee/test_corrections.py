@@ -24,6 +24,7 @@ from committee.services.notifications import notification_text
 from core.errors import StateConflict
 from tests.committee.appealing import finalize_week, publish, record_revisions
 from tests.committee.reviewing import close
+from tests.conftest import committed
 from tests.factories import file_request
 
 
@@ -101,8 +102,9 @@ def test_correction_after_publish_writes_an_archive_revision_with_the_reason(wor
     _first, second, _third = week
     publish(world)
     revisions_before = len(record_revisions(world))
-    services.decision_correct(
-        actor=world.chair, gpu_request=second, outcome="grant", rationale="All 24.", reason="The budget came through.",
+    committed(
+        services.decision_correct, actor=world.chair, gpu_request=second, outcome="grant", rationale="All 24.",
+        reason="The budget came through.",
     )
     revisions = record_revisions(world)
     assert len(revisions) == revisions_before + 1
@@ -144,8 +146,9 @@ def test_correction_notifies_the_requests_team(world, week):
 def test_correction_after_finalize_changes_the_decision_and_rewrites_the_record(world, week):
     first, _second, _third = week
     revisions_before = len(record_revisions(world))
-    correction = services.decision_correct(
-        actor=world.chair, gpu_request=first, outcome="partial", granted_gpu_count=8, rationale="Eight will do.",
+    correction = committed(
+        services.decision_correct, actor=world.chair, gpu_request=first, outcome="partial", granted_gpu_count=8,
+        rationale="Eight will do.",
         reason="The team said eight GPUs are enough.",
     )
     assert correction.plan_version is None

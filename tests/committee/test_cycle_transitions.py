@@ -15,6 +15,7 @@ from committee import services
 from committee.models import CycleStatus, Decision, FairShareSnapshot, GpuRequest, RequestStatus
 from reports.models import Page
 from tests.committee.reviewing import close, decide, score, two_requests_in_review
+from tests.conftest import committed
 from tests.factories import file_request, forecast_fields, usage_fields
 
 
@@ -111,9 +112,9 @@ def test_finalize_freezes_ranks_decides_every_request_and_writes_the_weeks_recor
     score(world.chair, c, 9, 9, 9)  # one score each: below quorum
     decide(world, a, "partial", granted_gpu_count=8, rationale="Half now, the rest next week.")
     decide(world, b, "grant")
-    cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    cycle = committed(services.cycle_finalize, cycle=world.cycle, actor=world.chair)
     record = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}")
-    assert record.latest_revision is not None  # written in the finalize's own transaction
+    assert record.latest_revision is not None  # written by the outbox's task once the finalize committed
     assert cycle.status == CycleStatus.FINALIZED and cycle.finalized_by_name == "Chair"
     decisions = {d.request_id: d for d in Decision.objects.filter(cycle=cycle)}
     assert decisions[b.pk].priority_rank == 1 and decisions[b.pk].weighted_total == Decimal("91.00")

@@ -40,6 +40,7 @@ from tests.clock import FIXED_NOW
 from tests.committee.appealing import publish, record_revisions
 from tests.committee.review_api import as_user
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 ALLOW, DENY = "allow", "deny"
@@ -223,9 +224,9 @@ def test_an_unscored_request_is_granted_only_as_the_chairs_stated_exception(worl
                                exception="I say so.")
     assert _state(unscored) == before
     # The chair's exception: stored with the amendment's correction and the decision, shown in the record.
-    services.appeal_decide(actor=world.chair, appeal=week["appeals"][unscored.pk], decision="amend",
-                           reason="The launch moved up.", outcome="grant", rationale="All 8 GPUs.",
-                           exception="Scoring missed it; the launch is Thursday.")
+    committed(services.appeal_decide, actor=world.chair, appeal=week["appeals"][unscored.pk], decision="amend",
+              reason="The launch moved up.", outcome="grant", rationale="All 8 GPUs.",
+              exception="Scoring missed it; the launch is Thursday.")
     decision = Decision.objects.get(request=unscored)
     assert (decision.outcome, decision.exception_reason) == ("grant", "Scoring missed it; the launch is Thursday.")
     correction = DecisionCorrection.objects.get(decision=decision)

@@ -11,6 +11,7 @@ from committee.models import EmergencyRequest, ReviewCycle
 from committee.services.emergency import emergency_request_decide, emergency_request_file
 from tests.clock import FIXED_NOW
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 WEEK = "2026-W49"  # the week FIXED_NOW falls in
@@ -32,8 +33,8 @@ def running_week(world: Any, clock: Any) -> ReviewCycle:
     for member in (world.chair, world.reviewer, world.finance):
         score(member, big, 9, 8, 9)
     decide(world, big)
-    services.cycle_finalize(cycle=cycle, actor=world.chair)
-    services.cycle_publish(actor=world.chair, cycle=cycle)
+    committed(services.cycle_finalize, cycle=cycle, actor=world.chair)
+    committed(services.cycle_publish, actor=world.chair, cycle=cycle)
     clock.move_to(FIXED_NOW, tick=False)
     world.cycle = next_week
     return ReviewCycle.objects.get(week=WEEK)

@@ -8,6 +8,7 @@ import http.server
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import stat
@@ -243,6 +244,39 @@ def test_a_chromium_that_never_answers_leaves_the_pdf_without_charts_at_the_dead
     assert "Drawing the charts took too long" in printed_text(content)
     printer = chart_printer.chart_printer()
     assert printer is not None and printer.helper_pid is None  # killed at the deadline, with its process group
+
+
+class SteppedClock:
+    """The printer's monotonic clock, moved on by the test: a layout that takes "longer than the timeout"."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_charts_printed_during_a_layout_longer_than_the_timeout_are_in_the_pdf(chromium, monkeypatch):
+    """One layout worker on a busy machine: the text takes longer than the printer's timeout, the charts were printed
+    long before. The time the layout took is not the printer's: the answer waiting is read, the PDF has its charts."""
+    clock = SteppedClock()
+    monkeypatch.setattr(chart_printer, "time", clock)
+    chart = demand_chart(requested=4321)
+
+    def slow_layout(slots, missing):
+        printer = chart_printer.chart_printer()
+        if slots and printer is not None and printer._helper is not None:
+            # The printer's answer arrives while the text is laid out (waited for on the pipe, not slept)...
+            assert select.select([printer._helper.process.stdout], [], [], 60)[0], "the charts were not printed"
+            clock.now += chart_printer.RENDER_TIMEOUT_SECONDS + 10  # ...and the layout goes on past the timeout
+        figures = "".join(f'<figure><img id="{slot.anchor}" src="{slot.placeholder}" style="display:block;width:100%">'
+                          f'<div id="{slot.end_anchor}"></div></figure>' for slot in slots)
+        return f"<html><body><h1>Capacity</h1>{figures}<p>{missing}</p></body></html>"
+
+    content = pdf.document_pdf(charts=[chart], render=slow_layout)
+
+    text = printed_text(content)
+    assert "4,321 GPU-h" in text and "took too long" not in text
 
 
 def test_the_helper_answers_a_bad_job_with_the_reason_and_goes_on(chromium):

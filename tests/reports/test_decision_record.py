@@ -115,10 +115,11 @@ def test_rubric_change_writes_a_policy_page(week, django_capture_on_commit_callb
     assert "Fairness mattered more." in revision_latest(page=page).body
 
 
-def test_finalize_and_publish_in_one_transaction_record_the_committed_state(world,
-                                                                             django_capture_on_commit_callbacks):
+def test_finalize_and_publish_in_one_transaction_record_the_committed_state_once(world,
+                                                                                  django_capture_on_commit_callbacks):
     from django.db import transaction
 
+    from committee.models import OutboxMessage
     from tests.committee.reviewing import close, decide, score
     from tests.factories import file_request
 
@@ -130,8 +131,11 @@ def test_finalize_and_publish_in_one_transaction_record_the_committed_state(worl
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
         committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+        assert not Page.objects.filter(source_key=f"cycle:{world.cycle.week}").exists()  # not before commit
     page = Page.objects.get(source_key=f"cycle:{world.cycle.week}")
-    # Each transition writes the record inside its transaction: the finalized week, then the published one.
-    assert [r.data["cycle"]["status"] for r in page.revisions.order_by("number")] == ["finalized", "published"]
+    # Each transition asked for the record; after commit the first write records the committed (published) week and
+    # the second finds it up to date: one revision, both messages done.
+    assert [r.data["cycle"]["status"] for r in page.revisions.order_by("number")] == ["published"]
     data = revision_latest(page=page).data
     assert data["cycle"]["status"] == "published" and data["plan"]["version"] == 1
+    assert OutboxMessage.objects.filter(key__startswith="decision-record:", done_at__isnull=False).count() == 2

@@ -19,7 +19,7 @@ from reports.markdown import render as render_markdown
 from reports.models import Page
 from reports.selectors import revision_latest
 from reports.services import pages
-from tests.conftest import build_world, require
+from tests.conftest import build_world, committed, require
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -35,8 +35,8 @@ def published_week(db, monkeypatch, settings):
     with time_machine.travel(PINNED, tick=False):
         world = build_world()
         big_week(world, requests=REQUESTS)
-        cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
-        committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+        cycle = committed(committee_services.cycle_finalize, cycle=world.cycle, actor=world.chair)
+        committed(committee_services.cycle_publish, actor=world.chair, cycle=cycle)
         yield revision_latest(page=Page.objects.get(source_key=f"cycle:{cycle.week}"))
 
 
@@ -138,8 +138,8 @@ def test_a_long_table_prints_a_line_a_row_with_every_cell_in_order(db, settings)
     with time_machine.travel(PINNED, tick=False):
         world = build_world()
         big_week(world, requests=REQUESTS)
-        cycle = committee_services.cycle_finalize(cycle=world.cycle, actor=world.chair)
-        committee_services.cycle_publish(actor=world.chair, cycle=cycle)
+        cycle = committed(committee_services.cycle_finalize, cycle=world.cycle, actor=world.chair)
+        committed(committee_services.cycle_publish, actor=world.chair, cycle=cycle)
         revision = revision_latest(page=Page.objects.get(source_key=f"cycle:{cycle.week}"))
     assert not pdf.record_parts(revision)  # one archive page: every table whole
 
