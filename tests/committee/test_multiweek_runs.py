@@ -16,6 +16,7 @@ from committee import selectors, services, weeks
 from committee.models import GpuRequest
 from reports.models import Page
 from tests.committee.reviewing import close, decide, score
+from tests.conftest import committed
 from tests.factories import file_request
 
 
@@ -35,8 +36,8 @@ def publish_week(world, *requests_and_scores, decisions=None):
             score(member, gpu_request, impact, 5, 5)
     for gpu_request, _impact in requests_and_scores:
         decide(world, gpu_request, **(decisions or {}).get(gpu_request.pk, {}))
-    world.cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
-    return services.cycle_publish(actor=world.chair, cycle=world.cycle)
+    world.cycle = committed(services.cycle_finalize, cycle=world.cycle, actor=world.chair)
+    return committed(services.cycle_publish, actor=world.chair, cycle=world.cycle)
 
 
 def next_week(world):

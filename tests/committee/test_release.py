@@ -14,6 +14,7 @@ from committee.services.notifications import notification_text
 from core.errors import StateConflict
 from tests.committee.appealing import record_revisions
 from tests.committee.contended import contended_week
+from tests.conftest import committed
 
 
 @pytest.fixture
@@ -52,8 +53,8 @@ def test_a_lead_gives_back_half_and_the_shortened_grant_of_the_week_gets_the_gpu
 
 def test_a_release_is_in_the_archive_and_the_teams_are_told(world, week):
     revisions = len(record_revisions(world))
-    release = services.window_release(actor=world.lead_a, gpu_request=week.placed, gpu_count=20,
-                                      reason="Finished early.")
+    release = committed(services.window_release, actor=world.lead_a, gpu_request=week.placed, gpu_count=20,
+                        reason="Finished early.")
     latest = record_revisions(world)
     assert len(latest) == revisions + 1
     assert latest[-1].summary.startswith("Updated: plan version 2 published — ")
