@@ -389,6 +389,7 @@ SPECTACULAR_SETTINGS = {
         "ChangedPartEnum": "committee.selectors.discussion.CHANGE_FIELDS",
         "PageKindEnum": "reports.models.PageKind",
         "ReasonCodeEnum": "allocations.explanations.REASON_CODES",
+        "AgentActionKindEnum": "allocations.models.AgentActionKind",
     },
 }
 

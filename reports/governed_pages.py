@@ -17,7 +17,7 @@ from core.isoweek import parse_iso_week
 from governed import params
 from governed.models import PolicyChange
 from governed.selectors import policy_values
-from reports.records import policy_change_slug, quote, table, text
+from reports.records import figure, policy_change_slug, quote, table, text
 from reports.selectors.records import _iso, _when
 
 __all__ = ["policy_change_data", "policy_change_markdown", "policy_change_slug"]
@@ -68,7 +68,7 @@ def policy_change_markdown(data: Mapping[str, Any]) -> str:
     if data.get("exempt_reason"):
         out.append(_("Not counted as the week's one change: %(why)s") % {"why": text(data["exempt_reason"])})
     rows = [
-        [text(p["label"]), "—" if p.get("previous_value") is None else text(p["previous_value"]), text(p["value"])]
+        [text(p["label"]), "—" if p.get("previous_value") is None else figure(p["previous_value"]), figure(p["value"])]
         for p in data["parameters"]
     ]
     out.append("## " + _("Parameters"))

@@ -13,7 +13,7 @@ from tests.allocations.plans import bearer, token_for
 from tests.factories import file_request
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-SCHEDULER_PATHS = ("/api/v1/usage/", "/api/v1/windows/")
+SCHEDULER_PATHS = ("/api/v1/usage/", "/api/v1/windows/", "/api/v1/elastic/")
 
 
 def operations_with_a_body() -> list[tuple[str, str]]:

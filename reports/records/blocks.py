@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 GENERATED_START = "<!-- docket:generated:start -->"
@@ -29,6 +30,16 @@ def number(value: Any, places: int = 2) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{float(value):,.{places}f}"
+
+
+def figure(value: Any) -> str:
+    """A number as the store or a person wrote it ("176200", "1180", "2.5") with its thousands separated ("176,200"),
+    every decimal kept; any other value ("true", "22:00", a name) as inline text."""
+    try:
+        amount = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return text(value)
+    return text(f"{amount:,f}") if amount.is_finite() else text(value)
 
 
 def quote(value: str) -> str:

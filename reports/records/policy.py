@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from reports.records.blocks import quote_text, table, text
+from reports.records.blocks import figure, quote_text, table, text
 
 
 def policy_change_slug(number: int) -> str:
@@ -34,13 +34,13 @@ def proposal_markdown(data: Mapping[str, Any]) -> str:
     ]
     out.append("## " + _("Changes"))
     out.append(table([_("Parameter"), _("Old"), _("New")],
-                     [[text(c["label"]), text(c["old"]), text(c["new"])] for c in data["changes"]]))
+                     [[text(c["label"]), figure(c["old"]), figure(c["new"])] for c in data["changes"]]))
     out.append("## " + _("Reason"))
     out.append(quote_text(data["reason"]))
     out.append("## " + _("Expected effect"))
     out.append(quote_text(data["expected_effect"]))
     for stage, heading in (("staging", _("Staging benchmark")), ("observed", _("Observed figures"))):
-        rows = [[text(f["metric"]), text(f["baseline"] if f["baseline"] is not None else "—"), text(f["value"]),
+        rows = [[text(f["metric"]), figure(f["baseline"] if f["baseline"] is not None else "—"), figure(f["value"]),
                  text(f["unit"])] for f in data["figures"] if f["stage"] == stage]
         if rows:
             out.append("## " + heading)

@@ -122,9 +122,15 @@ def test_pages_go_back_a_quarter_at_a_time_across_the_year_boundary(world: Any, 
 
 def test_a_page_costs_the_same_queries_with_a_year_of_history(world: Any, client: Any) -> None:
     client.force_login(world.lead_a)
+    start = weeks.week_bounds("2026-W10")[0]
+    # One hour of recent usage first: fair share weighs usage by the pools' billing weights in force (read once,
+    # whatever the weeks).
+    UsageRecord.objects.create(pool=world.a100, team=world.team_a, period_start=start + timedelta(hours=6217),
+                               period_end=start + timedelta(hours=6218), gpu_hours_used=Decimal(2),
+                               mean_utilization_pct=Decimal(50), mean_queue_wait_minutes=Decimal(1),
+                               idempotency_key="first")
     with CaptureQueriesContext(connection) as empty:
         assert client.get(url(world.team_a)).status_code == 200
-    start = weeks.week_bounds("2026-W10")[0]
     UsageRecord.objects.bulk_create(
         UsageRecord(pool=world.a100, team=world.team_a, period_start=start + timedelta(hours=h),
                     period_end=start + timedelta(hours=h + 1), gpu_hours_used=Decimal(2),
