@@ -117,6 +117,15 @@ class ClusterPoolSerializer(serializers.Serializer):
 class ClusterAccountSerializer(serializers.Serializer):
     team = serializers.CharField(help_text=_("The team's slug."))
     account = serializers.CharField(help_text=_("The team's scheduler account on the cluster."))
+    fair_share_weight = serializers.IntegerField(
+        help_text=_("The team's fair-share weight: its share within its department (or the top level).")
+    )
+    department = serializers.CharField(
+        allow_null=True, help_text=_("The slug of the team's department; null when it belongs to none.")
+    )
+    department_weight = serializers.IntegerField(
+        allow_null=True, help_text=_("The department's fair-share weight at the top level; null without one.")
+    )
 
 
 class ClusterReferenceSerializer(serializers.Serializer):
