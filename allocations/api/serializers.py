@@ -128,12 +128,25 @@ class ClusterAccountSerializer(serializers.Serializer):
     )
 
 
+class DepartmentTeamSerializer(serializers.Serializer):
+    team = serializers.CharField(help_text=_("The team's slug."))
+    fair_share_weight = serializers.IntegerField(help_text=_("The team's fair-share weight within its department."))
+
+
+class DepartmentSerializer(serializers.Serializer):
+    slug = serializers.CharField(help_text=_("The department's slug."))
+    fair_share_weight = serializers.IntegerField(help_text=_("The department's fair-share weight at the top level."))
+    teams = DepartmentTeamSerializer(many=True)
+
+
 class ClusterReferenceSerializer(serializers.Serializer):
     """What a collector needs to name a cluster's usage: its pools, and each team's scheduler account."""
 
     cluster = serializers.CharField()
     pools = ClusterPoolSerializer(many=True)
     accounts = ClusterAccountSerializer(many=True)
+    departments = DepartmentSerializer(many=True, help_text=_("Each department with its teams (every team in one, "
+                                                              "with or without an account on the cluster)."))
 
 
 class WindowPageSerializer(serializers.Serializer):

@@ -215,6 +215,7 @@ class ClusterReferenceView(SchedulerAPIView):
                 ),
                 key=lambda entry: (entry["team"], entry["account"]),
             ),
+            "departments": selectors.scheduler_departments(reference),
         }
         return Response(ClusterReferenceSerializer(body).data)
 

@@ -176,6 +176,20 @@ def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
     return SchedulerReference(pools=pools, teams=teams, offers=window_offers(cluster=cluster), places=places)
 
 
+def scheduler_departments(reference: SchedulerReference) -> list[dict[str, Any]]:
+    """The org chart as the syncs build a scheduler's tree from it: each department with its weight and its teams
+    (slug and weight), every team whether or not it has an account on the cluster. No query."""
+    departments: dict[str, dict[str, Any]] = {}
+    for pk, (weight, dept, dept_weight) in reference.places.items():
+        if dept is None:
+            continue
+        entry = departments.setdefault(dept, {"slug": dept, "fair_share_weight": dept_weight, "teams": []})
+        entry["teams"].append({"team": reference.teams[pk][0], "fair_share_weight": weight})
+    for entry in departments.values():
+        entry["teams"].sort(key=lambda team: team["team"])
+    return [departments[slug] for slug in sorted(departments)]
+
+
 def window_offers(*, cluster: Cluster) -> dict[int, tuple[int, str]]:
     """Window id -> (GPUs, reason) the elastic policy offers to preemptible work now, on the cluster. One query.
 

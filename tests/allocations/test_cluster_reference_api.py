@@ -27,6 +27,7 @@ def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only_with_the
     ClusterAccount.objects.create(cluster=world.atlas, team=lone, account="lone-acct")
     research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
     Team.objects.filter(pk=world.team_a.pk).update(department=research, fair_share_weight=2)
+    Team.objects.filter(pk=world.team_b.pk).update(department=research)
 
     response = api.get("/api/v1/clusters/atlas/")
 
@@ -41,6 +42,10 @@ def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only_with_the
                       "department_weight": None},
                      {"team": "team-a", "account": "team-a-acct", "fair_share_weight": 2, "department": "research",
                       "department_weight": 3}],
+        # The org chart, every team in a department whether or not it has an account here.
+        "departments": [{"slug": "research", "fair_share_weight": 3,
+                         "teams": [{"team": "team-a", "fair_share_weight": 2},
+                                   {"team": "team-b", "fair_share_weight": 1}]}],
     }
 
 
