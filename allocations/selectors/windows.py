@@ -172,7 +172,9 @@ def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
         .values_list("pk", "slug", "acct", "fair_share_weight", "department__slug", "department__fair_share_weight")
     )
     teams = {pk: (slug, acct) for pk, slug, acct, *_tree in rows}
-    places = {pk: (weight, dept, dept_weight) for pk, _slug, _acct, weight, dept, dept_weight in rows}
+    places: dict[int, tuple[int, str | None, int | None]] = {
+        pk: (weight, dept, dept_weight) for pk, _slug, _acct, weight, dept, dept_weight in rows
+    }
     return SchedulerReference(pools=pools, teams=teams, offers=window_offers(cluster=cluster), places=places)
 
 

@@ -19,7 +19,9 @@ def api(world: World) -> APIClient:
     return client
 
 
-def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only_with_their_departments(world: World, api: APIClient) -> None:
+def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only_with_their_departments(
+    world: World, api: APIClient
+) -> None:
     GpuPool.objects.create(cluster=world.atlas, slug="h100", gpu_model="H100", gpu_count=16, scheduler_label="h100")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.orion, team=world.team_b, account="team-b-on-orion")

@@ -463,7 +463,8 @@ def test_a_department_is_a_cohort_under_the_clusters_holding_its_teams_queues(ap
         "docket-ads": "docket-atlas",  # in no department: the cluster's cohort
     }
     # The parent comes before its child in apply order; the quotas are the flat rendering's.
-    assert [o["metadata"]["name"] for o in objects if o["kind"] == "Cohort"] == ["docket-atlas", "docket-atlas-research"]
+    names = [o["metadata"]["name"] for o in objects if o["kind"] == "Cohort"]
+    assert names == ["docket-atlas", "docket-atlas-research"]
     flat = by_kind(render(PLAN, at=AT, api_version=api_version), "ClusterQueue")
     assert {n: q["spec"]["resourceGroups"] for n, q in queues.items()} == \
         {n: q["spec"]["resourceGroups"] for n, q in flat.items()}

@@ -44,10 +44,10 @@ from allocations import services
 from allocations.models import AllocationWindow, ClusterAccount, Department, GpuPool, Team, UsageRecord
 from committee import scoring, weeks
 from committee.selectors.fairshare import fair_share_live
-from tests.allocations.plans import W, publish
 from docket_scheduler.client import DocketClient
 from docket_scheduler.slurm_accounts import AccountTreeExecutor, team_places
 from docket_scheduler.slurm_commands import SlurmTools
+from tests.allocations.plans import W, publish
 from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     CLUSTER,
     SEARCH_PATH,

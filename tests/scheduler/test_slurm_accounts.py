@@ -38,4 +38,4 @@ def test_a_missing_team_account_is_a_problem_and_nothing_is_created_for_it() -> 
 ])
 def test_a_name_sacctmgr_would_misread_refuses_the_whole_tree(entry: dict[str, object]) -> None:
     with pytest.raises(SlurmError, match="is not a Slurm account name; the account tree was not changed"):
-        team_places({"accounts": [*REFERENCE["accounts"], entry]})  # type: ignore[list-item]
+        team_places({"accounts": [*REFERENCE["accounts"], entry]})

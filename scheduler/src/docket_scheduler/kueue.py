@@ -264,9 +264,9 @@ def render(
         if team in (departments or {}):
             department, weight = (departments or {})[team]
             name = department_cohort_name(cohort, department)
-            other = department_cohorts.setdefault(name, (department, weight))
-            if other[0] != department or name == cohort:
-                raise ValueError(f"departments {other[0]!r} and {department!r} would share Cohort {name}")
+            holder = department_cohorts.setdefault(name, (department, weight))
+            if holder[0] != department or name == cohort:
+                raise ValueError(f"departments {holder[0]!r} and {department!r} would share Cohort {name}")
             team_cohort[team] = name
     objects.extend(
         {
