@@ -158,6 +158,26 @@ class ClusterPoolSerializer(serializers.Serializer):
 class ClusterAccountSerializer(serializers.Serializer):
     team = serializers.CharField(help_text=_("The team's slug."))
     account = serializers.CharField(help_text=_("The team's scheduler account on the cluster."))
+    fair_share_weight = serializers.IntegerField(
+        help_text=_("The team's fair-share weight: its share within its department (or the top level).")
+    )
+    department = serializers.CharField(
+        allow_null=True, help_text=_("The slug of the team's department; null when it belongs to none.")
+    )
+    department_weight = serializers.IntegerField(
+        allow_null=True, help_text=_("The department's fair-share weight at the top level; null without one.")
+    )
+
+
+class DepartmentTeamSerializer(serializers.Serializer):
+    team = serializers.CharField(help_text=_("The team's slug."))
+    fair_share_weight = serializers.IntegerField(help_text=_("The team's fair-share weight within its department."))
+
+
+class DepartmentSerializer(serializers.Serializer):
+    slug = serializers.CharField(help_text=_("The department's slug."))
+    fair_share_weight = serializers.IntegerField(help_text=_("The department's fair-share weight at the top level."))
+    teams = DepartmentTeamSerializer(many=True)
 
 
 class ClusterReferenceSerializer(serializers.Serializer):
@@ -166,6 +186,8 @@ class ClusterReferenceSerializer(serializers.Serializer):
     cluster = serializers.CharField()
     pools = ClusterPoolSerializer(many=True)
     accounts = ClusterAccountSerializer(many=True)
+    departments = DepartmentSerializer(many=True, help_text=_("Each department with its teams (every team in one, "
+                                                              "with or without an account on the cluster)."))
 
 
 class WindowPageSerializer(serializers.Serializer):

@@ -200,7 +200,8 @@ class SyncStatusView(SchedulerAPIView):
 
 
 class ClusterReferenceView(SchedulerAPIView):
-    """The token's cluster as a usage collector names it: pools (by scheduler label) and team accounts."""
+    """The token's cluster as a usage collector names it: pools (by scheduler label) and team accounts, with the
+    department tree the syncs give the scheduler (weights, departments)."""
 
     @extend_schema(operation_id="clusters_retrieve", responses={200: ClusterReferenceSerializer})
     def get(self, request: Request, slug: str) -> Response:
@@ -212,11 +213,16 @@ class ClusterReferenceView(SchedulerAPIView):
                 {"slug": pool_slug, "gpu_model": model, "scheduler_label": label, "gpus_per_node": per_node}
                 for pool_slug, model, label, per_node in sorted(reference.pools.values())
             ],
-            "accounts": [
-                {"team": team, "account": account}
-                for team, account in sorted(reference.teams.values())
-                if account is not None
-            ],
+            "accounts": sorted(
+                (
+                    {"team": team, "account": account, "fair_share_weight": reference.places[pk][0],
+                     "department": reference.places[pk][1], "department_weight": reference.places[pk][2]}
+                    for pk, (team, account) in reference.teams.items()
+                    if account is not None
+                ),
+                key=lambda entry: (entry["team"], entry["account"]),
+            ),
+            "departments": selectors.scheduler_departments(reference),
         }
         return Response(ClusterReferenceSerializer(body).data)
 

@@ -148,6 +148,8 @@ class SchedulerReference:
     teams: dict[int, tuple[str, str | None]]  # id -> (slug, account on the cluster or None)
     # window id -> (GPUs offered to preemptible work, "idle" or "night_open"): the elastic policy's offers in force
     offers: dict[int, tuple[int, str]] = field(default_factory=dict)
+    # team id -> (its fair-share weight, its department's slug and weight, or None and None): the account tree
+    places: dict[int, tuple[int, str | None, int | None]] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
         """Changes whenever anything shown of a pool, team, account or a window's offer changes."""
@@ -156,7 +158,7 @@ class SchedulerReference:
 
 
 def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
-    """The cluster's pools and every team with its account on the cluster. Two queries."""
+    """The cluster's pools and every team with its account on the cluster, its weight and department. Two queries."""
     pools = {
         pk: (slug, model, label, per_node)
         for pk, slug, model, label, per_node in GpuPool.objects.filter(cluster=cluster)
@@ -164,13 +166,30 @@ def scheduler_reference(*, cluster: Cluster) -> SchedulerReference:
         .values_list("pk", "slug", "gpu_model", "scheduler_label", "gpus_per_node")
     }
     account = ClusterAccount.objects.filter(cluster=cluster, team=OuterRef("pk")).order_by().values("account")[:1]
-    teams = {
-        pk: (slug, acct)
-        for pk, slug, acct in Team.objects.annotate(acct=Subquery(account))
+    rows = list(
+        Team.objects.annotate(acct=Subquery(account))
         .order_by()
-        .values_list("pk", "slug", "acct")
+        .values_list("pk", "slug", "acct", "fair_share_weight", "department__slug", "department__fair_share_weight")
+    )
+    teams = {pk: (slug, acct) for pk, slug, acct, *_tree in rows}
+    places: dict[int, tuple[int, str | None, int | None]] = {
+        pk: (weight, dept, dept_weight) for pk, _slug, _acct, weight, dept, dept_weight in rows
     }
-    return SchedulerReference(pools=pools, teams=teams, offers=window_offers(cluster=cluster))
+    return SchedulerReference(pools=pools, teams=teams, offers=window_offers(cluster=cluster), places=places)
+
+
+def scheduler_departments(reference: SchedulerReference) -> list[dict[str, Any]]:
+    """The org chart as the syncs build a scheduler's tree from it: each department with its weight and its teams
+    (slug and weight), every team whether or not it has an account on the cluster. No query."""
+    departments: dict[str, dict[str, Any]] = {}
+    for pk, (weight, dept, dept_weight) in reference.places.items():
+        if dept is None:
+            continue
+        entry = departments.setdefault(dept, {"slug": dept, "fair_share_weight": dept_weight, "teams": []})
+        entry["teams"].append({"team": reference.teams[pk][0], "fair_share_weight": weight})
+    for entry in departments.values():
+        entry["teams"].sort(key=lambda team: team["team"])
+    return [departments[slug] for slug in sorted(departments)]
 
 
 def window_offers(*, cluster: Cluster) -> dict[int, tuple[int, str]]:

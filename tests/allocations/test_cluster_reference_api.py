@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from allocations.models import ClusterAccount, GpuPool, Team
+from allocations.models import ClusterAccount, Department, GpuPool, Team
 from tests.allocations.plans import bearer, token_for
 from tests.conftest import World
 
@@ -19,10 +19,17 @@ def api(world: World) -> APIClient:
     return client
 
 
-def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only(world: World, api: APIClient) -> None:
+def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only_with_their_departments(
+    world: World, api: APIClient
+) -> None:
     GpuPool.objects.create(cluster=world.atlas, slug="h100", gpu_model="H100", gpu_count=16, scheduler_label="h100")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.orion, team=world.team_b, account="team-b-on-orion")
+    lone = Team.objects.create(name="Lone", slug="lone", fair_share_weight=5)
+    ClusterAccount.objects.create(cluster=world.atlas, team=lone, account="lone-acct")
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
+    Team.objects.filter(pk=world.team_a.pk).update(department=research, fair_share_weight=2)
+    Team.objects.filter(pk=world.team_b.pk).update(department=research)
 
     response = api.get("/api/v1/clusters/atlas/")
 
@@ -32,7 +39,15 @@ def test_the_cluster_lists_its_pools_and_the_accounts_of_its_teams_only(world: W
         "pools": [{"slug": "a100", "gpu_model": "A100", "scheduler_label": "a100", "gpus_per_node": 8},
                   {"slug": "h100", "gpu_model": "H100", "scheduler_label": "h100", "gpus_per_node": 8}],
         # Team B has an account on orion only: atlas's scheduler does not see it.
-        "accounts": [{"team": "team-a", "account": "team-a-acct"}],
+        # Each with what the syncs build the scheduler's account tree from (docs/scheduler-api.md).
+        "accounts": [{"team": "lone", "account": "lone-acct", "fair_share_weight": 5, "department": None,
+                      "department_weight": None},
+                     {"team": "team-a", "account": "team-a-acct", "fair_share_weight": 2, "department": "research",
+                      "department_weight": 3}],
+        # The org chart, every team in a department whether or not it has an account here.
+        "departments": [{"slug": "research", "fair_share_weight": 3,
+                         "teams": [{"team": "team-a", "fair_share_weight": 2},
+                                   {"team": "team-b", "fair_share_weight": 1}]}],
     }
 
 

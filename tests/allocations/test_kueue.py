@@ -437,3 +437,42 @@ def test_two_teams_whose_queue_names_still_agree_are_refused(monkeypatch: pytest
     monkeypatch.setattr(kueue, "team_key", lambda team: "search")
     with pytest.raises(ValueError, match="teams 'search' and 'search_' would share ClusterQueue docket-search"):
         render([active(17, "search", 4), active(18, "search_", 4)], at=AT)
+
+
+# --- departments: a Cohort per department under the cluster's (issue 29) ----------------------------------------
+
+DEPARTMENTS = {"search": ("research", 3), "vision": ("research", 3), "payroll": ("finance", 1)}
+
+
+@pytest.mark.parametrize("api_version", ["v1beta2", "v1beta1"])
+def test_a_department_is_a_cohort_under_the_clusters_holding_its_teams_queues(api_version: str) -> None:
+    objects = render(PLAN, at=AT, api_version=api_version, departments=DEPARTMENTS)
+
+    for obj in objects:
+        validate(obj)
+    cohorts = by_kind(objects, "Cohort")
+    # Finance has no ClusterQueue on this cluster: no Cohort for it.
+    assert set(cohorts) == {"docket-atlas", "docket-atlas-research"}
+    research = cohorts["docket-atlas-research"]
+    assert research["spec"] == {"parentName": "docket-atlas", "fairSharing": {"weight": 3}}
+    assert research["metadata"]["annotations"] == {"docket.io/department": "research"}
+    field = "cohortName" if api_version == "v1beta2" else "cohort"
+    queues = by_kind(objects, "ClusterQueue")
+    assert {name: q["spec"][field] for name, q in queues.items()} == {
+        "docket-search": "docket-atlas-research", "docket-vision": "docket-atlas-research",
+        "docket-ads": "docket-atlas",  # in no department: the cluster's cohort
+    }
+    # The parent comes before its child in apply order; the quotas are the flat rendering's.
+    names = [o["metadata"]["name"] for o in objects if o["kind"] == "Cohort"]
+    assert names == ["docket-atlas", "docket-atlas-research"]
+    flat = by_kind(render(PLAN, at=AT, api_version=api_version), "ClusterQueue")
+    assert {n: q["spec"]["resourceGroups"] for n, q in queues.items()} == \
+        {n: q["spec"]["resourceGroups"] for n, q in flat.items()}
+
+
+def test_departments_whose_slugs_clean_to_one_name_get_two_cohorts() -> None:
+    objects = render(PLAN, at=AT, departments={"search": ("research", 1), "vision": ("Research_", 2)})
+    queues = by_kind(objects, "ClusterQueue")
+    assert queues["docket-search"]["spec"]["cohortName"] == "docket-atlas-research"
+    assert queues["docket-vision"]["spec"]["cohortName"].startswith("docket-atlas-research--")
+    assert len(by_kind(objects, "Cohort")) == 3

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from allocations.models import AllocationWindow, WindowSyncStatus
+from allocations.models import AllocationWindow, Department, Team, WindowSyncStatus
 from docket_scheduler import kueue
 from docket_scheduler.client import DocketClient
 from docket_scheduler.kube_api import KubeClient, KubeError, in_cluster_config, load_kubeconfig, status_message
@@ -174,6 +174,35 @@ def test_a_second_pass_changes_nothing(
 
     assert {path: obj["metadata"]["resourceVersion"] for path, obj in kube.objects.items()} == versions
     assert len(kube.applies()) == 14
+
+
+def test_departments_become_cohorts_under_the_clusters_idempotently_and_go_when_the_department_does(
+    live_server: Any, orion: SimpleNamespace, kube: KubeApiServer, tmp_path: Path
+) -> None:
+    """Issue 29: with --department-cohorts, team A's department is a Cohort under orion's, holding its queue."""
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
+    Team.objects.filter(pk=orion.team_a.pk).update(department=research)
+    config = kubeconfig(tmp_path, kube)
+
+    code, out = run(live_server, orion, config, "--department-cohorts")
+
+    assert code == 0, out
+    cohort = kube.stored("cohorts", "docket-orion-research")
+    assert cohort["spec"] == {"parentName": "docket-orion", "fairSharing": {"weight": 3}}
+    assert kube.stored("clusterqueues", "docket-team-a")["spec"]["cohortName"] == "docket-orion-research"
+    assert kube.stored("clusterqueues", "docket-team-b")["spec"]["cohortName"] == "docket-orion"
+    assert statuses()[2][3] == ("8 GPUs on h100 in ClusterQueue docket-team-a (nominalQuota 12, lendingLimit 8, "
+                                "cohort docket-orion-research)")
+    # A second pass stores nothing new.
+    versions = {path: obj["metadata"]["resourceVersion"] for path, obj in kube.objects.items()}
+    assert run(live_server, orion, config, "--department-cohorts")[0] == 0
+    assert {path: obj["metadata"]["resourceVersion"] for path, obj in kube.objects.items()} == versions
+    # The team leaves the department: its queue goes back to the cluster's cohort, the department's is deleted.
+    Team.objects.filter(pk=orion.team_a.pk).update(department=None)
+    code, out = run(live_server, orion, config, "--department-cohorts")
+    assert code == 0, out
+    assert kube.stored("clusterqueues", "docket-team-a")["spec"]["cohortName"] == "docket-orion"
+    assert "/apis/kueue.x-k8s.io/v1beta2/cohorts/docket-orion-research" not in kube.objects
 
 
 def test_refusals_are_reported_failed_with_the_api_servers_message(

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from allocations import services
-from allocations.models import ClusterAccount, WindowSyncStatus
+from allocations.models import ClusterAccount, Department, Team, WindowSyncStatus
 from committee import weeks
 from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
 from docket_scheduler.client import DocketClient, poll
@@ -333,6 +333,9 @@ def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
 ) -> None:
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
+    # Team A belongs to a department: --department-accounts makes it the account tree (issue 29).
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
+    Team.objects.filter(pk=world.team_a.pk).update(department=research)
     token = services.scheduler_client_create(cluster=world.atlas, name="slurm-sync").token
     now = machine_now()  # the CLI and the live server both keep the machine's clock (tests/clock.py)
     week = weeks.current_week_label(now)
@@ -345,13 +348,34 @@ def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
     def run() -> tuple[int, str]:
         result = subprocess.run(
             [*program("docket-slurm-sync"), "--url", live_server.url, "--token", token,
-             "--cluster", "atlas", "--once"],
+             "--cluster", "atlas", "--once", "--department-accounts"],
             cwd=REPO, env=program_env(lab.env), capture_output=True, text=True, timeout=120, check=False,
         )
         return result.returncode, result.stdout + result.stderr
 
-    code, out = run()
-    assert code == 0, out
+    try:
+        code, out = run()
+        assert code == 0, out
+        assert "sacctmgr -i add account dept-research cluster=lab parent=root fairshare=3" in out
+        assert "sacctmgr -i modify account where name=team-a-acct cluster=lab set parent=dept-research" in out
+        tree = lab.run("sacctmgr", "-n", "-P", "show", "assoc", "where", "cluster=lab", "user=",
+                       "format=account,parentname,share").stdout
+        assert "team-a-acct|dept-research|2" in tree.splitlines() and "dept-research|root|3" in tree.splitlines()
+        held_as_quota(lab, world, quota_window, preemptible_window, client, week)
+        # A second pass: the tree and the quotas are as Docket says, no sacctmgr write.
+        before = qos_state(lab)
+        code, out = run()
+        assert code == 0, out
+        assert qos_state(lab) == before and "sacctmgr -i" not in out
+    finally:  # the lab is shared: the flat tree again
+        lab.sacctmgr("modify", "account", "where", "name=team-a-acct", "cluster=lab", "set", "parent=root",
+                     check=False)
+        lab.sacctmgr("delete", "account", "where", "name=dept-research", check=False)
+
+
+def held_as_quota(lab: SlurmLab, world: SimpleNamespace, quota_window: Any, preemptible_window: Any, client: Any,
+                  week: str) -> None:
+    """The standard window is the account's quota QOS, its status stored and shown on the windows page."""
     assert f"{QUOTA_QOS}|gres/gpu=4|scavenger" in qos_state(lab)[0]
     stored = {s.window_id: (s.state, s.nodes_requested, s.nodes_reserved, s.message)
               for s in WindowSyncStatus.objects.all()}
@@ -364,12 +388,6 @@ def test_published_standard_window_becomes_the_quota_and_its_status_is_stored(
     row = re.search(rf'<tr id="window-{quota_window.pk}">(.*?)</tr>', page, re.S)
     assert row and "In sync" in row.group(1) and "GrpTRES=gres/gpu=4" in row.group(1)
     assert "nodes," not in row.group(1)  # a quota holds no nodes
-
-    before = qos_state(lab)
-    code, out = run()
-    assert code == 0, out
-    assert qos_state(lab) == before and "sacctmgr -i" not in out
-
 
 
 @pytest.mark.slurm

@@ -23,9 +23,11 @@ foreign account runs last.
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -39,11 +41,16 @@ from typing import Any
 import pytest
 
 from allocations import services
-from allocations.models import AllocationWindow, ClusterAccount, GpuPool, UsageRecord
+from allocations.models import AllocationWindow, ClusterAccount, Department, GpuPool, Team, UsageRecord
 from committee import scoring, weeks
 from committee.selectors.fairshare import fair_share_live
+from docket_scheduler.client import DocketClient
+from docket_scheduler.slurm_accounts import AccountTreeExecutor, team_places
+from docket_scheduler.slurm_commands import SlurmTools
 from tests.allocations.plans import W, publish
 from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
+    CLUSTER,
+    SEARCH_PATH,
     USER,
     SlurmLab,
     clean_slurm_lab,
@@ -373,6 +380,86 @@ def test_docket_fair_share_factor_is_slurms_classic_fair_share(
         low, high = _factor_bounds(team.slug, per_team, count, weights={"team-a": 2, "team-b": 1})
         assert low - 1e-9 <= float(row["FairShare"]) <= high + 1e-9, (account, low, row["FairShare"], high)
         assert low <= live[team.pk].factor <= high
+
+
+# --- the department tree: the sync's account tree, and sshare's hierarchical factor equals Docket's -------------
+
+
+def tree_sshare(lab: SlurmLab, timeout: float = 60) -> dict[str, dict[str, str]]:
+    """The account rows of sshare once the priority pass has run over the tree: team-c-acct used nothing, so its
+    EffectvUsage is above 0 only once the pass has counted its department's usage."""
+    lab.run_priority_pass()
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = {row["Account"].strip(): row for row in lab.sshare() if not row["User"]}
+        if float(rows.get("team-c-acct", {}).get("EffectvUsage") or 0) > 0:
+            return rows
+        if time.monotonic() > deadline:
+            raise AssertionError(f"sshare did not count the tree within {timeout} s: {rows}")
+        time.sleep(0.1)
+
+
+def test_the_synced_department_tree_gives_sshares_factor_which_is_dockets(
+    live_server: Any, atlas: SimpleNamespace, slurm_lab: SlurmLab, ran: Ran  # noqa: F811
+) -> None:
+    """Issue 29: Docket's departments made into Slurm's account tree by the Slurm sync's account side
+    (docket_scheduler.slurm_accounts, fed by the scheduler API), idempotent; then, with the module's jobs as usage,
+    sshare's classic hierarchical fair share (NO_FAIR_TREE) is the factor Docket computes over the same tree.
+
+        root ── dept-research (3) ─┬─ team-a-acct (2)   used 32 A100 × 6 s + 8 H100 × 3 s
+                                   └─ team-c-acct (1)   used nothing
+             └─ team-b-acct (1)                          used 48 A100 × 4 s
+    """
+    lab = slurm_lab
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
+    team_c = Team.objects.create(name="Team C", slug="team-c", fair_share_weight=1, department=research)
+    Team.objects.filter(pk=atlas.team_a.pk).update(department=research)
+    ClusterAccount.objects.create(cluster=atlas.atlas, team=team_c, account="team-c-acct")
+    lab.sacctmgr("add", "account", "team-c-acct", f"Cluster={CLUSTER}", "Description=team c", "Organization=lab")
+    out = io.StringIO()
+    tree = AccountTreeExecutor(tools=SlurmTools(sacctmgr=shutil.which("sacctmgr", path=SEARCH_PATH) or "sacctmgr",
+                                                env=lab.env), out=out)
+    try:
+        places = team_places(DocketClient(live_server.url, atlas.token, "atlas").fetch_cluster())
+        ran_commands = tree.sync(places, cluster=CLUSTER, dry_run=False)
+
+        assert tree.problems == [], out.getvalue()
+        where = "modify account where name={} cluster=lab set parent=dept-research"
+        assert [c.line() for c in ran_commands] == [
+            "sacctmgr -i add account dept-research cluster=lab parent=root fairshare=3 "
+            "description=Docket department research organization=docket",
+            "sacctmgr -i " + where.format("team-a-acct"), "sacctmgr -i " + where.format("team-c-acct"),
+        ]
+        assert {name: (a.parent, a.shares) for name, a in tree.read_tree(CLUSTER).items() if name != "root"} == {
+            "dept-research": ("root", 3), "team-a-acct": ("dept-research", 2), "team-b-acct": ("root", 1),
+            "team-c-acct": ("dept-research", 1),
+        }
+        # A second pass finds the tree as Docket says: no sacctmgr write.
+        assert tree.sync(places, cluster=CLUSTER, dry_run=False) == []
+
+        rows = tree_sshare(lab)
+        team_of = {"team-a-acct": atlas.team_a, "team-b-acct": atlas.team_b, "team-c-acct": team_c}
+        factors = scoring.fair_shares(
+            decayed={team_of[a].pk: int(rows[a]["RawUsage"]) / 3600 for a in team_of},
+            weights={team.pk: Team.objects.get(pk=team.pk).fair_share_weight for team in team_of.values()},
+            departments={atlas.team_a.pk: (research.pk, 3), team_c.pk: (research.pk, 3)},
+        )
+        assert int(rows["team-c-acct"]["RawUsage"]) == 0 and int(rows["team-a-acct"]["RawUsage"]) > 0
+        assert int(rows["dept-research"]["RawUsage"]) == int(rows["team-a-acct"]["RawUsage"])
+        assert abs(float(rows["dept-research"]["NormShares"]) - 3 / 4) <= 5e-7
+        for account, team in team_of.items():
+            share, row = factors[team.pk], rows[account]
+            assert abs(share.entitled_share - float(row["NormShares"])) <= 5e-7, (account, row)
+            assert abs(share.usage_share - float(row["NormUsage"])) <= 5e-7, (account, row)
+            assert abs(share.effective_usage - float(row["EffectvUsage"])) <= 5e-7, (account, row)
+            assert abs(share.factor - float(row["FairShare"])) <= 2e-6, (account, share.factor, row["FairShare"])
+        # Team C used nothing, yet carries a third of its department's usage: not the flat 1.0.
+        assert factors[team_c.pk].factor < 1
+    finally:  # the lab is shared: the flat tree of the module's other tests again
+        for account in ("team-a-acct", "team-c-acct"):
+            lab.sacctmgr("modify", "account", "where", f"name={account}", f"cluster={CLUSTER}", "set",
+                         "parent=root", check=False)
+        lab.sacctmgr("delete", "account", "where", "name=team-c-acct,dept-research", check=False)
 
 
 def _by_team() -> dict[str, list[list[UsageRecord]]]:

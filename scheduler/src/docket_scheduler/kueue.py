@@ -12,6 +12,11 @@ Objects (docs/adapters.md, "Kueue", has the long form):
   flavor, the GPUs of the cluster's active *preemptible* windows: the part of the burst
   reserve the engine placed, which belongs to no team's nominal quota and can only be
   borrowed;
+- with departments (`departments`, from Docket's cluster reference): one Cohort per department that has a
+  ClusterQueue, `<cohort>-<department key>`, whose parent (`parentName`) is the cluster's cohort and whose
+  `fairSharing.weight` is the department's weight; its teams' ClusterQueues sit in it instead of the cluster's
+  cohort, so they lend and borrow first within the department, then across the cluster (Kueue's hierarchical
+  cohorts); teams in no department stay in the cluster's cohort;
 - one ResourceFlavor per GPU pool label (`scheduler_label`, else the GPU model), selecting
   nodes labelled `docket.io/gpu-model: <flavor>`;
 - one ClusterQueue per team, `docket-<team key>` (`team_key`: the slug, or for a slug that is
@@ -135,6 +140,18 @@ def cohort_name(cluster: str) -> str:
     return _dns_label(f"docket-{cluster}", what=f"cluster {cluster!r}")
 
 
+def department_cohort_name(cohort: str, department: str) -> str:
+    """A department's Cohort under the cluster's: `<cohort>-<department key>` (the key as `team_key` makes it)."""
+    return _dns_label(f"{cohort}-{team_key(department)}", what=f"department {department!r}")
+
+
+def department_tree(cluster: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
+    """Team slug -> (department slug, department weight), from the `departments` of Docket's cluster reference
+    (`GET /api/v1/clusters/<slug>/`)."""
+    return {str(team["team"]): (str(entry["slug"]), int(entry["fair_share_weight"]))
+            for entry in cluster.get("departments", []) for team in entry.get("teams", [])}
+
+
 def priority_class_name(tier: str) -> str:
     return f"docket-{tier}"
 
@@ -179,9 +196,12 @@ def render(
     policy: KueuePolicy | None = None,
     namespaces: Mapping[str, Sequence[str]] | None = None,
     api_version: str = "v1beta2",
+    departments: Mapping[str, tuple[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """Kueue objects for `windows` at `at`, in apply order: WorkloadPriorityClasses, the
-    Cohort, ResourceFlavors, ClusterQueues, LocalQueues, each kind by name.
+    Cohort, the department Cohorts, ResourceFlavors, ClusterQueues, LocalQueues, each kind by name.
+
+    `departments` maps a team slug to its department's slug and weight (`department_tree`).
 
     `cluster` is the windows' cluster (required when there are none); `cohort` overrides
     `docket-<cluster>`; `namespaces` maps a team slug to the namespaces that get a
@@ -238,6 +258,26 @@ def render(
         for tier in sorted(TIERS, key=priority_class_name)
     ]
     objects.append(_cohort(cohort, burst, labels=labels, api=api, until=until))
+    team_cohort: dict[str, str] = {}
+    department_cohorts: dict[str, tuple[str, int]] = {}
+    for team in sorted(shares):
+        if team in (departments or {}):
+            department, weight = (departments or {})[team]
+            name = department_cohort_name(cohort, department)
+            holder = department_cohorts.setdefault(name, (department, weight))
+            if holder[0] != department or name == cohort:
+                raise ValueError(f"departments {holder[0]!r} and {department!r} would share Cohort {name}")
+            team_cohort[team] = name
+    objects.extend(
+        {
+            "apiVersion": api,
+            "kind": "Cohort",
+            "metadata": {"name": name, "labels": dict(labels),
+                         "annotations": {f"{ANNOTATION_PREFIX}department": department}},
+            "spec": {"parentName": cohort, "fairSharing": {"weight": weight}},
+        }
+        for name, (department, weight) in sorted(department_cohorts.items())
+    )
     objects.extend(
         {
             "apiVersion": api,
@@ -255,7 +295,8 @@ def render(
     for team in sorted(shares, key=cluster_queue_name):
         objects.append(
             _cluster_queue(
-                team, shares[team], active[team], cohort=cohort, policy=policy, labels=labels, api=api,
+                team, shares[team], active[team], cohort=team_cohort.get(team, cohort), policy=policy, labels=labels,
+                api=api,
                 api_version=api_version, until=until,
             )
         )

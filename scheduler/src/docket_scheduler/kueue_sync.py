@@ -6,6 +6,7 @@ library only, like slurm_sync:
 
     docket-kueue-sync --url URL --token TOKEN --cluster SLUG \
         [--kubeconfig PATH [--context NAME] | --in-cluster] [--dry-run] [--once | --interval SECONDS]
+        [--department-cohorts]
 
 Each pass reads the cluster's windows (`GET /api/v1/windows/`), renders the objects that hold
 now (`kueue.render`: priority classes, the cohort, flavors, one ClusterQueue per team,
@@ -93,6 +94,8 @@ class KueueSync:
     api_version: str = "v1beta2"
     prune: bool = True
     out: TextIO = field(default_factory=lambda: sys.stdout)
+    # With --department-cohorts: Docket's cluster reference (DocketClient.fetch_cluster), read at every pass.
+    tree_source: Callable[[], Mapping[str, Any]] | None = None
     next_boundary: datetime | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -112,10 +115,11 @@ class KueueSync:
         guard = guard if guard is not None else RemovalGuard()
         self.problems = []
         self.next_boundary = kueue.next_change(windows, at=now)
+        departments = kueue.department_tree(self.tree_source()) if self.tree_source is not None else None
         try:
             objects = kueue.render(
                 windows, at=now, cluster=self.cluster, cohort=self.cohort, policy=self.policy,
-                namespaces=self.namespaces, api_version=self.api_version,
+                namespaces=self.namespaces, api_version=self.api_version, departments=departments,
             )
         except ValueError as exc:
             # A team or pool label with no valid Kubernetes name, an unknown tier: apply nothing, say why.
@@ -145,7 +149,7 @@ class KueueSync:
             print(f"{verb} {describe(obj)}{_summary(obj)}", file=self.out)
         if self.prune and not refused:
             self._prune(objects, dry_run=dry_run, now=now, guard=guard)
-        cohort = next(o for o in objects if o["kind"] == "Cohort")["metadata"]["name"]
+        cohort = next(o for o in objects if o["kind"] == "Cohort")["metadata"]["name"]  # the cluster's, first
         queues = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterQueue"}
         statuses = [
             self._status(window, now=now, cohort=cohort, queues=queues, refused=refused, dry_run=dry_run)
@@ -212,6 +216,8 @@ class KueueSync:
             return SyncStatus(window.id, SyncState.IN_SYNC, nodes, 0, "window has ended; nothing to hold")
         flavor = kueue.flavor_name(window)
         queue_name = kueue.cluster_queue_name(window.team)
+        spec = (queues.get(queue_name) or {}).get("spec") or {}
+        cohort = spec.get("cohortName") or spec.get("cohort") or cohort  # the team's department's, if it has one
         needed = [
             ("WorkloadPriorityClass", kueue.priority_class_name(window.tier)),
             ("Cohort", cohort),
@@ -337,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="render a LocalQueue `docket` in NAMESPACE for TEAM's ClusterQueue (repeatable)")
     parser.add_argument("--api-version", choices=kueue.API_VERSIONS, default="v1beta2",
                         help="Kueue API version (default v1beta2; v1beta1 for a Kueue that serves only that)")
+    parser.add_argument("--department-cohorts", action="store_true",
+                        help="put each department's teams' ClusterQueues in a Cohort per department under the "
+                             "cluster's (its fairSharing weight the department's), from Docket's org chart")
     parser.add_argument("--no-prune", action="store_true", help="never delete objects that are no longer rendered")
     parser.add_argument("--export", action="store_true",
                         help="print the objects that hold at --at as YAML and exit: no Kubernetes API server is "
@@ -399,6 +408,7 @@ def main(
     adapter = KueueSync(
         kube=KubeClient(config), cluster=args.cluster, cohort=args.cohort, policy=policy,
         namespaces=namespaces, api_version=args.api_version, prune=not args.no_prune, out=stream,
+        tree_source=docket.fetch_cluster if args.department_cohorts else None,
     )
 
     def loop() -> None:

@@ -5,13 +5,18 @@ Django), as
 
     docket-slurm-sync --url URL --token TOKEN --cluster SLUG \
         [--dry-run] [--once | --interval SECONDS] [--scontrol PATH] [--sacctmgr PATH] \
-        [--reservations-only] [--scavenger-qos NAME] [--scavenger-preempt-mode requeue|cancel]
+        [--reservations-only] [--scavenger-qos NAME] [--scavenger-preempt-mode requeue|cancel] \
+        [--department-accounts]
 
 Tiers (docs/adapters.md has the long form and what the operator configures):
 - `priority`: one whole-node reservation per window (`slurm_reservations`).
 - `standard`: the account's GPU quota while the window runs, a QOS `docket-<account>`; `preemptible`: the account
   may use the scavenger QOS (`slurm_qos`). Both need accounting; `--reservations-only` makes every window a
   reservation as before tiers.
+
+With `--department-accounts`, each full pass also makes the account tree Docket's departments (`slurm_accounts`):
+an account `dept-<slug>` per department under root, each team's account under its department's, fairshare = the
+weights, so Slurm's classic hierarchical fair share is Docket's.
 
 This module holds `SlurmSync`, which hands each window to its side, and the command line; running scontrol and
 sacctmgr and reading what they print is `slurm_commands`. The names below stay importable from here, as before
@@ -22,14 +27,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TextIO
+from typing import Any, TextIO
 
 from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus
 from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
 from docket_scheduler.client import DocketError, poll
+from docket_scheduler.slurm_accounts import AccountTreeExecutor, team_places
 from docket_scheduler.slurm_commands import (
     NEEDED_ENFORCE,
     SLURM_NAME,
@@ -104,7 +110,8 @@ class SlurmSync:
     `env` is the environment for scontrol and sacctmgr (SLURM_CONF and the like); TZ=UTC is always
     forced on top because reservation times are exchanged without an offset.
     `problems` lists what went wrong outside any window (an orphan that would not delete).
-    `reservations` and `quotas` are the two sides it hands the windows to.
+    `reservations` and `quotas` are the two sides it hands the windows to; `accounts` makes the department account
+    tree from what `tree_source` returns (the cluster reference, `DocketClient.fetch_cluster`), when there is one.
     """
 
     scontrol: str = "scontrol"
@@ -118,13 +125,16 @@ class SlurmSync:
     # After a sync: the next start or end of a window held as QOS, when a pass must run
     # even if Docket's windows did not change (client.poll reads it).
     next_boundary: datetime | None = None
+    tree_source: Callable[[], Mapping[str, Any]] | None = None
     reservations: ReservationExecutor = field(init=False)
     quotas: QuotaExecutor = field(init=False)
+    accounts: AccountTreeExecutor = field(init=False)
 
     def __post_init__(self) -> None:
         tools = SlurmTools(scontrol=self.scontrol, sacctmgr=self.sacctmgr, env=self.env, timeout_s=self.timeout_s)
         self.reservations = ReservationExecutor(tools=tools, out=self.out)
         self.quotas = QuotaExecutor(tools=tools, settings=self.qos, out=self.out)
+        self.accounts = AccountTreeExecutor(tools=tools, out=self.out)
 
     def sync(
         self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
@@ -138,6 +148,7 @@ class SlurmSync:
         window when Docket still knows that window, and is named in `problems`.
         """
         guard = guard if guard is not None else RemovalGuard()
+        tree_problems = self.sync_account_tree(dry_run=dry_run)
         self.problems = []
         self.next_boundary = None
         if self.reservations_only:
@@ -153,11 +164,25 @@ class SlurmSync:
             statuses += self.quotas.sync(quota_windows, now=now, dry_run=dry_run, guard=guard)
             self.problems += self.quotas.problems
             self.next_boundary = next_boundary(quota_windows, now)
+        self.problems += tree_problems
         self.problems += [message for message in guard.refused.values() if message not in self.problems]
         desired = {w.id for w in windows}
         statuses += [SyncStatus(window, SyncState.FAILED, 0, 0, message)
                      for window, message in sorted(guard.held.items()) if window not in desired]
         return sorted(statuses, key=lambda status: status.window)
+
+
+    def sync_account_tree(self, *, dry_run: bool) -> list[str]:
+        """The department account tree, when the sync has a `tree_source`; what went wrong (the windows are synced
+        whatever happens here)."""
+        if self.tree_source is None:
+            return []
+        try:
+            places = team_places(self.tree_source())
+            self.accounts.sync(places, cluster=self.quotas.read_config().cluster, dry_run=dry_run)
+        except (DocketError, SlurmError) as exc:
+            return [f"account tree: {exc}"]
+        return [f"account tree: {problem}" for problem in self.accounts.problems]
 
 
 # --- command line ----------------------------------------------------------------------
@@ -176,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="every window becomes a whole-node reservation whatever its tier (the behaviour before tiers; "
         "for a cluster without accounting, where standard windows cannot be QOS quotas)",
+    )
+    parser.add_argument(
+        "--department-accounts",
+        action="store_true",
+        help="also make the account tree Docket's departments: an account dept-<slug> per department under root, "
+        "each team's account under it, fairshare = the weights (needs accounting; never deletes an account)",
     )
     parser.add_argument(
         "--scavenger-qos",
@@ -213,6 +244,7 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         qos=QosSettings(scavenger=args.scavenger_qos, scavenger_preempt_mode=args.scavenger_preempt_mode),
         env=env,
         out=stream,
+        tree_source=client.fetch_cluster if args.department_accounts else None,
     )
     errors = (DocketError, SlurmError)
 
