@@ -13,7 +13,7 @@ from django.urls import reverse
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Commitment, CommitmentState, UsageRecord
 from committee import selectors, services, weeks
-from committee.models import GpuRequest
+from committee.models import GpuRequest, LifecycleEvent, Notification, WebhookSubscription
 from reports.models import Page
 from tests.committee.reviewing import close, decide, score
 from tests.conftest import committed
@@ -114,6 +114,8 @@ def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_s
         window=windows_of(first)[run.pk], idempotency_key="run-week-1",
     )
     Commitment.objects.filter(week=world.cycle.week).update(team_reason=reason)
+    WebhookSubscription.objects.create(team=world.team_a, url="https://hooks.example/run", secret="s" * 32,
+                                       created_by_name="Member A")
     new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
                        duration_hours=24, earliest_start=world.cycle.starts_at,
                        latest_end=world.cycle.starts_at + timedelta(hours=24))
@@ -140,6 +142,14 @@ def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_s
     else:
         assert settled.state == CommitmentState.WITHHELD and run.pk not in placed  # the committee decides
         assert placed[new.pk].gpu_count == 46
+    # Told once, to the team and its webhook subscriber, with the evidence.
+    (event,) = LifecycleEvent.objects.filter(request_ref=run.pk)
+    assert event.type == ("grant.continuation_confirmed" if reason else "grant.continuation_withheld")
+    data = event.data
+    assert (data["week"], data["week_number"], data["utilization_pct"], data["threshold_pct"], data["team_reason"],
+            event.cluster_id) == (world.cycle.week, 2, 30.0, 50, reason, world.a100.cluster_id)
+    assert event.deliveries.count() == 1
+    assert Notification.objects.filter(recipient=world.member_a, key=f"lifecycle:{event.pk}").exists()
 
 
 def test_the_committee_grants_the_first_weeks_only_or_defers_the_run(world):
@@ -286,3 +296,7 @@ def test_the_committee_decides_a_withheld_continuation_at_the_review(world, clie
     placed = windows_of(services.cycle_publish(actor=world.chair, cycle=world.cycle))
     assert (run.pk in placed) == (verdict == "continue")
     assert placed[new.pk].gpu_count == (30 if verdict == "continue" else 46)
+    # Continued at the review: told once, not again when the week is published; a week let go is no continuation.
+    events = LifecycleEvent.objects.filter(request_ref=run.pk)
+    assert [(e.type, e.data["settled_by"]) for e in events] == (
+        [("grant.continuation_confirmed", "Chair")] if verdict == "continue" else [])
