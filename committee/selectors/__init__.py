@@ -200,6 +200,7 @@ from committee.selectors.review import (
     review_scores_load,
     score_sheet,
 )
+from committee.selectors.forward import CalendarWeek, PoolCalendar, forward_calendar
 from committee.selectors.runs import (
     continuation_threshold_pct,
     previous_week,
@@ -220,6 +221,9 @@ from committee.selectors.usage import (
 from committee.selectors.webhooks import webhook_delivery_log, webhook_subscriptions_for_viewer
 
 __all__ = [
+    "CalendarWeek",
+    "PoolCalendar",
+    "forward_calendar",
     "COMMITTEE_KINDS",
     "NO_ROLES",
     "REVIEWED_STATUSES",

@@ -300,3 +300,46 @@ def test_the_committee_decides_a_withheld_continuation_at_the_review(world, clie
     events = LifecycleEvent.objects.filter(request_ref=run.pk)
     assert [(e.type, e.data["settled_by"]) for e in events] == (
         [("grant.continuation_confirmed", "Chair")] if verdict == "continue" else [])
+
+
+def test_the_forward_calendar_shows_each_pools_weeks_ahead_committed_reserved_and_free(world):
+    from rest_framework.test import APIClient
+
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 6))
+    week_1 = world.cycle.week
+    now = world.cycle.starts_at - timedelta(days=2)  # the Saturday before the run's first week
+
+    calendar = {c.pool.key: c for c in selectors.forward_calendar(now=now)}
+    a100 = calendar["atlas/a100"].weeks
+    assert [w.week for w in a100][0] == week_1 and len(a100) == 4  # grants.max_weeks, from the week ahead
+    burst, standby = world.a100.reserves()
+    reserved = 64 * burst // 100 + 64 * standby // 100  # reserves round down (the engine's rule)
+    assert [(w.committed_gpu_hours, w.reserved_gpu_hours) for w in a100] == [
+        (16 * 48, reserved * 168), (16 * 168, reserved * 168), (16 * 168, reserved * 168), (0, reserved * 168)]
+    assert [w.free_gpu_hours for w in a100] == [64 * 168 - reserved * 168 - c for c in (768, 2688, 2688, 0)]
+    assert a100[1].committed_pct == round(100 * 16 / (64 - reserved))
+    assert all(w.committed_gpu_hours == 0 for w in calendar["orion/h100"].weeks)
+
+    # A week the committee let go is free again.
+    Commitment.objects.filter(request_ref=run.pk, week_number=3).update(state=CommitmentState.RELEASED)
+    again = {c.pool.key: c for c in selectors.forward_calendar(now=now)}["atlas/a100"].weeks
+    assert [w.committed_gpu_hours for w in again] == [768, 2688, 0, 0]
+
+    api = APIClient()
+    assert api.get("/api/v1/calendar/").status_code in (401, 403)
+    api.force_authenticate(world.member_b)
+    body = api.get("/api/v1/calendar/").json()
+    row = next(p for p in body if p["pool"] == "atlas/a100")
+    assert (row["gpu_count"], [w["committed_gpu_hours"] for w in row["weeks"]][:2]) == (64, [768, 2688])
+
+
+def test_the_forward_calendar_counts_a_summer_time_week_by_its_hours(world, settings):
+    from datetime import UTC, datetime
+
+    settings.TIME_ZONE = "Europe/Berlin"
+    # Saturday 20 March 2027: the weeks ahead are 2027-W12 (clocks go forward on Sunday 28 March), W13, ...
+    weeks_ahead = selectors.forward_calendar(now=datetime(2027, 3, 20, 12, tzinfo=UTC), week_count=2)[0].weeks
+    assert [(w.week, w.hours, w.capacity_gpu_hours) for w in weeks_ahead] == [
+        ("2027-W12", 167, 64 * 167), ("2027-W13", 168, 64 * 168)]
+    assert weeks_ahead[0].end == weeks_ahead[1].start
