@@ -79,6 +79,7 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
+from committee.selectors.forward import CalendarWeek, PoolCalendar, forward_calendar
 from committee.selectors.governance import (
     governance_for_week,
 )
@@ -200,7 +201,6 @@ from committee.selectors.review import (
     review_scores_load,
     score_sheet,
 )
-from committee.selectors.forward import CalendarWeek, PoolCalendar, forward_calendar
 from committee.selectors.runs import (
     continuation_threshold_pct,
     previous_week,
@@ -221,15 +221,13 @@ from committee.selectors.usage import (
 from committee.selectors.webhooks import webhook_delivery_log, webhook_subscriptions_for_viewer
 
 __all__ = [
-    "CalendarWeek",
-    "PoolCalendar",
-    "forward_calendar",
     "COMMITTEE_KINDS",
     "NO_ROLES",
     "REVIEWED_STATUSES",
     "TEAM_KINDS",
     "USAGE_GAP_FLAG_PCT",
     "Act",
+    "CalendarWeek",
     "CarryOffer",
     "ChangeText",
     "ClockJobStatus",
@@ -247,6 +245,7 @@ __all__ = [
     "PlacementStatus",
     "PlanPreview",
     "PolicyChange",
+    "PoolCalendar",
     "PoolLoad",
     "PoolPlacement",
     "PublishPlacement",
@@ -315,6 +314,7 @@ __all__ = [
     "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
+    "forward_calendar",
     "governance_for_week",
     "grant_refusal",
     "inbox_list",
