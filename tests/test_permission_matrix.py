@@ -449,6 +449,7 @@ TABLE: list[Row] = [
     Row("api/v1/teams/<slug:team>/windows/", "team A's windows: its members and the committee",
         {"GET": "401 200 403 200 200 403 403"}, kwargs=lambda e: {"team": "team-a"}),
     Row("api/v1/pools/", "every pool, for filing requests", {"GET": API_PEOPLE}),
+    Row("api/v1/calendar/", "the forward calendar: every pool's weeks ahead", {"GET": API_PEOPLE}),
     Row("api/v1/requests/<int:pk>/", "team A's draft: team B gets 404; the committee reads but does not write",
         {"GET": "401 200 404 200 200 403 403", "PUT": "401 200 404 403 403 403 403"}, kwargs=pk("draft_a"),
         body=lambda e: request_json(e, pool=e.world.a100, title="Embedding backfill v2")),

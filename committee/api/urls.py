@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, discussion, publishing, release, views, webhooks
+from committee.api import corrections, discussion, forward, publishing, release, views, webhooks
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -48,4 +48,7 @@ urlpatterns += [
     path("webhooks/", webhooks.WebhookListView.as_view(), name="api-webhooks"),
     path("webhooks/<int:pk>/deliveries/", webhooks.WebhookDeliveriesView.as_view(), name="api-webhook-deliveries"),
     path("webhooks/<int:pk>/deactivate/", webhooks.WebhookDeactivateView.as_view(), name="api-webhook-deactivate"),
+]
+urlpatterns += [
+    path("calendar/", forward.ForwardCalendarView.as_view(), name="api-calendar"),
 ]

@@ -79,6 +79,7 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
+from committee.selectors.forward import CalendarWeek, PoolCalendar, forward_calendar
 from committee.selectors.governance import (
     governance_for_week,
 )
@@ -226,6 +227,7 @@ __all__ = [
     "TEAM_KINDS",
     "USAGE_GAP_FLAG_PCT",
     "Act",
+    "CalendarWeek",
     "CarryOffer",
     "ChangeText",
     "ClockJobStatus",
@@ -243,6 +245,7 @@ __all__ = [
     "PlacementStatus",
     "PlanPreview",
     "PolicyChange",
+    "PoolCalendar",
     "PoolLoad",
     "PoolPlacement",
     "PublishPlacement",
@@ -311,6 +314,7 @@ __all__ = [
     "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
+    "forward_calendar",
     "governance_for_week",
     "grant_refusal",
     "inbox_list",

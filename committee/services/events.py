@@ -12,8 +12,10 @@ Who records what:
 - `window.ending`: the same job, for every current window ending within its week's notice (the policy's
   `lifecycle.ending_notice_hours`);
 - `window.released`: `committee.services.window_release`;
-- `grant.extended`, `grant.continuation_confirmed`, `grant.continuation_withheld`: the services that extend a
-  grant or decide its next week call `lifecycle_event_record` with them.
+- `grant.extended`: `committee.services.emergency` when it places an extension;
+- `grant.continuation_confirmed`, `grant.continuation_withheld`: `committee.services.runs` when a run's next week
+  is settled at that week's publish (on the evidence, or the team's reason), and `grant.continuation_confirmed` when
+  the committee continues a withheld week at its review; once per run and week (`continuation_event_record`).
 
 The clock's job acts on what is true at `now` (windows started, windows ending), not on the slot it runs for, so a
 tick missed while beat, the broker or the worker was down still records every event at the next tick.
@@ -29,7 +31,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from allocations.models import AllocationWindow
+from allocations.models import AllocationWindow, Commitment, CommitmentState
 from committee import selectors
 from committee.models import (
     LifecycleEvent,
@@ -106,6 +108,29 @@ def window_event_data(window: AllocationWindow, **more: Any) -> dict[str, Any]:
         "gpu_count": window.gpu_count, "start": window.start.isoformat(), "end": window.end.isoformat(),
         "tier": window.tier, "week": window.week, **more,
     }
+
+
+def continuation_event_record(*, commitment: Commitment, now: datetime) -> LifecycleEvent | None:
+    """`grant.continuation_confirmed` or `grant.continuation_withheld` for a settled commitment (a run's later week),
+    once per run, week and state; None for any other state or when it was told already."""
+    types = {CommitmentState.CONFIRMED: LifecycleEventType.CONTINUATION_CONFIRMED,
+             CommitmentState.WITHHELD: LifecycleEventType.CONTINUATION_WITHHELD}
+    type = types.get(CommitmentState(commitment.state))
+    if type is None:
+        return None
+    team, pool = commitment.team, commitment.pool
+    return lifecycle_event_record(
+        type=type, key=f"{type}:{commitment.request_ref}:{commitment.week}", team_id=commitment.team_id,
+        cluster_id=pool.cluster_id, request_ref=commitment.request_ref, occurred_at=now,
+        data={"commitment_id": commitment.pk, "request_id": commitment.request_ref, "team": team.slug,
+              "team_name": team.name, "cluster": pool.cluster.slug, "pool": pool.key, "gpu_model": pool.gpu_model,
+              "gpu_count": commitment.gpu_count, "start": commitment.start.isoformat(),
+              "end": commitment.end.isoformat(), "week": commitment.week, "week_number": commitment.week_number,
+              "run_weeks": commitment.run_weeks,
+              "utilization_pct": None if commitment.utilization_pct is None else float(commitment.utilization_pct),
+              "threshold_pct": commitment.threshold_pct, "team_reason": commitment.team_reason,
+              "settled_by": commitment.settled_by_name},
+    )
 
 
 def _current_windows() -> Any:

@@ -21,6 +21,7 @@ from allocations.services import (
 from committee import selectors
 from committee.models import GpuRequest, ReviewCycle
 from committee.selectors.publishing import PublishPlacement
+from committee.services.events import continuation_event_record
 from committee.services.requests import actor_name, request_event_record
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -39,14 +40,18 @@ def run_commitments_publish(
     - each run of this week the plan placed, granted for more than one week, gets a commitment for each later week
       it was granted (same pool and GPUs as its window here, the whole of each week); a run the new version no
       longer places has its commitments released (allocations.services.commitments_record).
+
+    Each settled continuation is told once (`grant.continuation_confirmed` / `grant.continuation_withheld`:
+    the team's inbox, the chat, the webhooks; docs/events.md).
     """
     for continuation in placement.continuations:
         commitment = continuation.commitment
         if commitment.state == CommitmentState.COMMITTED and commitment.settled_at is None:
-            commitment_settle(
+            settled = commitment_settle(
                 commitment=commitment, state=continuation.state, utilization_pct=continuation.utilization_pct,
                 threshold_pct=continuation.threshold_pct, by_name=actor_name(actor), now=now,
             )
+            continuation_event_record(commitment=settled, now=now)
     windows = {
         window.request_ref: window
         for window in allocation_selectors.plan_window_list(plan=plan)
@@ -109,6 +114,7 @@ def run_continuation_decide(*, actor: User, commitment: Commitment, confirm: boo
         )
     state = CommitmentState.CONFIRMED if confirm else CommitmentState.RELEASED
     decided = commitment_decide(commitment=locked, state=state, by_name=actor_name(actor), now=now)
+    continuation_event_record(commitment=decided, now=now)
     request_event_record(request=gpu_request, actor=actor, action="run continued" if confirm else "run released",
                          detail=locked.week, detail_text=stored_text("run_week", week=locked.week))
     return decided

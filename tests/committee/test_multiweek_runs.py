@@ -13,7 +13,7 @@ from django.urls import reverse
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Commitment, CommitmentState, UsageRecord
 from committee import selectors, services, weeks
-from committee.models import GpuRequest
+from committee.models import GpuRequest, LifecycleEvent, Notification, WebhookSubscription
 from reports.models import Page
 from tests.committee.reviewing import close, decide, score
 from tests.conftest import committed
@@ -114,6 +114,8 @@ def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_s
         window=windows_of(first)[run.pk], idempotency_key="run-week-1",
     )
     Commitment.objects.filter(week=world.cycle.week).update(team_reason=reason)
+    WebhookSubscription.objects.create(team=world.team_a, url="https://hooks.example/run", secret="s" * 32,
+                                       created_by_name="Member A")
     new = file_request(world, team=world.team_b, title="Launch eval", gpu_count=46, min_gpu_count=10,
                        duration_hours=24, earliest_start=world.cycle.starts_at,
                        latest_end=world.cycle.starts_at + timedelta(hours=24))
@@ -140,6 +142,14 @@ def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_s
     else:
         assert settled.state == CommitmentState.WITHHELD and run.pk not in placed  # the committee decides
         assert placed[new.pk].gpu_count == 46
+    # Told once, to the team and its webhook subscriber, with the evidence.
+    (event,) = LifecycleEvent.objects.filter(request_ref=run.pk)
+    assert event.type == ("grant.continuation_confirmed" if reason else "grant.continuation_withheld")
+    data = event.data
+    assert (data["week"], data["week_number"], data["utilization_pct"], data["threshold_pct"], data["team_reason"],
+            event.cluster_id) == (world.cycle.week, 2, 30.0, 50, reason, world.a100.cluster_id)
+    assert event.deliveries.count() == 1
+    assert Notification.objects.filter(recipient=world.member_a, key=f"lifecycle:{event.pk}").exists()
 
 
 def test_the_committee_grants_the_first_weeks_only_or_defers_the_run(world):
@@ -286,3 +296,50 @@ def test_the_committee_decides_a_withheld_continuation_at_the_review(world, clie
     placed = windows_of(services.cycle_publish(actor=world.chair, cycle=world.cycle))
     assert (run.pk in placed) == (verdict == "continue")
     assert placed[new.pk].gpu_count == (30 if verdict == "continue" else 46)
+    # Continued at the review: told once, not again when the week is published; a week let go is no continuation.
+    events = LifecycleEvent.objects.filter(request_ref=run.pk)
+    assert [(e.type, e.data["settled_by"]) for e in events] == (
+        [("grant.continuation_confirmed", "Chair")] if verdict == "continue" else [])
+
+
+def test_the_forward_calendar_shows_each_pools_weeks_ahead_committed_reserved_and_free(world):
+    from rest_framework.test import APIClient
+
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 6))
+    week_1 = world.cycle.week
+    now = world.cycle.starts_at - timedelta(days=2)  # the Saturday before the run's first week
+
+    calendar = {c.pool.key: c for c in selectors.forward_calendar(now=now)}
+    a100 = calendar["atlas/a100"].weeks
+    assert a100[0].week == week_1 and len(a100) == 4  # grants.max_weeks, from the week ahead
+    burst, standby = world.a100.reserves()
+    reserved = 64 * burst // 100 + 64 * standby // 100  # reserves round down (the engine's rule)
+    assert [(w.committed_gpu_hours, w.reserved_gpu_hours) for w in a100] == [
+        (16 * 48, reserved * 168), (16 * 168, reserved * 168), (16 * 168, reserved * 168), (0, reserved * 168)]
+    assert [w.free_gpu_hours for w in a100] == [64 * 168 - reserved * 168 - c for c in (768, 2688, 2688, 0)]
+    assert a100[1].committed_pct == round(100 * 16 / (64 - reserved))
+    assert all(w.committed_gpu_hours == 0 for w in calendar["orion/h100"].weeks)
+
+    # A week the committee let go is free again.
+    Commitment.objects.filter(request_ref=run.pk, week_number=3).update(state=CommitmentState.RELEASED)
+    again = {c.pool.key: c for c in selectors.forward_calendar(now=now)}["atlas/a100"].weeks
+    assert [w.committed_gpu_hours for w in again] == [768, 2688, 0, 0]
+
+    api = APIClient()
+    assert api.get("/api/v1/calendar/").status_code in (401, 403)
+    api.force_authenticate(world.member_b)
+    body = api.get("/api/v1/calendar/").json()
+    row = next(p for p in body if p["pool"] == "atlas/a100")
+    assert (row["gpu_count"], [w["committed_gpu_hours"] for w in row["weeks"]][:2]) == (64, [768, 2688])
+
+
+def test_the_forward_calendar_counts_a_summer_time_week_by_its_hours(world, settings):
+    from datetime import UTC, datetime
+
+    settings.TIME_ZONE = "Europe/Berlin"
+    # Saturday 20 March 2027: the weeks ahead are 2027-W12 (clocks go forward on Sunday 28 March), W13, ...
+    weeks_ahead = selectors.forward_calendar(now=datetime(2027, 3, 20, 12, tzinfo=UTC), week_count=2)[0].weeks
+    assert [(w.week, w.hours, w.capacity_gpu_hours) for w in weeks_ahead] == [
+        ("2027-W12", 167, 64 * 167), ("2027-W13", 168, 64 * 168)]
+    assert weeks_ahead[0].end == weeks_ahead[1].start
