@@ -12,6 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import plotly.graph_objects as go
 import pytest
 from django.conf import settings as django_settings
 from django.urls import reverse
@@ -213,6 +214,10 @@ def test_the_page_draws_each_chart_with_the_apps_own_plotly_and_shows_its_table(
         assert data is not None, key
         figure = json.loads(data.group(1))
         assert figure["data"], key
+        # Built as plain data (no go.Figure, which deep-copies everything), yet exactly what plotly itself validates
+        # and serializes: an unknown or misspelt property would raise here, a wrong shape differ.
+        assert json.loads(go.Figure(figure).to_json()) == figure, key
+        assert figure["layout"]["template"] == json.loads(go.Figure().to_json())["layout"]["template"]  # its look
     assert client.get("/static/plotly/plotly.min.js").status_code == 200
 
 
