@@ -219,7 +219,7 @@ def review_placement_pool(request: AuthenticatedHttpRequest, week: str, cluster:
     cycle = selectors.cycle_get(week=week)
     if cycle.status not in PREVIEWED_STATUSES:
         raise Http404("This week has no placement preview")
-    placement = selectors.cycle_placement(cycle=cycle, rows=selectors.ranking_rows(cycle=cycle))
+    placement = selectors.cycle_placement(cycle=cycle, rows=list(selectors.ranking_rows(cycle=cycle)))
     shown = next((p for p in placement.pools if p.pool.cluster.slug == cluster and p.pool.slug == pool), None)
     if shown is None or not shown.placements:
         raise Http404("No grant on this pool this week")

@@ -7,7 +7,6 @@ publish change nothing until the chair confirms (`confirm=1`).
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import timedelta
 from typing import Any

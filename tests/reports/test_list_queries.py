@@ -108,7 +108,7 @@ def test_the_portal_is_paged_newest_week_first(client, world, monkeypatch):
     from committee.views import portal
     from tests.factories import file_request
 
-    PORTAL_WEEKS = 6  # noqa: N806  one request a week here: six weeks a page
+    PORTAL_WEEKS = 6  # one request a week here: six weeks a page
     monkeypatch.setattr(portal, "PORTAL_REQUESTS", PORTAL_WEEKS)
 
     template = file_request(world, title="The current request")
