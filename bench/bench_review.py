@@ -2,6 +2,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_e .venv/bin/python bench/bench_review.py
     DATABASE_URL=... .venv/bin/python bench/bench_review.py --sizes 12 200 1000 --repeat 5
+    DATABASE_URL=... .venv/bin/python bench/bench_review.py --only first timeline dashboards portal
 
 In-process (Django's test client, no network), on the database DATABASE_URL names, which it
 flushes: each size gets the tests' world (tests/conftest.py) and N submitted requests over four
@@ -13,8 +14,10 @@ first screen, the scores grid, one grid cell save, one inline score save and one
 the review page (htmx), the ranking refresh the page asks for after a save (htmx), the ranking API and
 the what-if API (their first page where they are paged), and every page of the ranking and of the
 what-if read one after the other, as they are (the week's ranking kept) and after a change of the week
-(its ranking version moved, as a score moves it: the first page ranks the week again). Time is the median
-of --repeat calls, wall and this process's CPU (PostgreSQL's own time is in the wall only); bytes are the
+(its ranking version moved, as a score moves it: the first page ranks the week again); then one pool's timeline
+as the review page fetches it when opened, the dashboards index (four past weeks of usage, one record a team and
+week) and the portal of a lead of every team (`--only WORD...` measures only the names holding a word). Time is the
+median of --repeat calls, wall and this process's CPU (PostgreSQL's own time is in the wall only); bytes are the
 body as sent, raw and with `Accept-Encoding: gzip`. A URL the checked-out code does not have prints "—",
 so the same script measures the code before the grid existed. Prints a Markdown table for
 docs/benchmarks.md, with the growth from the first size to the last (200 → 1,000 by default) of each
