@@ -2,6 +2,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_e .venv/bin/python bench/bench_review.py
     DATABASE_URL=... .venv/bin/python bench/bench_review.py --sizes 12 200 1000 --repeat 5
+    DATABASE_URL=... .venv/bin/python bench/bench_review.py --only first timeline dashboards portal
 
 In-process (Django's test client, no network), on the database DATABASE_URL names, which it
 flushes: each size gets the tests' world (tests/conftest.py) and N submitted requests over four
@@ -13,8 +14,10 @@ first screen, the scores grid, one grid cell save, one inline score save and one
 the review page (htmx), the ranking refresh the page asks for after a save (htmx), the ranking API and
 the what-if API (their first page where they are paged), and every page of the ranking and of the
 what-if read one after the other, as they are (the week's ranking kept) and after a change of the week
-(its ranking version moved, as a score moves it: the first page ranks the week again). Time is the median
-of --repeat calls, wall and this process's CPU (PostgreSQL's own time is in the wall only); bytes are the
+(its ranking version moved, as a score moves it: the first page ranks the week again); then one pool's timeline
+as the review page fetches it when opened, the dashboards index (four past weeks of usage, one record a team and
+week) and the portal of a lead of every team (`--only WORD...` measures only the names holding a word). Time is the
+median of --repeat calls, wall and this process's CPU (PostgreSQL's own time is in the wall only); bytes are the
 body as sent, raw and with `Accept-Encoding: gzip`. A URL the checked-out code does not have prints "—",
 so the same script measures the code before the grid existed. Prints a Markdown table for
 docs/benchmarks.md, with the growth from the first size to the last (200 → 1,000 by default) of each
@@ -82,7 +85,26 @@ def build_week(world: Any, *, requests: int) -> list[Any]:
     )
     if hasattr(services, "cycle_ranking_changed"):  # written past the services: move the ranking's version too
         services.cycle_ranking_changed(cycle=world.cycle)
+    history(world, teams=teams, pools=pools)
     return rows
+
+
+def history(world: Any, *, teams: list[Any], pools: list[Any]) -> None:
+    """Four past weeks of usage, each team on its pool, for the dashboards index; the lead of team A leads every
+    team (the portal of a lead of many teams)."""
+    from allocations.models import UsageRecord
+    from committee.models import MembershipRole, TeamMembership
+
+    monday = world.cycle.starts_at
+    UsageRecord.objects.bulk_create(
+        UsageRecord(pool=pools[i % 4], team=team, period_start=monday - timedelta(weeks=w),
+                    period_end=monday - timedelta(weeks=w) + timedelta(days=3), gpu_hours_used=100 + i % 50 + w,
+                    mean_utilization_pct=40 + (i + w) % 60, mean_queue_wait_minutes=(i * w) % 90,
+                    idempotency_key=f"bench-{i}-{w}")
+        for i, team in enumerate(teams) for w in range(1, 5)
+    )
+    TeamMembership.objects.bulk_create(TeamMembership(user=world.lead_a, team=team, role=MembershipRole.LEAD)
+                                       for team in teams)
 
 
 def measure(call: Callable[[dict[str, Any]], Any], repeat: int) -> tuple[float, int, int, int, float]:
@@ -107,7 +129,8 @@ def measure(call: Callable[[dict[str, Any]], Any], repeat: int) -> tuple[float, 
 NAMES = ["review page, first screen", "scores grid", "grid cell save", "inline score save (htmx)",
          "decision save (htmx)", "ranking refresh after a save (htmx)", "ranking API", "what-if API",
          "ranking API, every page", "ranking API, every page after a change", "what-if API, every page",
-         "what-if API, every page after a change"]
+         "what-if API, every page after a change", "a pool's timeline, opened", "dashboards index (committee)",
+         "portal of a lead of every team"]
 
 
 class _Pages:
@@ -138,9 +161,9 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
     def url(name: str, *extra: Any) -> str:
         return reverse(f"committee:{name}", args=[week, *extra])
 
-    def has(name: str) -> bool:
+    def has(name: str, *extra: Any) -> bool:
         try:
-            url(name)
+            url(name, *extra)
         except NoReverseMatch:
             return False
         return True
@@ -158,7 +181,14 @@ def measure_week(world: Any, rows: list[Any], names: list[str], repeat: int) -> 
                 services.cycle_ranking_changed(cycle=world.cycle)
             return _Pages([client.get(path, {**query, "page": n}, **h) for n in range(1, pages + 1)])
         return call
+    lead = Client()
+    lead.force_login(world.lead_a)
+    pool = rows[0].pool
     calls: dict[str, Callable[[dict[str, Any]], Any] | None] = {
+        "a pool's timeline, opened": (lambda h: member.get(url("review-placement-pool", pool.cluster.slug, pool.slug),
+                                                           **h)) if has("review-placement-pool", "c", "p") else None,
+        "dashboards index (committee)": lambda h: member.get(reverse("reports:dashboards"), **h),
+        "portal of a lead of every team": lambda h: lead.get(reverse("committee:portal"), **h),
         "review page, first screen": lambda h: member.get(url("review-cycle"), **h),
         "scores grid": (lambda h: member.get(url("review-grid"), **h)) if has("review-grid") else None,
         "grid cell save": (lambda h: member.post(url("review-grid-cell"), {
@@ -192,6 +222,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="+", metavar="WORD",
+                        help="measure only the measures whose name holds one of these words (e.g. first portal)")
     args = parser.parse_args()
     if "DATABASE_URL" not in os.environ:
         parser.error("set DATABASE_URL to a PostgreSQL database the benchmark may flush")
@@ -209,7 +241,7 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
     results: dict[str, dict[int, tuple[float, int, int, int, float] | None]] = {}
-    names = NAMES
+    names = [n for n in NAMES if not args.only or any(word in n for word in args.only)]
     loads = [os.getloadavg()[0]]
     for size in args.sizes:
         call_command("flush", interactive=False, verbosity=0)

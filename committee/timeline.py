@@ -108,12 +108,3 @@ def pool_timeline_figure(
         ],
     }
     return {"data": traces, "layout": layout}
-
-
-def placement_figures(*, pools: list[PoolPlacement], week_start: datetime, hours: int) -> dict[str, dict[str, Any]]:
-    """Every pool's figure by pool key, for the review page's `placement-data` script."""
-    colours = team_colours(pools)
-    return {
-        pool.pool.key: pool_timeline_figure(pool=pool, week_start=week_start, hours=hours, colours=colours)
-        for pool in pools
-    }

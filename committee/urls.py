@@ -39,6 +39,8 @@ urlpatterns += [
     path("review/", review.review_home, name="review"),
     path("review/<week:week>/", review.review_cycle, name="review-cycle"),
     path("review/<week:week>/ranking/", review.review_ranking, name="review-ranking"),
+    path("review/<week:week>/placement/<slug:cluster>/<slug:pool>/", review.review_placement_pool,
+         name="review-placement-pool"),
     path("review/<week:week>/requests/<int:pk>/score/", review.score_save, name="review-score"),
     path("review/<week:week>/requests/<int:pk>/decision/", review.decision_save, name="review-decision"),
     path("review/<week:week>/runs/<int:pk>/continuation/", review.run_continuation_decide,

@@ -166,7 +166,6 @@ from committee.selectors.replanning import (
 from committee.selectors.requests import (
     CarryOffer,
     RequestCopy,
-    cycle_list_for_team_member,
     cycle_open_for_intake,
     pool_list,
     pool_standard_gpus,
@@ -288,7 +287,6 @@ __all__ = [
     "cycle_for_review",
     "cycle_get",
     "cycle_list",
-    "cycle_list_for_team_member",
     "cycle_open_for_intake",
     "cycle_placement",
     "cycle_publish_placement",

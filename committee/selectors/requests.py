@@ -65,14 +65,6 @@ def request_get_for_viewer(*, viewer: Viewer, pk: int) -> GpuRequest:
         raise Http404("No such request") from None
 
 
-def cycle_list_for_team_member(*, viewer: Viewer) -> QuerySet[ReviewCycle]:
-    """The weeks the viewer's teams filed in, newest first: what the portal pages through."""
-    if not viewer.is_authenticated:
-        return ReviewCycle.objects.none()
-    team_ids = viewer_roles(user=viewer).team_ids
-    return ReviewCycle.objects.filter(requests__team_id__in=team_ids).distinct().order_by("-starts_at", "-id")
-
-
 def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
     """The team portal: only the viewer's own teams, even for committee members."""
     if not viewer.is_authenticated:

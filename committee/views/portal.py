@@ -35,8 +35,9 @@ from core.errors import form_errors_add
 from core.http import AuthenticatedHttpRequest
 from core.parsers import parse_whole_number
 
-# Weeks of requests on one page of the portal: this week, next week and a few behind.
-PORTAL_WEEKS = 6
+# Requests on one page of the portal, newest week first, grouped by week: a team's few weeks, or one week of a
+# lead of many teams (250 teams file 1,000 requests a week).
+PORTAL_REQUESTS = 50
 AGENT_ACTIONS_SHOWN = 20  # the request page lists the latest; the pool's elastic history has them all
 
 
@@ -51,16 +52,15 @@ def home(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @login_required
 def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """My teams' requests, this cycle first, each with its outcome: decided → placed; PORTAL_WEEKS a page.
+    """My teams' requests, this cycle first, each with its outcome: decided → placed; PORTAL_REQUESTS a page.
 
-    A page costs the same queries and rows whether the teams have filed for a month or for years.
+    A page costs the same queries and rows whether the teams have filed for a month or for years, and whether
+    the viewer leads one team or hundreds.
     """
-    weeks_page = Paginator(selectors.cycle_list_for_team_member(viewer=request.user), PORTAL_WEEKS).get_page(
+    requests_page = Paginator(selectors.request_list_for_team_member(viewer=request.user), PORTAL_REQUESTS).get_page(
         request.GET.get("page")
     )
-    gpu_requests = list(
-        selectors.request_list_for_team_member(viewer=request.user).filter(cycle__in=[c.pk for c in weeks_page])
-    )
+    gpu_requests = list(requests_page)
     outcomes = selectors.request_outcome_map(requests=gpu_requests, viewer=request.user)
     intake_cycle = selectors.cycle_open_for_intake()
     filing = intake_cycle is not None and intake_cycle.intake_open
@@ -81,7 +81,7 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
             ),
             "filings": selectors.team_filings_led_by(user=request.user),
             "by_cycle": by_cycle,
-            "page_obj": weeks_page,
+            "page_obj": requests_page,
             "idle_grants": elastic_selectors.idle_grants(team_ids=selectors.viewer_roles(user=request.user).team_ids),
             "open_questions": selectors.question_list_open_for_teams(viewer=request.user),
         },

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -24,7 +24,7 @@ from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.quarters import quarter_of
 from committee.selectors import grid as grid_selectors
 from committee.services.scores import SCORE_REFUSED, ScoreForbidden, score_answer, score_seat_required
-from committee.timeline import placement_figures
+from committee.timeline import pool_timeline_figure, team_colours
 from core.datetimes import format_when
 from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
@@ -100,12 +100,10 @@ def _ranking_context(request: HttpRequest, review: selectors.CycleReview) -> dic
 def _placement_context(cycle: ReviewCycle, review: selectors.CycleReview) -> dict[str, Any]:
     """The placement preview (the engine's dry run) while the week is in review or finalized, unpublished."""
     if cycle.status not in PREVIEWED_STATUSES:
-        return {"placement": None, "placement_figures": None}
-    placement = selectors.cycle_placement(cycle=cycle, rows=review.rows)
-    return {
-        "placement": placement,
-        "placement_figures": placement_figures(pools=placement.pools, week_start=cycle.starts_at, hours=cycle.hours),
-    }
+        return {"placement": None}
+    # Each pool's timeline (its figure) comes on its own request when the member opens it (`review_placement_pool`):
+    # the first screen does not carry the whole week's figures.
+    return {"placement": selectors.cycle_placement(cycle=cycle, rows=review.rows)}
 
 
 @login_required
@@ -209,6 +207,25 @@ def review_ranking(request: AuthenticatedHttpRequest, week: str) -> HttpResponse
     context = {**_shown(request, cycle, review, with_queue=False), "oob": True}
     _measure_shown(context)
     return render(request, "committee/_ranking_refresh.html", context)
+
+
+@login_required
+@require_GET
+def review_placement_pool(request: AuthenticatedHttpRequest, week: str, cluster: str, pool: str) -> JsonResponse:
+    """One pool's timeline of the placement preview, as the Plotly figure the review page draws when the member
+    opens it (the page's script fetches it; the placements' table beside it needs no script). 404 when the week
+    has no preview or the pool no grant."""
+    require_committee(request)
+    cycle = selectors.cycle_get(week=week)
+    if cycle.status not in PREVIEWED_STATUSES:
+        raise Http404("This week has no placement preview")
+    placement = selectors.cycle_placement(cycle=cycle, rows=list(selectors.ranking_rows(cycle=cycle)))
+    shown = next((p for p in placement.pools if p.pool.cluster.slug == cluster and p.pool.slug == pool), None)
+    if shown is None or not shown.placements:
+        raise Http404("No grant on this pool this week")
+    figure = pool_timeline_figure(pool=shown, week_start=cycle.starts_at, hours=cycle.hours,
+                                  colours=team_colours(placement.pools))  # a team's colour is the same in every pool
+    return JsonResponse(figure)
 
 
 # Sent with a saved score or decision: the review page then asks for `review_ranking` on its own.

@@ -6,6 +6,7 @@ package); the capacity-planning PDF has tables only.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from decimal import Decimal
@@ -53,94 +54,114 @@ def _series(table: Table, group: str, x: str, y: str) -> dict[str, tuple[list[An
     return series
 
 
-def granted_used_figure(table: Table) -> go.Figure:
+# The dashboards index's figures are plain dicts, built as plotly.js reads them: a `go.Figure` validates and
+# deep-copies every property it is given (124,000 deepcopy calls for the index at 250 teams, docs/benchmarks.md).
+# `tests/reports/test_dashboards.py` checks each against plotly's own validation and serialization.
+Figure = dict[str, Any]
+
+
+@functools.cache
+def _template() -> dict[str, Any]:
+    """The look plotly gives a new figure (its default template), as JSON data, read once per process."""
+    template: dict[str, Any] = json.loads(go.Figure().to_json())["layout"]["template"]
+    return template
+
+
+def _figure(traces: list[dict[str, Any]], **layout: Any) -> Figure:
+    return {"data": traces, "layout": {"template": _template(), **_layout(**layout)}}
+
+
+def _bar(**trace: Any) -> dict[str, Any]:
+    return {"type": "bar", **trace}
+
+
+def _scatter(**trace: Any) -> dict[str, Any]:
+    return {"type": "scatter", **trace}
+
+
+def granted_used_figure(table: Table) -> Figure:
     """Per team: what the committee decided, what the plans placed, what was used."""
-    figure = go.Figure()
+    traces = []
     decided = _series(table, "team", "week", "decided_gpu_hours")
     placed = _series(table, "team", "week", "placed_gpu_hours")
     used = _series(table, "team", "week", "used_gpu_hours")
     for index, team in enumerate(placed):
         color = PALETTE[index % len(PALETTE)]
         name = escape(team)  # Plotly reads a few HTML tags (<a href>) in legends: a team's name is text
-        figure.add_bar(name=_("%(team)s decided") % {"team": name}, x=decided[team][0], y=decided[team][1],
-                       offsetgroup=f"{team} decided", marker={"color": color, "opacity": 0.2,
-                                                           "line": {"color": color, "width": 1}})
-        figure.add_bar(name=_("%(team)s placed") % {"team": name}, x=placed[team][0], y=placed[team][1],
-                       offsetgroup=team, marker={"color": color, "opacity": 0.5})
-        figure.add_bar(name=_("%(team)s used") % {"team": name}, x=used[team][0], y=used[team][1],
-                       offsetgroup=team, marker={"color": color}, width=0.08)
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
-    return figure
+        traces += [
+            _bar(name=_("%(team)s decided") % {"team": name}, x=decided[team][0], y=decided[team][1],
+                 offsetgroup=f"{team} decided", marker={"color": color, "opacity": 0.2,
+                                                     "line": {"color": color, "width": 1}}),
+            _bar(name=_("%(team)s placed") % {"team": name}, x=placed[team][0], y=placed[team][1],
+                 offsetgroup=team, marker={"color": color, "opacity": 0.5}),
+            _bar(name=_("%(team)s used") % {"team": name}, x=used[team][0], y=used[team][1],
+                 offsetgroup=team, marker={"color": color}, width=0.08),
+        ]
+    return _figure(traces, barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","})
 
 
-def utilization_figure(table: Table) -> go.Figure:
+def _pool_lines(table: Table, y: str, *, hover: bool = True) -> list[dict[str, Any]]:
+    """One line per pool of the table's column `y` by week."""
+    return [
+        _scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
+                 **({"hovertemplate": _pct_hover(pool)} if hover else {}))
+        for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", y).items())
+    ]
+
+
+def utilization_figure(table: Table) -> Figure:
     """The share of each pool's capacity used: one meaning on this chart (GPU busy time has its own)."""
-    figure = go.Figure()
-    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "used_of_capacity_pct").items()):
-        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
-                           hovertemplate=_pct_hover(pool))
-    figure.update_layout(**_layout(yaxis={"title": {"text": _("share of pool capacity used, %")},
-                                          "rangemode": "tozero"}))
-    return figure
+    return _figure(_pool_lines(table, "used_of_capacity_pct"),
+                   yaxis={"title": {"text": _("share of pool capacity used, %")}, "rangemode": "tozero"})
 
 
-def gpu_busy_figure(table: Table) -> go.Figure:
+def gpu_busy_figure(table: Table) -> Figure:
     """How busy the GPUs were while jobs held them (the schedulers' figure), per pool."""
-    figure = go.Figure()
-    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "mean_utilization_pct").items()):
-        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]},
-                           hovertemplate=_pct_hover(pool))
-    figure.update_layout(**_layout(yaxis={"title": {"text": _("GPU busy time while in use, %")},
-                                          "range": [0, 100]}))
-    return figure
+    return _figure(_pool_lines(table, "mean_utilization_pct"),
+                   yaxis={"title": {"text": _("GPU busy time while in use, %")}, "range": [0, 100]})
 
 
 def _pct_hover(name: str) -> str:
     return f"{name}<br>%{{x}}: %{{y:.1f}}%<extra></extra>"
 
 
-def queue_wait_figure(table: Table) -> go.Figure:
-    figure = go.Figure()
-    for index, (pool, (xs, ys)) in enumerate(_series(table, "pool", "week", "mean_queue_wait_minutes").items()):
-        figure.add_scatter(name=pool, x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]})
-    figure.update_layout(**_layout(yaxis={"title": {"text": _("minutes")}, "rangemode": "tozero"}))
-    return figure
+def queue_wait_figure(table: Table) -> Figure:
+    return _figure(_pool_lines(table, "mean_queue_wait_minutes", hover=False),
+                   yaxis={"title": {"text": _("minutes")}, "rangemode": "tozero"})
 
 
-def demand_capacity_figure(table: Table) -> go.Figure:
+def demand_capacity_figure(table: Table) -> Figure:
     rows = table.as_dicts()
     week = [r["week"] for r in rows]
-    figure = go.Figure()
-    figure.add_bar(name=_("requested"), x=week, y=[_num(r["requested_gpu_hours"]) for r in rows],
-                   marker_color="#fb8c00")
-    figure.add_bar(name=_("decided"), x=week, y=[_num(r["decided_gpu_hours"]) for r in rows],
-                   marker_color="#a5d6a7")
-    figure.add_bar(name=_("placed"), x=week, y=[_num(r["placed_gpu_hours"]) for r in rows], marker_color="#43a047")
-    figure.add_scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
-                       mode="lines+markers", line={"color": "#546e7a", "dash": "dash"})
-    figure.update_layout(**_layout(barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","}))
-    return figure
+    traces = [
+        _bar(name=_("requested"), x=week, y=[_num(r["requested_gpu_hours"]) for r in rows],
+             marker={"color": "#fb8c00"}),
+        _bar(name=_("decided"), x=week, y=[_num(r["decided_gpu_hours"]) for r in rows], marker={"color": "#a5d6a7"}),
+        _bar(name=_("placed"), x=week, y=[_num(r["placed_gpu_hours"]) for r in rows], marker={"color": "#43a047"}),
+        _scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
+                 mode="lines+markers", line={"color": "#546e7a", "dash": "dash"}),
+    ]
+    return _figure(traces, barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","})
 
 
-def fair_share_figure(table: Table) -> go.Figure:
-    figure = go.Figure()
-    for index, (team, (xs, ys)) in enumerate(_series(table, "team", "week", "factor").items()):
-        figure.add_scatter(name=escape(team), x=xs, y=ys, mode="lines+markers",
-                           line={"color": PALETTE[index % len(PALETTE)]})
-    figure.update_layout(**_layout(yaxis={"title": {"text": "F"}, "range": [0, 1.05]}))
-    return figure
+def fair_share_figure(table: Table) -> Figure:
+    traces = [
+        _scatter(name=escape(team), x=xs, y=ys, mode="lines+markers", line={"color": PALETTE[index % len(PALETTE)]})
+        for index, (team, (xs, ys)) in enumerate(_series(table, "team", "week", "factor").items())
+    ]
+    return _figure(traces, yaxis={"title": {"text": "F"}, "range": [0, 1.05]})
 
 
-def scores_figure(table: Table) -> go.Figure:
-    figure = go.Figure()
-    for index, (criterion, (xs, ys)) in enumerate(_series(table, "criterion", "score", "count").items()):
-        figure.add_bar(name=escape(criterion), x=xs, y=ys, marker_color=PALETTE[index % len(PALETTE)])
-    figure.update_layout(**_layout(barmode="group", xaxis={"title": {"text": _("score")}, "dtick": 1},
-                                   yaxis={"title": {"text": _("scores given")}}))
-    return figure
+def scores_figure(table: Table) -> Figure:
+    traces = [
+        _bar(name=escape(criterion), x=xs, y=ys, marker={"color": PALETTE[index % len(PALETTE)]})
+        for index, (criterion, (xs, ys)) in enumerate(_series(table, "criterion", "score", "count").items())
+    ]
+    return _figure(traces, barmode="group", xaxis={"title": {"text": _("score")}, "dtick": 1},
+                   yaxis={"title": {"text": _("scores given")}})
 
 
-FIGURES: dict[str, Callable[[Table], go.Figure]] = {
+FIGURES: dict[str, Callable[[Table], Figure]] = {
     "granted-used": granted_used_figure,
     "utilization": utilization_figure,
     "gpu-busy": gpu_busy_figure,
@@ -151,10 +172,9 @@ FIGURES: dict[str, Callable[[Table], go.Figure]] = {
 }
 
 
-def figure_json(table: Table) -> dict[str, Any]:
+def figure_json(table: Table) -> Figure:
     """The figure as JSON-ready data, for the page to embed with json_script and draw in the browser."""
-    result: dict[str, Any] = json.loads(FIGURES[table.key](table).to_json())
-    return result
+    return FIGURES[table.key](table)
 
 
 def capacity_figure(plan: Any) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 // The weekly review: draws the priority matrix and each pool's placement timeline with the app's own
-// Plotly, and redraws them when an inline save (htmx) brings new figure data.
+// Plotly, and redraws them when an inline save (htmx) brings new figure data or a new placement section.
 (function () {
   "use strict";
 
@@ -15,16 +15,44 @@
     Plotly.react(target, figure.data, figure.layout, config);
   }
 
-  function drawTimelines() {
-    var source = document.getElementById("placement-data");
-    if (!source) {
+  // Each pool's timeline is fetched when its <details> is opened (the first screen carries no figure), and
+  // fetched again after an htmx swap for the pools the member had open.
+  var opened = {};
+
+  function drawTimeline(details) {
+    var target = details.querySelector("[data-timeline]");
+    if (!target || typeof Plotly === "undefined") {
       return;
     }
-    var figures = JSON.parse(source.textContent);
-    document.querySelectorAll("[data-timeline]").forEach(function (target) {
-      var figure = figures[target.getAttribute("data-timeline")];
-      if (figure) {
-        Plotly.react(target, figure.data, figure.layout, config);
+    fetch(details.getAttribute("data-timeline-url"), {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    })
+      .then(function (response) {
+        return response.ok ? response.json() : null;
+      })
+      .then(function (figure) {
+        if (figure && details.isConnected) {
+          Plotly.react(target, figure.data, figure.layout, config);
+        }
+      });
+  }
+
+  function onToggle(event) {
+    var details = event.target;
+    if (!details.matches || !details.matches("details[data-timeline-url]")) {
+      return;
+    }
+    opened[details.getAttribute("data-timeline-url")] = details.open;
+    if (details.open) {
+      drawTimeline(details);
+    }
+  }
+
+  function reopenTimelines() {
+    document.querySelectorAll("details[data-timeline-url]").forEach(function (details) {
+      if (opened[details.getAttribute("data-timeline-url")] && !details.open) {
+        details.open = true; // its toggle event fetches the figure again
       }
     });
   }
@@ -34,9 +62,10 @@
       return;
     }
     drawMatrix();
-    drawTimelines();
+    reopenTimelines();
   }
 
+  document.addEventListener("toggle", onToggle, true); // toggle does not bubble: listen while it is captured
   document.addEventListener("DOMContentLoaded", draw);
   document.addEventListener("htmx:afterSettle", draw);
 })();

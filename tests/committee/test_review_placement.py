@@ -7,7 +7,6 @@ publish change nothing until the chair confirms (`confirm=1`).
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import timedelta
 from typing import Any
@@ -119,9 +118,11 @@ def test_each_pool_is_a_timeline_against_the_standard_burst_and_standby_lines(cl
     client.force_login(world.chair)
     body = client.get(url(world, "review-cycle")).content.decode()
     assert 'data-timeline="atlas/a100"' in body and 'data-timeline="orion/h100"' not in body  # h100 has no grant
-    figures = json.loads(re.search(r'<script id="placement-data" type="application/json">(.*?)</script>',
-                                   body, re.S).group(1))  # type: ignore[union-attr]
-    a100 = figures["atlas/a100"]
+    # The first screen carries no figure: each pool's timeline is fetched when its <details> is opened.
+    assert "placement-data" not in body and "burst reserve top" not in body
+    timeline = url(world, "review-placement-pool", "atlas", "a100")
+    assert f'<details class="pool-timeline" data-timeline-url="{timeline}">' in body
+    a100 = client.get(timeline).json()
     assert [t["name"] for t in a100["data"]] == ["Team A · priority", "Team B · standard", "Team C · preemptible"]
     assert [t["y"][0] for t in a100["data"]] == [32, 14, 12] and len(a100["data"][0]["x"]) == 48
     assert [s["y0"] for s in a100["layout"]["shapes"]] == [46, 58, 64]
@@ -163,7 +164,8 @@ def test_a_score_saved_inline_refreshes_the_preview(client, world):
                         {"criterion": "business_impact", "value": "10"}, **HTMX)
     assert saved["HX-Trigger"] == "ranking-changed" and 'id="placement"' not in saved.content.decode()
     body = client.get(url(world, "review-ranking"), **HTMX).content.decode()
-    assert '<section id="placement" hx-swap-oob="true">' in body and "placement-data" in body
+    assert '<section id="placement" hx-swap-oob="true">' in body
+    assert "placement-data" not in body  # the open timelines are fetched again by the page's script
 
 
 def test_the_open_week_has_no_preview(client, world):
@@ -374,11 +376,21 @@ def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for
     assert GpuRequest.objects.filter(status=RequestStatus.SUBMITTED).count() == 200
 
 
-def test_names_in_the_timeline_are_text_not_markup(world):
-    from committee.timeline import placement_figures
-
+def test_names_in_the_timeline_are_text_not_markup(client, world):
     contended(world)
     GpuRequest.objects.filter(title="Ranker").update(title="<b onmouseover=alert(1)>Ranker</b>")
-    preview = selectors.cycle_placement(cycle=world.cycle)
-    figure = placement_figures(pools=preview.pools, week_start=world.cycle.starts_at, hours=world.cycle.hours)
-    assert figure["atlas/a100"]["data"][0]["text"] == "&lt;b onmouseover=alert(1)&gt;Ranker&lt;/b&gt;"
+    client.force_login(world.chair)
+    figure = client.get(url(world, "review-placement-pool", "atlas", "a100")).json()
+    assert figure["data"][0]["text"] == "&lt;b onmouseover=alert(1)&gt;Ranker&lt;/b&gt;"
+
+
+def test_a_timeline_is_for_the_committee_and_a_pool_with_grants_in_a_previewed_week(client, world):
+    contended(world)
+    timeline = url(world, "review-placement-pool", "atlas", "a100")
+    client.force_login(world.lead_a)
+    assert client.get(timeline).status_code == 403
+    client.force_login(world.chair)
+    assert client.get(url(world, "review-placement-pool", "orion", "h100")).status_code == 404  # no grant there
+    assert client.get(url(world, "review-placement-pool", "atlas", "nowhere")).status_code == 404
+    ReviewCycle.objects.filter(pk=world.cycle.pk).update(status=CycleStatus.PUBLISHED)
+    assert client.get(timeline).status_code == 404  # a published week has its plan, not a preview

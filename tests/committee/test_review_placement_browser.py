@@ -30,6 +30,8 @@ def test_chair_resolves_a_flagged_grant_then_finalizes_and_publishes(browser_pag
     expect(line).to_contain_text("The engine: shortened")
     expect(page.locator("#placement .placement-flags")).to_contain_text("3 grants cannot be honoured as decided")
     timeline = page.locator('[data-timeline="atlas/a100"]')
+    expect(timeline).to_be_hidden()  # fetched and drawn when the chair opens the pool's timeline
+    page.locator("#placement-atlas-a100 details.pool-timeline summary").click()
     expect(timeline.locator(".main-svg").first).to_be_attached()  # drawn by the app's own Plotly
     expect(timeline).to_contain_text("burst reserve top (58)")
 
@@ -45,7 +47,7 @@ def test_chair_resolves_a_flagged_grant_then_finalizes_and_publishes(browser_pag
     expect(line).to_contain_text("(decided: 14 GPUs)")
     expect(page.locator("#placement .placement-flags")).to_contain_text("2 grants cannot be honoured as decided")
     expect(page.locator(f'#ranking tr[data-request="{search.pk}"]')).to_contain_text("Partial grant (14)")
-    expect(timeline.locator(".main-svg").first).to_be_attached()  # redrawn after the swap
+    expect(timeline.locator(".main-svg").first).to_be_attached()  # still open, fetched and drawn again after the swap
 
     # Finalize: a confirmation with the placement summary first; nothing changes until confirmed.
     page.locator("#finalize").click()

@@ -54,7 +54,8 @@ def _pool_table(key: str, column: str) -> Table:
 def test_the_share_of_capacity_used_and_gpu_busy_time_are_two_charts():
     used = dashboard_charts.utilization_figure(_pool_table("utilization", "used_of_capacity_pct"))
     busy = dashboard_charts.gpu_busy_figure(_pool_table("gpu-busy", "mean_utilization_pct"))
-    assert [t.name for t in used.data] == [t.name for t in busy.data] == ["atlas/a100", "orion/h100"]
-    assert used.layout.yaxis.title.text == "share of pool capacity used, %"
-    assert busy.layout.yaxis.title.text == "GPU busy time while in use, %"
-    assert "utiliz" not in (used.layout.yaxis.title.text + busy.layout.yaxis.title.text).lower()
+    assert [t["name"] for t in used["data"]] == [t["name"] for t in busy["data"]] == ["atlas/a100", "orion/h100"]
+    used_title, busy_title = used["layout"]["yaxis"]["title"]["text"], busy["layout"]["yaxis"]["title"]["text"]
+    assert used_title == "share of pool capacity used, %"
+    assert busy_title == "GPU busy time while in use, %"
+    assert "utiliz" not in (used_title + busy_title).lower()

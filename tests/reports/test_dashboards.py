@@ -12,6 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import plotly.graph_objects as go
 import pytest
 from django.conf import settings as django_settings
 from django.urls import reverse
@@ -213,6 +214,10 @@ def test_the_page_draws_each_chart_with_the_apps_own_plotly_and_shows_its_table(
         assert data is not None, key
         figure = json.loads(data.group(1))
         assert figure["data"], key
+        # Built as plain data (no go.Figure, which deep-copies everything), yet exactly what plotly itself validates
+        # and serializes: an unknown or misspelt property would raise here, a wrong shape differ.
+        assert json.loads(go.Figure(figure).to_json()) == figure, key
+        assert figure["layout"]["template"] == json.loads(go.Figure().to_json())["layout"]["template"]  # its look
     assert client.get("/static/plotly/plotly.min.js").status_code == 200
 
 
@@ -292,3 +297,17 @@ def test_a_team_name_a_spreadsheet_would_run_is_quoted_in_the_csv(client, dash):
     client.force_login(dash.world.chair)
     teams = {row["Team"] for row in csv_rows(client, "granted-used")}
     assert "'=HYPERLINK(\"http://evil.example\")" in teams and not any(t.startswith("=") for t in teams)
+
+
+def test_the_index_shows_the_first_rows_of_a_long_table_and_the_csv_has_them_all(client, dash, monkeypatch):
+    from reports.dashboards import views
+
+    client.force_login(dash.world.chair)
+    every = csv_rows(client, "granted-used")
+    assert len(every) > 2
+    monkeypatch.setattr(views, "INDEX_TABLE_ROWS", 2)  # at 250 teams the table has 1,000 rows; here a few
+    body = client.get(URL, RANGE).content.decode()
+    table = re.search(r'<table [^>]*data-table="granted-used".*?</table>', body, re.S)
+    assert table is not None and table.group(0).count("<tr>") == 1 + 2  # the header and the first two rows
+    assert f"The first 2 of {len(every)} rows; the CSV has every row." in body
+    assert csv_rows(client, "granted-used") == every  # the CSV is not cut

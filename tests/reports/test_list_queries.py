@@ -102,11 +102,14 @@ def test_the_archive_index_is_paged_and_a_page_costs_the_same_for_a_year_as_for_
     assert client.get(reverse("reports:index"), {"page": "zz"}).status_code == 200  # a bad page number: the first
 
 
-def test_the_portal_is_paged_by_week(client, world):
+def test_the_portal_is_paged_newest_week_first(client, world, monkeypatch):
     from committee.models import GpuRequest, ReviewCycle
     from committee.services import cycle_create
-    from committee.views.portal import PORTAL_WEEKS
+    from committee.views import portal
     from tests.factories import file_request
+
+    PORTAL_WEEKS = 6  # one request a week here: six weeks a page
+    monkeypatch.setattr(portal, "PORTAL_REQUESTS", PORTAL_WEEKS)
 
     template = file_request(world, title="The current request")
     client.force_login(world.lead_a)
@@ -131,3 +134,24 @@ def test_the_portal_is_paged_by_week(client, world):
     assert half_year == one_week
     older, _n = queries(client, reverse("committee:portal"), {"page": "5"})
     assert "Request 26 weeks back" in older and "The current request" not in older
+
+
+def test_the_portal_of_a_lead_of_many_teams_pages_one_week(client, world, monkeypatch):
+    from committee.models import MembershipRole, TeamMembership
+    from committee.views import portal
+    from tests.committee.reviewing import bulk_requests, bulk_teams
+
+    monkeypatch.setattr(portal, "PORTAL_REQUESTS", 5)  # 50 a page; 12 requests here, two a team
+    teams = bulk_teams(6)
+    TeamMembership.objects.bulk_create(TeamMembership(user=world.lead_a, team=t, role=MembershipRole.LEAD)
+                                       for t in teams)
+    client.force_login(world.lead_a)
+    client.get(reverse("committee:portal"))
+    bulk_requests(world, teams[:1])
+    _few, few_queries = queries(client, reverse("committee:portal"))
+    bulk_requests(world, teams[1:])
+    first, many_queries = queries(client, reverse("committee:portal"))
+    assert many_queries == few_queries and "Page 1 of 3" in first
+    assert first.count("<tr><td><a href=\"/requests/") == 5 and f"Week {world.cycle.week}" in first
+    last, _n = queries(client, reverse("committee:portal"), {"page": "3"})
+    assert last.count("<tr><td><a href=\"/requests/") == 2 and f"Week {world.cycle.week}" in last  # the week again
