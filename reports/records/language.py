@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import translation
 
-from allocations.models import WindowTier
+from allocations.models import AgentActionKind, WindowTier
 from committee.models import AppealStatus, Criterion, CycleStatus, DecisionOutcome
 from committee.selectors.outcomes import placement_params_text
 from committee.selectors.policy import policy_change_labels
@@ -97,6 +97,8 @@ def decision_record_relabelled(data: DecisionRecordSnapshot) -> DecisionRecordSn
         appeal["status_label"] = _label(AppealStatus, appeal.get("status"), appeal.get("status_label"))
     for change in out.get("policy_changes") or []:
         _policy_change(change)
+    for action in out.get("agent_actions") or []:
+        action["kind_label"] = _label(AgentActionKind, action.get("kind"), action.get("kind_label"))
     out["language"] = translation.get_language() or settings.LANGUAGE_CODE
     return out
 
