@@ -318,8 +318,9 @@ def agent_actions(
     request_refs: Iterable[int] | None = None, acted_from: datetime | None = None,
     acted_before: datetime | None = None, oldest_first: bool = False, limit: int = POOL_HISTORY_LIMIT,
 ) -> list[AgentAction]:
-    """What the agents reported, newest first (oldest first when asked): of a pool, of the windows given, or of the windows placed for the
-    requests given; acted in [acted_from, acted_before) when given (a week's, for its decision record). One query."""
+    """What the agents reported, newest first (oldest first when asked): of a pool, of the windows given, or of
+    the windows placed for the requests given; acted in [acted_from, acted_before) when given (a week's, for its
+    decision record). One query."""
     actions = AgentAction.objects.select_related("window", "team", "pool__cluster")
     if acted_from is not None:
         actions = actions.filter(acted_at__gte=acted_from)

@@ -172,8 +172,8 @@ def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, c
     assert [(a["kind"], a["team"], a["gpus"]) for a in actions] == [("lend", "Team A", 6), ("promote", "Team B", 6)]
     assert mid_week.data["agent_actions_partial"] is True and "agent_actions_more" not in mid_week.data
     assert "## The elastic agents' actions" in mid_week.body
-    assert "| Lent to preemptible work | atlas/a100 | Team A | — | 6 | 12.5% utilization over 5 min (prometheus) | v1 |" \
-        in mid_week.body
+    assert ("| Lent to preemptible work | atlas/a100 | Team A | — | 6 | 12.5% utilization over 5 min (prometheus) "
+            "| v1 |") in mid_week.body
     assert "91.0% utilization, 42.0 min queue wait over 10 min (prometheus)" in mid_week.body
     assert "The week had not ended when this revision was written" in mid_week.body
     assert services.decision_record_sync(cycle=cycle) is None  # nothing new: no revision
