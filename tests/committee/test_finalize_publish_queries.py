@@ -31,8 +31,8 @@ FINALIZE_QUERIES = 75  # the ranking (its score tallies; the alternatives are no
 # the page of the rules' version it is, and the pools' reserve changes in the store for the policy changes; the
 # elastic agents' actions of the week (the week has begun at PINNED)
 PUBLISH_QUERIES = 85  # the record twice (decided and placed, corrections, appeals, policy changes, governance,
-# recusals, the rubric in force and its version's page, the agents' actions); a plan an emergency made; the pools' reserves in force for
-# the week (governed)
+# recusals, the rubric in force and its version's page, the agents' actions); a plan an emergency made; the pools'
+# reserves in force for the week (governed)
 
 
 @pytest.fixture
