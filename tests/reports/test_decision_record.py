@@ -146,6 +146,7 @@ def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, c
     from django.utils import translation
     from rest_framework.test import APIClient
 
+    from reports.records.decision import decision_record_markdown
     from reports.records.language import decision_record_relabelled
     from tests.allocations.plans import bearer, token_for
 
@@ -189,4 +190,6 @@ def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, c
     # A reader in Chinese reads the kinds in Chinese, from the codes stored beside them.
     with translation.override("zh-hans"):
         relabelled = decision_record_relabelled(after.data)
+        body = decision_record_markdown(relabelled)
     assert relabelled["agent_actions"][0]["kind_label"] == "已借给可抢占任务"
+    assert "## 弹性代理的操作" in body and "| 已借给可抢占任务 |" in body and "利用率 12.5%" in body
