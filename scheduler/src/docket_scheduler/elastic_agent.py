@@ -636,12 +636,17 @@ class Agent:
     def _burst(self, policy: AgentPolicy, windows: Sequence[DesiredWindow], state: AgentState, now: datetime
                ) -> tuple[dict[str, Promotion], list[AgentAction], list[str]]:
         """The burst reserve: per pool, decide_burst() on Slurm's waiting jobs and the pool's minutes; then the
-        quota QOS raised or lowered (a lease of `burst_lease` past this minute)."""
+        quota QOS raised or lowered (a lease of `burst_lease` past this minute). A failing squeue or sacctmgr costs
+        the burst this minute, never the lending decided before it."""
         promoted = {account: Promotion(**held) for account, held in state.promoted.items()}
         pools = sorted(p for p, b in policy.pools.items() if b.burst_reserve_gpus > 0)
         if not pools:
             return promoted, [], []
-        waiting = self.lending.waiting()
+        try:
+            waiting = self.lending.waiting()
+        except AgentError as exc:  # the lending stands: only the burst waits for squeue
+            print(f"no waiting jobs read this minute ({exc}); no new burst", file=self.out)
+            waiting = []
         end = minute_of(now)
         start = end - policy.recent_span_minutes * MINUTE
         after: dict[str, Promotion] = {}
@@ -660,7 +665,11 @@ class Agent:
                                               pool_minutes=minutes, promoted=held, now=now)
             after.update(kept)
             actions.extend(pool_actions)
-        lines = self.lending.burst(after, lease_until=end + self.burst_lease, dry_run=self.dry_run)
+        try:
+            lines = self.lending.burst(after, lease_until=end + self.burst_lease, dry_run=self.dry_run)
+        except AgentError as exc:  # nothing changed in Slurm: what was held stays held, nothing to report
+            print(f"the burst not applied this minute: {exc}", file=self.out)
+            return promoted, [], []
         for line in lines:
             print(("would run " if self.dry_run else "") + line, file=self.out)
         return after, actions, lines
