@@ -220,6 +220,25 @@ class ContinuationSnapshot(TypedDict):
     settled_by: str
 
 
+class AgentActionSnapshot(TypedDict):
+    """What an elastic agent did during the week (allocations.AgentAction), as it reported it."""
+
+    at: str
+    at_label: str
+    cluster: str
+    pool: str
+    kind: str  # the code (allocations.AgentActionKind); kind_label is written again in the reader's language
+    kind_label: str
+    team: str
+    window_id: int | None
+    gpus: int
+    utilization_pct: float | int | None
+    queue_wait_minutes: float | int | None
+    span_minutes: int
+    measured_by: str
+    policy_version: int
+
+
 class DecisionRecordSnapshot(TypedDict):
     """A week's decision: rubric, who took part, the ranking with rationale, capacity, the published plan."""
 
@@ -248,3 +267,8 @@ class DecisionRecordSnapshot(TypedDict):
     recusals: NotRequired[list[RecusalSnapshot]]
     # The later weeks of runs carried into the week, with their state; missing in older records and weeks without.
     continuations: NotRequired[list[ContinuationSnapshot]]
+    # What the elastic agents next to the schedulers did from the week's start (acted order), up to its end or to
+    # when the revision was written; absent in older records and weeks without any.
+    agent_actions: NotRequired[list[AgentActionSnapshot]]
+    agent_actions_more: NotRequired[bool]  # more than the record lists: the pools' elastic history has them all
+    agent_actions_partial: NotRequired[bool]  # the week had not ended when the revision was written

@@ -315,15 +315,22 @@ def published_policy(*, cluster: Cluster, now: datetime) -> dict[str, object]:
 
 def agent_actions(
     *, pool: GpuPool | None = None, window_ids: Iterable[int] | None = None,
-    request_refs: Iterable[int] | None = None, limit: int = POOL_HISTORY_LIMIT,
+    request_refs: Iterable[int] | None = None, acted_from: datetime | None = None,
+    acted_before: datetime | None = None, oldest_first: bool = False, limit: int = POOL_HISTORY_LIMIT,
 ) -> list[AgentAction]:
-    """What the agents reported, newest first: of a pool, of the windows given, or of the windows placed for the
-    requests given. One query."""
+    """What the agents reported, newest first (oldest first when asked): of a pool, of the windows given, or of
+    the windows placed for the requests given; acted in [acted_from, acted_before) when given (a week's, for its
+    decision record). One query."""
     actions = AgentAction.objects.select_related("window", "team", "pool__cluster")
+    if acted_from is not None:
+        actions = actions.filter(acted_at__gte=acted_from)
+    if acted_before is not None:
+        actions = actions.filter(acted_at__lt=acted_before)
     if pool is not None:
         actions = actions.filter(pool=pool)
     if window_ids is not None:
         actions = actions.filter(window_id__in=list(window_ids))
     if request_refs is not None:
         actions = actions.filter(window__request_ref__in=list(request_refs))
-    return list(actions.order_by("-acted_at", "-id")[:limit])
+    order = ("acted_at", "id") if oldest_first else ("-acted_at", "-id")
+    return list(actions.order_by(*order)[:limit])

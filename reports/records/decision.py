@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from reports.records.blocks import number, quote, quote_text, table, text
 from reports.records.policy import policy_change_slug
 from reports.snapshot import (
+    AgentActionSnapshot,
     ContinuationSnapshot,
     DecisionRecordSnapshot,
     PlanChangesSnapshot,
@@ -414,6 +415,42 @@ def _published_windows(data: DecisionRecordSnapshot) -> list[str]:
     return [*out, *_plan_changes(plan, data.get("plan_changes"))]
 
 
+def _agent_actions(data: DecisionRecordSnapshot) -> list[str]:
+    """What the elastic agents did in the week, minute by minute (absent in old records and weeks without any)."""
+    actions = data.get("agent_actions")
+    if not actions:
+        return []
+    out = [
+        "## " + _("The elastic agents' actions"),
+        _("What the agents next to the schedulers did in the week by the elastic policy, each with the measurement "
+          "behind it, in the order they acted:"),
+    ]
+
+    def measured(a: AgentActionSnapshot) -> str:  # Markdown: the numbers formatted, the source escaped
+        parts = []
+        if a["utilization_pct"] is not None:
+            parts.append(_("%(pct)s%% utilization") % {"pct": number(a["utilization_pct"], 1)})
+        if a["queue_wait_minutes"] is not None:
+            parts.append(_("%(minutes)s min queue wait") % {"minutes": number(a["queue_wait_minutes"], 1)})
+        over = _("over %(minutes)d min (%(source)s)") % {"minutes": a["span_minutes"], "source": text(a["measured_by"])}
+        return ", ".join(parts) + (" " if parts else "") + over
+
+    rows = [
+        [text(a["at_label"]), text(a["kind_label"]), text(f"{a['cluster']}/{a['pool']}"), text(a["team"]) or "—",
+         f"#{a['window_id']}" if a["window_id"] is not None else "—", number(a["gpus"]), measured(a),
+         f"v{a['policy_version']}"]
+        for a in actions
+    ]
+    out.append(table([_("When"), _("Action"), _("Pool"), _("Team"), _("Window"), _("GPUs"), _("Measured"),
+                      _("Policy")], rows))
+    if data.get("agent_actions_more"):
+        out.append(_emphasis(_("…and later ones, on each pool's elastic history.")))
+    if data.get("agent_actions_partial"):
+        out.append(_emphasis(_("The week had not ended when this revision was written: the actions after it are "
+                               "added when the record is written again (manage.py sync_decision_records).")))
+    return out
+
+
 # The record's sections, in reading order; each returns its Markdown blocks.
 DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], ...] = (
     _intro,
@@ -428,6 +465,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _policy_changes,
     _placement,
     _published_windows,
+    _agent_actions,
 )
 
 

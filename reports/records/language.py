@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import translation
 
-from allocations.models import CommitmentState, WindowTier
+from allocations.models import AgentActionKind, CommitmentState, WindowTier
 from committee.models import AppealStatus, Criterion, CycleStatus, DecisionOutcome
 from committee.selectors.outcomes import placement_params_text
 from committee.selectors.policy import policy_change_labels
@@ -100,6 +100,8 @@ def decision_record_relabelled(data: DecisionRecordSnapshot) -> DecisionRecordSn
     for continuation in out.get("continuations") or []:
         continuation["state_label"] = _label(CommitmentState, continuation.get("state"),
                                              continuation.get("state_label"))
+    for action in out.get("agent_actions") or []:
+        action["kind_label"] = _label(AgentActionKind, action.get("kind"), action.get("kind_label"))
     out["language"] = translation.get_language() or settings.LANGUAGE_CODE
     return out
 

@@ -17,7 +17,8 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone, translation
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationWindow
+from allocations.elastic import selectors as elastic_selectors
+from allocations.models import AgentAction, AllocationWindow
 from committee import scoring
 from committee import selectors as committee_selectors
 from committee.models import DecisionOutcome, GpuRequest, ReviewCycle, criterion_label
@@ -27,6 +28,7 @@ from policy.models import Proposal
 from reports import chain
 from reports.models import Page
 from reports.snapshot import (
+    AgentActionSnapshot,
     AppealSnapshot,
     ContinuationSnapshot,
     CorrectionSnapshot,
@@ -207,7 +209,49 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     continuations = _continuations_data(cycle=cycle)
     if continuations:
         data["continuations"] = continuations
+    _agent_actions_data(data, cycle=cycle)
     return data
+
+
+# A record lists at most this many agent actions (the week's first); each pool's elastic history has them all.
+RECORD_AGENT_ACTIONS = 200
+
+
+def _agent_actions_data(data: DecisionRecordSnapshot, *, cycle: ReviewCycle) -> None:
+    """The week's agent actions, in the order they were taken, when there are any. One query."""
+    if cycle.starts_at is None or cycle.ends_at is None:
+        return
+    now = timezone.now()
+    if cycle.starts_at > now:
+        return  # the week has not begun: no agent acted in it yet (and no query)
+    found = elastic_selectors.agent_actions(acted_from=cycle.starts_at, acted_before=cycle.ends_at,
+                                            oldest_first=True, limit=RECORD_AGENT_ACTIONS + 1)
+    if not found:
+        return
+    data["agent_actions"] = [_agent_action(a) for a in found[:RECORD_AGENT_ACTIONS]]
+    if len(found) > RECORD_AGENT_ACTIONS:
+        data["agent_actions_more"] = True
+    if cycle.ends_at > now:
+        data["agent_actions_partial"] = True
+
+
+def _agent_action(action: AgentAction) -> AgentActionSnapshot:
+    return {
+        "at": _iso(action.acted_at) or "",
+        "at_label": _when(action.acted_at),
+        "cluster": action.pool.cluster.slug,
+        "pool": action.pool.slug,
+        "kind": action.kind,
+        "kind_label": str(action.get_kind_display()),
+        "team": action.team.name if action.team is not None else "",
+        "window_id": action.window_id,
+        "gpus": action.gpus,
+        "utilization_pct": _num(action.utilization_pct),
+        "queue_wait_minutes": _num(action.queue_wait_minutes),
+        "span_minutes": action.span_minutes,
+        "measured_by": action.measured_by,
+        "policy_version": action.policy_version,
+    }
 
 
 def _cycle_data(cycle: ReviewCycle) -> CycleSnapshot:

@@ -91,6 +91,14 @@ def scavenger_limit(lab: SlurmLab) -> str:
     return lab.run("sacctmgr", "-P", "-n", "show", "qos", "where", "name=scavenger", "format=grptres").stdout.strip()
 
 
+def quota(lab: SlurmLab) -> tuple[str, str]:
+    """Team A's quota QOS: its GrpTRES, and the agent's raise as its Description says it (without the lease time)."""
+    shown = lab.run("sacctmgr", "-P", "-n", "show", "qos", "where", "name=docket-team-a-acct",
+                    "format=grptres,description").stdout.strip()
+    tres, _sep, description = shown.partition("|")
+    return tres, " ".join(description.split()[-4:-1])
+
+
 def wait_for(lab: SlurmLab, what: str, check, timeout: float = 30) -> dict[str, dict[str, str]]:
     deadline = time.monotonic() + timeout
     while True:
@@ -110,8 +118,9 @@ def state_of(queue: dict[str, dict[str, str]], job: int) -> tuple[str, str]:
 def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_docket_sees_each_action_once(
         world, live_server, dcgm, lab, tmp_path):
     version = services.elastic_policy_change(
-        actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10, "night_utilization_pct": 20},
-        reason="The committee's policy is written in minutes.").number
+        actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10, "night_utilization_pct": 20,
+                                       "promote_queue_wait_minutes": 0},
+        reason="The committee's policy is written in minutes; on the lab a job's wait is seconds.").number
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
     ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
     plan = publish([W(world.a100, world.team_a, 8, 0, 24 * 7, ref=1),
@@ -165,13 +174,37 @@ def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_do
     assert state_of(queue, borrower)[0] == "PENDING", queue
     print(f"owner's job running {took:.1f} s after submit, borrower requeued")
 
-    # 09:58: the series shows the owner busy again: the lending is taken back and reported.
+    # The owner needs more than its quota: the next job waits for it (QOSGrpGRES), a second at least by Slurm's clock.
+    critical = lab.sbatch("--gres=gpu:a100:4", account="team-a-acct", wrap="sleep 300")
+    wait_for(lab, "the owner's next job held by its quota", lambda q: state_of(q, critical) == (
+        "PENDING", "QOSGrpGRES"))
+    time.sleep(1.1)
+
+    # 09:58: the series shows the owner busy again: the lending is taken back and reported. The pool is hot (its GPUs'
+    # mean over the last 10 minutes: 81%) and the owner's job waited longer than the policy's minutes for its quota:
+    # the burst reserve (12) raises team A's quota QOS, and the job runs within a minute.
     code, out = tick(FIXED_NOW - timedelta(minutes=1, seconds=30))
     assert code == 0, out
     assert scavenger_limit(lab) == "gres/gpu:a100=38"
-    assert list(AgentAction.objects.order_by("acted_at").values_list("kind", "gpus")) == [("lend", 7), ("reclaim", 7)]
+    assert quota(lab) == ("gres/gpu=20", "burst 12 lease")
+    started = time.monotonic()
+    wait_for(lab, "the waiting job running on the burst", lambda q: state_of(q, critical)[0] == "RUNNING", timeout=60)
+    print(f"the critical job running {time.monotonic() - started:.1f} s after the burst")
+    assert list(AgentAction.objects.order_by("acted_at", "id").values_list("kind", "gpus")) == [
+        ("lend", 7), ("reclaim", 7), ("promote", 12)]
+    promote = AgentAction.objects.get(kind="promote")
+    assert (promote.window, str(promote.utilization_pct), promote.span_minutes, promote.measured_by) == (
+        window, "81.0", 10, "prometheus+slurm")
+    assert promote.queue_wait_minutes is not None and "GrpTRES=gres/gpu=20" in promote.applied
     kept = json.loads(state.read_text())
     assert kept["lent"] == {} and kept["unreported"] == [] and kept["policy"]["version"] == version
+    assert kept["promoted"] == {"team-a-acct": {"account": "team-a-acct", "pool": "a100", "team": "team-a",
+                                                "window": window.pk, "gpus": 12}}
+    # docket-slurm-sync run again within the agent's lease keeps the raise; the same minute again changes nothing.
+    SlurmSync(env=lab.env, out=io.StringIO()).sync(windows.windows, now=FIXED_NOW, dry_run=False)
+    assert quota(lab) == ("gres/gpu=20", "burst 12 lease")
+    code, out = tick(FIXED_NOW - timedelta(minutes=1, seconds=30))
+    assert code == 0 and "0 actions" in out, out
 
     # The pool's elastic history and the request's page show the agent's actions.
     client = Client()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.urls import reverse
 
 from committee import services as committee_services
@@ -139,3 +141,59 @@ def test_finalize_and_publish_in_one_transaction_record_the_committed_state_once
     data = revision_latest(page=page).data
     assert data["cycle"]["status"] == "published" and data["plan"]["version"] == 1
     assert OutboxMessage.objects.filter(key__startswith="decision-record:", done_at__isnull=False).count() == 2
+
+
+def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, clock, client):
+    """The elastic agents' actions acted in the week (Monday 00:00 included, the next Monday 00:00 not), in the order
+    they acted, with their measurement; a revision written mid-week says the rest comes when the record is written
+    again; the sync after the week's end writes the rest once."""
+    from django.utils import translation
+    from rest_framework.test import APIClient
+
+    from reports.records.decision import decision_record_markdown
+    from reports.records.language import decision_record_relabelled
+    from tests.allocations.plans import bearer, token_for
+
+    cycle = week.cycle
+    assert "agent_actions" not in revision_latest(page=record(week)).data  # finalized before the week began
+    agent = APIClient()
+    agent.credentials(**bearer(token_for(week.atlas, "elastic-agent")))
+
+    def post(key: str, kind: str, at, **extra) -> None:
+        body = {"idempotency_key": key, "kind": kind, "pool": "a100", "window": None, "team": "team-a", "gpus": 6,
+                "acted_at": at.isoformat(), "utilization_pct": "12.5", "span_minutes": 5,
+                "measured_by": "prometheus", "policy_version": 1, "applied": "sacctmgr -i modify qos …", **extra}
+        response = agent.post("/api/v1/elastic/actions/", body, format="json")
+        assert response.status_code == 201, response.json()
+
+    clock.move_to(cycle.starts_at + timedelta(days=2))
+    post("before", "lend", cycle.starts_at - timedelta(minutes=1))  # the week before: not this record's
+    post("monday", "lend", cycle.starts_at)
+    post("promote", "promote", cycle.starts_at + timedelta(hours=30), utilization_pct="91", queue_wait_minutes="42",
+         span_minutes=10, team="team-b")
+    mid_week = services.decision_record_sync(cycle=cycle)
+    assert mid_week is not None
+    actions = mid_week.data["agent_actions"]
+    assert [(a["kind"], a["team"], a["gpus"]) for a in actions] == [("lend", "Team A", 6), ("promote", "Team B", 6)]
+    assert mid_week.data["agent_actions_partial"] is True and "agent_actions_more" not in mid_week.data
+    assert "## The elastic agents' actions" in mid_week.body
+    assert ("| Lent to preemptible work | atlas/a100 | Team A | — | 6 | 12.5% utilization over 5 min (prometheus) "
+            "| v1 |") in mid_week.body
+    assert "91.0% utilization, 42.0 min queue wait over 10 min (prometheus)" in mid_week.body
+    assert "The week had not ended when this revision was written" in mid_week.body
+    assert services.decision_record_sync(cycle=cycle) is None  # nothing new: no revision
+
+    clock.move_to(cycle.ends_at + timedelta(hours=1))
+    post("last-minute", "reclaim", cycle.ends_at - timedelta(minutes=1))
+    post("next-monday", "lend", cycle.ends_at)  # the next week's
+    after = services.decision_record_sync(cycle=cycle)
+    assert after is not None
+    assert [a["kind"] for a in after.data["agent_actions"]] == ["lend", "promote", "reclaim"]
+    assert "agent_actions_partial" not in after.data and "had not ended" not in after.body
+    assert services.decision_record_sync(cycle=cycle) is None
+    # A reader in Chinese reads the kinds in Chinese, from the codes stored beside them.
+    with translation.override("zh-hans"):
+        relabelled = decision_record_relabelled(after.data)
+        body = decision_record_markdown(relabelled)
+    assert relabelled["agent_actions"][0]["kind_label"] == "已借给可抢占任务"
+    assert "## 弹性代理的操作" in body and "| 已借给可抢占任务 |" in body and "利用率 12.5%" in body

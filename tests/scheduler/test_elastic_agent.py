@@ -105,3 +105,95 @@ def test_the_state_file_keeps_what_the_agent_read_and_lent(tmp_path) -> None:
     file.save(kept)
     assert file.load() == kept and oct(file.path.stat().st_mode & 0o777) == "0o600"
     assert DesiredWindow.from_api(file.load().windows[0]) == window()
+
+
+# --- the burst reserve ------------------------------------------------------------------------------
+
+def burst(waiting, *, pool_use=(90,) * 10, promoted=None, windows=None, policy=POLICY):
+    from docket_scheduler.elastic_agent import decide_burst
+
+    return decide_burst(policy=policy, pool="a100", windows=windows or [window()], waiting=waiting,
+                        pool_minutes=minutes(*pool_use), promoted=promoted or {}, now=NOW)
+
+
+def job(waited_min: float, *, account: str = "team-a-acct", reason: str = "QOSGrpGRES", qos: str | None = None,
+        job_id: str = "41"):
+    from docket_scheduler.elastic_agent import WaitingJob
+
+    return WaitingJob(job_id, account, qos or f"docket-{account}", reason, int(waited_min * 60))
+
+
+def test_a_job_waiting_over_thirty_minutes_for_its_quota_in_a_hot_pool_gets_the_burst_reserve() -> None:
+    from docket_scheduler.elastic_agent import Promotion
+
+    after, [promote] = burst([job(29), job(31, job_id="42")])
+    assert after == {"team-a-acct": Promotion("team-a-acct", "a100", "team-a", 1, 12)}
+    assert (promote.kind, promote.window, promote.team, promote.gpus, promote.utilization_pct,
+            promote.queue_wait_minutes, promote.span_minutes) == ("promote", 1, "team-a", 12, Decimal(90),
+                                                                  Decimal(31), 10)
+    assert "job 42 waited 31.0 min" in promote.reason and promote.at == datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+    assert promote.key("atlas") == "elastic-atlas-a100-promote-w1-20261202T1000Z"
+
+
+def test_no_burst_at_the_thresholds_in_a_cool_or_unmeasured_pool_or_for_a_job_not_held_by_its_own_quota() -> None:
+    assert burst([job(30)]) == ({}, [])  # thirty minutes exactly: not over
+    assert burst([job(31)], pool_use=(80,) * 10) == ({}, [])  # 80% exactly: not hot
+    assert burst([job(31)], pool_use=(90,) * 9 + (None,)) == ({}, [])  # a minute not measured
+    assert burst([job(31)], pool_use=(90,) * 9) == ({}, [])  # nine minutes of ten
+    assert burst([job(31, reason="Resources")]) == ({}, [])  # the cluster is full, not its quota
+    assert burst([job(31, qos="scavenger")]) == ({}, [])  # preemptible work is not granted work
+    assert burst([job(31, account="team-z-acct")]) == ({}, [])  # no window here
+    assert burst([job(31)], windows=[window(tier="priority")]) == ({}, [])  # a reservation has no quota QOS
+    no_reserve = AgentPolicy(**{**POLICY.__dict__, "pools": {"a100": PoolBounds("a100", 64, "a100", 0, 6)}})
+    assert burst([job(31)], policy=no_reserve) == ({}, [])
+
+
+def test_the_burst_is_held_while_the_pool_is_hot_and_taken_back_when_it_cools_or_the_window_ends() -> None:
+    from docket_scheduler.elastic_agent import Promotion
+
+    held = {"team-a-acct": Promotion("team-a-acct", "a100", "team-a", 1, 12)}
+    assert burst([], promoted=held) == (held, [])  # nothing waits any more: the job runs on the burst
+    assert burst([], promoted=held, pool_use=(90,) * 9 + (40,)) == (held, [])  # a mean of 85%: still hot
+    after, [demote] = burst([], promoted=held, pool_use=(90,) * 5 + (40,) * 5)
+    assert after == {} and (demote.kind, demote.gpus, demote.utilization_pct) == ("demote", 12, Decimal(65))
+    assert "use over 10 min fell to 65.0% (threshold 80%)" in demote.reason
+    _after, [ended] = burst([], promoted=held, windows=[window(2, team="team-b")])
+    assert ended.reason == "the window is no longer active"
+    # One account a pool: a second waiting team does not get the reserve while the first holds it.
+    assert burst([job(45, account="team-b-acct")], promoted=held,
+                 windows=[window(), window(2, team="team-b")]) == (held, [])
+
+
+def test_the_slurm_sync_keeps_the_agents_burst_until_its_lease_and_then_undoes_it() -> None:
+    from datetime import timedelta
+
+    from docket_scheduler.slurm_commands import SlurmConfig
+    from docket_scheduler.slurm_qos import (
+        AccountQos,
+        Qos,
+        QosSettings,
+        burst_description,
+        quota_desire,
+        quota_status,
+        reconcile_qos,
+    )
+
+    config = SlurmConfig("lab", "accounting_storage/slurmdbd", frozenset({"associations", "limits", "qos"}),
+                         "preempt/qos")
+    windows = [window()]
+    desire = quota_desire(windows, NOW, config)
+    base = desire.descriptions["team-a-acct"]
+    lease = NOW + timedelta(minutes=4)
+    # As sacctmgr shows it: the Description lowercased.
+    raised = Qos("docket-team-a-acct", {"gres/gpu": "20"}, frozenset({"scavenger"}),
+                 burst_description(base, 12, lease).lower())
+    assert raised.burst is not None and raised.burst.gpus == 12 and raised.base_description == base.lower()
+    qos = {"scavenger": Qos("scavenger", {}, frozenset()), raised.name: raised}
+    assoc = {"team-a-acct": AccountQos("team-a-acct", frozenset({"scavenger", raised.name}), raised.name)}
+    commands, refusals = reconcile_qos(desire, qos, assoc, cluster="lab", settings=QosSettings())
+    assert (commands, refusals) == ([], {})  # within the lease: the sync leaves the raise alone
+    status = quota_status(windows[0], desire, qos, assoc, QosSettings(), {}, NOW)
+    assert status.state == "in_sync" and "raised by the elastic agent's burst of 12" in status.message
+    later = quota_desire(windows, lease, config)  # the agent stopped renewing: the sync undoes the raise
+    [command], _ = reconcile_qos(later, qos, assoc, cluster="lab", settings=QosSettings())
+    assert "GrpTRES=gres/gpu=8" in command.argv and f"Description={later.descriptions['team-a-acct']}" in command.argv

@@ -38,12 +38,12 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
-from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_windows
+from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_whole_number, parse_windows
 from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_float
 from docket_scheduler.client import DocketClient, DocketError
 from docket_scheduler.prometheus_usage import METRIC, Prometheus, PrometheusError, accounts_map
 from docket_scheduler.slurm_commands import SlurmError, SlurmTools, tool_message
-from docket_scheduler.slurm_qos import SCAVENGER_QOS, parse_qos, quota_qos_name
+from docket_scheduler.slurm_qos import SCAVENGER_QOS, Qos, burst_description, parse_qos, quota_qos_name
 
 MINUTE = timedelta(minutes=1)
 LENDING_TIERS = ("standard",)  # a priority window is a reservation: a QOS limit cannot lend it
@@ -75,6 +75,9 @@ class AgentPolicy:
     idle_span_minutes: int
     offer_idle_to_preemptible: bool
     pools: Mapping[str, PoolBounds]
+    promote_utilization_pct: int = 80
+    promote_queue_wait_minutes: int = 30
+    recent_span_minutes: int = 10
 
     @classmethod
     def from_api(cls, body: Mapping[str, Any]) -> AgentPolicy:
@@ -85,6 +88,10 @@ class AgentPolicy:
                 idle_threshold_pct=int(parameters["idle_threshold_pct"]),
                 idle_span_minutes=int(parameters["idle_span_minutes"]),
                 offer_idle_to_preemptible=bool(parameters["offer_idle_to_preemptible"]),
+                # A policy kept from an agent before the burst rule: the committee's figures.
+                promote_utilization_pct=int(parameters.get("promote_utilization_pct", 80)),
+                promote_queue_wait_minutes=int(parameters.get("promote_queue_wait_minutes", 30)),
+                recent_span_minutes=int(parameters.get("recent_span_minutes", 10)),
                 pools={
                     str(p["pool"]): PoolBounds(str(p["pool"]), int(p["gpu_count"]), str(p["scheduler_label"] or ""),
                                                int(p["burst_reserve_gpus"]), int(p["standby_gpus"]))
@@ -93,7 +100,8 @@ class AgentPolicy:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise AgentError(f"the elastic policy from Docket is malformed: {exc!r}") from None
-        if policy.idle_span_minutes < 1 or not 0 <= policy.idle_threshold_pct <= 100:
+        if (policy.idle_span_minutes < 1 or policy.recent_span_minutes < 1 or policy.promote_queue_wait_minutes < 0
+                or not 0 <= policy.idle_threshold_pct <= 100 or not 0 <= policy.promote_utilization_pct <= 100):
             raise AgentError("the elastic policy from Docket has a span under a minute or a threshold beyond 0-100")
         return policy
 
@@ -111,6 +119,8 @@ class AgentState:
     windows: list[dict[str, Any]] = field(default_factory=list)
     windows_read_at: str | None = None
     lent: dict[str, dict[str, Any]] = field(default_factory=dict)  # window id (text) → {"pool", "team", "gpus"}
+    # account → {"pool", "team", "window", "gpus"}: the burst reserve raised on the account's quota QOS
+    promoted: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreported: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -155,7 +165,7 @@ class WindowMinutes:
 
 @dataclass(frozen=True)
 class AgentAction:
-    kind: str  # "lend" or "reclaim"
+    kind: str  # "lend", "reclaim", "promote" or "demote"
     pool: str
     window: int
     team: str
@@ -164,6 +174,7 @@ class AgentAction:
     utilization_pct: Decimal | None
     span_minutes: int
     reason: str
+    queue_wait_minutes: Decimal | None = None  # promote: the waiting job's wait
 
     def key(self, cluster: str) -> str:
         key = f"elastic-{cluster}-{self.pool}-{self.kind}-w{self.window}-{self.at:%Y%m%dT%H%MZ}"
@@ -259,24 +270,138 @@ def decide(
     return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions)
 
 
+# --- the burst reserve (pure) ------------------------------------------------------------------------
+
+# The pending reasons of a job held by its own account's quota QOS (docket-<account>'s GrpTRES): granted work that
+# waits because the team uses its whole grant, not because the cluster is full.
+QUOTA_REASONS = frozenset({"QOSGrpGRES", "QOSGrpTRES"})
+
+
+@dataclass(frozen=True)
+class WaitingJob:
+    """A pending job as squeue shows it; `waited_s` is Slurm's own PendingTime (the controller's clock)."""
+
+    job_id: str
+    account: str
+    qos: str
+    reason: str
+    waited_s: int
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """The burst reserve raised on one account's quota QOS."""
+
+    account: str
+    pool: str
+    team: str
+    window: int
+    gpus: int
+
+
+def pool_mean(minutes: Sequence[Decimal | None], policy: AgentPolicy) -> Decimal | None:
+    """The pool's mean utilization over the recent span; None unless every minute of it was measured."""
+    if len(minutes) != policy.recent_span_minutes or any(m is None for m in minutes):
+        return None
+    values = [m for m in minutes if m is not None]
+    return (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
+def decide_burst(
+    *, policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], waiting: Sequence[WaitingJob],
+    pool_minutes: Sequence[Decimal | None], promoted: Mapping[str, Promotion], now: datetime,
+) -> tuple[dict[str, Promotion], list[AgentAction]]:
+    """The pool's burst promotion at `now`, and the actions that change it (docs/elastic.md, "The agent's burst").
+
+    - PROMOTE: the pool is hot (its GPUs' mean utilization over the recent span, every minute measured, above the
+      promotion threshold), nobody holds its burst reserve, and a job of an account holding an active standard window
+      of the pool waits in that account's quota QOS for the quota (QUOTA_REASONS) longer than the queue-wait
+      threshold: that account's quota is raised by the pool's burst reserve (the longest wait first; one account a
+      pool, as Docket's hourly rule gives the reserve to one team);
+    - DEMOTE: the pool is no longer hot (or not measured), or the window ended. A job already running on the burst
+      keeps running: Slurm applies a lowered GrpTRES to the next job, not to those started.
+    At the thresholds exactly nothing happens. Deterministic.
+    """
+    bounds = policy.pools.get(pool)
+    end = minute_of(now)
+    active = sorted((w for w in windows if w.pool == pool and w.is_active(now) and w.tier == "standard"
+                     and w.account), key=lambda w: w.id)
+    mean = pool_mean(pool_minutes, policy)
+    hot = mean if mean is not None and mean > policy.promote_utilization_pct else None
+    after: dict[str, Promotion] = {}
+    actions: list[AgentAction] = []
+    span = policy.recent_span_minutes
+    for account, held in sorted(promoted.items()):
+        if held.pool != pool:
+            continue
+        still = any(w.id == held.window for w in active)
+        if hot is not None and still:
+            after[account] = held
+            continue
+        reason = ("the window is no longer active" if not still else
+                  "the pool was not measured every minute of the recent span" if mean is None
+                  else f"the pool's use over {span} min fell to {mean}% (threshold {policy.promote_utilization_pct}%)")
+        actions.append(AgentAction("demote", pool, held.window, held.team, held.gpus, end, mean, span, reason))
+    reserve = bounds.burst_reserve_gpus if bounds is not None else 0
+    if after or hot is None or reserve <= 0:
+        return after, actions
+    by_account: dict[str, DesiredWindow] = {}
+    for window in active:
+        by_account.setdefault((window.account or "").lower(), window)
+    threshold_s = policy.promote_queue_wait_minutes * 60
+    candidates = sorted(
+        (-job.waited_s, job.job_id, job) for job in waiting
+        if job.account.lower() in by_account and job.reason in QUOTA_REASONS and job.waited_s > threshold_s
+        and job.qos.lower() == quota_qos_name(job.account)
+    )
+    if not candidates:
+        return after, actions
+    job = candidates[0][2]
+    window = by_account[job.account.lower()]
+    wait = (Decimal(job.waited_s) / 60).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    promotion = Promotion(job.account.lower(), pool, window.team, window.id, reserve)
+    after[promotion.account] = promotion
+    actions.append(AgentAction(
+        "promote", pool, window.id, window.team, reserve, end, hot, span,
+        f"job {job.job_id} waited {wait} min for its quota (threshold {policy.promote_queue_wait_minutes} min) in a "
+        f"pool at {hot}% over {span} min (threshold {policy.promote_utilization_pct}%)",
+        queue_wait_minutes=wait,
+    ))
+    return after, actions
+
+
 # --- measuring (Prometheus, DCGM) --------------------------------------------------------------------
 
 
 def team_minutes(prometheus: Prometheus, *, label: str, selector: str, start: datetime, end: datetime,
                  metric: str = METRIC) -> dict[str, list[Decimal | None]]:
-    """Each label value's GPUs' utilization summed, minute by minute over [start, end) (None: no sample then).
+    """Each label value's GPUs' utilization summed, minute by minute over [start, end) (None: no sample then)."""
+    return _minutes(prometheus, f"sum by ({label})", label=label, selector=selector, start=start, end=end,
+                    metric=metric)
+
+
+def pool_minutes(prometheus: Prometheus, *, selector: str, start: datetime, end: datetime, metric: str = METRIC
+                 ) -> list[Decimal | None]:
+    """The pool's GPUs' mean utilization, minute by minute over [start, end) (None: no sample then)."""
+    found = _minutes(prometheus, "avg", label="", selector=selector, start=start, end=end, metric=metric)
+    return found.get("", [None] * int((end - start) / MINUTE))
+
+
+def _minutes(prometheus: Prometheus, aggregate: str, *, label: str, selector: str, start: datetime, end: datetime,
+             metric: str) -> dict[str, list[Decimal | None]]:
+    """`aggregate` of the series' per-minute means, per label value ("" when aggregated over all), minute by minute.
 
     The query is evaluated at the last millisecond of each minute over a range of 59.999 s, so each sample falls
     in exactly one minute (as `prometheus_usage.measure` does for its steps).
     """
     minutes = int((end - start) / MINUTE)
     series = f"{metric}{{{selector}}}" if selector else metric
-    query = f"sum by ({label}) (avg_over_time({series}[59999ms]))"
+    query = f"{aggregate} (avg_over_time({series}[59999ms]))"
     results = prometheus.query_range(query, start=start.timestamp() + 59.999, end=end.timestamp() - 0.001, step_s=60)
     found: dict[str, list[Decimal | None]] = {}
     for result in results:
-        value = str((result.get("metric") or {}).get(label, ""))
-        if not value:
+        value = str((result.get("metric") or {}).get(label, "")) if label else ""
+        if label and not value:
             continue
         row: list[Decimal | None] = [None] * minutes
         for at, sample in result.get("values", []):
@@ -315,18 +440,78 @@ class SlurmLending:
 
     tools: SlurmTools = field(default_factory=SlurmTools)
     scavenger: str = SCAVENGER_QOS
+    squeue: str = "squeue"
+    qos: dict[str, Qos] = field(default_factory=dict)  # as the last read() found them
 
     def read(self) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
-        """(the scavenger QOS's GrpTRES, every QOS's Preempt list)."""
+        """(the scavenger QOS's GrpTRES, every QOS's Preempt list); every QOS is kept in `qos`."""
         shown = self.tools.run_sacctmgr(["-P", "-n", "show", "qos", "format=name,grptres,preempt,description"])
         if shown.returncode != 0:
             raise AgentError(f"sacctmgr show qos failed: {tool_message(shown)}")
-        qos = parse_qos(shown.stdout)
+        qos = self.qos = parse_qos(shown.stdout)
         scavenger = qos.get(self.scavenger)
         if scavenger is None:
             raise AgentError(f"no QOS {self.scavenger}: docket-slurm-sync creates it with the first preemptible or "
                              "standard window")
         return dict(scavenger.grp_tres), {name: q.preempt for name, q in qos.items()}
+
+    def waiting(self) -> list[WaitingJob]:
+        """The pending jobs, with Slurm's own PendingTime (its clock, not the agent's)."""
+        fields = ("JobID", "Account", "QOS", "Reason", "PendingTime")
+        argv = ["-h", "-t", "PENDING", "-O", ",".join(f"{name}:200|" for name in fields)]
+        try:
+            shown = self.tools.run(self.squeue, argv)
+        except SlurmError as exc:
+            raise AgentError(str(exc)) from None
+        if shown.returncode != 0:
+            raise AgentError(f"squeue failed: {tool_message(shown)}")
+        jobs = []
+        for line in shown.stdout.splitlines():
+            parts = [part.strip() for part in line.split("|")]
+            if len(parts) < len(fields) or not parts[0]:
+                continue
+            waited = parse_whole_number(parts[4])
+            if waited is not None:
+                jobs.append(WaitingJob(parts[0], parts[1], parts[2], parts[3], waited))
+        return jobs
+
+    def burst(self, promoted: Mapping[str, Promotion], *, lease_until: datetime, dry_run: bool) -> list[str]:
+        """Raise each promoted account's quota QOS by its burst (its base, the sync's GrpTRES, kept), with a lease
+        until `lease_until` in its Description so docket-slurm-sync keeps the raise that long; lower every other
+        quota QOS the agent raised back to its base. The command lines run."""
+        lines = []
+        for name, qos in sorted(self.qos.items()):
+            account = qos.quota_account
+            if account is None or qos.gpus is None:
+                continue
+            held = qos.burst
+            base = qos.gpus - (held.gpus if held is not None else 0)
+            promotion = promoted.get(account)
+            if promotion is not None:
+                gpus, description = base + promotion.gpus, burst_description(qos.base_description, promotion.gpus,
+                                                                                lease_until)
+            elif held is not None:
+                gpus, description = base, qos.base_description
+            else:
+                continue
+            if gpus == qos.gpus and description.lower() == qos.description.lower():
+                continue
+            argv = ["modify", "qos", "where", f"name={name}", "set", f"GrpTRES=gres/gpu={gpus}",
+                    f"Description={description}"]
+            lines.append(self._run(argv, dry_run=dry_run))
+        return lines
+
+    def _run(self, argv: list[str], *, dry_run: bool) -> str:
+        line = "sacctmgr -i " + " ".join(arg if " " not in arg else repr(arg) for arg in argv)
+        if dry_run:
+            return line
+        try:
+            result = self.tools.run_sacctmgr(["-i", *argv])
+        except SlurmError as exc:
+            raise AgentError(str(exc)) from None
+        if result.returncode != 0:
+            raise AgentError(f"{line}: {tool_message(result)}")
+        return line
 
     def owner_preempts(self, preempts: Mapping[str, frozenset[str]]) -> Callable[[DesiredWindow], bool]:
         def check(window: DesiredWindow) -> bool:
@@ -379,6 +564,7 @@ class Agent:
     team_accounts: bool = False  # also map each team's Slurm account (from the windows) to the team
     dry_run: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
+    burst_lease: timedelta = 5 * MINUTE  # how long docket-slurm-sync keeps a burst raise the agent stops renewing
 
     def tick(self, now: datetime) -> TickResult:
         """One minute: read Docket (or keep the last known), measure, decide, apply, report."""
@@ -425,6 +611,9 @@ class Agent:
             actions.extend(decision.actions)
         command = self.lending.apply(limits, current, dry_run=self.dry_run) if limits else None
         applied = [command] if command else []
+        promoted, burst_actions, burst_lines = self._burst(policy, windows, state, now)
+        actions.extend(burst_actions)
+        applied.extend(burst_lines)
         for line in applied:
             print(("would run " if self.dry_run else "") + line, file=self.out)
         for action in actions:
@@ -433,11 +622,57 @@ class Agent:
         if self.dry_run:
             return TickResult(policy.version, from_docket, actions, applied, 0, len(state.unreported))
         state.lent = after
-        state.unreported.extend(self._body(a, policy.version, command) for a in actions)
+        state.promoted = {account: asdict(p) for account, p in promoted.items()}
+        burst_line = "; ".join(burst_lines) or None
+        state.unreported.extend(
+            self._body(a, policy.version, burst_line if a.kind in ("promote", "demote") else command,
+                       what="the quota QOS" if a.kind in ("promote", "demote") else None)
+            for a in actions)
         self.state_file.save(state)  # what is lent is remembered before Docket is told
         reported = self._report(state)
         self.state_file.save(state)
         return TickResult(policy.version, from_docket, actions, applied, reported, len(state.unreported))
+
+    def _burst(self, policy: AgentPolicy, windows: Sequence[DesiredWindow], state: AgentState, now: datetime
+               ) -> tuple[dict[str, Promotion], list[AgentAction], list[str]]:
+        """The burst reserve: per pool, decide_burst() on Slurm's waiting jobs and the pool's minutes; then the
+        quota QOS raised or lowered (a lease of `burst_lease` past this minute). A failing squeue or sacctmgr costs
+        the burst this minute, never the lending decided before it."""
+        promoted = {account: Promotion(**held) for account, held in state.promoted.items()}
+        pools = sorted(p for p, b in policy.pools.items() if b.burst_reserve_gpus > 0)
+        if not pools:
+            return promoted, [], []
+        try:
+            waiting = self.lending.waiting()
+        except AgentError as exc:  # the lending stands: only the burst waits for squeue
+            print(f"no waiting jobs read this minute ({exc}); no new burst", file=self.out)
+            waiting = []
+        end = minute_of(now)
+        start = end - policy.recent_span_minutes * MINUTE
+        after: dict[str, Promotion] = {}
+        actions: list[AgentAction] = []
+        for pool in pools:
+            pool_windows = [w for w in windows if w.pool == pool]
+            held = {a: p for a, p in promoted.items() if p.pool == pool}
+            if not held and not any(w.tier == "standard" and w.is_active(now) for w in pool_windows):
+                continue
+            try:
+                minutes = pool_minutes(self.prometheus, selector=self.selectors.get(pool, ""), start=start, end=end)
+            except PrometheusError as exc:
+                print(f"pool {pool}: its use not measured this minute ({exc}); no burst", file=self.out)
+                minutes = [None] * policy.recent_span_minutes
+            kept, pool_actions = decide_burst(policy=policy, pool=pool, windows=pool_windows, waiting=waiting,
+                                              pool_minutes=minutes, promoted=held, now=now)
+            after.update(kept)
+            actions.extend(pool_actions)
+        try:
+            lines = self.lending.burst(after, lease_until=end + self.burst_lease, dry_run=self.dry_run)
+        except AgentError as exc:  # nothing changed in Slurm: what was held stays held, nothing to report
+            print(f"the burst not applied this minute: {exc}", file=self.out)
+            return promoted, [], []
+        for line in lines:
+            print(("would run " if self.dry_run else "") + line, file=self.out)
+        return after, actions, lines
 
     def _read_docket(self, state: AgentState, now: datetime) -> bool:
         try:
@@ -455,7 +690,8 @@ class Agent:
             state.windows_read_at = now.isoformat()
         return True
 
-    def _body(self, action: AgentAction, version: int, command: str | None) -> dict[str, Any]:
+    def _body(self, action: AgentAction, version: int, command: str | None, *, what: str | None = None
+              ) -> dict[str, Any]:
         return {
             "idempotency_key": action.key(self.docket.cluster),
             "kind": action.kind,
@@ -465,10 +701,12 @@ class Agent:
             "gpus": action.gpus,
             "acted_at": action.at.isoformat().replace("+00:00", "Z"),
             "utilization_pct": None if action.utilization_pct is None else str(action.utilization_pct),
+            "queue_wait_minutes": None if action.queue_wait_minutes is None else str(action.queue_wait_minutes),
             "span_minutes": action.span_minutes,
-            "measured_by": "prometheus",
+            "measured_by": "prometheus" if action.queue_wait_minutes is None else "prometheus+slurm",
             "policy_version": version,
-            "applied": (command or f"scavenger QOS {self.lending.scavenger} already held it") + f"; {action.reason}",
+            "applied": (command or f"{what or 'scavenger QOS ' + self.lending.scavenger} already held it")
+            + f"; {action.reason}",
         }
 
     def _report(self, state: AgentState) -> int:

@@ -47,6 +47,20 @@ QOS_PREFIX = "docket-"
 SCAVENGER_QOS = "scavenger"
 # The Description of every quota QOS the sync creates: how it recognises its own (with the prefix).
 QOS_MARK = "docket quota of account "
+# What docket-elastic-agent appends to a quota QOS's Description when it raises the quota by the pool's burst reserve:
+# " burst <GPUs> lease <time>". The sync keeps such a raise until the lease (the agent renews it every minute it
+# holds), so the two never undo each other; after the lease, an agent that stopped renewing is undone.
+BURST_MARK = "burst"
+
+
+@dataclass(frozen=True)
+class BurstRaise:
+    gpus: int
+    lease: datetime
+
+
+def burst_description(base: str, gpus: int, lease: datetime) -> str:
+    return f"{base} {BURST_MARK} {gpus} lease {slurm_time(lease)}"
 PREEMPT_MODES = ("requeue", "cancel")
 
 
@@ -91,6 +105,28 @@ class Qos:
     def gpus(self) -> int | None:
         value = self.grp_tres.get("gres/gpu")
         return parse_whole_number(value)
+
+    @property
+    def burst(self) -> BurstRaise | None:
+        """The elastic agent's raise written in the Description (burst_description), None without one."""
+        words = self.description.split()
+        if len(words) < 4 or words[-4] != BURST_MARK or words[-2] != "lease":
+            return None
+        gpus = parse_whole_number(words[-3])
+        try:
+            lease = parse_slurm_time(words[-1].upper())  # sacctmgr lowercases it
+        except ValueError:
+            return None
+        return BurstRaise(gpus, lease) if gpus is not None else None
+
+    @property
+    def base_description(self) -> str:
+        """The Description without the agent's raise: the sync's own."""
+        return " ".join(self.description.split()[:-4]) if self.burst is not None else self.description
+
+    def burst_live(self, now: datetime | None) -> BurstRaise | None:
+        held = self.burst
+        return held if held is not None and now is not None and held.lease > now else None
 
 
 @dataclass(frozen=True)
@@ -165,6 +201,7 @@ class QuotaDesire:
     reports: Mapping[int, tuple[SyncState, str]]
     # The Description of each account's quota QOS (quota_description: its end and windows).
     descriptions: Mapping[str, str] = field(default_factory=dict)
+    now: datetime | None = None  # when the desire was computed: an agent's burst raise is kept until its lease
 
 
 def quota_desire(windows: Sequence[DesiredWindow], now: datetime, config: SlurmConfig) -> QuotaDesire:
@@ -194,7 +231,7 @@ def quota_desire(windows: Sequence[DesiredWindow], now: datetime, config: SlurmC
                 quotas[account] = quotas.get(account, 0) + window.gpu_count
                 held.setdefault(account, []).append(window)
     descriptions = {account: quota_description(account, ws) for account, ws in held.items()}
-    return QuotaDesire(quotas, frozenset(scavenger), reports, descriptions)
+    return QuotaDesire(quotas, frozenset(scavenger), reports, descriptions, now)
 
 
 def reconcile_qos(
@@ -230,6 +267,9 @@ def reconcile_qos(
         existing = qos.get(name)
         only = frozenset({account})
         description = desire.descriptions.get(account, f"{QOS_MARK}{account}")
+        raised = existing.burst_live(desire.now) if existing is not None else None
+        if raised is not None:  # the elastic agent's raise, within its lease: kept on top of the quota
+            gpus, description = gpus + raised.gpus, burst_description(description, raised.gpus, raised.lease)
         if existing is None:
             commands.append(QosCommand(("add", "qos", name, f"GrpTRES=gres/gpu={gpus}", f"Preempt={scavenger}",
                                         f"Description={description}"), only))
@@ -319,10 +359,16 @@ def quota_status(
                           "not capped by Slurm)")
     name, gpus = quota_qos_name(account), desire.quotas[account]
     found = qos.get(name)
+    raised = found.burst_live(now) if found is not None else None
+    if raised is not None:
+        gpus += raised.gpus
     if found is None or found.gpus != gpus or name not in held.qos or held.default != name:
         shown = "missing" if found is None else f"GrpTRES gres/gpu={found.gpus}, default QOS {held.default or '-'}"
         return SyncStatus(window.id, SyncState.FAILED, 0, 0, f"read back: QOS {name} {shown}, {gpus} GPUs wanted")
     total = "" if gpus == window.gpu_count else f" (the account's active standard windows: {gpus} GPUs in all)"
+    if raised is not None:
+        total = (f" (the account's active standard windows: {desire.quotas[account]} GPUs, raised by the elastic "
+                 f"agent's burst of {raised.gpus} until {slurm_time(raised.lease)})")
     return SyncStatus(window.id, SyncState.IN_SYNC, 0, 0,
                       f"quota: account {account} runs up to {window.gpu_count} GPUs at once until "
                       f"{slurm_time(window.end)} in its default QOS {name}, GrpTRES=gres/gpu={gpus}{total}; "
