@@ -7,6 +7,7 @@ from committee.selectors.budgets import (
     RequestBudget,
     department_budgets,
     department_charges,
+    grant_over_budget,
     request_budget_map,
     review_rows_budget,
 )
@@ -286,6 +287,7 @@ __all__ = [
     "demand_priority",
     "department_budgets",
     "department_charges",
+    "grant_over_budget",
     "digest_list_for_user",
     "emergency_get",
     "emergency_list_for_review",

@@ -13,11 +13,13 @@ from django.urls import reverse
 from allocations.models import Department, GpuPool
 from committee import selectors, services
 from committee.selectors.budgets import quarter_first_week, window_charge
-from governed.models import PolicyChange, PolicyValue
+from committee.models import Decision
+from governed.models import ChangeSource, PolicyChange, PolicyValue
 from governed.selectors import policy_value
+from governed.services import policy_change_record
 from tests.allocations.plans import W, publish
 from tests.clock import FIXED_NOW
-from tests.committee.reviewing import close
+from tests.committee.reviewing import close, decide
 from tests.factories import file_request
 from tests.readable import assert_readable
 
@@ -169,3 +171,41 @@ def test_the_review_shows_what_a_grant_would_charge_and_flags_one_over_budget(cl
     assert "over budget" in card(bigger) and "Granting it charges USD 2,400.00 to Research" in card(bigger)
     assert "It would exceed the budget by USD 380.00: the committee may still grant it." in card(bigger)
     assert "Granting it charges" not in card(untracked)
+
+
+def _refuse_over_budget(week: str = "2026-W49") -> None:
+    policy_change_record(actor=None, changes={"charges.refuse_over_budget": True}, effective_week=week,
+                         reason="Finance asks the committee to stay within budgets.", source=ChangeSource.LAB)
+
+
+def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(world, research):
+    # 2,500.00 for 2026-Q4, 480.00 spent: 2,020.00 left. A grant of 4 GPUs × 60 h on h100 charges 989.62
+    # (240 × 4.1234 = 989.616), one of 8 × 60 on a100 1,200.00: together over by 169.62.
+    _set(world, research, "2500")
+    publish([W(world.a100, world.team_a, 8, 0, 24, ref=1)])
+    first = file_request(world, title="First retrain", pool=world.h100, gpu_count=4, min_gpu_count=2,
+                         duration_hours=60)
+    second = file_request(world, title="Second retrain", gpu_count=8, min_gpu_count=2, duration_hours=60)
+    close(world)
+    decide(world, first, exception="The launch is Thursday.")
+    # By default the policy flags: the committee may grant over the budget.
+    decide(world, second, exception="The launch is Thursday.")
+    assert sorted(Decision.objects.values_list("granted_gpu_count", flat=True)) == [4, 8]
+    Decision.objects.filter(request=second).delete()
+
+    _refuse_over_budget()
+    before = list(Decision.objects.values_list("request_id", "outcome", "granted_gpu_count"))
+    with pytest.raises(ValidationError) as refused:
+        decide(world, second, exception="The launch is Thursday.")
+    assert refused.value.message_dict["outcome"] == [
+        "The policy refuses a grant over budget: granting 8 GPUs charges USD 1,200.00 to Research, which has "
+        "USD 1,030.38 left in 2026-Q4 once this week's other grants are counted (over by USD 169.62). Grant fewer "
+        "GPUs, defer or reject; nothing was recorded."]
+    assert list(Decision.objects.values_list("request_id", "outcome", "granted_gpu_count")) == before
+    # 7 GPUs × 60 h = 1,050.00: still over. 6 × 60 = 900.00 fits, and so does deferring.
+    with pytest.raises(ValidationError):
+        decide(world, second, "partial", granted_gpu_count=7, exception="The launch is Thursday.")
+    assert not Decision.objects.filter(request=second).exists()
+    decide(world, second, "partial", granted_gpu_count=6, exception="The launch is Thursday.")
+    decide(world, second, "defer")
+    assert Decision.objects.get(request=second).granted_gpu_count is None
