@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
 
 from allocations.models import AllocationWindow, Department, WindowTier
 from committee.models import Decision, GpuRequest
@@ -154,6 +155,29 @@ def department_budgets(*, quarter: str, department_ids: Iterable[int] | None = N
             carried_over=carried, spent=spent.get(pk, Decimal(0)),
         ))
     return out
+
+
+class BudgetAlert(NamedTuple):
+    """A threshold of a department's quarter budget its charges reached."""
+
+    budget: DepartmentBudget
+    pct: int  # the threshold reached: 80 or 100
+
+
+def budget_alerts(*, quarters: Sequence[str]) -> list[BudgetAlert]:
+    """Every threshold (80 %, 100 %) each department's charges have reached in each of `quarters`, as they stand."""
+    return [
+        BudgetAlert(budget, pct)
+        for quarter in sorted(set(quarters))
+        for budget in department_budgets(quarter=quarter)
+        for pct in ALERT_PCT
+        if budget.used_pct is not None and budget.used_pct >= pct
+    ]
+
+
+def budget_alert_key(alert: BudgetAlert) -> str:
+    """Once per department, quarter and threshold, however many changes reach it."""
+    return f"budget:{alert.budget.slug}:{alert.budget.quarter}:{alert.pct}"
 
 
 @dataclass(frozen=True)

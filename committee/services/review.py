@@ -150,10 +150,11 @@ def request_decide(
     rubric's precondition for a grant are committee.selectors.deciding's (`decide_guard`, Act.DECIDE:
     seat, own team, declared conflicts, DOCKET_DECISIONS_RECORDED_BY; refused with PermissionDenied,
     the API's 403; `grant_refusal`: a ranked request with its quorum, or the chair's `exception`, stored
-    on the decision). When the policy in force that week refuses a grant over budget (`charges.refuse_over_budget`),
-    a grant, partial or alternative whose charge exceeds what its department has left in the quarter, the week's
-    other grants counted (`selectors.grant_over_budget`), is refused (ValidationError on `outcome`, nothing written). The team sees the decision once the cycle is finalized; no event is written on
-    the request until then.
+    on the decision). When the policy in force that week refuses a grant over budget
+    (`charges.refuse_over_budget`), a grant, partial or alternative whose charge exceeds what its department has
+    left in the quarter, the week's other grants counted (`selectors.grant_over_budget`), is refused
+    (ValidationError on `outcome`, nothing written). The team sees the decision once the cycle is finalized; no
+    event is written on the request until then.
     """
     selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.DECIDE)
     locked, cycle = lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))

@@ -7,19 +7,22 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 
 from allocations.models import Department, GpuPool
 from committee import selectors, services
+from committee.models import Decision, Notification
 from committee.selectors.budgets import quarter_first_week, window_charge
-from committee.models import Decision
+from committee.services.notifications import notification_text
 from governed.models import ChangeSource, PolicyChange, PolicyValue
 from governed.selectors import policy_value
 from governed.services import policy_change_record
 from tests.allocations.plans import W, publish
 from tests.clock import FIXED_NOW
-from tests.committee.reviewing import close, decide
+from tests.committee.reviewing import close, decide, score
+from tests.committee.test_chat_webhook import webhook  # noqa: F401 (the chat's webhook, a real HTTP server)
 from tests.factories import file_request
 from tests.readable import assert_readable
 
@@ -209,3 +212,40 @@ def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(world, 
     decide(world, second, "partial", granted_gpu_count=6, exception="The launch is Thursday.")
     decide(world, second, "defer")
     assert Decision.objects.get(request=second).granted_gpu_count is None
+
+
+def test_the_committee_hears_once_when_a_department_reaches_80_and_100_percent(
+    world, research, webhook, django_capture_on_commit_callbacks,
+):
+    # 1,000.00 for 2026-Q4; the week's plan grants Research's team 8 GPUs × 60 h on a100 (2.50): 1,200.00 would be
+    # over; 6 × 60 = 900.00 is 90 %. Published through the committee's own action, the tasks run through the outbox.
+    _set(world, research, "1000")
+    request = file_request(world, title="Ranker retrain", gpu_count=8, min_gpu_count=2, duration_hours=60)
+    close(world)
+    for member in (world.chair, world.reviewer, world.finance):
+        score(member, request, 9, 8, 9)
+    decide(world, request, "partial", granted_gpu_count=6)
+    cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.cycle_publish(actor=world.chair, cycle=cycle)
+
+    said = "Research has used 90.0% of its 2026-Q4 budget (USD 900.00 of USD 1,000.00)."
+    assert [t for t in webhook.texts if "budget" in t] == [f"{said} {settings.SITE_URL}/budgets/?quarter=2026-Q4"]
+    committee = set(selectors.committee_member_ids())
+    alerts = Notification.objects.filter(kind="budget_alert").all
+    assert {(n.recipient_id, n.key) for n in alerts()} == {(pk, "budget:research:2026-Q4:80") for pk in committee}
+    assert {notification_text(n) for n in alerts()} == {said}
+    assert not Notification.objects.filter(kind="budget_alert", recipient=world.member_a).exists()
+
+    # Finance lowers the budget to 950.00 (94.7 %): the 80 % alert was given this quarter; nothing new.
+    with django_capture_on_commit_callbacks(execute=True):
+        _set(world, research, "950")
+    assert alerts().count() == len(committee) and len([t for t in webhook.texts if "budget" in t]) == 1
+    # To 850.00: over budget (105.9 %), told once; lowering it again tells nobody again.
+    for amount in ("850", "800"):
+        with django_capture_on_commit_callbacks(execute=True):
+            _set(world, research, amount)
+    over = "Research has used 105.9% of its 2026-Q4 budget (USD 900.00 of USD 850.00): over budget."
+    assert [t for t in webhook.texts if "budget" in t][1:] == [f"{over} {settings.SITE_URL}/budgets/?quarter=2026-Q4"]
+    assert {notification_text(n) for n in alerts().filter(key="budget:research:2026-Q4:100")} == {over}
+    assert alerts().count() == 2 * len(committee)
