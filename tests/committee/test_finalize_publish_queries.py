@@ -22,16 +22,16 @@ from tests.conftest import build_world
 from tests.reports.big_week import big_week
 
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-FINALIZE_QUERIES = 73  # the ranking (its score tallies; the alternatives are not read to rank), the record: decided
+FINALIZE_QUERIES = 75  # the ranking (its score tallies; the alternatives are not read to rank), the record: decided
 # and placed (request_outcome_map), the week's corrections and appeals,
 # the policy changes since the week before (five history tables and the governed quorum and fair share), the quorum
 # in force for the week (committee.selectors.governance_for_week, read by the ranking and the finalize), and the
 # discussion the review shows (questions, comments, stale marks, conflicts) and the recusals the record lists; the
 # rubric in force for the week (committee.selectors.rubric_for_week, read by the ranking, the review and the record),
 # the page of the rules' version it is, and the pools' reserve changes in the store for the policy changes
-PUBLISH_QUERIES = 83  # the record twice (decided and placed, corrections, appeals, policy changes, governance,
+PUBLISH_QUERIES = 89  # the record twice (decided and placed, corrections, appeals, policy changes, governance,
 # recusals, the rubric in force and its version's page); a plan an emergency made; the pools' reserves in force for
-# the week (governed)
+# the week (governed); the budget alert's outbox message (four: its departments' budgets are read by the task)
 
 
 @pytest.fixture
