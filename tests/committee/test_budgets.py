@@ -215,7 +215,7 @@ def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(world, 
 
 
 def test_the_committee_hears_once_when_a_department_reaches_80_and_100_percent(
-    world, research, webhook, django_capture_on_commit_callbacks,
+    world, research, webhook, django_capture_on_commit_callbacks,  # noqa: F811 (the fixture imported above)
 ):
     # 1,000.00 for 2026-Q4; the week's plan grants Research's team 8 GPUs × 60 h on a100 (2.50): 1,200.00 would be
     # over; 6 × 60 = 900.00 is 90 %. Published through the committee's own action, the tasks run through the outbox.
