@@ -186,6 +186,7 @@ class RequestBudget:
 
     charge: Decimal
     budget: DepartmentBudget
+    refused: bool = False  # the policy in force refuses a grant over budget (charges.refuse_over_budget)
 
     @property
     def left_after(self) -> Decimal:
@@ -248,8 +249,11 @@ def request_budget_map(*, requests: Sequence[GpuRequest], quarter: str) -> dict[
     return out
 
 
-def review_rows_budget(*, rows: Sequence[ReviewRow], quarter: str) -> None:
-    """Give each review row its `budget`: what granting it would charge its department, and what is left."""
+def review_rows_budget(*, rows: Sequence[ReviewRow], quarter: str, week: str) -> None:
+    """Give each review row its `budget`: what granting it would charge its department, and what is left, and whether
+    the policy in force in `week` refuses a grant over budget (one more query, only when a row has a budget)."""
     budgets = request_budget_map(requests=[row.request for row in rows], quarter=quarter)
+    if budgets and policy_value(key=REFUSE_OVER_BUDGET, week=week):
+        budgets = {pk: replace(b, refused=True) for pk, b in budgets.items()}
     for row in rows:
         row.budget = budgets.get(row.request.pk)

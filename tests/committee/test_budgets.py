@@ -181,7 +181,7 @@ def _refuse_over_budget(week: str = "2026-W49") -> None:
                          reason="Finance asks the committee to stay within budgets.", source=ChangeSource.LAB)
 
 
-def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(world, research):
+def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(client, world, research):
     # 2,500.00 for 2026-Q4, 480.00 spent: 2,020.00 left. A grant of 4 GPUs × 60 h on h100 charges 989.62
     # (240 × 4.1234 = 989.616), one of 8 × 60 on a100 1,200.00: together over by 169.62.
     _set(world, research, "2500")
@@ -193,7 +193,7 @@ def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(world, 
     decide(world, first, exception="The launch is Thursday.")
     # By default the policy flags: the committee may grant over the budget.
     decide(world, second, exception="The launch is Thursday.")
-    assert sorted(Decision.objects.values_list("granted_gpu_count", flat=True)) == [4, 8]
+    assert list(Decision.objects.order_by("granted_gpu_count").values_list("granted_gpu_count", flat=True)) == [4, 8]
     Decision.objects.filter(request=second).delete()
 
     _refuse_over_budget()
@@ -212,6 +212,13 @@ def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(world, 
     decide(world, second, "partial", granted_gpu_count=6, exception="The launch is Thursday.")
     decide(world, second, "defer")
     assert Decision.objects.get(request=second).granted_gpu_count is None
+    # With 1,500.00 for the quarter (1,020.00 left), the review's card says the policy refuses the 1,200.00 grant.
+    _set(world, research, "1500")
+    client.force_login(world.reviewer)
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    card = page[page.index(f'id="request-{second.pk}"'):]
+    card = card[:card.index("</article>")]
+    assert "It would exceed the budget by USD 180.00: the policy refuses such a grant." in card
 
 
 def test_the_committee_hears_once_when_a_department_reaches_80_and_100_percent(
