@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 
 from committee import weeks
 from core.parsers import parse_quarter
@@ -18,7 +18,8 @@ def _year_n(quarter: str) -> tuple[int, int]:
         raise ValueError(f"a quarter looks like 2026-Q4, got {quarter!r}")
     return int(match.group(1)), int(match.group(2))
 
-__all__ = ["parse_quarter", "quarter_bounds", "quarter_months", "quarter_of", "quarter_of_day", "shift_quarter"]
+__all__ = ["parse_quarter", "quarter_bounds", "quarter_months", "quarter_of", "quarter_of_day", "quarters_of_span",
+           "shift_quarter"]
 
 
 def quarter_of_day(day: date) -> str:
@@ -48,3 +49,12 @@ def shift_quarter(quarter: str, by: int) -> str:
     year, n = _year_n(quarter)
     index = year * 4 + n - 1 + by
     return f"{index // 4:04d}-Q{index % 4 + 1}"
+
+
+def quarters_of_span(start: datetime, end: datetime) -> list[str]:
+    """The quarters the span [start, end) has instants in, in order (a week across 1 January: two)."""
+    first, last = quarter_of(start), quarter_of(max(start, end - timedelta(microseconds=1)))
+    quarters = [first]
+    while quarters[-1] < last:
+        quarters.append(shift_quarter(quarters[-1], 1))
+    return quarters

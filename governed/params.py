@@ -21,6 +21,8 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
     charges.preemptible_discount_pct         preemptible windows are charged this much less (whole percents)
     grants.max_weeks                         the most consecutive weeks one request may span (a run)
     grants.continuation_utilization_pct      a run's measured utilization in a week that confirms its next week
+    charges.refuse_over_budget               a grant that would exceed its department's budget is refused (bool;
+                                             default False: it is flagged and the committee may still grant it)
 
 A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
 by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
@@ -55,6 +57,7 @@ PREEMPTIBLE_DISCOUNT = "charges.preemptible_discount_pct"
 GRANTS_MAX_WEEKS = "grants.max_weeks"
 GRANTS_CONTINUATION_PCT = "grants.continuation_utilization_pct"
 GRANTS_MAX_WEEKS_LIMIT = 26
+REFUSE_OVER_BUDGET = "charges.refuse_over_budget"
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
@@ -137,6 +140,8 @@ PARAMS: tuple[Param, ...] = (
           maximum=100, default=lambda: 0),
     Param(PREEMPTIBLE_DISCOUNT, _("Budgets"), _("Discount on preemptible windows"), "%", minimum=0, maximum=100,
           default=lambda: 50),
+    Param(REFUSE_OVER_BUDGET, _("Budgets"), _("Refuse a grant over the department's budget"), kind="bool",
+          default=lambda: False),
     Param(QUORUM, _("Review"), _("Score quorum"), _("member scores"), minimum=1, maximum=QUORUM_MAX,
           default=lambda: settings.DOCKET_SCORE_QUORUM),
     Param("elastic.idle_threshold_pct", _("Elastic pools"), _("idle below utilization %"), "%", minimum=0,

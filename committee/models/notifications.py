@@ -25,6 +25,7 @@ class NotificationKind(models.TextChoices):
     DRAFT_AWAITS_LEAD = "draft_awaits_lead", _("A member's draft waits for me, the team's lead, to submit it")
     DRAFT_RETURNED = "draft_returned", _("The team's lead sent my draft back with a note")
     WINDOW_EVENT = "window_event", _("A window of my team starts, ends soon, or was given back or extended")
+    BUDGET_ALERT = "budget_alert", _("A department's charges reached 80 or 100 percent of its quarter's budget")
 
 
 class NotificationDigest(models.Model):

@@ -7,6 +7,7 @@ from committee.selectors.budgets import (
     RequestBudget,
     department_budgets,
     department_charges,
+    grant_over_budget,
     request_budget_map,
     review_rows_budget,
 )
@@ -314,6 +315,7 @@ __all__ = [
     "fair_share_live",
     "forward_calendar",
     "governance_for_week",
+    "grant_over_budget",
     "grant_refusal",
     "inbox_list",
     "inbox_unread_count",

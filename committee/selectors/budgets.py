@@ -12,17 +12,18 @@ one at `charges.preemptible_discount_pct` less (in force in the window's week). 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
 
 from allocations.models import AllocationWindow, Department, WindowTier
-from committee.models import GpuRequest
+from committee.models import Decision, GpuRequest
 from committee.quarters import quarter_bounds, shift_quarter
 from committee.selectors.review import ReviewRow
 from core.datetimes import format_isoweek
-from governed.params import BUDGET_PREFIX, PREEMPTIBLE_DISCOUNT, as_int, defaults, value_text
-from governed.selectors import policy_values, policy_values_for_weeks
+from governed.params import BUDGET_PREFIX, PREEMPTIBLE_DISCOUNT, REFUSE_OVER_BUDGET, as_int, defaults, value_text
+from governed.selectors import policy_value, policy_values, policy_values_for_weeks
 
 CENT = Decimal("0.01")
 ALERT_PCT = (80, 100)
@@ -156,12 +157,36 @@ def department_budgets(*, quarter: str, department_ids: Iterable[int] | None = N
     return out
 
 
+class BudgetAlert(NamedTuple):
+    """A threshold of a department's quarter budget its charges reached."""
+
+    budget: DepartmentBudget
+    pct: int  # the threshold reached: 80 or 100
+
+
+def budget_alerts(*, quarters: Sequence[str]) -> list[BudgetAlert]:
+    """Every threshold (80 %, 100 %) each department's charges have reached in each of `quarters`, as they stand."""
+    return [
+        BudgetAlert(budget, pct)
+        for quarter in sorted(set(quarters))
+        for budget in department_budgets(quarter=quarter)
+        for pct in ALERT_PCT
+        if budget.used_pct is not None and budget.used_pct >= pct
+    ]
+
+
+def budget_alert_key(alert: BudgetAlert) -> str:
+    """Once per department, quarter and threshold, however many changes reach it."""
+    return f"budget:{alert.budget.slug}:{alert.budget.quarter}:{alert.pct}"
+
+
 @dataclass(frozen=True)
 class RequestBudget:
     """What granting a request would charge its team's department, against what is left of the quarter's budget."""
 
     charge: Decimal
     budget: DepartmentBudget
+    refused: bool = False  # the policy in force refuses a grant over budget (charges.refuse_over_budget)
 
     @property
     def left_after(self) -> Decimal:
@@ -176,10 +201,35 @@ class RequestBudget:
         return self.budget.has_budget and self.left_after < 0
 
 
-def request_charge(gpu_request: GpuRequest) -> Decimal:
-    """What granting `gpu_request` as asked would charge: its GPU-hours at its pool's price (a standard grant is
-    charged in full; lent hours are credited when measured)."""
-    return cents(Decimal(gpu_request.gpu_count * gpu_request.duration_hours) * gpu_request.pool.cost_per_gpu_hour)
+def request_charge(gpu_request: GpuRequest, *, gpu_count: int | None = None) -> Decimal:
+    """What granting `gpu_request` would charge: its GPU-hours (as asked, or `gpu_count` GPUs over its duration) at
+    its pool's price (a standard grant is charged in full; lent hours are credited when measured)."""
+    gpus = gpu_request.gpu_count if gpu_count is None else gpu_count
+    return cents(Decimal(gpus * gpu_request.duration_hours) * gpu_request.pool.cost_per_gpu_hour)
+
+
+def grant_over_budget(
+    *, gpu_request: GpuRequest, cycle_week: str, quarter: str, gpu_count: int,
+) -> RequestBudget | None:
+    """When the policy in force in `cycle_week` refuses a grant over budget (`charges.refuse_over_budget`): what
+    granting `gpu_count` GPUs of `gpu_request` would charge against its department's budget in `quarter`, if that
+    exceeds what is left once the week's other grants are counted; else None (no such policy, no department, no
+    budget, or within it). The week's other grants are the decisions of the same week granting GPUs to a team of the
+    same department (not yet in a plan: their windows are not charged yet)."""
+    department_id = gpu_request.team.department_id
+    if department_id is None or not policy_value(key=REFUSE_OVER_BUDGET, week=cycle_week):
+        return None
+    budgets = department_budgets(quarter=quarter, department_ids=[department_id])
+    if not budgets or not budgets[0].has_budget:
+        return None
+    others = Decision.objects.filter(
+        cycle__week=cycle_week, request__team__department_id=department_id, granted_gpu_count__isnull=False,
+        granted_gpu_count__gt=0,
+    ).exclude(request_id=gpu_request.pk).select_related("request__pool")
+    pending = sum((request_charge(d.request, gpu_count=d.granted_gpu_count) for d in others), Decimal(0))
+    budget = replace(budgets[0], spent=budgets[0].spent + pending)
+    charge = RequestBudget(charge=request_charge(gpu_request, gpu_count=gpu_count), budget=budget)
+    return charge if charge.exceeds else None
 
 
 def request_budget_map(*, requests: Sequence[GpuRequest], quarter: str) -> dict[int, RequestBudget]:
@@ -199,8 +249,11 @@ def request_budget_map(*, requests: Sequence[GpuRequest], quarter: str) -> dict[
     return out
 
 
-def review_rows_budget(*, rows: Sequence[ReviewRow], quarter: str) -> None:
-    """Give each review row its `budget`: what granting it would charge its department, and what is left."""
+def review_rows_budget(*, rows: Sequence[ReviewRow], quarter: str, week: str) -> None:
+    """Give each review row its `budget`: what granting it would charge its department, and what is left, and whether
+    the policy in force in `week` refuses a grant over budget (one more query, only when a row has a budget)."""
     budgets = request_budget_map(requests=[row.request for row in rows], quarter=quarter)
+    if budgets and policy_value(key=REFUSE_OVER_BUDGET, week=week):
+        budgets = {pk: replace(b, refused=True) for pk, b in budgets.items()}
     for row in rows:
         row.budget = budgets.get(row.request.pk)

@@ -54,6 +54,7 @@ COMMITTEE_KINDS = (
     NotificationKind.EMERGENCY,
     NotificationKind.QUESTION_ANSWERED,
     NotificationKind.SCORES_STALE,
+    NotificationKind.BUDGET_ALERT,
 )
 
 

@@ -13,8 +13,10 @@ from django.utils.translation import gettext as _
 
 from allocations.models import Department
 from committee import limits, selectors
+from committee.models import NotificationKind
 from committee.quarters import parse_quarter, quarter_of
 from committee.selectors.budgets import quarter_first_week
+from committee.services.notifications import notification_enqueue
 from core.datetimes import format_isoweek
 from core.locks import write_transaction
 from governed.models import ChangeSource, PolicyChange
@@ -37,7 +39,8 @@ def department_budget_set(
     (ValidationError keyed by field, nothing written). The change is effective from the quarter's first week, or from
     the current week for the quarter under way (the weeks before keep what they had); a quarter reads the values in
     force in its last week (committee.selectors.budgets). Exempt from one change a week. After commit the store sends
-    `policy_changed`: the archive writes the change's page.
+    `policy_changed`: the archive writes the change's page; the committee is told of a threshold (80 %, 100 %) the
+    department's charges now reach (the `budget_alert` notification and chat, once per threshold and quarter).
     """
     if not selectors.user_is_finance(user=actor):
         raise PermissionDenied(_("Only the finance member sets the departments' budgets."))
@@ -59,7 +62,7 @@ def department_budget_set(
         raise ValidationError(errors)
     week = max(quarter_first_week(quarter), format_isoweek(now))
     try:
-        return policy_change_record(
+        change = policy_change_record(
             actor=actor,
             changes={f"{BUDGET_PREFIX}{department.slug}.quarterly": quarterly,
                      f"{BUDGET_PREFIX}{department.slug}.carry_over_pct": carry_over_pct},
@@ -69,3 +72,6 @@ def department_budget_set(
         if hasattr(exc, "error_dict") and "changes" in exc.error_dict:
             raise ValidationError({"quarterly": exc.error_dict.pop("changes"), **exc.error_dict}) from None
         raise
+    # A lower budget may reach a threshold with nothing more charged: tell the committee (once per threshold).
+    notification_enqueue(kind=NotificationKind.BUDGET_ALERT, quarters=[quarter], ref=f"policy-change:{change.number}")
+    return change

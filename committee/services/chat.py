@@ -1,7 +1,8 @@
 """The chat channel: short messages to a Slack-compatible incoming webhook, beside the e-mail digest.
 
-Three events are announced when DOCKET_CHAT_WEBHOOK_URL is set: intake closes within 24 hours, a
-week's plan was published (or corrected), and a window failed to sync on its cluster. Each is
+These events are announced when DOCKET_CHAT_WEBHOOK_URL is set: intake closes within 24 hours, a
+week's plan was published (or corrected), a window failed to sync on its cluster, a window's lifecycle event, and a
+department's charges reached 80 % or 100 % of its quarter's budget (once per department, quarter and threshold). Each is
 written to the outbox in the transaction of the change (or of the clock's job), once per key, and
 posted by the task `committee.chat_send`; a post the webhook refuses raises, so the message stays
 in the outbox and the relay tries again. The text is composed when it is posted, from what the
@@ -29,10 +30,12 @@ from allocations.models import AllocationPlan, AllocationWindow
 from committee import weeks
 from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
 from committee.outbox import outbox_enqueue
+from committee.selectors.budgets import budget_alert_key, budget_alerts, department_budgets
+from core.numbers import format_money, format_pct
 
 CHAT_TASK = "committee.chat_send"
 INTAKE_NOTICE = timedelta(hours=24)
-EVENTS = ("intake_closing", "published", "sync_failed", "lifecycle")
+EVENTS = ("intake_closing", "published", "sync_failed", "lifecycle", "budget_alert")
 
 
 class ChatDeliveryError(Exception):
@@ -76,6 +79,21 @@ def chat_published_announce(*, cycle: ReviewCycle, plan: AllocationPlan) -> bool
         event="published",
         params={"cycle_id": cycle.pk, "plan_id": plan.pk},
     )
+
+
+def chat_budget_alerts_announce(*, quarters: Iterable[str], ref: str) -> list[str]:
+    """Inside the transaction of a change that charges departments (a plan published, a budget set): announce each
+    threshold (80 %, 100 %) a department's charges reached in `quarters`, once per department, quarter and threshold
+    (the outbox key). Returns the keys; none without a webhook (nothing is read then)."""
+    if not chat_enabled():
+        return []
+    keys = []
+    for alert in budget_alerts(quarters=list(quarters)):
+        key = budget_alert_key(alert)
+        chat_enqueue(key=key, event="budget_alert", params={
+            "department_id": alert.budget.department_id, "quarter": alert.budget.quarter, "pct": alert.pct})
+        keys.append(key)
+    return keys
 
 
 def on_windows_sync_failed(sender: Any, window_ids: Iterable[int], **kwargs: Any) -> None:
@@ -186,4 +204,15 @@ def chat_text(*, event: str, params: dict[str, Any]) -> str:
 
         lifecycle = LifecycleEvent.objects.get(pk=params["event_id"])
         return lifecycle_event_text({"type": lifecycle.type, **lifecycle.data})
+    if event == "budget_alert":
+        (budget,) = department_budgets(quarter=params["quarter"], department_ids=[params["department_id"]])
+        text = (
+            _("%(department)s has used %(used)s of its %(quarter)s budget (%(spent)s of %(available)s): over budget.")
+            if int(params["pct"]) >= 100
+            else _("%(department)s has used %(used)s of its %(quarter)s budget (%(spent)s of %(available)s).")
+        )
+        return " ".join([text % {
+            "department": budget.name, "quarter": budget.quarter, "used": format_pct(budget.used_pct),
+            "spent": format_money(budget.spent), "available": format_money(budget.available),
+        }, _link(reverse("committee:budgets") + f"?quarter={budget.quarter}")])
     raise ValueError(f"unknown chat event {event!r}")

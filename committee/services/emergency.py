@@ -43,8 +43,9 @@ from committee.models import (
     RequestStatus,
     ReviewCycle,
 )
+from committee.quarters import quarters_of_span
 from committee.services.events import lifecycle_event_record, window_event_data
-from committee.services.notifications import notifications_record
+from committee.services.notifications import notification_enqueue, notifications_record
 from committee.services.requests import actor_name, request_event_record
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -372,6 +373,9 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
     request_event_record(request=gpu_request, actor=actor, action="published", detail=text_render(published),
                          detail_text=published)
     _notify(emergency=emergency, event="placed", team_too=True, by=actor_name(actor))
+    # The emergency's plan charges its department: a budget reaching 80 % or 100 % is told (once per threshold).
+    notification_enqueue(kind=NotificationKind.BUDGET_ALERT, quarters=quarters_of_span(cycle.starts_at, cycle.ends_at),
+                         ref=f"{cycle.week}:v{plan.version}")
     if emergency.extends_id is not None:  # an extension of a granted window (committee/services/extension.py)
         placed_window = next(w for w in allocation_selectors.plan_window_list(plan=plan)
                              if w.request_ref == gpu_request.pk)

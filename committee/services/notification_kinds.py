@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from django.urls import reverse
@@ -43,9 +44,11 @@ from committee.models import (
     RequestStatus,
     ReviewCycle,
 )
+from committee.selectors.budgets import BudgetAlert, budget_alert_key, budget_alerts
 from committee.selectors.outcomes import RequestOutcome
 from committee.selectors.replanning import WindowChange
-from committee.services.chat import chat_published_announce
+from committee.services.chat import chat_budget_alerts_announce, chat_published_announce
+from core.numbers import format_money, format_pct
 
 S = TypeVar("S")
 
@@ -360,6 +363,45 @@ APPEAL_DECIDED = Delivery[_DecidedAppeal](
 )
 
 
+# --- a department's charges reached 80 % or 100 % of its quarter's budget: the committee (finance holds a seat) ---
+
+
+def _budget_alert_params(alert: BudgetAlert) -> dict[str, Any]:
+    budget = alert.budget
+    return {
+        "department": budget.name,
+        "quarter": budget.quarter,
+        "pct": alert.pct,
+        "used_pct": str(budget.used_pct),
+        "spent": str(budget.spent),
+        "available": str(budget.available),
+        "path": reverse("committee:budgets") + f"?quarter={budget.quarter}",
+    }
+
+
+def _budget_alert_context(p: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "department": p.get("department") or "",
+        "quarter": p.get("quarter") or "",
+        "over": int(p.get("pct") or 0) >= 100,
+        "used": format_pct(Decimal(p["used_pct"])) if p.get("used_pct") else "",
+        "spent": format_money(Decimal(p["spent"])) if p.get("spent") else "",
+        "available": format_money(Decimal(p["available"])) if p.get("available") else "",
+    }
+
+
+BUDGET_ALERT = Delivery[BudgetAlert](
+    message=lambda *, quarters, ref: (
+        f"notify:budget-alert:{ref}", {"quarters": sorted(set(quarters))},
+    ),
+    load=budget_alerts,
+    recipients=lambda alerts: [selectors.committee_member_ids() for _alert in alerts],
+    key=budget_alert_key,
+    params=_budget_alert_params,
+    announce=chat_budget_alerts_announce,
+)
+
+
 def _lifecycle_context(params: Mapping[str, Any]) -> dict[str, Any]:
     from committee.services.events import lifecycle_event_text  # events records notifications: imported at use
 
@@ -407,6 +449,10 @@ for _spec in (
     NotificationKindSpec(
         NotificationKind.WINDOW_EVENT.value, gettext_lazy("Windows starting, ending, given back or extended"),
         context=_lifecycle_context,
+    ),
+    NotificationKindSpec(
+        NotificationKind.BUDGET_ALERT.value, gettext_lazy("Budgets reaching their limit"),
+        context=_budget_alert_context, delivery=BUDGET_ALERT,
     ),
 ):
     notification_kind_register(_spec)

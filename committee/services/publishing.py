@@ -23,6 +23,7 @@ from allocations.models import AllocationPlan
 from allocations.services import plan_publish
 from committee import selectors
 from committee.models import CycleStatus, GpuRequest, NotificationKind, ReviewCycle
+from committee.quarters import quarters_of_span
 from committee.services.notifications import notification_enqueue
 from committee.services.requests import actor_name, request_events_record
 from committee.services.review import cycle_transition_record
@@ -135,6 +136,9 @@ def cycle_plan_place(
     locked.status = CycleStatus.PUBLISHED
     locked.save(update_fields=["status"])
     notification_enqueue(kind=NotificationKind.DECISION_PUBLISHED, cycle=locked, plan=plan)
+    # The plan's windows charge their departments: tell the committee of a budget reaching 80 % or 100 %.
+    quarters = quarters_of_span(locked.starts_at, locked.ends_at)
+    notification_enqueue(kind=NotificationKind.BUDGET_ALERT, quarters=quarters, ref=f"{locked.week}:v{plan.version}")
     cycle_transition_record(
         cycle=locked,
         actor=actor,

@@ -31,12 +31,14 @@ from committee.models import (
     ReviewCycle,
     criterion_label,
 )
+from committee.quarters import quarter_of
 from committee.services.notifications import notification_enqueue
 from committee.services.ranking import cycle_ranking_changed
 from committee.services.requests import actor_name, request_events_record
 from core.bulk import rows_update
 from core.errors import StateConflict
 from core.locks import write_transaction
+from core.numbers import format_money
 from core.texts import stored_text
 
 AUTO_DEFER_NAME = "Docket"
@@ -156,8 +158,11 @@ def request_decide(
     rubric's precondition for a grant are committee.selectors.deciding's (`decide_guard`, Act.DECIDE:
     seat, own team, declared conflicts, DOCKET_DECISIONS_RECORDED_BY; refused with PermissionDenied,
     the API's 403; `grant_refusal`: a ranked request with its quorum, or the chair's `exception`, stored
-    on the decision). The team sees the decision once the cycle is finalized; no event is written on
-    the request until then.
+    on the decision). When the policy in force that week refuses a grant over budget
+    (`charges.refuse_over_budget`), a grant, partial or alternative whose charge exceeds what its department has
+    left in the quarter, the week's other grants counted (`selectors.grant_over_budget`), is refused
+    (ValidationError on `outcome`, nothing written). The team sees the decision once the cycle is finalized; no
+    event is written on the request until then.
     """
     selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.DECIDE)
     locked, cycle = lock_request_in_review(gpu_request=gpu_request, doing=_("record a decision"))
@@ -207,6 +212,17 @@ def request_decide(
         except ValidationError as exc:
             for key, messages in exc.message_dict.items():
                 errors.setdefault(key, []).extend(messages)
+    if granted and not errors:
+        over = selectors.grant_over_budget(
+            gpu_request=locked, cycle_week=cycle.week, quarter=quarter_of(cycle.starts_at), gpu_count=granted)
+        if over is not None:
+            errors["outcome"] = [_(
+                "The policy refuses a grant over budget: granting %(gpus)d GPUs charges %(charge)s to %(department)s, "
+                "which has %(left)s left in %(quarter)s once this week's other grants are counted (over by "
+                "%(over)s). Grant fewer GPUs, defer or reject; nothing was recorded.") % {
+                "gpus": granted, "charge": format_money(over.charge), "department": over.budget.name,
+                "left": format_money(over.budget.left), "quarter": over.budget.quarter,
+                "over": format_money(over.over_by)}]
     if errors:
         raise ValidationError(errors)
     decision, _created = Decision.objects.update_or_create(

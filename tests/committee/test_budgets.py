@@ -7,17 +7,22 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 
 from allocations.models import Department, GpuPool
 from committee import selectors, services
+from committee.models import Decision, Notification
 from committee.selectors.budgets import quarter_first_week, window_charge
-from governed.models import PolicyChange, PolicyValue
+from committee.services.notifications import notification_text
+from governed.models import ChangeSource, PolicyChange, PolicyValue
 from governed.selectors import policy_value
+from governed.services import policy_change_record
 from tests.allocations.plans import W, publish
 from tests.clock import FIXED_NOW
-from tests.committee.reviewing import close
+from tests.committee.reviewing import close, decide, score
+from tests.committee.test_chat_webhook import webhook  # noqa: F401 (the chat's webhook, a real HTTP server)
 from tests.factories import file_request
 from tests.readable import assert_readable
 
@@ -169,3 +174,85 @@ def test_the_review_shows_what_a_grant_would_charge_and_flags_one_over_budget(cl
     assert "over budget" in card(bigger) and "Granting it charges USD 2,400.00 to Research" in card(bigger)
     assert "It would exceed the budget by USD 380.00: the committee may still grant it." in card(bigger)
     assert "Granting it charges" not in card(untracked)
+
+
+def _refuse_over_budget(week: str = "2026-W49") -> None:
+    policy_change_record(actor=None, changes={"charges.refuse_over_budget": True}, effective_week=week,
+                         reason="Finance asks the committee to stay within budgets.", source=ChangeSource.LAB)
+
+
+def test_a_grant_over_budget_is_only_flagged_until_the_policy_refuses_it(client, world, research):
+    # 2,500.00 for 2026-Q4, 480.00 spent: 2,020.00 left. A grant of 4 GPUs × 60 h on h100 charges 989.62
+    # (240 × 4.1234 = 989.616), one of 8 × 60 on a100 1,200.00: together over by 169.62.
+    _set(world, research, "2500")
+    publish([W(world.a100, world.team_a, 8, 0, 24, ref=1)])
+    first = file_request(world, title="First retrain", pool=world.h100, gpu_count=4, min_gpu_count=2,
+                         duration_hours=60)
+    second = file_request(world, title="Second retrain", gpu_count=8, min_gpu_count=2, duration_hours=60)
+    close(world)
+    decide(world, first, exception="The launch is Thursday.")
+    # By default the policy flags: the committee may grant over the budget.
+    decide(world, second, exception="The launch is Thursday.")
+    assert list(Decision.objects.order_by("granted_gpu_count").values_list("granted_gpu_count", flat=True)) == [4, 8]
+    Decision.objects.filter(request=second).delete()
+
+    _refuse_over_budget()
+    before = list(Decision.objects.values_list("request_id", "outcome", "granted_gpu_count"))
+    with pytest.raises(ValidationError) as refused:
+        decide(world, second, exception="The launch is Thursday.")
+    assert refused.value.message_dict["outcome"] == [
+        "The policy refuses a grant over budget: granting 8 GPUs charges USD 1,200.00 to Research, which has "
+        "USD 1,030.38 left in 2026-Q4 once this week's other grants are counted (over by USD 169.62). Grant fewer "
+        "GPUs, defer or reject; nothing was recorded."]
+    assert list(Decision.objects.values_list("request_id", "outcome", "granted_gpu_count")) == before
+    # 7 GPUs × 60 h = 1,050.00: still over. 6 × 60 = 900.00 fits, and so does deferring.
+    with pytest.raises(ValidationError):
+        decide(world, second, "partial", granted_gpu_count=7, exception="The launch is Thursday.")
+    assert not Decision.objects.filter(request=second).exists()
+    decide(world, second, "partial", granted_gpu_count=6, exception="The launch is Thursday.")
+    decide(world, second, "defer")
+    assert Decision.objects.get(request=second).granted_gpu_count is None
+    # With 1,500.00 for the quarter (1,020.00 left), the review's card says the policy refuses the 1,200.00 grant.
+    _set(world, research, "1500")
+    client.force_login(world.reviewer)
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    card = page[page.index(f'id="request-{second.pk}"'):]
+    card = card[:card.index("</article>")]
+    assert "It would exceed the budget by USD 180.00: the policy refuses such a grant." in card
+
+
+def test_the_committee_hears_once_when_a_department_reaches_80_and_100_percent(
+    world, research, webhook, django_capture_on_commit_callbacks,  # noqa: F811 (the fixture imported above)
+):
+    # 1,000.00 for 2026-Q4; the week's plan grants Research's team 8 GPUs × 60 h on a100 (2.50): 1,200.00 would be
+    # over; 6 × 60 = 900.00 is 90 %. Published through the committee's own action, the tasks run through the outbox.
+    _set(world, research, "1000")
+    request = file_request(world, title="Ranker retrain", gpu_count=8, min_gpu_count=2, duration_hours=60)
+    close(world)
+    for member in (world.chair, world.reviewer, world.finance):
+        score(member, request, 9, 8, 9)
+    decide(world, request, "partial", granted_gpu_count=6)
+    cycle = services.cycle_finalize(cycle=world.cycle, actor=world.chair)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.cycle_publish(actor=world.chair, cycle=cycle)
+
+    said = "Research has used 90.0% of its 2026-Q4 budget (USD 900.00 of USD 1,000.00)."
+    assert [t for t in webhook.texts if "budget" in t] == [f"{said} {settings.SITE_URL}/budgets/?quarter=2026-Q4"]
+    committee = set(selectors.committee_member_ids())
+    alerts = Notification.objects.filter(kind="budget_alert").all
+    assert {(n.recipient_id, n.key) for n in alerts()} == {(pk, "budget:research:2026-Q4:80") for pk in committee}
+    assert {notification_text(n) for n in alerts()} == {said}
+    assert not Notification.objects.filter(kind="budget_alert", recipient=world.member_a).exists()
+
+    # Finance lowers the budget to 950.00 (94.7 %): the 80 % alert was given this quarter; nothing new.
+    with django_capture_on_commit_callbacks(execute=True):
+        _set(world, research, "950")
+    assert alerts().count() == len(committee) and len([t for t in webhook.texts if "budget" in t]) == 1
+    # To 850.00: over budget (105.9 %), told once; lowering it again tells nobody again.
+    for amount in ("850", "800"):
+        with django_capture_on_commit_callbacks(execute=True):
+            _set(world, research, amount)
+    over = "Research has used 105.9% of its 2026-Q4 budget (USD 900.00 of USD 850.00): over budget."
+    assert [t for t in webhook.texts if "budget" in t][1:] == [f"{over} {settings.SITE_URL}/budgets/?quarter=2026-Q4"]
+    assert {notification_text(n) for n in alerts().filter(key="budget:research:2026-Q4:100")} == {over}
+    assert alerts().count() == 2 * len(committee)

@@ -25,13 +25,15 @@ from tests.reports.big_week import big_week
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 FINALIZE_QUERIES = 18  # the ranking (its score tallies, the quorum and rubric in force for the week), the decisions,
 # the events, the requests' status, the cycle, and the record's outbox message (whether its address is free)
-PUBLISH_QUERIES = 39  # the placement (the decisions, the pools and their reserves for the week, the windows already
+PUBLISH_QUERIES = 43  # the placement (the decisions, the pools and their reserves for the week, the windows already
 # started), the plan and its windows, the events, the cycle, the two outbox messages; the runs over several weeks
-# (docs/multi-week-runs.md): the commitments carried in, the continuation threshold, the week's runs to commit
+# (docs/multi-week-runs.md): the commitments carried in, the continuation threshold, the week's runs to commit; the
+# budget alert's outbox message (four: its departments' budgets are read by the task)
 RECORD_AT_FINALIZE_QUERIES = 71  # after commit: the outbox's task writes the record (decided and placed, the week's
 # corrections and appeals, the policy changes since the week before, the discussion and recusals, the rubric's page,
 # the runs carried into the week)
-RECORD_AT_PUBLISH_QUERIES = 84  # after commit: the record again, with the plan; the notifications' task
+RECORD_AT_PUBLISH_QUERIES = 92  # after commit: the record again, with the plan; the notifications' task; the budget
+# alert's task (the departments' budgets and what they were charged)
 
 
 @pytest.fixture

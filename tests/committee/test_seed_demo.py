@@ -22,6 +22,7 @@ from committee.models import (
     ReviewCycle,
     Score,
 )
+from committee.quarters import quarter_of
 from committee.selectors import rubric_for_week
 from governed.models import PolicyChange
 
@@ -161,7 +162,10 @@ def test_seed_demo_inbox_holds_the_weeks_in_play_not_every_seeded_week(transacti
     now_week = weeks.current_week_label(timezone.now())
     intake_week = ReviewCycle.objects.get(status=CycleStatus.OPEN).week
     unread = Notification.objects.filter(recipient__username="product", read_at__isnull=True)
-    assert {n.params.get("week") for n in unread} == {now_week, intake_week}
+    assert {n.params.get("week") for n in unread.exclude(kind="budget_alert")} == {now_week, intake_week}
+    # Consumer Products, near its limit, has passed 80 % of its quarter's budget: the committee was told, once.
+    assert [n.key for n in unread.filter(kind="budget_alert")] == [
+        f"budget:consumer:{quarter_of(timezone.now())}:80"]
     assert Notification.objects.filter(recipient__username="product", read_at__isnull=False).count() >= 4
     client.force_login(get_user_model().objects.get(username="product"))
     page = client.get("/inbox/").content.decode()
