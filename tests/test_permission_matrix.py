@@ -231,6 +231,10 @@ TABLE: list[Row] = [
     Row("review/<week:week>/", "the week in review", {"GET": EDITORS}, kwargs=week["review"]),
     Row("review/<week:week>/ranking/", "the week in review: the ranking a save asks for", {"GET": EDITORS},
         kwargs=week["review"]),
+    Row("review/<week:week>/placement/<slug:cluster>/<slug:pool>/",
+        "a pool's timeline in the week in review, for the committee: none here, the week has no grant yet (its 200:"
+        " tests/committee/test_review_placement.py)", {"GET": "302 403 403 404 404 302 302"},
+        kwargs=lambda e: {"week": e.review.week, "cluster": e.world.atlas.slug, "pool": e.world.a100.slug}),
     Row("review/<week:week>/requests/<int:pk>/score/", "team A's request in review: team members may not score",
         {"POST": "302 403 403 302 302 302 302"}, kwargs=lambda e: {"week": e.review.week, "pk": e.review_a.pk},
         body=lambda e: {"criterion": "business_impact", "value": "7", "note": ""}),
