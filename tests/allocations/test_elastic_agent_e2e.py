@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+import time_machine
 from django.test import Client
 
 from allocations.models import AgentAction, ClusterAccount
@@ -74,6 +75,13 @@ def lab(clean_slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811  (the fi
                              check=False)
 
 
+@pytest.fixture
+def docket_at_fixed_now(clock: time_machine.Traveller) -> None:
+    """Docket (the world, its windows API) lives in the week of FIXED_NOW, as the agent's minutes and the DCGM series
+    do, whatever the machine's day; slurmctld and its jobs keep the machine's clock, which only Slurm compares."""
+    clock.move_to(FIXED_NOW)
+
+
 def agent(lab: SlurmLab, *, url: str, token: str, state: Path, prometheus_url: str, now: datetime
           ) -> tuple[int, str]:
     """One tick of `docket-elastic-agent` in its own process at the pinned minute `now`."""
@@ -116,7 +124,7 @@ def state_of(queue: dict[str, dict[str, str]], job: int) -> tuple[str, str]:
 
 
 def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_docket_sees_each_action_once(
-        world, live_server, dcgm, lab, tmp_path):
+        docket_at_fixed_now, world, live_server, dcgm, lab, tmp_path):
     version = services.elastic_policy_change(
         actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10, "night_utilization_pct": 20,
                                        "promote_queue_wait_minutes": 0},
