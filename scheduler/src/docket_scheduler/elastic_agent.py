@@ -526,17 +526,8 @@ class SlurmLending:
         if all(current.get(k) == v for k, v in wanted.items()):
             return None
         tres = ",".join(f"{k}={v}" for k, v in wanted.items())
-        argv = ["modify", "qos", "where", f"name={self.scavenger}", "set", f"GrpTRES={tres}"]
-        line = "sacctmgr -i " + " ".join(argv)
-        if dry_run:
-            return line
-        try:
-            result = self.tools.run_sacctmgr(["-i", *argv])
-        except SlurmError as exc:
-            raise AgentError(str(exc)) from None
-        if result.returncode != 0:
-            raise AgentError(f"{line}: {tool_message(result)}")
-        return line
+        return self._run(["modify", "qos", "where", f"name={self.scavenger}", "set", f"GrpTRES={tres}"],
+                         dry_run=dry_run)
 
 
 # --- one minute --------------------------------------------------------------------------------------
