@@ -26,17 +26,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _descendants_cpu() -> float:
     """CPU seconds of every live process below this one (Chromium's processes, Playwright's driver)."""
+    from core.parsers import parse_whole_number  # (ROOT is on sys.path from main())
+
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     cpu: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if (pid := parse_whole_number(entry.name)) is not None:
             try:
                 fields = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
             except OSError:
                 continue
-            parents[int(entry.name)] = int(fields[1])
-            cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+            parents[pid] = int(fields[1])
+            cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
     mine = {os.getpid()}
     grew = True
     while grew:
