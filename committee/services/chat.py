@@ -198,12 +198,6 @@ def chat_text(*, event: str, params: dict[str, Any]) -> str:
 
         lifecycle = LifecycleEvent.objects.get(pk=params["event_id"])
         return lifecycle_event_text({"type": lifecycle.type, **lifecycle.data})
-    if event == "lifecycle":
-        from committee.models import LifecycleEvent
-        from committee.services.events import lifecycle_event_text
-
-        lifecycle = LifecycleEvent.objects.get(pk=params["event_id"])
-        return lifecycle_event_text({"type": lifecycle.type, **lifecycle.data})
     if event == "budget_alert":
         (budget,) = department_budgets(quarter=params["quarter"], department_ids=[params["department_id"]])
         text = (
