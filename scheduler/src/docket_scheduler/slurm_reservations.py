@@ -205,7 +205,21 @@ class Report:
     message: str
 
 
-Action = Create | Update | Delete | Keep | Report
+@dataclass(frozen=True)
+class Carry:
+    """A live reservation of a run whose window the list no longer holds (last week's, which ended) while the run
+    goes on in a week it is committed to that is not published yet: kept, its end following the committed weeks
+    (`changes`, empty when it already does). No window of the list is its; the next week's window will be."""
+
+    name: str
+    request_id: int
+    changes: tuple[tuple[str, str], ...]
+
+    def argv(self) -> list[str]:
+        return ["update", f"ReservationName={self.name}", *(f"{key}={value}" for key, value in self.changes)]
+
+
+Action = Create | Update | Delete | Keep | Report | Carry
 
 
 def reconcile(
@@ -306,6 +320,18 @@ def reconcile(
         else:
             rest.append(Keep(span, existing))
 
+    carries: list[Carry] = []
+    for window_id, existing in sorted(ours.items()):
+        request = lineage.get(window_id)
+        if window_id in claimed or request is None or not existing.start <= now < existing.end:
+            continue
+        end = _committed_until(request, commitments, now)
+        if end is not None:
+            claimed.add(window_id)
+            follow: tuple[tuple[str, str], ...] = (
+                (("EndTime", slurm_time(end)),) if existing.end != whole_seconds(end) else ())
+            carries.append(Carry(existing.name, request, follow))
+
     for window_id, existing in sorted(ours.items()):
         if window_id in claimed or any(d.name == existing.name for d in deletes):
             continue
@@ -319,7 +345,21 @@ def reconcile(
             reason = f"window {window_id} is no longer published"
             deletes.append(Delete(existing.name, reason=reason, dropped=True))
     key = _action_window
-    return [*deletes, *sorted(updates, key=key), *sorted(creates, key=key), *sorted(rest, key=key)]
+    return [*deletes, *carries, *sorted(updates, key=key), *sorted(creates, key=key), *sorted(rest, key=key)]
+
+
+def _committed_until(request: int, commitments: Sequence[DesiredCommitment], now: datetime) -> datetime | None:
+    """The end of the run's held committed weeks that meet end to start from the one in force at `now`; None when
+    no held commitment of the run is in force."""
+    held = sorted((c for c in commitments if c.request_id == request and c.holds), key=lambda c: c.start)
+    current = next((c for c in held if c.start <= now < c.end), None)
+    if current is None:
+        return None
+    end = current.end
+    for commitment in held:
+        if commitment.start == end:
+            end = commitment.end
+    return end
 
 
 def _action_window(action: Action) -> int:
@@ -372,6 +412,9 @@ def describe(action: Action) -> str:
         return f"delete {action.name} ({action.reason})"
     if isinstance(action, Keep):
         return f"keep {action.reservation.name}: in sync"
+    if isinstance(action, Carry):
+        change = f": scontrol {' '.join(action.argv())}" if action.changes else ""
+        return f"keep {action.name}: request {action.request_id}'s run goes on in a week it is committed to{change}"
     return f"window {action.window.id}: {action.state.value}: {action.message}"
 
 
@@ -433,7 +476,7 @@ class ReservationExecutor:
             print("dry run: the plan below changes nothing and reports nothing", file=self.out)
             for action in actions:
                 print(f"  would {describe(action)}", file=self.out)
-            return [status for action in actions if not isinstance(action, Delete)
+            return [status for action in actions if not isinstance(action, (Delete, Carry))
                     for status in _predicted_statuses(action, now)]
         return self.execute(actions, now=now)
 
@@ -445,6 +488,10 @@ class ReservationExecutor:
             print(describe(action), file=self.out)
             if isinstance(action, Delete):
                 self._delete(action, blocked)
+                continue
+            if isinstance(action, Carry):
+                if action.changes and (result := self.tools.run_scontrol(action.argv())).returncode != 0:
+                    self.problems.append(f"could not carry {action.name} on: {tool_message(result)}")
                 continue
             for status in self._apply(action, blocked, now=now):
                 statuses[status.window] = status
