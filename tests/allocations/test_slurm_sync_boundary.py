@@ -55,7 +55,8 @@ def publish_week(world: SimpleNamespace, week: str, windows: list[tuple[Any, int
               for _team, gpus, s, e, ref in windows]
     return services.plan_publish(
         week=week, week_starts_at=start, week_ends_at=end, source_ref="test", windows=engine,
-        explanations=[placed(w) for w in {w.ref: w for w in reversed(engine)}.values()], pools={world.a100.key: world.a100},
+        explanations=[placed(w) for w in {w.ref: w for w in reversed(engine)}.values()],
+        pools={world.a100.key: world.a100},
         teams={ref: team for team, _gpus, _s, _e, ref in windows}, published_by_name="Chris Chair",
     )
 
@@ -142,6 +143,8 @@ def boundary(live_server: Any, world: SimpleNamespace, token: str, lab: ClockLab
     out = sync(live_server, token, lab)  # first_a has ended: Docket lists it no more
     assert held(lab) == before, out
     assert lab.job(job) == ("RUNNING", nodes)
+    # Slurm ends a job when its reservation ends (ResvOverRun=0): this one's runs two more weeks.
+    assert f"Reservation={run_a} " in lab.run("scontrol", "-o", "show", "job", str(job)).stdout
 
     # Week 13 is published (the run's second week, and team B's second week lands too): the same reservation.
     week13 = publish_week(world, later(SPRING, 1), [(world.team_a, 16, *bounds(later(SPRING, 1)), RUN_A)])

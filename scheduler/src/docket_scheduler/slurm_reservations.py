@@ -281,20 +281,33 @@ def reconcile(
     for index, span in enumerate(spans):
         if index in holder or span.request_id is None:
             continue
-        left = [r for window_id, r in sorted(ours.items())
-                if window_id not in claimed and window_id not in in_spans and r.start <= now < r.end
-                and lineage.get(window_id) == span.request_id and r.features == span.first.scheduler_label]
-        if left:
-            holder[index] = left[0]
-            claimed.add(left[0].window_id or 0)
+        behind = [r for window_id, r in sorted(ours.items())
+                  if window_id not in claimed and window_id not in in_spans and r.start <= now < r.end
+                  and lineage.get(window_id) == span.request_id and r.features == span.first.scheduler_label]
+        if behind:
+            holder[index] = behind[0]
+            claimed.add(behind[0].window_id or 0)
+
+    carries: list[Carry] = []
+    # A run whose last window has ended goes on in a committed week not published yet: its reservation too.
+    for window_id, left in sorted(ours.items()):
+        request = lineage.get(window_id)
+        if window_id in claimed or request is None or not left.start <= now < left.end:
+            continue
+        end = _committed_until(request, commitments, now)
+        if end is not None:
+            claimed.add(window_id)
+            follow: tuple[tuple[str, str], ...] = (
+                (("EndTime", slurm_time(end)),) if left.end != whole_seconds(end) else ())
+            carries.append(Carry(left.name, request, follow))
 
     for window_id, (state, message) in sorted(problems.items()):
-        existing = ours.get(window_id)
-        if existing is not None and window_id not in claimed:
-            deletes.append(Delete(existing.name, reason=f"window {window_id}: {message}"))
-            message += f"; deleted reservation {existing.name}"
-        elif existing is not None:
-            message += f"; its run goes on in reservation {existing.name}"
+        own = ours.get(window_id)
+        if own is not None and window_id not in claimed:
+            deletes.append(Delete(own.name, reason=f"window {window_id}: {message}"))
+            message += f"; deleted reservation {own.name}"
+        elif own is not None:
+            message += f"; its run goes on in reservation {own.name}"
         rest.append(Report(next(w for w in desired if w.id == window_id), state, message))
 
     for index, span in enumerate(spans):
@@ -319,18 +332,6 @@ def reconcile(
             updates.append(Update(span, changes=tuple(changes), name=existing.name))
         else:
             rest.append(Keep(span, existing))
-
-    carries: list[Carry] = []
-    for window_id, existing in sorted(ours.items()):
-        request = lineage.get(window_id)
-        if window_id in claimed or request is None or not existing.start <= now < existing.end:
-            continue
-        end = _committed_until(request, commitments, now)
-        if end is not None:
-            claimed.add(window_id)
-            follow: tuple[tuple[str, str], ...] = (
-                (("EndTime", slurm_time(end)),) if existing.end != whole_seconds(end) else ())
-            carries.append(Carry(existing.name, request, follow))
 
     for window_id, existing in sorted(ours.items()):
         if window_id in claimed or any(d.name == existing.name for d in deletes):
