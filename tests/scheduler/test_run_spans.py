@@ -12,7 +12,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from docket_scheduler.base import DesiredCommitment, DesiredWindow, continued_windows, parse_commitments, run_spans
+import pytest
+
+from docket_scheduler.base import (
+    DesiredCommitment,
+    DesiredWindow,
+    WindowFormatError,
+    continued_windows,
+    parse_commitments,
+    run_spans,
+)
 from docket_scheduler.kueue import render
 from docket_scheduler.slurm_reservations import Carry, Create, Delete, Keep, Report, Reservation, Update, reconcile
 from tests.allocations.test_kueue import validate
@@ -146,3 +155,12 @@ def test_kueue_quota_continues_across_the_boundary_published_or_not() -> None:
     assert [(w.id, w.end) for w in both] == [(1, MONDAY), (2, WEEK3.end)]
     queue = next(o for o in render(both, at=MONDAY + HOUR, cluster="atlas") if o["kind"] == "ClusterQueue")
     assert queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] == 16
+
+
+def test_a_malformed_commitment_is_refused_whole() -> None:
+    # All or nothing, as windows are: a run half understood could be cut at the boundary.
+    for bad, words in (({"request_id": None}, "request_id must be an integer"),
+                       ({"end": MONDAY.isoformat()}, "end after its start"),
+                       ({"gpu_count": 0}, "needs GPUs"), ({"state": None}, "state must be a non-empty string")):
+        with pytest.raises(WindowFormatError, match=words):
+            commitment(7, MONDAY, **bad)
