@@ -21,6 +21,7 @@ from docket_scheduler.base import (
     continued_windows,
     parse_commitments,
     run_spans,
+    unpublished_commitments,
 )
 from docket_scheduler.kueue import render
 from docket_scheduler.slurm_reservations import Carry, Create, Delete, Keep, Report, Reservation, Update, reconcile
@@ -164,3 +165,13 @@ def test_a_malformed_commitment_is_refused_whole() -> None:
                        ({"gpu_count": 0}, "needs GPUs"), ({"state": None}, "state must be a non-empty string")):
         with pytest.raises(WindowFormatError, match=words):
             commitment(7, MONDAY, **bad)
+
+
+def test_a_week_published_in_another_tier_is_held_once() -> None:
+    # Week 2 of a priority run published as a standard window (a QOS quota): the run's reservation ends at Monday
+    # 00:00 and the quota holds the week; the commitment adds nothing to either side.
+    second = window(2, MONDAY, NEXT_MONDAY, tier="standard")
+    left = unpublished_commitments([FIRST, second], [WEEK2, WEEK3])
+    assert left == [WEEK3]
+    [span] = run_spans([FIRST], left)
+    assert span.end == MONDAY

@@ -259,6 +259,15 @@ def run_spans(windows: Sequence[DesiredWindow], commitments: Sequence[DesiredCom
     return sorted(spans, key=lambda span: (span.start, span.first.id))
 
 
+def unpublished_commitments(
+    windows: Sequence[DesiredWindow], commitments: Sequence[DesiredCommitment]
+) -> list[DesiredCommitment]:
+    """The commitments whose week no window of their run covers (a published week's window stands for its
+    commitment, whatever its tier): what an adapter that splits the windows by tier hands each side."""
+    return [c for c in commitments
+            if not any(w.request_id == c.request_id and w.start < c.end and c.start < w.end for w in windows)]
+
+
 def continued_windows(
     windows: Sequence[DesiredWindow], commitments: Sequence[DesiredCommitment] = ()
 ) -> list[DesiredWindow]:

@@ -40,6 +40,7 @@ from docket_scheduler.base import (
     SyncStatus,
     continued_windows,
     run_spans,
+    unpublished_commitments,
 )
 from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
 from docket_scheduler.client import DocketError, poll
@@ -164,6 +165,8 @@ class SlurmSync:
         tree_problems = self.sync_account_tree(dry_run=dry_run)
         self.problems = []
         self.next_boundary = None
+        # A week published with another tier is held by its own window, not by the run's reservation or quota too.
+        commitments = unpublished_commitments(windows, commitments)
         if self.reservations_only:
             reserved, quota_windows = list(windows), []
         else:
