@@ -552,3 +552,49 @@ def test_export_refuses_options_it_cannot_use(live_server: Any, orion: SimpleNam
         with pytest.raises(SystemExit) as exit_:
             main([*base, *extra], out=io.StringIO())
         assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_run_keeps_its_quota_across_the_week_boundary_unpublished_next_week_and_all(
+    live_server: Any, world: SimpleNamespace, kube: KubeApiServer, tmp_path: Path, settings: Any
+) -> None:
+    # Team A's two-week run on orion: the last 4 hours of 2026-W50 (Sunday 20:00 to 24:00 in Berlin), then W51
+    # committed and not published. The sync passes an hour before Monday 00:00 and an hour after, then again.
+    from allocations import services
+    from allocations.commitments import RunWeek
+    from allocations.engine import EngineWindow
+    from committee import weeks
+    from tests.allocations.plans import placed
+
+    settings.TIME_ZONE = "Europe/Berlin"
+    start, end = (t.astimezone(UTC) for t in weeks.week_bounds("2026-W50"))
+    run_window = EngineWindow(ref=21, pool=world.h100.key, gpu_count=8, start=end - timedelta(hours=4), end=end,
+                              tier="standard")
+    plan = services.plan_publish(week="2026-W50", week_starts_at=start, week_ends_at=end, source_ref="test",
+                                 windows=[run_window], explanations=[placed(run_window)],
+                                 pools={world.h100.key: world.h100}, teams={21: world.team_a},
+                                 published_by_name="Chris Chair")
+    [first] = AllocationWindow.objects.filter(plan=plan)
+    week2 = RunWeek("2026-W51", 2, *(t.astimezone(UTC) for t in weeks.week_bounds("2026-W51")))
+    services.commitments_record(refs=[21], runs=[services.PlacedRun(window=first, run_weeks=2,
+                                                                     later_weeks=[week2], position=0)])
+    adapter = KueueSync(kube=KubeClient(load_kubeconfig(kubeconfig(tmp_path, kube))), cluster="orion",
+                        out=io.StringIO())
+    docket = DocketClient(live_server.url, token_for(world.orion, "kueue-sync"), "orion")
+    slept: list[float] = []
+
+    def passes(at: datetime, count: int) -> None:
+        moments = iter([at] * 2 * count)
+        run_loop(docket, adapter, interval_s=3600, resync_s=0, dry_run=False, passes=count, sleep=slept.append,
+                 now=lambda: next(moments), out=io.StringIO())
+
+    passes(end - timedelta(hours=1), 1)
+    version = kube.stored("clusterqueues", "docket-team-a")["metadata"]["resourceVersion"]
+    passes(end + timedelta(hours=1), 2)  # Monday 01:00: the first window has ended, W51 is not published
+
+    queue = kube.stored("clusterqueues", "docket-team-a")
+    assert limits(queue)["nominalQuota"] == 8  # held from the committed week
+    # The same object on both sides of the boundary: applied three times, never changed.
+    assert queue["metadata"]["resourceVersion"] == version
+    assert len([r for r in kube.applies() if r.path == CQ_PATH + "docket-team-a"]) == 3
+    # No wake-up at Monday 00:00 (nothing changes there); the next change is the end of the committed week.
+    assert slept[0] == 3600 and adapter.next_boundary == week2.end

@@ -10,6 +10,7 @@ Standard library only (Python 3.11+): the package runs on scheduler hosts that h
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,182 @@ def parse_windows(results: Sequence[Mapping[str, Any]]) -> list[DesiredWindow]:
     return windows
 
 
+# The states of a commitment that still hold its GPUs (the windows API: committed, confirmed, withheld, released).
+HELD_COMMITMENT_STATES = frozenset({"committed", "confirmed"})
+
+
+@dataclass(frozen=True)
+class DesiredCommitment:
+    """A later week of a run over several weeks, as the windows API lists it beside the windows (`commitments`).
+
+    It continues the run's window of the week before from the week's first hour; once its week is published, a
+    window of that week's plan (same `request_id`) stands for it. Only `committed` and `confirmed` hold GPUs."""
+
+    id: int
+    week: str
+    pool: str
+    gpu_count: int
+    start: datetime
+    end: datetime
+    team: str
+    account: str | None
+    state: str
+    request_id: int
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> DesiredCommitment:
+        """Parse one element of the windows API's `commitments`; raise WindowFormatError if malformed."""
+        try:
+            commitment = cls(
+                id=_int(data, "id"), week=_str(data, "week"), pool=_str(data, "pool"),
+                gpu_count=_int(data, "gpu_count"), start=parse_utc(_str(data, "start")),
+                end=parse_utc(_str(data, "end")), team=_str(data, "team"),
+                account=_str(data, "account") if data.get("account") is not None else None,
+                state=_str(data, "state"), request_id=_int(data, "request_id"),
+            )
+        except WindowFormatError as exc:
+            raise WindowFormatError(f"commitment {data.get('id', '?')}: {exc}") from None
+        if commitment.gpu_count <= 0 or commitment.end <= commitment.start:
+            raise WindowFormatError(f"commitment {commitment.id}: needs GPUs and an end after its start")
+        return commitment
+
+    @property
+    def holds(self) -> bool:
+        return self.state in HELD_COMMITMENT_STATES
+
+
+def parse_commitments(items: Sequence[Mapping[str, Any]]) -> list[DesiredCommitment]:
+    """Parse the API's `commitments`, all or nothing (a run half understood could be cut at a week boundary)."""
+    return [DesiredCommitment.from_api(item) for item in items]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Part of a run span: `gpu_count` GPUs over [start, end); from a window, or from a commitment (window None)."""
+
+    start: datetime
+    end: datetime
+    gpu_count: int
+    window: DesiredWindow | None = None
+
+
+@dataclass(frozen=True)
+class RunSpan:
+    """What a scheduler holds as one object, without a gap: the windows of one request that meet end to start (a
+    run's weeks, a window split by a release) and the held commitments that continue them.
+
+    Invariants (`run_spans`): `segments` by start, each starting where the one before ends; `windows` the windows
+    among them, at least one (a commitment alone is not held: its week's window will be); a window without a
+    request is a span of its own."""
+
+    segments: tuple[Segment, ...]
+
+    @property
+    def windows(self) -> tuple[DesiredWindow, ...]:
+        return tuple(s.window for s in self.segments if s.window is not None)
+
+    @property
+    def first(self) -> DesiredWindow:
+        return self.windows[0]
+
+    @property
+    def request_id(self) -> int | None:
+        return self.first.request_id
+
+    @property
+    def start(self) -> datetime:
+        return self.segments[0].start
+
+    @property
+    def end(self) -> datetime:
+        return self.segments[-1].end
+
+    def segment_at(self, at: datetime) -> Segment:
+        """The segment in force at `at`: the one running then, else the next to start, else the last."""
+        for segment in self.segments:
+            if at < segment.end:
+                return segment
+        return self.segments[-1]
+
+    def next_change(self, after: datetime) -> datetime | None:
+        """The first segment start after `after` where the GPU count changes (the scheduler must act then)."""
+        for before, segment in zip(self.segments, self.segments[1:], strict=False):
+            if segment.start > after and segment.gpu_count != before.gpu_count:
+                return segment.start
+        return None
+
+    def describe(self) -> str:
+        weeks = len(self.segments)
+        return (f"{self.start.strftime('%Y-%m-%dT%H:%M:%SZ')} to {self.end.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+                + (f" in {weeks} parts without a gap" if weeks > 1 else ""))
+
+
+def run_spans(windows: Sequence[DesiredWindow], commitments: Sequence[DesiredCommitment] = ()) -> list[RunSpan]:
+    """The windows as spans held whole: a request's windows on one pool, tier and account that meet end to start
+    are one span, continued by its held commitments (committed or confirmed) on that pool that start where it ends
+    and whose week no window of the request covers yet. Pure; spans by start, then first window id."""
+    by_run: dict[tuple[Any, ...], list[DesiredWindow]] = {}
+    for window in sorted(windows, key=lambda w: (w.start, w.id)):
+        key = ((window.request_id, window.pool, window.tier, window.account) if window.request_id is not None
+               else ("window", window.id))
+        by_run.setdefault(key, []).append(window)
+    covered: dict[int, list[DesiredWindow]] = {}
+    for window in windows:
+        if window.request_id is not None:
+            covered.setdefault(window.request_id, []).append(window)
+    spans: list[RunSpan] = []
+    for run in by_run.values():
+        chains: list[list[Segment]] = []
+        for window in run:
+            segment = Segment(window.start, window.end, window.gpu_count, window)
+            if chains and chains[-1][-1].end == window.start:
+                chains[-1].append(segment)
+            else:
+                chains.append([segment])
+        first = run[0]
+        continuing = sorted(
+            (c for c in commitments
+             if first.request_id is not None and c.request_id == first.request_id and c.holds and c.pool == first.pool
+             and not any(w.start < c.end and c.start < w.end for w in covered.get(c.request_id, ()))),
+            key=lambda c: c.start,
+        )
+        for chain in chains:
+            for commitment in continuing:
+                if commitment.start == chain[-1].end:
+                    chain.append(Segment(commitment.start, commitment.end, commitment.gpu_count))
+        spans += [RunSpan(tuple(chain)) for chain in chains]
+    return sorted(spans, key=lambda span: (span.start, span.first.id))
+
+
+def unpublished_commitments(
+    windows: Sequence[DesiredWindow], commitments: Sequence[DesiredCommitment]
+) -> list[DesiredCommitment]:
+    """The commitments whose week no window of their run covers (a published week's window stands for its
+    commitment, whatever its tier): what an adapter that splits the windows by tier hands each side."""
+    return [c for c in commitments
+            if not any(w.request_id == c.request_id and w.start < c.end and c.start < w.end for w in windows)]
+
+
+def continued_windows(
+    windows: Sequence[DesiredWindow], commitments: Sequence[DesiredCommitment] = ()
+) -> list[DesiredWindow]:
+    """The windows, each carried on over the commitments that continue it with the same GPUs (`run_spans`): an
+    adapter that holds what is in force at an instant (a quota) keeps a run's GPUs across the week boundary, whether
+    the next week is published yet or not, and never counts a week twice (a published week's window stands for its
+    commitment). Same order; only `end` changes."""
+    carried = {window.id: window for window in windows}
+    for span in run_spans(windows, commitments):
+        last = span.windows[-1]
+        end = last.end
+        for segment in span.segments[span.segments.index(next(s for s in span.segments if s.window is last)) + 1:]:
+            if segment.gpu_count != last.gpu_count:
+                break
+            end = segment.end
+        if end != last.end:
+            carried[last.id] = dataclasses.replace(last, end=end)
+    return [carried[window.id] for window in windows]
+
+
 @dataclass(frozen=True)
 class SyncStatus:
     """How the scheduler holds one window after a sync; the body of sync-status, per window."""
@@ -171,10 +348,16 @@ class RemovalGuard:
     asked about each of its windows (`check`, the window's own endpoint), says a newer plan version withdrew
     it. Without `check` every guarded removal is refused. `refused` collects, per pass, the windows
     whose objects were kept and why; `held` those of them Docket still knows (a status can be reported).
+
+    Before any removal, an adapter hands a live object whose window left the list to the run that window belonged
+    to, when the run goes on (`request_of`: the request of a window the list no longer holds, an ended or superseded
+    one, from the window's own endpoint; None when Docket does not say): the run keeps its object across a week
+    boundary or a release instead of losing it.
     """
 
     max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT
     check: Callable[[int], tuple[Withdrawal, str]] | None = None
+    request_of: Callable[[int], int | None] | None = None
     refused: dict[str, str] = field(default_factory=dict)
     held: dict[int, str] = field(default_factory=dict)
 
@@ -222,10 +405,13 @@ class SchedulerSync(Protocol):
     desired window, plus a `failed` one per window in `guard.held` (an object kept because Docket left its
     window out of the list without withdrawing it). Every removal of an object whose window is no longer in the
     list goes through `guard.allowed`. With `dry_run` it prints what it would do and changes nothing.
+    `commitments` (the later weeks of runs) continue the windows they meet (`run_spans`): a run is held without a
+    gap across a week boundary.
     """
 
     def sync(
-        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None,
+        commitments: Sequence[DesiredCommitment] = (),
     ) -> list[SyncStatus]: ...
 
 

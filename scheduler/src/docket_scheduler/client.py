@@ -20,7 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from docket_scheduler import __version__
 from docket_scheduler.base import (
     DEFAULT_MAX_REMOVE_PCT,
+    DesiredCommitment,
     DesiredWindow,
     RemovalGuard,
     SchedulerSync,
@@ -35,6 +36,7 @@ from docket_scheduler.base import (
     SyncStatus,
     WindowFormatError,
     Withdrawal,
+    parse_commitments,
     parse_windows,
 )
 
@@ -70,6 +72,8 @@ class WindowsSnapshot:
     etag: str | None
     cursor: int | None
     plan_version: int | None
+    # The later weeks of runs (every state), as the first page lists them; none from a Docket before API 1.1.0.
+    commitments: list[DesiredCommitment] = field(default_factory=list)
 
 
 class DocketClient:
@@ -84,6 +88,7 @@ class DocketClient:
         self.cluster = cluster
         self.timeout_s = timeout_s
         self._origin = _origin(self.base_url)
+        self._requests: dict[int, int | None] = {}
         if self._origin[0] not in ("http", "https") or not self._origin[1]:
             raise DocketError(f"{url!r} is not an http(s) URL")
 
@@ -120,6 +125,9 @@ class DocketClient:
         page = _json_object(body, url)
         plan_version = page.get("plan_version")
         cursor = page.get("cursor")
+        commitments = page.get("commitments", [])
+        if not isinstance(commitments, list):
+            raise DocketError("windows response has a 'commitments' that is not a list")
         results: list[Any] = []
         while True:
             if page.get("plan_version") != plan_version:
@@ -138,6 +146,7 @@ class DocketClient:
             page = _json_object(body, next_url)
         try:
             windows = parse_windows(results)
+            runs = parse_commitments(commitments)
         except WindowFormatError as exc:
             raise DocketError(f"malformed window from Docket: {exc}") from None
         foreign = sorted({w.cluster for w in windows} - {self.cluster})
@@ -148,6 +157,7 @@ class DocketClient:
             etag=first_etag,
             cursor=cursor if isinstance(cursor, int) else None,
             plan_version=plan_version if isinstance(plan_version, int) else None,
+            commitments=runs,
         )
 
     def window_withdrawal(self, window_id: int) -> tuple[Withdrawal, str]:
@@ -165,6 +175,19 @@ class DocketClient:
             return Withdrawal.WITHDRAWN, f"window {window_id} withdrawn in plan version {window.get('plan_version')}"
         return Withdrawal.HELD, (f"Docket still holds window {window_id} (plan version {window.get('plan_version')}) "
                                  "but left it out of the list")
+
+    def window_request(self, window_id: int) -> int | None:
+        """The request a window belonged to (`GET /api/v1/windows/<id>/`, ended or withdrawn ones too), or None when
+        it has none or Docket does not say. Remembered: a window's request never changes."""
+        if window_id not in self._requests:
+            url = f"{self.base_url}/api/v1/windows/{window_id}/"
+            try:
+                _status, body, _headers = self._request("GET", url)
+                request = _json_object(body, url).get("request_id")
+            except DocketError:
+                return None  # not remembered: asked again next pass
+            self._requests[window_id] = request if isinstance(request, int) and not isinstance(request, bool) else None
+        return self._requests[window_id]
 
     def post_statuses(self, statuses: Sequence[SyncStatus]) -> None:
         """Report every window's status; raises DocketError unless Docket answers 2xx."""
@@ -396,8 +419,10 @@ def run_pass(
         if not dry_run and snapshot.windows:
             client.post_statuses([SyncStatus(w.id, SyncState.FAILED, 0, 0, message) for w in snapshot.windows])
         raise StalePlan(message)
-    guard = RemovalGuard(max_remove_pct=max_remove_pct, check=client.window_withdrawal)
-    statuses = adapter.sync(snapshot.windows, now=now or datetime.now(UTC), dry_run=dry_run, guard=guard)
+    guard = RemovalGuard(max_remove_pct=max_remove_pct, check=client.window_withdrawal,
+                         request_of=client.window_request)
+    statuses = adapter.sync(snapshot.windows, now=now or datetime.now(UTC), dry_run=dry_run, guard=guard,
+                            commitments=snapshot.commitments)
     for message in guard.refused.values():
         print(message, file=out)
     if not dry_run and statuses:

@@ -39,11 +39,13 @@ from typing import Any, TextIO
 from docket_scheduler import kueue
 from docket_scheduler.base import (
     DEFAULT_MAX_REMOVE_PCT,
+    DesiredCommitment,
     DesiredWindow,
     Removal,
     RemovalGuard,
     SyncState,
     SyncStatus,
+    continued_windows,
 )
 from docket_scheduler.cli import add_sync_options, docket_client, instant, output, run_sync, state_file
 from docket_scheduler.client import DocketClient, DocketError, StateFile, poll
@@ -104,9 +106,14 @@ class KueueSync:
         return f"{kueue.MANAGED_BY_KEY}=docket,{kueue.CLUSTER_LABEL}={self.cluster}"
 
     def sync(
-        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None,
+        commitments: Sequence[DesiredCommitment] = (),
     ) -> list[SyncStatus]:
         """Apply what holds at `now` (validate only, with dry_run); one status per window, by id.
+
+        A run's window is carried on over the weeks the run is committed to (`base.continued_windows`): its quota
+        holds across the week boundary without a gap, published or not, and a published week's window stands for
+        its commitment (never counted twice).
 
         A ClusterQueue no longer rendered is deleted only as `guard` allows (base.RemovalGuard): one that holds
         quota now, or more than the guard's share of the queues, needs Docket to confirm that its windows were
@@ -114,6 +121,7 @@ class KueueSync:
         stay with it), and its windows that Docket still knows are reported failed."""
         guard = guard if guard is not None else RemovalGuard()
         self.problems = []
+        windows = continued_windows(windows, commitments)
         self.next_boundary = kueue.next_change(windows, at=now)
         departments = kueue.department_tree(self.tree_source()) if self.tree_source is not None else None
         try:
@@ -429,7 +437,7 @@ def export(docket: DocketClient, *, at: datetime, cohort: str | None, policy: ku
     except DocketError as exc:
         print(f"export failed: {exc}", file=sys.stderr)
         return 2
-    windows = snapshot.windows if snapshot else []
+    windows = continued_windows(snapshot.windows, snapshot.commitments) if snapshot else []
     try:
         text = kueue.render_yaml(windows, at=at, cluster=docket.cluster, cohort=cohort, policy=policy,
                                  namespaces=namespaces, api_version=api_version)

@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TextIO
 
-from docket_scheduler.base import DesiredWindow, Removal, RemovalGuard, SyncState, SyncStatus
+from docket_scheduler.base import (
+    DesiredCommitment,
+    DesiredWindow,
+    Removal,
+    RemovalGuard,
+    RunSpan,
+    SyncState,
+    SyncStatus,
+    run_spans,
+)
 from docket_scheduler.slurm_commands import (
     SlurmError,
     SlurmTools,
@@ -118,15 +127,25 @@ def parse_reservations(text: str) -> list[Reservation]:
 # --- actions ---------------------------------------------------------------------------
 
 
+def span_nodes(span: RunSpan, at: datetime) -> int:
+    """Whole nodes for the GPUs the span holds at `at` (its part in force then, or the next one)."""
+    return math.ceil(span.segment_at(at).gpu_count / span.first.gpus_per_node)
+
+
 @dataclass(frozen=True)
 class Create:
-    window: DesiredWindow
+    span: RunSpan
     start: datetime | None  # None: StartTime=now (the window has begun or is about to)
     reason: str = "missing"
+    at: datetime | None = None  # the pass's instant: the node count is the span's in force then
+
+    @property
+    def window(self) -> DesiredWindow:
+        return self.span.first
 
     @property
     def name(self) -> str:
-        return reservation_name(self.window.id)
+        return reservation_name(self.span.first.id)
 
     def argv(self) -> list[str]:
         assert self.window.account is not None  # reconcile() rejects unmapped windows
@@ -135,8 +154,8 @@ class Create:
             "reservation",
             f"ReservationName={self.name}",
             f"StartTime={'now' if self.start is None else slurm_time(self.start)}",
-            f"EndTime={slurm_time(self.window.end)}",
-            f"NodeCnt={nodes_needed(self.window)}",
+            f"EndTime={slurm_time(self.span.end)}",
+            f"NodeCnt={span_nodes(self.span, self.at or self.span.start)}",
             f"Features={self.window.scheduler_label}",
             f"Accounts={self.window.account}",
         ]
@@ -144,12 +163,13 @@ class Create:
 
 @dataclass(frozen=True)
 class Update:
-    window: DesiredWindow
+    span: RunSpan
     changes: tuple[tuple[str, str], ...]  # (scontrol key, value), in the order sent
+    name: str = ""  # the reservation that holds the span (another window's of the run, once that one has ended)
 
     @property
-    def name(self) -> str:
-        return reservation_name(self.window.id)
+    def window(self) -> DesiredWindow:
+        return self.span.first
 
     def argv(self) -> list[str]:
         return ["update", f"ReservationName={self.name}", *(f"{key}={value}" for key, value in self.changes)]
@@ -168,8 +188,12 @@ class Delete:
 
 @dataclass(frozen=True)
 class Keep:
-    window: DesiredWindow
+    span: RunSpan
     reservation: Reservation
+
+    @property
+    def window(self) -> DesiredWindow:
+        return self.span.first
 
 
 @dataclass(frozen=True)
@@ -181,7 +205,21 @@ class Report:
     message: str
 
 
-Action = Create | Update | Delete | Keep | Report
+@dataclass(frozen=True)
+class Carry:
+    """A live reservation of a run whose window the list no longer holds (last week's, which ended) while the run
+    goes on in a week it is committed to that is not published yet: kept, its end following the committed weeks
+    (`changes`, empty when it already does). No window of the list is its; the next week's window will be."""
+
+    name: str
+    request_id: int
+    changes: tuple[tuple[str, str], ...]
+
+    def argv(self) -> list[str]:
+        return ["update", f"ReservationName={self.name}", *(f"{key}={value}" for key, value in self.changes)]
+
+
+Action = Create | Update | Delete | Keep | Report | Carry
 
 
 def reconcile(
@@ -190,68 +228,143 @@ def reconcile(
     now: datetime,
     *,
     held_as_quota: Collection[int] = (),
+    commitments: Sequence[DesiredCommitment] = (),
+    lineage: Mapping[int, int | None] | None = None,
 ) -> list[Action]:
     """The actions that make Slurm's docket-w* reservations match `desired` at `now`.
+
+    Each span (base.run_spans: a run's windows that meet end to start, continued by its committed weeks) is ONE
+    reservation, from its start to its end, so a job in it runs on across the week boundary on the same nodes; its
+    NodeCnt is what the span holds at `now` (a release that keeps fewer GPUs from an hour changes it at that hour,
+    never before). A span is held by the reservation of its earliest window that has one; when none of its windows
+    has one, by a live reservation of ours whose window `lineage` (window id -> its request, for windows the list no
+    longer holds) says was the same run's: the run's window of last week that ended, or the window a release split.
+    A new span's reservation is named after its first window.
 
     `held_as_quota` names windows that are published but held another way (a standard or
     preemptible window under QOS): a reservation left from before is deleted with that reason.
 
     Pure. Invariants of the result: it never names a reservation without our prefix;
-    every desired window gets exactly one Create, Update, Keep or Report (a recreate is a
+    every desired window gets exactly one Create, Update, Keep or Report, through its span (a recreate is a
     Delete followed by a Create); deletes come first (they free nodes), then updates,
     then creates, then keeps and reports, each group by window id. Applying the result
     and reconciling again yields only Keeps and Reports.
     """
+    lineage = dict(lineage or {})
     ours = {r.window_id: r for r in current if r.window_id is not None}
     deletes: list[Delete] = []
     updates: list[Update] = []
     creates: list[Create] = []
     rest: list[Action] = []
-    wanted: set[int] = set()
 
+    expressible: list[DesiredWindow] = []
+    problems: dict[int, tuple[SyncState, str]] = {}
     for window in sorted(desired, key=lambda w: w.id):
-        existing = ours.get(window.id)
+        lineage.setdefault(window.id, window.request_id)
         problem = _inexpressible(window, now)
-        if problem is not None:
-            state, message = problem
-            if existing is not None:
-                deletes.append(Delete(existing.name, reason=f"window {window.id}: {message}"))
-                message += f"; deleted reservation {existing.name}"
-            rest.append(Report(window, state, message))
-            continue
-        wanted.add(window.id)
-        if existing is None:
-            creates.append(Create(window, start=_create_start(window, now)))
-            continue
+        if problem is None:
+            expressible.append(window)
+        else:
+            problems[window.id] = problem
+    spans = run_spans(expressible, commitments)
 
+    # Which reservation holds each span: one of its own windows' first, then one its run leaves behind.
+    holder: dict[int, Reservation] = {}  # span index -> reservation
+    claimed: set[int] = set()
+    in_spans = {window.id for span in spans for window in span.windows}
+    for index, span in enumerate(spans):
+        for window in span.windows:
+            if window.id in ours and window.id not in claimed:
+                holder[index] = ours[window.id]
+                claimed.add(window.id)
+                break
+    for index, span in enumerate(spans):
+        if index in holder or span.request_id is None:
+            continue
+        behind = [r for window_id, r in sorted(ours.items())
+                  if window_id not in claimed and window_id not in in_spans and r.start <= now < r.end
+                  and lineage.get(window_id) == span.request_id and r.features == span.first.scheduler_label]
+        if behind:
+            holder[index] = behind[0]
+            claimed.add(behind[0].window_id or 0)
+
+    carries: list[Carry] = []
+    # A run whose last window has ended goes on in a committed week not published yet: its reservation too.
+    for window_id, left in sorted(ours.items()):
+        request = lineage.get(window_id)
+        if window_id in claimed or request is None or not left.start <= now < left.end:
+            continue
+        end = _committed_until(request, commitments, now)
+        if end is not None:
+            claimed.add(window_id)
+            follow: tuple[tuple[str, str], ...] = (
+                (("EndTime", slurm_time(end)),) if left.end != whole_seconds(end) else ())
+            carries.append(Carry(left.name, request, follow))
+
+    for window_id, (state, message) in sorted(problems.items()):
+        own = ours.get(window_id)
+        if own is not None and window_id not in claimed:
+            deletes.append(Delete(own.name, reason=f"window {window_id}: {message}"))
+            message += f"; deleted reservation {own.name}"
+        elif own is not None:
+            message += f"; its run goes on in reservation {own.name}"
+        rest.append(Report(next(w for w in desired if w.id == window_id), state, message))
+
+    for index, span in enumerate(spans):
+        existing = holder.get(index)
+        if existing is None:
+            creates.append(Create(span, start=_create_start(span.start, now), at=now))
+            continue
         active = existing.start <= now
-        if existing.features != window.scheduler_label:
-            reason = f"Features {existing.features or '(none)'} → {window.scheduler_label}"
-        elif active and window.start > now + START_SLACK:
-            reason = f"active reservation's start moved to {slurm_time(window.start)}"
+        if existing.features != span.first.scheduler_label:
+            reason = f"Features {existing.features or '(none)'} → {span.first.scheduler_label}"
+        elif active and span.start > now + START_SLACK:
+            reason = f"active reservation's start moved to {slurm_time(span.start)}"
         else:
             reason = ""
         if reason:
             # Slurm refuses to change Features, and StartTime once a reservation is active.
             deletes.append(Delete(existing.name, reason=reason, recreate=True))
-            creates.append(Create(window, start=_create_start(window, now), reason=reason))
+            creates.append(Create(span, start=_create_start(span.start, now), reason=reason, at=now))
             continue
-
-        changes = _changes(window, existing, now, active=active)
+        changes = _changes(span, existing, now, active=active)
         if changes:
-            updates.append(Update(window, changes=tuple(changes)))
+            updates.append(Update(span, changes=tuple(changes), name=existing.name))
         else:
-            rest.append(Keep(window, existing))
+            rest.append(Keep(span, existing))
 
     for window_id, existing in sorted(ours.items()):
-        if window_id not in wanted and not any(d.name == existing.name for d in deletes):
-            if window_id in held_as_quota:
-                reason = f"window {window_id} is held as a QOS quota, not a reservation"
-                deletes.append(Delete(existing.name, reason=reason))
-            else:
-                reason = f"window {window_id} is no longer published"
-                deletes.append(Delete(existing.name, reason=reason, dropped=True))
-    return [*deletes, *updates, *creates, *rest]
+        if window_id in claimed or any(d.name == existing.name for d in deletes):
+            continue
+        if window_id in held_as_quota:
+            reason = f"window {window_id} is held as a QOS quota, not a reservation"
+            deletes.append(Delete(existing.name, reason=reason))
+        elif window_id in in_spans:
+            reason = f"window {window_id} is held with its run in one reservation"
+            deletes.append(Delete(existing.name, reason=reason))
+        else:
+            reason = f"window {window_id} is no longer published"
+            deletes.append(Delete(existing.name, reason=reason, dropped=True))
+    key = _action_window
+    return [*deletes, *carries, *sorted(updates, key=key), *sorted(creates, key=key), *sorted(rest, key=key)]
+
+
+def _committed_until(request: int, commitments: Sequence[DesiredCommitment], now: datetime) -> datetime | None:
+    """The end of the run's held committed weeks that meet end to start from the one in force at `now`; None when
+    no held commitment of the run is in force."""
+    held = sorted((c for c in commitments if c.request_id == request and c.holds), key=lambda c: c.start)
+    current = next((c for c in held if c.start <= now < c.end), None)
+    if current is None:
+        return None
+    end = current.end
+    for commitment in held:
+        if commitment.start == end:
+            end = commitment.end
+    return end
+
+
+def _action_window(action: Action) -> int:
+    return action.window.id if isinstance(action, (Create, Update, Keep, Report)) else 0
 
 
 def _inexpressible(window: DesiredWindow, now: datetime) -> tuple[SyncState, str] | None:
@@ -266,26 +379,27 @@ def _inexpressible(window: DesiredWindow, now: datetime) -> tuple[SyncState, str
     return None
 
 
-def _create_start(window: DesiredWindow, now: datetime) -> datetime | None:
-    return None if window.start <= now + START_SLACK else window.start
+def _create_start(start: datetime, now: datetime) -> datetime | None:
+    return None if start <= now + START_SLACK else start
 
 
-def _changes(window: DesiredWindow, existing: Reservation, now: datetime, *, active: bool) -> list[tuple[str, str]]:
+def _changes(span: RunSpan, existing: Reservation, now: datetime, *, active: bool) -> list[tuple[str, str]]:
     changes: list[tuple[str, str]] = []
-    end = whole_seconds(window.end)
+    end = whole_seconds(span.end)
     if active:
-        # StartTime cannot change any more; the window's start has passed as well.
+        # StartTime cannot change any more; the span's start has passed as well.
         if existing.end != end:
             changes.append(("EndTime", slurm_time(end)))
-    elif existing.start != whole_seconds(window.start) or existing.end != end:
+    elif existing.start != whole_seconds(span.start) or existing.end != end:
         # Sent together: Slurm checks start < end against the stored other half.
-        start = _create_start(window, now)
+        start = _create_start(span.start, now)
         changes.append(("StartTime", "now" if start is None else slurm_time(start)))
         changes.append(("EndTime", slurm_time(end)))
-    if existing.node_count != nodes_needed(window):
-        changes.append(("NodeCnt", str(nodes_needed(window))))
-    if existing.accounts != {window.account}:
-        changes.append(("Accounts", str(window.account)))
+    nodes = span_nodes(span, now)
+    if existing.node_count != nodes:
+        changes.append(("NodeCnt", str(nodes)))
+    if existing.accounts != {span.first.account}:
+        changes.append(("Accounts", str(span.first.account)))
     return changes
 
 
@@ -299,6 +413,9 @@ def describe(action: Action) -> str:
         return f"delete {action.name} ({action.reason})"
     if isinstance(action, Keep):
         return f"keep {action.reservation.name}: in sync"
+    if isinstance(action, Carry):
+        change = f": scontrol {' '.join(action.argv())}" if action.changes else ""
+        return f"keep {action.name}: request {action.request_id}'s run goes on in a week it is committed to{change}"
     return f"window {action.window.id}: {action.state.value}: {action.message}"
 
 
@@ -337,24 +454,34 @@ class ReservationExecutor:
         dry_run: bool,
         guard: RemovalGuard,
         held_as_quota: Collection[int] = (),
+        commitments: Sequence[DesiredCommitment] = (),
     ) -> list[SyncStatus]:
         """Reconcile the windows held as reservations and (unless dry_run) apply; one status per window named by
         an action, by window id. A reservation whose window left Docket's list is deleted only as `guard`
-        allows."""
+        allows, after the run it belonged to (`guard.request_of`) had the chance to keep it."""
         self.problems = []
         for window in sorted(windows, key=lambda w: w.id):
             print(rounding_note(window), file=self.out)
         current = self.list_reservations()
-        actions = reconcile(windows, current, now, held_as_quota=held_as_quota)
+        listed = {window.id for window in windows}
+        lineage: dict[int, int | None] = {}
+        if guard.request_of is not None and any(w.request_id is not None for w in windows):
+            for reservation in current:
+                window_id = reservation.window_id
+                if window_id is not None and window_id not in listed and reservation.start <= now < reservation.end:
+                    lineage[window_id] = guard.request_of(window_id)
+        actions = reconcile(windows, current, now, held_as_quota=held_as_quota, commitments=commitments,
+                            lineage=lineage)
         actions = _guard_deletes(actions, current, now=now, guard=guard)
         if dry_run:
             print("dry run: the plan below changes nothing and reports nothing", file=self.out)
             for action in actions:
                 print(f"  would {describe(action)}", file=self.out)
-            return [_predicted_status(action) for action in actions if not isinstance(action, Delete)]
-        return self.execute(actions)
+            return [status for action in actions if not isinstance(action, (Delete, Carry))
+                    for status in _predicted_statuses(action, now)]
+        return self.execute(actions, now=now)
 
-    def execute(self, actions: Sequence[Action]) -> list[SyncStatus]:
+    def execute(self, actions: Sequence[Action], *, now: datetime | None = None) -> list[SyncStatus]:
         """Run the actions in order and return one status per window they name, by window id."""
         statuses: dict[int, SyncStatus] = {}
         blocked: dict[int, str] = {}  # windows whose recreate could not delete the old reservation
@@ -363,10 +490,14 @@ class ReservationExecutor:
             if isinstance(action, Delete):
                 self._delete(action, blocked)
                 continue
-            status = self._apply(action, blocked)
-            statuses[status.window] = status
-            if status.state is not SyncState.IN_SYNC:
-                print(f"  window {status.window}: {status.state.value}: {status.message}", file=self.out)
+            if isinstance(action, Carry):
+                if action.changes and (result := self.tools.run_scontrol(action.argv())).returncode != 0:
+                    self.problems.append(f"could not carry {action.name} on: {tool_message(result)}")
+                continue
+            for status in self._apply(action, blocked, now=now):
+                statuses[status.window] = status
+                if status.state is not SyncState.IN_SYNC:
+                    print(f"  window {status.window}: {status.state.value}: {status.message}", file=self.out)
         return [statuses[key] for key in sorted(statuses)]
 
     def _delete(self, action: Delete, blocked: dict[int, str]) -> None:
@@ -381,27 +512,29 @@ class ReservationExecutor:
         else:
             self.problems.append(message)
 
-    def _apply(self, action: Create | Update | Keep | Report, blocked: Mapping[int, str]) -> SyncStatus:
-        window = action.window
+    def _apply(
+        self, action: Create | Update | Keep | Report, blocked: Mapping[int, str], *, now: datetime | None
+    ) -> list[SyncStatus]:
         if isinstance(action, Keep):
-            return _held(window, action.reservation.node_count)
+            return _held(action.span, action.reservation, now)
         if isinstance(action, Report):
-            return _reported(action)
-        if window.id in blocked:
-            return _failed(window, blocked[window.id])
+            return [_reported(action)]
+        span = action.span
+        if span.first.id in blocked:
+            return _failed(span, blocked[span.first.id])
         result = self.tools.run_scontrol(action.argv())
         if result.returncode != 0:
             # A refused update leaves the old reservation in place: say what it still holds.
             held = self.read_back(action.name) if isinstance(action, Update) else None
-            return _failed(window, tool_message(result), nodes_reserved=held.node_count if held else 0)
-        return self._check(window)
+            return _failed(span, tool_message(result), nodes_reserved=held.node_count if held else 0)
+        return self._check(span, action.name, now)
 
-    def _check(self, window: DesiredWindow) -> SyncStatus:
+    def _check(self, span: RunSpan, name: str, now: datetime | None) -> list[SyncStatus]:
         """Read the reservation back: Slurm may hold fewer nodes than asked and exit 0."""
-        reservation = self.read_back(reservation_name(window.id))
+        reservation = self.read_back(name)
         if reservation is None:
-            return _failed(window, f"reservation {reservation_name(window.id)} not found after scontrol succeeded")
-        return _held(window, reservation.node_count)
+            return _failed(span, f"reservation {name} not found after scontrol succeeded")
+        return _held(span, reservation, now)
 
 
 def _guard_deletes(
@@ -419,32 +552,40 @@ def _guard_deletes(
     return [a for a in actions if not (isinstance(a, Delete) and a.dropped and a.name not in allowed)]
 
 
-def _held(window: DesiredWindow, nodes_reserved: int) -> SyncStatus:
-    requested = nodes_needed(window)
-    gpus = f"{window.gpu_count} GPUs on {requested} nodes ({requested * window.gpus_per_node} GPUs)"
-    if nodes_reserved < requested:
-        return SyncStatus(
-            window=window.id,
-            state=SyncState.SHORT,
-            nodes_requested=requested,
-            nodes_reserved=nodes_reserved,
-            message=f"short by {requested - nodes_reserved} nodes: {gpus} asked",
-        )
-    return SyncStatus(window.id, SyncState.IN_SYNC, requested, nodes_reserved, f"reserved {gpus}")
+def _held(span: RunSpan, reservation: Reservation, now: datetime | None) -> list[SyncStatus]:
+    """One status per window of the span: what the reservation holds against what the span needs at `now`."""
+    requested = span_nodes(span, now or span.start)
+    across = f"; with its run in {reservation.name}, {span.describe()}" if len(span.segments) > 1 else ""
+    statuses = []
+    for window in span.windows:
+        nodes = nodes_needed(window)
+        gpus = f"{window.gpu_count} GPUs on {nodes} nodes ({nodes * window.gpus_per_node} GPUs)"
+        if reservation.node_count < requested:
+            statuses.append(SyncStatus(
+                window=window.id, state=SyncState.SHORT, nodes_requested=nodes_needed(window),
+                nodes_reserved=reservation.node_count,
+                message=f"short by {requested - reservation.node_count} nodes: {gpus} asked{across}",
+            ))
+        else:
+            statuses.append(SyncStatus(window.id, SyncState.IN_SYNC, nodes_needed(window), reservation.node_count,
+                                       f"reserved {gpus}{across}"))
+    return statuses
 
 
-def _failed(window: DesiredWindow, message: str, *, nodes_reserved: int = 0) -> SyncStatus:
-    return SyncStatus(window.id, SyncState.FAILED, nodes_needed(window), nodes_reserved, message)
+def _failed(span: RunSpan, message: str, *, nodes_reserved: int = 0) -> list[SyncStatus]:
+    return [SyncStatus(window.id, SyncState.FAILED, nodes_needed(window), nodes_reserved, message)
+            for window in span.windows]
 
 
 def _reported(action: Report) -> SyncStatus:
     return SyncStatus(action.window.id, action.state, nodes_needed(action.window), 0, action.message)
 
 
-def _predicted_status(action: Action) -> SyncStatus:
+def _predicted_statuses(action: Action, now: datetime) -> list[SyncStatus]:
     if isinstance(action, Report):
-        return _reported(action)
+        return [_reported(action)]
     if isinstance(action, Keep):
-        return _held(action.window, action.reservation.node_count)
+        return _held(action.span, action.reservation, now)
     assert isinstance(action, (Create, Update))
-    return SyncStatus(action.window.id, SyncState.IN_SYNC, nodes_needed(action.window), 0, "dry run: not applied")
+    return [SyncStatus(window.id, SyncState.IN_SYNC, nodes_needed(window), 0, "dry run: not applied")
+            for window in action.span.windows]

@@ -32,7 +32,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
-from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus
+from docket_scheduler.base import (
+    DesiredCommitment,
+    DesiredWindow,
+    RemovalGuard,
+    SyncState,
+    SyncStatus,
+    continued_windows,
+    run_spans,
+    unpublished_commitments,
+)
 from docket_scheduler.cli import add_sync_options, docket_client, output, run_sync, state_file
 from docket_scheduler.client import DocketError, poll
 from docket_scheduler.slurm_accounts import AccountTreeExecutor, team_places
@@ -137,9 +146,14 @@ class SlurmSync:
         self.accounts = AccountTreeExecutor(tools=tools, out=self.out)
 
     def sync(
-        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None
+        self, windows: Sequence[DesiredWindow], *, now: datetime, dry_run: bool, guard: RemovalGuard | None = None,
+        commitments: Sequence[DesiredCommitment] = (),
     ) -> list[SyncStatus]:
         """Reconcile and (unless dry_run) apply; one status per window, in window order.
+
+        A run is held without a gap across week boundaries: its priority windows that meet and the weeks it is
+        committed to (`commitments`) are one reservation (`slurm_reservations.reconcile`); its standard or
+        preemptible windows are carried on over those weeks as quota (`base.continued_windows`).
 
         Priority windows (every window with `reservations_only`) are reservations; standard
         and preemptible ones are QOS state (`quotas`). Sets `next_boundary`. A reservation or quota whose
@@ -151,19 +165,27 @@ class SlurmSync:
         tree_problems = self.sync_account_tree(dry_run=dry_run)
         self.problems = []
         self.next_boundary = None
+        # A week published with another tier is held by its own window, not by the run's reservation or quota too.
+        commitments = unpublished_commitments(windows, commitments)
         if self.reservations_only:
             reserved, quota_windows = list(windows), []
         else:
             reserved = [w for w in windows if w.tier == TIER_PRIORITY]
             quota_windows = [w for w in windows if w.tier != TIER_PRIORITY]
         statuses = self.reservations.sync(
-            reserved, now=now, dry_run=dry_run, guard=guard, held_as_quota={w.id for w in quota_windows}
+            reserved, now=now, dry_run=dry_run, guard=guard, held_as_quota={w.id for w in quota_windows},
+            commitments=commitments,
         )
         self.problems = list(self.reservations.problems)
+        # A reservation whose GPUs change at an hour (a release that keeps some from then) is changed at that hour.
+        changes = [change for span in run_spans(reserved, commitments) if (change := span.next_change(now))]
         if not self.reservations_only:
+            quota_windows = continued_windows(quota_windows, commitments)
             statuses += self.quotas.sync(quota_windows, now=now, dry_run=dry_run, guard=guard)
             self.problems += self.quotas.problems
-            self.next_boundary = next_boundary(quota_windows, now)
+            if (quota_boundary := next_boundary(quota_windows, now)) is not None:
+                changes.append(quota_boundary)
+        self.next_boundary = min(changes, default=None)
         self.problems += tree_problems
         self.problems += [message for message in guard.refused.values() if message not in self.problems]
         desired = {w.id for w in windows}
