@@ -197,3 +197,53 @@ def test_the_slurm_sync_keeps_the_agents_burst_until_its_lease_and_then_undoes_i
     later = quota_desire(windows, lease, config)  # the agent stopped renewing: the sync undoes the raise
     [command], _ = reconcile_qos(later, qos, assoc, cluster="lab", settings=QosSettings())
     assert "GrpTRES=gres/gpu=8" in command.argv and f"Description={later.descriptions['team-a-acct']}" in command.argv
+
+
+# --- the cold standby ---------------------------------------------------------------------------------
+
+def test_an_emergency_placed_on_the_cold_standby_wakes_it_five_minutes_before_it_starts_and_only_then() -> None:
+    from docket_scheduler.elastic_agent import StandbyWake
+
+    standard = window(1, gpus=40)
+    # Docket placed the emergency with the chair's standby: 64 − 40 granted − 6 standby = 18, and 6 of the standby.
+    emergency = window(7, team="team-b", gpus=24, tier="preemptible", start=NOW + timedelta(minutes=5, seconds=30))
+    early = run([standard, emergency], {})
+    assert early.actions == [] and early.standby is None and early.scavenger_gpus == 64 - 40 - 12 - 6
+    # Five minutes before it starts (the policy's standby_wake_minutes): woken.
+    at = emergency.start - timedelta(minutes=5)
+    woke = decide(policy=POLICY, pool="a100", windows=[standard, emergency], measured={}, lent={}, now=at,
+                  owner_preempts=lambda w: True)
+    [wake] = woke.actions
+    assert (wake.kind, wake.window, wake.team, wake.gpus, wake.span_minutes, wake.measured_by) == (
+        "standby_wake", 7, "team-b", 6, 5, "plan")
+    assert woke.standby == StandbyWake(7, "team-b", 6) and woke.scavenger_gpus == 24
+    assert "hold 6 of the cold standby's 6" in wake.reason
+    # The next minute changes nothing; when the emergency ends the standby goes back to rest.
+    again = decide(policy=POLICY, pool="a100", windows=[standard, emergency], measured={}, lent={},
+                   now=at + timedelta(minutes=1), owner_preempts=lambda w: True, standby=woke.standby)
+    assert again.actions == [] and again.standby == woke.standby
+    ended = decide(policy=POLICY, pool="a100", windows=[standard], measured={}, lent={}, now=at,
+                   owner_preempts=lambda w: True, standby=woke.standby)
+    [rest] = ended.actions
+    assert (rest.kind, rest.gpus, ended.standby, ended.scavenger_gpus) == ("standby_end", 6, None, 6)
+
+
+def test_preemptible_work_within_the_pool_less_the_standby_wakes_nothing_and_the_standby_is_never_exceeded() -> None:
+    standard = window(1, gpus=40)
+    fits = run([standard, window(7, team="team-b", gpus=18, tier="preemptible")], {})
+    # 18 GPUs placed in the burst reserve and the ungranted 6: the scavenger QOS holds them, the standby sleeps.
+    assert fits.actions == [] and fits.scavenger_gpus == 18 and fits.standby is None
+    # A plan that would hold more than the pool less its granted windows still gets the standby only.
+    over = run([standard, window(7, team="team-b", gpus=40, tier="preemptible")], {})
+    assert [(a.kind, a.gpus) for a in over.actions] == [("standby_wake", 6)] and over.scavenger_gpus == 24
+
+
+def test_the_burst_reserve_an_emergency_holds_is_not_given_to_a_burst() -> None:
+    emergency = window(7, team="team-b", gpus=30, tier="preemptible")
+    # 64 − 8 − 12 − 6 = 38 ungranted GPUs hold the 30: the reserve stays whole.
+    assert burst([job(31)], windows=[window(), emergency])[0]["team-a-acct"].gpus == 12
+    # 44 placed: 6 of them in the reserve, 6 left for the burst.
+    bigger = window(7, team="team-b", gpus=44, tier="preemptible")
+    assert burst([job(31)], windows=[window(), bigger])[0]["team-a-acct"].gpus == 6
+    # 50 placed: the whole reserve is the emergency's, no burst.
+    assert burst([job(31)], windows=[window(), window(7, team="team-b", gpus=50, tier="preemptible")]) == ({}, [])

@@ -78,6 +78,7 @@ class AgentPolicy:
     promote_utilization_pct: int = 80
     promote_queue_wait_minutes: int = 30
     recent_span_minutes: int = 10
+    standby_wake_minutes: int = 5
 
     @classmethod
     def from_api(cls, body: Mapping[str, Any]) -> AgentPolicy:
@@ -92,6 +93,7 @@ class AgentPolicy:
                 promote_utilization_pct=int(parameters.get("promote_utilization_pct", 80)),
                 promote_queue_wait_minutes=int(parameters.get("promote_queue_wait_minutes", 30)),
                 recent_span_minutes=int(parameters.get("recent_span_minutes", 10)),
+                standby_wake_minutes=int(parameters.get("standby_wake_minutes", 5)),
                 pools={
                     str(p["pool"]): PoolBounds(str(p["pool"]), int(p["gpu_count"]), str(p["scheduler_label"] or ""),
                                                int(p["burst_reserve_gpus"]), int(p["standby_gpus"]))
@@ -101,6 +103,7 @@ class AgentPolicy:
         except (KeyError, TypeError, ValueError) as exc:
             raise AgentError(f"the elastic policy from Docket is malformed: {exc!r}") from None
         if (policy.idle_span_minutes < 1 or policy.recent_span_minutes < 1 or policy.promote_queue_wait_minutes < 0
+                or policy.standby_wake_minutes < 1
                 or not 0 <= policy.idle_threshold_pct <= 100 or not 0 <= policy.promote_utilization_pct <= 100):
             raise AgentError("the elastic policy from Docket has a span under a minute or a threshold beyond 0-100")
         return policy
@@ -121,6 +124,8 @@ class AgentState:
     lent: dict[str, dict[str, Any]] = field(default_factory=dict)  # window id (text) → {"pool", "team", "gpus"}
     # account → {"pool", "team", "window", "gpus"}: the burst reserve raised on the account's quota QOS
     promoted: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # pool → {"window", "team", "gpus"}: the cold standby woken for the pool's placed preemptible work
+    standby: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreported: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -165,7 +170,7 @@ class WindowMinutes:
 
 @dataclass(frozen=True)
 class AgentAction:
-    kind: str  # "lend", "reclaim", "promote" or "demote"
+    kind: str  # "lend", "reclaim", "promote", "demote", "standby_wake" or "standby_end"
     pool: str
     window: int
     team: str
@@ -175,6 +180,7 @@ class AgentAction:
     span_minutes: int
     reason: str
     queue_wait_minutes: Decimal | None = None  # promote: the waiting job's wait
+    measured_by: str = ""  # what the numbers come from; "" for the agent's measurement source
 
     def key(self, cluster: str) -> str:
         key = f"elastic-{cluster}-{self.pool}-{self.kind}-w{self.window}-{self.at:%Y%m%dT%H%MZ}"
@@ -182,12 +188,22 @@ class AgentAction:
 
 
 @dataclass(frozen=True)
+class StandbyWake:
+    """The pool's cold standby woken for its placed preemptible work (an emergency the chair let use it)."""
+
+    window: int
+    team: str
+    gpus: int
+
+
+@dataclass(frozen=True)
 class PoolDecision:
     pool: str
     gpu_type: str
-    base_gpus: int  # what preemptible work may use without any lending: the GPUs nobody was granted
+    base_gpus: int  # what preemptible work may use without any lending: ungranted GPUs, or what is placed for it
     lent: Mapping[int, int]  # window → GPUs lent after this minute
     actions: Sequence[AgentAction]
+    standby: StandbyWake | None = None  # the cold standby woken after this minute
 
     @property
     def scavenger_gpus(self) -> int:
@@ -204,14 +220,43 @@ def unused_gpus(gpu_count: int, utilization_pct: Decimal) -> int:
     return math.floor(Decimal(gpu_count) * (Decimal(100) - utilization_pct) / Decimal(100))
 
 
+def placed_for_preemptible(policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], now: datetime
+                           ) -> tuple[int, int, DesiredWindow | None]:
+    """(the GPUs of the pool's preemptible windows active at `now` or starting within the standby's wake minutes,
+    the GPUs of them that only the cold standby holds, the latest of those windows).
+
+    Docket places preemptible work (an emergency, docs/emergencies.md) on the pool less its granted windows and its
+    cold standby; only when the chair woke the standby for an emergency does it place more. So what the placed
+    preemptible windows hold beyond `gpu_count − granted − standby` is the standby the committee granted, never more
+    than the pool's standby. They count from `standby_wake_minutes` before they start: the standby is ready when
+    the window begins ("wakeable within five minutes" before a big launch)."""
+    bounds = policy.pools.get(pool)
+    if bounds is None:
+        return 0, 0, None
+    wake = policy.standby_wake_minutes * MINUTE
+    soon = sorted((w for w in windows if w.pool == pool and w.tier == "preemptible" and w.start - wake <= now < w.end),
+                  key=lambda w: (w.start, w.id))
+    granted = sum(w.gpu_count for w in windows
+                  if w.pool == pool and w.tier in ("priority", "standard") and w.is_active(now))
+    placed = sum(w.gpu_count for w in soon)
+    outside = max(0, bounds.gpu_count - granted - bounds.standby_gpus)
+    standby = min(bounds.standby_gpus, max(0, placed - outside))
+    return placed, standby, (soon[-1] if soon else None)
+
+
 def decide(
     *, policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], measured: Mapping[int, WindowMinutes],
     lent: Mapping[int, int], now: datetime, owner_preempts: Callable[[DesiredWindow], bool],
+    standby: StandbyWake | None = None,
 ) -> PoolDecision:
     """The pool's lending at `now`, and the actions that change it.
 
     - base: the pool's GPUs less its active granted windows (priority and standard), its burst reserve and its cold
-      standby, never below 0;
+      standby, never below 0; or, when more, the GPUs of its placed preemptible windows (`placed_for_preemptible`:
+      active, or starting within the standby's wake minutes), at most the pool less its granted windows;
+    - STANDBY_WAKE: those windows hold GPUs of the cold standby (the chair woke it for an emergency) and `standby`
+      (what was woken before this minute) is not that: the standby's GPUs are added to the base; STANDBY_END when
+      they no longer do (the window ended) or hold other GPUs;
     - LEND: an active standard window, not lent, active since the idle span began, whose every minute of the span was
       measured and under the idle threshold, and whose owner's QOS preempts preemptible work
       (`owner_preempts`): gpus × (1 − mean), rounded down, when the policy offers idle GPUs and that is above 0;
@@ -226,6 +271,9 @@ def decide(
     granted = sum(w.gpu_count for w in active if w.tier in ("priority", "standard"))
     base = 0 if bounds is None else max(0, bounds.gpu_count - granted - bounds.burst_reserve_gpus
                                         - bounds.standby_gpus)
+    placed, woken, waking = placed_for_preemptible(policy, pool, windows, now)
+    if bounds is not None:
+        base = max(base, min(placed, bounds.gpu_count - granted))
     gpu_type = (bounds.scheduler_label if bounds is not None else "") or pool
     threshold = Decimal(policy.idle_threshold_pct)
     after: dict[int, int] = {}
@@ -267,7 +315,19 @@ def decide(
             "lend", pool, window.id, window.team, gpus, end, mean, policy.idle_span_minutes,
             f"under {threshold}% for {policy.idle_span_minutes} min (mean {mean}%)",
         ))
-    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions)
+    wake_minutes = policy.standby_wake_minutes
+    wanted = StandbyWake(waking.id, waking.team, woken) if waking is not None and woken > 0 else None
+    if standby is not None and standby != wanted:
+        actions.append(AgentAction(
+            "standby_end", pool, standby.window, standby.team, standby.gpus, end, None, wake_minutes,
+            "the placed preemptible work no longer needs the cold standby", measured_by="plan"))
+    if wanted is not None and standby != wanted and waking is not None and bounds is not None:
+        actions.append(AgentAction(
+            "standby_wake", pool, wanted.window, wanted.team, wanted.gpus, end, None, wake_minutes,
+            f"preemptible windows of {placed} GPUs from {waking.start:%H:%M} UTC hold {woken} of the cold standby's "
+            f"{bounds.standby_gpus} (placed by Docket with the standby woken): ready {wake_minutes} min ahead",
+            measured_by="plan"))
+    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions, standby=wanted)
 
 
 # --- the burst reserve (pure) ------------------------------------------------------------------------
@@ -343,6 +403,12 @@ def decide_burst(
                   else f"the pool's use over {span} min fell to {mean}% (threshold {policy.promote_utilization_pct}%)")
         actions.append(AgentAction("demote", pool, held.window, held.team, held.gpus, end, mean, span, reason))
     reserve = bounds.burst_reserve_gpus if bounds is not None else 0
+    if bounds is not None:  # what placed preemptible work (an emergency) holds of the reserve is not for a burst
+        placed, _standby, _window = placed_for_preemptible(policy, pool, windows, now)
+        granted = sum(w.gpu_count for w in windows
+                      if w.pool == pool and w.tier in ("priority", "standard") and w.is_active(now))
+        ungranted = max(0, bounds.gpu_count - granted - bounds.burst_reserve_gpus - bounds.standby_gpus)
+        reserve -= min(reserve, max(0, placed - ungranted))
     if after or hot is None or reserve <= 0:
         return after, actions
     by_account: dict[str, DesiredWindow] = {}
@@ -576,10 +642,15 @@ class Agent:
         limits: dict[str, int] = {}
         actions: list[AgentAction] = []
         after: dict[str, dict[str, Any]] = {}
+        wake = policy.standby_wake_minutes * MINUTE
+        standby_after: dict[str, dict[str, Any]] = {}
         for pool in sorted(policy.pools):
-            pool_windows = [w for w in windows if w.pool == pool and w.is_active(now)]
+            # Active windows, and those starting within the standby's wake minutes (decide() lends only active ones).
+            pool_windows = [w for w in windows if w.pool == pool and w.start - wake <= now < w.end]
             lent = {int(k): int(v["gpus"]) for k, v in state.lent.items() if v.get("pool") == pool}
-            if not pool_windows and not lent:
+            held = state.standby.get(pool)
+            standby = StandbyWake(int(held["window"]), str(held["team"]), int(held["gpus"])) if held else None
+            if not pool_windows and not lent and standby is None:
                 continue
             try:
                 by_label = team_minutes(self.prometheus, label=self.label, selector=self.selectors.get(pool, ""),
@@ -594,8 +665,10 @@ class Agent:
                     by_team[team] = minutes
             decision = decide(policy=policy, pool=pool, windows=pool_windows,
                               measured=window_minutes(pool_windows, by_team),
-                              lent=lent, now=now, owner_preempts=owner_preempts)
+                              lent=lent, now=now, owner_preempts=owner_preempts, standby=standby)
             limits[decision.gpu_type] = decision.scavenger_gpus
+            if decision.standby is not None:
+                standby_after[pool] = asdict(decision.standby)
             teams = {w.id: w.team for w in pool_windows}
             for window_id, gpus in decision.lent.items():
                 after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
@@ -613,6 +686,7 @@ class Agent:
         if self.dry_run:
             return TickResult(policy.version, from_docket, actions, applied, 0, len(state.unreported))
         state.lent = after
+        state.standby = standby_after
         state.promoted = {account: asdict(p) for account, p in promoted.items()}
         burst_line = "; ".join(burst_lines) or None
         state.unreported.extend(
@@ -694,7 +768,8 @@ class Agent:
             "utilization_pct": None if action.utilization_pct is None else str(action.utilization_pct),
             "queue_wait_minutes": None if action.queue_wait_minutes is None else str(action.queue_wait_minutes),
             "span_minutes": action.span_minutes,
-            "measured_by": "prometheus" if action.queue_wait_minutes is None else "prometheus+slurm",
+            "measured_by": action.measured_by or (
+                "prometheus" if action.queue_wait_minutes is None else "prometheus+slurm"),
             "policy_version": version,
             "applied": (command or f"{what or 'scavenger QOS ' + self.lending.scavenger} already held it")
             + f"; {action.reason}",
