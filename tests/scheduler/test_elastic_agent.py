@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from docket_scheduler.base import DesiredWindow
 from docket_scheduler.elastic_agent import AgentPolicy, PoolBounds, WindowMinutes, decide, window_minutes
 
@@ -247,3 +249,68 @@ def test_the_burst_reserve_an_emergency_holds_is_not_given_to_a_burst() -> None:
     assert burst([job(31)], windows=[window(), bigger])[0]["team-a-acct"].gpus == 6
     # 50 placed: the whole reserve is the emergency's, no burst.
     assert burst([job(31)], windows=[window(), window(7, team="team-b", gpus=50, tier="preemptible")]) == ({}, [])
+
+
+# --- the night opening ----------------------------------------------------------------------------------
+
+BERLIN = AgentPolicy(**{**POLICY.__dict__, "time_zone": "Europe/Berlin"})  # night 22:00–06:00, under 30%, 10 min
+
+
+def night(now: datetime, *, use: float = 27, opened=None, lent=None, policy=BERLIN, last: float | None = None,
+          last_measured: bool = True):
+    """A standard 8-GPU window running from two days before `now` to two days after, measured at `use` % each of the
+    last ten minutes (the last one at `last` when given): by default above the idle threshold (25%), under the
+    night's (30%)."""
+    held = DesiredWindow(id=1, plan_version=1, cluster="atlas", pool="a100", gpu_model="A100", scheduler_label="a100",
+                         gpu_count=8, gpus_per_node=8, start=now - timedelta(days=2), end=now + timedelta(days=2),
+                         team="team-a", account="team-a-acct", tier="standard", request_id=None)
+    values = minutes(*([use] * 9 + [(use if last is None else last) if last_measured else None]))
+    return decide(policy=policy, pool="a100", windows=[held], measured={1: WindowMinutes(held, values)},
+                  lent=lent or {}, now=now, owner_preempts=lambda w: True, opened=opened)
+
+
+def test_a_quiet_standard_window_opens_for_the_committees_night_and_closes_at_its_end_on_the_long_dst_night() -> None:
+    """25 October 2026, Berlin leaves summer time: the night 22:00 CEST – 06:00 CET is nine hours, 20:00–05:00 UTC."""
+    assert night(datetime(2026, 10, 24, 19, 59, 30, tzinfo=UTC)).actions == []  # 21:59 CEST: not yet
+    opened = night(datetime(2026, 10, 24, 20, 0, 30, tzinfo=UTC))  # 22:00 CEST
+    [act] = opened.actions
+    assert (act.kind, act.gpus, act.utilization_pct, act.span_minutes) == ("night_open", 5, Decimal(27), 10)
+    assert "night (22:00–06:00 Europe/Berlin)" in act.reason
+    # 27 % of 8 GPUs busy, 5 opened: preemptible work gets the 38 nobody was granted and them.
+    assert dict(opened.opened) == {1: 5} and dict(opened.lent) == {} and opened.scavenger_gpus == 43
+    # 05:59 CET (04:59 UTC), the ninth hour: still night, kept.
+    kept = night(datetime(2026, 10, 25, 4, 59, 30, tzinfo=UTC), opened={1: 5})
+    assert kept.actions == [] and dict(kept.opened) == {1: 5}
+    closed = night(datetime(2026, 10, 25, 5, 0, 30, tzinfo=UTC), opened={1: 5})  # 06:00 CET
+    [act] = closed.actions
+    assert (act.kind, act.gpus) == ("night_close", 5) and "the night ended (06:00 Europe/Berlin)" in act.reason
+    assert dict(closed.opened) == {} and closed.scavenger_gpus == 38
+
+
+def test_the_short_dst_night_and_a_window_that_wakes_up_at_night() -> None:
+    """28 March 2027, Berlin enters summer time: 22:00 CET – 06:00 CEST is seven hours, 21:00–04:00 UTC."""
+    assert night(datetime(2027, 3, 27, 20, 59, 30, tzinfo=UTC)).actions == []  # 21:59 CET
+    assert [a.kind for a in night(datetime(2027, 3, 27, 21, 0, 30, tzinfo=UTC)).actions] == ["night_open"]
+    assert night(datetime(2027, 3, 28, 3, 59, 30, tzinfo=UTC), opened={1: 5}).actions == []  # 05:59 CEST
+    assert [a.kind for a in night(datetime(2027, 3, 28, 4, 0, 30, tzinfo=UTC), opened={1: 5}).actions] == [
+        "night_close"]
+    at = datetime(2027, 3, 28, 1, 0, 30, tzinfo=UTC)
+    # At night, the owner's use rises to the night threshold: closed; a minute not measured: closed.
+    [rose] = night(at, opened={1: 5}, last=30).actions
+    assert rose.kind == "night_close" and "rose to 30% (night threshold 30%)" in rose.reason
+    [unmeasured] = night(at, opened={1: 5}, last_measured=False).actions
+    assert unmeasured.kind == "night_close" and unmeasured.reason == "its last minute was not measured"
+    # A window at the night threshold is not opened, nor one already lent as idle.
+    assert night(at, use=30).actions == []
+    lent = night(at, use=10, lent={1: 7})
+    assert lent.actions == [] and dict(lent.opened) == {} and dict(lent.lent) == {1: 7}
+
+
+def test_a_policy_whose_time_zone_the_agent_does_not_know_is_refused() -> None:
+    from docket_scheduler.elastic_agent import AgentError
+
+    body = {"version": 2, "time_zone": "Mars/Olympus", "pools": [],
+            "parameters": {"idle_threshold_pct": 25, "idle_span_minutes": 5, "offer_idle_to_preemptible": True}}
+    with pytest.raises(AgentError, match="time zone 'Mars/Olympus' is unknown"):
+        AgentPolicy.from_api(body)
+    assert AgentPolicy.from_api({**body, "time_zone": "Europe/Berlin"}).night_start.hour == 22

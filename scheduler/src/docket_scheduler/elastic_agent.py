@@ -9,12 +9,14 @@ docs/elastic.md). This agent applies the same thresholds at the speed the policy
 2. measures each team's GPUs minute by minute over the policy's idle span (DCGM through Prometheus);
 3. decides, per pool, which granted windows are idle: a standard window whose every minute of the idle span was
    under the idle threshold lends `gpus × (1 − mean utilization)` (rounded down) to preemptible work; a lent window
-   whose last minute reached the threshold, or that is no longer measured or active, is taken back;
+   whose last minute reached the threshold, or that is no longer measured or active, is taken back; at the
+   committee's night a quiet standard window is opened the same way (night_open, night_close); placed preemptible
+   work (an emergency) that holds GPUs of the cold standby wakes it ahead of its start (standby_wake, standby_end);
 4. applies it in Slurm: the scavenger QOS's `GrpTRES=gres/gpu:<type>` is the pool's GPUs nobody was granted
    (the pool less its granted windows, burst reserve and cold standby) plus what is lent. A window is lent only
    while its owner's quota QOS (docket-<account>, written by docket-slurm-sync) preempts the scavenger QOS:
    the owner's job takes its GPUs back within seconds, whatever the agent does;
-5. posts each action (lend, reclaim) to Docket once (`POST /api/v1/elastic/actions/`, one idempotency key per
+5. posts each action to Docket once (`POST /api/v1/elastic/actions/`, one idempotency key per
    action); an action Docket could not be told is kept in the state file and posted at the next tick.
 
 The core, `decide()`, is pure: (policy, windows, minute measurements, what is lent, now) → actions. The clock is an
@@ -34,9 +36,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from datetime import time as wall_time
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, TextIO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_whole_number, parse_windows
 from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_float
@@ -79,6 +83,10 @@ class AgentPolicy:
     promote_queue_wait_minutes: int = 30
     recent_span_minutes: int = 10
     standby_wake_minutes: int = 5
+    night_start: wall_time = wall_time(22, 0)  # the committee's wall clock (`time_zone`)
+    night_end: wall_time = wall_time(6, 0)
+    night_utilization_pct: int = 30
+    time_zone: str = "UTC"
 
     @classmethod
     def from_api(cls, body: Mapping[str, Any]) -> AgentPolicy:
@@ -94,6 +102,10 @@ class AgentPolicy:
                 promote_queue_wait_minutes=int(parameters.get("promote_queue_wait_minutes", 30)),
                 recent_span_minutes=int(parameters.get("recent_span_minutes", 10)),
                 standby_wake_minutes=int(parameters.get("standby_wake_minutes", 5)),
+                night_start=wall_time.fromisoformat(str(parameters.get("night_start", "22:00"))),
+                night_end=wall_time.fromisoformat(str(parameters.get("night_end", "06:00"))),
+                night_utilization_pct=int(parameters.get("night_utilization_pct", 30)),
+                time_zone=str(body.get("time_zone") or "UTC"),
                 pools={
                     str(p["pool"]): PoolBounds(str(p["pool"]), int(p["gpu_count"]), str(p["scheduler_label"] or ""),
                                                int(p["burst_reserve_gpus"]), int(p["standby_gpus"]))
@@ -106,7 +118,30 @@ class AgentPolicy:
                 or policy.standby_wake_minutes < 1
                 or not 0 <= policy.idle_threshold_pct <= 100 or not 0 <= policy.promote_utilization_pct <= 100):
             raise AgentError("the elastic policy from Docket has a span under a minute or a threshold beyond 0-100")
+        if policy.night_start == policy.night_end or not 0 <= policy.night_utilization_pct <= 100:
+            raise AgentError("the elastic policy from Docket has a night that ends when it starts or a night "
+                             "threshold beyond 0-100")
+        try:
+            ZoneInfo(policy.time_zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise AgentError(f"the elastic policy's time zone {policy.time_zone!r} is unknown here") from None
         return policy
+
+    @property
+    def measured_minutes(self) -> int:
+        """How many minutes the agent reads each tick: the longer of the idle span and the recent span."""
+        return max(self.idle_span_minutes, self.recent_span_minutes)
+
+
+def in_night(now: datetime, policy: AgentPolicy) -> bool:
+    """True when `now`, on the committee's wall clock (`policy.time_zone`), lies in [night_start, night_end), across
+    midnight or not: Docket's own rule (allocations.elastic.evaluate.in_night). Wall-clock times: on a daylight-saving
+    night the night is an hour shorter or longer, as it is for people."""
+    local = now.astimezone(ZoneInfo(policy.time_zone)).time().replace(tzinfo=None)
+    start, end = policy.night_start, policy.night_end
+    if start < end:
+        return start <= local < end
+    return local >= start or local < end
 
 
 # --- what the agent remembers between minutes (its state file) ---------------------------------------
@@ -124,6 +159,8 @@ class AgentState:
     lent: dict[str, dict[str, Any]] = field(default_factory=dict)  # window id (text) → {"pool", "team", "gpus"}
     # account → {"pool", "team", "window", "gpus"}: the burst reserve raised on the account's quota QOS
     promoted: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # window id (text) → {"pool", "team", "gpus"}: a quiet standard window's spare GPUs opened for the night
+    opened: dict[str, dict[str, Any]] = field(default_factory=dict)
     # pool → {"window", "team", "gpus"}: the cold standby woken for the pool's placed preemptible work
     standby: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreported: list[dict[str, Any]] = field(default_factory=list)
@@ -162,7 +199,9 @@ def window_to_state(window: DesiredWindow) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class WindowMinutes:
-    """A window's utilization minute by minute over the idle span, oldest first (None: a minute not measured)."""
+    """A window's utilization minute by minute, oldest first (None: a minute not measured), up to the tick's minute:
+    the longer of the idle span and the recent span (`AgentPolicy.measured_minutes`); each rule reads its last
+    minutes."""
 
     window: DesiredWindow
     minutes: Sequence[Decimal | None]
@@ -170,7 +209,7 @@ class WindowMinutes:
 
 @dataclass(frozen=True)
 class AgentAction:
-    kind: str  # "lend", "reclaim", "promote", "demote", "standby_wake" or "standby_end"
+    kind: str  # "lend", "reclaim", "promote", "demote", "standby_wake", "standby_end", "night_open", "night_close"
     pool: str
     window: int
     team: str
@@ -204,10 +243,11 @@ class PoolDecision:
     lent: Mapping[int, int]  # window → GPUs lent after this minute
     actions: Sequence[AgentAction]
     standby: StandbyWake | None = None  # the cold standby woken after this minute
+    opened: Mapping[int, int] = field(default_factory=dict)  # window → GPUs opened for the night after this minute
 
     @property
     def scavenger_gpus(self) -> int:
-        return self.base_gpus + sum(self.lent.values())
+        return self.base_gpus + sum(self.lent.values()) + sum(self.opened.values())
 
 
 def minute_of(now: datetime) -> datetime:
@@ -247,7 +287,7 @@ def placed_for_preemptible(policy: AgentPolicy, pool: str, windows: Sequence[Des
 def decide(
     *, policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], measured: Mapping[int, WindowMinutes],
     lent: Mapping[int, int], now: datetime, owner_preempts: Callable[[DesiredWindow], bool],
-    standby: StandbyWake | None = None,
+    standby: StandbyWake | None = None, opened: Mapping[int, int] | None = None,
 ) -> PoolDecision:
     """The pool's lending at `now`, and the actions that change it.
 
@@ -262,6 +302,12 @@ def decide(
       (`owner_preempts`): gpus × (1 − mean), rounded down, when the policy offers idle GPUs and that is above 0;
     - RECLAIM: a lent window whose last minute was not measured or reached the threshold, that is no longer active,
       or whose owner's QOS stopped preempting.
+    - NIGHT_OPEN: while it is night on the committee's wall clock (`in_night`), an active standard window, neither
+      lent nor opened, active since the recent span began, whose every minute of the recent span was measured and
+      under the night threshold, and whose owner's QOS preempts: gpus × (1 − mean), rounded down, when above 0. A
+      window lent as idle is not opened as well (Docket's rule: "unless it already offers them as IDLE");
+    - NIGHT_CLOSE: an opened window when the night ends, its last minute was not measured or reached the night
+      threshold, it is no longer active, or its owner's QOS stopped preempting.
     Deterministic: the same inputs give the same actions, in window order.
     """
     bounds = policy.pools.get(pool)
@@ -296,11 +342,34 @@ def decide(
             continue
         team = window.team if window is not None else ""
         actions.append(AgentAction("reclaim", pool, window_id, team, gpus, end, last, 1, reason))
+    night = in_night(now, policy)
+    night_threshold = Decimal(policy.night_utilization_pct)
+    opened_after: dict[int, int] = {}
+    for window_id, gpus in sorted((opened or {}).items()):
+        window = by_id.get(window_id)
+        found = measured.get(window_id)
+        last = found.minutes[-1] if found is not None and found.minutes else None
+        if window is None:
+            reason = "the window is no longer active"
+        elif not night:
+            reason = f"the night ended ({policy.night_end:%H:%M} {policy.time_zone})"
+        elif last is None:
+            reason = "its last minute was not measured"
+        elif last >= night_threshold:
+            reason = f"its use rose to {last}% (night threshold {night_threshold}%)"
+        elif not owner_preempts(window):
+            reason = "its owner's QOS does not preempt preemptible work"
+        else:
+            opened_after[window_id] = gpus
+            continue
+        team = window.team if window is not None else ""
+        actions.append(AgentAction("night_close", pool, window_id, team, gpus, end, last, 1, reason))
     for window in active:
-        if window.id in lent or window.tier not in LENDING_TIERS or window.start > start:
+        if (window.id in lent or window.id in opened_after or window.tier not in LENDING_TIERS
+                or window.start > start):
             continue
         found = measured.get(window.id)
-        minutes = list(found.minutes) if found is not None else []
+        minutes = list(found.minutes)[-policy.idle_span_minutes:] if found is not None else []
         if len(minutes) != policy.idle_span_minutes or any(m is None for m in minutes):
             continue  # not measured is never idle
         values = [m for m in minutes if m is not None]
@@ -315,6 +384,28 @@ def decide(
             "lend", pool, window.id, window.team, gpus, end, mean, policy.idle_span_minutes,
             f"under {threshold}% for {policy.idle_span_minutes} min (mean {mean}%)",
         ))
+    recent_start = end - policy.recent_span_minutes * MINUTE
+    for window in active if night else ():
+        if (window.id in after or window.id in opened_after or window.tier not in LENDING_TIERS
+                or window.start > recent_start):
+            continue
+        found = measured.get(window.id)
+        minutes = list(found.minutes)[-policy.recent_span_minutes:] if found is not None else []
+        if len(minutes) != policy.recent_span_minutes or any(m is None for m in minutes):
+            continue  # not measured is never quiet
+        values = [m for m in minutes if m is not None]
+        if max(values) >= night_threshold or not owner_preempts(window):
+            continue
+        mean = (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+        gpus = unused_gpus(window.gpu_count, mean)
+        if gpus <= 0:
+            continue
+        opened_after[window.id] = gpus
+        actions.append(AgentAction(
+            "night_open", pool, window.id, window.team, gpus, end, mean, policy.recent_span_minutes,
+            f"night ({policy.night_start:%H:%M}–{policy.night_end:%H:%M} {policy.time_zone}), under "
+            f"{night_threshold}% for {policy.recent_span_minutes} min (mean {mean}%)",
+        ))
     wake_minutes = policy.standby_wake_minutes
     wanted = StandbyWake(waking.id, waking.team, woken) if waking is not None and woken > 0 else None
     if standby is not None and standby != wanted:
@@ -327,7 +418,8 @@ def decide(
             f"preemptible windows of {placed} GPUs from {waking.start:%H:%M} UTC hold {woken} of the cold standby's "
             f"{bounds.standby_gpus} (placed by Docket with the standby woken): ready {wake_minutes} min ahead",
             measured_by="plan"))
-    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions, standby=wanted)
+    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions, standby=wanted,
+                        opened=opened_after)
 
 
 # --- the burst reserve (pure) ------------------------------------------------------------------------
@@ -638,19 +730,21 @@ class Agent:
         owner_preempts = self.lending.owner_preempts(preempts)
         mapping = {**(accounts_map(windows) if self.team_accounts else {}), **self.team_map}
         end = minute_of(now)
-        start = end - policy.idle_span_minutes * MINUTE
+        start = end - policy.measured_minutes * MINUTE
         limits: dict[str, int] = {}
         actions: list[AgentAction] = []
         after: dict[str, dict[str, Any]] = {}
         wake = policy.standby_wake_minutes * MINUTE
         standby_after: dict[str, dict[str, Any]] = {}
+        opened_after: dict[str, dict[str, Any]] = {}
         for pool in sorted(policy.pools):
             # Active windows, and those starting within the standby's wake minutes (decide() lends only active ones).
             pool_windows = [w for w in windows if w.pool == pool and w.start - wake <= now < w.end]
             lent = {int(k): int(v["gpus"]) for k, v in state.lent.items() if v.get("pool") == pool}
+            opened = {int(k): int(v["gpus"]) for k, v in state.opened.items() if v.get("pool") == pool}
             held = state.standby.get(pool)
             standby = StandbyWake(int(held["window"]), str(held["team"]), int(held["gpus"])) if held else None
-            if not pool_windows and not lent and standby is None:
+            if not pool_windows and not lent and not opened and standby is None:
                 continue
             try:
                 by_label = team_minutes(self.prometheus, label=self.label, selector=self.selectors.get(pool, ""),
@@ -665,13 +759,15 @@ class Agent:
                     by_team[team] = minutes
             decision = decide(policy=policy, pool=pool, windows=pool_windows,
                               measured=window_minutes(pool_windows, by_team),
-                              lent=lent, now=now, owner_preempts=owner_preempts, standby=standby)
+                              lent=lent, now=now, owner_preempts=owner_preempts, standby=standby, opened=opened)
             limits[decision.gpu_type] = decision.scavenger_gpus
             if decision.standby is not None:
                 standby_after[pool] = asdict(decision.standby)
             teams = {w.id: w.team for w in pool_windows}
             for window_id, gpus in decision.lent.items():
                 after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
+            for window_id, gpus in decision.opened.items():
+                opened_after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
             actions.extend(decision.actions)
         command = self.lending.apply(limits, current, dry_run=self.dry_run) if limits else None
         applied = [command] if command else []
@@ -687,6 +783,7 @@ class Agent:
             return TickResult(policy.version, from_docket, actions, applied, 0, len(state.unreported))
         state.lent = after
         state.standby = standby_after
+        state.opened = opened_after
         state.promoted = {account: asdict(p) for account, p in promoted.items()}
         burst_line = "; ".join(burst_lines) or None
         state.unreported.extend(
