@@ -28,7 +28,7 @@ from allocations import selectors as allocation_selectors
 from allocations.emergency import EmergencyPlacement, emergency_place
 from allocations.engine import EngineWindow
 from allocations.models import AgentAction, ClusterAccount
-from committee import services
+from committee import services, weeks
 from docket_scheduler.client import DocketClient
 from docket_scheduler.slurm_sync import SlurmSync
 from tests.allocations.plans import W, publish, token_for, week_start
@@ -37,7 +37,7 @@ from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     clean_slurm_lab,
     slurm_lab,
 )
-from tests.clock import FIXED_NOW
+from tests.clock import FIXED_NOW, machine_now
 from tests.processes import ROOT, free_port
 from tests.prometheus import PrometheusServer, backfill, prometheus
 from tests.scheduler_programs import program, program_env
@@ -85,11 +85,13 @@ def docket_at_fixed_now(clock: time_machine.Traveller) -> None:
     clock.move_to(FIXED_NOW)
 
 
-def agent(lab: SlurmLab, *, url: str, token: str, state: Path, prometheus_url: str, now: datetime
+def agent(lab: SlurmLab, *, url: str, token: str, state: Path, prometheus_url: str | None, now: datetime
           ) -> tuple[int, str]:
-    """One tick of `docket-elastic-agent` in its own process at the pinned minute `now`."""
+    """One tick of `docket-elastic-agent` in its own process at the pinned minute `now` (without a Prometheus: Slurm's
+    accounting measures)."""
+    measure = ["--prometheus", prometheus_url] if prometheus_url else ["--measure", "slurm"]
     result = subprocess.run(
-        [*program("docket-elastic-agent"), "--url", url, "--cluster", "atlas", "--prometheus", prometheus_url,
+        [*program("docket-elastic-agent"), "--url", url, "--cluster", "atlas", *measure,
          "--team-map", "team-a=team-a", "--selector", 'a100=modelName="A100"', "--state-file", str(state),
          "--once", "--now", now.isoformat(), "--timeout", "5"],
         cwd=ROOT, env=program_env({**lab.env, "DOCKET_TOKEN": token}), capture_output=True, text=True, timeout=120,
@@ -286,3 +288,34 @@ def test_an_emergency_placed_on_the_cold_standby_gets_its_gpus_when_the_agent_wa
     assert code == 0 and scavenger_limit(lab) == "gres/gpu:a100=6", out
     assert list(AgentAction.objects.order_by("acted_at").values_list("kind", "gpus")) == [
         ("standby_wake", 6), ("standby_end", 6)]
+
+
+def test_where_the_site_has_no_prometheus_slurms_accounting_measures_and_the_action_says_so(
+        world, live_server, lab, tmp_path):
+    """Docket and Slurm on the machine's clock (sacct reads real jobs). Team A holds 8 GPUs and runs one: 12.5 % of
+    its grant allocated, under 25 % for the policy's span (one minute here): 7 GPUs lent, measured by sacct. The
+    agent's minute is pinned two minutes ahead of the lab's clock once the job runs, so it has run the whole span."""
+    version = services.elastic_policy_change(
+        actor=world.chair, parameters={"idle_span_minutes": 1, "recent_span_minutes": 1},
+        reason="On the lab a minute of accounting is the span.").number
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
+    now = machine_now()
+    week = weeks.current_week_label(now)
+    hour = (now - week_start(week)) // timedelta(hours=1)
+    publish([W(world.a100, world.team_a, 8, max(0, hour - 1), min(24 * 7, hour + 2), ref=1)], week=week)
+    token = token_for(world.atlas, "elastic-agent")
+    windows = DocketClient(live_server.url, token, "atlas").fetch_windows()
+    assert windows is not None
+    SlurmSync(env=lab.env, out=io.StringIO()).sync(windows.windows, now=now, dry_run=False)
+    job = lab.sbatch("--gres=gpu:a100:1", account="team-a-acct", wrap="sleep 300")
+    wait_for(lab, "team A's job running", lambda q: state_of(q, job)[0] == "RUNNING")
+
+    lab.wait_for_listing([job])  # slurmdbd has its record: what the agent's sacct -S/-E reads
+
+    code, out = agent(lab, url=live_server.url, token=token, state=tmp_path / "elastic.json", prometheus_url=None,
+                      now=machine_now() + timedelta(minutes=2))  # the span: a whole minute after the job started
+    assert code == 0 and "lend window" in out, out
+    assert scavenger_limit(lab) == "gres/gpu:a100=45"  # 64 − 8 − 12 − 6 + 7
+    [lend] = AgentAction.objects.all()
+    assert (lend.kind, lend.gpus, str(lend.utilization_pct), lend.span_minutes, lend.measured_by,
+            lend.policy_version) == ("lend", 7, "12.5", 1, "slurm", version)

@@ -314,3 +314,25 @@ def test_a_policy_whose_time_zone_the_agent_does_not_know_is_refused() -> None:
     with pytest.raises(AgentError, match="time zone 'Mars/Olympus' is unknown"):
         AgentPolicy.from_api(body)
     assert AgentPolicy.from_api({**body, "time_zone": "Europe/Berlin"}).night_start.hour == 22
+
+
+# --- Slurm's accounting as the measurement --------------------------------------------------------------
+
+def test_slurm_accounting_measures_a_minute_by_the_gpus_allocated_in_it() -> None:
+    from docket_scheduler.elastic_measure import allocated_minutes
+    from docket_scheduler.slurm_sacct import JobRun
+
+    start = datetime(2026, 12, 2, 9, 57, tzinfo=UTC)
+    runs = [
+        # 2 A100s from 09:57:30, still running: half of the first minute, then whole minutes.
+        JobRun(1, "Team-A-Acct", start, start + timedelta(seconds=30), None, {"a100": 2}),
+        JobRun(2, "team-b-acct", start, start, start + timedelta(minutes=1), {"h100": 4}),  # another pool's GPUs
+        JobRun(3, "team-b-acct", start, None, None, {"a100": 8}),  # never started
+    ]
+    found = allocated_minutes(runs, gpu_types={"a100"}, start=start, end=start + timedelta(minutes=3))
+    assert found == {"team-a-acct": minutes(100, 200, 200)}
+    # An untyped job counts where the pool takes untyped GPUs (a cluster with one pool).
+    untyped = [JobRun(4, "team-a-acct", start, start, None, {"": 1})]
+    assert allocated_minutes(untyped, gpu_types={"a100"}, start=start, end=start + timedelta(minutes=1)) == {}
+    assert allocated_minutes(untyped, gpu_types={"a100", ""}, start=start, end=start + timedelta(minutes=1)) == {
+        "team-a-acct": minutes(100)}

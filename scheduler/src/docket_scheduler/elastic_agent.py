@@ -6,7 +6,8 @@ docs/elastic.md). This agent applies the same thresholds at the speed the policy
 1. reads the policy in force (`GET /api/v1/elastic/policy/`, ETag) and the cluster's windows
    (`GET /api/v1/windows/`), and keeps both in its state file: when Docket cannot be reached it goes on with the
    last ones it read (and says so);
-2. measures each team's GPUs minute by minute over the policy's idle span (DCGM through Prometheus);
+2. measures each team's GPUs minute by minute over the policy's spans (DCGM through Prometheus, or Slurm's accounting
+   where the site has no Prometheus: docket_scheduler.elastic_measure);
 3. decides, per pool, which granted windows are idle: a standard window whose every minute of the idle span was
    under the idle threshold lends `gpus × (1 − mean utilization)` (rounded down) to preemptible work; a lent window
    whose last minute reached the threshold, or that is no longer measured or active, is taken back; at the
@@ -45,7 +46,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_whole_number, parse_windows
 from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_float
 from docket_scheduler.client import DocketClient, DocketError
-from docket_scheduler.prometheus_usage import METRIC, Prometheus, PrometheusError, accounts_map
+from docket_scheduler.elastic_measure import (
+    SOURCES,
+    MeasureError,
+    MinuteSource,
+    PrometheusMinutes,
+    SlurmMinutes,
+)
+from docket_scheduler.prometheus_usage import Prometheus, PrometheusError, accounts_map
 from docket_scheduler.slurm_commands import SlurmError, SlurmTools, tool_message
 from docket_scheduler.slurm_qos import SCAVENGER_QOS, Qos, burst_description, parse_qos, quota_qos_name
 
@@ -528,46 +536,7 @@ def decide_burst(
     return after, actions
 
 
-# --- measuring (Prometheus, DCGM) --------------------------------------------------------------------
-
-
-def team_minutes(prometheus: Prometheus, *, label: str, selector: str, start: datetime, end: datetime,
-                 metric: str = METRIC) -> dict[str, list[Decimal | None]]:
-    """Each label value's GPUs' utilization summed, minute by minute over [start, end) (None: no sample then)."""
-    return _minutes(prometheus, f"sum by ({label})", label=label, selector=selector, start=start, end=end,
-                    metric=metric)
-
-
-def pool_minutes(prometheus: Prometheus, *, selector: str, start: datetime, end: datetime, metric: str = METRIC
-                 ) -> list[Decimal | None]:
-    """The pool's GPUs' mean utilization, minute by minute over [start, end) (None: no sample then)."""
-    found = _minutes(prometheus, "avg", label="", selector=selector, start=start, end=end, metric=metric)
-    return found.get("", [None] * int((end - start) / MINUTE))
-
-
-def _minutes(prometheus: Prometheus, aggregate: str, *, label: str, selector: str, start: datetime, end: datetime,
-             metric: str) -> dict[str, list[Decimal | None]]:
-    """`aggregate` of the series' per-minute means, per label value ("" when aggregated over all), minute by minute.
-
-    The query is evaluated at the last millisecond of each minute over a range of 59.999 s, so each sample falls
-    in exactly one minute (as `prometheus_usage.measure` does for its steps).
-    """
-    minutes = int((end - start) / MINUTE)
-    series = f"{metric}{{{selector}}}" if selector else metric
-    query = f"{aggregate} (avg_over_time({series}[59999ms]))"
-    results = prometheus.query_range(query, start=start.timestamp() + 59.999, end=end.timestamp() - 0.001, step_s=60)
-    found: dict[str, list[Decimal | None]] = {}
-    for result in results:
-        value = str((result.get("metric") or {}).get(label, "")) if label else ""
-        if label and not value:
-            continue
-        row: list[Decimal | None] = [None] * minutes
-        for at, sample in result.get("values", []):
-            index = int((float(at) + 0.001 - start.timestamp()) // 60) - 1
-            if 0 <= index < minutes:
-                row[index] = Decimal(str(sample))
-        found[value] = row
-    return found
+# --- measuring (docket_scheduler.elastic_measure) ---------------------------------------------------
 
 
 def window_minutes(windows: Sequence[DesiredWindow], by_team: Mapping[str, Sequence[Decimal | None]]
@@ -704,11 +673,9 @@ class TickResult:
 @dataclass
 class Agent:
     docket: DocketClient
-    prometheus: Prometheus
+    measure: MinuteSource  # DCGM through Prometheus, or Slurm's accounting (docket_scheduler.elastic_measure)
     lending: SlurmLending
     state_file: StateFile
-    label: str = "namespace"
-    selectors: Mapping[str, str] = field(default_factory=dict)  # pool → PromQL label matchers of its GPUs
     team_map: Mapping[str, str] = field(default_factory=dict)  # label value → team slug
     team_accounts: bool = False  # also map each team's Slurm account (from the windows) to the team
     dry_run: bool = False
@@ -728,7 +695,9 @@ class Agent:
             raise AgentError(f"the windows kept in the state file are malformed: {exc}") from None
         current, preempts = self.lending.read()
         owner_preempts = self.lending.owner_preempts(preempts)
-        mapping = {**(accounts_map(windows) if self.team_accounts else {}), **self.team_map}
+        # Slurm's accounting names each job's account: a team's account is its label there.
+        accounts = self.team_accounts or self.measure.name == "slurm"
+        mapping = {**({a.lower(): t for a, t in accounts_map(windows).items()} if accounts else {}), **self.team_map}
         end = minute_of(now)
         start = end - policy.measured_minutes * MINUTE
         limits: dict[str, int] = {}
@@ -747,9 +716,9 @@ class Agent:
             if not pool_windows and not lent and not opened and standby is None:
                 continue
             try:
-                by_label = team_minutes(self.prometheus, label=self.label, selector=self.selectors.get(pool, ""),
-                                        start=start, end=end)
-            except PrometheusError as exc:
+                by_label = self.measure.team_minutes(pool=pool, gpu_types=self._gpu_types(policy, pool),
+                                                     start=start, end=end)
+            except MeasureError as exc:
                 print(f"pool {pool}: not measured this minute ({exc}); what is lent is taken back", file=self.out)
                 by_label = {}
             by_team: dict[str, list[Decimal | None]] = {}
@@ -819,8 +788,9 @@ class Agent:
             if not held and not any(w.tier == "standard" and w.is_active(now) for w in pool_windows):
                 continue
             try:
-                minutes = pool_minutes(self.prometheus, selector=self.selectors.get(pool, ""), start=start, end=end)
-            except PrometheusError as exc:
+                minutes = self.measure.pool_minutes(pool=pool, gpu_types=self._gpu_types(policy, pool),
+                                                    gpu_count=policy.pools[pool].gpu_count, start=start, end=end)
+            except MeasureError as exc:
                 print(f"pool {pool}: its use not measured this minute ({exc}); no burst", file=self.out)
                 minutes = [None] * policy.recent_span_minutes
             kept, pool_actions = decide_burst(policy=policy, pool=pool, windows=pool_windows, waiting=waiting,
@@ -835,6 +805,12 @@ class Agent:
         for line in lines:
             print(("would run " if self.dry_run else "") + line, file=self.out)
         return after, actions, lines
+
+    @staticmethod
+    def _gpu_types(policy: AgentPolicy, pool: str) -> frozenset[str]:
+        """The GPU types a job of `pool` asks for in Slurm: its label, and untyped GPUs when it is the only pool."""
+        bounds = policy.pools[pool]
+        return frozenset({bounds.scheduler_label or pool, *([""] if len(policy.pools) == 1 else [])})
 
     def _read_docket(self, state: AgentState, now: datetime) -> bool:
         try:
@@ -866,7 +842,8 @@ class Agent:
             "queue_wait_minutes": None if action.queue_wait_minutes is None else str(action.queue_wait_minutes),
             "span_minutes": action.span_minutes,
             "measured_by": action.measured_by or (
-                "prometheus" if action.queue_wait_minutes is None else "prometheus+slurm"),
+                self.measure.name if action.queue_wait_minutes is None or self.measure.name == "slurm"
+                else f"{self.measure.name}+slurm"),
             "policy_version": version,
             "applied": (command or f"{what or 'scavenger QOS ' + self.lending.scavenger} already held it")
             + f"; {action.reason}",
@@ -901,7 +878,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "action to Docket.",
     )
     add_docket_options(parser)
-    parser.add_argument("--prometheus", required=True, help="Prometheus's URL (DCGM exporter's series)")
+    parser.add_argument("--measure", choices=SOURCES, default="prometheus",
+                        help="where each minute's utilization comes from: DCGM through Prometheus (prometheus), or, "
+                             "where the site has no Prometheus, Slurm's accounting (slurm: sacct, GPUs allocated)")
+    parser.add_argument("--prometheus", help="Prometheus's URL (DCGM exporter's series); needed with --measure "
+                                             "prometheus")
+    parser.add_argument("--sacct", default="sacct", help="the sacct to run with --measure slurm")
     parser.add_argument("--label", default="namespace",
                         help="the series label that names a GPU's team (namespace, or a Slurm account label)")
     parser.add_argument("--team-map", type=pair("VALUE=TEAM"), action="append", default=[],
@@ -929,15 +911,22 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     args = parser.parse_args(argv)
     out = output(out)
     client = docket_client(parser, args)
-    try:
-        prometheus = Prometheus(args.prometheus, timeout_s=args.timeout)
-    except PrometheusError as exc:
-        parser.error(str(exc))
+    measure: MinuteSource
+    if args.measure == "slurm":
+        measure = SlurmMinutes(sacct=args.sacct, timeout_s=args.timeout)
+    else:
+        if not args.prometheus:
+            parser.error("--prometheus is needed with --measure prometheus (or measure with --measure slurm)")
+        try:
+            measure = PrometheusMinutes(Prometheus(args.prometheus, timeout_s=args.timeout), label=args.label,
+                                        selectors=dict(args.selector))
+        except PrometheusError as exc:
+            parser.error(str(exc))
     agent = Agent(
-        docket=client, prometheus=prometheus,
+        docket=client, measure=measure,
         lending=SlurmLending(tools=SlurmTools(sacctmgr=args.sacctmgr), scavenger=args.scavenger_qos),
-        state_file=StateFile(args.state_file), label=args.label, selectors=dict(args.selector),
-        team_map=dict(args.team_map), team_accounts=args.team_accounts, dry_run=args.dry_run, out=out,
+        state_file=StateFile(args.state_file), team_map=dict(args.team_map), team_accounts=args.team_accounts,
+        dry_run=args.dry_run, out=out,
     )
     pinned = args.now
     read_clock = clock or (lambda: pinned or datetime.now(UTC))
