@@ -89,6 +89,9 @@ class AgentActionKind(models.TextChoices):
     PROMOTE = "promote", _("Burst capacity given")
     DEMOTE = "demote", _("Burst capacity taken back")
     STANDBY_WAKE = "standby_wake", _("Cold standby woken")
+    STANDBY_END = "standby_end", _("Cold standby back to rest")
+    NIGHT_OPEN = "night_open", _("Opened for the night")
+    NIGHT_CLOSE = "night_close", _("Night opening closed")
 
 
 class AgentAction(models.Model):

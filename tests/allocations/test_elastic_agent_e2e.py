@@ -24,17 +24,20 @@ import pytest
 import time_machine
 from django.test import Client
 
+from allocations import selectors as allocation_selectors
+from allocations.emergency import EmergencyPlacement, emergency_place
+from allocations.engine import EngineWindow
 from allocations.models import AgentAction, ClusterAccount
-from committee import services
+from committee import services, weeks
 from docket_scheduler.client import DocketClient
 from docket_scheduler.slurm_sync import SlurmSync
-from tests.allocations.plans import W, publish, token_for
+from tests.allocations.plans import W, publish, token_for, week_start
 from tests.allocations.slurm_accounting_lab import (  # noqa: F401  (fixtures)
     SlurmLab,
     clean_slurm_lab,
     slurm_lab,
 )
-from tests.clock import FIXED_NOW
+from tests.clock import FIXED_NOW, machine_now
 from tests.processes import ROOT, free_port
 from tests.prometheus import PrometheusServer, backfill, prometheus
 from tests.scheduler_programs import program, program_env
@@ -82,11 +85,13 @@ def docket_at_fixed_now(clock: time_machine.Traveller) -> None:
     clock.move_to(FIXED_NOW)
 
 
-def agent(lab: SlurmLab, *, url: str, token: str, state: Path, prometheus_url: str, now: datetime
+def agent(lab: SlurmLab, *, url: str, token: str, state: Path, prometheus_url: str | None, now: datetime
           ) -> tuple[int, str]:
-    """One tick of `docket-elastic-agent` in its own process at the pinned minute `now`."""
+    """One tick of `docket-elastic-agent` in its own process at the pinned minute `now` (without a Prometheus: Slurm's
+    accounting measures)."""
+    measure = ["--prometheus", prometheus_url] if prometheus_url else ["--measure", "slurm"]
     result = subprocess.run(
-        [*program("docket-elastic-agent"), "--url", url, "--cluster", "atlas", "--prometheus", prometheus_url,
+        [*program("docket-elastic-agent"), "--url", url, "--cluster", "atlas", *measure,
          "--team-map", "team-a=team-a", "--selector", 'a100=modelName="A100"', "--state-file", str(state),
          "--once", "--now", now.isoformat(), "--timeout", "5"],
         cwd=ROOT, env=program_env({**lab.env, "DOCKET_TOKEN": token}), capture_output=True, text=True, timeout=120,
@@ -220,3 +225,97 @@ def test_an_idle_grant_is_lent_after_five_minutes_its_owner_takes_it_back_and_do
     history = client.get("/archive/dashboards/elastic/atlas/a100/").content.decode()
     assert "Lent to preemptible work" in history and "Taken back for the owner" in history
     assert "10.0% over 5 min (prometheus, policy v" in history
+
+
+def test_an_emergency_placed_on_the_cold_standby_gets_its_gpus_when_the_agent_wakes_it_five_minutes_ahead(
+        docket_at_fixed_now, clock, world, live_server, dcgm, lab, tmp_path):
+    """Team A holds 40 of a100's 64 GPUs; the chair's emergency for team B, placed by Docket's own rule at 11:00,
+    gets 24: the 18 outside the cold standby and 6 of the standby. The agent wakes the standby five minutes (the
+    policy's standby_wake_minutes) before the window starts, and the emergency's job runs within seconds of it."""
+    version = 1  # the seed's policy: the standby wakeable within 5 minutes
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
+    standard = W(world.a100, world.team_a, 40, 0, 24 * 7, ref=1)
+    first = publish([standard])
+    week = week_start(first.week)
+    placed = emergency_place(
+        pool=allocation_selectors.pool_capacity(pool=world.a100), week_start=week, hours=24 * 7,
+        fixed=[EngineWindow(ref=1, pool=world.a100.key, gpu_count=40, start=week, end=week + timedelta(days=7),
+                            tier="standard")],
+        ref=2, gpu_count=24, min_gpu_count=24, duration_hours=6, earliest_start=FIXED_NOW + timedelta(minutes=10),
+        latest_end=week + timedelta(days=7), use_standby=True)
+    assert isinstance(placed, EmergencyPlacement) and placed.standby_gpu_count == 6
+    starts = placed.window.start
+    assert starts == FIXED_NOW + timedelta(hours=1)
+    offset = (starts - week) / timedelta(hours=1)
+    plan = publish([standard, W(world.a100, world.team_b, 24, offset, offset + 6, ref=2, tier="preemptible")],
+                   source_ref="emergency:1")
+    emergency = plan.windows.get(team=world.team_b)
+    token = token_for(world.atlas, "elastic-agent")
+    clock.move_to(starts - timedelta(minutes=6))  # Docket's clock: the agent's actions lie in its present
+    windows = DocketClient(live_server.url, token, "atlas").fetch_windows()
+    assert windows is not None
+    SlurmSync(env=lab.env, out=io.StringIO()).sync(windows.windows, now=starts, dry_run=False)
+    state = tmp_path / "elastic-atlas.json"
+
+    def tick(now: datetime) -> tuple[int, str]:
+        return agent(lab, url=live_server.url, token=token, state=state, prometheus_url=dcgm.url, now=now)
+
+    # 10:54: six minutes ahead the standby sleeps: preemptible work gets 64 − 40 − 12 − 6 = 6 GPUs, and the
+    # emergency's job waits for the scavenger QOS's limit.
+    code, out = tick(starts - timedelta(minutes=5, seconds=30))
+    assert code == 0 and scavenger_limit(lab) == "gres/gpu:a100=6", out
+    job = lab.sbatch("--gres=gpu:a100:24", "--qos=scavenger", account="team-b-acct", wrap="sleep 300")
+    wait_for(lab, "the emergency's job held by the limit", lambda q: state_of(q, job) == ("PENDING", "QOSGrpGRES"))
+
+    # 10:55, five minutes ahead: the standby is woken, the emergency's 24 GPUs are preemptible work's, and it runs.
+    clock.move_to(starts - timedelta(minutes=5))
+    code, out = tick(starts - timedelta(minutes=4, seconds=30))
+    assert code == 0 and "standby_wake window" in out, out
+    assert scavenger_limit(lab) == "gres/gpu:a100=24"
+    started = time.monotonic()
+    wait_for(lab, "the emergency's job running on the woken standby", lambda q: state_of(q, job)[0] == "RUNNING")
+    print(f"the emergency's job running {time.monotonic() - started:.1f} s after the wake")
+    [wake] = AgentAction.objects.all()
+    assert (wake.kind, wake.window, wake.gpus, wake.span_minutes, wake.measured_by, wake.policy_version) == (
+        "standby_wake", emergency, 6, 5, "plan", version)
+    assert wake.acted_at == starts - timedelta(minutes=5) and "GrpTRES=gres/gpu:a100=24" in wake.applied
+
+    # The emergency's window ends: the standby goes back to rest, reported once.
+    ends = emergency.end
+    clock.move_to(ends)
+    code, out = tick(ends + timedelta(seconds=30))
+    assert code == 0 and scavenger_limit(lab) == "gres/gpu:a100=6", out
+    assert list(AgentAction.objects.order_by("acted_at").values_list("kind", "gpus")) == [
+        ("standby_wake", 6), ("standby_end", 6)]
+
+
+def test_where_the_site_has_no_prometheus_slurms_accounting_measures_and_the_action_says_so(
+        world, live_server, lab, tmp_path):
+    """Docket and Slurm on the machine's clock (sacct reads real jobs). Team A holds 8 GPUs and runs one: 12.5 % of
+    its grant allocated, under 25 % for the policy's span (one minute here): 7 GPUs lent, measured by sacct. The
+    agent's minute is pinned two minutes ahead of the lab's clock once the job runs, so it has run the whole span."""
+    version = services.elastic_policy_change(
+        actor=world.chair, parameters={"idle_span_minutes": 1, "recent_span_minutes": 1},
+        reason="On the lab a minute of accounting is the span.").number
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
+    now = machine_now()
+    week = weeks.current_week_label(now)
+    hour = (now - week_start(week)) // timedelta(hours=1)
+    publish([W(world.a100, world.team_a, 8, max(0, hour - 1), min(24 * 7, hour + 2), ref=1)], week=week)
+    token = token_for(world.atlas, "elastic-agent")
+    windows = DocketClient(live_server.url, token, "atlas").fetch_windows()
+    assert windows is not None
+    SlurmSync(env=lab.env, out=io.StringIO()).sync(windows.windows, now=now, dry_run=False)
+    job = lab.sbatch("--gres=gpu:a100:1", account="team-a-acct", wrap="sleep 300")
+    wait_for(lab, "team A's job running", lambda q: state_of(q, job)[0] == "RUNNING")
+
+    lab.wait_for_listing([job])  # slurmdbd has its record: what the agent's sacct -S/-E reads
+
+    code, out = agent(lab, url=live_server.url, token=token, state=tmp_path / "elastic.json", prometheus_url=None,
+                      now=machine_now() + timedelta(minutes=2))  # the span: a whole minute after the job started
+    assert code == 0 and "lend window" in out, out
+    assert scavenger_limit(lab) == "gres/gpu:a100=45"  # 64 − 8 − 12 − 6 + 7
+    [lend] = AgentAction.objects.all()
+    assert (lend.kind, lend.gpus, str(lend.utilization_pct), lend.span_minutes, lend.measured_by,
+            lend.policy_version) == ("lend", 7, "12.5", 1, "slurm", version)

@@ -265,3 +265,36 @@ def test_an_elastic_change_in_a_week_that_already_has_a_change_is_refused(client
     assert PolicyChange.objects.count() == changes
     assert policy_value(key="elastic.idle_threshold_pct", week="2026-W49") == 25
     assert f"Version {changes + 1}" not in signed_in(world.member_a).get("/elastic/").content.decode()
+
+
+def test_the_preview_reads_the_minutes_where_the_collectors_posted_minutes_and_does_not_say_hours_only(
+    world: Any, clock: Any
+) -> None:
+    """Team A's window busy at 80% from 09:00, then at 10% for the last five minutes before 10:00, posted minute by
+    minute: at 10:15 a 5-minute idle span reads 09:55–10:00 from those minutes (idle, 7 GPUs offered), where the hour's
+    mean (72.5%) would say busy."""
+    plan = publish([W(world.a100, world.team_a, 8, 0, 100, ref=900)])
+    window = plan.windows.get(team=world.team_a)
+    for minute in range(60):
+        start = FIXED_NOW - H + minute * timedelta(minutes=1)
+        UsageRecord.objects.create(
+            pool=world.a100, team=world.team_a, window=window, period_start=start,
+            period_end=start + timedelta(minutes=1), gpu_hours_used=Decimal(8) / 60,
+            mean_utilization_pct=Decimal(10 if minute >= 55 else 80), idempotency_key=f"minute-{minute}",
+        )
+    clock.move_to(FIXED_NOW + timedelta(minutes=20))
+    response = signed_in(world.chair).post("/elastic/change/", {**VALID, "idle_span_minutes": "5", "preview": "1"})
+    assert response.status_code == 200 and not response.context["replay"].hourly_only
+    rows = {label: (now, proposed) for label, now, proposed in response.context["replay"].rows}
+    # In force: version 1 as migrated, a 240-minute span, which one hour of minutes does not cover (not measured is
+    # never idle); the proposal's 5 minutes are read from the minutes.
+    assert rows["Granted but idle"] == ((0, 0, 0), (1, 1, 7))
+    assert "by the hour only" not in response.content.decode()
+    # The same hour posted as one record: the 5-minute span is read from the hour (72.5%, busy), and said so.
+    UsageRecord.objects.filter(window=window).delete()
+    UsageRecord.objects.create(pool=world.a100, team=world.team_a, window=window, period_start=FIXED_NOW - H,
+                               period_end=FIXED_NOW, gpu_hours_used=Decimal(8), mean_utilization_pct=Decimal("72.5"),
+                               idempotency_key="the-hour")
+    hourly = signed_in(world.chair).post("/elastic/change/", {**VALID, "idle_span_minutes": "5", "preview": "1"})
+    assert hourly.context["replay"].hourly_only and "by the hour only" in hourly.content.decode()
+    assert {label: proposed for label, _now, proposed in hourly.context["replay"].rows}["Granted but idle"] == (0, 0, 0)

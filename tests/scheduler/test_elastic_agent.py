@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from docket_scheduler.base import DesiredWindow
 from docket_scheduler.elastic_agent import AgentPolicy, PoolBounds, WindowMinutes, decide, window_minutes
 
@@ -197,3 +199,140 @@ def test_the_slurm_sync_keeps_the_agents_burst_until_its_lease_and_then_undoes_i
     later = quota_desire(windows, lease, config)  # the agent stopped renewing: the sync undoes the raise
     [command], _ = reconcile_qos(later, qos, assoc, cluster="lab", settings=QosSettings())
     assert "GrpTRES=gres/gpu=8" in command.argv and f"Description={later.descriptions['team-a-acct']}" in command.argv
+
+
+# --- the cold standby ---------------------------------------------------------------------------------
+
+def test_an_emergency_placed_on_the_cold_standby_wakes_it_five_minutes_before_it_starts_and_only_then() -> None:
+    from docket_scheduler.elastic_agent import StandbyWake
+
+    standard = window(1, gpus=40)
+    # Docket placed the emergency with the chair's standby: 64 − 40 granted − 6 standby = 18, and 6 of the standby.
+    emergency = window(7, team="team-b", gpus=24, tier="preemptible", start=NOW + timedelta(minutes=5, seconds=30))
+    early = run([standard, emergency], {})
+    assert early.actions == [] and early.standby is None and early.scavenger_gpus == 64 - 40 - 12 - 6
+    # Five minutes before it starts (the policy's standby_wake_minutes): woken.
+    at = emergency.start - timedelta(minutes=5)
+    woke = decide(policy=POLICY, pool="a100", windows=[standard, emergency], measured={}, lent={}, now=at,
+                  owner_preempts=lambda w: True)
+    [wake] = woke.actions
+    assert (wake.kind, wake.window, wake.team, wake.gpus, wake.span_minutes, wake.measured_by) == (
+        "standby_wake", 7, "team-b", 6, 5, "plan")
+    assert woke.standby == StandbyWake(7, "team-b", 6) and woke.scavenger_gpus == 24
+    assert "hold 6 of the cold standby's 6" in wake.reason
+    # The next minute changes nothing; when the emergency ends the standby goes back to rest.
+    again = decide(policy=POLICY, pool="a100", windows=[standard, emergency], measured={}, lent={},
+                   now=at + timedelta(minutes=1), owner_preempts=lambda w: True, standby=woke.standby)
+    assert again.actions == [] and again.standby == woke.standby
+    ended = decide(policy=POLICY, pool="a100", windows=[standard], measured={}, lent={}, now=at,
+                   owner_preempts=lambda w: True, standby=woke.standby)
+    [rest] = ended.actions
+    assert (rest.kind, rest.gpus, ended.standby, ended.scavenger_gpus) == ("standby_end", 6, None, 6)
+
+
+def test_preemptible_work_within_the_pool_less_the_standby_wakes_nothing_and_the_standby_is_never_exceeded() -> None:
+    standard = window(1, gpus=40)
+    fits = run([standard, window(7, team="team-b", gpus=18, tier="preemptible")], {})
+    # 18 GPUs placed in the burst reserve and the ungranted 6: the scavenger QOS holds them, the standby sleeps.
+    assert fits.actions == [] and fits.scavenger_gpus == 18 and fits.standby is None
+    # A plan that would hold more than the pool less its granted windows still gets the standby only.
+    over = run([standard, window(7, team="team-b", gpus=40, tier="preemptible")], {})
+    assert [(a.kind, a.gpus) for a in over.actions] == [("standby_wake", 6)] and over.scavenger_gpus == 24
+
+
+def test_the_burst_reserve_an_emergency_holds_is_not_given_to_a_burst() -> None:
+    emergency = window(7, team="team-b", gpus=30, tier="preemptible")
+    # 64 − 8 − 12 − 6 = 38 ungranted GPUs hold the 30: the reserve stays whole.
+    assert burst([job(31)], windows=[window(), emergency])[0]["team-a-acct"].gpus == 12
+    # 44 placed: 6 of them in the reserve, 6 left for the burst.
+    bigger = window(7, team="team-b", gpus=44, tier="preemptible")
+    assert burst([job(31)], windows=[window(), bigger])[0]["team-a-acct"].gpus == 6
+    # 50 placed: the whole reserve is the emergency's, no burst.
+    assert burst([job(31)], windows=[window(), window(7, team="team-b", gpus=50, tier="preemptible")]) == ({}, [])
+
+
+# --- the night opening ----------------------------------------------------------------------------------
+
+BERLIN = AgentPolicy(**{**POLICY.__dict__, "time_zone": "Europe/Berlin"})  # night 22:00–06:00, under 30%, 10 min
+
+
+def night(now: datetime, *, use: float = 27, opened=None, lent=None, policy=BERLIN, last: float | None = None,
+          last_measured: bool = True):
+    """A standard 8-GPU window running from two days before `now` to two days after, measured at `use` % each of the
+    last ten minutes (the last one at `last` when given): by default above the idle threshold (25%), under the
+    night's (30%)."""
+    held = DesiredWindow(id=1, plan_version=1, cluster="atlas", pool="a100", gpu_model="A100", scheduler_label="a100",
+                         gpu_count=8, gpus_per_node=8, start=now - timedelta(days=2), end=now + timedelta(days=2),
+                         team="team-a", account="team-a-acct", tier="standard", request_id=None)
+    values = minutes(*([use] * 9 + [(use if last is None else last) if last_measured else None]))
+    return decide(policy=policy, pool="a100", windows=[held], measured={1: WindowMinutes(held, values)},
+                  lent=lent or {}, now=now, owner_preempts=lambda w: True, opened=opened)
+
+
+def test_a_quiet_standard_window_opens_for_the_committees_night_and_closes_at_its_end_on_the_long_dst_night() -> None:
+    """25 October 2026, Berlin leaves summer time: the night 22:00 CEST – 06:00 CET is nine hours, 20:00–05:00 UTC."""
+    assert night(datetime(2026, 10, 24, 19, 59, 30, tzinfo=UTC)).actions == []  # 21:59 CEST: not yet
+    opened = night(datetime(2026, 10, 24, 20, 0, 30, tzinfo=UTC))  # 22:00 CEST
+    [act] = opened.actions
+    assert (act.kind, act.gpus, act.utilization_pct, act.span_minutes) == ("night_open", 5, Decimal(27), 10)
+    assert "night (22:00–06:00 Europe/Berlin)" in act.reason
+    # 27 % of 8 GPUs busy, 5 opened: preemptible work gets the 38 nobody was granted and them.
+    assert dict(opened.opened) == {1: 5} and dict(opened.lent) == {} and opened.scavenger_gpus == 43
+    # 05:59 CET (04:59 UTC), the ninth hour: still night, kept.
+    kept = night(datetime(2026, 10, 25, 4, 59, 30, tzinfo=UTC), opened={1: 5})
+    assert kept.actions == [] and dict(kept.opened) == {1: 5}
+    closed = night(datetime(2026, 10, 25, 5, 0, 30, tzinfo=UTC), opened={1: 5})  # 06:00 CET
+    [act] = closed.actions
+    assert (act.kind, act.gpus) == ("night_close", 5) and "the night ended (06:00 Europe/Berlin)" in act.reason
+    assert dict(closed.opened) == {} and closed.scavenger_gpus == 38
+
+
+def test_the_short_dst_night_and_a_window_that_wakes_up_at_night() -> None:
+    """28 March 2027, Berlin enters summer time: 22:00 CET – 06:00 CEST is seven hours, 21:00–04:00 UTC."""
+    assert night(datetime(2027, 3, 27, 20, 59, 30, tzinfo=UTC)).actions == []  # 21:59 CET
+    assert [a.kind for a in night(datetime(2027, 3, 27, 21, 0, 30, tzinfo=UTC)).actions] == ["night_open"]
+    assert night(datetime(2027, 3, 28, 3, 59, 30, tzinfo=UTC), opened={1: 5}).actions == []  # 05:59 CEST
+    assert [a.kind for a in night(datetime(2027, 3, 28, 4, 0, 30, tzinfo=UTC), opened={1: 5}).actions] == [
+        "night_close"]
+    at = datetime(2027, 3, 28, 1, 0, 30, tzinfo=UTC)
+    # At night, the owner's use rises to the night threshold: closed; a minute not measured: closed.
+    [rose] = night(at, opened={1: 5}, last=30).actions
+    assert rose.kind == "night_close" and "rose to 30% (night threshold 30%)" in rose.reason
+    [unmeasured] = night(at, opened={1: 5}, last_measured=False).actions
+    assert unmeasured.kind == "night_close" and unmeasured.reason == "its last minute was not measured"
+    # A window at the night threshold is not opened, nor one already lent as idle.
+    assert night(at, use=30).actions == []
+    lent = night(at, use=10, lent={1: 7})
+    assert lent.actions == [] and dict(lent.opened) == {} and dict(lent.lent) == {1: 7}
+
+
+def test_a_policy_whose_time_zone_the_agent_does_not_know_is_refused() -> None:
+    from docket_scheduler.elastic_agent import AgentError
+
+    body = {"version": 2, "time_zone": "Mars/Olympus", "pools": [],
+            "parameters": {"idle_threshold_pct": 25, "idle_span_minutes": 5, "offer_idle_to_preemptible": True}}
+    with pytest.raises(AgentError, match="time zone 'Mars/Olympus' is unknown"):
+        AgentPolicy.from_api(body)
+    assert AgentPolicy.from_api({**body, "time_zone": "Europe/Berlin"}).night_start.hour == 22
+
+
+# --- Slurm's accounting as the measurement --------------------------------------------------------------
+
+def test_slurm_accounting_measures_a_minute_by_the_gpus_allocated_in_it() -> None:
+    from docket_scheduler.elastic_measure import allocated_minutes
+    from docket_scheduler.slurm_sacct import JobRun
+
+    start = datetime(2026, 12, 2, 9, 57, tzinfo=UTC)
+    runs = [
+        # 2 A100s from 09:57:30, still running: half of the first minute, then whole minutes.
+        JobRun(1, "Team-A-Acct", start, start + timedelta(seconds=30), None, {"a100": 2}),
+        JobRun(2, "team-b-acct", start, start, start + timedelta(minutes=1), {"h100": 4}),  # another pool's GPUs
+        JobRun(3, "team-b-acct", start, None, None, {"a100": 8}),  # never started
+    ]
+    found = allocated_minutes(runs, gpu_types={"a100"}, start=start, end=start + timedelta(minutes=3))
+    assert found == {"team-a-acct": minutes(100, 200, 200)}
+    # An untyped job counts where the pool takes untyped GPUs (a cluster with one pool).
+    untyped = [JobRun(4, "team-a-acct", start, start, None, {"": 1})]
+    assert allocated_minutes(untyped, gpu_types={"a100"}, start=start, end=start + timedelta(minutes=1)) == {}
+    assert allocated_minutes(untyped, gpu_types={"a100", ""}, start=start, end=start + timedelta(minutes=1)) == {
+        "team-a-acct": minutes(100)}

@@ -6,15 +6,18 @@ docs/elastic.md). This agent applies the same thresholds at the speed the policy
 1. reads the policy in force (`GET /api/v1/elastic/policy/`, ETag) and the cluster's windows
    (`GET /api/v1/windows/`), and keeps both in its state file: when Docket cannot be reached it goes on with the
    last ones it read (and says so);
-2. measures each team's GPUs minute by minute over the policy's idle span (DCGM through Prometheus);
+2. measures each team's GPUs minute by minute over the policy's spans (DCGM through Prometheus, or Slurm's accounting
+   where the site has no Prometheus: docket_scheduler.elastic_measure);
 3. decides, per pool, which granted windows are idle: a standard window whose every minute of the idle span was
    under the idle threshold lends `gpus × (1 − mean utilization)` (rounded down) to preemptible work; a lent window
-   whose last minute reached the threshold, or that is no longer measured or active, is taken back;
+   whose last minute reached the threshold, or that is no longer measured or active, is taken back; at the
+   committee's night a quiet standard window is opened the same way (night_open, night_close); placed preemptible
+   work (an emergency) that holds GPUs of the cold standby wakes it ahead of its start (standby_wake, standby_end);
 4. applies it in Slurm: the scavenger QOS's `GrpTRES=gres/gpu:<type>` is the pool's GPUs nobody was granted
    (the pool less its granted windows, burst reserve and cold standby) plus what is lent. A window is lent only
    while its owner's quota QOS (docket-<account>, written by docket-slurm-sync) preempts the scavenger QOS:
    the owner's job takes its GPUs back within seconds, whatever the agent does;
-5. posts each action (lend, reclaim) to Docket once (`POST /api/v1/elastic/actions/`, one idempotency key per
+5. posts each action to Docket once (`POST /api/v1/elastic/actions/`, one idempotency key per
    action); an action Docket could not be told is kept in the state file and posted at the next tick.
 
 The core, `decide()`, is pure: (policy, windows, minute measurements, what is lent, now) → actions. The clock is an
@@ -34,14 +37,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from datetime import time as wall_time
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, TextIO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_whole_number, parse_windows
 from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_float
 from docket_scheduler.client import DocketClient, DocketError
-from docket_scheduler.prometheus_usage import METRIC, Prometheus, PrometheusError, accounts_map
+from docket_scheduler.elastic_measure import (
+    SOURCES,
+    MeasureError,
+    MinuteSource,
+    PrometheusMinutes,
+    SlurmMinutes,
+)
+from docket_scheduler.prometheus_usage import Prometheus, PrometheusError, accounts_map
 from docket_scheduler.slurm_commands import SlurmError, SlurmTools, tool_message
 from docket_scheduler.slurm_qos import SCAVENGER_QOS, Qos, burst_description, parse_qos, quota_qos_name
 
@@ -78,6 +90,11 @@ class AgentPolicy:
     promote_utilization_pct: int = 80
     promote_queue_wait_minutes: int = 30
     recent_span_minutes: int = 10
+    standby_wake_minutes: int = 5
+    night_start: wall_time = wall_time(22, 0)  # the committee's wall clock (`time_zone`)
+    night_end: wall_time = wall_time(6, 0)
+    night_utilization_pct: int = 30
+    time_zone: str = "UTC"
 
     @classmethod
     def from_api(cls, body: Mapping[str, Any]) -> AgentPolicy:
@@ -92,6 +109,11 @@ class AgentPolicy:
                 promote_utilization_pct=int(parameters.get("promote_utilization_pct", 80)),
                 promote_queue_wait_minutes=int(parameters.get("promote_queue_wait_minutes", 30)),
                 recent_span_minutes=int(parameters.get("recent_span_minutes", 10)),
+                standby_wake_minutes=int(parameters.get("standby_wake_minutes", 5)),
+                night_start=wall_time.fromisoformat(str(parameters.get("night_start", "22:00"))),
+                night_end=wall_time.fromisoformat(str(parameters.get("night_end", "06:00"))),
+                night_utilization_pct=int(parameters.get("night_utilization_pct", 30)),
+                time_zone=str(body.get("time_zone") or "UTC"),
                 pools={
                     str(p["pool"]): PoolBounds(str(p["pool"]), int(p["gpu_count"]), str(p["scheduler_label"] or ""),
                                                int(p["burst_reserve_gpus"]), int(p["standby_gpus"]))
@@ -101,9 +123,33 @@ class AgentPolicy:
         except (KeyError, TypeError, ValueError) as exc:
             raise AgentError(f"the elastic policy from Docket is malformed: {exc!r}") from None
         if (policy.idle_span_minutes < 1 or policy.recent_span_minutes < 1 or policy.promote_queue_wait_minutes < 0
+                or policy.standby_wake_minutes < 1
                 or not 0 <= policy.idle_threshold_pct <= 100 or not 0 <= policy.promote_utilization_pct <= 100):
             raise AgentError("the elastic policy from Docket has a span under a minute or a threshold beyond 0-100")
+        if policy.night_start == policy.night_end or not 0 <= policy.night_utilization_pct <= 100:
+            raise AgentError("the elastic policy from Docket has a night that ends when it starts or a night "
+                             "threshold beyond 0-100")
+        try:
+            ZoneInfo(policy.time_zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise AgentError(f"the elastic policy's time zone {policy.time_zone!r} is unknown here") from None
         return policy
+
+    @property
+    def measured_minutes(self) -> int:
+        """How many minutes the agent reads each tick: the longer of the idle span and the recent span."""
+        return max(self.idle_span_minutes, self.recent_span_minutes)
+
+
+def in_night(now: datetime, policy: AgentPolicy) -> bool:
+    """True when `now`, on the committee's wall clock (`policy.time_zone`), lies in [night_start, night_end), across
+    midnight or not: Docket's own rule (allocations.elastic.evaluate.in_night). Wall-clock times: on a daylight-saving
+    night the night is an hour shorter or longer, as it is for people."""
+    local = now.astimezone(ZoneInfo(policy.time_zone)).time().replace(tzinfo=None)
+    start, end = policy.night_start, policy.night_end
+    if start < end:
+        return start <= local < end
+    return local >= start or local < end
 
 
 # --- what the agent remembers between minutes (its state file) ---------------------------------------
@@ -121,6 +167,10 @@ class AgentState:
     lent: dict[str, dict[str, Any]] = field(default_factory=dict)  # window id (text) → {"pool", "team", "gpus"}
     # account → {"pool", "team", "window", "gpus"}: the burst reserve raised on the account's quota QOS
     promoted: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # window id (text) → {"pool", "team", "gpus"}: a quiet standard window's spare GPUs opened for the night
+    opened: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # pool → {"window", "team", "gpus"}: the cold standby woken for the pool's placed preemptible work
+    standby: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreported: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -157,7 +207,9 @@ def window_to_state(window: DesiredWindow) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class WindowMinutes:
-    """A window's utilization minute by minute over the idle span, oldest first (None: a minute not measured)."""
+    """A window's utilization minute by minute, oldest first (None: a minute not measured), up to the tick's minute:
+    the longer of the idle span and the recent span (`AgentPolicy.measured_minutes`); each rule reads its last
+    minutes."""
 
     window: DesiredWindow
     minutes: Sequence[Decimal | None]
@@ -165,7 +217,7 @@ class WindowMinutes:
 
 @dataclass(frozen=True)
 class AgentAction:
-    kind: str  # "lend", "reclaim", "promote" or "demote"
+    kind: str  # "lend", "reclaim", "promote", "demote", "standby_wake", "standby_end", "night_open", "night_close"
     pool: str
     window: int
     team: str
@@ -175,6 +227,7 @@ class AgentAction:
     span_minutes: int
     reason: str
     queue_wait_minutes: Decimal | None = None  # promote: the waiting job's wait
+    measured_by: str = ""  # what the numbers come from; "" for the agent's measurement source
 
     def key(self, cluster: str) -> str:
         key = f"elastic-{cluster}-{self.pool}-{self.kind}-w{self.window}-{self.at:%Y%m%dT%H%MZ}"
@@ -182,16 +235,27 @@ class AgentAction:
 
 
 @dataclass(frozen=True)
+class StandbyWake:
+    """The pool's cold standby woken for its placed preemptible work (an emergency the chair let use it)."""
+
+    window: int
+    team: str
+    gpus: int
+
+
+@dataclass(frozen=True)
 class PoolDecision:
     pool: str
     gpu_type: str
-    base_gpus: int  # what preemptible work may use without any lending: the GPUs nobody was granted
+    base_gpus: int  # what preemptible work may use without any lending: ungranted GPUs, or what is placed for it
     lent: Mapping[int, int]  # window → GPUs lent after this minute
     actions: Sequence[AgentAction]
+    standby: StandbyWake | None = None  # the cold standby woken after this minute
+    opened: Mapping[int, int] = field(default_factory=dict)  # window → GPUs opened for the night after this minute
 
     @property
     def scavenger_gpus(self) -> int:
-        return self.base_gpus + sum(self.lent.values())
+        return self.base_gpus + sum(self.lent.values()) + sum(self.opened.values())
 
 
 def minute_of(now: datetime) -> datetime:
@@ -204,19 +268,54 @@ def unused_gpus(gpu_count: int, utilization_pct: Decimal) -> int:
     return math.floor(Decimal(gpu_count) * (Decimal(100) - utilization_pct) / Decimal(100))
 
 
+def placed_for_preemptible(policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], now: datetime
+                           ) -> tuple[int, int, DesiredWindow | None]:
+    """(the GPUs of the pool's preemptible windows active at `now` or starting within the standby's wake minutes,
+    the GPUs of them that only the cold standby holds, the latest of those windows).
+
+    Docket places preemptible work (an emergency, docs/emergencies.md) on the pool less its granted windows and its
+    cold standby; only when the chair woke the standby for an emergency does it place more. So what the placed
+    preemptible windows hold beyond `gpu_count − granted − standby` is the standby the committee granted, never more
+    than the pool's standby. They count from `standby_wake_minutes` before they start: the standby is ready when
+    the window begins ("wakeable within five minutes" before a big launch)."""
+    bounds = policy.pools.get(pool)
+    if bounds is None:
+        return 0, 0, None
+    wake = policy.standby_wake_minutes * MINUTE
+    soon = sorted((w for w in windows if w.pool == pool and w.tier == "preemptible" and w.start - wake <= now < w.end),
+                  key=lambda w: (w.start, w.id))
+    granted = sum(w.gpu_count for w in windows
+                  if w.pool == pool and w.tier in ("priority", "standard") and w.is_active(now))
+    placed = sum(w.gpu_count for w in soon)
+    outside = max(0, bounds.gpu_count - granted - bounds.standby_gpus)
+    standby = min(bounds.standby_gpus, max(0, placed - outside))
+    return placed, standby, (soon[-1] if soon else None)
+
+
 def decide(
     *, policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], measured: Mapping[int, WindowMinutes],
     lent: Mapping[int, int], now: datetime, owner_preempts: Callable[[DesiredWindow], bool],
+    standby: StandbyWake | None = None, opened: Mapping[int, int] | None = None,
 ) -> PoolDecision:
     """The pool's lending at `now`, and the actions that change it.
 
     - base: the pool's GPUs less its active granted windows (priority and standard), its burst reserve and its cold
-      standby, never below 0;
+      standby, never below 0; or, when more, the GPUs of its placed preemptible windows (`placed_for_preemptible`:
+      active, or starting within the standby's wake minutes), at most the pool less its granted windows;
+    - STANDBY_WAKE: those windows hold GPUs of the cold standby (the chair woke it for an emergency) and `standby`
+      (what was woken before this minute) is not that: the standby's GPUs are added to the base; STANDBY_END when
+      they no longer do (the window ended) or hold other GPUs;
     - LEND: an active standard window, not lent, active since the idle span began, whose every minute of the span was
       measured and under the idle threshold, and whose owner's QOS preempts preemptible work
       (`owner_preempts`): gpus × (1 − mean), rounded down, when the policy offers idle GPUs and that is above 0;
     - RECLAIM: a lent window whose last minute was not measured or reached the threshold, that is no longer active,
       or whose owner's QOS stopped preempting.
+    - NIGHT_OPEN: while it is night on the committee's wall clock (`in_night`), an active standard window, neither
+      lent nor opened, active since the recent span began, whose every minute of the recent span was measured and
+      under the night threshold, and whose owner's QOS preempts: gpus × (1 − mean), rounded down, when above 0. A
+      window lent as idle is not opened as well (Docket's rule: "unless it already offers them as IDLE");
+    - NIGHT_CLOSE: an opened window when the night ends, its last minute was not measured or reached the night
+      threshold, it is no longer active, or its owner's QOS stopped preempting.
     Deterministic: the same inputs give the same actions, in window order.
     """
     bounds = policy.pools.get(pool)
@@ -226,6 +325,9 @@ def decide(
     granted = sum(w.gpu_count for w in active if w.tier in ("priority", "standard"))
     base = 0 if bounds is None else max(0, bounds.gpu_count - granted - bounds.burst_reserve_gpus
                                         - bounds.standby_gpus)
+    placed, woken, waking = placed_for_preemptible(policy, pool, windows, now)
+    if bounds is not None:
+        base = max(base, min(placed, bounds.gpu_count - granted))
     gpu_type = (bounds.scheduler_label if bounds is not None else "") or pool
     threshold = Decimal(policy.idle_threshold_pct)
     after: dict[int, int] = {}
@@ -248,11 +350,34 @@ def decide(
             continue
         team = window.team if window is not None else ""
         actions.append(AgentAction("reclaim", pool, window_id, team, gpus, end, last, 1, reason))
+    night = in_night(now, policy)
+    night_threshold = Decimal(policy.night_utilization_pct)
+    opened_after: dict[int, int] = {}
+    for window_id, gpus in sorted((opened or {}).items()):
+        window = by_id.get(window_id)
+        found = measured.get(window_id)
+        last = found.minutes[-1] if found is not None and found.minutes else None
+        if window is None:
+            reason = "the window is no longer active"
+        elif not night:
+            reason = f"the night ended ({policy.night_end:%H:%M} {policy.time_zone})"
+        elif last is None:
+            reason = "its last minute was not measured"
+        elif last >= night_threshold:
+            reason = f"its use rose to {last}% (night threshold {night_threshold}%)"
+        elif not owner_preempts(window):
+            reason = "its owner's QOS does not preempt preemptible work"
+        else:
+            opened_after[window_id] = gpus
+            continue
+        team = window.team if window is not None else ""
+        actions.append(AgentAction("night_close", pool, window_id, team, gpus, end, last, 1, reason))
     for window in active:
-        if window.id in lent or window.tier not in LENDING_TIERS or window.start > start:
+        if (window.id in lent or window.id in opened_after or window.tier not in LENDING_TIERS
+                or window.start > start):
             continue
         found = measured.get(window.id)
-        minutes = list(found.minutes) if found is not None else []
+        minutes = list(found.minutes)[-policy.idle_span_minutes:] if found is not None else []
         if len(minutes) != policy.idle_span_minutes or any(m is None for m in minutes):
             continue  # not measured is never idle
         values = [m for m in minutes if m is not None]
@@ -267,7 +392,42 @@ def decide(
             "lend", pool, window.id, window.team, gpus, end, mean, policy.idle_span_minutes,
             f"under {threshold}% for {policy.idle_span_minutes} min (mean {mean}%)",
         ))
-    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions)
+    recent_start = end - policy.recent_span_minutes * MINUTE
+    for window in active if night else ():
+        if (window.id in after or window.id in opened_after or window.tier not in LENDING_TIERS
+                or window.start > recent_start):
+            continue
+        found = measured.get(window.id)
+        minutes = list(found.minutes)[-policy.recent_span_minutes:] if found is not None else []
+        if len(minutes) != policy.recent_span_minutes or any(m is None for m in minutes):
+            continue  # not measured is never quiet
+        values = [m for m in minutes if m is not None]
+        if max(values) >= night_threshold or not owner_preempts(window):
+            continue
+        mean = (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+        gpus = unused_gpus(window.gpu_count, mean)
+        if gpus <= 0:
+            continue
+        opened_after[window.id] = gpus
+        actions.append(AgentAction(
+            "night_open", pool, window.id, window.team, gpus, end, mean, policy.recent_span_minutes,
+            f"night ({policy.night_start:%H:%M}–{policy.night_end:%H:%M} {policy.time_zone}), under "
+            f"{night_threshold}% for {policy.recent_span_minutes} min (mean {mean}%)",
+        ))
+    wake_minutes = policy.standby_wake_minutes
+    wanted = StandbyWake(waking.id, waking.team, woken) if waking is not None and woken > 0 else None
+    if standby is not None and standby != wanted:
+        actions.append(AgentAction(
+            "standby_end", pool, standby.window, standby.team, standby.gpus, end, None, wake_minutes,
+            "the placed preemptible work no longer needs the cold standby", measured_by="plan"))
+    if wanted is not None and standby != wanted and waking is not None and bounds is not None:
+        actions.append(AgentAction(
+            "standby_wake", pool, wanted.window, wanted.team, wanted.gpus, end, None, wake_minutes,
+            f"preemptible windows of {placed} GPUs from {waking.start:%H:%M} UTC hold {woken} of the cold standby's "
+            f"{bounds.standby_gpus} (placed by Docket with the standby woken): ready {wake_minutes} min ahead",
+            measured_by="plan"))
+    return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions, standby=wanted,
+                        opened=opened_after)
 
 
 # --- the burst reserve (pure) ------------------------------------------------------------------------
@@ -343,6 +503,12 @@ def decide_burst(
                   else f"the pool's use over {span} min fell to {mean}% (threshold {policy.promote_utilization_pct}%)")
         actions.append(AgentAction("demote", pool, held.window, held.team, held.gpus, end, mean, span, reason))
     reserve = bounds.burst_reserve_gpus if bounds is not None else 0
+    if bounds is not None:  # what placed preemptible work (an emergency) holds of the reserve is not for a burst
+        placed, _standby, _window = placed_for_preemptible(policy, pool, windows, now)
+        granted = sum(w.gpu_count for w in windows
+                      if w.pool == pool and w.tier in ("priority", "standard") and w.is_active(now))
+        ungranted = max(0, bounds.gpu_count - granted - bounds.burst_reserve_gpus - bounds.standby_gpus)
+        reserve -= min(reserve, max(0, placed - ungranted))
     if after or hot is None or reserve <= 0:
         return after, actions
     by_account: dict[str, DesiredWindow] = {}
@@ -370,46 +536,7 @@ def decide_burst(
     return after, actions
 
 
-# --- measuring (Prometheus, DCGM) --------------------------------------------------------------------
-
-
-def team_minutes(prometheus: Prometheus, *, label: str, selector: str, start: datetime, end: datetime,
-                 metric: str = METRIC) -> dict[str, list[Decimal | None]]:
-    """Each label value's GPUs' utilization summed, minute by minute over [start, end) (None: no sample then)."""
-    return _minutes(prometheus, f"sum by ({label})", label=label, selector=selector, start=start, end=end,
-                    metric=metric)
-
-
-def pool_minutes(prometheus: Prometheus, *, selector: str, start: datetime, end: datetime, metric: str = METRIC
-                 ) -> list[Decimal | None]:
-    """The pool's GPUs' mean utilization, minute by minute over [start, end) (None: no sample then)."""
-    found = _minutes(prometheus, "avg", label="", selector=selector, start=start, end=end, metric=metric)
-    return found.get("", [None] * int((end - start) / MINUTE))
-
-
-def _minutes(prometheus: Prometheus, aggregate: str, *, label: str, selector: str, start: datetime, end: datetime,
-             metric: str) -> dict[str, list[Decimal | None]]:
-    """`aggregate` of the series' per-minute means, per label value ("" when aggregated over all), minute by minute.
-
-    The query is evaluated at the last millisecond of each minute over a range of 59.999 s, so each sample falls
-    in exactly one minute (as `prometheus_usage.measure` does for its steps).
-    """
-    minutes = int((end - start) / MINUTE)
-    series = f"{metric}{{{selector}}}" if selector else metric
-    query = f"{aggregate} (avg_over_time({series}[59999ms]))"
-    results = prometheus.query_range(query, start=start.timestamp() + 59.999, end=end.timestamp() - 0.001, step_s=60)
-    found: dict[str, list[Decimal | None]] = {}
-    for result in results:
-        value = str((result.get("metric") or {}).get(label, "")) if label else ""
-        if label and not value:
-            continue
-        row: list[Decimal | None] = [None] * minutes
-        for at, sample in result.get("values", []):
-            index = int((float(at) + 0.001 - start.timestamp()) // 60) - 1
-            if 0 <= index < minutes:
-                row[index] = Decimal(str(sample))
-        found[value] = row
-    return found
+# --- measuring (docket_scheduler.elastic_measure) ---------------------------------------------------
 
 
 def window_minutes(windows: Sequence[DesiredWindow], by_team: Mapping[str, Sequence[Decimal | None]]
@@ -546,11 +673,9 @@ class TickResult:
 @dataclass
 class Agent:
     docket: DocketClient
-    prometheus: Prometheus
+    measure: MinuteSource  # DCGM through Prometheus, or Slurm's accounting (docket_scheduler.elastic_measure)
     lending: SlurmLending
     state_file: StateFile
-    label: str = "namespace"
-    selectors: Mapping[str, str] = field(default_factory=dict)  # pool → PromQL label matchers of its GPUs
     team_map: Mapping[str, str] = field(default_factory=dict)  # label value → team slug
     team_accounts: bool = False  # also map each team's Slurm account (from the windows) to the team
     dry_run: bool = False
@@ -570,21 +695,30 @@ class Agent:
             raise AgentError(f"the windows kept in the state file are malformed: {exc}") from None
         current, preempts = self.lending.read()
         owner_preempts = self.lending.owner_preempts(preempts)
-        mapping = {**(accounts_map(windows) if self.team_accounts else {}), **self.team_map}
+        # Slurm's accounting names each job's account: a team's account is its label there.
+        accounts = self.team_accounts or self.measure.name == "slurm"
+        mapping = {**({a.lower(): t for a, t in accounts_map(windows).items()} if accounts else {}), **self.team_map}
         end = minute_of(now)
-        start = end - policy.idle_span_minutes * MINUTE
+        start = end - policy.measured_minutes * MINUTE
         limits: dict[str, int] = {}
         actions: list[AgentAction] = []
         after: dict[str, dict[str, Any]] = {}
+        wake = policy.standby_wake_minutes * MINUTE
+        standby_after: dict[str, dict[str, Any]] = {}
+        opened_after: dict[str, dict[str, Any]] = {}
         for pool in sorted(policy.pools):
-            pool_windows = [w for w in windows if w.pool == pool and w.is_active(now)]
+            # Active windows, and those starting within the standby's wake minutes (decide() lends only active ones).
+            pool_windows = [w for w in windows if w.pool == pool and w.start - wake <= now < w.end]
             lent = {int(k): int(v["gpus"]) for k, v in state.lent.items() if v.get("pool") == pool}
-            if not pool_windows and not lent:
+            opened = {int(k): int(v["gpus"]) for k, v in state.opened.items() if v.get("pool") == pool}
+            held = state.standby.get(pool)
+            standby = StandbyWake(int(held["window"]), str(held["team"]), int(held["gpus"])) if held else None
+            if not pool_windows and not lent and not opened and standby is None:
                 continue
             try:
-                by_label = team_minutes(self.prometheus, label=self.label, selector=self.selectors.get(pool, ""),
-                                        start=start, end=end)
-            except PrometheusError as exc:
+                by_label = self.measure.team_minutes(pool=pool, gpu_types=self._gpu_types(policy, pool),
+                                                     start=start, end=end)
+            except MeasureError as exc:
                 print(f"pool {pool}: not measured this minute ({exc}); what is lent is taken back", file=self.out)
                 by_label = {}
             by_team: dict[str, list[Decimal | None]] = {}
@@ -594,11 +728,15 @@ class Agent:
                     by_team[team] = minutes
             decision = decide(policy=policy, pool=pool, windows=pool_windows,
                               measured=window_minutes(pool_windows, by_team),
-                              lent=lent, now=now, owner_preempts=owner_preempts)
+                              lent=lent, now=now, owner_preempts=owner_preempts, standby=standby, opened=opened)
             limits[decision.gpu_type] = decision.scavenger_gpus
+            if decision.standby is not None:
+                standby_after[pool] = asdict(decision.standby)
             teams = {w.id: w.team for w in pool_windows}
             for window_id, gpus in decision.lent.items():
                 after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
+            for window_id, gpus in decision.opened.items():
+                opened_after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
             actions.extend(decision.actions)
         command = self.lending.apply(limits, current, dry_run=self.dry_run) if limits else None
         applied = [command] if command else []
@@ -613,6 +751,8 @@ class Agent:
         if self.dry_run:
             return TickResult(policy.version, from_docket, actions, applied, 0, len(state.unreported))
         state.lent = after
+        state.standby = standby_after
+        state.opened = opened_after
         state.promoted = {account: asdict(p) for account, p in promoted.items()}
         burst_line = "; ".join(burst_lines) or None
         state.unreported.extend(
@@ -648,8 +788,9 @@ class Agent:
             if not held and not any(w.tier == "standard" and w.is_active(now) for w in pool_windows):
                 continue
             try:
-                minutes = pool_minutes(self.prometheus, selector=self.selectors.get(pool, ""), start=start, end=end)
-            except PrometheusError as exc:
+                minutes = self.measure.pool_minutes(pool=pool, gpu_types=self._gpu_types(policy, pool),
+                                                    gpu_count=policy.pools[pool].gpu_count, start=start, end=end)
+            except MeasureError as exc:
                 print(f"pool {pool}: its use not measured this minute ({exc}); no burst", file=self.out)
                 minutes = [None] * policy.recent_span_minutes
             kept, pool_actions = decide_burst(policy=policy, pool=pool, windows=pool_windows, waiting=waiting,
@@ -664,6 +805,12 @@ class Agent:
         for line in lines:
             print(("would run " if self.dry_run else "") + line, file=self.out)
         return after, actions, lines
+
+    @staticmethod
+    def _gpu_types(policy: AgentPolicy, pool: str) -> frozenset[str]:
+        """The GPU types a job of `pool` asks for in Slurm: its label, and untyped GPUs when it is the only pool."""
+        bounds = policy.pools[pool]
+        return frozenset({bounds.scheduler_label or pool, *([""] if len(policy.pools) == 1 else [])})
 
     def _read_docket(self, state: AgentState, now: datetime) -> bool:
         try:
@@ -694,7 +841,9 @@ class Agent:
             "utilization_pct": None if action.utilization_pct is None else str(action.utilization_pct),
             "queue_wait_minutes": None if action.queue_wait_minutes is None else str(action.queue_wait_minutes),
             "span_minutes": action.span_minutes,
-            "measured_by": "prometheus" if action.queue_wait_minutes is None else "prometheus+slurm",
+            "measured_by": action.measured_by or (
+                self.measure.name if action.queue_wait_minutes is None or self.measure.name == "slurm"
+                else f"{self.measure.name}+slurm"),
             "policy_version": version,
             "applied": (command or f"{what or 'scavenger QOS ' + self.lending.scavenger} already held it")
             + f"; {action.reason}",
@@ -729,7 +878,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "action to Docket.",
     )
     add_docket_options(parser)
-    parser.add_argument("--prometheus", required=True, help="Prometheus's URL (DCGM exporter's series)")
+    parser.add_argument("--measure", choices=SOURCES, default="prometheus",
+                        help="where each minute's utilization comes from: DCGM through Prometheus (prometheus), or, "
+                             "where the site has no Prometheus, Slurm's accounting (slurm: sacct, GPUs allocated)")
+    parser.add_argument("--prometheus", help="Prometheus's URL (DCGM exporter's series); needed with --measure "
+                                             "prometheus")
+    parser.add_argument("--sacct", default="sacct", help="the sacct to run with --measure slurm")
     parser.add_argument("--label", default="namespace",
                         help="the series label that names a GPU's team (namespace, or a Slurm account label)")
     parser.add_argument("--team-map", type=pair("VALUE=TEAM"), action="append", default=[],
@@ -757,15 +911,22 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     args = parser.parse_args(argv)
     out = output(out)
     client = docket_client(parser, args)
-    try:
-        prometheus = Prometheus(args.prometheus, timeout_s=args.timeout)
-    except PrometheusError as exc:
-        parser.error(str(exc))
+    measure: MinuteSource
+    if args.measure == "slurm":
+        measure = SlurmMinutes(sacct=args.sacct, timeout_s=args.timeout)
+    else:
+        if not args.prometheus:
+            parser.error("--prometheus is needed with --measure prometheus (or measure with --measure slurm)")
+        try:
+            measure = PrometheusMinutes(Prometheus(args.prometheus, timeout_s=args.timeout), label=args.label,
+                                        selectors=dict(args.selector))
+        except PrometheusError as exc:
+            parser.error(str(exc))
     agent = Agent(
-        docket=client, prometheus=prometheus,
+        docket=client, measure=measure,
         lending=SlurmLending(tools=SlurmTools(sacctmgr=args.sacctmgr), scavenger=args.scavenger_qos),
-        state_file=StateFile(args.state_file), label=args.label, selectors=dict(args.selector),
-        team_map=dict(args.team_map), team_accounts=args.team_accounts, dry_run=args.dry_run, out=out,
+        state_file=StateFile(args.state_file), team_map=dict(args.team_map), team_accounts=args.team_accounts,
+        dry_run=args.dry_run, out=out,
     )
     pinned = args.now
     read_clock = clock or (lambda: pinned or datetime.now(UTC))
