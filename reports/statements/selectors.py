@@ -11,7 +11,7 @@ from decimal import Decimal
 from django.db.models import Sum
 
 from allocations.models import AllocationWindow, Department, UsageRecord
-from committee.selectors.budgets import preemptible_discounts, window_charge
+from committee.selectors.budgets import charge_terms, window_charge
 from reports.dashboards.monthly import month_bounds
 
 
@@ -82,15 +82,19 @@ def statement_for_month(*, month: str, department: Department | None = None) -> 
         windows = windows.filter(team__department=department)
     rows = list(windows.order_by("start", "id").values_list(
         "pk", "week", "team__department__name", "team__name", "pool__cluster__slug", "pool__slug", "tier",
-        "gpu_count", "start", "end", "pool__cost_per_gpu_hour"))
+        "gpu_count", "start", "end"))
     used = dict(
         UsageRecord.objects.filter(window_id__in=[row[0] for row in rows]).values("window_id")
         .annotate(hours=Sum("gpu_hours_used")).values_list("window_id", "hours")
     ) if rows else {}
-    discounts = preemptible_discounts({row[1] for row in rows})
+    # Each window at the price and discount in force in its week: a month across a price change prices each week
+    # at its own price.
+    terms = charge_terms({(f"{row[4]}/{row[5]}", row[1]) for row in rows})
+    discounts = terms.discounts
     lines = []
-    for pk, week, dept, team, cluster, pool, tier, gpus, w_start, w_end, price in rows:
+    for pk, week, dept, team, cluster, pool, tier, gpus, w_start, w_end in rows:
         hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
+        price = terms.prices[(f"{cluster}/{pool}", week)]
         lines.append(StatementLine(
             window_id=pk, week=week, department=dept or "", team=team, pool=f"{cluster}/{pool}", tier=tier,
             gpu_count=gpus, start=w_start, end=w_end, gpu_hours=hours, price_per_gpu_hour=price,

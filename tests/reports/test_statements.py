@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from allocations.models import AllocationWindow, Department, GpuPool, UsageRecord
+from allocations.models import AllocationWindow, Department, UsageRecord
 from committee.selectors import department_charges
 from reports.statements.selectors import statement_for_month
 from tests.allocations.plans import W, publish
+from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable
 
 pytestmark = pytest.mark.django_db
@@ -25,8 +26,7 @@ def month(world: Any) -> dict[int, AllocationWindow]:
     research = Department.objects.create(name="Research", slug="research")
     world.team_a.department = research
     world.team_a.save()
-    GpuPool.objects.filter(pk=world.a100.pk).update(cost_per_gpu_hour=Decimal("2.50"))
-    GpuPool.objects.filter(pk=world.h100.pk).update(cost_per_gpu_hour=Decimal("4.1234"))
+    pool_prices_set({world.a100: "2.50", world.h100: "4.1234"})
     # 2026-W49 starts on Monday 30 November: a window at its first hour is November's.
     first = publish([W(world.a100, world.team_a, 8, 0, 24, ref=1),
                      W(world.a100, world.team_a, 8, 48, 72, ref=2),
