@@ -3,6 +3,7 @@
 - `capacity`: what each pool can hold in a week;
 - `windows`: the published windows as the scheduler API serves them;
 - `plans`: the published plans as the pages and the committee read them;
+- `lending`: the GPU-hours a standard window lent to others and they used (its charge's credit);
 - `prices`: what a pool's GPU-hour costs in a week;
 - `usage`: the measured usage, per team and week and per team and pool;
 - `commitments`: the later weeks of runs and the evidence they continue on.
@@ -28,6 +29,7 @@ from allocations.selectors.commitments import (
     committed_week,
     run_utilization_pct,
 )
+from allocations.selectors.lending import window_lent_credits
 from allocations.selectors.plans import (
     RequestAllocation,
     plan_explanation_map,
@@ -104,6 +106,7 @@ __all__ = [
     "usage_measured_by_team_pool",
     "usage_report_initial",
     "window_detail",
+    "window_lent_credits",
     "window_offers",
     "window_page",
     "window_snapshot",

@@ -6,8 +6,9 @@ during the quarter: it holds for the whole quarter), its carry-over rule `budget
 same. What carries over into a quarter: what was left of the quarter before's own budget, up to that quarter's
 carry-over percentage of it (never more than one quarter back). Charges follow the tier: a priority or standard
 window is charged for all its GPU-hours at its pool's price per GPU-hour in force in the window's week
-(`pool.<pool>.price_per_gpu_hour`, `charge_terms`), a preemptible one at
-`charges.preemptible_discount_pct` less (in force in the window's week too). Money is Decimal, to the cent.
+(`pool.<pool>.price_per_gpu_hour`, `charge_terms`), a standard one less the GPU-hours it lent to others and they used
+(allocations.selectors.window_lent_credits), a preemptible one at `charges.preemptible_discount_pct` less (in force
+in the window's week too). Money is Decimal, to the cent.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from allocations.models import AllocationWindow, Department, WindowTier
-from allocations.selectors import pool_prices
+from allocations.selectors import pool_prices, window_lent_credits
 from committee.models import Decision, GpuRequest
 from committee.quarters import quarter_bounds, shift_quarter
 from committee.selectors.review import ReviewRow
@@ -45,13 +46,26 @@ def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def window_charge(*, gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str, discount_pct: int) -> Decimal:
-    """What a window charges its team's department, to the cent: all its GPU-hours at the pool's price, a
-    preemptible window `discount_pct` % less."""
+def window_charge(
+    *, gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str, discount_pct: int,
+    lent_gpu_hours: Decimal = Decimal(0),
+) -> Decimal:
+    """What a window charges its team's department, to the cent: all its GPU-hours at the pool's price, less for a
+    standard window the credit for the GPU-hours it lent to others and they used (`lent_credit`), a preemptible
+    window `discount_pct` % less."""
     charge = gpu_hours * price_per_gpu_hour
     if tier == WindowTier.PREEMPTIBLE:
         charge = charge * (100 - discount_pct) / 100
-    return cents(charge)
+    return cents(charge) - lent_credit(lent_gpu_hours=lent_gpu_hours, price_per_gpu_hour=price_per_gpu_hour,
+                                       tier=tier)
+
+
+def lent_credit(*, lent_gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str) -> Decimal:
+    """The credit of a standard window for the GPU-hours it lent and others used, to the cent (the charge before
+    the credit and the credit are each rounded, so a statement's lines add up to the cent); 0 for another tier."""
+    if tier != WindowTier.STANDARD:
+        return Decimal(0)
+    return cents(lent_gpu_hours * price_per_gpu_hour)
 
 
 @dataclass(frozen=True)
@@ -116,20 +130,21 @@ def _settings(quarter: str, slugs: Iterable[str]) -> dict[str, tuple[Decimal, in
 
 def department_charges(*, quarter: str, department_ids: Iterable[int] | None = None) -> dict[int, Decimal]:
     """What each department's windows starting in `quarter` charge (current plans: withdrawn windows do not), by
-    department id. Two queries."""
+    department id, a standard window less its lent hours' credit. Three queries (six when a window lent GPUs)."""
     start, end = quarter_bounds(quarter)
     windows = AllocationWindow.objects.filter(
         start__gte=start, start__lt=end, withdrawal__isnull=True, team__department__isnull=False)
     if department_ids is not None:
         windows = windows.filter(team__department_id__in=set(department_ids))
     rows = list(windows.values_list("team__department_id", "week", "gpu_count", "start", "end", "tier",
-                                    "pool__cluster__slug", "pool__slug"))
+                                    "pool__cluster__slug", "pool__slug", "pk"))
     terms = charge_terms({(f"{row[6]}/{row[7]}", row[1]) for row in rows})
+    lent = window_lent_credits(window_ids=[row[8] for row in rows if row[5] == WindowTier.STANDARD])
     out: dict[int, Decimal] = {}
-    for department_id, week, gpus, w_start, w_end, tier, cluster, pool in rows:
+    for department_id, week, gpus, w_start, w_end, tier, cluster, pool, pk in rows:
         hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
         charge = window_charge(gpu_hours=hours, price_per_gpu_hour=terms.prices[(f"{cluster}/{pool}", week)],
-                               tier=tier, discount_pct=terms.discounts[week])
+                               tier=tier, discount_pct=terms.discounts[week], lent_gpu_hours=lent.get(pk, Decimal(0)))
         out[department_id] = out.get(department_id, Decimal(0)) + charge
     return out
 

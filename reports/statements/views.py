@@ -61,11 +61,11 @@ def statement_csv(request: AuthenticatedHttpRequest, month: str) -> HttpResponse
     response["Content-Disposition"] = f'attachment; filename="statement-{month}{suffix}.csv"'
     writer = csv.writer(response)
     writer.writerow(["window", "week", "department", "team", "pool", "tier", "gpus", "start", "end", "gpu_hours",
-                     "price_per_gpu_hour", "discount_pct", "charge", "used_gpu_hours"])
+                     "price_per_gpu_hour", "discount_pct", "lent_gpu_hours", "credit", "charge", "used_gpu_hours"])
     for line in statement.lines:
         writer.writerow([_cell(v) for v in (
             window_ref(line.window_id), line.week, line.department, line.team, line.pool, line.tier, line.gpu_count,
             line.start.isoformat(), line.end.isoformat(), line.gpu_hours.quantize(Decimal("0.01")),
-            line.price_per_gpu_hour, line.discount_pct if line.tier == "preemptible" else 0, line.charge,
-            line.used_gpu_hours)])
+            line.price_per_gpu_hour, line.discount_pct if line.tier == "preemptible" else 0, line.lent_gpu_hours,
+            line.credit, line.charge, line.used_gpu_hours)])
     return response
