@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
+import subprocess
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -16,10 +18,17 @@ from allocations.models import AllocationWindow, Department, ElasticAction, Elas
 from committee.selectors import department_charges
 from reports.statements.selectors import statement_for_month
 from tests.allocations.plans import W, publish
+from tests.conftest import require
 from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable
 
 pytestmark = pytest.mark.django_db
+
+
+def printed_text(content: bytes) -> str:
+    require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    return " ".join(subprocess.run(["pdftotext", "-", "-"], input=content, capture_output=True,
+                                   check=True).stdout.decode().split())
 
 
 @pytest.fixture
@@ -90,14 +99,15 @@ def test_the_page_and_its_csv_show_the_same_lines_and_total(client, world, month
     ("2026-13", {}, 404), ("december", {}, 404), ("2026-12", {"department": "no-such"}, 404)])
 def test_a_bad_month_or_department_is_not_found(client, world, month, query, status):
     client.force_login(world.finance)
-    assert client.get(reverse("reports:statement", args=[month]), query).status_code == status
-    assert client.get(reverse("reports:statement-csv", args=[month]), query).status_code == status
+    for name in ("reports:statement", "reports:statement-csv", "reports:statement-pdf"):
+        assert client.get(reverse(name, args=[month]), query).status_code == status
 
 
 def test_only_the_committee_reads_the_statements(client, world, month):
     client.force_login(world.member_a)
     assert client.get(reverse("reports:statement", args=["2026-12"])).status_code == 403
     assert client.get(reverse("reports:statement-csv", args=["2026-12"])).status_code == 403
+    assert client.get(reverse("reports:statement-pdf", args=["2026-12"])).status_code == 403
 
 
 def test_a_standard_window_is_credited_for_the_hours_it_lent_and_others_used_and_the_month_reconciles(client, world):
@@ -145,3 +155,16 @@ def test_a_standard_window_is_credited_for_the_hours_it_lent_and_others_used_and
     assert sum(Decimal(row["charge"]) for row in rows) == Decimal("3660.00")
     assert [(row["lent_gpu_hours"], row["credit"]) for row in rows if row["window"] == f"W-{lender.pk}"] == [
         ("24.00", "60.00")]
+    # The PDF, linked from the page, prints the same lines and totals.
+    pdf_url = reverse("reports:statement-pdf", args=["2026-12"])
+    assert f'href="{pdf_url}"' in page
+    response = client.get(pdf_url)
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == 'attachment; filename="statement-2026-12.pdf"'
+    text = printed_text(response.content)
+    assert "Total USD 3,660.00 for 1,536 GPU-hours held (50 measured as used)." in text
+    assert "Credited USD 60.00 for 24 GPU-hours lent and used by others." in text
+    for line in december.lines:  # each window with its charge, and the team totals
+        assert f"W-{line.window_id}" in text and f"USD {line.charge:,.2f}" in text
+    assert "USD 420.00 after −USD 60.00 for 24 GPU-hours lent and used by others" in text
+    assert "Team B USD 3,240.00 1,344 50" in text and "Team A USD 420.00 192 0" in text
