@@ -85,6 +85,7 @@ def test_a_bad_price_is_refused_and_changes_nothing(world, two_weeks, bad):
     assert statement_for_month(month="2026-12").charge == Decimal("960.00")
     _parsed, problems = parameters.changes_errors({"pool.a100.price_per_gpu_hour": bad})
     assert problems  # the policy lab's form refuses it in the same terms
+    assert parameters.changes_errors({"pool.a100.price_per_gpu_hour": "3.1234"})[1] == []  # four decimals are fine
 
 
 def test_a_price_change_is_in_the_policy_history_as_a_price(world, two_weeks):
