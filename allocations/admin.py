@@ -28,7 +28,7 @@ from core.admin import ReadOnlyAdmin
 from core.datetimes import format_isoweek
 from core.history import ChangeReasonForm, ReasonRequiredAdmin
 from governed.models import ChangeSource
-from governed.params import POOL_PREFIX
+from governed.params import POOL_PREFIX, PRICE, PRICE_MAX
 from governed.services import policy_change_record
 
 # Policy (fair-share weights, pools, cluster accounts): every change needs a reason and is kept in the history.
@@ -58,7 +58,7 @@ class GpuPoolInline(admin.TabularInline):
     model = GpuPool
     extra = 0
     show_change_link = True
-    fields = ("slug", "gpu_model", "gpu_count", "burst_reserve_pct", "standby_pct", "cost_per_gpu_hour")
+    fields = ("slug", "gpu_model", "gpu_count", "burst_reserve_pct", "standby_pct", "price_per_gpu_hour")
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -76,7 +76,8 @@ class ClusterAdmin(admin.ModelAdmin):
 
 
 class GpuPoolAddForm(ChangeReasonForm):
-    """A new pool's first burst reserve and cold standby, which the one store records (not fields of the pool)."""
+    """A new pool's first burst reserve, cold standby and price, which the one store records (not fields of the
+    pool)."""
 
     burst_reserve_pct = forms.IntegerField(
         label=gettext_lazy("burst reserve %"), min_value=0, max_value=99, initial=20,
@@ -84,6 +85,10 @@ class GpuPoolAddForm(ChangeReasonForm):
     standby_pct = forms.IntegerField(
         label=gettext_lazy("cold standby %"), min_value=0, max_value=99, initial=10,
         help_text=gettext_lazy("Never allocated: spare capacity for failures."))
+    price_per_gpu_hour = forms.DecimalField(
+        label=gettext_lazy("price per GPU-hour"), min_value=0, max_value=PRICE_MAX, max_digits=11, decimal_places=4,
+        initial=0,
+        help_text=gettext_lazy("What one GPU-hour of this pool is charged; later changed in the policy lab."))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -95,17 +100,18 @@ class GpuPoolAddForm(ChangeReasonForm):
 
 @admin.register(GpuPool)
 class GpuPoolAdmin(ReasonRequiredAdmin):
-    """A pool's reserves are governed parameters, never fields of the pool: a new pool's first ones are recorded in
-    the one store (governed.services.policy_change_record, exempt from one change a week: a pool that did not exist
-    changes no number in force); after that the admin shows those in force this week and changes them nowhere: they
-    change through the policy lab, at most one change a week."""
+    """A pool's reserves and price are governed parameters, never fields of the pool: a new pool's first ones are
+    recorded in the one store (governed.services.policy_change_record, exempt from one change a week: a pool that did
+    not exist changes no number in force); after that the admin shows those in force this week and changes them
+    nowhere: they change through the policy lab, at most one change a week."""
 
     list_display = (
         "__str__", "cluster", "gpu_model", "gpu_count", "gpus_per_node", "burst_reserve_pct", "standby_pct",
-        "cost_per_gpu_hour", "queue_wait_target_minutes",
+        "price_per_gpu_hour", "queue_wait_target_minutes",
     )
     list_filter = ("cluster", "gpu_model")
     RESERVE_FIELDS = ("burst_reserve_pct", "standby_pct")
+    GOVERNED_FIELDS = (*RESERVE_FIELDS, PRICE)
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         if obj is None:
@@ -114,7 +120,7 @@ class GpuPoolAdmin(ReasonRequiredAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         readonly = tuple(super().get_readonly_fields(request, obj))
-        return readonly if obj is None else (*readonly, *self.RESERVE_FIELDS)
+        return readonly if obj is None else (*readonly, *self.GOVERNED_FIELDS)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
@@ -122,10 +128,10 @@ class GpuPoolAdmin(ReasonRequiredAdmin):
             pool = GpuPool.objects.select_related("cluster").get(pk=obj.pk)
             policy_change_record(
                 actor=request.user if request.user.is_authenticated else None,
-                changes={f"{POOL_PREFIX}{pool.key}.{name}": form.cleaned_data[name] for name in self.RESERVE_FIELDS},
+                changes={f"{POOL_PREFIX}{pool.key}.{name}": form.cleaned_data[name] for name in self.GOVERNED_FIELDS},
                 effective_week=format_isoweek(timezone.now()), reason=form.cleaned_data["change_reason"],
                 source=ChangeSource.ADMIN, source_ref=f"pool:{pool.pk}",
-                exempt_reason=_("A new pool's first reserves: no number in force changes."),
+                exempt_reason=_("A new pool's first reserves and price: no number in force changes."),
             )
 
 

@@ -8,6 +8,8 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
     pool.{pool}.burst_reserve_pct            whole percents; {pool} is the pool's "cluster/slug"
     pool.{pool}.standby_pct                  whole percents; a pool's two stay below 100 together
     pool.{pool}.billing_weight               A100-equivalents of one GPU-hour of the pool (the common unit), default 1
+    pool.{pool}.price_per_gpu_hour           what one GPU-hour of the pool costs, in DOCKET_COST_CURRENCY, up to four
+                                             decimals, default 0 (charges, statements, the dashboards' costs)
     fairshare.lent_usage_factor              how much a GPU-hour on lent capacity (a preemptible window) counts for
                                              fair share, 0 to 1, default 0
     fairshare.half_life_weeks                weeks, above 0, up to two decimals
@@ -51,6 +53,8 @@ FAIRSHARE_TRAILING = "fairshare.trailing_weeks"
 FAIRSHARE_LENT_FACTOR = "fairshare.lent_usage_factor"
 BILLING_WEIGHT = "billing_weight"  # pool.{pool}.billing_weight
 BILLING_WEIGHT_MAX = 100
+PRICE = "price_per_gpu_hour"  # pool.{pool}.price_per_gpu_hour
+PRICE_MAX = 10**6
 BUDGET_PREFIX = "budget."
 BUDGET_MAX = 10**12
 PREEMPTIBLE_DISCOUNT = "charges.preemptible_discount_pct"
@@ -89,7 +93,8 @@ class Param:
     group: str | Promise
     label: str | Promise  # may name the pattern's part: "%(pool)s burst reserve"
     unit: str | Promise = ""
-    kind: str = "int"  # "int", "decimal" (up to two decimals), "bool", "time" (HH:MM), "text" (not empty)
+    kind: str = "int"  # "int", "decimal" (up to `decimals` decimals), "bool", "time" (HH:MM), "text" (not empty)
+    decimals: int = 2  # a decimal's most decimals (a price per GPU-hour has four)
     minimum: int | Decimal | None = None
     maximum: int | Decimal | None = None
     above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
@@ -127,6 +132,8 @@ PARAMS: tuple[Param, ...] = (
           default=lambda: 10),
     Param("pool.{pool}.billing_weight", _("Pools"), _("%(pool)s billing weight"), _("A100-equivalents"),
           kind="decimal", minimum=0, maximum=BILLING_WEIGHT_MAX, above_minimum=True, default=lambda: 1),
+    Param("pool.{pool}.price_per_gpu_hour", _("Pools"), _("%(pool)s price per GPU-hour"), _("per GPU-hour"),
+          kind="decimal", minimum=0, maximum=PRICE_MAX, decimals=4, default=lambda: 0),
     Param(FAIRSHARE_HALF_LIFE, _("Fair share"), _("Fair-share half-life"), _("weeks"), kind="decimal", minimum=0,
           maximum=HALF_LIFE_MAX_WEEKS, above_minimum=True,
           default=lambda: value_parse("decimal", str(settings.DOCKET_FAIRSHARE_HALF_LIFE_WEEKS))),
@@ -260,8 +267,10 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
         return None, str(_("%(key)s: “%(value)s” is not a value of this parameter.") % {"key": key, "value": raw})
     if isinstance(value, str) and param.max_length and len(value) > param.max_length:
         return None, str(_("%(key)s: at most %(n)d characters.") % {"key": key, "n": param.max_length})
-    if isinstance(value, Decimal) and value != value.quantize(Decimal("0.01")):
-        return None, str(_("%(key)s has at most two decimals.") % {"key": key})
+    if isinstance(value, Decimal) and value != value.quantize(Decimal(1).scaleb(-param.decimals)):
+        if param.decimals == 2:
+            return None, str(_("%(key)s has at most two decimals.") % {"key": key})
+        return None, str(_("%(key)s has at most %(n)d decimals.") % {"key": key, "n": param.decimals})
     if isinstance(value, int | Decimal) and not isinstance(value, bool):
         low_ok = param.minimum is None or (value > param.minimum if param.above_minimum else value >= param.minimum)
         high_ok = param.maximum is None or value <= param.maximum
@@ -293,6 +302,11 @@ def billing_weight(values: Mapping[str, Value], pool: str) -> Decimal:
     """A100-equivalent GPU-hours of one GPU-hour of `pool` ("cluster/slug") in a week's `values`, 1 where no change
     names the pool."""
     return Decimal(value_text(values.get(f"{POOL_PREFIX}{pool}.{BILLING_WEIGHT}", 1)))
+
+
+def pool_price(values: Mapping[str, Value], pool: str) -> Decimal:
+    """What one GPU-hour of `pool` ("cluster/slug") costs in a week's `values`, 0 where no change names the pool."""
+    return Decimal(value_text(values.get(f"{POOL_PREFIX}{pool}.{PRICE}", 0)))
 
 
 def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]:

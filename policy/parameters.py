@@ -44,8 +44,8 @@ ELASTIC_PREFIX = params.ELASTIC_PREFIX
 FAIRSHARE_HALF_LIFE = params.FAIRSHARE_HALF_LIFE
 FAIRSHARE_TRAILING = params.FAIRSHARE_TRAILING
 QUORUM = params.QUORUM
-# A pool's reserves, and its billing weight in the common unit (A100-equivalents).
-POOL_FIELDS = (*params.POOL_FIELDS, params.BILLING_WEIGHT)
+# A pool's reserves, its billing weight in the common unit (A100-equivalents) and its price per GPU-hour.
+POOL_FIELDS = (*params.POOL_FIELDS, params.BILLING_WEIGHT, params.PRICE)
 # The elastic policy's thresholds a proposal may change (the numbers; the night's hours and the on/off are changed
 # on the elastic policy page), with their bounds, from the declarations.
 ELASTIC_FIELDS: dict[str, tuple[int, int]] = {
@@ -113,7 +113,8 @@ class Parameter:
     unit: str
     minimum: Number
     maximum: Number
-    whole: bool = True  # a whole number; else up to two decimals
+    whole: bool = True  # a whole number; else up to `decimals` decimals
+    decimals: int = 2
     above_minimum: bool = False  # the minimum itself is not allowed (a half-life above 0)
 
     def bounds_text(self) -> str:
@@ -156,6 +157,7 @@ def _parameter(declared: params.Param, *, key: str, label: str) -> Parameter:
     return Parameter(
         key=key, group=str(declared.group), label=label, unit=str(declared.unit), minimum=declared.minimum or 0,
         maximum=declared.maximum or 0, whole=declared.kind == "int", above_minimum=declared.above_minimum,
+        decimals=declared.decimals,
     )
 
 
@@ -184,6 +186,7 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
         for field in params.POOL_FIELDS:
             values[pool_key(slugs[pool.pk], field)] = int(getattr(pool, field))
         values[pool_key(slugs[pool.pk], params.BILLING_WEIGHT)] = _number(params.billing_weight(pool_values, pool.key))
+        values[pool_key(slugs[pool.pk], params.PRICE)] = _number(params.pool_price(pool_values, pool.key))
     rules = selectors.governance_for_week(week=week or weeks.current_week_label(timezone.now()))
     for key, field in GOVERNANCE_FIELDS.items():
         values[key] = _number(getattr(rules, field))
@@ -246,8 +249,12 @@ def changes_errors(
         if param.whole and not isinstance(value, int):
             problems.append(_("%(label)s is a whole number.") % {"label": param.label})
             continue
-        if isinstance(value, Decimal) and value != value.quantize(Decimal("0.01")):
-            problems.append(_("%(label)s has at most two decimals.") % {"label": param.label})
+        if isinstance(value, Decimal) and value != value.quantize(Decimal(1).scaleb(-param.decimals)):
+            if param.decimals == 2:
+                problems.append(_("%(label)s has at most two decimals.") % {"label": param.label})
+            else:
+                problems.append(_("%(label)s has at most %(n)d decimals.") % {"label": param.label,
+                                                                             "n": param.decimals})
             continue
         low_ok = value > param.minimum if param.above_minimum else value >= param.minimum
         if not low_ok or value > param.maximum:

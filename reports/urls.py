@@ -45,6 +45,7 @@ urlpatterns = [
     path("buffer/<str:quarter>/deferred/", executive_views.deferred_purchase_create, name="deferred-purchase-create"),
     path("statements/<str:month>/", statement_views.statement_page, name="statement"),
     path("statements/<str:month>.csv", statement_views.statement_csv, name="statement-csv"),
+    path("statements/<str:month>.pdf", statement_views.statement_pdf, name="statement-pdf"),
     path("<slug:slug>/", views.page_detail, name="page"),
     path("<slug:slug>/edit/", views.page_edit, name="page-edit"),
     path("<slug:slug>/history/", views.history, name="history"),

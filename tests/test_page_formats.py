@@ -16,6 +16,7 @@ from django.urls import reverse
 from committee import services
 from tests.allocations.plans import W, publish
 from tests.factories import file_request
+from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable, unreadable
 from tests.reports.dashboard_data import WEEK_1, WEEK_2, build
 
@@ -55,9 +56,8 @@ def test_four_digits_are_a_count_unless_a_date_says_they_are_a_year():
 def every_area(world, settings):
     settings.TIME_ZONE = "Europe/Berlin"
     dash = build(world)  # weeks 2026-W40/W41: windows, usage, requests, scores
-    for pool in (world.a100, world.h100):
-        pool.cost_per_gpu_hour = Decimal("275.50")  # costs in the tens of thousands: separators and currency show
-        pool.save()
+    # costs in the tens of thousands: separators and currency show
+    pool_prices_set({world.a100: "275.50", world.h100: "275.50"})
     publish([W(world.a100, world.team_a, 64, 0, 168, ref=12345), W(world.h100, world.team_b, 32, 0, 168, ref=2)])
     gpu_request = file_request(world, title="Ranker retrain", gpu_count=64, min_gpu_count=8, duration_hours=90,
                                alternatives=[{"description": "Distilled ranker", "gpu_hours": 3000,

@@ -402,6 +402,8 @@ TABLE: list[Row] = [
         kwargs=lambda e: {"month": timezone.localdate().strftime("%Y-%m")}),
     Row("archive/statements/<str:month>.csv", "its CSV", {"GET": EDITORS},
         kwargs=lambda e: {"month": timezone.localdate().strftime("%Y-%m")}),
+    Row("archive/statements/<str:month>.pdf", "its PDF", {"GET": EDITORS},
+        kwargs=lambda e: {"month": timezone.localdate().strftime("%Y-%m")}),
     Row("archive/buffer/", "to the running quarter's fund", {"GET": ALL_302}),
     Row("archive/buffer/<str:quarter>/", "a quarter's buffer fund", {"GET": SIGNED_IN},
         kwargs=lambda e: {"quarter": "2026-Q4"}),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
@@ -10,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.datetimes import format_isoweek
 from core.history import policy_history
-from governed.params import POOL_PREFIX, pool_reserves
+from governed.params import POOL_PREFIX, PRICE, pool_price, pool_reserves
 from governed.selectors import policy_values
 
 
@@ -100,14 +102,6 @@ class GpuPool(models.Model):
     gpu_model = models.CharField(_("GPU model"), max_length=50)
     gpu_count = models.PositiveIntegerField(_("GPUs"), validators=[MinValueValidator(1)])
     gpus_per_node = models.PositiveIntegerField(_("GPUs per node"), default=8, validators=[MinValueValidator(1)])
-    cost_per_gpu_hour = models.DecimalField(
-        _("cost per GPU-hour"),
-        max_digits=10,
-        decimal_places=4,
-        default=0,
-        validators=[MinValueValidator(0)],
-        help_text=_("What one GPU-hour of this pool costs; the monthly review multiplies GPU-hours used by it."),
-    )
     scheduler_label = models.CharField(
         _("scheduler label"),
         max_length=50,
@@ -133,7 +127,6 @@ class GpuPool(models.Model):
             models.UniqueConstraint(fields=["cluster", "slug"], name="gpupool_unique_slug_per_cluster"),
             models.CheckConstraint(condition=Q(gpu_count__gt=0), name="gpupool_gpu_count_positive"),
             models.CheckConstraint(condition=Q(gpus_per_node__gt=0), name="gpupool_gpus_per_node_positive"),
-            models.CheckConstraint(condition=Q(cost_per_gpu_hour__gte=0), name="gpupool_cost_not_negative"),
             models.CheckConstraint(
                 condition=Q(queue_wait_target_minutes__isnull=True) | Q(queue_wait_target_minutes__gt=0),
                 name="gpupool_queue_wait_target_positive",
@@ -169,6 +162,14 @@ class GpuPool(models.Model):
     @property
     def standby_pct(self) -> int:
         return self.reserves()[1]
+
+    # Its price per GPU-hour is governed too, "pool.<cluster>/<slug>.price_per_gpu_hour": a reader of a week's charges
+    # or costs reads the week's (allocations.selectors.pool_prices); this is the current week's, for the admin.
+    @property
+    def price_per_gpu_hour(self) -> Decimal:
+        """The price per GPU-hour in force this week (one query)."""
+        week = format_isoweek(timezone.now())
+        return pool_price(policy_values(week=week, prefix=f"{POOL_PREFIX}{self.key}.{PRICE}"), self.key)
 
 
 class UsageRecord(models.Model):

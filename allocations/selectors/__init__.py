@@ -3,6 +3,8 @@
 - `capacity`: what each pool can hold in a week;
 - `windows`: the published windows as the scheduler API serves them;
 - `plans`: the published plans as the pages and the committee read them;
+- `lending`: the GPU-hours a standard window lent to others and they used (its charge's credit);
+- `prices`: what a pool's GPU-hour costs in a week;
 - `usage`: the measured usage, per team and week and per team and pool;
 - `commitments`: the later weeks of runs and the evidence they continue on.
 """
@@ -27,6 +29,7 @@ from allocations.selectors.commitments import (
     committed_week,
     run_utilization_pct,
 )
+from allocations.selectors.lending import window_lent_credits
 from allocations.selectors.plans import (
     RequestAllocation,
     plan_explanation_map,
@@ -39,6 +42,7 @@ from allocations.selectors.plans import (
     request_allocation_map,
     team_window_list,
 )
+from allocations.selectors.prices import pool_prices, pool_prices_for_weeks
 from allocations.selectors.usage import (
     MeasuredUsage,
     usage_counted_factors,
@@ -85,6 +89,8 @@ __all__ = [
     "plan_withdrawn_list",
     "pool_capacity",
     "pool_list_with_capacity",
+    "pool_prices",
+    "pool_prices_for_weeks",
     "pool_reserves_for_week",
     "pool_reserves_now",
     "pool_week_capacity",
@@ -100,6 +106,7 @@ __all__ = [
     "usage_measured_by_team_pool",
     "usage_report_initial",
     "window_detail",
+    "window_lent_credits",
     "window_offers",
     "window_page",
     "window_snapshot",

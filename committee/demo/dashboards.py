@@ -1,4 +1,4 @@
-"""What the dashboards and the monthly review show: each pool's cost per GPU-hour and the usage the schedulers
+"""What the dashboards and the monthly review show: each pool's price per GPU-hour and the usage the schedulers
 reported in the months before Docket."""
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from allocations.models import (
 from committee import weeks
 from committee.demo.dice import dice
 from committee.demo.history import HISTORY, HISTORY_WEEKS
+from governed.models import ChangeSource, PolicyValue
+from governed.params import POOL_PREFIX, PRICE
+from governed.services import policy_change_record
 
-POOL_COSTS = {"a100": Decimal("2.40"), "h100": Decimal("4.10")}  # per GPU-hour, for the monthly review
+POOL_COSTS = {"a100": Decimal("2.40"), "h100": Decimal("4.10")}  # per GPU-hour: charges, statements, dashboards
 # Before Docket allocated them, the schedulers reported usage for months (the monthly review's baseline).
 # Ads trained on H100 then; it moved to A100 with Docket. Queues were shorter.
 BEFORE_DOCKET_WEEKS = range(HISTORY_WEEKS + 1, HISTORY_WEEKS + 17)
@@ -23,13 +26,18 @@ BEFORE_DOCKET_ADS = ("ads", 16, 96, 0.50)
 
 
 def seed_dashboard_history(*, pools: dict[str, GpuPool], now: datetime) -> None:
-    """What the dashboards and the monthly review show: a cost per GPU-hour on each pool, the review cycles of
-    the four history weeks (their requests and decisions, some asking for more than the pool had), and daily
-    usage of the sixteen weeks before them. The history weeks' cycles are `_seed_history_week`'s.
-    Idempotent: each week is seeded once."""
-    for slug, cost in POOL_COSTS.items():
-        GpuPool.objects.filter(pk=pools[slug].pk, cost_per_gpu_hour=0).update(cost_per_gpu_hour=cost)
+    """What the dashboards and the monthly review show: a price per GPU-hour on each pool (governed, from the first
+    week of usage on), the review cycles of the four history weeks (their requests and decisions, some asking for more
+    than the pool had), and daily usage of the sixteen weeks before them. The history weeks' cycles are
+    `_seed_history_week`'s. Idempotent: each week is seeded once, the prices once."""
     today = now.astimezone(weeks.committee_zone()).date()
+    prices = {f"{POOL_PREFIX}{pools[slug].key}.{PRICE}": cost for slug, cost in POOL_COSTS.items()}
+    if not PolicyValue.objects.filter(key__in=prices).exists():
+        policy_change_record(
+            actor=None, changes=prices, source=ChangeSource.COMMAND, source_ref="seed_demo",
+            effective_week=weeks.week_label(today - timedelta(weeks=max(BEFORE_DOCKET_WEEKS))),
+            reason="The pools' prices per GPU-hour, as finance set them when the pools were bought.",
+            exempt_reason="A new pool's first price: no number in force changes.")
     teams = {team.slug: team for team in Team.objects.all()}
     for back in BEFORE_DOCKET_WEEKS:
         week = weeks.week_label(today - timedelta(weeks=back))

@@ -5,8 +5,10 @@ The budget of a quarter is `budget.<department>.quarterly` in force in the quart
 during the quarter: it holds for the whole quarter), its carry-over rule `budget.<department>.carry_over_pct` the
 same. What carries over into a quarter: what was left of the quarter before's own budget, up to that quarter's
 carry-over percentage of it (never more than one quarter back). Charges follow the tier: a priority or standard
-window is charged for all its GPU-hours at its pool's price per GPU-hour (`GpuPool.cost_per_gpu_hour`), a preemptible
-one at `charges.preemptible_discount_pct` less (in force in the window's week). Money is Decimal, to the cent.
+window is charged for all its GPU-hours at its pool's price per GPU-hour in force in the window's week
+(`pool.<pool>.price_per_gpu_hour`, `charge_terms`), a standard one less the GPU-hours it lent to others and they used
+(allocations.selectors.window_lent_credits), a preemptible one at `charges.preemptible_discount_pct` less (in force
+in the window's week too). Money is Decimal, to the cent.
 """
 
 from __future__ import annotations
@@ -18,11 +20,22 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from allocations.models import AllocationWindow, Department, WindowTier
+from allocations.selectors import pool_prices, window_lent_credits
 from committee.models import Decision, GpuRequest
 from committee.quarters import quarter_bounds, shift_quarter
 from committee.selectors.review import ReviewRow
 from core.datetimes import format_isoweek
-from governed.params import BUDGET_PREFIX, PREEMPTIBLE_DISCOUNT, REFUSE_OVER_BUDGET, as_int, defaults, value_text
+from governed.params import (
+    BUDGET_PREFIX,
+    POOL_PREFIX,
+    PREEMPTIBLE_DISCOUNT,
+    PRICE,
+    REFUSE_OVER_BUDGET,
+    as_int,
+    defaults,
+    pool_price,
+    value_text,
+)
 from governed.selectors import policy_value, policy_values, policy_values_for_weeks
 
 CENT = Decimal("0.01")
@@ -33,13 +46,26 @@ def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def window_charge(*, gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str, discount_pct: int) -> Decimal:
-    """What a window charges its team's department, to the cent: all its GPU-hours at the pool's price, a
-    preemptible window `discount_pct` % less."""
+def window_charge(
+    *, gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str, discount_pct: int,
+    lent_gpu_hours: Decimal = Decimal(0),
+) -> Decimal:
+    """What a window charges its team's department, to the cent: all its GPU-hours at the pool's price, less for a
+    standard window the credit for the GPU-hours it lent to others and they used (`lent_credit`), a preemptible
+    window `discount_pct` % less."""
     charge = gpu_hours * price_per_gpu_hour
     if tier == WindowTier.PREEMPTIBLE:
         charge = charge * (100 - discount_pct) / 100
-    return cents(charge)
+    return cents(charge) - lent_credit(lent_gpu_hours=lent_gpu_hours, price_per_gpu_hour=price_per_gpu_hour,
+                                       tier=tier)
+
+
+def lent_credit(*, lent_gpu_hours: Decimal, price_per_gpu_hour: Decimal, tier: str) -> Decimal:
+    """The credit of a standard window for the GPU-hours it lent and others used, to the cent (the charge before
+    the credit and the credit are each rounded, so a statement's lines add up to the cent); 0 for another tier."""
+    if tier != WindowTier.STANDARD:
+        return Decimal(0)
+    return cents(lent_gpu_hours * price_per_gpu_hour)
 
 
 @dataclass(frozen=True)
@@ -104,30 +130,46 @@ def _settings(quarter: str, slugs: Iterable[str]) -> dict[str, tuple[Decimal, in
 
 def department_charges(*, quarter: str, department_ids: Iterable[int] | None = None) -> dict[int, Decimal]:
     """What each department's windows starting in `quarter` charge (current plans: withdrawn windows do not), by
-    department id. Two queries."""
+    department id, a standard window less its lent hours' credit. Three queries (six when a window lent GPUs)."""
     start, end = quarter_bounds(quarter)
     windows = AllocationWindow.objects.filter(
         start__gte=start, start__lt=end, withdrawal__isnull=True, team__department__isnull=False)
     if department_ids is not None:
         windows = windows.filter(team__department_id__in=set(department_ids))
     rows = list(windows.values_list("team__department_id", "week", "gpu_count", "start", "end", "tier",
-                                    "pool__cost_per_gpu_hour"))
-    discounts = preemptible_discounts({row[1] for row in rows})
+                                    "pool__cluster__slug", "pool__slug", "pk"))
+    terms = charge_terms({(f"{row[6]}/{row[7]}", row[1]) for row in rows})
+    lent = window_lent_credits(window_ids=[row[8] for row in rows if row[5] == WindowTier.STANDARD])
     out: dict[int, Decimal] = {}
-    for department_id, week, gpus, w_start, w_end, tier, price in rows:
+    for department_id, week, gpus, w_start, w_end, tier, cluster, pool, pk in rows:
         hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
-        charge = window_charge(gpu_hours=hours, price_per_gpu_hour=price, tier=tier, discount_pct=discounts[week])
+        charge = window_charge(gpu_hours=hours, price_per_gpu_hour=terms.prices[(f"{cluster}/{pool}", week)],
+                               tier=tier, discount_pct=terms.discounts[week], lent_gpu_hours=lent.get(pk, Decimal(0)))
         out[department_id] = out.get(department_id, Decimal(0)) + charge
     return out
 
 
-def preemptible_discounts(weeks: set[str]) -> dict[str, int]:
-    """The preemptible discount in force in each week. One query (none without weeks)."""
+class ChargeTerms(NamedTuple):
+    """What windows are charged at: each pool's price per GPU-hour in a week, and each week's preemptible discount."""
+
+    prices: dict[tuple[str, str], Decimal]  # by (pool key "cluster/slug", ISO week)
+    discounts: dict[str, int]  # by ISO week, in whole percents
+
+
+def charge_terms(keys: set[tuple[str, str]]) -> ChargeTerms:
+    """The prices of the (pool key, ISO week) pairs `keys` and the preemptible discount of their weeks, all in force
+    in the week concerned (a price changed from week W+1 leaves week W's charges as they were). One query (none
+    without keys)."""
+    weeks = sorted({week for _pool, week in keys})
     if not weeks:
-        return {}
+        return ChargeTerms({}, {})
     declared = as_int(defaults()[PREEMPTIBLE_DISCOUNT])
-    in_force = policy_values_for_weeks(weeks=sorted(weeks), keys=(PREEMPTIBLE_DISCOUNT,))
-    return {week: as_int(in_force.get(week, {}).get(PREEMPTIBLE_DISCOUNT, declared)) for week in weeks}
+    price_keys = {f"{POOL_PREFIX}{pool}.{PRICE}" for pool, _week in keys}
+    in_force = policy_values_for_weeks(weeks=weeks, keys=(PREEMPTIBLE_DISCOUNT, *sorted(price_keys)))
+    return ChargeTerms(
+        prices={(pool, week): pool_price(in_force.get(week, {}), pool) for pool, week in keys},
+        discounts={week: as_int(in_force.get(week, {}).get(PREEMPTIBLE_DISCOUNT, declared)) for week in weeks},
+    )
 
 
 def department_budgets(*, quarter: str, department_ids: Iterable[int] | None = None) -> list[DepartmentBudget]:
@@ -201,11 +243,19 @@ class RequestBudget:
         return self.budget.has_budget and self.left_after < 0
 
 
-def request_charge(gpu_request: GpuRequest, *, gpu_count: int | None = None) -> Decimal:
+def request_charge(gpu_request: GpuRequest, *, price_per_gpu_hour: Decimal, gpu_count: int | None = None) -> Decimal:
     """What granting `gpu_request` would charge: its GPU-hours (as asked, or `gpu_count` GPUs over its duration) at
-    its pool's price (a standard grant is charged in full; lent hours are credited when measured)."""
+    its pool's price in its week (`request_prices`; a standard grant is charged in full, lent hours are credited
+    when measured)."""
     gpus = gpu_request.gpu_count if gpu_count is None else gpu_count
-    return cents(Decimal(gpus * gpu_request.duration_hours) * gpu_request.pool.cost_per_gpu_hour)
+    return cents(Decimal(gpus * gpu_request.duration_hours) * price_per_gpu_hour)
+
+
+def request_prices(*, requests: Iterable[GpuRequest], week: str) -> dict[int, Decimal]:
+    """Per pool id, the price per GPU-hour in force in `week` (the requests' cycle's) of the requests' pools. Two
+    queries."""
+    prices = pool_prices(keys={(r.pool_id, week) for r in requests})
+    return {pool_id: price for (pool_id, _week), price in prices.items()}
 
 
 def grant_over_budget(
@@ -226,33 +276,37 @@ def grant_over_budget(
         cycle__week=cycle_week, request__team__department_id=department_id, granted_gpu_count__isnull=False,
         granted_gpu_count__gt=0,
     ).exclude(request_id=gpu_request.pk).select_related("request__pool")
-    pending = sum((request_charge(d.request, gpu_count=d.granted_gpu_count) for d in others), Decimal(0))
+    prices = request_prices(requests=[gpu_request, *(d.request for d in others)], week=cycle_week)
+    pending = sum((request_charge(d.request, price_per_gpu_hour=prices[d.request.pool_id],
+                                  gpu_count=d.granted_gpu_count) for d in others), Decimal(0))
     budget = replace(budgets[0], spent=budgets[0].spent + pending)
-    charge = RequestBudget(charge=request_charge(gpu_request, gpu_count=gpu_count), budget=budget)
+    charge = RequestBudget(charge=request_charge(gpu_request, price_per_gpu_hour=prices[gpu_request.pool_id],
+                                                 gpu_count=gpu_count), budget=budget)
     return charge if charge.exceeds else None
 
 
-def request_budget_map(*, requests: Sequence[GpuRequest], quarter: str) -> dict[int, RequestBudget]:
-    """Per request id, what granting it would charge against its department's budget in `quarter` (that of its
-    cycle's week: `quarter_of(cycle.starts_at)`). A request of a team without a department, or of a department without
-    a budget, is absent. The requests come with team and pool (select_related). Seven queries at most, whatever the
-    number of requests."""
+def request_budget_map(*, requests: Sequence[GpuRequest], quarter: str, week: str) -> dict[int, RequestBudget]:
+    """Per request id, what granting it would charge (at the prices in force in `week`, the requests' cycle's)
+    against its department's budget in `quarter` (that of the cycle's week: `quarter_of(cycle.starts_at)`). A request
+    of a team without a department, or of a department without a budget, is absent. The requests come with team
+    (select_related). Eleven queries at most, whatever the number of requests."""
     departments = {r.team.department_id for r in requests if r.team.department_id is not None}
     if not departments:
         return {}
     budgets = {b.department_id: b for b in department_budgets(quarter=quarter, department_ids=departments)}
+    prices = request_prices(requests=requests, week=week)
     out: dict[int, RequestBudget] = {}
     for r in requests:
         budget = budgets.get(r.team.department_id) if r.team.department_id is not None else None
         if budget is not None and budget.has_budget:
-            out[r.pk] = RequestBudget(charge=request_charge(r), budget=budget)
+            out[r.pk] = RequestBudget(charge=request_charge(r, price_per_gpu_hour=prices[r.pool_id]), budget=budget)
     return out
 
 
 def review_rows_budget(*, rows: Sequence[ReviewRow], quarter: str, week: str) -> None:
     """Give each review row its `budget`: what granting it would charge its department, and what is left, and whether
     the policy in force in `week` refuses a grant over budget (one more query, only when a row has a budget)."""
-    budgets = request_budget_map(requests=[row.request for row in rows], quarter=quarter)
+    budgets = request_budget_map(requests=[row.request for row in rows], quarter=quarter, week=week)
     if budgets and policy_value(key=REFUSE_OVER_BUDGET, week=week):
         budgets = {pk: replace(b, refused=True) for pk, b in budgets.items()}
     for row in rows:

@@ -63,6 +63,7 @@ def _kinds() -> dict[str, tuple[str, type[Model] | None]]:
         "elastic": (_("Elastic policy"), None),
         "governance": (_("Review and fair share"), None),
         "pool_reserves": (_("Pool reserves"), None),
+        "prices": (_("Prices"), None),
         "budget": (_("Budgets"), None),
     }
 
@@ -176,7 +177,7 @@ def policy_history(
                   subject=lambda r: r.name),
         *_changes(
             pools, kind="pool",
-            fields=labelled(GpuPool, "gpu_count", "cost_per_gpu_hour", "gpu_model", "gpus_per_node",
+            fields=labelled(GpuPool, "gpu_count", "gpu_model", "gpus_per_node",
                             "scheduler_label", "queue_wait_target_minutes"),
             subject=lambda r: f"{r.cluster.slug}/{r.slug}",
         ),
@@ -189,7 +190,9 @@ def policy_history(
     ]
     changes += _elastic_changes()
     changes += _governance_changes()
-    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind="pool_reserves")
+    price = f".{params.PRICE}"  # a pool's price per GPU-hour: a price, not a reserve
+    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX), kind="pool_reserves", but=price)
+    changes += _store_changes(Q(key__startswith=params.POOL_PREFIX, key__endswith=price), kind="prices")
     changes += _store_changes(Q(key__startswith=params.BUDGET_PREFIX) | Q(key=params.PREEMPTIBLE_DISCOUNT),
                               kind="budget")
     changes = [
@@ -226,13 +229,16 @@ def _elastic_changes() -> list[PolicyChange]:
     return _store_changes(Q(key__startswith=params.ELASTIC_PREFIX), kind="elastic")
 
 
-def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
-    """Each change in the store of the keys `keys` selects, as the values it changed (version 1 is the baseline)."""
+def _store_changes(keys: Q, *, kind: str, but: str = "") -> list[PolicyChange]:
+    """Each change in the store of the keys `keys` selects (those ending with `but` left out), as the values it
+    changed (version 1 is the baseline)."""
     # Version 1 as declared, in case its rows are missing (a flushed database); its rows, when there, say the same.
     state: dict[str, str] = {k: params.value_text(v) for k, v in params.defaults().items()
                              if _selects(keys, k)}
     out: list[PolicyChange] = []
     rows = PolicyValue.objects.filter(keys).select_related("change").order_by("change__number", "key")
+    if but:
+        rows = rows.exclude(key__endswith=but)
     for change, values in groupby(rows, key=lambda row: row.change):
         diffs = []
         for row in values:
@@ -256,12 +262,10 @@ def _store_changes(keys: Q, *, kind: str) -> list[PolicyChange]:
 
 
 def _selects(keys: Q, key: str) -> bool:
-    """Whether the lookups of `keys` (key__in, key__startswith) select `key`."""
+    """Whether the lookups of `keys` (key__in, key__startswith, key__endswith; or-ed, or and-ed) select `key`."""
+    found = []
     for lookup, value in keys.children:  # type: ignore[misc]
-        if lookup == "key" and key == value:
-            return True
-        if lookup == "key__in" and key in value:
-            return True
-        if lookup == "key__startswith" and key.startswith(value):
-            return True
-    return False
+        found.append((lookup == "key" and key == value) or (lookup == "key__in" and key in value)
+                     or (lookup == "key__startswith" and key.startswith(value))
+                     or (lookup == "key__endswith" and key.endswith(value)))
+    return all(found) if keys.connector == Q.AND and len(found) > 1 else any(found)

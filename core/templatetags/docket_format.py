@@ -93,6 +93,17 @@ def money(value: Any, currency: str = "") -> str:
 
 
 @register.filter
+def price(value: Any) -> str:
+    """A price per unit (a GPU-hour's): money with the decimals it has, two to four ("USD 2.50", "USD 4.1234")."""
+    amount = _as_number(value)
+    if not isinstance(amount, Decimal):
+        return money(value)
+    exponent = amount.normalize().as_tuple().exponent
+    places = min(max(-exponent, 2), 4) if isinstance(exponent, int) else 2
+    return _text_or(value, numbers.format_money(amount, None, places))
+
+
+@register.filter
 def request_ref(value: Any) -> str:
     return numbers.request_ref(value)
 

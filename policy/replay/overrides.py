@@ -7,6 +7,8 @@ Every problem is reported, each naming its key, and nothing is computed while th
 - `pool.<pool>.burst_reserve_pct`, `pool.<pool>.standby_pct`: whole percents 0–99, and the pool's two
   reserves together below 100 (as the database holds them). `<pool>` is the pool's key ("atlas/a100")
   or, where only one pool has it, its slug ("a100").
+- `pool.<pool>.billing_weight`, `pool.<pool>.price_per_gpu_hour`: accepted, and listed as not replayed (the usage
+  is read as counted; the replay charges nothing).
 - `fairshare.half_life_weeks`: a number of weeks above 0, at most 52; `fairshare.trailing_weeks` whole,
   1–52.
 - `review.quorum`: whole, 1–50 member scores per criterion.
@@ -25,7 +27,7 @@ from django.utils.translation import gettext as _
 
 from committee import scoring
 from core.isoweek import parse_iso_week
-from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, PREEMPTIBLE_DISCOUNT
+from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, PREEMPTIBLE_DISCOUNT, PRICE
 from policy import parameters
 
 DEFAULT_WEEKS = 8
@@ -193,6 +195,10 @@ def overrides_parse(
                 continue
             if pool_field == BILLING_WEIGHT:  # the common unit: not replayed (the usage is read as counted)
                 not_replayed.append(key)
+                continue
+            if pool_field == PRICE:  # charges: the replay places and ranks, it charges nothing
+                if _number(key, text, errors) is not None:
+                    not_replayed.append(key)
                 continue
             pct = _whole(key, text, errors, low=0, high=99)
             if pct is not None:

@@ -1,8 +1,9 @@
 """Each pool's measured cost: per effective GPU-hour (its cost over what was used) and the cost of its queue.
 
-Cost per effective GPU-hour = the pool's cost over the span (every GPU-hour of it, used or idle, at
-`GpuPool.cost_per_gpu_hour`) ÷ the GPU-hours measured as used (allocations.UsageRecord); at 50% utilization
-a used GPU-hour costs twice the list price.
+Cost per effective GPU-hour = the pool's cost over the span (every GPU-hour of it, used or idle, each week's at the
+pool's price per GPU-hour in force that week, the governed `pool.<pool>.price_per_gpu_hour`) ÷ the GPU-hours
+measured as used (allocations.UsageRecord); at 50% utilization a used GPU-hour costs twice the list price. The price
+shown is the span's mean: the pool's cost ÷ its GPU-hours.
 
 Queue-time cost = Σ over the span's requests on the pool whose impact forecast is a value per week in the
 cost currency ("USD/week"): the forecast's value per hour × the measured mean queue wait of the request's team
@@ -13,14 +14,17 @@ unit ("% churn") has no price and is counted apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.db.models import F, Sum
 
-from allocations.models import UsageRecord
+from allocations.models import GpuPool, UsageRecord
+from allocations.selectors import pool_prices_for_weeks
+from committee import weeks
 from committee.models import ImpactForecast
-from reports.dashboards.heatmap import Heatmap
+from reports.dashboards.heatmap import Heatmap, Span
 
 HOURS_PER_WEEK = Decimal(168)
 
@@ -28,7 +32,7 @@ HOURS_PER_WEEK = Decimal(168)
 @dataclass(frozen=True)
 class PoolCost:
     key: str
-    cost_per_gpu_hour: Decimal
+    pool_cost: Decimal  # every GPU-hour of the span, used or idle, at the price of its week
     capacity_gpu_hours: Decimal
     used_gpu_hours: Decimal
     mean_queue_wait_minutes: Decimal | None
@@ -37,8 +41,9 @@ class PoolCost:
     forecasts_unpriced: int
 
     @property
-    def pool_cost(self) -> Decimal:
-        return self.cost_per_gpu_hour * self.capacity_gpu_hours
+    def cost_per_gpu_hour(self) -> Decimal:
+        """The span's mean price: the same as the list price unless it changed within the span."""
+        return self.pool_cost / self.capacity_gpu_hours if self.capacity_gpu_hours else Decimal(0)
 
     @property
     def utilization_pct(self) -> Decimal | None:
@@ -53,9 +58,26 @@ def weekly_value_unit() -> str:
     return f"{settings.DOCKET_COST_CURRENCY}/week".lower()
 
 
+def _capacity_costs(span: Span) -> dict[str, Decimal]:
+    """Each pool's GPUs × the span's hours, each week's hours at the pool's price in force that week. Two queries."""
+    pools = list(GpuPool.objects.select_related("cluster"))
+    week_hours: dict[str, Decimal] = {}
+    monday = weeks.parse_week(span.first_week)
+    while monday <= weeks.parse_week(span.last_week):
+        label = weeks.week_label(monday)
+        start, end = weeks.week_bounds(label)
+        start, end = max(start, span.start), min(end, span.end)
+        week_hours[label] = Decimal(max(int((end - start).total_seconds()), 0)) / 3600
+        monday += timedelta(weeks=1)
+    prices = pool_prices_for_weeks(pools=pools, weeks=week_hours)
+    return {pool.key: sum((pool.gpu_count * hours * prices[(pool.pk, week)] for week, hours in week_hours.items()),
+                          Decimal(0)) for pool in pools}
+
+
 def pool_cost_list(*, heatmap: Heatmap) -> list[PoolCost]:
-    """The heatmap's pools with their costs over its span (two queries beyond the heatmap's)."""
+    """The heatmap's pools with their costs over its span (four queries beyond the heatmap's)."""
     span = heatmap.span
+    pool_costs = _capacity_costs(span)
     waits: dict[tuple[str, int], tuple[Decimal, Decimal]] = {}
     rows = (UsageRecord.objects.filter(period_start__gte=span.start, period_start__lt=span.end)
             .values("pool__cluster__slug", "pool__slug", "team_id")
@@ -86,7 +108,7 @@ def pool_cost_list(*, heatmap: Heatmap) -> list[PoolCost]:
         pool_hours = sum((h for (k, _t), (h, _w) in waits.items() if k == pool.key), Decimal(0))
         pool_weighted = sum((w for (k, _t), (_h, w) in waits.items() if k == pool.key), Decimal(0))
         result.append(PoolCost(
-            key=pool.key, cost_per_gpu_hour=pool.cost_per_gpu_hour, capacity_gpu_hours=pool.capacity_gpu_hours,
+            key=pool.key, pool_cost=pool_costs.get(pool.key, Decimal(0)), capacity_gpu_hours=pool.capacity_gpu_hours,
             used_gpu_hours=pool.used_gpu_hours,
             mean_queue_wait_minutes=pool_weighted / pool_hours if pool_hours else None,
             queue_cost=queue_cost.get(pool.key, Decimal(0)),

@@ -106,7 +106,6 @@ class PoolHeatmap:
     key: str
     gpu_model: str
     gpu_count: int
-    cost_per_gpu_hour: Decimal
     cells_pct: list[Decimal | None]  # 168 cells; None where the span has no such hour
     hours_counted: list[int]  # per cell: how many of the span's hours fell in it
     used_gpu_hours: Decimal
@@ -193,7 +192,7 @@ def pool_heatmap(*, pool: GpuPool, usage: dict[datetime, Decimal], cells: list[t
     ]
     return PoolHeatmap(
         key=pool.key, gpu_model=pool.gpu_model, gpu_count=pool.gpu_count,
-        cost_per_gpu_hour=pool.cost_per_gpu_hour, cells_pct=cells_pct, hours_counted=counted,
+        cells_pct=cells_pct, hours_counted=counted,
         used_gpu_hours=sum(used, Decimal(0)), capacity_gpu_hours=Decimal(pool.gpu_count * sum(counted)),
         peak_hours=peak_hours, peak_hours_above=peak_above, longest_record_hours=longest_record_hours,
     )

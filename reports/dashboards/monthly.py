@@ -5,8 +5,8 @@ For a month (committee time), per pool and for all pools together:
 - share of pool capacity used: GPU-hours used ÷ (GPUs × hours of the month), in %; higher is better
   (the GPUs the company pays for did work);
 - queue wait: the schedulers' mean queue wait in minutes, weighted by GPU-hours used; lower is better;
-- cost: GPU-hours used × the pool's cost per GPU-hour (GpuPool.cost_per_gpu_hour, in
-  settings.DOCKET_COST_CURRENCY); lower is better.
+- cost: GPU-hours used × the pool's price per GPU-hour in force in the ISO week the usage starts in (the governed
+  `pool.<pool>.price_per_gpu_hour`, in settings.DOCKET_COST_CURRENCY); lower is better.
 
 Each metric says which way is better (Metric.better), and a change off the baseline is good or bad by
 that direction, not by its sign: a queue wait 20% down is good, a share used 20% down is bad.
@@ -34,12 +34,14 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db.models import Count, DecimalField, F, Sum
-from django.db.models.functions import TruncMonth
+from django.db.models.functions import TruncMonth, TruncWeek
 from django.utils.translation import gettext as _
 
 from allocations.models import GpuPool, UsageRecord
+from allocations.selectors import pool_prices_for_weeks
 from committee import weeks
 from core import numbers
+from core.datetimes import format_isoweek
 from reports.dashboards.selectors import Column, Table, q
 from reports.models import Page
 
@@ -142,21 +144,22 @@ def _figures(pools: Sequence[GpuPool], rows: dict[int, dict[str, Decimal | int]]
         wait_weighted=sum((Decimal(rows[p.pk]["wait"]) for p in pools if p.pk in rows), Decimal(0)),
         wait_plain=sum((Decimal(rows[p.pk]["wait_plain"]) for p in pools if p.pk in rows), Decimal(0)),
         records=sum(int(rows[p.pk]["records"]) for p in pools if p.pk in rows),
-        cost=sum((Decimal(rows[p.pk]["used"]) * p.cost_per_gpu_hour for p in pools if p.pk in rows), Decimal(0)),
+        cost=sum((Decimal(rows[p.pk]["cost"]) for p in pools if p.pk in rows), Decimal(0)),
     )
 
 
 def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str, PeriodFigures]]:
-    """{month: {pool key or ALL_POOLS: figures}} for each month, up to `now` for a month still running. One query."""
+    """{month: {pool key or ALL_POOLS: figures}} for each month, up to `now` for a month still running, the usage
+    priced by the week it starts in (a month across a price change at each week's price). Two queries."""
     zone = weeks.committee_zone()
     pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
     first = min(month_bounds(m)[0] for m in months)
     last = max(month_bounds(m)[1] for m in months)
     decimal: DecimalField[Decimal, Decimal] = DecimalField(max_digits=20, decimal_places=4)
-    rows = (
+    rows = list(
         UsageRecord.objects.filter(period_start__gte=first, period_start__lt=min(last, now))
-        .annotate(month=TruncMonth("period_start", tzinfo=zone))
-        .values("month", "pool_id")
+        .annotate(month=TruncMonth("period_start", tzinfo=zone), week=TruncWeek("period_start", tzinfo=zone))
+        .values("month", "week", "pool_id")
         .annotate(
             used=Sum("gpu_hours_used"),
             wait=Sum(F("gpu_hours_used") * F("mean_queue_wait_minutes"), output_field=decimal),
@@ -165,9 +168,17 @@ def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str
         )
         .order_by()
     )
+    week_of = {row["week"]: format_isoweek(row["week"].astimezone(zone).date()) for row in rows}
+    prices = pool_prices_for_weeks(pools=pools, weeks=set(week_of.values()))
     by_month: dict[str, dict[int, dict[str, Decimal | int]]] = {}
     for row in rows:
-        by_month.setdefault(month_label(row["month"].astimezone(zone).date()), {})[row["pool_id"]] = row
+        of_month = by_month.setdefault(month_label(row["month"].astimezone(zone).date()), {})
+        sums = of_month.setdefault(row["pool_id"], {"used": Decimal(0), "wait": Decimal(0), "wait_plain": Decimal(0),
+                                                 "records": 0, "cost": Decimal(0)})
+        for name in ("used", "wait", "wait_plain", "records"):
+            sums[name] += row[name] or 0
+        price = prices.get((row["pool_id"], week_of[row["week"]]), Decimal(0))
+        sums["cost"] += Decimal(row["used"] or 0) * price
     result: dict[str, dict[str, PeriodFigures]] = {}
     for month in months:
         start, end = month_bounds(month)

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from django.db.models import Count, F, Sum
 from django.utils.translation import gettext as _
 
+from allocations import selectors as allocation_selectors
 from allocations.models import GpuPool, Team
 from committee import selectors as committee_selectors
 from committee import weeks
@@ -51,7 +52,7 @@ class TeamWeek:
     placed_gpu_hours: Decimal
     used_gpu_hours: Decimal | None  # None: nothing reported
     fair_share_factor: Decimal | None  # None: no factor frozen for the week
-    cost: Decimal | None  # used GPU-hours × each pool's cost per GPU-hour
+    cost: Decimal | None  # used GPU-hours × each pool's price per GPU-hour in force that week
 
     @property
     def decided(self) -> bool:
@@ -101,7 +102,8 @@ def team_history(*, team: Team, until: str, now: datetime) -> TeamHistory:
     decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
     placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
     used = usage_sums(filters=filters, team_ids=team_ids)
-    cost_per_hour = dict(GpuPool.objects.values_list("pk", "cost_per_gpu_hour"))
+    prices = allocation_selectors.pool_prices_for_weeks(
+        pools=GpuPool.objects.select_related("cluster"), weeks=week_list)  # each week at its own price
     cycles = dict(ReviewCycle.objects.filter(week__in=week_list).values_list("week", "status"))
     asked = {
         row["cycle__week"]: row
@@ -137,7 +139,7 @@ def team_history(*, team: Team, until: str, now: datetime) -> TeamHistory:
                 or Decimal(0),
                 used_gpu_hours=q(sum((hours for _p, hours in week_used), Decimal(0))) if week_used else None,
                 fair_share_factor=q(factor, 3) if factor is not None else None,
-                cost=q(sum((hours * cost_per_hour[p] for p, hours in week_used), Decimal(0)), 2)
+                cost=q(sum((hours * prices[(p, week)] for p, hours in week_used), Decimal(0)), 2)
                 if week_used else None,
             )
         )

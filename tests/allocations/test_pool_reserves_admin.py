@@ -26,7 +26,7 @@ def _form(pool: GpuPool, **overrides: Any) -> dict[str, Any]:
     return {
         "cluster": pool.cluster_id, "slug": pool.slug, "gpu_model": pool.gpu_model, "gpu_count": pool.gpu_count,
         "gpus_per_node": pool.gpus_per_node, "burst_reserve_pct": pool.burst_reserve_pct,
-        "standby_pct": pool.standby_pct, "cost_per_gpu_hour": "1.0000", "scheduler_label": pool.scheduler_label,
+        "standby_pct": pool.standby_pct, "price_per_gpu_hour": "1.0000", "scheduler_label": pool.scheduler_label,
         "change_reason": "New rate card.", **overrides,
     }
 
@@ -40,11 +40,12 @@ def test_the_change_page_shows_the_reserves_read_only_and_ignores_a_posted_reser
     url = reverse("admin:allocations_gpupool_change", args=[world.a100.pk])
     page = admin_client.get(url).content.decode()
     assert 'name="burst_reserve_pct"' not in page and 'name="standby_pct"' not in page
+    assert 'name="price_per_gpu_hour"' not in page
     changes = PolicyChange.objects.count()
     response = admin_client.post(url, _form(world.a100, burst_reserve_pct=45, standby_pct=0))
     assert response.status_code == 302
     pool = GpuPool.objects.get(pk=world.a100.pk)
-    assert (*_reserves(pool.pk), str(pool.cost_per_gpu_hour)) == (20, 10, "1.0000")
+    assert (*_reserves(pool.pk), pool.price_per_gpu_hour) == (20, 10, 0)
     assert PolicyChange.objects.count() == changes
 
 
@@ -59,11 +60,11 @@ def test_reverting_a_historical_row_keeps_the_reserves(admin_client: Client, wor
     assert _reserves(pool.pk) == (20, 10) and PolicyChange.objects.count() == changes
 
 
-def test_a_new_pool_is_added_with_its_first_reserves(admin_client: Client, world: World) -> None:
-    form = _form(world.a100, slug="a100b", burst_reserve_pct=15, standby_pct=5)
+def test_a_new_pool_is_added_with_its_first_reserves_and_price(admin_client: Client, world: World) -> None:
+    form = _form(world.a100, slug="a100b", burst_reserve_pct=15, standby_pct=5, price_per_gpu_hour="3.1415")
     assert admin_client.post(reverse("admin:allocations_gpupool_add"), form).status_code == 302
-    pool = GpuPool.objects.get(slug="a100b")
-    assert _reserves(pool.pk) == (15, 5)
+    pool = GpuPool.objects.select_related("cluster").get(slug="a100b")
+    assert _reserves(pool.pk) == (15, 5) and str(pool.price_per_gpu_hour) == "3.1415"
     # Recorded in the one store, exempt from one change a week: a new pool changes no number in force.
     recorded = PolicyChange.objects.get(source_ref=f"pool:{pool.pk}")
     assert recorded.exempt_reason and recorded.source == "admin" and recorded.reason == "New rate card."

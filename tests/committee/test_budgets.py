@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 
-from allocations.models import Department, GpuPool
+from allocations.models import Department
 from committee import selectors, services
 from committee.models import Decision, Notification
 from committee.selectors.budgets import quarter_first_week, window_charge
@@ -24,6 +24,7 @@ from tests.clock import FIXED_NOW
 from tests.committee.reviewing import close, decide, score
 from tests.committee.test_chat_webhook import webhook  # noqa: F401 (the chat's webhook, a real HTTP server)
 from tests.factories import file_request
+from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable
 
 pytestmark = pytest.mark.django_db
@@ -36,8 +37,7 @@ def research(world: Any) -> Department:
     department = Department.objects.create(name="Research", slug="research", fair_share_weight=2)
     world.team_a.department = department
     world.team_a.save()
-    GpuPool.objects.filter(pk=world.a100.pk).update(cost_per_gpu_hour=Decimal("2.50"))
-    GpuPool.objects.filter(pk=world.h100.pk).update(cost_per_gpu_hour=Decimal("4.1234"))
+    pool_prices_set({world.a100: "2.50", world.h100: "4.1234"})
     return department
 
 

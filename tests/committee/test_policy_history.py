@@ -78,12 +78,12 @@ def test_without_a_reason_the_admin_refuses_the_change_and_nothing_is_recorded(a
     assert world.team_a.history.count() == rows
 
 
-def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_history(admin_client, world, client):
+def test_a_pools_size_a_cluster_account_and_a_seat_keep_their_history(admin_client, world, client):
     pool = world.a100
     form = {
-        "cluster": pool.cluster_id, "slug": pool.slug, "gpu_model": pool.gpu_model, "gpu_count": pool.gpu_count,
+        "cluster": pool.cluster_id, "slug": pool.slug, "gpu_model": pool.gpu_model, "gpu_count": pool.gpu_count + 8,
         "gpus_per_node": pool.gpus_per_node, "burst_reserve_pct": 25, "standby_pct": pool.standby_pct,
-        "cost_per_gpu_hour": "2.5000", "scheduler_label": pool.scheduler_label,
+        "scheduler_label": pool.scheduler_label,
         "change_reason": "Finance's new rate card; more burst room for the launch.",
     }
     assert admin_client.post(change_url(pool), form).status_code == 302
@@ -102,7 +102,7 @@ def test_a_pools_reserve_and_cost_a_cluster_account_and_a_seat_keep_their_histor
     client.force_login(world.outsider)
     page = history_page(client)
     # The reserve is a governed parameter: the admin keeps it (tests/allocations/test_pool_reserves_admin.py).
-    assert "atlas/a100" in page and "<ins>25</ins>" not in page and "<ins>2.5000</ins>" in page
+    assert "atlas/a100" in page and "<ins>25</ins>" not in page and f"<ins>{pool.gpu_count + 8}</ins>" in page
     assert "Finance&#x27;s new rate card" in page or "Finance's new rate card" in page
     assert "<del>team-a</del> → <ins>ml-ranking</ins>" in page and "Renamed in Slurm." in page
     assert "<del>—</del> → <ins>2026-12-31</ins>" in page and "Leaves the committee" in page

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from governed.models import ChangeSource, PolicyChange, PolicyValue
 
 
@@ -13,3 +15,8 @@ def version_1_set(values: dict[str, str]) -> None:
     })
     for key, value in values.items():
         PolicyValue.objects.update_or_create(change=change, key=key, defaults={"value": value})
+
+
+def pool_prices_set(prices: dict[Any, str]) -> None:
+    """Each pool's price per GPU-hour (pool → "2.50") in version 1: its price since always."""
+    version_1_set({f"pool.{pool.key}.price_per_gpu_hour": price for pool, price in prices.items()})

@@ -17,6 +17,7 @@ from reports.dashboards import monthly
 from reports.dashboards.services import monthly_review_page_open
 from reports.models import Page, PageKind
 from reports.selectors import revision_latest
+from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable
 
 MONTH = "2027-05"
@@ -40,10 +41,7 @@ def _use(pool, team, month: str, gpu_hours: Decimal, wait: Decimal = Decimal(10)
 
 @pytest.fixture
 def priced(world):
-    world.a100.cost_per_gpu_hour = Decimal("2.50")
-    world.a100.save()
-    world.h100.cost_per_gpu_hour = Decimal("4.00")
-    world.h100.save()
+    pool_prices_set({world.a100: "2.50", world.h100: "4.00"})
     for month in BASELINE:  # the same use per hour every month, whatever the month's length
         _use(world.a100, world.team_a, month, RATE * _month_hours(month))
     return world

@@ -103,7 +103,7 @@ def _pool_form(pool: GpuPool, **overrides: Any) -> dict[str, Any]:
     return {
         "cluster": pool.cluster_id, "slug": pool.slug, "gpu_model": pool.gpu_model, "gpu_count": pool.gpu_count,
         "gpus_per_node": pool.gpus_per_node, "burst_reserve_pct": pool.burst_reserve_pct,
-        "standby_pct": pool.standby_pct, "cost_per_gpu_hour": "0", "scheduler_label": pool.scheduler_label,
+        "standby_pct": pool.standby_pct, "scheduler_label": pool.scheduler_label,
         **overrides,
     }
 

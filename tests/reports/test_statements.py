@@ -5,19 +5,30 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
+import subprocess
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.urls import reverse
 
-from allocations.models import AllocationWindow, Department, GpuPool, UsageRecord
+from allocations.models import AllocationWindow, Department, ElasticAction, ElasticActionKind, UsageRecord
 from committee.selectors import department_charges
 from reports.statements.selectors import statement_for_month
 from tests.allocations.plans import W, publish
+from tests.conftest import require
+from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable
 
 pytestmark = pytest.mark.django_db
+
+
+def printed_text(content: bytes) -> str:
+    require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    return " ".join(subprocess.run(["pdftotext", "-", "-"], input=content, capture_output=True,
+                                   check=True).stdout.decode().split())
 
 
 @pytest.fixture
@@ -25,8 +36,7 @@ def month(world: Any) -> dict[int, AllocationWindow]:
     research = Department.objects.create(name="Research", slug="research")
     world.team_a.department = research
     world.team_a.save()
-    GpuPool.objects.filter(pk=world.a100.pk).update(cost_per_gpu_hour=Decimal("2.50"))
-    GpuPool.objects.filter(pk=world.h100.pk).update(cost_per_gpu_hour=Decimal("4.1234"))
+    pool_prices_set({world.a100: "2.50", world.h100: "4.1234"})
     # 2026-W49 starts on Monday 30 November: a window at its first hour is November's.
     first = publish([W(world.a100, world.team_a, 8, 0, 24, ref=1),
                      W(world.a100, world.team_a, 8, 48, 72, ref=2),
@@ -89,11 +99,72 @@ def test_the_page_and_its_csv_show_the_same_lines_and_total(client, world, month
     ("2026-13", {}, 404), ("december", {}, 404), ("2026-12", {"department": "no-such"}, 404)])
 def test_a_bad_month_or_department_is_not_found(client, world, month, query, status):
     client.force_login(world.finance)
-    assert client.get(reverse("reports:statement", args=[month]), query).status_code == status
-    assert client.get(reverse("reports:statement-csv", args=[month]), query).status_code == status
+    for name in ("reports:statement", "reports:statement-csv", "reports:statement-pdf"):
+        assert client.get(reverse(name, args=[month]), query).status_code == status
 
 
 def test_only_the_committee_reads_the_statements(client, world, month):
     client.force_login(world.member_a)
     assert client.get(reverse("reports:statement", args=["2026-12"])).status_code == 403
     assert client.get(reverse("reports:statement-csv", args=["2026-12"])).status_code == 403
+    assert client.get(reverse("reports:statement-pdf", args=["2026-12"])).status_code == 403
+
+
+def test_a_standard_window_is_credited_for_the_hours_it_lent_and_others_used_and_the_month_reconciles(client, world):
+    research = Department.objects.create(name="Research", slug="research")
+    world.team_a.department = research
+    world.team_a.save()
+    pool_prices_set({world.a100: "2.50"})
+    # atlas/a100 has 64 GPUs: team A's standard 8 and team B's standard 52 leave 4 free, where B's preemptible
+    # window runs.
+    plan = publish([W(world.a100, world.team_a, 8, 48, 72, ref=1), W(world.a100, world.team_b, 52, 48, 72, ref=2),
+                    W(world.a100, world.team_b, 4, 48, 72, ref=3, tier="preemptible")])
+    windows = {w.request_ref: w for w in plan.windows.all()}
+    lender, preemptible = windows[1], windows[3]
+    # The hourly evaluation found A's window idle from hour 52 to 56 and offered 6 of its GPUs to preemptible work.
+    ElasticAction.objects.create(
+        kind=ElasticActionKind.IDLE, pool=world.a100, window=lender, team=world.team_a, gpus=6,
+        utilization_pct=Decimal("10.0"), span_start=lender.start, span_end=lender.start + timedelta(hours=4),
+        policy_version=1, started_at=lender.start + timedelta(hours=4), ended_at=lender.start + timedelta(hours=8),
+        explanation="Granted but idle.")
+    # B's preemptible work used 10 GPU-hours an hour from hour 52 to 57: 4 on the free GPUs, 6 on A's lent ones while
+    # A lent them (hours 52 to 56, 24 GPU-hours); after the lend ended nothing is A's to credit.
+    for hour in range(4, 9):
+        start = lender.start + timedelta(hours=hour)
+        UsageRecord.objects.create(pool=world.a100, team=world.team_b, window=preemptible, period_start=start,
+                                   period_end=start + timedelta(hours=1), gpu_hours_used=Decimal(10),
+                                   mean_utilization_pct=100, idempotency_key=f"lent-{hour}")
+    december = statement_for_month(month="2026-12")
+    lines = {line.window_id: line for line in december.lines}
+    # A: 8 × 24 × 2.50 = 480.00, less 24 lent GPU-hours × 2.50 = 60.00: 420.00. B's windows lent nothing.
+    assert (lines[lender.pk].lent_gpu_hours, lines[lender.pk].credit, lines[lender.pk].charge) == (
+        Decimal("24.00"), Decimal("60.00"), Decimal("420.00"))
+    assert [(lines[w.pk].credit, lines[w.pk].charge) for w in (windows[2], preemptible)] == [
+        (Decimal(0), Decimal("3120.00")), (Decimal(0), Decimal("120.00"))]  # 52 × 24 × 2.50; 4 × 24 × 2.50 × 50 %
+    # To the cent: each window's GPU-hours at its price, less the credit, add up to the statement and the budget.
+    gross = sum((line.gpu_hours * line.price_per_gpu_hour * (Decimal("0.5") if line.tier == "preemptible" else 1)
+                 for line in december.lines), Decimal(0))
+    assert december.charge == gross - december.credit == Decimal("3660.00")
+    assert department_charges(quarter="2026-Q4")[research.pk] == Decimal("420.00")
+    client.force_login(world.finance)
+    page = client.get(reverse("reports:statement", args=["2026-12"])).content.decode()
+    assert_readable(page)
+    assert "Credited USD 60.00 for 24 GPU-hours lent and used by others." in page and "USD 3,660.00" in page
+    rows = list(csv.DictReader(io.StringIO(
+        client.get(reverse("reports:statement-csv", args=["2026-12"])).content.decode())))
+    assert sum(Decimal(row["charge"]) for row in rows) == Decimal("3660.00")
+    assert [(row["lent_gpu_hours"], row["credit"]) for row in rows if row["window"] == f"W-{lender.pk}"] == [
+        ("24.00", "60.00")]
+    # The PDF, linked from the page, prints the same lines and totals.
+    pdf_url = reverse("reports:statement-pdf", args=["2026-12"])
+    assert f'href="{pdf_url}"' in page
+    response = client.get(pdf_url)
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == 'attachment; filename="statement-2026-12.pdf"'
+    text = printed_text(response.content)
+    assert "Total USD 3,660.00 for 1,536 GPU-hours held (50 measured as used)." in text
+    assert "Credited USD 60.00 for 24 GPU-hours lent and used by others." in text
+    for line in december.lines:  # each window with its charge, and the team totals
+        assert f"W-{line.window_id}" in text and f"USD {line.charge:,.2f}" in text
+    assert "USD 420.00 after −USD 60.00 for 24 GPU-hours lent and used by others" in text
+    assert "Team B USD 3,240.00 1,344 50" in text and "Team A USD 420.00 192 0" in text

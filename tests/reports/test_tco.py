@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from allocations.models import GpuPool, UsageRecord
+from allocations.models import UsageRecord
 from committee.models import GpuRequest, ImpactForecast
 from reports.dashboards import tco
 from tests.browser import require_chromium
 from tests.conftest import require
 from tests.factories import file_request
+from tests.governed.version_one import pool_prices_set
 
 CENT = Decimal("0.01")
 
@@ -95,7 +96,7 @@ SEED_QUERY = {
 
 def _pool_history(world: Any) -> None:
     """Week 2026-W47 on atlas/a100 (64 GPUs at 2.00): 1,536 GPU-hours used of 10,752 and a 30-minute queue."""
-    GpuPool.objects.filter(pk=world.a100.pk).update(cost_per_gpu_hour=Decimal(2))
+    pool_prices_set({world.a100: "2"})
     monday = datetime(2026, 11, 16, tzinfo=UTC)
     for day in range(2):
         UsageRecord.objects.create(

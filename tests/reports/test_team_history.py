@@ -17,6 +17,7 @@ from committee import weeks
 from committee.models import FairShareSnapshot
 from reports.dashboards.teams import HISTORY_WEEKS, team_history
 from tests.committee.appealing import finalize_week, publish
+from tests.governed.version_one import pool_prices_set
 
 pytestmark = pytest.mark.django_db
 
@@ -43,8 +44,7 @@ def test_a_published_week_shows_asked_decided_placed_used_fair_share_and_cost(wo
     publish(world)
     week = world.cycle.week
     start = weeks.week_bounds(week)[0]
-    world.a100.cost_per_gpu_hour = Decimal("2.50")
-    world.a100.save()
+    pool_prices_set({world.a100: "2.50"})
     for hour, used in ((10, Decimal("100.5")), (40, Decimal("60"))):
         UsageRecord.objects.create(
             pool=world.a100, team=world.team_b, period_start=start + timedelta(hours=hour),
