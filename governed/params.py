@@ -20,6 +20,8 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
                                              {department} is its slug; set by finance (committee.services.budgets)
     budget.{department}.carry_over_pct       how much of last quarter's unspent budget carries over, as whole
                                              percents of last quarter's budget (0: none)
+    budget.buffer_pct                        the share of each department's quarterly budget kept as its capacity
+                                             buffer line, which emergencies draw on (whole percents, default 5)
     charges.preemptible_discount_pct         preemptible windows are charged this much less (whole percents)
     grants.max_weeks                         the most consecutive weeks one request may span (a run)
     grants.continuation_utilization_pct      a run's measured utilization in a week that confirms its next week
@@ -57,6 +59,7 @@ PRICE = "price_per_gpu_hour"  # pool.{pool}.price_per_gpu_hour
 PRICE_MAX = 10**6
 BUDGET_PREFIX = "budget."
 BUDGET_MAX = 10**12
+BUFFER_PCT = "budget.buffer_pct"
 PREEMPTIBLE_DISCOUNT = "charges.preemptible_discount_pct"
 GRANTS_MAX_WEEKS = "grants.max_weeks"
 GRANTS_CONTINUATION_PCT = "grants.continuation_utilization_pct"
@@ -145,6 +148,8 @@ PARAMS: tuple[Param, ...] = (
           kind="decimal", minimum=0, maximum=BUDGET_MAX, default=lambda: 0),
     Param("budget.{department}.carry_over_pct", _("Budgets"), _("%(department)s carry-over"), "%", minimum=0,
           maximum=100, default=lambda: 0),
+    Param(BUFFER_PCT, _("Budgets"), _("Capacity buffer kept of each department's budget"), "%", minimum=0,
+          maximum=100, default=lambda: 5),
     Param(PREEMPTIBLE_DISCOUNT, _("Budgets"), _("Discount on preemptible windows"), "%", minimum=0, maximum=100,
           default=lambda: 50),
     Param(REFUSE_OVER_BUDGET, _("Budgets"), _("Refuse a grant over the department's budget"), kind="bool",

@@ -68,6 +68,21 @@ def test_slug_and_week_filters_refuse_what_cannot_be_a_slug_or_a_week(world: Any
     for query in ({"team": "{'a': 1}"}, {"week": "next week"}, {"team": "team a"}):
         assert client.get("/api/v1/requests/", query).status_code == 400, query
     assert client.get("/api/v1/requests/", {"team": "team-a", "week": world.cycle.week}).status_code == 200
+    assert client.get("/api/v1/requests/", {"department": "not a slug"}).status_code == 400
+
+
+def test_the_request_list_narrows_to_a_departments_teams(world: Any) -> None:
+    from allocations.models import Department, Team
+    from tests.factories import file_request
+
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=1)
+    Team.objects.filter(pk=world.team_b.pk).update(department=research)
+    file_request(world, title="A's")
+    file_request(world, team=world.team_b, title="B's")
+    client = token_client(world.reviewer)
+    titles = [row["title"] for row in client.get("/api/v1/requests/", {"department": "research"}).json()["results"]]
+    assert titles == ["B's"]
+    assert client.get("/api/v1/requests/", {"department": "sales"}).json()["results"] == []
 
 
 def test_window_filters_refuse_what_cannot_be_a_slug(world: Any) -> None:
@@ -121,5 +136,9 @@ def test_the_schema_documents_placement_team_windows_and_pools(client: Any) -> N
                         "not_granted", "undecided"]
     assert {"id", "key", "gpu_model", "gpu_count", "burst_reserve_gpus", "standby_gpus"} <= set(
         components["Pool"]["properties"])
+    assert "department" in components["Window"]["properties"]  # the team's department, or null
+    assert "department" in components["Commitment"]["properties"]
+    windows = schema["paths"]["/api/v1/windows/"]["get"]["parameters"]
+    assert {"pool", "team", "department"} <= {p["name"] for p in windows if p["in"] == "query"}
     week = schema["paths"]["/api/v1/teams/{team}/windows/"]["get"]["parameters"]
     assert [p["name"] for p in week if p["in"] == "query"] == ["week"]

@@ -28,7 +28,7 @@ class WindowFilterSet(django_filters.FilterSet):
     """Filters of the windows list.
 
     `cluster`, `week`, `since`, `as_of` and `ends_after` choose the snapshot and are applied
-    by `selectors.window_snapshot`; `pool`, `team` and `active_at` narrow its windows here.
+    by `selectors.window_snapshot`; `pool`, `team`, `department` and `active_at` narrow its windows here.
     """
 
     cluster = django_filters.CharFilter(method="_snapshot", required=True, help_text=_("Cluster slug (required)."))
@@ -46,6 +46,10 @@ class WindowFilterSet(django_filters.FilterSet):
     )
     pool = django_filters.CharFilter(field_name="pool__slug", validators=[validate_slug], help_text=_("Pool slug."))
     team = django_filters.CharFilter(field_name="team__slug", validators=[validate_slug], help_text=_("Team slug."))
+    department = django_filters.CharFilter(
+        field_name="team__department__slug", validators=[validate_slug],
+        help_text=_("Department slug: the windows of its teams."),
+    )
     active_at = UTCDateTimeFilter(
         method="_active_at", help_text=_("Windows holding their GPUs at this time: start ≤ t < end.")
     )

@@ -51,6 +51,9 @@ class WindowSerializer(serializers.Serializer):
     end = serializers.DateTimeField(help_text=_("UTC, ISO 8601; the window holds its GPUs while start ≤ t < end."))
     team = serializers.CharField()
     account = serializers.CharField(allow_null=True, help_text=_("The team's scheduler account on the cluster."))
+    department = serializers.CharField(
+        allow_null=True, help_text=_("The slug of the team's department (cost centre); null when it belongs to none.")
+    )
     tier = serializers.ChoiceField(choices=WindowTier.choices)
     request_id = serializers.IntegerField(allow_null=True)
     withdrawn = serializers.BooleanField(
@@ -88,6 +91,7 @@ class WindowSerializer(serializers.Serializer):
             "end": utc_iso(end),
             "team": team_slug,
             "account": account,
+            "department": context["reference"].department_of(team_id),
             "tier": tier,
             "request_id": request_ref,
             "withdrawn": withdrawn_seq is not None,
@@ -111,6 +115,7 @@ class CommitmentSerializer(serializers.Serializer):
     end = serializers.DateTimeField(help_text=_("UTC, ISO 8601: the week's end."))
     team = serializers.CharField()
     account = serializers.CharField(allow_null=True)
+    department = serializers.CharField(allow_null=True, help_text=_("The slug of the team's department, or null."))
     state = serializers.ChoiceField(
         choices=[(s, s) for s in ("committed", "confirmed", "withheld", "released")],
         help_text=_("committed: promised by the run's first week; confirmed: continues on the evidence; withheld: "
@@ -127,7 +132,8 @@ class CommitmentSerializer(serializers.Serializer):
         return {
             "id": commitment_id, "week": week, "cluster": context["cluster"],
             "pool": context["reference"].pools[pool_id][0], "gpu_count": gpu_count, "start": utc_iso(start),
-            "end": utc_iso(end), "team": team_slug, "account": account, "state": state, "request_id": request_ref,
+            "end": utc_iso(end), "team": team_slug, "account": account,
+            "department": context["reference"].department_of(team_id), "state": state, "request_id": request_ref,
             "week_of_run": number, "run_weeks": weeks,
         }
 

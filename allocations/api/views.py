@@ -86,6 +86,7 @@ WINDOW_PARAMETERS = [
     ),
     OpenApiParameter("pool", SLUG, description="Pool slug."),
     OpenApiParameter("team", SLUG, description="Team slug."),
+    OpenApiParameter("department", SLUG, description="Department slug: the windows of its teams."),
     _datetime_filter_parameter("active_at"),
     OpenApiParameter(
         "since", {"type": "integer", "minimum": 0},
@@ -137,7 +138,8 @@ class WindowListView(SchedulerAPIView):
         count = windows.count()
         commitments = selectors.commitment_rows_for_cluster(
             cluster_id=cluster.pk, week=params["week"] or None, ends_after=params["ends_after"] or timezone.now(),
-            pool=params["pool"] or None, team=params["team"] or None, active_at=params["active_at"],
+            pool=params["pool"] or None, team=params["team"] or None, department=params["department"] or None,
+            active_at=params["active_at"],
         )
 
         # Windows never change, and without a publish the set in scope can only shrink (windows

@@ -111,7 +111,7 @@ def commitment_gpu_hours_by_pool(*, week: str) -> dict[int, int]:
 
 def commitment_rows_for_cluster(
     *, cluster_id: int, week: str | None, ends_after: datetime, pool: str | None = None, team: str | None = None,
-    active_at: datetime | None = None,
+    department: str | None = None, active_at: datetime | None = None,
 ) -> list[tuple[Any, ...]]:
     """The cluster's commitments the windows API shows beside its windows (docs/scheduler-api.md): those of `week`,
     or without it those that have not ended by `ends_after`; every state, so a poller sees a release. Rows of
@@ -122,6 +122,8 @@ def commitment_rows_for_cluster(
         rows = rows.filter(pool__slug=pool)
     if team:
         rows = rows.filter(team__slug=team)
+    if department:
+        rows = rows.filter(team__department__slug=department)
     if active_at is not None:
         rows = rows.filter(start__lte=active_at, end__gt=active_at)
     return list(rows.order_by("id").values_list(*COMMITMENT_COLUMNS))

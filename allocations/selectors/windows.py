@@ -151,9 +151,16 @@ class SchedulerReference:
     # team id -> (its fair-share weight, its department's slug and weight, or None and None): the account tree
     places: dict[int, tuple[int, str | None, int | None]] = field(default_factory=dict)
 
+    def department_of(self, team_id: int) -> str | None:
+        """The slug of the team's department, None for a team in none."""
+        place = self.places.get(team_id)
+        return place[1] if place is not None else None
+
     def fingerprint(self) -> str:
-        """Changes whenever anything shown of a pool, team, account or a window's offer changes."""
-        payload = repr((sorted(self.pools.items()), sorted(self.teams.items()), sorted(self.offers.items())))
+        """Changes whenever anything shown of a pool, team, account, department or a window's offer changes."""
+        departments = sorted((pk, place[1]) for pk, place in self.places.items())
+        payload = repr((sorted(self.pools.items()), sorted(self.teams.items()), sorted(self.offers.items()),
+                        departments))
         return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -44,12 +44,14 @@ class WeekFilter(django_filters.CharFilter):
 class RequestFilterSet(django_filters.FilterSet):
     week = WeekFilter(field_name="cycle__week", help_text=_("ISO week of the cycle, e.g. 2026-W49."))
     team = SlugFilter(field_name="team__slug", help_text=_("Team slug."))
+    department = SlugFilter(field_name="team__department__slug",
+                            help_text=_("Department slug: the requests of its teams."))
     status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
     pool = IdFilter(field_name="pool_id", help_text=_("GPU pool id."))
 
     class Meta:
         model = GpuRequest
-        fields = ("week", "team", "status", "pool")
+        fields = ("week", "team", "department", "status", "pool")
 
 
 class CycleFilterSet(django_filters.FilterSet):

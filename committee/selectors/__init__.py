@@ -5,6 +5,7 @@ from __future__ import annotations
 from committee.selectors.budgets import (
     DepartmentBudget,
     RequestBudget,
+    budget_buffer_pct,
     department_budgets,
     department_charges,
     grant_over_budget,
@@ -273,6 +274,7 @@ __all__ = [
     "WindowChange",
     "appeal_list_for_cycle",
     "appeal_window_for_cycle",
+    "budget_buffer_pct",
     "change_label",
     "clock_due",
     "clock_overdue_after",

@@ -9,6 +9,11 @@ window is charged for all its GPU-hours at its pool's price per GPU-hour in forc
 (`pool.<pool>.price_per_gpu_hour`, `charge_terms`), a standard one less the GPU-hours it lent to others and they used
 (allocations.selectors.window_lent_credits), a preemptible one at `charges.preemptible_discount_pct` less (in force
 in the window's week too). Money is Decimal, to the cent.
+
+The capacity buffer is a line of each department's budget: `budget.buffer_pct` of its quarterly budget (the same
+week's value), which the windows of emergencies (placed beside the week's plan from the burst reserve; extensions are
+emergencies too) draw on; the rest of the budget is the line of the weekly plans. The lines split what the department
+has and what it spent; the total, what is left and the alerts are the budget's.
 """
 
 from __future__ import annotations
@@ -19,14 +24,17 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
+from django.db.models import Exists, OuterRef
+
 from allocations.models import AllocationWindow, Department, WindowTier
 from allocations.selectors import pool_prices, window_lent_credits
-from committee.models import Decision, GpuRequest
+from committee.models import Decision, EmergencyRequest, GpuRequest
 from committee.quarters import quarter_bounds, shift_quarter
 from committee.selectors.review import ReviewRow
 from core.datetimes import format_isoweek
 from governed.params import (
     BUDGET_PREFIX,
+    BUFFER_PCT,
     POOL_PREFIX,
     PREEMPTIBLE_DISCOUNT,
     PRICE,
@@ -78,10 +86,41 @@ class DepartmentBudget:
     carry_over_pct: int
     carried_over: Decimal  # left of last quarter's budget, up to its carry-over percentage of it
     spent: Decimal  # the department's windows starting in the quarter, charged by tier
+    buffer_pct: int = 0  # budget.buffer_pct of the quarter: the share of `quarterly` kept as the buffer line
+    buffer_drawn: Decimal = Decimal(0)  # the part of `spent` charged by emergencies' windows
 
     @property
     def available(self) -> Decimal:
         return self.quarterly + self.carried_over
+
+    @property
+    def buffer(self) -> Decimal:
+        """The capacity buffer line: buffer % of the quarter's budget, to the cent."""
+        return cents(self.quarterly * self.buffer_pct / 100)
+
+    @property
+    def buffer_left(self) -> Decimal:
+        return self.buffer - self.buffer_drawn
+
+    @property
+    def buffer_used_pct(self) -> Decimal | None:
+        """The share of the buffer line emergencies drew, in percent (one decimal); None without a buffer."""
+        if self.buffer <= 0:
+            return None
+        return (100 * self.buffer_drawn / self.buffer).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+    @property
+    def planned(self) -> Decimal:
+        """The line of the weekly plans: what the department has, less the buffer."""
+        return self.available - self.buffer
+
+    @property
+    def planned_spent(self) -> Decimal:
+        return self.spent - self.buffer_drawn
+
+    @property
+    def planned_left(self) -> Decimal:
+        return self.planned - self.planned_spent
 
     @property
     def left(self) -> Decimal:
@@ -118,35 +157,60 @@ def quarter_first_week(quarter: str) -> str:
     return format_isoweek(day + timedelta(days=(7 - day.weekday()) % 7))
 
 
-def _settings(quarter: str, slugs: Iterable[str]) -> dict[str, tuple[Decimal, int]]:
-    """Each department's (quarterly budget, carry-over %) for `quarter`. One query."""
+def _settings(quarter: str, slugs: Iterable[str]) -> tuple[dict[str, tuple[Decimal, int]], int]:
+    """Each department's (quarterly budget, carry-over %) for `quarter`, and the quarter's buffer %. One query."""
     values = policy_values(week=_last_week(quarter), prefix=BUDGET_PREFIX)
-    return {
+    budgets = {
         slug: (Decimal(value_text(values.get(f"{BUDGET_PREFIX}{slug}.quarterly", 0))),
                as_int(values.get(f"{BUDGET_PREFIX}{slug}.carry_over_pct", 0)))
         for slug in slugs
     }
+    return budgets, as_int(values.get(BUFFER_PCT, defaults()[BUFFER_PCT]))
 
 
-def department_charges(*, quarter: str, department_ids: Iterable[int] | None = None) -> dict[int, Decimal]:
+def budget_buffer_pct(*, quarter: str) -> int:
+    """The share of each department's budget kept as its capacity buffer in `quarter` (`budget.buffer_pct` in force in
+    the quarter's last week, as the budgets are). One query."""
+    return as_int(policy_value(key=BUFFER_PCT, week=_last_week(quarter)))
+
+
+class ChargeLines(NamedTuple):
+    """What a department's windows charge in a quarter: all of them, and the part of emergencies' (the buffer's)."""
+
+    total: Decimal
+    emergencies: Decimal
+
+
+def department_charge_lines(*, quarter: str, department_ids: Iterable[int] | None = None) -> dict[int, ChargeLines]:
     """What each department's windows starting in `quarter` charge (current plans: withdrawn windows do not), by
-    department id, a standard window less its lent hours' credit. Three queries (six when a window lent GPUs)."""
+    department id, a standard window less its lent hours' credit, with the part of the windows of emergency requests
+    (the buffer line's). Three queries (six when a window lent GPUs)."""
     start, end = quarter_bounds(quarter)
     windows = AllocationWindow.objects.filter(
         start__gte=start, start__lt=end, withdrawal__isnull=True, team__department__isnull=False)
     if department_ids is not None:
         windows = windows.filter(team__department_id__in=set(department_ids))
-    rows = list(windows.values_list("team__department_id", "week", "gpu_count", "start", "end", "tier",
-                                    "pool__cluster__slug", "pool__slug", "pk"))
+    emergency = Exists(EmergencyRequest.objects.filter(request_id=OuterRef("request_ref")))
+    rows = list(windows.annotate(emergency=emergency).values_list(
+        "team__department_id", "week", "gpu_count", "start", "end", "tier", "pool__cluster__slug", "pool__slug", "pk",
+        "emergency"))
     terms = charge_terms({(f"{row[6]}/{row[7]}", row[1]) for row in rows})
     lent = window_lent_credits(window_ids=[row[8] for row in rows if row[5] == WindowTier.STANDARD])
-    out: dict[int, Decimal] = {}
-    for department_id, week, gpus, w_start, w_end, tier, cluster, pool, pk in rows:
+    out: dict[int, ChargeLines] = {}
+    for department_id, week, gpus, w_start, w_end, tier, cluster, pool, pk, is_emergency in rows:
         hours = Decimal(gpus) * Decimal(int((w_end - w_start).total_seconds())) / 3600
         charge = window_charge(gpu_hours=hours, price_per_gpu_hour=terms.prices[(f"{cluster}/{pool}", week)],
                                tier=tier, discount_pct=terms.discounts[week], lent_gpu_hours=lent.get(pk, Decimal(0)))
-        out[department_id] = out.get(department_id, Decimal(0)) + charge
+        total, emergencies = out.get(department_id, ChargeLines(Decimal(0), Decimal(0)))
+        out[department_id] = ChargeLines(total + charge, emergencies + (charge if is_emergency else Decimal(0)))
     return out
+
+
+def department_charges(*, quarter: str, department_ids: Iterable[int] | None = None) -> dict[int, Decimal]:
+    """What each department's windows starting in `quarter` charge, by department id. Three queries (six when a
+    window lent GPUs)."""
+    lines = department_charge_lines(quarter=quarter, department_ids=department_ids)
+    return {department_id: line.total for department_id, line in lines.items()}
 
 
 class ChargeTerms(NamedTuple):
@@ -182,9 +246,9 @@ def department_budgets(*, quarter: str, department_ids: Iterable[int] | None = N
         return []
     ids = [pk for pk, _name, _slug in rows]
     previous = shift_quarter(quarter, -1)
-    now_settings = _settings(quarter, [slug for _pk, _name, slug in rows])
-    before_settings = _settings(previous, [slug for _pk, _name, slug in rows])
-    spent = department_charges(quarter=quarter, department_ids=ids)
+    now_settings, buffer_pct = _settings(quarter, [slug for _pk, _name, slug in rows])
+    before_settings, _before_buffer = _settings(previous, [slug for _pk, _name, slug in rows])
+    spent = department_charge_lines(quarter=quarter, department_ids=ids)
     spent_before = department_charges(quarter=previous, department_ids=ids)
     out = []
     for pk, name, slug in rows:
@@ -192,9 +256,10 @@ def department_budgets(*, quarter: str, department_ids: Iterable[int] | None = N
         before, before_pct = before_settings[slug]
         unspent = max(before - spent_before.get(pk, Decimal(0)), Decimal(0))
         carried = min(unspent, cents(before * before_pct / 100))
+        lines = spent.get(pk, ChargeLines(Decimal(0), Decimal(0)))
         out.append(DepartmentBudget(
             department_id=pk, name=name, slug=slug, quarter=quarter, quarterly=quarterly, carry_over_pct=carry_pct,
-            carried_over=carried, spent=spent.get(pk, Decimal(0)),
+            carried_over=carried, spent=lines.total, buffer_pct=buffer_pct, buffer_drawn=lines.emergencies,
         ))
     return out
 

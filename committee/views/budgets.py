@@ -44,12 +44,14 @@ def budgets_page(request: AuthenticatedHttpRequest) -> HttpResponse:
             else:
                 messages.success(request, _("Budget saved as policy version %(n)d.") % {"n": change.number})
                 return redirect(f"{request.path}?quarter={data['quarter'].strip().upper()}")
+    budgets = selectors.department_budgets(quarter=quarter)
     context = {
         "quarter": quarter,
         "this_month": timezone.localdate().strftime("%Y-%m"),
         "previous_quarter": shift_quarter(quarter, -1),
         "next_quarter": shift_quarter(quarter, 1),
-        "budgets": selectors.department_budgets(quarter=quarter),
+        "budgets": budgets,
+        "buffer_pct": selectors.budget_buffer_pct(quarter=quarter),
         "form": form if may_set else None,
     }
     return render(request, "committee/budgets.html", context, status=400 if request.method == "POST" else 200)

@@ -82,9 +82,9 @@ def _scatter(**trace: Any) -> dict[str, Any]:
 def granted_used_figure(table: Table) -> Figure:
     """Per team: what the committee decided, what the plans placed, what was used."""
     traces = []
-    decided = _series(table, "team", "week", "decided_gpu_hours")
-    placed = _series(table, "team", "week", "placed_gpu_hours")
-    used = _series(table, "team", "week", "used_gpu_hours")
+    decided = _series(table, "team", "week", "decided_a100_gpu_hours")
+    placed = _series(table, "team", "week", "placed_a100_gpu_hours")
+    used = _series(table, "team", "week", "used_a100_gpu_hours")
     for index, team in enumerate(placed):
         color = PALETTE[index % len(PALETTE)]
         name = escape(team)  # Plotly reads a few HTML tags (<a href>) in legends: a team's name is text
@@ -97,7 +97,7 @@ def granted_used_figure(table: Table) -> Figure:
             _bar(name=_("%(team)s used") % {"team": name}, x=used[team][0], y=used[team][1],
                  offsetgroup=team, marker={"color": color}, width=0.08),
         ]
-    return _figure(traces, barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","})
+    return _figure(traces, barmode="group", yaxis={"title": {"text": _("A100-equivalent GPU-h")}, "tickformat": ","})
 
 
 def _pool_lines(table: Table, y: str, *, hover: bool = True) -> list[dict[str, Any]]:
@@ -134,14 +134,16 @@ def demand_capacity_figure(table: Table) -> Figure:
     rows = table.as_dicts()
     week = [r["week"] for r in rows]
     traces = [
-        _bar(name=_("requested"), x=week, y=[_num(r["requested_gpu_hours"]) for r in rows],
+        _bar(name=_("requested"), x=week, y=[_num(r["requested_a100_gpu_hours"]) for r in rows],
              marker={"color": "#fb8c00"}),
-        _bar(name=_("decided"), x=week, y=[_num(r["decided_gpu_hours"]) for r in rows], marker={"color": "#a5d6a7"}),
-        _bar(name=_("placed"), x=week, y=[_num(r["placed_gpu_hours"]) for r in rows], marker={"color": "#43a047"}),
-        _scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_gpu_hours"]) for r in rows],
+        _bar(name=_("decided"), x=week, y=[_num(r["decided_a100_gpu_hours"]) for r in rows],
+             marker={"color": "#a5d6a7"}),
+        _bar(name=_("placed"), x=week, y=[_num(r["placed_a100_gpu_hours"]) for r in rows],
+             marker={"color": "#43a047"}),
+        _scatter(name=_("allocatable capacity"), x=week, y=[_num(r["allocatable_a100_gpu_hours"]) for r in rows],
                  mode="lines+markers", line={"color": "#546e7a", "dash": "dash"}),
     ]
-    return _figure(traces, barmode="group", yaxis={"title": {"text": _("GPU-h")}, "tickformat": ","})
+    return _figure(traces, barmode="group", yaxis={"title": {"text": _("A100-equivalent GPU-h")}, "tickformat": ","})
 
 
 def fair_share_figure(table: Table) -> Figure:

@@ -1,4 +1,4 @@
-"""The dashboards' filter: weeks, cluster, pool and team (only the teams the viewer may see)."""
+"""The dashboards' filter: weeks, cluster, pool, department and team (only those of the teams the viewer may see)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from allocations.models import Cluster, GpuPool, Team
+from allocations.models import Cluster, Department, GpuPool, Team
 from committee import weeks
 from core.forms import form_field
 from reports.dashboards import heatmap, tco
@@ -47,6 +47,9 @@ class DashboardFilterForm(forms.Form):
         label=_("Pool"), queryset=GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"),
         required=False, empty_label=_("All pools"),
     )
+    department: forms.ModelChoiceField[Department] = forms.ModelChoiceField(
+        label=_("Department"), queryset=None, to_field_name="slug", required=False
+    )
     team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(
         label=_("Team"), queryset=None, to_field_name="slug", required=False
     )
@@ -57,6 +60,11 @@ class DashboardFilterForm(forms.Form):
         team = form_field(self, "team", forms.ModelChoiceField)
         team.queryset = Team.objects.filter(pk__in=scope.team_ids).order_by("name")
         team.empty_label = _("All teams") if scope.committee else _("All my teams")
+        department = form_field(self, "department", forms.ModelChoiceField)
+        department.queryset = Department.objects.filter(pk__in=scope.department_ids).order_by("name")
+        department.empty_label = _("All departments")
+        if not scope.department_ids:
+            department.widget = forms.HiddenInput()  # nothing to choose; a department asked for is still refused
         first, last = default_weeks(now=now)
         self.fields["first_week"].initial = first
         self.fields["last_week"].initial = last
@@ -76,6 +84,9 @@ class DashboardFilterForm(forms.Form):
         cluster, pool = data.get("cluster"), data.get("pool")
         if cluster is not None and pool is not None and pool.cluster_id != cluster.pk:
             self.add_error("pool", _("This pool is not on the chosen cluster."))
+        team, department = data.get("team"), data.get("department")
+        if team is not None and department is not None and team.department_id != department.pk:
+            self.add_error("team", _("This team is not in the chosen department."))
         return data
 
     def filters(self) -> DashboardFilter:
@@ -83,7 +94,7 @@ class DashboardFilterForm(forms.Form):
         if self.is_valid():
             data = self.cleaned_data
             return DashboardFilter(weeks=data["weeks"], cluster=data.get("cluster"), pool=data.get("pool"),
-                                   team=data.get("team"))
+                                   team=data.get("team"), department=data.get("department"))
         first, last = default_weeks(now=self.now)
         return DashboardFilter(weeks=week_range(first=first, last=last))
 

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count
@@ -22,9 +21,12 @@ from reports.dashboards.selectors import (
     DashboardFilter,
     DashboardScope,
     Table,
+    billing_weights,
     decided_gpu_hours,
     decimal_sum,
+    department_name,
     grouped,
+    in_common_unit,
     pct,
     placed_gpu_hours,
     q,
@@ -35,13 +37,21 @@ from reports.dashboards.selectors import (
 )
 
 
+def _by_department(teams: list[Any]) -> list[Any]:
+    """Teams grouped by department (by its name; teams in none first), by name within each."""
+    return sorted(teams, key=lambda team: (department_name(team), team.name))
+
+
 def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week and team: GPU-hours decided (grants), placed (windows), used (reported), used as a share of placed."""
+    """Per week and team (grouped by department): A100-equivalent GPU-hours decided (grants), placed (windows), used
+    (reported), used as a share of placed. A team's week sums its pools, so it counts in the common unit."""
     team_ids = team_ids_for(scope=scope, filters=filters)
-    decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
-    placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
-    used = usage_sums(filters=filters, team_ids=team_ids)
-    teams = [team for team in scope.teams if team.pk in team_ids]
+    weights = billing_weights(pool_ids=[pool.pk for pool in filters.pools()], weeks=filters.weeks)
+    decided = in_common_unit(decided_gpu_hours(filters=filters, team_ids=team_ids), weights)
+    placed = in_common_unit(placed_gpu_hours(filters=filters, team_ids=team_ids), weights)
+    used = {key: s.used_gpu_hours * weights[(key[2], key[0])]
+            for key, s in usage_sums(filters=filters, team_ids=team_ids).items()}
+    teams = _by_department([team for team in scope.teams if team.pk in team_ids])
     decided_by = grouped(decided.items(), lambda k: (k[0], k[1]))
     placed_by = grouped(placed.items(), lambda k: (k[0], k[1]))
     used_by = grouped(used.items(), lambda k: (k[0], k[1]))
@@ -51,30 +61,32 @@ def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table
             d = decimal_sum(decided_by.get((week, team.pk), []))
             p = decimal_sum(placed_by.get((week, team.pk), []))
             sums = used_by.get((week, team.pk), [])
-            u = decimal_sum(s.used_gpu_hours for s in sums) if sums else None  # None: nothing reported (yet)
-            rows.append((week, team.name, q(d), q(p), q(u), pct(u, p)))
+            u = decimal_sum(sums) if sums else None  # None: nothing reported (yet)
+            rows.append((week, department_name(team), team.name, q(d), q(p), q(u), pct(u, p)))
     return Table(
         key="granted-used",
-        title=_("GPU-hours decided, placed and used, per team and week"),
+        title=_("A100-equivalent GPU-hours decided, placed and used, per team and week"),
         columns=(
             Column("week", _("Week")),
+            Column("department", _("Department")),
             Column("team", _("Team")),
-            Column("decided_gpu_hours", _("Decided GPU-h")),
-            Column("placed_gpu_hours", _("Placed GPU-h")),
-            Column("used_gpu_hours", _("Used GPU-h")),
+            Column("decided_a100_gpu_hours", _("Decided A100-eq GPU-h")),
+            Column("placed_a100_gpu_hours", _("Placed A100-eq GPU-h")),
+            Column("used_a100_gpu_hours", _("Used A100-eq GPU-h")),
             Column("used_pct", _("Share of placed GPU-hours used %")),
         ),
         rows=tuple(rows),
-        note=_("Decided: the committee's grants (GPUs × duration). Placed: the windows of the current plans. "
-               "Used: what the schedulers reported."),
+        note=_("A team's week sums its pools in A100-equivalent GPU-hours: each pool's GPU-hours × its billing "
+               "weight that week. Decided: the committee's grants (GPUs × duration). Placed: the windows of the "
+               "current plans. Used: what the schedulers reported."),
     )
 
 
 def _pool_team_filter(*, scope: DashboardScope, filters: DashboardFilter) -> set[int] | None:
-    """A pool chart counts every team's use, unless a team is chosen (one the viewer may see)."""
-    if filters.team is None:
+    """A pool chart counts every team's use, unless a team or a department is chosen (of those the viewer sees)."""
+    if filters.team is None and filters.department is None:
         return None
-    return {filters.team.pk} & scope.team_ids
+    return team_ids_for(scope=scope, filters=filters)
 
 
 def _usage_per_week_and_pool(
@@ -167,12 +179,15 @@ def queue_wait(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
 
 
 def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week, over the chosen pools: GPU-hours requested, decided, placed, and the allocatable capacity."""
+    """Per week, over the chosen pools: A100-equivalent GPU-hours requested, decided, placed, and the allocatable
+    capacity (a total over pools: each pool's GPU-hours × its billing weight that week)."""
     team_ids = _pool_team_filter(scope=scope, filters=filters)
-    requested = requested_gpu_hours(filters=filters, team_ids=team_ids)
-    decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
-    placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
     pools = allocation_selectors.pool_reserves_now(filters.pools())
+    weights = billing_weights(pool_ids=[pool.pk for pool in pools], weeks=filters.weeks)
+    requested = {(week, pool): hours * weights[(pool, week)]
+                 for (week, pool), hours in requested_gpu_hours(filters=filters, team_ids=team_ids).items()}
+    decided = in_common_unit(decided_gpu_hours(filters=filters, team_ids=team_ids), weights)
+    placed = in_common_unit(placed_gpu_hours(filters=filters, team_ids=team_ids), weights)
     asked_by = grouped(requested.items(), lambda k: k[0])
     decided_by = grouped(decided.items(), lambda k: k[0])
     placed_by = grouped(placed.items(), lambda k: k[0])
@@ -180,25 +195,27 @@ def demand_vs_capacity(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
     for week in filters.weeks:
         asked = decimal_sum(asked_by.get(week, []))
         hours = int(week_hours(week))
-        capacity = Decimal(
-            sum(allocation_selectors.pool_week_capacity(pool=p, hours=hours).allocatable_gpu_hours for p in pools)
+        capacity = decimal_sum(
+            allocation_selectors.pool_week_capacity(pool=p, hours=hours).allocatable_gpu_hours * weights[(p.pk, week)]
+            for p in pools
         )
         rows.append((week, q(asked), q(decimal_sum(decided_by.get(week, []))), q(decimal_sum(placed_by.get(week, []))),
                      q(capacity), pct(asked, capacity)))
     return Table(
         key="demand-capacity",
-        title=_("Demand vs capacity per week"),
+        title=_("Demand vs capacity per week, in A100-equivalent GPU-hours"),
         columns=(
             Column("week", _("Week")),
-            Column("requested_gpu_hours", _("Requested GPU-h")),
-            Column("decided_gpu_hours", _("Decided GPU-h")),
-            Column("placed_gpu_hours", _("Placed GPU-h")),
-            Column("allocatable_gpu_hours", _("Allocatable GPU-h")),
+            Column("requested_a100_gpu_hours", _("Requested A100-eq GPU-h")),
+            Column("decided_a100_gpu_hours", _("Decided A100-eq GPU-h")),
+            Column("placed_a100_gpu_hours", _("Placed A100-eq GPU-h")),
+            Column("allocatable_a100_gpu_hours", _("Allocatable A100-eq GPU-h")),
             Column("demand_pct", _("Requested / allocatable %")),
         ),
         rows=tuple(rows),
         note=_(
-            "Decided: the committee's grants (GPUs × duration); placed: the windows of the current plans. "
+            "Totals over the pools in A100-equivalent GPU-hours: each pool's GPU-hours × its billing weight that "
+            "week. Decided: the committee's grants (GPUs × duration); placed: the windows of the current plans. "
             "Allocatable: what the allocation engine can place, the pools' GPU-hours less the cold standby "
             "(in whole GPUs; the burst reserve included)."
         ),
@@ -223,18 +240,18 @@ def fair_share_history(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
         else:
             as_of = weeks.cycle_schedule(week)["intake_closes_at"]
             shares, basis = committee_selectors.fair_share_live(as_of=as_of), _("computed")
-        for team in scope.teams:
+        for team in _by_department(list(scope.teams)):
             share = shares.get(team.pk)
             if team.pk not in team_ids or share is None:
                 continue
-            rows.append(
-                (week, team.name, q(share.factor, 3), q(100 * share.usage_share), q(100 * share.entitled_share), basis)
-            )
+            rows.append((week, department_name(team), team.name, q(share.factor, 3), q(100 * share.usage_share),
+                         q(100 * share.entitled_share), basis))
     return Table(
         key="fair-share",
         title=_("Fair-share factor per team"),
         columns=(
             Column("week", _("Week")),
+            Column("department", _("Department")),
             Column("team", _("Team")),
             Column("factor", _("Factor F")),
             Column("usage_share_pct", _("Usage share U %")),

@@ -19,7 +19,10 @@ Conventions, the same in every table:
 - capacity is the pool's GPUs × the week's hours; "allocatable" leaves out the cold standby, as the
   weekly review does;
 - means of utilization and queue wait are weighted by GPU-hours used;
-- a number nobody reported (a week not over yet) is empty, not zero.
+- a number nobody reported (a week not over yet) is empty, not zero;
+- a sum across pools (a team's week, the demand vs capacity totals) is in the common unit, A100-equivalent GPU-hours:
+  each pool's GPU-hours × its billing weight in force that week (`pool.{pool}.billing_weight`, governed), and its
+  column says so; a figure of one pool (utilization, queue wait) stays in that pool's own GPU-hours.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, DecimalField, F, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncWeek
 
-from allocations.models import AllocationWindow, Cluster, GpuPool, Team, UsageRecord
+from allocations import selectors as allocation_selectors
+from allocations.models import AllocationWindow, Cluster, Department, GpuPool, Team, UsageRecord
 from committee import selectors as committee_selectors
 from committee import weeks
 from committee.models import (
@@ -99,21 +103,35 @@ class DashboardScope:
     def team_ids(self) -> set[int]:
         return {team.pk for team in self.teams}
 
+    @property
+    def department_ids(self) -> set[int]:
+        """The departments of the teams the viewer sees (a department filter offers these)."""
+        return {team.department_id for team in self.teams if team.department_id is not None}
+
 
 def dashboard_scope(*, viewer: Viewer) -> DashboardScope:
+    """Who looks, with each team's department (the team tables show it; no query per row)."""
     if committee_selectors.user_is_committee(user=viewer):
-        return DashboardScope(committee=True, teams=tuple(Team.objects.order_by("name")))
-    return DashboardScope(committee=False, teams=tuple(committee_selectors.team_list_for_user(user=viewer)))
+        teams = Team.objects.select_related("department").order_by("name")
+        return DashboardScope(committee=True, teams=tuple(teams))
+    mine = committee_selectors.team_list_for_user(user=viewer).select_related("department")
+    return DashboardScope(committee=False, teams=tuple(mine))
+
+
+def department_name(team: Team) -> str:
+    """The team's department as a table shows it: its name, "" for a team in none."""
+    return team.department.name if team.department is not None else ""
 
 
 @dataclass(frozen=True)
 class DashboardFilter:
-    """The weeks (ascending ISO weeks) and, optionally, one cluster, one pool, one team."""
+    """The weeks (ascending ISO weeks) and, optionally, one cluster, one pool, one department, one team."""
 
     weeks: tuple[str, ...]
     cluster: Cluster | None = None
     pool: GpuPool | None = None
     team: Team | None = None
+    department: Department | None = None
 
     @property
     def since(self) -> datetime:
@@ -150,10 +168,12 @@ def week_hours(week: str) -> Decimal:
 
 
 def team_ids_for(*, scope: DashboardScope, filters: DashboardFilter) -> set[int]:
-    """The teams a team chart shows: the chosen team, else every team the viewer may see."""
-    if filters.team is not None:
-        return {filters.team.pk} & scope.team_ids
-    return scope.team_ids
+    """The teams a team chart shows: the chosen team, else every team the viewer may see; of the chosen department's
+    teams only, when one is chosen."""
+    team_ids = {filters.team.pk} & scope.team_ids if filters.team is not None else scope.team_ids
+    if filters.department is not None:
+        team_ids = {team.pk for team in scope.teams if team.department_id == filters.department.pk} & team_ids
+    return team_ids
 
 
 # --- the raw sums (one query each) ---------------------------------------------------------------
@@ -260,6 +280,20 @@ def requested_gpu_hours(
         .order_by()
     )
     return {(row["cycle__week"], row["pool_id"]): Decimal(row["hours"]) for row in rows}
+
+
+def billing_weights(*, pool_ids: Iterable[int], weeks: Iterable[str]) -> dict[tuple[int, str], Decimal]:
+    """Each (pool id, ISO week)'s billing weight in force that week: A100-equivalents of one of its GPU-hours.
+    Two queries (allocations.selectors.usage_counted_factors, as the fair share reads them)."""
+    factors = allocation_selectors.usage_counted_factors(keys={(p, w) for p in pool_ids for w in weeks})
+    return {key: weight for key, (weight, _lent) in factors.items()}
+
+
+def in_common_unit(
+    sums: dict[tuple[str, int, int], Decimal], weights: dict[tuple[int, str], Decimal]
+) -> dict[tuple[str, int, int], Decimal]:
+    """(week, team id, pool id) → GPU-hours, as A100-equivalent GPU-hours (× the pool's weight of the week)."""
+    return {(week, team, pool): hours * weights[(pool, week)] for (week, team, pool), hours in sums.items()}
 
 
 def decimal_sum(values: Iterable[Decimal]) -> Decimal:

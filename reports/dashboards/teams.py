@@ -1,5 +1,7 @@
 """A team's history, week by week: what it asked for, what the committee decided, what the plans placed, what it used,
-its fair-share factor and what its use cost.
+its fair-share factor and what its use cost. A week sums the team's pools, so its GPU-hours are in the common unit,
+A100-equivalent GPU-hours (each pool's GPU-hours × its billing weight that week); the cost is each pool's own GPU-hours
+at its price.
 
 The numbers are the dashboards' (reports/dashboards/selectors.py), counted the same way, for one team and a page of
 weeks: `HISTORY_WEEKS` ending at a given week, so a team with years of history costs what one with a quarter does
@@ -29,7 +31,9 @@ from reports.charts import PALETTE
 from reports.dashboards.selectors import (
     REQUESTED_STATUSES,
     DashboardFilter,
+    billing_weights,
     decided_gpu_hours,
+    in_common_unit,
     placed_gpu_hours,
     q,
     usage_sums,
@@ -47,16 +51,16 @@ class TeamWeek:
     week: str
     cycle_status: str  # the cycle's status in words, "" when the week had no cycle
     requests: int
-    asked_gpu_hours: Decimal
-    decided_gpu_hours: Decimal | None  # None until the week is finalized
-    placed_gpu_hours: Decimal
-    used_gpu_hours: Decimal | None  # None: nothing reported
+    asked_a100_gpu_hours: Decimal
+    decided_a100_gpu_hours: Decimal | None  # None until the week is finalized
+    placed_a100_gpu_hours: Decimal
+    used_a100_gpu_hours: Decimal | None  # None: nothing reported
     fair_share_factor: Decimal | None  # None: no factor frozen for the week
     cost: Decimal | None  # used GPU-hours × each pool's price per GPU-hour in force that week
 
     @property
     def decided(self) -> bool:
-        return self.decided_gpu_hours is not None
+        return self.decided_a100_gpu_hours is not None
 
     @property
     def record_slug(self) -> str:
@@ -77,10 +81,10 @@ class TeamHistory:
             return sum((v for v in values if v is not None), Decimal(0))
 
         return {
-            "asked": total([w.asked_gpu_hours for w in self.weeks]),
-            "decided": total([w.decided_gpu_hours for w in self.weeks]),
-            "placed": total([w.placed_gpu_hours for w in self.weeks]),
-            "used": total([w.used_gpu_hours for w in self.weeks]),
+            "asked": total([w.asked_a100_gpu_hours for w in self.weeks]),
+            "decided": total([w.decided_a100_gpu_hours for w in self.weeks]),
+            "placed": total([w.placed_a100_gpu_hours for w in self.weeks]),
+            "used": total([w.used_a100_gpu_hours for w in self.weeks]),
             "cost": total([w.cost for w in self.weeks]),
         }
 
@@ -99,19 +103,21 @@ def team_history(*, team: Team, until: str, now: datetime) -> TeamHistory:
     week_list = history_page_weeks(until=until)
     filters = DashboardFilter(weeks=week_list)
     team_ids = [team.pk]
-    decided = decided_gpu_hours(filters=filters, team_ids=team_ids)
-    placed = placed_gpu_hours(filters=filters, team_ids=team_ids)
+    pools = list(GpuPool.objects.select_related("cluster"))
+    prices = allocation_selectors.pool_prices_for_weeks(pools=pools, weeks=week_list)  # each week at its own price
+    weights = billing_weights(pool_ids=[pool.pk for pool in pools], weeks=week_list)
+    decided = in_common_unit(decided_gpu_hours(filters=filters, team_ids=team_ids), weights)
+    placed = in_common_unit(placed_gpu_hours(filters=filters, team_ids=team_ids), weights)
     used = usage_sums(filters=filters, team_ids=team_ids)
-    prices = allocation_selectors.pool_prices_for_weeks(
-        pools=GpuPool.objects.select_related("cluster"), weeks=week_list)  # each week at its own price
     cycles = dict(ReviewCycle.objects.filter(week__in=week_list).values_list("week", "status"))
-    asked = {
-        row["cycle__week"]: row
-        for row in GpuRequest.objects.filter(team=team, cycle__week__in=week_list, status__in=REQUESTED_STATUSES)
-        .values("cycle__week")
-        .annotate(requests=Count("id"), hours=Sum(F("gpu_count") * F("duration_hours")))
-        .order_by()
-    }
+    asked: dict[str, dict[str, Any]] = {}
+    for row in (GpuRequest.objects.filter(team=team, cycle__week__in=week_list, status__in=REQUESTED_STATUSES)
+                .values("cycle__week", "pool_id")
+                .annotate(requests=Count("id"), hours=Sum(F("gpu_count") * F("duration_hours")))
+                .order_by()):
+        week_asked = asked.setdefault(row["cycle__week"], {"requests": 0, "hours": Decimal(0)})
+        week_asked["requests"] += row["requests"]
+        week_asked["hours"] += Decimal(row["hours"]) * weights[(row["pool_id"], row["cycle__week"])]
     factors = {
         s.cycle.week: s.share().factor
         for s in FairShareSnapshot.objects.filter(team=team, cycle__week__in=week_list).select_related("cycle")
@@ -130,14 +136,15 @@ def team_history(*, team: Team, until: str, now: datetime) -> TeamHistory:
                 week=week,
                 cycle_status=str(CycleStatus(status).label) if status else "",
                 requests=int(asked[week]["requests"]) if week in asked else 0,
-                asked_gpu_hours=Decimal(asked[week]["hours"]) if week in asked else Decimal(0),
-                decided_gpu_hours=(
+                asked_a100_gpu_hours=(q(asked[week]["hours"]) or Decimal(0)) if week in asked else Decimal(0),
+                decided_a100_gpu_hours=(
                     q(sum((v for (w, _t, _p), v in decided.items() if w == week), Decimal(0)))
                     if status in _DECIDED else None
                 ),
-                placed_gpu_hours=q(sum((v for (w, _t, _p), v in placed.items() if w == week), Decimal(0)))
+                placed_a100_gpu_hours=q(sum((v for (w, _t, _p), v in placed.items() if w == week), Decimal(0)))
                 or Decimal(0),
-                used_gpu_hours=q(sum((hours for _p, hours in week_used), Decimal(0))) if week_used else None,
+                used_a100_gpu_hours=q(sum((hours * weights[(p, week)] for p, hours in week_used), Decimal(0)))
+                if week_used else None,
                 fair_share_factor=q(factor, 3) if factor is not None else None,
                 cost=q(sum((hours * prices[(p, week)] for p, hours in week_used), Decimal(0)), 2)
                 if week_used else None,
@@ -162,15 +169,15 @@ def team_history_figure(history: TeamHistory) -> dict[str, Any]:
     xs = [w.week for w in rows]
     figure = go.Figure()
     series = (
-        (_("Asked"), [w.asked_gpu_hours for w in rows], "#b0bec5"),
-        (_("Decided"), [w.decided_gpu_hours for w in rows], "#90caf9"),
-        (_("Placed"), [w.placed_gpu_hours for w in rows], PALETTE[0]),
-        (_("Used"), [w.used_gpu_hours for w in rows], PALETTE[1]),
+        (_("Asked"), [w.asked_a100_gpu_hours for w in rows], "#b0bec5"),
+        (_("Decided"), [w.decided_a100_gpu_hours for w in rows], "#90caf9"),
+        (_("Placed"), [w.placed_a100_gpu_hours for w in rows], PALETTE[0]),
+        (_("Used"), [w.used_a100_gpu_hours for w in rows], PALETTE[1]),
     )
     for name, values, color in series:
         figure.add_bar(
             name=name, x=xs, y=[float(v) if v is not None else None for v in values], marker={"color": color},
-            hovertemplate="%{x}: %{y:,.0f} " + _("GPU-h") + "<extra>" + name + "</extra>",
+            hovertemplate="%{x}: %{y:,.0f} " + _("A100-equivalent GPU-h") + "<extra>" + name + "</extra>",
         )
     figure.add_scatter(
         name=_("Fair-share factor F"), x=xs,
@@ -183,7 +190,7 @@ def team_history_figure(history: TeamHistory) -> dict[str, Any]:
         margin={"l": 60, "r": 60, "t": 20, "b": 50},
         legend={"orientation": "h", "y": -0.2},
         font={"family": "system-ui, sans-serif", "size": 12},
-        yaxis={"title": {"text": _("GPU-hours")}, "rangemode": "tozero", "separatethousands": True},
+        yaxis={"title": {"text": _("A100-equivalent GPU-hours")}, "rangemode": "tozero", "separatethousands": True},
         yaxis2={"title": {"text": _("Fair-share factor F")}, "overlaying": "y", "side": "right",
                 "range": [0, 1.05], "dtick": 0.25, "showgrid": False},
     )

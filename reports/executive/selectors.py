@@ -35,7 +35,9 @@ from committee.models import (
 )
 from committee.selectors import request_outcome_map
 from committee.selectors.outcomes import PlacementStatus
+from core.datetimes import format_isoweek
 from reports.dashboards import monthly
+from reports.dashboards.selectors import billing_weights
 from reports.executive import quarters
 from reports.models import BufferFund, BufferSpend, DeferredPurchase, Page
 from reports.records import decision_record_slug
@@ -162,7 +164,8 @@ class AvoidedDelay:
     team: str
     placed_at: datetime
     next_week_starts_at: datetime | None
-    gpu_hours: int
+    gpu_hours: int  # in the pool's own GPU-hours
+    a100_gpu_hours: Decimal  # the same, in A100-equivalent GPU-hours (the pool's billing weight that week)
 
     @property
     def hours_avoided(self) -> Decimal:
@@ -228,8 +231,9 @@ class ExecutiveSummary:
         return sum((a.hours_avoided for a in self.avoided), Decimal(0))
 
     @property
-    def avoided_gpu_hours(self) -> int:
-        return sum(a.gpu_hours for a in self.avoided)
+    def avoided_a100_gpu_hours(self) -> Decimal:
+        """The emergencies' GPU-hours across pools, in the common unit."""
+        return sum((a.a100_gpu_hours for a in self.avoided), Decimal(0))
 
     @property
     def month_spent(self) -> Decimal:
@@ -291,15 +295,20 @@ def _totals(rows: list[AtRiskRequest]) -> tuple[UnitTotal, ...]:
 
 
 def _avoided(start: datetime, end: datetime) -> list[AvoidedDelay]:
-    emergencies = (
-        EmergencyRequest.objects.filter(status=EmergencyStatus.PLACED, placed_at__gte=start, placed_at__lt=end)
-        .select_related("request__team", "review_cycle").order_by("placed_at", "id")
-    )
+    emergencies = [
+        e for e in EmergencyRequest.objects.filter(
+            status=EmergencyStatus.PLACED, placed_at__gte=start, placed_at__lt=end,
+        ).select_related("request__team", "review_cycle").order_by("placed_at", "id")
+        if e.placed_at is not None
+    ]
+    week_of = {e.pk: format_isoweek(e.placed_at) for e in emergencies if e.placed_at is not None}
+    weights = billing_weights(pool_ids={e.request.pool_id for e in emergencies}, weeks=set(week_of.values()))
     return [
         AvoidedDelay(
             emergency_id=e.pk, title=e.request.title, team=e.request.team.name, placed_at=e.placed_at,
             next_week_starts_at=e.review_cycle.starts_at if e.review_cycle is not None else None,
             gpu_hours=e.request.gpu_count * e.request.duration_hours,
+            a100_gpu_hours=e.request.gpu_count * e.request.duration_hours * weights[(e.request.pool_id, week_of[e.pk])],
         )
         for e in emergencies
         if e.placed_at is not None

@@ -25,7 +25,7 @@ from core.errors import RoleRequired, form_errors_add
 from core.http import AuthenticatedHttpRequest
 from reports import pdf
 from reports.dashboards import monthly
-from reports.executive import quarters, selectors, services
+from reports.executive import departments, quarters, selectors, services
 from reports.executive.forms import BufferFundOpenForm, BufferSpendForm, DeferredPurchaseForm
 
 # --- the executive summary ---------------------------------------------------------------------------
@@ -44,6 +44,7 @@ def _summary_context(request: AuthenticatedHttpRequest, summary: selectors.Execu
     previous_month, next_month = monthly.shift_month(summary.month, -1), monthly.shift_month(summary.month, 1)
     return {
         "summary": summary,
+        "departments": departments.department_quarters(quarter=summary.quarter, now=timezone.now()),
         "is_committee": committee_selectors.user_is_committee(user=request.user),
         "previous_month": previous_month if reach.has_month(previous_month) else None,
         "next_month": next_month if reach.has_month(next_month) and not summary.to_date else None,

@@ -14,15 +14,15 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
 
-from allocations.models import ClusterAccount, SchedulerClient
+from allocations.models import ClusterAccount, Department, SchedulerClient, Team
 from docket_scheduler.base import parse_windows
 from tests.allocations.plans import W, bearer, publish, this_week, token_for, week_start
 from tests.clock import FIXED_NOW
 
 URL = "/api/v1/windows/"
 CONTRACT_FIELDS = {"id", "plan_version", "cluster", "pool", "gpu_model", "scheduler_label", "gpu_count",
-                   "gpus_per_node", "start", "end", "team", "account", "tier", "request_id", "withdrawn",
-                   "lendable_gpus", "lendable_reason"}
+                   "gpus_per_node", "start", "end", "team", "account", "department", "tier", "request_id",
+                   "withdrawn", "lendable_gpus", "lendable_reason"}
 
 
 @pytest.fixture
@@ -67,7 +67,8 @@ def test_scheduler_reads_its_clusters_windows_in_the_contract_shape(world, api, 
         "id": first["id"], "plan_version": 1, "cluster": "atlas", "pool": "a100", "gpu_model": "A100",
         "scheduler_label": "a100", "gpu_count": 16, "gpus_per_node": 8,
         "start": utc(start + timedelta(hours=8)), "end": utc(start + timedelta(hours=56)),
-        "team": "team-a", "account": "team-a-acct", "tier": "priority", "request_id": 101, "withdrawn": False,
+        "team": "team-a", "account": "team-a-acct", "department": None, "tier": "priority", "request_id": 101,
+        "withdrawn": False,
         "lendable_gpus": 0, "lendable_reason": None,
     }
     assert body["results"][1]["account"] is None  # team B has no account on atlas
@@ -180,6 +181,24 @@ def test_filters_pool_team_and_active_at(world, api, atlas_token):
     active = get(api, atlas_token, cluster="atlas", week=week, active_at=at).json()
     assert [w["request_id"] for w in active["results"]] == [2]  # [start, end): window 1 has just ended
     assert get(api, atlas_token, cluster="atlas", week=week, pool="h100").json()["count"] == 0
+
+
+def test_each_window_names_its_teams_department_which_filters_and_moves_the_etag(world, api, atlas_token):
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=1)
+    Team.objects.filter(pk=world.team_b.pk).update(department=research)
+    week = this_week()
+    publish([W(world.a100, world.team_a, 8, 0, 10, ref=1), W(world.a100, world.team_b, 8, 10, 20, ref=2)],
+            week=week)
+    body = get(api, atlas_token, cluster="atlas", week=week)
+    assert [(w["request_id"], w["department"]) for w in body.json()["results"]] == [(1, None), (2, "research")]
+    in_research = get(api, atlas_token, cluster="atlas", week=week, department="research").json()
+    assert [w["request_id"] for w in in_research["results"]] == [2]
+    assert get(api, atlas_token, cluster="atlas", week=week, department="sales").json()["count"] == 0
+    assert get(api, atlas_token, cluster="atlas", department="not a slug").status_code == 400
+
+    Team.objects.filter(pk=world.team_a.pk).update(department=research)  # the org chart moves a team
+    moved = api.get(URL, {"cluster": "atlas", "week": week}, HTTP_IF_NONE_MATCH=body["ETag"], **bearer(atlas_token))
+    assert moved.status_code == 200 and moved.json()["results"][0]["department"] == "research"
 
 
 @pytest.mark.parametrize("params", [{"week": "2026-49"}, {"since": "-1"}, {"active_at": "tuesday"},

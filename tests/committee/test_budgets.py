@@ -256,3 +256,38 @@ def test_the_committee_hears_once_when_a_department_reaches_80_and_100_percent(
     assert [t for t in webhook.texts if "budget" in t][1:] == [f"{over} {settings.SITE_URL}/budgets/?quarter=2026-Q4"]
     assert {notification_text(n) for n in alerts().filter(key="budget:research:2026-Q4:100")} == {over}
     assert alerts().count() == 2 * len(committee)
+
+
+def test_the_capacity_buffer_is_its_own_line_which_emergencies_draw_on(client, world, research):
+    # 2026-Q4: budget 10,000.00; budget.buffer_pct keeps 5 % of it, 500.00, as the buffer line. A weekly window of
+    # 8 A100 × 24 h at 2.50 = 480.00 is the plans' line; an emergency's window of 4 A100 × 30 h = 300.00 the buffer's.
+    from committee.models import EmergencyRequest, EmergencyStatus
+
+    _set(world, research, "10000")
+    emergency = file_request(world, title="The outage")
+    plan = publish([W(world.a100, world.team_a, 8, 0, 24, ref=emergency.pk + 100),
+                    W(world.a100, world.team_a, 4, 24, 54, ref=emergency.pk)])
+    EmergencyRequest.objects.create(request=emergency, justification="The outage.", filed_by_name="Alex Lead",
+                                    status=EmergencyStatus.PLACED, plan=plan, placed_at=FIXED_NOW)
+    (q4,) = selectors.department_budgets(quarter="2026-Q4")
+    assert (q4.buffer_pct, q4.buffer, q4.buffer_drawn, q4.buffer_left) == (
+        5, Decimal("500.00"), Decimal("300.00"), Decimal("200.00"))
+    assert (q4.planned, q4.planned_spent, q4.planned_left) == (Decimal("9500.00"), Decimal("480.00"),
+                                                               Decimal("9020.00"))
+    assert (q4.spent, q4.left) == (Decimal("780.00"), Decimal("9220.00"))  # the budget's total is unchanged
+    client.force_login(world.reviewer)
+    page = client.get(URL).content.decode()
+    assert_readable(page)
+    line = page.split('id="buffer-research"')[1].split("</tr>")[0]
+    assert "of which the capacity buffer (5%)" in line and "USD 500.00" in line and "USD 300.00" in line
+    assert "USD 200.00" in line and "60.0" in line  # drawn 300 of 500
+
+    # The share is governed: 8 % from the quarter's weeks on (the quarter's last week's value holds for the quarter).
+    policy_change_record(actor=None, changes={"budget.buffer_pct": "8"}, effective_week="2026-W50",
+                         reason="A bigger buffer for the winter.", source=ChangeSource.LAB)
+    (q4,) = selectors.department_budgets(quarter="2026-Q4")
+    assert (q4.buffer, q4.buffer_left) == (Decimal("800.00"), Decimal("500.00"))
+    with pytest.raises(ValidationError):
+        policy_change_record(actor=None, changes={"budget.buffer_pct": "101"}, effective_week="2026-W51",
+                             reason="Too much.", source=ChangeSource.LAB)
+    assert selectors.budget_buffer_pct(quarter="2026-Q4") == 8

@@ -116,12 +116,13 @@ def test_the_dashboards_show_decided_and_placed_series(client, world, django_cap
     response = client.get(reverse("reports:dashboard-csv", args=["granted-used"]), {"first_week": week,
                                                                                       "last_week": week})
     rows = {row["Team"]: row for row in csv.DictReader(io.StringIO(response.content.decode()))}
-    assert (rows["Team A"]["Decided GPU-h"], rows["Team A"]["Placed GPU-h"]) == ("3072.0", "1920.0")  # 40×48 + 24×48
-    assert (rows["Team B"]["Decided GPU-h"], rows["Team B"]["Placed GPU-h"]) == ("768.0", "288.0")
+    # Both pools weigh 1 A100-equivalent until a change: 40×48 + 24×48.
+    assert (rows["Team A"]["Decided A100-eq GPU-h"], rows["Team A"]["Placed A100-eq GPU-h"]) == ("3072.0", "1920.0")
+    assert (rows["Team B"]["Decided A100-eq GPU-h"], rows["Team B"]["Placed A100-eq GPU-h"]) == ("768.0", "288.0")
     demand = client.get(reverse("reports:dashboard-csv", args=["demand-capacity"]), {"first_week": week,
                                                                                        "last_week": week})
     (row,) = csv.DictReader(io.StringIO(demand.content.decode()))
-    assert (row["Decided GPU-h"], row["Placed GPU-h"]) == ("3840.0", "2208.0")
+    assert (row["Decided A100-eq GPU-h"], row["Placed A100-eq GPU-h"]) == ("3840.0", "2208.0")
 
 
 def test_the_same_numbers_on_every_surface(client, world, django_capture_on_commit_callbacks):

@@ -78,8 +78,8 @@ def test_granted_vs_used_per_team_and_week(client, dash):
         (WEEK_1, "Team A"), (WEEK_1, "Team B"), (WEEK_2, "Team A"), (WEEK_2, "Team B")]
     for row in rows:
         key = (row["Week"], row["Team"])
-        assert row["Placed GPU-h"] == r(granted[key])
-        assert row["Used GPU-h"] == r(used[key])
+        assert row["Placed A100-eq GPU-h"] == r(granted[key])
+        assert row["Used A100-eq GPU-h"] == r(used[key])
         assert row["Share of placed GPU-hours used %"] == (r(100 * used[key] / granted[key]) if granted[key] else "")
     # The corrected week counts the correction's 48-hour window, not the withdrawn 24-hour one.
     assert granted[(WEEK_2, "Team A")] == 8 * 48 + 2 * 30
@@ -129,9 +129,9 @@ def test_demand_vs_capacity_per_week(client, dash):
     assert [row["Week"] for row in rows] == [WEEK_1, WEEK_2]
     for row in rows:
         week = row["Week"]
-        assert row["Requested GPU-h"] == r(requested[week])
-        assert row["Placed GPU-h"] == r(granted[week])
-        assert row["Allocatable GPU-h"] == r(allocatable)
+        assert row["Requested A100-eq GPU-h"] == r(requested[week])
+        assert row["Placed A100-eq GPU-h"] == r(granted[week])
+        assert row["Allocatable A100-eq GPU-h"] == r(allocatable)
         assert row["Requested / allocatable %"] == r(100 * requested[week] / allocatable)
     assert requested[WEEK_1] == 32 * 50 + 4 * 10 + 8 * 24  # the draft does not count
 
@@ -183,8 +183,8 @@ def test_filters_narrow_every_chart(client, dash):
     orion = csv_rows(client, "utilization", cluster="orion")
     assert {row["Pool"] for row in orion} == {"orion/h100"}
     demand = csv_rows(client, "demand-capacity", pool=dash.world.a100.pk, team="team-b")
-    assert [row["Requested GPU-h"] for row in demand] == [r(4 * 10), r(0)]
-    assert [row["Allocatable GPU-h"] for row in demand] == [r(Decimal(58 * 168))] * 2  # 64 GPUs less 6 standby
+    assert [row["Requested A100-eq GPU-h"] for row in demand] == [r(4 * 10), r(0)]
+    assert [row["Allocatable A100-eq GPU-h"] for row in demand] == [r(Decimal(58 * 168))] * 2  # 64 GPUs less 6 standby
     team_b = csv_rows(client, "granted-used", team="team-b")
     assert {row["Team"] for row in team_b} == {"Team B"}
     scores = csv_rows(client, "scores", team="team-b")
@@ -275,7 +275,8 @@ def test_the_demo_shows_four_weeks_of_history_and_its_monthly_review_flags_somet
     client.force_login(get_user_model().objects.get(username="chair"))
     rows = list(csv.DictReader(io.StringIO(
         client.get(reverse("reports:dashboard-csv", args=["granted-used"])).content.decode())))
-    past = sorted({row["Week"] for row in rows if row["Used GPU-h"] and Decimal(row["Used GPU-h"]) > 0})
+    used = "Used A100-eq GPU-h"
+    past = sorted({row["Week"] for row in rows if row[used] and Decimal(row[used]) > 0})
     assert len(past) >= 4
     for key in ("utilization", "queue-wait", "demand-capacity", "fair-share", "scores"):
         table = list(csv.DictReader(io.StringIO(
@@ -283,7 +284,7 @@ def test_the_demo_shows_four_weeks_of_history_and_its_monthly_review_flags_somet
         assert table, key
     demand = list(csv.DictReader(io.StringIO(
         client.get(reverse("reports:dashboard-csv", args=["demand-capacity"])).content.decode())))
-    assert sum(1 for row in demand if Decimal(row["Requested GPU-h"]) > 0) >= 5  # four past weeks, this one, next
+    assert sum(1 for row in demand if Decimal(row["Requested A100-eq GPU-h"]) > 0) >= 5  # 4 past weeks, this, next
     review = monthly.monthly_review(month=monthly.month_list(now=timezone.now())[0], now=timezone.now())
     assert review.flagged
     page = client.get(reverse("reports:monthly-review")).content.decode()
@@ -311,3 +312,52 @@ def test_the_index_shows_the_first_rows_of_a_long_table_and_the_csv_has_them_all
     assert table is not None and table.group(0).count("<tr>") == 1 + 2  # the header and the first two rows
     assert f"The first 2 of {len(every)} rows; the CSV has every row." in body
     assert csv_rows(client, "granted-used") == every  # the CSV is not cut
+
+
+def test_sums_across_pools_count_in_a100_equivalents_and_per_pool_figures_stay_raw(client, dash):
+    from tests.governed.version_one import version_1_set
+
+    version_1_set({"pool.orion/h100.billing_weight": "2"})  # an H100-hour is two A100-hours; A100 keeps 1
+    client.force_login(dash.world.chair)
+    # Week 1, by hand: team B holds 8 H100 × 24 h = 192 H100-hours (384 A100-eq) and 4 A100 × 24 h = 96.
+    granted = {(row["Week"], row["Team"]): row for row in csv_rows(client, "granted-used")}
+    assert granted[(WEEK_1, "Team B")]["Placed A100-eq GPU-h"] == "480.0"
+    assert granted[(WEEK_1, "Team A")]["Placed A100-eq GPU-h"] == "768.0"  # 16 A100 × 48 h
+    # Demand: 32 × 50 + 4 × 10 A100-hours and 8 × 24 H100-hours submitted: 1,600 + 40 + 2 × 192 = 2,024.
+    # Allocatable: (64 − 6) × 168 A100-hours + 2 × (32 − 3) × 168 H100-hours = 9,744 + 9,744.
+    demand = {row["Week"]: row for row in csv_rows(client, "demand-capacity")}[WEEK_1]
+    assert demand["Requested A100-eq GPU-h"] == "2024.0"
+    assert demand["Placed A100-eq GPU-h"] == "1248.0"  # 768 + 96 + 384
+    assert demand["Allocatable A100-eq GPU-h"] == "19488.0"
+    assert demand["Requested / allocatable %"] == r(100 * Decimal(2024) / 19488)
+    # One pool's figures stay in its own GPU-hours.
+    utilization = {(row["Week"], row["Pool"]): row for row in csv_rows(client, "utilization")}
+    assert utilization[(WEEK_1, "orion/h100")]["Capacity GPU-h"] == r(32 * 168)
+    page = client.get(URL, RANGE).content.decode()
+    assert "Demand vs capacity per week, in A100-equivalent GPU-hours" in page
+    assert "A100-equivalent GPU-hours decided, placed and used, per team and week" in page
+
+
+def test_a_department_narrows_the_team_and_pool_charts_and_names_each_teams(client, dash):
+    from allocations.models import Department, Team
+
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=1)
+    Team.objects.filter(pk=dash.world.team_b.pk).update(department=research)
+    client.force_login(dash.world.chair)
+    every = csv_rows(client, "granted-used")
+    assert [(row["Department"], row["Team"]) for row in every[:2]] == [("", "Team A"), ("Research", "Team B")]
+    rows = csv_rows(client, "granted-used", department="research")
+    assert {(row["Department"], row["Team"]) for row in rows} == {("Research", "Team B")}
+    assert {row["Team"] for row in csv_rows(client, "fair-share", department="research")} == {"Team B"}
+    demand = csv_rows(client, "demand-capacity", department="research")
+    assert [row["Requested A100-eq GPU-h"] for row in demand] == [r(4 * 10 + 8 * 24), r(16 * 20)]
+    # A team outside the chosen department is an error, and the CSV refuses it.
+    page = client.get(URL, {**RANGE, "department": "research", "team": "team-a"}).content.decode()
+    assert "This team is not in the chosen department." in page
+    assert client.get(reverse("reports:dashboard-csv", args=["granted-used"]),
+                      {**RANGE, "department": "research", "team": "team-a"}).status_code == 400
+    # Team A's member sees no department of another team's, and asking for one is refused.
+    client.force_login(dash.world.member_a)
+    assert '<select name="department"' not in client.get(URL, RANGE).content.decode()
+    assert client.get(reverse("reports:dashboard-csv", args=["granted-used"]),
+                      {**RANGE, "department": "research"}).status_code == 400

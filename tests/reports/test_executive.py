@@ -75,6 +75,7 @@ def test_delays_avoided_are_the_hours_from_an_emergencys_placement_to_the_next_w
     summary = selectors.executive_summary(month="2026-12", now=FIXED_NOW + timedelta(hours=1))
     (avoided,) = summary.avoided
     assert (avoided.title, avoided.hours_avoided, avoided.gpu_hours) == ("Fraud hotfix", Decimal("110.0"), 24)
+    assert summary.avoided_a100_gpu_hours == 24  # a100 weighs 1 until a change
     assert summary.hours_avoided == Decimal("110.0")
     client.force_login(world.chair)
     html = client.get(reverse("reports:executive-summary", args=["2026-12"])).content.decode()
@@ -208,3 +209,53 @@ def test_the_executive_page_renders_in_a_browser(browser_page, world):  # noqa: 
     page.get_by_role("link", name="← 2026-10").click()
     page.wait_for_url("**/archive/executive/2026-10/")
     assert "50.0% used" in page.locator("#utilization").inner_text()
+
+
+def test_each_department_reads_its_quarter_spend_forecast_values_and_idle_charges(world, client, clock):
+    """By hand, 2026-W50 (contended_week): Research holds team A, whose 40-GPU × 48 h a100 grant is placed (50,000
+    USD/week forecast) and whose h100 grant is not (20,000); Product holds team B, whose a100 grant is placed shortened
+    (70,000). a100 costs 2.50 a GPU-hour and weighs 1.5 A100-equivalents."""
+    from allocations.models import AllocationWindow, Department
+    from committee import services as committee_services
+    from reports.executive.departments import department_quarters
+    from tests.governed.version_one import version_1_set
+
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=1)
+    product = Department.objects.create(name="Product", slug="product", fair_share_weight=1)
+    world.team_a.department, world.team_b.department = research, product
+    world.team_a.save()
+    world.team_b.save()
+    version_1_set({"pool.atlas/a100.billing_weight": "1.5", "pool.atlas/a100.price_per_gpu_hour": "2.50"})
+    committee_services.department_budget_set(actor=world.finance, department=research, quarter="2026-Q4",
+                                             quarterly=Decimal(10000), carry_over_pct=0, reason="Plan.", now=FIXED_NOW)
+    week = contended_week(world)
+    _forecast(week.placed, "50000")
+    _forecast(week.shortened, "70000")
+    _forecast(week.unplaced, "20000")
+    _forecast(week.deferred, "30000")  # deferred: neither granted nor unplaced work
+    ranker = AllocationWindow.objects.get(request_ref=week.placed.pk)
+    # The schedulers measured 1,500 of the window's 40 × 48 = 1,920 GPU-hours: 420 idle, charged 420 × 2.50.
+    UsageRecord.objects.create(pool=world.a100, team=world.team_a, window=ranker, period_start=ranker.start,
+                               period_end=ranker.end, gpu_hours_used=1500, mean_utilization_pct=70,
+                               idempotency_key="ranker")
+    after = ranker.end + timedelta(days=7)
+    rows = {row.slug: row for row in department_quarters(quarter="2026-Q4", now=after)}
+    assert list(rows) == ["product", "research"]  # by name; no team is outside a department
+    r, p = rows["research"], rows["product"]
+    assert r.budget is not None and (r.budget.spent, r.budget.available, r.budget.used_pct) == (
+        Decimal("4800.00"), Decimal(10000), Decimal("48.0"))
+    assert [(t.unit, t.value) for t in r.granted_value] == [("USD/week", Decimal("50000.00"))]
+    assert [(t.unit, t.value) for t in r.unplaced_value] == [("USD/week", Decimal("20000.00"))]
+    assert (r.idle_charge, r.idle_a100_gpu_hours, r.unmeasured_windows) == (Decimal("1050.00"), Decimal(630), 0)
+    assert p.budget is None and [(t.unit, t.value) for t in p.granted_value] == [("USD/week", Decimal("70000.00"))]
+    assert (p.unplaced_value, p.idle_charge, p.unmeasured_windows) == ((), Decimal(0), 1)  # B's window: no report
+    # Before the windows end nothing is idle yet.
+    assert all(row.idle_charge == 0 for row in department_quarters(quarter="2026-Q4", now=FIXED_NOW))
+
+    clock.move_to(after, tick=False)
+    client.force_login(world.member_a)
+    html = client.get(reverse("reports:executive-summary", args=["2026-12"])).content.decode()
+    row = html.split('id="department-research"')[1].split("</tr>")[0]
+    assert "USD 4,800.00 of USD 10,000.00 (48.0%)" in row and "50,000.00 USD/week" in row
+    assert "20,000.00 USD/week" in row and "USD 1,050.00" in row and "630 A100-equivalent GPU-hours idle" in row
+    assert "1 window not measured" in html.split('id="department-product"')[1].split("</tr>")[0]

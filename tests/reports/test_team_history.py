@@ -17,7 +17,7 @@ from committee import weeks
 from committee.models import FairShareSnapshot
 from reports.dashboards.teams import HISTORY_WEEKS, team_history
 from tests.committee.appealing import finalize_week, publish
-from tests.governed.version_one import pool_prices_set
+from tests.governed.version_one import pool_prices_set, version_1_set
 
 pytestmark = pytest.mark.django_db
 
@@ -57,11 +57,15 @@ def test_a_published_week_shows_asked_decided_placed_used_fair_share_and_cost(wo
     history = response.context["history"]
     row = row_of(history, week)
     assert row.requests == 2
-    assert row.asked_gpu_hours == 24 * 48 + 8 * 48
-    assert row.decided_gpu_hours == 8 * 48  # the partial grant; the deferral decides nothing
-    assert row.placed_gpu_hours == placed_hours(world.team_b, week) > 0
-    assert row.used_gpu_hours == Decimal("160.5")
+    assert row.asked_a100_gpu_hours == 24 * 48 + 8 * 48
+    assert row.decided_a100_gpu_hours == 8 * 48  # the partial grant; the deferral decides nothing
+    assert row.placed_a100_gpu_hours == placed_hours(world.team_b, week) > 0
+    assert row.used_a100_gpu_hours == Decimal("160.5")
     assert row.cost == Decimal("401.25")  # 160.5 GPU-h × 2.50
+    # A week sums both pools: with an H100-hour at two A100-hours, B's 8 × 48 h on h100 count twice; money does not.
+    version_1_set({"pool.orion/h100.billing_weight": "2"})
+    weighted = row_of(client.get(url(world.team_b)).context["history"], week)
+    assert (weighted.asked_a100_gpu_hours, weighted.cost) == (24 * 48 + 2 * 8 * 48, Decimal("401.25"))
     snapshot = FairShareSnapshot.objects.get(cycle=world.cycle, team=world.team_b)
     assert row.fair_share_factor == Decimal(str(round(snapshot.share().factor, 3)))
     page = response.content.decode()
@@ -77,7 +81,8 @@ def test_an_open_week_shows_what_was_asked_and_not_a_decision(world: Any, client
     client.force_login(world.lead_a)
     history = client.get(url(world.team_a)).context["history"]
     row = row_of(history, world.cycle.week)
-    assert (row.asked_gpu_hours, row.decided_gpu_hours, row.used_gpu_hours, row.cost) == (768, None, None, None)
+    assert (row.asked_a100_gpu_hours, row.decided_a100_gpu_hours, row.used_a100_gpu_hours, row.cost) == (
+        768, None, None, None)
     assert "not decided yet" in client.get(url(world.team_a)).content.decode()
 
 

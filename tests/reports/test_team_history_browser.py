@@ -45,4 +45,5 @@ def test_inbox_badge_and_team_history(browser_page, world):  # noqa: F811
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     # On a phone each value carries its column's name.
     label = page.locator("table.team-history tbody tr", has_text=world.cycle.week).locator("td").nth(2)
-    assert page.evaluate("e => getComputedStyle(e, '::before').content", label.element_handle()) == '"Asked GPU-h"'
+    before = page.evaluate("e => getComputedStyle(e, '::before').content", label.element_handle())
+    assert before == '"Asked A100-eq GPU-h"'
