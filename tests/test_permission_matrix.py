@@ -415,6 +415,7 @@ TABLE: list[Row] = [
         {"POST": "302 403 403 403 404 302 302"}, kwargs=lambda e: {"quarter": "2026-Q4"},
         body=lambda e: {"amount": "1.00", "item": "x", "deferred_at": _local(timezone.now()), "reason": "x"}),
     Row("archive/dashboards/heatmap/", "the hour-of-week heatmap: pool numbers, for everyone", {"GET": SIGNED_IN}),
+    Row("archive/dashboards/calendar/", "the forward calendar: pools' weeks ahead, for everyone", {"GET": SIGNED_IN}),
     Row("archive/dashboards/heatmap.pdf", "its PDF", {"GET": SIGNED_IN}),
     Row("archive/dashboards/tco/", "cost of ownership and the buy-vs-wait calculator", {"GET": EDITORS}),
     Row("archive/dashboards/tco.pdf", "its PDF", {"GET": EDITORS}),
