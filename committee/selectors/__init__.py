@@ -80,7 +80,7 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
-from committee.selectors.forward import CalendarWeek, PoolCalendar, forward_calendar
+from committee.selectors.forward import CalendarWeek, FilingHint, PoolCalendar, filing_hint, forward_calendar
 from committee.selectors.governance import (
     governance_for_week,
 )
@@ -237,6 +237,7 @@ __all__ = [
     "DecidedPart",
     "DepartmentBudget",
     "FieldChange",
+    "FilingHint",
     "IntakeCloseCheck",
     "MemberScores",
     "Parties",
@@ -313,6 +314,7 @@ __all__ = [
     "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
+    "filing_hint",
     "forward_calendar",
     "governance_for_week",
     "grant_over_budget",
