@@ -203,6 +203,7 @@ from committee.selectors.review import (
 )
 from committee.selectors.runs import (
     continuation_threshold_pct,
+    grant_changes_for_week,
     previous_week,
     run_later_weeks,
     run_max_weeks,
@@ -317,6 +318,7 @@ __all__ = [
     "filing_hint",
     "forward_calendar",
     "governance_for_week",
+    "grant_changes_for_week",
     "grant_over_budget",
     "grant_refusal",
     "inbox_list",
