@@ -30,8 +30,8 @@ def test_the_record_lists_the_later_weeks_its_own_runs_committed(world):
     assert revision is not None
     assert "## Later weeks committed by this week's grants" in revision.body
     # (The record's Markdown escapes its data's punctuation: 2026\-W51 reads 2026-W51.)
-    assert f"| [[request:{run.pk}\\|Pre-training]] | Team A | atlas/a100 | 16 | 2026\\-W51 | week 2 of 3 | committed |" \
-        in revision.body
+    link = f"[[request:{run.pk}\\|Pre-training]]"
+    assert f"| {link} | Team A | atlas/a100 | 16 | 2026\\-W51 | week 2 of 3 | committed |" in revision.body
     assert "| 2026\\-W52 | week 3 of 3 | committed |" in revision.body
     assert [(r["week"], r["state"]) for r in revision.data["runs_committed"]] == [
         ("2026-W51", "committed"), ("2026-W52", "committed")]
