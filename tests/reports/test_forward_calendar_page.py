@@ -3,10 +3,12 @@ the same selector as GET /api/v1/calendar/, for anyone signed in."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from django.urls import reverse
 from django.utils import timezone
+from plotly import graph_objects as go
 
 from allocations.models import Commitment, CommitmentState
 from committee import selectors
@@ -47,7 +49,12 @@ def test_a_granted_run_shows_its_later_weeks_as_committed_on_the_calendar_page(w
             for w in weeks["atlas/a100"])]
     assert [row[1].split()[0] for row in a100] == ["768", "2,688", "2,688", "0"]  # 16 × 48, then 16 × 168
     assert all(row[1].startswith("0 ") for row in pool_rows(html, "orion/h100"))
-    assert 'data-figure-id="forward-0"' in html  # the chart's figure, drawn by the served plotly.js
+    # The chart's figure, drawn by the served plotly.js: plain data, yet exactly what plotly validates and writes.
+    data = re.search(r'<script id="forward-0" type="application/json">(.*?)</script>', html, re.S)
+    assert data is not None
+    figure = json.loads(data.group(1))
+    assert json.loads(go.Figure(figure).to_json()) == figure
+    assert figure["data"][0]["x"][:2] == [768, 2688]  # committed, the first two weeks
 
     # A week the committee let go is free again, on the page as in the API.
     Commitment.objects.filter(request_ref=run.pk, week_number=3).update(state=CommitmentState.RELEASED)
