@@ -24,6 +24,7 @@ urlpatterns = [
     path("requests/", portal.portal, name="portal"),
     path("requests/new/", portal.request_create, name="request-create"),
     path("requests/new/usage/", portal.request_usage_prefill, name="request-usage-prefill"),
+    path("requests/new/hint/", portal.request_filing_hint, name="request-filing-hint"),
     path("requests/<int:pk>/", portal.request_detail, name="request-detail"),
     path("requests/<int:pk>/edit/", portal.request_edit, name="request-edit"),
     path("requests/<int:pk>/submit/", portal.request_submit, name="request-submit"),

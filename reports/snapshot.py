@@ -220,6 +220,40 @@ class ContinuationSnapshot(TypedDict):
     settled_by: str
 
 
+class RunCommittedSnapshot(TypedDict):
+    """A later week that one of the week's own grants committed (a run over several weeks that began in this week),
+    and its state now."""
+
+    request_id: int
+    title: str
+    team: str
+    pool: str
+    gpu_count: int
+    week: str
+    week_number: int
+    run_weeks: int
+    state: str
+    state_label: str
+
+
+class GrantChangeSnapshot(TypedDict):
+    """A grant of the week given back or extended after its publish (its lifecycle event's facts)."""
+
+    kind: str  # "window.released" or "grant.extended" (the event's type)
+    request_id: int | None
+    title: str
+    team: str
+    pool: str
+    gpu_count: int  # given back (a release), or the extension's window
+    kept_gpu_count: int | None  # a release: what the window still holds from then
+    start: str | None  # a release: from when; an extension: its window's start (ISO 8601)
+    start_label: str
+    end: str | None  # an extension: its window's end
+    end_label: str
+    plan_version: int | None
+    reason: str
+
+
 class AgentActionSnapshot(TypedDict):
     """What an elastic agent did during the week (allocations.AgentAction), as it reported it."""
 
@@ -267,6 +301,10 @@ class DecisionRecordSnapshot(TypedDict):
     recusals: NotRequired[list[RecusalSnapshot]]
     # The later weeks of runs carried into the week, with their state; missing in older records and weeks without.
     continuations: NotRequired[list[ContinuationSnapshot]]
+    # The later weeks the week's own runs committed, and its grants given back or extended after its publish
+    # (docs/multi-week-runs.md, docs/release.md); absent in older records and weeks without any.
+    runs_committed: NotRequired[list[RunCommittedSnapshot]]
+    grant_changes: NotRequired[list[GrantChangeSnapshot]]
     # What the elastic agents next to the schedulers did from the week's start (acted order), up to its end or to
     # when the revision was written; absent in older records and weeks without any.
     agent_actions: NotRequired[list[AgentActionSnapshot]]

@@ -28,6 +28,7 @@ urlpatterns = [
     path("dashboards/capacity.pdf", dashboard_views.capacity_planning_pdf, name="capacity-planning-pdf"),
     path("dashboards/heatmap/", dashboard_views.utilization_heatmap, name="utilization-heatmap"),
     path("dashboards/heatmap.pdf", dashboard_views.utilization_heatmap_pdf, name="utilization-heatmap-pdf"),
+    path("dashboards/calendar/", dashboard_views.forward_calendar, name="forward-calendar"),
     path("dashboards/tco/", dashboard_views.tco_calculator, name="tco"),
     path("dashboards/tco.pdf", dashboard_views.tco_calculator_pdf, name="tco-pdf"),
     path("dashboards/elastic/<slug:cluster>/<slug:pool>/", dashboard_views.pool_elastic_history,

@@ -23,6 +23,16 @@ def commitment_list_for_week(*, week: str) -> QuerySet[Commitment]:
     )
 
 
+def commitment_list_committed_by_week(*, week: str) -> QuerySet[Commitment]:
+    """The later weeks committed by the runs whose first week is `week` (their first window is of that week), by
+    run and week, whatever their state now. One query."""
+    return (
+        Commitment.objects.filter(first_window__week=week)
+        .select_related("pool__cluster", "team")
+        .order_by("position", "request_ref", "week")
+    )
+
+
 def commitment_list_for_runs(*, refs: list[int]) -> QuerySet[Commitment]:
     """The commitments of the runs of these requests, by week. One query."""
     return (

@@ -4,8 +4,9 @@ Every step looks rows up by their natural key before creating them, so running t
 changes nothing. One module per part of the demo, run in this order by `seed_demo`: `people` (clusters, pools,
 teams, people), `history` (the scheduler side and four past weeks), `requests` (the open week's requests and
 questions), `review` (the current week scored, decided, finalized), `running_week` (its plan published, an idle
-grant, an emergency), `dashboards` (costs and the usage before Docket) and `budgets` (three departments over the
-teams, with a budget each for the quarter, one near its limit).
+grant, an emergency, a release that fed the waitlist, an extension approved), `dashboards` (costs and the usage
+before Docket) and `budgets` (three departments over the teams, with a budget each for the quarter, one near its
+limit).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from committee.demo.history import DEMO_SCHEDULER_TOKENS, seed_scheduler_side
 from committee.demo.people import DEMO_PASSWORD, seed_people, seed_resources
 from committee.demo.requests import seed_intake_cycle, seed_questions
 from committee.demo.review import seed_reviewed_week
-from committee.demo.running_week import seed_emergency, seed_idle_grant, seed_published_week
+from committee.demo.running_week import (
+    seed_emergency,
+    seed_extension,
+    seed_idle_grant,
+    seed_published_week,
+    seed_release,
+)
 from committee.models import Notification
 
 __all__ = ["DEMO_PASSWORD", "DEMO_SCHEDULER_TOKENS", "seed_demo", "seed_history_read"]
@@ -41,6 +48,8 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_emergency(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     seed_idle_grant(now=now)
+    seed_release(now=now)
+    seed_extension(now=now)
     seed_departments_and_budgets(now=now)
     seed_history_read(weeks_in_play={weeks.current_week_label(now), intake.week}, now=now)
     signals.demo_seeded.send(sender=None, now=now, logins=logins)

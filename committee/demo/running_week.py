@@ -1,5 +1,6 @@
 """The week in force: its plan published with what the Slurm sync reported, a grant measured idle (the elastic
-evaluation flags it) and an out-of-cycle emergency placed beside the plan."""
+evaluation flags it), an out-of-cycle emergency placed beside the plan, a release that fed the waitlist and an
+extension approved."""
 
 from __future__ import annotations
 
@@ -7,25 +8,36 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 
+from allocations import selectors as allocation_selectors
 from allocations import services as allocation_services
 from allocations.elastic import evaluate as elastic_evaluate
 from allocations.elastic import services as elastic_services
 from allocations.models import (
+    AllocationPlan,
     AllocationWindow,
     GpuPool,
     SchedulerClient,
     Team,
     UsageRecord,
 )
+from committee import selectors as committee_selectors
 from committee import weeks
 from committee.models import (
     CycleStatus,
     EmergencyRequest,
+    GpuRequest,
+    MembershipRole,
+    RequestEvent,
     ReviewCycle,
+    TeamMembership,
 )
-from committee.services import cycle_publish
+from committee.selectors import PlacementStatus
+from committee.services import cycle_publish, grant_extension_file, window_release
 from committee.services.emergency import emergency_request_decide, emergency_request_file
+from core.errors import StateConflict
 
 
 def seed_published_week(*, now: datetime) -> None:
@@ -112,3 +124,101 @@ def seed_emergency(*, pools: dict[str, GpuPool], now: datetime) -> None:
     emergency_request_decide(actor=users.get(username="chair"), emergency=emergency, approve=True,
                              use_standby=True, note="Approved; use the standby if the burst reserve is short.",
                              now=now)
+
+
+RELEASE_REASON = "The sweep converged early: half the GPUs are enough for the last runs."
+EXTENSION_JUSTIFICATION = "The final evaluation needs a few more hours on the same GPUs; the checkpoint is ready."
+
+
+def _placed_gpu_hours(plan: AllocationPlan) -> dict[int, float]:
+    placed: dict[int, float] = {}
+    for window in allocation_selectors.plan_window_list(plan=plan):
+        if window.request_ref is not None:
+            placed[window.request_ref] = placed.get(window.request_ref, 0) + window.gpu_hours
+    return placed
+
+
+def seed_release(*, now: datetime) -> None:
+    """A team's lead gives half of a running or coming window back, and the week's waitlist (a grant the plan
+    shortened or could not place) gets the GPUs in the next plan version (docs/release.md). The demo is seeded at
+    any instant of the week: it tries the week's windows in turn and keeps the first release that feeds the waitlist,
+    else none. Once: nothing when the demo has a release."""
+    cycle = ReviewCycle.objects.filter(week=weeks.current_week_label(now), status=CycleStatus.PUBLISHED).first()
+    if cycle is None or RequestEvent.objects.filter(request__cycle=cycle, action="released").exists():
+        return
+    plan = allocation_selectors.plan_for_week(week=cycle.week)
+    if plan is None:
+        return
+    before = _placed_gpu_hours(plan)
+    requests = {r.pk: r for r in GpuRequest.objects.filter(cycle=cycle).select_related("team")}
+    outcomes = committee_selectors.request_outcome_map(requests=list(requests.values()))
+    windows = list(allocation_selectors.plan_window_list(plan=plan))
+    # The waitlist that can still grow: grants shortened or not placed whose window has not started (a running job
+    # does not move), each with the span it may be placed in from now on.
+    waiting: dict[int, tuple[int, datetime, datetime]] = {}
+    for ref, outcome in outcomes.items():
+        if outcome.status not in (PlacementStatus.SHORTENED, PlacementStatus.NOT_PLACED):
+            continue
+        own = [w for w in windows if w.request_ref == ref]
+        if any(w.start <= now for w in own):
+            continue
+        waiting[ref] = (requests[ref].pool_id, max(now, requests[ref].earliest_start), requests[ref].latest_end)
+    candidates = [
+        w for w in windows
+        if w.request_ref in requests and w.request_ref not in waiting and w.tier != "preemptible" and w.gpu_count >= 2
+        and w.end - max(now, w.start) >= timedelta(hours=4)
+        and any(pool == w.pool_id and w.start < end and start < w.end for pool, start, end in waiting.values())
+    ]
+    for window in candidates[:6]:
+        gpu_request = requests[window.request_ref or 0]
+        lead = TeamMembership.objects.filter(team=gpu_request.team, role=MembershipRole.LEAD).select_related(
+            "user").first()
+        if lead is None:
+            continue
+        try:
+            with transaction.atomic():
+                release = window_release(actor=lead.user, gpu_request=gpu_request, gpu_count=window.gpu_count // 2,
+                                         reason=RELEASE_REASON, now=now)
+                after = _placed_gpu_hours(release.plan)
+                if any(after.get(ref, 0) > hours for ref, hours in before.items() if ref != gpu_request.pk) or any(
+                        ref not in before for ref in after):
+                    return  # the waitlist got GPU-hours: keep it
+                raise _NotFed
+        except (_NotFed, ValidationError, StateConflict):
+            continue
+
+
+class _NotFed(Exception):
+    """The release fed nobody: the demo rolls it back and tries another window."""
+
+
+def seed_extension(*, now: datetime) -> None:
+    """A team asks for a few more hours of a running window and the product lead and the chair approve it from the
+    burst reserve (docs/release.md, "More hours"). The first running window with room after it; none at an instant
+    when no window runs. Once: nothing when the demo has an extension."""
+    cycle = ReviewCycle.objects.filter(week=weeks.current_week_label(now), status=CycleStatus.PUBLISHED).first()
+    if cycle is None or EmergencyRequest.objects.filter(extends__cycle=cycle).exists():
+        return
+    plan = allocation_selectors.plan_for_week(week=cycle.week)
+    if plan is None:
+        return
+    users = get_user_model().objects
+    running = [w for w in allocation_selectors.plan_window_list(plan=plan)
+               if w.request_ref is not None and w.start <= now < w.end and cycle.ends_at - w.end >= timedelta(hours=4)]
+    for window in running:
+        ref = window.request_ref
+        gpu_request = GpuRequest.objects.filter(pk=ref, cycle=cycle).select_related("team").first() if ref else None
+        member = TeamMembership.objects.filter(team_id=window.team_id).select_related("user").first()
+        if gpu_request is None or member is None or gpu_request.team.slug == "research":  # the tech lead's team
+            continue
+        try:
+            with transaction.atomic():
+                emergency = grant_extension_file(actor=member.user, gpu_request=gpu_request, hours=4,
+                                                 justification=EXTENSION_JUSTIFICATION, now=now)
+                emergency_request_decide(actor=users.get(username="product"), emergency=emergency, approve=True,
+                                         note="A few hours from the reserve; the run is nearly done.", now=now)
+                emergency_request_decide(actor=users.get(username="chair"), emergency=emergency, approve=True,
+                                         note="Approved from the burst reserve.", now=now)
+            return
+        except (ValidationError, StateConflict, PermissionDenied):
+            continue

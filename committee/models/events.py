@@ -22,6 +22,7 @@ class LifecycleEventType(models.TextChoices):
 
     WINDOW_STARTED = "window.started", _("A window started")
     WINDOW_ENDING = "window.ending", _("A window ends soon")
+    WINDOW_IDLE = "window.idle", _("A window was idle for the elastic policy's idle span")
     WINDOW_RELEASED = "window.released", _("GPUs of a window were given back")
     GRANT_EXTENDED = "grant.extended", _("A grant was extended")
     CONTINUATION_CONFIRMED = "grant.continuation_confirmed", _("A grant's next week was confirmed")

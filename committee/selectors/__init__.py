@@ -81,7 +81,7 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
-from committee.selectors.forward import CalendarWeek, PoolCalendar, forward_calendar
+from committee.selectors.forward import CalendarWeek, FilingHint, PoolCalendar, filing_hint, forward_calendar
 from committee.selectors.governance import (
     governance_for_week,
 )
@@ -204,6 +204,7 @@ from committee.selectors.review import (
 )
 from committee.selectors.runs import (
     continuation_threshold_pct,
+    grant_changes_for_week,
     previous_week,
     run_later_weeks,
     run_max_weeks,
@@ -238,6 +239,7 @@ __all__ = [
     "DecidedPart",
     "DepartmentBudget",
     "FieldChange",
+    "FilingHint",
     "IntakeCloseCheck",
     "MemberScores",
     "Parties",
@@ -315,8 +317,10 @@ __all__ = [
     "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
+    "filing_hint",
     "forward_calendar",
     "governance_for_week",
+    "grant_changes_for_week",
     "grant_over_budget",
     "grant_refusal",
     "inbox_list",

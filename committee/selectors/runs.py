@@ -12,7 +12,7 @@ from allocations import selectors as allocation_selectors
 from allocations.commitments import RunWeek
 from allocations.selectors import Continuation
 from committee import weeks
-from committee.models import ReviewCycle
+from committee.models import LifecycleEvent, LifecycleEventType, ReviewCycle
 from governed.params import GRANTS_CONTINUATION_PCT, GRANTS_MAX_WEEKS, as_int
 from governed.selectors import policy_value
 
@@ -76,3 +76,16 @@ def week_continuations(*, week: str) -> list[Continuation]:
         allocation_selectors.commitment_continuation(commitment=c, previous_week=before, threshold_pct=threshold)
         for c in allocation_selectors.commitment_list_for_week(week=week)
     ]
+
+
+# The changes to a week's grants after its publish that its decision record lists beside the runs carried in.
+GRANT_CHANGE_TYPES = (LifecycleEventType.WINDOW_RELEASED, LifecycleEventType.GRANT_EXTENDED)
+
+
+def grant_changes_for_week(*, week: str) -> list[LifecycleEvent]:
+    """The week's grants given back (in part or whole) and extended, in the order they happened: their lifecycle
+    events, which `window_release` and the extension's placement record once each with the facts (`data`: the
+    request, team, pool, GPUs, the plan version, and for a release the GPUs given back and from when). One query."""
+    return list(
+        LifecycleEvent.objects.filter(type__in=GRANT_CHANGE_TYPES, data__week=week).order_by("occurred_at", "id")
+    )

@@ -20,7 +20,8 @@ next tick, so it happens then; nothing hangs on one beat message arriving at one
 Each service takes `now`, acts on what is due at `now`, and is idempotent: running it twice has the
 effect of running it once (a cycle exists once per week, a notification once per person and subject, a
 closed cycle is not closed again). The reminders record notifications; people get them in their next
-daily digest (07:00), so the committee's Monday reminder arrives before the 09:00 review.
+daily digest (07:00), so the committee's Monday reminder arrives before the 09:00 review. The elastic job then
+tells of windows it found idle (`idle_events_due`), which the lifecycle job makes up if that was missed.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from committee.models import (
     TeamMembership,
 )
 from committee.services.chat import chat_intake_closing_announce
-from committee.services.events import lifecycle_events_due
+from committee.services.events import idle_events_due, lifecycle_events_due
 from committee.services.notifications import digests_send, notifications_record
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
@@ -218,7 +219,9 @@ def _close_intake(due: calendar.Due, now: datetime) -> str:
 
 def _elastic(due: calendar.Due, now: datetime) -> str:
     result = elastic_evaluate(now=now)
-    return f"policy v{result.policy_version}: {result.started} started, {result.ended} ended, {result.kept} kept"
+    told = idle_events_due(now=now)  # an idle window is told at once, not at the next :00
+    return (f"policy v{result.policy_version}: {result.started} started, {result.ended} ended, {result.kept} kept; "
+            f"{told} idle events")
 
 
 # What each of the clock's jobs does (committee/calendar.py JOBS), as a short result for its ClockRun row.

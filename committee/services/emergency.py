@@ -47,6 +47,7 @@ from committee.quarters import quarters_of_span
 from committee.services.events import lifecycle_event_record, window_event_data
 from committee.services.notifications import notification_enqueue, notifications_record
 from committee.services.requests import actor_name, request_event_record
+from committee.services.review import cycle_transition_record
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text, text_render
@@ -384,6 +385,14 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
             cluster_id=placed_window.cluster_id, request_ref=emergency.extends_id, occurred_at=now,
             data=window_event_data(placed_window, request_id=emergency.extends_id, extension_request_id=gpu_request.pk,
                                    approvers=approvers, plan_version=plan.version),
+        )
+        # The week's decision record lists it (its grants given back and extended): a revision, after commit.
+        cycle_transition_record(
+            cycle=cycle, actor=actor, plan=None,
+            reason=_("extension of R-%(request)s placed (plan version %(version)s)") % {
+                "request": emergency.extends_id, "version": plan.version},
+            refused=_("The extension on week %(week)s was not placed and nothing was saved: its decision record "
+                      "could not be written to the archive. %(reason)s"),
         )
     return plan
 

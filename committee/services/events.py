@@ -11,6 +11,10 @@ Who records what:
   within `CATCH_UP`;
 - `window.ending`: the same job, for every current window ending within its week's notice (the policy's
   `lifecycle.ending_notice_hours`);
+- `window.idle`: the clock's `elastic_evaluate` job right after the evaluation that found a window granted but idle
+  (under the elastic policy's `elastic.idle_threshold_pct` for its whole `elastic.idle_span_minutes`), and the
+  `lifecycle_events` job for any such episode not told yet (an evaluation run by its task, a tick that failed after
+  it): once per idle episode, the first `ElasticAction` of kind idle of a window (`idle_events_due`);
 - `window.released`: `committee.services.window_release`;
 - `grant.extended`: `committee.services.emergency` when it places an extension;
 - `grant.continuation_confirmed`, `grant.continuation_withheld`: `committee.services.runs` when a run's next week
@@ -25,13 +29,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from allocations.models import AllocationWindow, Commitment, CommitmentState
+from allocations.elastic.selectors import policy_in_force
+from allocations.models import AllocationWindow, Commitment, CommitmentState, ElasticAction, ElasticActionKind
 from committee import selectors
 from committee.models import (
     LifecycleEvent,
@@ -44,6 +50,7 @@ from committee.outbox import outbox_enqueue
 from committee.services.chat import chat_enqueue
 from committee.services.notifications import notifications_record
 from core.datetimes import format_when
+from core.numbers import format_pct
 from governed.params import WINDOW_ENDING_NOTICE, as_int
 from governed.selectors import policy_value
 
@@ -141,8 +148,8 @@ def _current_windows() -> Any:
 
 def lifecycle_events_due(*, now: datetime) -> int:
     """The clock's job: record `window.started` for every current window started by `now` (within CATCH_UP) and
-    `window.ending` for every one ending within its week's notice. Idempotent (one event per key); returns how many
-    it recorded.
+    `window.ending` for every one ending within its week's notice, and `window.idle` for every idle episode not told
+    yet (`idle_events_due`). Idempotent (one event per key); returns how many it recorded.
 
     Keys: a request's start in a week is told once ("window.started:<request>:<week>"), so the later part of a
     window split by a release is not a new start; an end is told once per instant it ends at, so a window a
@@ -179,7 +186,53 @@ def lifecycle_events_due(*, now: datetime) -> int:
             occurred_at=window.end - notices[window.week],
             data=window_event_data(window, notice_hours=notices[window.week] // timedelta(hours=1)),
         ) is not None
+    return recorded + idle_events_due(now=now)
+
+
+def idle_events_due(*, now: datetime) -> int:
+    """Record `window.idle` for every idle episode of a current window that began by `now` (within CATCH_UP) and was
+    not told yet; returns how many it recorded.
+
+    An episode is the elastic evaluation's idle action (`ElasticAction`, kind idle) from its start until the window's
+    use rises; an action that follows one ended at the same instant on the same window (the evaluation ends and
+    starts it again when its offered GPUs change) continues the episode and is not told again. Key:
+    "window.idle:<the episode's first action>"."""
+    actions = list(
+        ElasticAction.objects.filter(
+            kind=ElasticActionKind.IDLE, window__isnull=False, window__withdrawal__isnull=True,
+            window__request_ref__isnull=False, started_at__lte=now, started_at__gt=now - CATCH_UP,
+        ).select_related("window__team", "window__cluster", "window__pool__cluster").order_by("started_at", "id")
+    )
+    if not actions:
+        return 0
+    continuing = set(ElasticAction.objects.filter(
+        kind=ElasticActionKind.IDLE, window_id__in={a.window_id for a in actions},
+        ended_at__in={a.started_at for a in actions},
+    ).values_list("window_id", "ended_at"))
+    recorded = 0
+    policies: dict[str, Any] = {}
+    for action in actions:
+        if (action.window_id, action.started_at) in continuing:
+            continue
+        window = action.window
+        assert window is not None
+        if window.week not in policies:
+            policies[window.week] = policy_in_force(now=action.started_at)
+        policy = policies[window.week]
+        recorded += lifecycle_event_record(
+            type=LifecycleEventType.WINDOW_IDLE, key=f"window.idle:{action.pk}", team_id=window.team_id,
+            cluster_id=window.cluster_id, request_ref=window.request_ref, occurred_at=action.started_at,
+            data=window_event_data(
+                window, idle_since=action.span_start.isoformat(), utilization_pct=float(action.utilization_pct),
+                threshold_pct=policy.idle_threshold_pct, idle_span_minutes=policy.idle_span_minutes,
+                offered_gpu_count=action.gpus, policy_version=action.policy_version,
+            ),
+        ) is not None
     return recorded
+
+
+def _number(value: Any) -> Decimal | None:
+    return Decimal(str(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def lifecycle_event_text(params: Mapping[str, Any]) -> str:
@@ -201,6 +254,11 @@ def lifecycle_event_text(params: Mapping[str, Any]) -> str:
         return ngettext("%(team)s: the window of R-%(request)s ends %(end)s, within %(hours)d hour.",
                         "%(team)s: the window of R-%(request)s ends %(end)s, within %(hours)d hours.",
                         int(params.get("notice_hours", 1))) % {**words, "hours": int(params.get("notice_hours", 1))}
+    if kind == LifecycleEventType.WINDOW_IDLE:
+        return _("%(team)s: the window of R-%(request)s has been idle since %(since)s: %(util)s of GPU time busy, "
+                 "under the elastic policy's %(threshold)s.") % {
+            **words, "since": when("idle_since"), "util": format_pct(_number(params.get("utilization_pct")), 1),
+            "threshold": format_pct(_number(params.get("threshold_pct")), 0)}
     if kind == LifecycleEventType.WINDOW_RELEASED:
         return ngettext("%(team)s gave back %(released)d GPU of R-%(request)s from %(from)s.",
                         "%(team)s gave back %(released)d GPUs of R-%(request)s from %(from)s.",

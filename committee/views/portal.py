@@ -212,7 +212,8 @@ def _render_form(
 ) -> HttpResponse:
     context: dict[str, Any] = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle,
                                "prefill": prefill, "copy": copy, "error_summary": _error_summary(forms, team_form),
-                               "standard_gpus": selectors.pool_standard_gpus_list()}
+                               "standard_gpus": selectors.pool_standard_gpus_list(),
+                               "filing_hint": _filing_hint(forms["request"], cycle=cycle)}
     if gpu_request is None and teams:
         # Before the form: the pools each team already has a request on this week, to edit instead.
         context["existing"] = list(selectors.request_active_by_team_pool(teams=teams, cycle=cycle).values())
@@ -308,6 +309,42 @@ def request_usage_prefill(request: AuthenticatedHttpRequest) -> HttpResponse:
     )
     usage = UsageReportForm(initial=_keep_typed(request, prefill.initial))
     return render(request, "committee/_usage_prefill.html", {"usage": usage, "prefill": prefill, "live": True})
+
+
+HINT_FIELDS = ("pool", "gpu_count", "earliest_start", "latest_end", "run_weeks")
+
+
+def _filing_hint(form: GpuRequestForm, *, cycle: ReviewCycle) -> selectors.FilingHint | None:
+    """The forward calendar's hint for the request form's pool, GPUs and window, as far as they are valid (typed,
+    or the request's own when it is edited); None until the pool, the GPUs and both ends of the window are."""
+    if form.is_bound:
+        form.is_valid()
+        if any(name in form.errors for name in HINT_FIELDS):
+            return None
+        values = form.partial_data()
+    else:
+        values = {name: form.initial.get(name) for name in HINT_FIELDS}
+        if isinstance(values["pool"], int):
+            values["pool"] = selectors.pool_list().filter(pk=values["pool"]).first()
+    if any(values.get(name) is None for name in HINT_FIELDS[:4]):
+        return None
+    return selectors.filing_hint(
+        pool=values["pool"], week=cycle.week, gpu_count=values["gpu_count"], earliest_start=values["earliest_start"],
+        latest_end=values["latest_end"], run_weeks=values.get("run_weeks") or 1,
+    )
+
+
+@login_required
+@require_GET
+def request_filing_hint(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The request form's hint (htmx swaps it in when the pool, the GPUs, the window or the weeks change): how
+    committed the pool is in that window, and how often a request of that size was placed in the weeks before.
+    Fields not valid yet leave the hint asking for them; nothing is saved."""
+    cycle = selectors.cycle_open_for_intake()
+    if cycle is None or not cycle.intake_open:
+        return HttpResponse(_("No cycle is open for intake right now."), status=409)
+    form = GpuRequestForm({name: request.GET.get(name, "") for name in HINT_FIELDS}, cycle=cycle)
+    return render(request, "committee/_filing_hint.html", {"filing_hint": _filing_hint(form, cycle=cycle)})
 
 
 PREFILLED_FIELDS = ("gpu_hours_granted", "gpu_hours_used", "mean_utilization_pct")

@@ -179,6 +179,30 @@ def figure_json(table: Table) -> Figure:
     return FIGURES[table.key](table)
 
 
+def forward_calendar_figure(pool_calendar: Any) -> Figure:
+    """A pool's weeks ahead (a committee.selectors.PoolCalendar in) as one horizontal bar a week, the first on top:
+    GPU-hours committed, held back by the reserves, and free, stacked to the pool's capacity that week.
+
+    Horizontal, so a week's label stays readable on a phone and the bars share one GPU-hours axis."""
+    weeks_ahead = list(pool_calendar.weeks)
+    labels = [w.week for w in weeks_ahead]
+    parts = [
+        (_("committed"), "#1e88e5", [w.committed_gpu_hours for w in weeks_ahead]),
+        (_("reserved"), "#90a4ae", [w.reserved_gpu_hours for w in weeks_ahead]),
+        (_("free"), "#c8e6c9", [w.free_gpu_hours for w in weeks_ahead]),
+    ]
+    traces = [
+        _bar(name=name, orientation="h", y=labels, x=values, marker={"color": color},
+             hovertemplate=f"%{{y}}: %{{x:,d}} GPU-h {name}<extra></extra>")
+        for name, color, values in parts
+    ]
+    return _figure(traces, barmode="stack", height=max(180, 90 + 42 * len(labels)),
+                   margin={"l": 80, "r": 20, "t": 10, "b": 40},
+                   legend={"orientation": "h", "y": -0.25, "traceorder": "normal"},
+                   xaxis={"title": {"text": _("GPU-h")}, "tickformat": ",d", "rangemode": "tozero"},
+                   yaxis={"autorange": "reversed", "type": "category"})
+
+
 def capacity_figure(plan: Any) -> dict[str, Any]:
     """Weekly demand per pool over the trailing weeks, each pool's mean as a dashed line (a CapacityPlan in).
 

@@ -182,6 +182,36 @@ def monthly_review_open(request: AuthenticatedHttpRequest, month: str) -> HttpRe
     return redirect("reports:page-edit", slug=page.slug)
 
 
+# The forward calendar's span: a run may not reach further than grants.max_weeks (at most 12 by its bounds); a
+# planner may look a little further.
+FORWARD_MAX_WEEKS = 26
+
+
+@login_required
+@require_GET
+def forward_calendar(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Every pool's weeks ahead: committed, reserved and free GPU-hours (anyone signed in: pool numbers only, the
+    same selector as GET /api/v1/calendar/). `?weeks=` from 1 to 26, else the weeks a run filed now may span."""
+    raw = request.GET.get("weeks")
+    week_count = None
+    if raw:
+        week_count = parse_whole_number(raw, max_digits=2)
+        if week_count is None or not 1 <= week_count <= FORWARD_MAX_WEEKS:
+            return HttpResponseBadRequest(_("Give the weeks ahead as a number from 1 to %(most)d.")
+                                          % {"most": FORWARD_MAX_WEEKS})
+    calendar = committee_selectors.forward_calendar(now=timezone.now(), week_count=week_count)
+    pools = [
+        {"calendar": pool_calendar, "script_id": f"forward-{index}",
+         "figure": charts.forward_calendar_figure(pool_calendar)}
+        for index, pool_calendar in enumerate(calendar)
+    ]
+    first = calendar[0].weeks if calendar else ()
+    return render(request, "reports/dashboards/forward.html", {
+        "pools": pools, "first_week": first[0].week if first else None, "last_week": first[-1].week if first else None,
+        "week_count": len(first), "max_weeks": FORWARD_MAX_WEEKS, "zone": weeks.committee_zone(),
+    })
+
+
 def _capacity_plan(request: HttpRequest) -> capacity.CapacityPlan:
     raw = request.GET.get("weeks") or str(capacity.DEFAULT_TRAILING_WEEKS)
     trailing_weeks = parse_whole_number(raw)

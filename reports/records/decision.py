@@ -163,6 +163,50 @@ def _continuations(data: DecisionRecordSnapshot) -> list[str]:
     ]
 
 
+def _runs_committed(data: DecisionRecordSnapshot) -> list[str]:
+    """The later weeks the week's own runs committed (absent in older records and weeks without any)."""
+    rows = data.get("runs_committed")
+    if not rows:
+        return []
+    body = [
+        [_request_link(r, in_table=True), text(r["team"]), text(r["pool"]), number(r["gpu_count"]), text(r["week"]),
+         _("week %(n)s of %(of)s") % {"n": r["week_number"], "of": r["run_weeks"]}, text(r["state_label"])]
+        for r in rows
+    ]
+    return [
+        "## " + _("Later weeks committed by this week's grants"),
+        _("Runs granted over several weeks that began this week hold the same GPUs from each following Monday 00:00, "
+          "placed before that week's new requests while committed or confirmed; the state is as of this revision."),
+        table([_("Run"), _("Team"), _("Pool"), _("GPUs"), _("Week"), _("Week of the run"), _("State")], body),
+    ]
+
+
+def _grant_changes(data: DecisionRecordSnapshot) -> list[str]:
+    """The week's grants given back or extended after its publish (absent in older records and weeks without)."""
+    rows = data.get("grant_changes")
+    if not rows:
+        return []
+    body = []
+    for r in rows:
+        if r["kind"] == "window.released":
+            change = _("gave back %(gpus)s GPUs from %(from)s, keeping %(kept)s") % {
+                "gpus": number(r["gpu_count"]), "from": text(r["start_label"]),
+                "kept": number(r["kept_gpu_count"] or 0)}
+        else:
+            change = _("extended: %(gpus)s GPUs from %(start)s to %(end)s") % {
+                "gpus": number(r["gpu_count"]), "start": text(r["start_label"]), "end": text(r["end_label"])}
+        version = f"v{r['plan_version']}" if r.get("plan_version") else "—"
+        body.append([_request_link(r, in_table=True), text(r["team"]), text(r["pool"]), change, version,
+                     text(r["reason"]) or "—"])
+    return [
+        "## " + _("Grants given back and extended"),
+        _("After the week was published: GPUs a team gave back went, by rank, to the week's shortened and unplaced "
+          "grants in the plan version named; an extension was approved by the chair and one member and placed in "
+          "the burst reserve."),
+        table([_("Request"), _("Team"), _("Pool"), _("Change"), _("Plan version"), _("Reason")], body),
+    ]
+
+
 def _ranking(data: DecisionRecordSnapshot) -> list[str]:
     criteria = data["rubric"]["criteria"]
     header = [_("Rank"), _("Request"), _("Team"), _("Pool"), _("GPU-hours")]
@@ -458,6 +502,8 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _participants,
     _recusals,
     _continuations,
+    _runs_committed,
+    _grant_changes,
     _ranking,
     _decisions,
     _corrections,

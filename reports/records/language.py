@@ -100,6 +100,8 @@ def decision_record_relabelled(data: DecisionRecordSnapshot) -> DecisionRecordSn
     for continuation in out.get("continuations") or []:
         continuation["state_label"] = _label(CommitmentState, continuation.get("state"),
                                              continuation.get("state_label"))
+    for run in out.get("runs_committed") or []:
+        run["state_label"] = _label(CommitmentState, run.get("state"), run.get("state_label"))
     for action in out.get("agent_actions") or []:
         action["kind_label"] = _label(AgentActionKind, action.get("kind"), action.get("kind_label"))
     out["language"] = translation.get_language() or settings.LANGUAGE_CODE

@@ -35,6 +35,7 @@ from reports.snapshot import (
     CriterionSnapshot,
     CycleSnapshot,
     DecisionRecordSnapshot,
+    GrantChangeSnapshot,
     ParticipantSnapshot,
     PlanChangesSnapshot,
     PlanSnapshot,
@@ -43,6 +44,7 @@ from reports.snapshot import (
     RankingRowSnapshot,
     RecusalSnapshot,
     RubricSnapshot,
+    RunCommittedSnapshot,
     WindowSnapshot,
 )
 
@@ -209,6 +211,12 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     continuations = _continuations_data(cycle=cycle)
     if continuations:
         data["continuations"] = continuations
+    runs_committed = _runs_committed_data(cycle=cycle)
+    if runs_committed:
+        data["runs_committed"] = runs_committed
+    grant_changes = _grant_changes_data(cycle=cycle)
+    if grant_changes:
+        data["grant_changes"] = grant_changes
     _agent_actions_data(data, cycle=cycle)
     return data
 
@@ -397,6 +405,60 @@ def _continuations_data(*, cycle: ReviewCycle) -> list[ContinuationSnapshot]:
         }
         for c in commitments
     ]
+
+
+def _runs_committed_data(*, cycle: ReviewCycle) -> list[RunCommittedSnapshot]:
+    """The later weeks the week's own runs committed, and their state now. Two queries."""
+    commitments = list(allocation_selectors.commitment_list_committed_by_week(week=cycle.week))
+    runs = GpuRequest.objects.in_bulk({c.request_ref for c in commitments})
+    return [
+        {
+            "request_id": c.request_ref,
+            "title": runs[c.request_ref].title if c.request_ref in runs else "",
+            "team": c.team.name,
+            "pool": c.pool.key,
+            "gpu_count": c.gpu_count,
+            "week": c.week,
+            "week_number": c.week_number,
+            "run_weeks": c.run_weeks,
+            "state": c.state,
+            "state_label": str(c.get_state_display()),
+        }
+        for c in commitments
+    ]
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _grant_changes_data(*, cycle: ReviewCycle) -> list[GrantChangeSnapshot]:
+    """The week's grants given back or extended, from their lifecycle events. Two queries."""
+    events = committee_selectors.grant_changes_for_week(week=cycle.week)
+    titles = dict(GpuRequest.objects.filter(pk__in={e.request_ref for e in events if e.request_ref})
+                  .values_list("pk", "title"))
+    out: list[GrantChangeSnapshot] = []
+    for event in events:
+        data = event.data
+        released = event.type == "window.released"
+        start = data.get("effective_from") if released else data.get("start")
+        end = None if released else data.get("end")
+        out.append({
+            "kind": event.type,
+            "request_id": event.request_ref,
+            "title": titles.get(event.request_ref or 0, ""),
+            "team": str(data.get("team_name", "")),
+            "pool": str(data.get("pool", "")),
+            "gpu_count": int(data.get("released_gpu_count" if released else "gpu_count") or 0),
+            "kept_gpu_count": _int_or_none(data.get("kept_gpu_count")) if released else None,
+            "start": start,
+            "start_label": _when(datetime.fromisoformat(start)) if start else "",
+            "end": end,
+            "end_label": _when(datetime.fromisoformat(end)) if end else "",
+            "plan_version": _int_or_none(data.get("plan_version")),
+            "reason": str(data.get("reason") or ""),
+        })
+    return out
 
 
 def _recusals_data(*, cycle: ReviewCycle) -> list[RecusalSnapshot]:

@@ -108,6 +108,22 @@ class TestTheSeededDemo:
         ]
         assert "Thursday evening" in questions[0].answer
 
+    def test_seed_demo_shows_an_extension_approved_and_no_release_that_fed_nobody(self, seeded_demo, db, client):
+        from allocations.models import AllocationPlan
+        from committee.models import EmergencyRequest, LifecycleEvent
+
+        [extension] = EmergencyRequest.objects.filter(extends__isnull=False)
+        assert extension.status == "placed" and extension.approvals.filter(approve=True).count() == 2
+        assert LifecycleEvent.objects.filter(type="grant.extended", request_ref=extension.extends_id).count() == 1
+        client.force_login(get_user_model().objects.get(username="chair"))
+        assert "The final evaluation needs a few more hours" in client.get(
+            f"/emergencies/{extension.pk}/").content.decode()
+        # At this instant the week's waitlist cannot grow (the three-week run holds what its shortened grant lacks):
+        # the demo keeps a release only when it feeds the waitlist (tests/committee/test_demo_release.py).
+        for event in LifecycleEvent.objects.filter(type="window.released"):
+            plan = AllocationPlan.objects.get(week=event.data["week"], version=event.data["plan_version"])
+            assert "the waitlist placed again" in plan.note
+
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()
         call_command("seed_demo", "--i-know-this-is-not-production")
@@ -150,7 +166,7 @@ class TestTheSeededDemo:
         windows = AllocationWindow.objects.filter(request_ref=request.pk, withdrawal__isnull=True)
         assert [w.gpu_count for w in windows] == [alternative.granted_gpu_count]
         # One emergency, approved by two and placed as the running week's next plan version.
-        (emergency,) = EmergencyRequest.objects.all()
+        (emergency,) = EmergencyRequest.objects.filter(extends__isnull=True)
         assert emergency.status == "placed" and emergency.approvals.filter(approve=True).count() == 2
         assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
         assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"

@@ -20,6 +20,7 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from allocations import selectors as allocation_selectors
+from allocations.models import ElasticAction
 from committee import services
 from committee.models import (
     DeliveryState,
@@ -209,3 +210,48 @@ def test_a_delivery_to_a_host_that_turned_private_fails_without_posting(world, w
     [attempt] = delivery.attempt_log.all()
     assert delivery.state == DeliveryState.PENDING and attempt.status_code is None
     assert "private or reserved address" in attempt.error
+
+
+def test_an_idle_window_is_told_once_per_idle_episode_and_made_up_after_a_missed_tick(
+        world, receiver, clock, django_capture_on_commit_callbacks):
+    from allocations.elastic.services import elastic_evaluate
+    from tests.allocations.plans import W, publish
+    from tests.allocations.test_elastic_actions import usage
+    from tests.clock import FIXED_NOW as NOW
+    from tests.elastic_policy import elastic_version_one_as_migrated
+
+    elastic_version_one_as_migrated()  # idle: under 25% for 240 minutes
+    services.webhook_subscription_create(actor=world.lead_a, team=world.team_a, url=receiver.url)
+    window = publish([W(world.a100, world.team_a, 8, 0, 160, ref=1, tier="priority")]).windows.get()
+    hour = timedelta(hours=1)
+
+    def idle_posts():
+        return [post for post in receiver.accepted() if post["type"] == "org.docket.window.idle"]
+
+    usage(window, util=[10, 20, 20, 10])  # the four hours before Wednesday 10:00
+    _tick(clock, NOW + timedelta(minutes=15), django_capture_on_commit_callbacks)  # the evaluation: told at once
+    [told] = idle_posts()
+    assert told["subject"] == "requests/1" and told["time"] == "2026-12-02T10:15:00Z"
+    assert {k: told["data"][k] for k in ("window_id", "utilization_pct", "threshold_pct", "idle_span_minutes",
+                                         "offered_gpu_count", "idle_since")} == {
+        "window_id": window.pk, "utilization_pct": 15.0, "threshold_pct": 25, "idle_span_minutes": 240,
+        "offered_gpu_count": 6, "idle_since": "2026-12-02T06:00:00+00:00"}
+    line = notification_text(Notification.objects.get(recipient=world.member_a, kind=NotificationKind.WINDOW_EVENT))
+    assert line.startswith("Team A: the window of R-1 has been idle since ") and "15.0% of GPU time busy" in line
+
+    # Still idle an hour later, now with 7 GPUs offered: the evaluation starts its action again, the episode goes on.
+    usage(window, util=[0], until=NOW + hour, hours=1)
+    _tick(clock, NOW + hour + timedelta(minutes=15), django_capture_on_commit_callbacks)
+    assert ElasticAction.objects.filter(window=window).count() == 2 and len(idle_posts()) == 1
+
+    # Its use rises (the episode ends); four idle hours later a second episode is told, once, by the next :00 tick
+    # although the evaluation ran without the clock (its task; or the tick failed after it).
+    usage(window, util=[80], until=NOW + 2 * hour, hours=1)
+    _tick(clock, NOW + 2 * hour + timedelta(minutes=15), django_capture_on_commit_callbacks)
+    usage(window, util=[5, 5, 5, 5], until=NOW + 6 * hour, hours=4)
+    elastic_evaluate(now=NOW + 6 * hour + timedelta(minutes=15))
+    assert len(idle_posts()) == 1
+    _tick(clock, NOW + 7 * hour, django_capture_on_commit_callbacks)
+    _tick(clock, NOW + 7 * hour + timedelta(minutes=20), django_capture_on_commit_callbacks)
+    assert [post["time"] for post in idle_posts()] == ["2026-12-02T10:15:00Z", "2026-12-02T16:15:00Z"]
+    assert LifecycleEvent.objects.filter(type="window.idle").count() == 2
