@@ -67,6 +67,14 @@ class GpuRequest(models.Model):
         help_text=_("1 for this week only. A run over more weeks keeps the same GPUs, without a gap, from the "
                     "end of this week to the end of its last week; its window must reach the end of this week."),
     )
+    # GPUs per week of a run (docs/multi-week-runs.md): empty for one shape (gpu_count in every week), else one
+    # count a week of the run, the first equal to gpu_count, each from 1 to the pool's GPUs
+    # (committee.selectors.run_weeks_problems). Each later week's commitment is placed with its week's count.
+    weekly_gpu_counts = models.JSONField(
+        _("GPUs per week"), default=list, blank=True,
+        help_text=_("Only for a run whose GPUs change from week to week: one count a week, separated by commas, "
+                    "the first this week's GPUs (e.g. 8, 8, 4). Empty: the same GPUs every week."),
+    )
     baseline_gpu_hours = models.PositiveIntegerField(
         _("baseline plan (GPU-hours)"),
         validators=[MinValueValidator(1)],
@@ -150,6 +158,13 @@ class GpuRequest(models.Model):
     @property
     def requested_gpu_hours(self) -> int:
         return self.gpu_count * self.duration_hours
+
+    @property
+    def run_gpu_counts(self) -> list[int]:
+        """The GPUs asked in each week of the run, its first week first (one shape: gpu_count every week)."""
+        if self.weekly_gpu_counts:
+            return [int(count) for count in self.weekly_gpu_counts]
+        return [self.gpu_count] * self.run_weeks
 
     def clean(self) -> None:
         from django.core.exceptions import ValidationError

@@ -208,6 +208,7 @@ from committee.selectors.runs import (
     run_max_weeks,
     run_weeks_problems,
     week_continuations,
+    weekly_gpu_counts_problems,
 )
 from committee.selectors.tokens import personal_token_list
 from committee.selectors.usage import (
@@ -401,5 +402,6 @@ __all__ = [
     "week_before",
     "week_continuations",
     "week_ranking",
+    "weekly_gpu_counts_problems",
     "window_change_text",
 ]

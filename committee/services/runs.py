@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
+from allocations.commitments import run_week_gpu_counts
 from allocations.models import AllocationPlan, Commitment, CommitmentState
 from allocations.services import (
     PlacedRun,
@@ -38,7 +39,8 @@ def run_commitments_publish(
       (the run's measured utilization in the week before reached grants.continuation_utilization_pct, or the team
       gave a reason) or withheld (the committee decides at the review; it was not placed);
     - each run of this week the plan placed, granted for more than one week, gets a commitment for each later week
-      it was granted (same pool and GPUs as its window here, the whole of each week); a run the new version no
+      it was granted (same pool as its window here, the whole of each week, with that week's GPUs:
+      `allocations.commitments.run_week_gpu_counts`); a run the new version no
       longer places has its commitments released (allocations.services.commitments_record).
 
     Each settled continuation is told once (`grant.continuation_confirmed` / `grant.continuation_withheld`:
@@ -65,6 +67,8 @@ def run_commitments_publish(
             runs.append(PlacedRun(
                 window=window, run_weeks=weeks_granted, position=position,
                 later_weeks=selectors.run_later_weeks(week=cycle.week, weeks_granted=weeks_granted),
+                gpu_counts=run_week_gpu_counts(asked=decision.request.run_gpu_counts, placed_first=window.gpu_count,
+                                               weeks_granted=weeks_granted),
             ))
     commitments_record(refs=[demand.ref for demand, _decision in placement.demands], runs=runs)
 
