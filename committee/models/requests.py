@@ -64,8 +64,9 @@ class GpuRequest(models.Model):
     # requests (allocations.commitments). 1: this week only. At most the policy's grants.max_weeks.
     run_weeks = models.PositiveSmallIntegerField(
         _("weeks"), default=1, validators=[MinValueValidator(1)],
-        help_text=_("1 for this week only. A run over more weeks keeps the same GPUs, without a gap, from the "
-                    "end of this week to the end of its last week; its window must reach the end of this week."),
+        help_text=_("1 for this week only. A run over more weeks continues without a gap from the end of this "
+                    "week to the end of its last week, with the same GPUs unless you give GPUs per week; its window "
+                    "must reach the end of this week."),
     )
     # GPUs per week of a run (docs/multi-week-runs.md): empty for one shape (gpu_count in every week), else one
     # count a week of the run, the first equal to gpu_count, each from 1 to the pool's GPUs
@@ -106,6 +107,13 @@ class GpuRequest(models.Model):
     submitted_at = models.DateTimeField(_("submitted"), null=True, blank=True)
     # A deferred request the team carried into a later week's intake (request_carry): the draft it made
     # points back at it, and each page shows the other.
+    # A run's extension by more weeks (committee.services.runs.run_extension_file): a continuing request of the week
+    # right after the run's last week, its window that whole week, reviewed like any other; granted and placed, it
+    # continues the run from Monday 00:00 and its later weeks are commitments. Its page and review row link back.
+    extends_run = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="run_extensions",
+        verbose_name=_("extends the run"),
+    )
     carried_from = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_into",
         verbose_name=_("carried from"),
@@ -325,6 +333,7 @@ REQUEST_EVENT_ACTIONS = {
     "run explained": pgettext_lazy("request event", "explained the run's use for its next week"),
     "run continued": pgettext_lazy("request event", "continued the run into its next week"),
     "run released": pgettext_lazy("request event", "released the run's next week"),
+    "run extension": pgettext_lazy("request event", "asked to extend the run by more weeks"),
 }
 
 

@@ -203,6 +203,7 @@ from committee.selectors.review import (
 )
 from committee.selectors.runs import (
     continuation_threshold_pct,
+    next_week,
     previous_week,
     run_later_weeks,
     run_max_weeks,
@@ -323,6 +324,7 @@ __all__ = [
     "intake_close_check",
     "kept_explanations",
     "measured_usage",
+    "next_week",
     "no_seat_refusal",
     "notification_kinds_for",
     "notification_opt_outs",

@@ -88,6 +88,11 @@ def previous_week(week: str) -> str:
     return weeks.week_label(weeks.parse_week(week) - timedelta(days=7))
 
 
+def next_week(week: str) -> str:
+    """The ISO week after `week`."""
+    return weeks.week_label(weeks.parse_week(week) + timedelta(days=7))
+
+
 def run_later_weeks(*, week: str, weeks_granted: int) -> list[RunWeek]:
     """The weeks after `week` a run granted for `weeks_granted` weeks continues in, each whole (Monday 00:00 to the
     next Monday 00:00 in the committee's zone: 167, 168 or 169 hours), so each starts where the one before ends."""

@@ -280,6 +280,7 @@ def request_create(
     forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]] = (),
     carried_from: GpuRequest | None = None,
+    extends_run: GpuRequest | None = None,
     detail: str = "",
     detail_text: dict[str, Any] | None = None,
 ) -> GpuRequest:
@@ -293,7 +294,8 @@ def request_create(
     """
     _check_can_edit(actor=actor, team=team, cycle=cycle)
     gpu_request = GpuRequest(
-        team=team, cycle=cycle, created_by=actor, status=RequestStatus.DRAFT, carried_from=carried_from
+        team=team, cycle=cycle, created_by=actor, status=RequestStatus.DRAFT, carried_from=carried_from,
+        extends_run=extends_run,
     )
     _apply_fields(gpu_request, fields)
     usage_report, impact, rows = _check_all(

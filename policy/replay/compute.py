@@ -195,14 +195,14 @@ def _carry(later: Sequence[tuple[str, CommittedWeek]], *, into: dict[str, list[C
 
 def _later_weeks(
     *, week: WeekInputs, demands: Sequence[engine.Demand], windows: Mapping[int, engine.EngineWindow],
-    requests: Mapping[int, ReplayRequest],
+    filed: Mapping[int, ReplayRequest],
 ) -> list[tuple[str, CommittedWeek]]:
     """The later weeks of the runs a week's replay placed, as the live publish records them: the window's pool, the
     run's GPUs for each week (allocations.commitments.run_week_gpu_counts), the run's place among the week's grants
     (1 for the first) and the week's bounds."""
     later: list[tuple[str, CommittedWeek]] = []
     for position, demand in enumerate(demands, start=1):
-        request, window = requests.get(demand.ref), windows.get(demand.ref)
+        request, window = filed.get(demand.ref), windows.get(demand.ref)
         if request is None or window is None or not request.later_weeks:
             continue
         asked = request.run_gpu_counts or (demand.gpu_count,) * (len(request.later_weeks) + 1)
@@ -281,7 +281,7 @@ def _run(
         pools=_pool_runs(week=week, pools=pools, demands=placing, windows=placed_windows),
         fairness={team_id: share.score for team_id, share in sorted(shares.items())},
         carried=tuple((w.ref, _window_key(w)) for w in placed_windows if w.ref in carried_refs),
-    ), _later_weeks(week=week, demands=demands, windows=windows, requests=by_id)
+    ), _later_weeks(week=week, demands=demands, windows=windows, filed=by_id)
 
 
 def _unplaced_value(value: Decimal | None, decided: int, placed: int) -> Decimal | None:
