@@ -356,6 +356,8 @@ def used_well(world, window, key):
 
 
 def test_a_lead_extends_a_running_run_by_weeks_and_the_grant_continues_it_without_a_gap(world, client, clock):
+    from rest_framework.test import APIClient
+
     run = file_request(world, **run_fields(world, run_weeks=2))
     first = publish_week(world, (run, 8))
     used_well(world, windows_of(first)[run.pk], "run-week-1")
@@ -374,9 +376,18 @@ def test_a_lead_extends_a_running_run_by_weeks_and_the_grant_continues_it_withou
     assert "Say why the run needs more weeks." in page
     assert not GpuRequest.objects.filter(extends_run=run).exists()
 
-    answer = client.post(url, {"weeks": "2", "reason": "The loss still falls: two more weeks."}, follow=True)
+    api = APIClient()
+    api_url = f"/api/v1/requests/{run.pk}/run-extension/"
+    api.force_authenticate(world.member_b)  # another team
+    assert api.post(api_url, {"weeks": 2, "reason": "Mine."}, format="json").status_code == 404
+    api.force_authenticate(world.lead_a)
+    bad = api.post(api_url, {"weeks": "2", "reason": "More."}, format="json")
+    assert bad.status_code == 400 and "weeks" in bad.json()
+    answer = api.post(api_url, {"weeks": 2, "reason": "The loss still falls: two more weeks."}, format="json")
+    assert answer.status_code == 201, answer.json()
     extension = GpuRequest.objects.get(extends_run=run)
-    assert "joins the review of week" in answer.content.decode()
+    assert answer.json() == {"request_id": extension.pk, "week": week_3.week, "run_weeks": 2, "gpu_count": 16,
+                             "extends_run": run.pk, "status": "submitted"}
     assert (extension.cycle, extension.status, extension.run_weeks, extension.gpu_count, extension.min_gpu_count) == (
         week_3, "submitted", 2, 16, 16)
     assert (extension.earliest_start, extension.latest_end) == (week_3.starts_at, week_3.ends_at)
@@ -388,6 +399,8 @@ def test_a_lead_extends_a_running_run_by_weeks_and_the_grant_continues_it_withou
         reverse("committee:request-detail", args=[extension.pk])).content.decode()
     again = client.post(url, {"weeks": "1", "reason": "Once more."}, follow=True).content.decode()
     assert "already asks for more weeks in week" in again
+    assert api.post(api_url, {"weeks": 1, "reason": "Once more."}, format="json").status_code == 409
+    assert GpuRequest.objects.filter(extends_run=run).count() == 1
 
     clock.move_to(world.cycle.starts_at - timedelta(days=1), tick=False)
     close(world)

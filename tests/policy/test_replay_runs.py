@@ -54,6 +54,9 @@ def test_three_weeks_with_a_three_week_run_replay_to_the_live_plans(world):
     used_well(world, windows_of(first)[run.pk], "run-week-1")
     labels.append(next_week(world).week)
     second = publish_week(world, (newcomer(world, "Launch eval", 46), 9))
+    held, before = windows_of(second)[run.pk], windows_of(first)[run.pk]
+    assert (held.start, held.gpu_count, before.end, before.gpu_count) == (  # two windows meeting at Monday 00:00
+        world.cycle.starts_at, 8, world.cycle.starts_at, 16)
     used_well(world, windows_of(second)[run.pk], "run-week-2")
     labels.append(next_week(world).week)
     publish_week(world, (newcomer(world, "Distill", 30), 9))
