@@ -60,8 +60,9 @@ class GpuRequest(models.Model):
         _("preemptible is fine"), default=False, help_text=_("The job checkpoints and can be preempted.")
     )
     # A run over several consecutive weeks (docs/multi-week-runs.md): this week's window ends at the week's end and
-    # each following week the run keeps the same GPUs from its first hour to its last, held before that week's new
-    # requests (allocations.commitments). 1: this week only. At most the policy's grants.max_weeks.
+    # each following week the run keeps its GPUs (the same, or that week's of weekly_gpu_counts) from its first hour
+    # to its last, held before that week's new requests (allocations.commitments). 1: this week only. At most the
+    # policy's grants.max_weeks.
     run_weeks = models.PositiveSmallIntegerField(
         _("weeks"), default=1, validators=[MinValueValidator(1)],
         help_text=_("1 for this week only. A run over more weeks continues without a gap from the end of this "
