@@ -43,6 +43,19 @@ class RunWeek:
     end: datetime
 
 
+def run_week_gpu_counts(*, asked: Sequence[int], placed_first: int, weeks_granted: int) -> list[int]:
+    """The GPUs of each later week of a run (its weeks 2..`weeks_granted`), from what it asked per week (`asked`,
+    its first week first) and the GPUs its first week was placed with. A run placed with fewer GPUs than it asked
+    in its first week (down to its minimum) keeps at most those in each later week: the work was planned to the
+    counts asked, and the committee's grant was sized by the first week. A week that asks fewer gets its own count.
+
+    Raises ValueError when `asked` does not cover the weeks granted."""
+    if len(asked) < weeks_granted:
+        raise ValueError(f"{len(asked)} weekly counts for a run of {weeks_granted} weeks")
+    short = placed_first < asked[0]
+    return [min(count, placed_first) if short else count for count in asked[1:weeks_granted]]
+
+
 def commitment_order(commitment: CommittedWeek) -> tuple[str, int, int]:
     """The order commitments hold among themselves: runs that began earlier first, then by priority there."""
     return (commitment.first_week, commitment.position, commitment.ref)

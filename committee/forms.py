@@ -33,9 +33,42 @@ from core.forms import (
     strict_number_formfield,
 )
 from core.numbers import format_gpu_hours
+from core.parsers import parse_whole_number
 from governed.params import ELASTIC_SPAN_MAX_MINUTES
 
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+
+
+class WeeklyGpuCountsField(forms.CharField):
+    """A run's GPUs per week as typed: whole numbers separated by commas ("8, 8, 4"), or empty for one shape.
+    The rules between them and the run (committee.selectors.weekly_gpu_counts_problems) are the services'."""
+
+    # At most this many counts are read: a run spans a few weeks, a post of thousands builds no list.
+    MAX_COUNTS = 52
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.pop("encoder", None)
+        kwargs.pop("decoder", None)
+        kwargs.setdefault("max_length", 400)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return ", ".join(str(count) for count in value)
+        return value
+
+    def to_python(self, value: Any) -> list[int]:  # type: ignore[override]
+        text = str(super().to_python(value) or "").strip()
+        if not text:
+            return []
+        parts = [part.strip() for part in text.split(",")]
+        counts = [parse_whole_number(part, max_digits=6) for part in parts[: self.MAX_COUNTS + 1]]
+        if len(parts) > self.MAX_COUNTS or any(count is None or count < 1 for count in counts):
+            raise forms.ValidationError(
+                _("Give each week's GPUs as a whole number from 1, separated by commas (e.g. 8, 8, 4)."),
+                code="invalid",
+            )
+        return [count for count in counts if count is not None]
 
 
 class GpuRequestForm(forms.ModelForm):
@@ -50,7 +83,10 @@ class GpuRequestForm(forms.ModelForm):
             "slip_consequence": forms.Textarea(attrs={"rows": 2}),
         }
         # A time the database cannot store (an offset past ±15:59, a year past 9999 in UTC) is a form error.
-        field_classes = dict.fromkeys(("earliest_start", "latest_end", "deadline"), UTCFormDateTimeField)
+        field_classes: dict[str, type[forms.Field]] = {
+            **dict.fromkeys(("earliest_start", "latest_end", "deadline"), UTCFormDateTimeField),
+            "weekly_gpu_counts": WeeklyGpuCountsField,
+        }
 
     def __init__(self, *args: Any, cycle: ReviewCycle | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -64,6 +64,16 @@ def run_week(params: Mapping[str, Any]) -> str:
     return _("Week %(week)s of the run") % {"week": params["week"]}
 
 
+@text_renderer("run_extension")
+def run_extension(params: Mapping[str, Any]) -> str:
+    """A request's history: a run's extension by more weeks, into which week, and the lead's reason as typed."""
+    return ngettext(
+        "%(weeks)d more week from week %(week)s, request #%(ref)s: %(reason)s",
+        "%(weeks)d more weeks from week %(week)s, request #%(ref)s: %(reason)s",
+        params["weeks"],
+    ) % {"weeks": params["weeks"], "week": params["week"], "ref": params["ref"], "reason": params["reason"]}
+
+
 @text_renderer("emergency_placed")
 def emergency_placed(params: Mapping[str, Any]) -> str:
     """A plan's note: the emergency it was published for."""

@@ -31,6 +31,7 @@ urlpatterns = [
     path("requests/<int:pk>/withdraw/", portal.request_withdraw, name="request-withdraw"),
     path("requests/<int:pk>/carry/", portal.request_carry, name="request-carry"),
     path("requests/<int:pk>/run/explain/", portal.request_run_explain, name="request-run-explain"),
+    path("requests/<int:pk>/run/extend/", portal.request_run_extend, name="request-run-extend"),
     path("requests/<int:pk>/return/", portal.request_return, name="request-return"),
     path("teams/<slug:slug>/filing/", portal.team_filing, name="team-filing"),
 ]

@@ -33,6 +33,16 @@ def commitment_list_committed_by_week(*, week: str) -> QuerySet[Commitment]:
     )
 
 
+def commitment_list_for_weeks(*, weeks: list[str]) -> QuerySet[Commitment]:
+    """Every commitment of these weeks, whatever its state, with its pool, cluster and first window (the policy
+    lab's replay places them as the weeks did). One query."""
+    return (
+        Commitment.objects.filter(week__in=weeks)
+        .select_related("pool__cluster", "first_window")
+        .order_by("week", "first_window__week", "position", "request_ref")
+    )
+
+
 def commitment_list_for_runs(*, refs: list[int]) -> QuerySet[Commitment]:
     """The commitments of the runs of these requests, by week. One query."""
     return (

@@ -25,6 +25,12 @@ class PlacedRun:
     run_weeks: int
     later_weeks: Sequence[RunWeek]
     position: int
+    # The GPUs of each of `later_weeks` (allocations.commitments.run_week_gpu_counts); empty: the window's in each.
+    gpu_counts: Sequence[int] = ()
+
+    def gpu_count(self, index: int) -> int:
+        """The GPUs of the run's `index`th later week (0 for its second week)."""
+        return self.gpu_counts[index] if self.gpu_counts else self.window.gpu_count
 
 
 @write_transaction
@@ -32,10 +38,10 @@ def commitments_record(*, refs: Sequence[int], runs: Sequence[PlacedRun]) -> lis
     """Make the commitments of the runs a week's plan placed, and release those it no longer places.
 
     `refs` are every request of the week (placed or not); `runs` the runs among them the plan placed. A run's
-    commitment for a later week is created (state committed) or, still unsettled, follows the plan's window (its
-    GPUs, its first window); one of a request in `refs` that no run asks for any more is released. A commitment
-    already settled (confirmed, withheld, or decided by the committee) keeps its state and GPUs. Returns the run's
-    commitments as they stand.
+    commitment for a later week is created (state committed) or, still unsettled, follows the plan's window (the
+    run's GPUs for that week, its first window); one of a request in `refs` that no run asks for any more is
+    released. A commitment already settled (confirmed, withheld, or decided by the committee) keeps its state and
+    GPUs. Returns the run's commitments as they stand.
     """
     wanted = {(run.window.request_ref, week.week) for run in runs for week in run.later_weeks}
     existing = {
@@ -50,12 +56,13 @@ def commitments_record(*, refs: Sequence[int], runs: Sequence[PlacedRun]) -> lis
     for run in runs:
         window = run.window
         assert window.request_ref is not None
-        for week in run.later_weeks:
+        for index, week in enumerate(run.later_weeks):
+            gpu_count = run.gpu_count(index)
             found = existing.get((window.request_ref, week.week))
             if found is None:
                 commitment = Commitment.objects.create(
                     request_ref=window.request_ref, team=window.team, pool=window.pool, week=week.week,
-                    week_number=week.week_number, run_weeks=run.run_weeks, gpu_count=window.gpu_count,
+                    week_number=week.week_number, run_weeks=run.run_weeks, gpu_count=gpu_count,
                     position=run.position, start=week.start, end=week.end, first_window=window,
                 )
             else:
@@ -65,7 +72,7 @@ def commitments_record(*, refs: Sequence[int], runs: Sequence[PlacedRun]) -> lis
                     CommitmentState.COMMITTED, CommitmentState.RELEASED):
                 commitment.state = CommitmentState.COMMITTED
                 commitment.gpu_count, commitment.first_window, commitment.position = (
-                    window.gpu_count, window, run.position)
+                    gpu_count, window, run.position)
                 commitment.save(update_fields=["state", "gpu_count", "first_window", "position"])
             kept.append(commitment)
     return kept

@@ -3,10 +3,12 @@
 
 - POST /api/v1/requests/<pk>/release/     a lead of the request's team gives GPUs of its window back
 - POST /api/v1/requests/<pk>/extension/   a member of the team asks for more hours of its running window
+- POST /api/v1/requests/<pk>/run-extension/   a lead asks to extend a run over several weeks by more weeks
 """
 
 from __future__ import annotations
 
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -108,3 +110,48 @@ class RequestExtensionView(APIView):
         body.is_valid(raise_exception=True)
         emergency = services.grant_extension_file(actor=request.user, gpu_request=gpu_request, **body.validated_data)
         return Response(ExtensionSerializer(emergency).data, status=status.HTTP_201_CREATED)
+
+
+class RunExtensionInputSerializer(StrictJSONMixin, serializers.Serializer):
+    weeks = serializers.IntegerField(min_value=1, help_text=_("How many more weeks, from the week after the run's "
+                                                              "last held week (at most grants.max_weeks)."))
+    reason = serializers.CharField(max_length=2000, help_text=_("Why the run needs them: the committee reads it."))
+
+
+class RunExtensionSerializer(serializers.Serializer):
+    request_id = serializers.IntegerField(source="pk", read_only=True,
+                                          help_text=_("The continuing request, submitted into the review."))
+    week = serializers.CharField(source="cycle.week", read_only=True)
+    run_weeks = serializers.IntegerField(read_only=True)
+    gpu_count = serializers.IntegerField(read_only=True)
+    extends_run = serializers.IntegerField(source="extends_run_id", read_only=True)
+    status = serializers.CharField(read_only=True)
+
+
+@extend_schema(tags=["requests"])
+class RequestRunExtensionView(APIView):
+    """A lead of the team asks to extend a running run over several weeks by more weeks: a continuing request in the
+    review of the week after the run's last week (docs/multi-week-runs.md)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=RunExtensionInputSerializer,
+        responses={
+            201: RunExtensionSerializer,
+            400: OpenApiResponse(description="Weeks outside 1..grants.max_weeks, or no reason."),
+            403: OpenApiResponse(description="Not a lead of the request's team."),
+            404: OpenApiResponse(description="No such request the viewer may read."),
+            409: OpenApiResponse(description="Not a run held now, the week after it takes no requests yet, or the "
+                                             "run already asks for more weeks there."),
+        },
+        operation_id="requests_run_extension_create",
+    )
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
+        """Ask for more weeks of the run: a continuing request, filed and submitted into the next review."""
+        gpu_request = selectors.request_get_for_viewer(viewer=request.user, pk=pk)
+        body = RunExtensionInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        extension = services.run_extension_file(actor=request.user, gpu_request=gpu_request, now=timezone.now(),
+                                                **body.validated_data)
+        return Response(RunExtensionSerializer(extension).data, status=status.HTTP_201_CREATED)

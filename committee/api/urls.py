@@ -29,6 +29,8 @@ urlpatterns += [
     ),
     path("requests/<int:pk>/release/", release.RequestReleaseView.as_view(), name="api-request-release"),
     path("requests/<int:pk>/extension/", release.RequestExtensionView.as_view(), name="api-request-extension"),
+    path("requests/<int:pk>/run-extension/", release.RequestRunExtensionView.as_view(),
+         name="api-request-run-extension"),
     path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
     path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
 ]

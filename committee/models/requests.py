@@ -60,12 +60,22 @@ class GpuRequest(models.Model):
         _("preemptible is fine"), default=False, help_text=_("The job checkpoints and can be preempted.")
     )
     # A run over several consecutive weeks (docs/multi-week-runs.md): this week's window ends at the week's end and
-    # each following week the run keeps the same GPUs from its first hour to its last, held before that week's new
-    # requests (allocations.commitments). 1: this week only. At most the policy's grants.max_weeks.
+    # each following week the run keeps its GPUs (the same, or that week's of weekly_gpu_counts) from its first hour
+    # to its last, held before that week's new requests (allocations.commitments). 1: this week only. At most the
+    # policy's grants.max_weeks.
     run_weeks = models.PositiveSmallIntegerField(
         _("weeks"), default=1, validators=[MinValueValidator(1)],
-        help_text=_("1 for this week only. A run over more weeks keeps the same GPUs, without a gap, from the "
-                    "end of this week to the end of its last week; its window must reach the end of this week."),
+        help_text=_("1 for this week only. A run over more weeks continues without a gap from the end of this "
+                    "week to the end of its last week, with the same GPUs unless you give GPUs per week; its window "
+                    "must reach the end of this week."),
+    )
+    # GPUs per week of a run (docs/multi-week-runs.md): empty for one shape (gpu_count in every week), else one
+    # count a week of the run, the first equal to gpu_count, each from 1 to the pool's GPUs
+    # (committee.selectors.run_weeks_problems). Each later week's commitment is placed with its week's count.
+    weekly_gpu_counts = models.JSONField(
+        _("GPUs per week"), default=list, blank=True,
+        help_text=_("Only for a run whose GPUs change from week to week: one count a week, separated by commas, "
+                    "the first this week's GPUs (e.g. 8, 8, 4). Empty: the same GPUs every week."),
     )
     baseline_gpu_hours = models.PositiveIntegerField(
         _("baseline plan (GPU-hours)"),
@@ -98,6 +108,13 @@ class GpuRequest(models.Model):
     submitted_at = models.DateTimeField(_("submitted"), null=True, blank=True)
     # A deferred request the team carried into a later week's intake (request_carry): the draft it made
     # points back at it, and each page shows the other.
+    # A run's extension by more weeks (committee.services.runs.run_extension_file): a continuing request of the week
+    # right after the run's last week, its window that whole week, reviewed like any other; granted and placed, it
+    # continues the run from Monday 00:00 and its later weeks are commitments. Its page and review row link back.
+    extends_run = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="run_extensions",
+        verbose_name=_("extends the run"),
+    )
     carried_from = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_into",
         verbose_name=_("carried from"),
@@ -150,6 +167,13 @@ class GpuRequest(models.Model):
     @property
     def requested_gpu_hours(self) -> int:
         return self.gpu_count * self.duration_hours
+
+    @property
+    def run_gpu_counts(self) -> list[int]:
+        """The GPUs asked in each week of the run, its first week first (one shape: gpu_count every week)."""
+        if self.weekly_gpu_counts:
+            return [int(count) for count in self.weekly_gpu_counts]
+        return [self.gpu_count] * self.run_weeks
 
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
@@ -310,6 +334,7 @@ REQUEST_EVENT_ACTIONS = {
     "run explained": pgettext_lazy("request event", "explained the run's use for its next week"),
     "run continued": pgettext_lazy("request event", "continued the run into its next week"),
     "run released": pgettext_lazy("request event", "released the run's next week"),
+    "run extension": pgettext_lazy("request event", "asked to extend the run by more weeks"),
 }
 
 

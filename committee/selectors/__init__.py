@@ -205,11 +205,13 @@ from committee.selectors.review import (
 from committee.selectors.runs import (
     continuation_threshold_pct,
     grant_changes_for_week,
+    next_week,
     previous_week,
     run_later_weeks,
     run_max_weeks,
     run_weeks_problems,
     week_continuations,
+    weekly_gpu_counts_problems,
 )
 from committee.selectors.tokens import personal_token_list
 from committee.selectors.usage import (
@@ -328,6 +330,7 @@ __all__ = [
     "intake_close_check",
     "kept_explanations",
     "measured_usage",
+    "next_week",
     "no_seat_refusal",
     "notification_kinds_for",
     "notification_opt_outs",
@@ -407,5 +410,6 @@ __all__ = [
     "week_before",
     "week_continuations",
     "week_ranking",
+    "weekly_gpu_counts_problems",
     "window_change_text",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TypeGuard
 
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
@@ -10,6 +11,7 @@ from django.utils.translation import ngettext
 
 from allocations import selectors as allocation_selectors
 from allocations.commitments import RunWeek
+from allocations.models import GpuPool
 from allocations.selectors import Continuation
 from committee import weeks
 from committee.models import LifecycleEvent, LifecycleEventType, ReviewCycle
@@ -27,12 +29,44 @@ def continuation_threshold_pct(*, week: str) -> int:
     return as_int(policy_value(key=GRANTS_CONTINUATION_PCT, week=week))
 
 
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def weekly_gpu_counts_problems(
+    *, run_weeks: object, gpu_count: object, weekly_gpu_counts: object, pool: GpuPool | None
+) -> dict[str, list[str]]:
+    """The rules of a run's GPUs per week, keyed by field: empty (one shape), or one whole count a week of the run,
+    the first equal to the GPUs asked, each from 1 to the pool's GPUs. No query."""
+    if not isinstance(weekly_gpu_counts, list | tuple) or not weekly_gpu_counts:
+        return {}
+    counts = list(weekly_gpu_counts)
+    problems: list[str] = []
+    if not all(_whole(count) and count >= 1 for count in counts):
+        return {"weekly_gpu_counts": [_("Each week's GPUs is a whole number from 1.")]}
+    if _whole(run_weeks) and len(counts) != run_weeks:
+        problems.append(ngettext(
+            "Give one count for each week of the run: it spans %(weeks)d week, this gives %(given)d.",
+            "Give one count for each week of the run: it spans %(weeks)d weeks, this gives %(given)d.",
+            run_weeks,
+        ) % {"weeks": run_weeks, "given": len(counts)})
+    if _whole(gpu_count) and counts[0] != gpu_count:
+        problems.append(_("The first week's count is this week's GPUs: %(gpus)d, not %(first)d.")
+                        % {"gpus": gpu_count, "first": counts[0]})
+    if pool is not None:
+        for number, count in enumerate(counts, start=1):
+            if count > pool.gpu_count:
+                problems.append(_("The pool %(pool)s has only %(count)d GPUs: week %(n)d of the run asks %(asked)d.")
+                                % {"pool": pool.slug, "count": pool.gpu_count, "n": number, "asked": count})
+    return {"weekly_gpu_counts": problems} if problems else {}
+
+
 def run_weeks_problems(
     *, cycle: ReviewCycle, run_weeks: object, latest_end: datetime | None
 ) -> dict[str, list[str]]:
     """The rules of a run's length, keyed by field: 1 to grants.max_weeks weeks; over several weeks, the window
     reaches the end of the cycle's week (the run continues from there without a gap). One query."""
-    if not isinstance(run_weeks, int) or isinstance(run_weeks, bool):
+    if not _whole(run_weeks):
         return {}
     most = run_max_weeks(week=cycle.week)
     if not 1 <= run_weeks <= most:
@@ -52,6 +86,11 @@ def run_weeks_problems(
 def previous_week(week: str) -> str:
     """The ISO week before `week`."""
     return weeks.week_label(weeks.parse_week(week) - timedelta(days=7))
+
+
+def next_week(week: str) -> str:
+    """The ISO week after `week`."""
+    return weeks.week_label(weeks.parse_week(week) + timedelta(days=7))
 
 
 def run_later_weeks(*, week: str, weeks_granted: int) -> list[RunWeek]:

@@ -73,7 +73,12 @@ from committee.services.review import (
     request_decide,
 )
 from committee.services.rubric import rubric_change
-from committee.services.runs import run_commitments_publish, run_continuation_decide, run_continuation_explain
+from committee.services.runs import (
+    run_commitments_publish,
+    run_continuation_decide,
+    run_continuation_explain,
+    run_extension_file,
+)
 from committee.services.scores import score_record
 from committee.services.sso import (
     SsoSyncResult,
@@ -156,6 +161,7 @@ __all__ = [
     "run_commitments_publish",
     "run_continuation_decide",
     "run_continuation_explain",
+    "run_extension_file",
     "score_record",
     "scores_confirm",
     "scores_mark_stale",

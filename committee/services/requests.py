@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
-from allocations.models import Team
+from allocations.models import GpuPool, Team
 from committee import limits, selectors, signals, weeks
 from committee.models import (
     Alternative,
@@ -44,6 +44,7 @@ REQUEST_FIELDS = (
     "latest_end",
     "preemptible_ok",
     "run_weeks",
+    "weekly_gpu_counts",
     "baseline_gpu_hours",
     "deadline",
     "slip_consequence",
@@ -140,6 +141,10 @@ def request_problems(
         cycle=cycle, run_weeks=fields.get("run_weeks"), latest_end=end if isinstance(end, datetime) else None,
     ))
     gpu_count, hours = fields.get("gpu_count"), fields.get("duration_hours")
+    _merge(errors, selectors.weekly_gpu_counts_problems(
+        run_weeks=fields.get("run_weeks"), gpu_count=gpu_count, weekly_gpu_counts=fields.get("weekly_gpu_counts"),
+        pool=fields["pool"] if isinstance(fields.get("pool"), GpuPool) else None,
+    ))
     if isinstance(start, datetime) and start < cycle.starts_at:
         errors["earliest_start"] = [
             _("The window must lie within week %(week)s: start at %(start)s or later.")
@@ -275,6 +280,7 @@ def request_create(
     forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]] = (),
     carried_from: GpuRequest | None = None,
+    extends_run: GpuRequest | None = None,
     detail: str = "",
     detail_text: dict[str, Any] | None = None,
 ) -> GpuRequest:
@@ -288,7 +294,8 @@ def request_create(
     """
     _check_can_edit(actor=actor, team=team, cycle=cycle)
     gpu_request = GpuRequest(
-        team=team, cycle=cycle, created_by=actor, status=RequestStatus.DRAFT, carried_from=carried_from
+        team=team, cycle=cycle, created_by=actor, status=RequestStatus.DRAFT, carried_from=carried_from,
+        extends_run=extends_run,
     )
     _apply_fields(gpu_request, fields)
     usage_report, impact, rows = _check_all(

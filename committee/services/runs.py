@@ -10,7 +10,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationPlan, Commitment, CommitmentState
+from allocations.commitments import run_week_gpu_counts
+from allocations.models import PLACED_STATES, AllocationPlan, Commitment, CommitmentState
 from allocations.services import (
     PlacedRun,
     commitment_decide,
@@ -19,13 +20,13 @@ from allocations.services import (
     commitments_record,
 )
 from committee import selectors
-from committee.models import GpuRequest, ReviewCycle
+from committee.models import GpuRequest, RequestStatus, ReviewCycle
 from committee.selectors.publishing import PublishPlacement
 from committee.services.events import continuation_event_record
-from committee.services.requests import actor_name, request_event_record
+from committee.services.requests import actor_name, request_create, request_event_record, request_submit
 from core.errors import StateConflict
 from core.locks import write_transaction
-from core.texts import stored_text
+from core.texts import stored_text, text_render
 
 
 @write_transaction
@@ -38,7 +39,8 @@ def run_commitments_publish(
       (the run's measured utilization in the week before reached grants.continuation_utilization_pct, or the team
       gave a reason) or withheld (the committee decides at the review; it was not placed);
     - each run of this week the plan placed, granted for more than one week, gets a commitment for each later week
-      it was granted (same pool and GPUs as its window here, the whole of each week); a run the new version no
+      it was granted (same pool as its window here, the whole of each week, with that week's GPUs:
+      `allocations.commitments.run_week_gpu_counts`); a run the new version no
       longer places has its commitments released (allocations.services.commitments_record).
 
     Each settled continuation is told once (`grant.continuation_confirmed` / `grant.continuation_withheld`:
@@ -65,6 +67,8 @@ def run_commitments_publish(
             runs.append(PlacedRun(
                 window=window, run_weeks=weeks_granted, position=position,
                 later_weeks=selectors.run_later_weeks(week=cycle.week, weeks_granted=weeks_granted),
+                gpu_counts=run_week_gpu_counts(asked=decision.request.run_gpu_counts, placed_first=window.gpu_count,
+                                               weeks_granted=weeks_granted),
             ))
     commitments_record(refs=[demand.ref for demand, _decision in placement.demands], runs=runs)
 
@@ -118,3 +122,83 @@ def run_continuation_decide(*, actor: User, commitment: Commitment, confirm: boo
     request_event_record(request=gpu_request, actor=actor, action="run continued" if confirm else "run released",
                          detail=locked.week, detail_text=stored_text("run_week", week=locked.week))
     return decided
+
+
+RUN_EXTENSION_REASON_MAX_LENGTH = 2000
+
+
+@write_transaction
+def run_extension_file(
+    *, actor: User, gpu_request: GpuRequest, weeks: object, reason: str, now: datetime
+) -> GpuRequest:
+    """A lead of the run's team asks to extend a running grant over several weeks by `weeks` more weeks
+    (docs/multi-week-runs.md): a continuing request of the week right after the run's last held week, filed and
+    submitted into that week's review. It asks for the GPUs of the run's last week over that whole week (Monday 00:00
+    to Monday 00:00, so it continues the run without a gap when placed) and `weeks` weeks in all; it carries the
+    run's evidence and links back to it (`extends_run`, shown on its page and review row). Granted and placed, its
+    later weeks become commitments as any run's. Written in both requests' histories.
+
+    Refused, nothing written: PermissionDenied for anyone but a lead of the team; StateConflict when the request is
+    not a run the week holds (granted over several weeks or itself an extension, and its last held week not over),
+    when that next week's intake is not open, or when the run already has an extension there; ValidationError for
+    the weeks (1 to grants.max_weeks) or an empty or too long reason.
+    """
+    if not selectors.user_is_team_lead(user=actor, team=gpu_request.team):
+        raise PermissionDenied(_("Only a lead of %(team)s extends its runs.") % {"team": gpu_request.team.name})
+    run = GpuRequest.objects.select_for_update(no_key=True).select_related("team", "cycle", "pool").get(
+        pk=gpu_request.pk)
+    decision = getattr(run, "decision", None)
+    is_run = decision is not None and decision.weeks_granted >= 1 and (
+        decision.weeks_granted > 1 or run.extends_run_id is not None)
+    held = list(allocation_selectors.commitment_list_for_runs(refs=[run.pk]))
+    last = max((c for c in held if c.state in PLACED_STATES), key=lambda c: c.week, default=None)
+    plan = allocation_selectors.plan_for_week(week=run.cycle.week)
+    window = next((w for w in allocation_selectors.plan_window_list(plan=plan) if w.request_ref == run.pk),
+                  None) if plan is not None else None
+    last_end = last.end if last is not None else (window.end if window is not None else None)
+    if not is_run or window is None or last_end is None or last_end <= now:
+        raise StateConflict(_("Only a run over several weeks that is granted, placed and not over can be extended."))
+    last_week = last.week if last is not None else run.cycle.week
+    next_label = selectors.next_week(last_week)
+    cycle = ReviewCycle.objects.filter(week=next_label).first()
+    if cycle is None or not cycle.intake_open:
+        raise StateConflict(
+            _("The run holds its GPUs until the end of week %(last)s: ask for more weeks while week %(next)s takes "
+              "requests.") % {"last": last_week, "next": next_label}
+        )
+    if run.run_extensions.filter(cycle=cycle).exclude(status=RequestStatus.WITHDRAWN).exists():
+        raise StateConflict(_("The run already asks for more weeks in week %(week)s.") % {"week": next_label})
+    errors = selectors.run_weeks_problems(cycle=cycle, run_weeks=weeks, latest_end=cycle.ends_at)
+    if not isinstance(weeks, int) or isinstance(weeks, bool):
+        errors = {"weeks": [_("Give the number of weeks as a whole number.")]}
+    elif "run_weeks" in errors:
+        errors = {"weeks": errors.pop("run_weeks")}
+    reason = reason.strip()
+    if not reason:
+        errors["reason"] = [_("Say why the run needs more weeks.")]
+    elif len(reason) > RUN_EXTENSION_REASON_MAX_LENGTH:
+        errors["reason"] = [_("At most %(n)d characters.") % {"n": RUN_EXTENSION_REASON_MAX_LENGTH}]
+    if errors:
+        raise ValidationError(errors)
+    assert isinstance(weeks, int)
+    gpu_count = last.gpu_count if last is not None else window.gpu_count
+    copy = selectors.request_copy(source=run, cycle=cycle)
+    fields = {
+        **copy.fields, "title": _("%(title)s (more weeks)") % {"title": run.title}, "gpu_count": gpu_count,
+        "min_gpu_count": gpu_count, "duration_hours": cycle.hours, "earliest_start": cycle.starts_at,
+        "latest_end": cycle.ends_at, "run_weeks": weeks, "weekly_gpu_counts": [], "preemptible_ok": False,
+    }
+    told = stored_text("run_extension", weeks=weeks, week=next_label, ref=run.pk, reason=reason)
+    try:
+        extension = request_create(
+            actor=actor, team=run.team, cycle=cycle, fields=fields, usage=copy.usage, forecast=copy.forecast,
+            alternatives=copy.alternatives, extends_run=run, detail=text_render(told), detail_text=told,
+        )
+    except ValidationError as exc:
+        if hasattr(exc, "error_dict") and "pool" in exc.error_dict:
+            raise StateConflict(exc.error_dict["pool"]) from None
+        raise
+    extension = request_submit(actor=actor, gpu_request=extension)
+    request_event_record(request=run, actor=actor, action="run extension", detail=text_render(told),
+                         detail_text=told)
+    return extension

@@ -440,8 +440,30 @@ def request_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         "run_commitments": list(allocation_selectors.commitment_list_for_runs(refs=[gpu_request.pk]))
         if gpu_request.run_weeks > 1 else [],
         "is_lead": lead_submits and selectors.user_is_team_lead(user=request.user, team=gpu_request.team),
+        "run_lead": member and selectors.user_is_team_lead(user=request.user, team=gpu_request.team),
+        "run_extensions": list(gpu_request.run_extensions.select_related("cycle").order_by("cycle__starts_at")),
     }
     return render(request, "committee/request_detail.html", context)
+
+
+@login_required
+@require_POST
+def request_run_extend(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """A lead asks to extend the run by more weeks: a continuing request in the next week's review."""
+    gpu_request = _own_request(request, pk)
+    try:
+        extension = services.run_extension_file(
+            actor=request.user, gpu_request=gpu_request,
+            weeks=parse_whole_number(request.POST.get("weeks"), max_digits=3),
+            reason=request.POST.get("reason", ""), now=timezone.now(),
+        )
+    except ValidationError as exc:  # a StateConflict too
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect(reverse("committee:request-detail", kwargs={"pk": pk}) + "#run")
+    messages.success(request, _("Asked: the extension joins the review of week %(week)s.") % {
+        "week": extension.cycle.week})
+    return redirect("committee:request-detail", pk=extension.pk)
 
 
 @login_required

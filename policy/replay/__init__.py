@@ -6,13 +6,22 @@ clock: the same inputs give byte-identical results (`ReplayResult.to_json`).
 """
 
 from policy.replay.compute import replay
-from policy.replay.data import ActualWindow, ReplayInputs, ReplayRequest, ReplayResult, UsageRow, WeekInputs
+from policy.replay.data import (
+    ActualWindow,
+    ArchivedCommitment,
+    ReplayInputs,
+    ReplayRequest,
+    ReplayResult,
+    UsageRow,
+    WeekInputs,
+)
 from policy.replay.overrides import MAX_WEEKS, MIN_WEEKS, Overrides, ReplayErrors, overrides_parse
 
 __all__ = [
     "MAX_WEEKS",
     "MIN_WEEKS",
     "ActualWindow",
+    "ArchivedCommitment",
     "Overrides",
     "ReplayErrors",
     "ReplayInputs",

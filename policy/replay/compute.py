@@ -17,7 +17,9 @@ parameters) — the same steps the week went through:
    automatically for missing quorum that the proposed quorum ranks stays deferred (the committee never
    decided on it). Grants go to the engine in the replayed rank order (`demand_priority`).
 4. Placement: allocations.engine.allocate on the pools as they were when the week was placed (their
-   history), with the proposed reserves; no fixed windows, as a first publish.
+   history), with the proposed reserves; no fixed windows, as a first publish. The later weeks of runs over
+   several weeks go first, as the live engine places them (`_carried`): those the replay itself placed in an
+   earlier replayed week, and those of runs begun before the replayed weeks as archived.
 
 Besides the two replays, `actual` is what happened: the archived ranks and the week's current plan,
 with the differences noted (a correction, an emergency, a later plan version).
@@ -44,6 +46,12 @@ from fractions import Fraction
 from zoneinfo import ZoneInfo
 
 from allocations import engine
+from allocations.commitments import (
+    CommittedWeek,
+    commitment_order,
+    demands_with_commitments,
+    run_week_gpu_counts,
+)
 from committee import scoring
 from policy.replay.data import (
     ActualWindow,
@@ -52,6 +60,7 @@ from policy.replay.data import (
     PoolRow,
     PoolRun,
     ReplayInputs,
+    ReplayRequest,
     ReplayResult,
     RequestRun,
     TeamRow,
@@ -74,10 +83,22 @@ def replay(*, inputs: ReplayInputs, overrides: Overrides) -> ReplayResult:
     """Replay every week of `inputs` without and with `overrides`; compare with what happened. Pure."""
     details: list[WeekReplay] = []
     notes: list[Note] = []
+    # The later weeks of the runs each replay placed, by week: carried into those weeks as the live publish carries
+    # them (committee.services.runs.run_commitments_publish), so a run the proposal no longer places holds nothing.
+    carried_baseline: dict[str, list[CommittedWeek]] = {}
+    carried_proposed: dict[str, list[CommittedWeek]] = {}
+    replayed = frozenset(w.week for w in inputs.weeks)
     for week in inputs.weeks:
         memo = _Memo()
-        baseline = _run(week=week, inputs=inputs, overrides=Overrides(), memo=memo)
-        proposed = baseline if overrides.empty else _run(week=week, inputs=inputs, overrides=overrides, memo=memo)
+        baseline, later = _run(week=week, inputs=inputs, overrides=Overrides(), memo=memo,
+                               carried=_carried(week=week, replayed=replayed, derived=carried_baseline))
+        _carry(later, into=carried_baseline)
+        if overrides.empty:
+            proposed = baseline
+        else:
+            proposed, later = _run(week=week, inputs=inputs, overrides=overrides, memo=memo,
+                                   carried=_carried(week=week, replayed=replayed, derived=carried_proposed))
+        _carry(later, into=carried_proposed)
         actual = _actual_placed(week)
         details.append(WeekReplay(week=week.week, baseline=baseline, proposed=proposed, actual_placed=actual))
         notes.extend(_notes(week=week, baseline=baseline, proposed=proposed))
@@ -151,7 +172,53 @@ def _place(
     return tuple(windows)
 
 
-def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides, memo: _Memo) -> WeekRun:
+def _carried(
+    *, week: WeekInputs, replayed: frozenset[str], derived: Mapping[str, Sequence[CommittedWeek]]
+) -> list[CommittedWeek]:
+    """The commitments a replayed week places first, as the live engine does: those of runs that began before the
+    replayed weeks as archived (placed when committed or confirmed); those of runs the replay itself placed in an
+    earlier replayed week as it placed them, unless the week withheld the run's continuation or the committee
+    released it (the evidence and the committee's word are archived, not replayed)."""
+    archived = {c.week.ref: c for c in week.commitments}
+    before = [c.week for c in week.commitments if c.week.first_week not in replayed and c.placed]
+    mine = [
+        c for c in derived.get(week.week, ())
+        if (held := archived.get(c.ref)) is None or held.placed or not held.settled
+    ]
+    return sorted([*before, *mine], key=commitment_order)
+
+
+def _carry(later: Sequence[tuple[str, CommittedWeek]], *, into: dict[str, list[CommittedWeek]]) -> None:
+    for label, committed in later:
+        into.setdefault(label, []).append(committed)
+
+
+def _later_weeks(
+    *, week: WeekInputs, demands: Sequence[engine.Demand], windows: Mapping[int, engine.EngineWindow],
+    filed: Mapping[int, ReplayRequest],
+) -> list[tuple[str, CommittedWeek]]:
+    """The later weeks of the runs a week's replay placed, as the live publish records them: the window's pool, the
+    run's GPUs for each week (allocations.commitments.run_week_gpu_counts), the run's place among the week's grants
+    (1 for the first) and the week's bounds."""
+    later: list[tuple[str, CommittedWeek]] = []
+    for position, demand in enumerate(demands, start=1):
+        request, window = filed.get(demand.ref), windows.get(demand.ref)
+        if request is None or window is None or not request.later_weeks:
+            continue
+        asked = request.run_gpu_counts or (demand.gpu_count,) * (len(request.later_weeks) + 1)
+        counts = run_week_gpu_counts(asked=asked, placed_first=window.gpu_count,
+                                     weeks_granted=len(request.later_weeks) + 1)
+        for run_week, gpus in zip(request.later_weeks, counts, strict=True):
+            later.append((run_week.week, CommittedWeek(
+                ref=demand.ref, pool=window.pool, gpu_count=gpus, start=run_week.start, end=run_week.end,
+                first_week=week.week, position=position)))
+    return later
+
+
+def _run(
+    *, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides, memo: _Memo, carried: Sequence[CommittedWeek] = ()
+) -> tuple[WeekRun, list[tuple[str, CommittedWeek]]]:
+    """One replay of one week, and the later weeks of the runs it placed (to carry into those weeks)."""
     weights = dict(overrides.weights or week.weights)
     quorum = next(q for q in (overrides.quorum, week.quorum, inputs.quorum) if q is not None)
     shares = _fair_shares(week=week, inputs=inputs, overrides=overrides)
@@ -173,8 +240,10 @@ def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides, memo: 
         if request.demand is not None and result.rank is not None:
             demands.append(request.demand)
     pools = _pools(week=week, overrides=overrides)
-    placed_windows = _place(week=week, pools=pools, demands=demands, memo=memo)
+    placing = demands_with_commitments(commitments=carried, demands=demands)
+    placed_windows = _place(week=week, pools=pools, demands=placing, memo=memo)
     windows = {w.ref: w for w in placed_windows}
+    carried_refs = {c.ref for c in carried}
     runs: list[RequestRun] = []
     for result in results:
         request = by_id[result.request_id]
@@ -209,9 +278,10 @@ def _run(*, week: WeekInputs, inputs: ReplayInputs, overrides: Overrides, memo: 
         )
     return WeekRun(
         requests=tuple(runs),
-        pools=_pool_runs(week=week, pools=pools, demands=demands, windows=placed_windows),
+        pools=_pool_runs(week=week, pools=pools, demands=placing, windows=placed_windows),
         fairness={team_id: share.score for team_id, share in sorted(shares.items())},
-    )
+        carried=tuple((w.ref, _window_key(w)) for w in placed_windows if w.ref in carried_refs),
+    ), _later_weeks(week=week, demands=demands, windows=windows, filed=by_id)
 
 
 def _unplaced_value(value: Decimal | None, decided: int, placed: int) -> Decimal | None:

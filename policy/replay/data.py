@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from allocations import engine
+from allocations.commitments import CommittedWeek, RunWeek
 from committee import scoring
 
 _HOUR = timedelta(hours=1)
@@ -42,6 +43,10 @@ class ReplayRequest:
     corrected: bool = False  # the decision was corrected (or amended on appeal) after finalize
     impact_value: Decimal | None = None
     impact_unit: str = ""
+    # A run over several weeks (docs/multi-week-runs.md): the GPUs it asked per week (its first week first) and the
+    # later weeks its grant covers, each whole; placed, they become commitments of those weeks.
+    run_gpu_counts: tuple[int, ...] = ()
+    later_weeks: tuple[RunWeek, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,15 @@ class ActualWindow:
     @property
     def gpu_hours(self) -> int:
         return self.gpu_count * int((self.end - self.start) / _HOUR)
+
+
+@dataclass(frozen=True)
+class ArchivedCommitment:
+    """A later week of a run as the week held it (allocations.Commitment): where it stands, and its state."""
+
+    week: CommittedWeek
+    placed: bool  # committed or confirmed: the live engine placed it first
+    settled: bool  # settled on evidence or by the committee (a release by a correction is not)
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,8 @@ class WeekInputs:
     trailing_weeks: int | None = None
     # The org chart: team id → (department id, the department's weight); a team not in it stands at the top level.
     team_departments: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    # The later weeks of runs the week held (every state), placed first as the live engine places them.
+    commitments: tuple[ArchivedCommitment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +155,9 @@ class WeekRun:
     requests: tuple[RequestRun, ...]  # in rank order, then below quorum
     pools: tuple[PoolRun, ...]
     fairness: Mapping[int, Decimal]  # per team, 0–10
+    # The runs' later weeks placed first in the week (run's request id, window as `RequestRun.window`), oldest run
+    # first: they are not the week's requests, but they hold its GPUs.
+    carried: tuple[tuple[int, tuple[str, int, str, str, str]], ...] = ()
 
 
 @dataclass(frozen=True)

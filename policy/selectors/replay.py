@@ -16,7 +16,9 @@ from django.utils import timezone
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
+from allocations.commitments import RunWeek
 from allocations.models import (
+    PLACED_STATES,
     AllocationPlan,
     AllocationWindow,
     Cluster,
@@ -25,6 +27,7 @@ from allocations.models import (
     UsageRecord,
     WindowTier,
 )
+from allocations.selectors import committed_week
 from committee import scoring
 from committee.models import (
     PLACING_OUTCOMES,
@@ -37,13 +40,13 @@ from committee.models import (
     ReviewCycle,
     Score,
 )
-from committee.selectors import decision_demand
+from committee.selectors import decision_demand, run_later_weeks
 from committee.selectors.governance import GOVERNANCE_KEYS
 from committee.weeks import current_week_label, week_bounds
 from core.datetimes import format_isoweek
 from governed import params
 from governed.selectors import Setting, policy_settings_for_weeks, policy_values
-from policy.replay import ActualWindow, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
+from policy.replay import ActualWindow, ArchivedCommitment, ReplayInputs, ReplayRequest, UsageRow, WeekInputs
 from policy.replay.overrides import MAX_FAIRSHARE_WEEKS, PoolReserves
 
 REPLAYED_STATUSES = (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)
@@ -165,7 +168,7 @@ def _plan_windows(
 
 
 def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
-    """The archived inputs of the last `weeks` decided weeks before `before`: at most 16 queries, any N or size.
+    """The archived inputs of the last `weeks` decided weeks before `before`: at most 17 queries, any N or size.
 
     Each week carries the quorum, fair-share rules, rubric weights and pool reserves in force in it (the one store,
     governed), so a week replayed after a rule changed is replayed under the rules it had. `usage_weeks` is how far
@@ -246,6 +249,11 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     ) if refs else set()
     for w in window_rows:
         windows[w.week].append(w)
+    held: dict[str, list[ArchivedCommitment]] = defaultdict(list)
+    for commitment in allocation_selectors.commitment_list_for_weeks(weeks=weeks_labels):  # 17
+        held[commitment.week].append(ArchivedCommitment(
+            week=committed_week(commitment=commitment), placed=commitment.state in PLACED_STATES,
+            settled=commitment.settled_at is not None))
     as_ofs = {c.pk: (c.intake_closed_at or c.starts_at) for c in cycles}
     earliest = min(as_ofs.values()) - timedelta(weeks=usage_weeks, days=1)
     latest = max(as_ofs.values())
@@ -292,8 +300,10 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                     reserves={k: s for k, s in in_force.items() if k.startswith(params.POOL_PREFIX)},
                 ),
                 requests=tuple(
-                    _replay_request(r, scores=scores[r.pk], corrected=corrected) for r in by_cycle.get(cycle.pk, [])
+                    _replay_request(r, week=cycle.week, scores=scores[r.pk], corrected=corrected)
+                    for r in by_cycle.get(cycle.pk, [])
                 ),
+                commitments=tuple(held.get(cycle.week, ())),
                 first_plan=(
                     _plan_windows(plan=first_plan, windows=windows[cycle.week], emergencies=emergencies)
                     if first_plan
@@ -330,12 +340,16 @@ def _week_rules(values: Mapping[str, object]) -> tuple[int, float, int]:
     )
 
 
-def _replay_request(r: GpuRequest, *, scores: dict[str, list[int]], corrected: set[int]) -> ReplayRequest:
+def _replay_request(
+    r: GpuRequest, *, week: str, scores: dict[str, list[int]], corrected: set[int]
+) -> ReplayRequest:
     decision = getattr(r, "decision", None)
     demand = None
+    later_weeks: list[RunWeek] = []
     if decision is not None and decision.outcome in GRANT_OUTCOMES:
         decision.request = r  # decision_demand reads it: already loaded, no query
         demand = decision_demand(decision=decision)
+        later_weeks = run_later_weeks(week=week, weeks_granted=decision.weeks_granted)
     forecast = getattr(r, "impact_forecast", None)
     return ReplayRequest(
         request_id=r.pk,
@@ -357,6 +371,8 @@ def _replay_request(r: GpuRequest, *, scores: dict[str, list[int]], corrected: s
         corrected=r.pk in corrected,
         impact_value=forecast.estimated_value if forecast is not None else None,
         impact_unit=forecast.value_unit if forecast is not None else "",
+        run_gpu_counts=tuple(r.run_gpu_counts) if r.weekly_gpu_counts else (),
+        later_weeks=tuple(later_weeks),
     )
 
 

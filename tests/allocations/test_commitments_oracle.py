@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from allocations.commitments import CommittedWeek, commitment_demand, demands_with_commitments
+from allocations import engine
+from allocations.commitments import (
+    CommittedWeek,
+    commitment_demand,
+    demands_with_commitments,
+    run_week_gpu_counts,
+)
 from allocations.engine import PoolCapacity, allocate
 from allocations.explanations import explanation_text
 from tests.allocations.oracle import lexicographic_optimum
@@ -96,3 +104,61 @@ def test_a_run_is_not_both_committed_and_requested_and_a_commitment_spans_whole_
     with pytest.raises(ValueError, match="whole hours"):
         commitment_demand(CommittedWeek(ref=2, pool="p", gpu_count=4, start=WEEK, end=at(10, 30),
                                         first_week="2023-W52", position=1))
+
+
+def test_a_run_with_gpus_per_week_is_placed_with_each_weeks_count_at_the_strict_priority_optimum() -> None:
+    for seed in range(700, 712):
+        hours, pools, demands = random_week(seed)
+        rng = random.Random(seed)
+        asked = [rng.randint(2, 12) for _week in range(rng.randint(2, 4))]
+        placed_first = rng.randint(1, asked[0])
+        later = run_week_gpu_counts(asked=asked, placed_first=placed_first, weeks_granted=len(asked))
+        assert later == [min(count, placed_first) if placed_first < asked[0] else count for count in asked[1:]]
+        pool = rng.choice(pools).key
+        for number, gpus in enumerate(later, start=2):  # each later week's engine run, as the week places it
+            run = CommittedWeek(ref=900, pool=pool, gpu_count=gpus, start=WEEK, end=at(hours),
+                                first_week="2023-W52", position=1)
+            placing = demands_with_commitments(commitments=[run], demands=demands)
+
+            result = allocate(week_start=WEEK, pools=pools, demands=placing, hours=hours)
+
+            optimum = lexicographic_optimum(week_start=WEEK, pools=pools, demands=placing, hours=hours)
+            assert gpu_hours(result, placing) == optimum, f"seed {seed}, week {number}"
+            held = [w for w in result.windows if w.ref == 900]
+            assert [(w.start, w.end, w.gpu_count) for w in held] in ([], [(WEEK, at(hours), gpus)])
+
+
+def test_weekly_counts_that_do_not_cover_the_weeks_granted_are_refused() -> None:
+    with pytest.raises(ValueError, match="2 weekly counts for a run of 3 weeks"):
+        run_week_gpu_counts(asked=[4, 2], placed_first=4, weeks_granted=3)
+    assert run_week_gpu_counts(asked=[8, 4, 12, 6], placed_first=8, weeks_granted=2) == [4]  # the first weeks only
+
+
+@pytest.mark.parametrize(("first_monday", "hours"), [
+    (datetime(2027, 3, 15), [168, 167, 168]),  # 2027-W11..W13: summer time starts Sunday 28 March (W12)
+    (datetime(2026, 10, 19), [169, 168, 168]),  # 2026-W43..W45: it ends Sunday 25 October (W43)
+    (datetime(2026, 12, 21), [168, 168, 168]),  # 2026-W52, W53 and 2027-W01: ISO week 53 and the year's end
+])
+def test_a_run_whose_gpus_change_is_two_windows_a_boundary_meeting_at_monday_midnight(
+    first_monday: datetime, hours: list[int]
+) -> None:
+    zone = ZoneInfo("Europe/Berlin")
+    mondays = [(first_monday + timedelta(days=7 * n)).replace(tzinfo=zone).astimezone(UTC) for n in range(4)]
+    assert [(b - a) // timedelta(hours=1) for a, b in pairwise(mondays)] == hours
+    asked = [12, 6, 9]
+    first = allocate(week_start=mondays[0], pools=[POOL], hours=hours[0], demands=[engine.Demand(
+        ref=1, pool="p", gpu_count=12, min_gpu_count=6, duration_hours=48,  # at the week's end (decision_demand)
+        earliest_start=mondays[1] - timedelta(hours=48), latest_end=mondays[1])])
+    later = run_week_gpu_counts(asked=asked, placed_first=first.windows[0].gpu_count, weeks_granted=3)
+    windows = [first.windows[0]]
+    for index, gpus in enumerate(later, start=1):
+        week = CommittedWeek(ref=1, pool="p", gpu_count=gpus, start=mondays[index], end=mondays[index + 1],
+                             first_week="2026-W01", position=1)
+        placed = allocate(week_start=mondays[index], pools=[POOL], hours=hours[index],
+                          demands=[commitment_demand(week)])
+        windows.extend(placed.windows)
+
+    assert [w.gpu_count for w in windows] == asked  # 12 standard GPUs and more in the pool: as asked
+    for before, after in pairwise(windows):
+        assert before.end == after.start  # no gap, no overlap, whatever the count
+    assert [w.end for w in windows] == mondays[1:]

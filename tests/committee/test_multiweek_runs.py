@@ -14,6 +14,7 @@ from allocations import selectors as allocation_selectors
 from allocations.models import AllocationWindow, Commitment, CommitmentState, UsageRecord
 from committee import selectors, services, weeks
 from committee.models import GpuRequest, LifecycleEvent, Notification, WebhookSubscription
+from core.errors import StateConflict
 from reports.models import Page
 from tests.committee.reviewing import close, decide, score
 from tests.conftest import committed
@@ -28,9 +29,11 @@ def run_fields(world, **overrides):
     return fields
 
 
-def publish_week(world, *requests_and_scores, decisions=None):
-    """Close, score (chair and reviewer), decide (grant unless told), finalize and publish the world's week."""
-    close(world)
+def publish_week(world, *requests_and_scores, decisions=None, closed=False):
+    """Close (unless `closed`), score (chair and reviewer), decide (grant unless told), finalize and publish the
+    world's week."""
+    if not closed:
+        close(world)
     for gpu_request, impact in requests_and_scores:
         for member in (world.chair, world.reviewer):
             score(member, gpu_request, impact, 5, 5)
@@ -343,3 +346,84 @@ def test_the_forward_calendar_counts_a_summer_time_week_by_its_hours(world, sett
     assert [(w.week, w.hours, w.capacity_gpu_hours) for w in weeks_ahead] == [
         ("2027-W12", 167, 64 * 167), ("2027-W13", 168, 64 * 168)]
     assert weeks_ahead[0].end == weeks_ahead[1].start
+
+
+def used_well(world, window, key):
+    UsageRecord.objects.create(
+        pool=world.a100, team=world.team_a, period_start=window.start, period_end=window.end,
+        gpu_hours_used=Decimal(700), mean_utilization_pct=Decimal("90"), window=window, idempotency_key=key,
+    )
+
+
+def test_a_lead_extends_a_running_run_by_weeks_and_the_grant_continues_it_without_a_gap(world, client, clock):
+    from rest_framework.test import APIClient
+
+    run = file_request(world, **run_fields(world, run_weeks=2))
+    first = publish_week(world, (run, 8))
+    used_well(world, windows_of(first)[run.pk], "run-week-1")
+    next_week(world)
+    publish_week(world)  # the run's second (last) week: its commitment is confirmed and placed first
+    week_3 = next_week(world)
+    clock.move_to(world.cycle.starts_at - timedelta(days=3), tick=False)  # Friday of the run's last week
+    url = reverse("committee:request-run-extend", args=[run.pk])
+
+    client.force_login(world.member_a)  # a member who is not a lead
+    assert client.post(url, {"weeks": "2", "reason": "More data."}).status_code == 403
+    client.force_login(world.lead_a)
+    page = client.post(url, {"weeks": "9", "reason": "More data."}, follow=True).content.decode()
+    assert "A request spans from 1 to 4 weeks." in page
+    page = client.post(url, {"weeks": "2", "reason": " "}, follow=True).content.decode()
+    assert "Say why the run needs more weeks." in page
+    assert not GpuRequest.objects.filter(extends_run=run).exists()
+
+    api = APIClient()
+    api_url = f"/api/v1/requests/{run.pk}/run-extension/"
+    api.force_authenticate(world.member_b)  # another team
+    assert api.post(api_url, {"weeks": 2, "reason": "Mine."}, format="json").status_code == 404
+    api.force_authenticate(world.lead_a)
+    bad = api.post(api_url, {"weeks": "2", "reason": "More."}, format="json")
+    assert bad.status_code == 400 and "weeks" in bad.json()
+    answer = api.post(api_url, {"weeks": 2, "reason": "The loss still falls: two more weeks."}, format="json")
+    assert answer.status_code == 201, answer.json()
+    extension = GpuRequest.objects.get(extends_run=run)
+    assert answer.json() == {"request_id": extension.pk, "week": week_3.week, "run_weeks": 2, "gpu_count": 16,
+                             "extends_run": run.pk, "status": "submitted"}
+    assert (extension.cycle, extension.status, extension.run_weeks, extension.gpu_count, extension.min_gpu_count) == (
+        week_3, "submitted", 2, 16, 16)
+    assert (extension.earliest_start, extension.latest_end) == (week_3.starts_at, week_3.ends_at)
+    assert extension.usage_report.gpu_hours_used == run.usage_report.gpu_hours_used  # the run's evidence
+    history = run.events.get(action="run extension")
+    assert (history.actor_name, history.detail_display) == (
+        "Lead_A", f"2 more weeks from week {week_3.week}, request #{run.pk}: The loss still falls: two more weeks.")
+    assert "Continues the run granted in week" in client.get(
+        reverse("committee:request-detail", args=[extension.pk])).content.decode()
+    again = client.post(url, {"weeks": "1", "reason": "Once more."}, follow=True).content.decode()
+    assert "already asks for more weeks in week" in again
+    assert api.post(api_url, {"weeks": 1, "reason": "Once more."}, format="json").status_code == 409
+    assert GpuRequest.objects.filter(extends_run=run).count() == 1
+
+    clock.move_to(world.cycle.starts_at - timedelta(days=1), tick=False)
+    close(world)
+    client.force_login(world.chair)
+    review = client.get(reverse("committee:review-cycle", args=[week_3.week])).content.decode()
+    assert "continuing request" in review and reverse("committee:request-detail", args=[run.pk]) in review
+    plan = publish_week(world, (extension, 8), closed=True)
+
+    last = Commitment.objects.get(request_ref=run.pk, week_number=2)
+    placed = windows_of(plan)[extension.pk]
+    assert (placed.start, placed.end, placed.gpu_count) == (last.end, week_3.ends_at, 16)  # no gap, no overlap
+    [more] = Commitment.objects.filter(request_ref=extension.pk)
+    assert (more.start, more.gpu_count) == (placed.end, 16)
+
+
+def test_a_run_is_extended_only_while_the_week_after_it_takes_requests(world):
+    run = file_request(world, **run_fields(world, run_weeks=2))
+    single = file_request(world, pool=world.h100, title="One week")
+    publish_week(world, (run, 8), (single, 7))  # the run's last week (2026-W51) takes no requests yet
+    with pytest.raises(StateConflict, match="ask for more weeks while week"):
+        services.run_extension_file(actor=world.lead_a, gpu_request=run, weeks=1, reason="More.",
+                                    now=world.cycle.starts_at)
+    with pytest.raises(StateConflict, match="granted, placed and not over"):  # a grant of one week is no run
+        services.run_extension_file(actor=world.lead_a, gpu_request=single, weeks=1, reason="More.",
+                                    now=world.cycle.starts_at)
+    assert not GpuRequest.objects.filter(extends_run__isnull=False).exists()

@@ -176,6 +176,26 @@ def placement_data(outcome: selectors.RequestOutcome) -> dict[str, Any] | None:
     }
 
 
+WEEKLY_GPU_COUNTS_HELP = _("A run's GPUs per week, its first week first (the first equal to gpu_count, one count for "
+                           "each of run_weeks, each at most the pool's GPUs); empty: the same GPUs every week.")
+
+
+class JSONWholeNumberField(serializers.IntegerField):
+    """An integer that is a JSON number in the body: a string or a boolean is refused, as StrictJSONMixin refuses
+    them for a field of its own (it checks only the list around this one)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise serializers.ValidationError(str(_("Incorrect type: expected an integer.")), code="invalid")
+        return super().to_internal_value(data)
+
+
+def weekly_gpu_counts_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=JSONWholeNumberField(min_value=1), max_length=52, help_text=WEEKLY_GPU_COUNTS_HELP, **kwargs
+    )
+
+
 class RequestSerializer(serializers.ModelSerializer):
     team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     team_name = serializers.CharField(source="team.name", read_only=True)
@@ -185,6 +205,7 @@ class RequestSerializer(serializers.ModelSerializer):
     usage_report = UsageReportSerializer(read_only=True, allow_null=True)
     impact_forecast = ImpactForecastSerializer(read_only=True, allow_null=True)
     alternatives = AlternativeSerializer(many=True, read_only=True)
+    weekly_gpu_counts = weekly_gpu_counts_field(read_only=True)
     decision = serializers.SerializerMethodField()
     placement = serializers.SerializerMethodField()
 
@@ -253,6 +274,7 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
     alternatives = AlternativeInputSerializer(
         many=True, required=False, max_length=limits.MAX_ALTERNATIVES  # type: ignore[call-arg]
     )
+    weekly_gpu_counts = weekly_gpu_counts_field(required=False)
 
     class Meta:
         model = GpuRequest
