@@ -12,7 +12,8 @@ What it does, all on loopback and all stopped before it exits:
    whose URLconf adds the bare view (bench/urls.py) to the app's URLs.
 3. Checks each scenario once (status, window count, ETag), then loads each with `wrk` from a
    second process, interleaving the scenarios round by round so that they share the machine's
-   load, and reports the median requests/s of each and the ratios to the bare view:
+   load, and reports the median requests/s of each and the ratios to the bare view, with the CPU gunicorn's
+   worker spent a request in each (from /proc, over wrk's count of requests) and the load average:
 
    - bare: GET /bench/bare-windows/ — the same envelope and fields (cursor, plan version, commitments, the
      elastic offers): four queries, JsonResponse, no DRF, no authentication (the preflight checks that its keys
