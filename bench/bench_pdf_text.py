@@ -12,7 +12,9 @@ heading; the last line is the sum. The charts' pieces are left out: bench/bench_
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import re
 import subprocess
 import sys
@@ -22,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def one(size: int, database: Path) -> None:
+def one(size: int, database: Path, *, profile: Path | None = None, dump: Path | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     fresh = not database.exists()
     os.environ["DATABASE_URL"] = f"sqlite:///{database}"
@@ -51,20 +53,29 @@ def one(size: int, database: Path) -> None:
             world.cycle.refresh_from_db()
             services.cycle_publish(actor=world.chair, cycle=world.cycle)
     # The week's own page ("cycle:<week>"), not one of the parts it continues on.
-    page = min(Page.objects.filter(source_key__startswith="cycle:"), key=lambda p: len(p.source_key))
+    page = min(Page.objects.filter(source_key__startswith="cycle:"), key=lambda p: len(p.source_key or ""))
     revision = page.revisions.order_by("-number").first()
+    assert revision is not None
     record = pdf.DecisionRecordPrint(revision=revision)
     pieces: list[print_pieces.Piece] = []
     for item in record.pieces():
         if isinstance(item, print_pieces.Piece):
             pieces.append(item)
-        elif not item.waits:  # the waiting ones are the charts
+        elif not item.last:  # the last one is the charts' slots
             pieces.extend(item.make())
+    if dump:
+        for number, piece in enumerate(pieces):
+            (dump / f"week{size}-piece{number:02d}.html").write_text(piece.html)
+    profiler = cProfile.Profile() if profile else None
     total = 0.0
     pages = 0
     for number, piece in enumerate(pieces):
         started = time.process_time()
-        _, count = print_pieces.lay_out(piece.html)
+        if profiler is not None:
+            profiler.enable()
+        count = print_pieces.lay_out(piece.html).pages
+        if profiler is not None:
+            profiler.disable()
         cpu = time.process_time() - started
         total += cpu
         pages += count
@@ -73,20 +84,31 @@ def one(size: int, database: Path) -> None:
               f"{heading.group(1)[:50] if heading else ''}")
     print(f"{size} requests: {len(pieces)} text pieces, {pages} pages, layout CPU {total:.2f} s, "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    if profiler is not None:
+        profiler.dump_stats(str(profile))
+        stats = pstats.Stats(str(profile))
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(45)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--dir", default="/tmp/docket-bench-pdf-text")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the layout; print the top functions, keep the stats in --dir")
+    parser.add_argument("--dump", action="store_true", help="write each piece's HTML into --dir")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     if args.one:
-        one(args.one, Path(args.dir) / f"week{args.one}.sqlite3")
+        one(args.one, Path(args.dir) / f"week{args.one}.sqlite3",
+            profile=Path(args.dir) / f"layout{args.one}.prof" if args.profile else None,
+            dump=Path(args.dir) if args.dump else None)
         return 0
     for size in args.sizes:  # a process each: Django is set up once a process
-        subprocess.run([sys.executable, __file__, "--dir", args.dir, "--one", str(size)], check=True)
+        flags = ["--profile"] * args.profile + ["--dump"] * args.dump
+        subprocess.run([sys.executable, __file__, "--dir", args.dir, "--one", str(size), *flags], check=True)
     return 0
 
 

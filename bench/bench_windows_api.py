@@ -12,10 +12,12 @@ What it does, all on loopback and all stopped before it exits:
    whose URLconf adds the bare view (bench/urls.py) to the app's URLs.
 3. Checks each scenario once (status, window count, ETag), then loads each with `wrk` from a
    second process, interleaving the scenarios round by round so that they share the machine's
-   load, and reports the median requests/s of each and the ratios to the bare view:
+   load, and reports the median requests/s of each and the ratios to the bare view, with the CPU gunicorn's
+   worker spent a request in each (from /proc, over wrk's count of requests) and the load average:
 
-   - bare: GET /bench/bare-windows/ — the same fields (the elastic offers included): two queries,
-     JsonResponse, no DRF, no authentication (the preflight checks the keys are the API's);
+   - bare: GET /bench/bare-windows/ — the same envelope and fields (cursor, plan version, commitments, the
+     elastic offers): four queries, JsonResponse, no DRF, no authentication (the preflight checks that its keys
+     and values are the API's);
    - windows: GET /api/v1/windows/?cluster=bench&week=...&page_size=500 with the token;
    - windows 304: the same with If-None-Match: <its ETag>.
 
@@ -68,26 +70,36 @@ def main() -> int:
         auth = f"Bearer {token}"
         etag, sizes = preflight(base, windows_url, auth)
         scenarios = {
-            "bare Django JSON view": (f"{base}/bench/bare-windows/?cluster=bench", []),
+            "bare Django JSON view": (f"{base}/bench/bare-windows/?cluster=bench&week={WEEK}", []),
             "windows API (200)": (windows_url, [f"Authorization: {auth}"]),
             "windows API (304, If-None-Match)": (windows_url, [f"Authorization: {auth}", f"If-None-Match: {etag}"]),
         }
         measured: dict[str, list[float]] = {name: [] for name in scenarios}
+        cpu_ms: dict[str, list[float]] = {name: [] for name in scenarios}
+        loads: list[float] = []
         for _round in range(args.rounds):
             for name, (url, headers) in scenarios.items():
-                measured[name].append(run_wrk(url, headers, duration=args.duration, connections=args.connections))
+                before = workers_cpu_seconds(server.process.pid)
+                rate, requests = run_wrk(url, headers, duration=args.duration, connections=args.connections)
+                measured[name].append(rate)
+                cpu_ms[name].append(1000 * (workers_cpu_seconds(server.process.pid) - before) / max(requests, 1))
+                loads.append(os.getloadavg()[0])
 
     medians = {name: statistics.median(values) for name, values in measured.items()}
     bare = medians["bare Django JSON view"]
     ratio_200 = medians["windows API (200)"] / bare
     ratio_304 = medians["windows API (304, If-None-Match)"] / bare
     print(f"\n500 windows; gunicorn {args.workers} sync worker(s); wrk -t1 -c{args.connections} -d{args.duration}s; "
-          f"{args.rounds} interleaved rounds; body sizes: bare {sizes['bare']} B, windows {sizes['windows']} B\n")
-    print("| endpoint | requests/s (median) | each round | vs bare |")
-    print("|---|---:|---|---:|")
+          f"{args.rounds} interleaved rounds; body sizes: bare {sizes['bare']} B, windows {sizes['windows']} B; "
+          f"load average {min(loads):.1f}-{max(loads):.1f}\n")
+    print("| endpoint | requests/s (median) | each round | vs bare | worker CPU ms a request (median) | vs bare |")
+    print("|---|---:|---|---:|---:|---:|")
+    bare_cpu = statistics.median(cpu_ms["bare Django JSON view"])
     for name, values in measured.items():
         rounds = ", ".join(f"{v:.0f}" for v in values)
-        print(f"| {name} | {medians[name]:.0f} | {rounds} | {medians[name] / bare:.0%} |")
+        cpu = statistics.median(cpu_ms[name])
+        print(f"| {name} | {medians[name]:.0f} | {rounds} | {medians[name] / bare:.0%} | {cpu:.1f} | "
+              f"{bare_cpu / cpu:.2f} |")
     bare_rounds = measured["bare Django JSON view"]
     for name in ("windows API (200)", "windows API (304, If-None-Match)"):
         per_round = [value / base_value for value, base_value in zip(measured[name], bare_rounds, strict=True)]
@@ -141,7 +153,7 @@ def seed(env: dict[str, str]) -> str:
 
 def preflight(base: str, windows_url: str, auth: str) -> tuple[str, dict[str, int]]:
     """Each scenario answers what it should before it is loaded; returns the ETag and body sizes."""
-    with urllib.request.urlopen(f"{base}/bench/bare-windows/?cluster=bench") as response:  # noqa: S310
+    with urllib.request.urlopen(f"{base}/bench/bare-windows/?cluster=bench&week={WEEK}") as response:  # noqa: S310
         bare = response.read()
     assert len(json.loads(bare)["results"]) == WINDOWS
     request = urllib.request.Request(windows_url, headers={"Authorization": auth})  # noqa: S310
@@ -149,8 +161,12 @@ def preflight(base: str, windows_url: str, auth: str) -> tuple[str, dict[str, in
         body, etag = response.read(), response.headers["ETag"]
     page = json.loads(body)
     assert len(page["results"]) == WINDOWS and page["next"] is None and etag
-    bare_keys = set(json.loads(bare)["results"][0])
+    bare_page = json.loads(bare)
+    assert set(bare_page) == set(page), f"the bare view's envelope differs: {set(bare_page) ^ set(page)}"
+    bare_keys = set(bare_page["results"][0])
     assert bare_keys == set(page["results"][0]), f"the bare view's keys differ: {bare_keys ^ set(page['results'][0])}"
+    same = ("count", "cursor", "plan_version", "results", "commitments")
+    assert all(bare_page[key] == page[key] for key in same), "the bare view's values differ from the API's"
     conditional = urllib.request.Request(  # noqa: S310
         windows_url, headers={"Authorization": auth, "If-None-Match": etag}
     )
@@ -163,7 +179,19 @@ def preflight(base: str, windows_url: str, auth: str) -> tuple[str, dict[str, in
     return etag, {"bare": len(bare), "windows": len(body)}
 
 
-def run_wrk(url: str, headers: list[str], *, duration: int, connections: int) -> float:
+def workers_cpu_seconds(master: int) -> float:
+    """The CPU (user + system) gunicorn's workers have used so far: the children of its master, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    total = 0.0
+    for child in children:
+        fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14 and 15 of stat)
+    return total
+
+
+def run_wrk(url: str, headers: list[str], *, duration: int, connections: int) -> tuple[float, int]:
+    """wrk's requests/s and its count of requests."""
     argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--timeout", "10s"]
     for header in headers:
         argv += ["-H", header]
@@ -172,9 +200,10 @@ def run_wrk(url: str, headers: list[str], *, duration: int, connections: int) ->
     if errors:
         print(f"warning: {url}: {'; '.join(errors)}", file=sys.stderr)
     match = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    if not match:
+    count = re.search(r"(\d+) requests in", out)
+    if not match or not count:
         raise SystemExit(f"could not read wrk's output:\n{out}")
-    return float(match.group(1))
+    return float(match.group(1)), int(count.group(1))
 
 
 

@@ -232,11 +232,25 @@ class DecisionRecordPrint:
 
     def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
         with translation.override(self.language):
-            html = render_markdown(body)
+            html = app_links_as_text(render_markdown(body))
         return [
             self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
             for index, fragment in enumerate(_long_section_runs(html))
         ]
+
+
+# A link to one of the app's own pages (a request, an archive page) is written with a relative address ("/requests/3/").
+_APP_LINK = re.compile(r'<a\s[^>]*?\bhref="/[^"]*"[^>]*>(.*?)</a>', re.DOTALL)
+
+
+def app_links_as_text(html: str) -> str:
+    """The HTML with each link to one of the app's own pages printed as its text (a link to another site stays).
+
+    A relative address has no host to resolve against in a PDF, so such a link never led anywhere; and each link is
+    an inline box that cuts its line into several pieces of text, which WeasyPrint lays out, measures and draws
+    apart: the ranking's and the windows' lines, a link each, cost about twice a plain line's CPU
+    (docs/benchmarks.md, "The decision record's PDF")."""
+    return _APP_LINK.sub(r"\1", html)
 
 
 def _long_section_runs(html: str) -> list[str]:

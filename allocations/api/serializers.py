@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -19,15 +20,56 @@ WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end
                   "withdrawn_seq")
 
 
+@functools.lru_cache(maxsize=4096)
 def utc_iso(moment: datetime) -> str:
     """ISO 8601 in UTC with a 'Z', to the second (windows lie on the engine's hour grid).
 
-    `isoformat` rather than `strftime`, and no conversion of what the database already gives in UTC: a list of 500
-    windows writes 1,000 of these (docs/benchmarks.md, "Windows API")."""
+    `isoformat` rather than `strftime`, and no conversion of what the database already gives in UTC; and kept: a
+    list of 500 windows writes 1,000 of these, of a few dozen hours of one week (docs/benchmarks.md, "Windows API").
+    Two equal instants are the same text, whatever their time zones, so a kept answer is always the right one."""
     offset = moment.utcoffset()
     if offset is None or offset:
         moment = moment.astimezone(UTC)
     return moment.isoformat(timespec="seconds")[:19] + "Z"
+
+
+def window_json(row: tuple[Any, ...], *, cluster: str, versions: Mapping[str, int], reference: Any) -> dict[str, Any]:
+    """One window's JSON from a `WINDOW_COLUMNS` row: `cluster` slug, `versions` week -> plan version, `reference`
+    (allocations.selectors.SchedulerReference) its pools, teams, accounts and offers."""
+    window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, withdrawn_seq = row
+    pool_slug, gpu_model, label, per_node = reference.pools[pool_id]
+    team_slug, account = reference.teams[team_id]
+    offer = reference.offers.get(window_id) if withdrawn_seq is None else None
+    return {
+        "id": window_id,
+        "plan_version": versions.get(week),
+        "cluster": cluster,
+        "pool": pool_slug,
+        "gpu_model": gpu_model,
+        "scheduler_label": label,
+        "gpu_count": gpu_count,
+        "gpus_per_node": per_node,
+        "start": utc_iso(start),
+        "end": utc_iso(end),
+        "team": team_slug,
+        "account": account,
+        "department": reference.department_of(team_id),
+        "tier": tier,
+        "request_id": request_ref,
+        "withdrawn": withdrawn_seq is not None,
+        "lendable_gpus": offer[0] if offer else 0,
+        "lendable_reason": offer[1] if offer else None,
+    }
+
+
+class WindowRowsSerializer(serializers.ListSerializer):
+    """A list of windows: the context read once, not once a row (DRF finds a child's context by walking up to the
+    root), for a list of 500."""
+
+    def to_representation(self, data: Any) -> list[dict[str, Any]]:
+        context: Mapping[str, Any] = self.context
+        cluster, versions, reference = context["cluster"], context["versions"], context["reference"]
+        return [window_json(row, cluster=cluster, versions=versions, reference=reference) for row in data]
 
 
 class WindowSerializer(serializers.Serializer):
@@ -72,32 +114,13 @@ class WindowSerializer(serializers.Serializer):
         help_text=_("Why the GPUs are offered: `idle` (granted but idle) or `night_open`; null when none are."),
     )
 
+    class Meta:
+        list_serializer_class = WindowRowsSerializer
+
     def to_representation(self, instance: Any) -> dict[str, Any]:
-        window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, withdrawn_seq = instance
         context: Mapping[str, Any] = self.context
-        pool_slug, gpu_model, label, per_node = context["reference"].pools[pool_id]
-        team_slug, account = context["reference"].teams[team_id]
-        offer = context["reference"].offers.get(window_id) if withdrawn_seq is None else None
-        return {
-            "id": window_id,
-            "plan_version": context["versions"].get(week),
-            "cluster": context["cluster"],
-            "pool": pool_slug,
-            "gpu_model": gpu_model,
-            "scheduler_label": label,
-            "gpu_count": gpu_count,
-            "gpus_per_node": per_node,
-            "start": utc_iso(start),
-            "end": utc_iso(end),
-            "team": team_slug,
-            "account": account,
-            "department": context["reference"].department_of(team_id),
-            "tier": tier,
-            "request_id": request_ref,
-            "withdrawn": withdrawn_seq is not None,
-            "lendable_gpus": offer[0] if offer else 0,
-            "lendable_reason": offer[1] if offer else None,
-        }
+        return window_json(instance, cluster=context["cluster"], versions=context["versions"],
+                           reference=context["reference"])
 
 
 class CommitmentSerializer(serializers.Serializer):

@@ -42,7 +42,7 @@ from allocations.elastic import services as elastic_services
 from allocations.models import AllocationWindow, Cluster, SchedulerClient
 from core.compression import etag_match
 
-ETAG_FORMAT = "windows-v3"  # change when the body's shape changes, so old ETags stop matching
+ETAG_FORMAT = "windows-v4"  # change when the body's shape changes, so old ETags stop matching
 
 
 class SchedulerAPIView(APIView):
@@ -135,7 +135,23 @@ class WindowListView(SchedulerAPIView):
             raise exceptions.ValidationError({"as_of": [str(exc)]}) from None
         reference = selectors.scheduler_reference(cluster=cluster)
         windows = filters.filter_queryset(snapshot.windows)
-        count = windows.count()
+        size = page.validated_data.get("page_size") or _default_page_size()
+        after, before = page.validated_data.get("after"), page.validated_data.get("before")
+        conditional = request.headers.get("If-None-Match")
+        # With a week or an explicit `ends_after`, the cursor and the query fix the windows in scope (windows never
+        # change; a withdrawal is a change of its own), so their count adds nothing to the ETag and a 304 does not
+        # count them. Only "not ended yet", the clock's scope, shrinks between two changes: there the count does.
+        scope_moves = not params["week"] and params["ends_after"] is None
+        rows = None
+        if not conditional and after is None and before is None:
+            # No ETag to compare: the first page is read now, and when it holds every window its length is the
+            # count (a poller whose list fits one page makes one query less).
+            rows = selectors.window_page(windows=windows.values_list(*WINDOW_COLUMNS), size=size)
+        count = None
+        if rows is not None and not rows.more_after:
+            count = len(rows.rows)
+        elif scope_moves or not conditional:
+            count = windows.count()
         commitments = selectors.commitment_rows_for_cluster(
             cluster_id=cluster.pk, week=params["week"] or None, ends_after=params["ends_after"] or timezone.now(),
             pool=params["pool"] or None, team=params["team"] or None, department=params["department"] or None,
@@ -145,18 +161,18 @@ class WindowListView(SchedulerAPIView):
         # Windows never change, and without a publish the set in scope can only shrink (windows
         # end), so the cursor, the versions, the count and what is shown of pools, teams and
         # accounts determine the body byte for byte: a strong ETag without building it.
-        etag = _etag(request, cluster, snapshot, count,
+        etag = _etag(request, cluster, snapshot, count if scope_moves else None,
                      reference.fingerprint() + selectors.commitment_fingerprint(commitments))
         headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
-        if matched := etag_match(request.headers.get("If-None-Match"), etag):
+        if matched := etag_match(conditional, etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={**headers, "ETag": matched})
 
-        rows = selectors.window_page(
-            windows=windows.values_list(*WINDOW_COLUMNS),
-            size=page.validated_data.get("page_size") or _default_page_size(),
-            after=page.validated_data.get("after"),
-            before=page.validated_data.get("before"),
-        )
+        if rows is None:
+            rows = selectors.window_page(windows=windows.values_list(*WINDOW_COLUMNS), size=size, after=after,
+                                         before=before)
+        if count is None:  # an ETag that did not match, on a fixed scope
+            whole = after is None and before is None and not rows.more_after
+            count = len(rows.rows) if whole else windows.count()
         context = {"cluster": cluster.slug, "versions": snapshot.versions, "reference": reference}
         body = {
             "count": count,
@@ -338,7 +354,8 @@ def _default_page_size() -> int:
     return int(settings.REST_FRAMEWORK.get("PAGE_SIZE") or 100)
 
 
-def _etag(request: Request, cluster: Cluster, snapshot: selectors.WindowSnapshot, count: int, fingerprint: str) -> str:
+def _etag(request: Request, cluster: Cluster, snapshot: selectors.WindowSnapshot, count: int | None,
+          fingerprint: str) -> str:
     params = sorted((key, value) for key, values in request.query_params.lists() for value in values)
     key = repr((
         ETAG_FORMAT,

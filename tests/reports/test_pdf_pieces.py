@@ -4,11 +4,13 @@ numbered wrong, and the same PDF text whatever the number of workers."""
 from __future__ import annotations
 
 import html
+import io
 import re
 import shutil
 import subprocess
 from datetime import UTC, datetime
 
+import pikepdf
 import pytest
 import time_machine
 
@@ -16,7 +18,7 @@ from allocations.models import AllocationWindow
 from committee import services as committee_services
 from reports import pdf, print_pieces
 from reports.markdown import render as render_markdown
-from reports.models import Page
+from reports.models import Page, PageKind
 from reports.selectors import revision_latest
 from reports.services import pages
 from tests.conftest import build_world, committed, require
@@ -159,3 +161,24 @@ def test_a_long_table_prints_a_line_a_row_with_every_cell_in_order(db, settings)
             assert found >= 0, line
             position = found + len(line)
     assert "Rank · Request · Team · Pool · GPU-hours" in whole
+
+
+def test_a_link_to_the_apps_own_pages_prints_as_its_text_and_a_link_to_another_site_stays(db, settings):
+    """A relative address ("/requests/3/") has no host to lead to in a PDF: it prints as text, in the line it stood
+    in; a link the author wrote to another site stays a link."""
+    require(shutil.which("pdftotext") is not None, "pdftotext (apt-get install poppler-utils)")
+    settings.CHROMIUM_PATH = "/nonexistent/chromium"
+    page = pages.page_create_system(
+        slug="decision-record-links", kind=PageKind.DECISION_RECORD, source_key="cycle:links",
+        title="Decision record 2026-W03",
+        body="## Decisions\n\nGranted [[request:7|Ranker retrain]] after [[decision-record-2026-w02|last week]]; "
+             "see [the vendor's note](https://example.org/note).",
+        data={"cycle": {"week": "2026-W03"}, "ranking": []}, summary="Generated")
+
+    content = render(revision_latest(page=page), settings, workers=1)
+
+    links = [str(annotation.A.URI) for pdf_page in pikepdf.open(io.BytesIO(content)).pages
+             for annotation in pdf_page.get("/Annots") or []]
+    assert links == ["https://example.org/note"]
+    whole = " ".join(" ".join(page_texts(content)).split())
+    assert "Granted Ranker retrain after last week; see the vendor's note." in whole
