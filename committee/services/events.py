@@ -16,7 +16,8 @@ Who records what:
   `lifecycle_events` job for any such episode not told yet (an evaluation run by its task, a tick that failed after
   it): once per idle episode, the first `ElasticAction` of kind idle of a window (`idle_events_due`);
 - `window.released`: `committee.services.window_release`;
-- `grant.extended`: `committee.services.emergency` when it places an extension;
+- `grant.extended`: `committee.services.emergency` when it places an extension, and `committee.services.runs` when a
+  week's publish places a run's continuing request (more weeks);
 - `grant.continuation_confirmed`, `grant.continuation_withheld`: `committee.services.runs` when a run's next week
   is settled at that week's publish (on the evidence, or the team's reason), and `grant.continuation_confirmed` when
   the committee continues a withheld week at its review; once per run and week (`continuation_event_record`).

@@ -20,9 +20,9 @@ from allocations.services import (
     commitments_record,
 )
 from committee import selectors
-from committee.models import GpuRequest, RequestStatus, ReviewCycle
+from committee.models import GpuRequest, LifecycleEventType, RequestStatus, ReviewCycle
 from committee.selectors.publishing import PublishPlacement
-from committee.services.events import continuation_event_record
+from committee.services.events import continuation_event_record, lifecycle_event_record, window_event_data
 from committee.services.requests import actor_name, request_create, request_event_record, request_submit
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -44,7 +44,8 @@ def run_commitments_publish(
       longer places has its commitments released (allocations.services.commitments_record).
 
     Each settled continuation is told once (`grant.continuation_confirmed` / `grant.continuation_withheld`:
-    the team's inbox, the chat, the webhooks; docs/events.md).
+    the team's inbox, the chat, the webhooks; docs/events.md), and so is each run extended by weeks whose continuing
+    request this plan places (`grant.extended`, about the run it continues, once whatever the plan version).
     """
     for continuation in placement.continuations:
         commitment = continuation.commitment
@@ -63,6 +64,14 @@ def run_commitments_publish(
     for position, (demand, decision) in enumerate(placement.demands, start=1):
         weeks_granted = decision.weeks_granted
         window = windows.get(demand.ref)
+        extended = decision.request.extends_run_id
+        if extended is not None and window is not None and window.week == cycle.week:
+            lifecycle_event_record(
+                type=LifecycleEventType.GRANT_EXTENDED, key=f"grant.extended:run:{demand.ref}",
+                team_id=window.team_id, cluster_id=window.cluster_id, request_ref=extended, occurred_at=now,
+                data=window_event_data(window, request_id=extended, extension_request_id=demand.ref,
+                                       weeks=max(weeks_granted, 1), plan_version=plan.version),
+            )
         if weeks_granted > 1 and window is not None and window.week == cycle.week:
             runs.append(PlacedRun(
                 window=window, run_weeks=weeks_granted, position=position,

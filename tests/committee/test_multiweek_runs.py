@@ -414,6 +414,10 @@ def test_a_lead_extends_a_running_run_by_weeks_and_the_grant_continues_it_withou
     assert (placed.start, placed.end, placed.gpu_count) == (last.end, week_3.ends_at, 16)  # no gap, no overlap
     [more] = Commitment.objects.filter(request_ref=extension.pk)
     assert (more.start, more.gpu_count) == (placed.end, 16)
+    # Told once, about the run it continues: the team's inbox, the chat and the webhooks (docs/events.md).
+    [told] = LifecycleEvent.objects.filter(type="grant.extended")
+    assert (told.request_ref, told.data["extension_request_id"], told.data["weeks"]) == (run.pk, extension.pk, 2)
+    assert told.data["start"] == last.end.isoformat() and told.data["gpu_count"] == 16
 
 
 def test_a_run_is_extended_only_while_the_week_after_it_takes_requests(world):
