@@ -16,7 +16,7 @@ LINT_TESTS := tests/lint
 # run: about 11 s of each worker's collection here.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: run test test-at lint audit audit-deps lock messages install install-dev worker beat clean
+.PHONY: run test test-at file-seconds lint audit audit-deps lock messages install install-dev worker beat clean
 
 # First the installer: a new venv holds the pip its Python bundles (23.2.1 with Python 3.11.7), which reads the locks
 # differently from the pip that wrote them (it took `fonttools[woff]`, asked for by WeasyPrint, as a second, unpinned
@@ -67,6 +67,13 @@ test-at: install-dev
 	offset=$$(( $$(date -ud "$(AT)" +%s) - $$(date -u +%s) )); \
 	case $$offset in -*) shift="$$offset";; *) shift="+$$offset";; esac; \
 	TZ=UTC faketime -f "$${shift}s" $(PY) -m pytest $(PYTEST_ARGS) --ignore=$(LINT_TESTS)
+
+# The order of a run without pytest's cache (CI, a new clone): each file's seconds, from the cache of the last
+# `make test` here (tests/conftest.py hands the longest files out first). Run after a whole `make test`.
+file-seconds:
+	$(PY) -c 'import json, pathlib; kept = pathlib.Path("tests/file-seconds.json"); \
+	seconds = {**json.loads(kept.read_text()), **json.loads(pathlib.Path(".pytest_cache/v/docket/file-seconds").read_text())}; \
+	kept.write_text(json.dumps({name: s for name, s in sorted(seconds.items()) if pathlib.Path(name).exists()}, indent=0) + "\n")'
 
 # ruff, then the whole-tree checks in tests/lint (mypy, bandit against bandit-accepted.toml, the zh-hans catalogue
 # against the sources, which needs GNU gettext: apt-get install gettext).

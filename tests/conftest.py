@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -61,6 +63,10 @@ ESTIMATED_SECONDS = {"browser": 8.0, "slurm": 5.0, "sso": 2.0}
 OTHER_TEST_SECONDS = 0.2
 # Each file's seconds in the last run (setup, call and teardown of its tests), in pytest's cache (.pytest_cache).
 FILE_SECONDS_KEY = "docket/file-seconds"
+# The same, measured once and kept in the tree, for a run without pytest's cache (CI, a new clone): without it the
+# walks (100 s each, one test) were guessed at 8 s and could start last. `make file-seconds` writes it again from the
+# cache of a `make test` run.
+KEPT_FILE_SECONDS = Path(__file__).with_name("file-seconds.json")
 
 
 def estimated_seconds(item: pytest.Item) -> float:
@@ -74,9 +80,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     together instead of one long file keeping a worker busy while the other has nothing left.
 
     A file's length is what it took in the last run, when pytest's cache has it (`make test` keeps it; CI runs
-    without it), else the estimate of its tests' markers."""
+    without it), else what it took when tests/file-seconds.json was written, else the estimate of its tests'
+    markers."""
     cache = getattr(config, "cache", None)
-    measured: dict[str, float] = cache.get(FILE_SECONDS_KEY, {}) if cache is not None else {}
+    measured: dict[str, float] = json.loads(KEPT_FILE_SECONDS.read_text()) if KEPT_FILE_SECONDS.exists() else {}
+    if cache is not None:
+        measured.update(cache.get(FILE_SECONDS_KEY, {}))
     estimated: dict[str, float] = {}
     for item in items:
         name = item.nodeid.split("::")[0]
