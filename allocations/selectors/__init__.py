@@ -44,7 +44,7 @@ from allocations.selectors.plans import (
     request_allocation_map,
     team_window_list,
 )
-from allocations.selectors.prices import pool_prices, pool_prices_for_weeks
+from allocations.selectors.prices import pool_prices, pool_prices_and_weights_for_weeks, pool_prices_for_weeks
 from allocations.selectors.usage import (
     MeasuredUsage,
     usage_counted_factors,
@@ -94,6 +94,7 @@ __all__ = [
     "pool_capacity",
     "pool_list_with_capacity",
     "pool_prices",
+    "pool_prices_and_weights_for_weeks",
     "pool_prices_for_weeks",
     "pool_reserves_for_week",
     "pool_reserves_now",

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from allocations.models import GpuPool
-from governed.params import POOL_PREFIX, PRICE, pool_price
+from governed.params import BILLING_WEIGHT, POOL_PREFIX, PRICE, billing_weight, pool_price
 from governed.selectors import policy_values_for_weeks
 
 
@@ -36,3 +36,19 @@ def pool_prices_for_weeks(*, pools: Iterable[GpuPool], weeks: Iterable[str]) -> 
         return {}
     in_force = policy_values_for_weeks(weeks=weeks, keys=tuple(f"{POOL_PREFIX}{p.key}.{PRICE}" for p in pools))
     return {(pool.pk, week): pool_price(in_force.get(week, {}), pool.key) for pool in pools for week in weeks}
+
+
+def pool_prices_and_weights_for_weeks(
+    *, pools: Iterable[GpuPool], weeks: Iterable[str]
+) -> dict[tuple[int, str], tuple[Decimal, Decimal]]:
+    """Each pool's (with its cluster loaded) price per GPU-hour and billing weight (A100-equivalents of one of its
+    GPU-hours) in force in each week, as `pool_prices_for_weeks` and `governed.params.billing_weight` read them. One
+    query."""
+    pools, weeks = list(pools), sorted(set(weeks))
+    if not pools or not weeks:
+        return {}
+    in_force = policy_values_for_weeks(weeks=weeks, keys=tuple(
+        f"{POOL_PREFIX}{p.key}.{field}" for p in pools for field in (PRICE, BILLING_WEIGHT)))
+    return {(pool.pk, week): (pool_price(in_force.get(week, {}), pool.key),
+                              billing_weight(in_force.get(week, {}), pool.key))
+            for pool in pools for week in weeks}

@@ -2,7 +2,8 @@
 
 Every step looks rows up by their natural key before creating them, so running the seed twice
 changes nothing. One module per part of the demo, run in this order by `seed_demo`: `people` (clusters, pools,
-teams, people), `history` (the scheduler side and four past weeks), `requests` (the open week's requests and
+teams, people), `history` (the scheduler side and four past weeks, last week with a
+lend used by preemptible work), `requests` (the open week's requests and
 questions), `review` (the current week scored, decided, finalized), `running_week` (its plan published, an idle
 grant, an emergency, a release that fed the waitlist, an extension approved), `dashboards` (costs and the usage
 before Docket) and `budgets` (three departments over the teams, with a budget each for the quarter, one near its

@@ -11,12 +11,16 @@ from django.contrib.auth import get_user_model
 
 from allocations import services as allocation_services
 from allocations.models import (
+    AllocationPlan,
     Cluster,
     ClusterAccount,
+    ElasticAction,
+    ElasticActionKind,
     GpuPool,
     SchedulerClient,
     Team,
     UsageRecord,
+    WindowTier,
 )
 from committee import scoring, weeks
 from committee.demo.dice import dice
@@ -60,6 +64,12 @@ HISTORY_DEFERRED = [(2, "h100", "ads", 8, 48), (1, "h100", "research", 16, 72)]
 # first week, weeks, the share of it used). Granted whole, it ends last week at Sunday midnight, holds this week
 # from Monday 00:00 (confirmed on last week's use) and is committed for the week open for intake.
 DEMO_RUN = (1, "h100", "ads", 4, 48, 3, 0.85)
+# Last week Research's request on orion was granted as preemptible work (the engine placed it on the burst reserve)
+# and, while Search's standard window sat idle for a day, ran on the free GPUs and on those the elastic policy lent
+# from Search's: (weeks back, pool, borrower, lender, GPUs lent, the day of the lender's window (UTC) the lend held).
+# Search's statement shows the credit for the lent hours Research used (docs/chargeback.md), and Research's fair share
+# does not count its preemptible use (docs/rubric.md).
+DEMO_LEND = (1, "h100", "research", "search", 6, 1)
 
 
 def seed_scheduler_side(*, pools: dict[str, GpuPool], now: datetime) -> None:
@@ -91,7 +101,9 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
         (pool, team, HISTORY_ASKED_MORE.get((back, pool, team), gpus), hours, gpus)
         for pool, specs in HISTORY.items() for team, gpus, hours, _share in specs
     ]
-    rows += [(pool, team, gpus, hours, None) for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
+    lend_back, lend_pool, borrower = DEMO_LEND[:3]
+    rows += [(pool, team, gpus, hours, gpus if (b, pool, team) == (lend_back, lend_pool, borrower) else None)
+             for b, pool, team, gpus, hours in HISTORY_DEFERRED if b == back]
     run_back, run_pool, run_team, run_gpus, run_hours, run_weeks, _run_share = DEMO_RUN
     if back == run_back:
         rows.append((run_pool, run_team, run_gpus, run_hours, run_gpus))
@@ -100,12 +112,17 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
         team, pool = Team.objects.get(slug=team_slug), pools[pool_slug]
         lead = get_user_model().objects.get(username=f"{team_slug}-lead")
         is_run = back == run_back and (pool_slug, team_slug) == (run_pool, run_team)
+        is_lend = back == lend_back and (pool_slug, team_slug) == (lend_pool, borrower)
+        title = f"Weekly {pool.gpu_model} training ({team.name})"
+        if is_run:
+            title = f"Three-week pre-training ({team.name})"
+        elif is_lend:
+            title = f"Hyper-parameter sweep on idle GPUs ({team.name})"
         gpu_request = GpuRequest.objects.create(
-            team=team, cycle=cycle, pool=pool,
-            title=f"Three-week pre-training ({team.name})" if is_run else f"Weekly {pool.gpu_model} training "
-                                                                          f"({team.name})",
+            team=team, cycle=cycle, pool=pool, title=title,
             gpu_count=asked, min_gpu_count=max(1, asked // 3), duration_hours=hours,
             earliest_start=cycle.starts_at, latest_end=cycle.ends_at, status=RequestStatus.SUBMITTED,
+            preemptible_ok=is_lend,
             run_weeks=run_weeks if is_run else 1,
             created_by=lead, submitted_by=lead, submitted_at=cycle.intake_closes_at - timedelta(days=1),
         )
@@ -125,6 +142,8 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
         pool_key = gpu_request.pool.key
         if granted is None:
             outcome, rationale = "defer", f"{pool_key} is full this week."
+        elif gpu_request.preemptible_ok:
+            outcome, rationale = "grant", f"As preemptible work: {pool_key}'s standard GPUs are taken this week."
         elif granted < gpu_request.gpu_count:
             outcome, rationale = "partial", f"{granted} of {gpu_request.gpu_count} GPUs: the pool is over-subscribed."
         else:
@@ -135,6 +154,7 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
     plan = cycle_publish(actor=chair, cycle=cycle)
     shares = {(team, pool): share for pool, specs in HISTORY.items() for team, _gpus, _hours, share in specs}
     shares[(run_team, run_pool)] = DEMO_RUN[-1]
+    shares[(borrower, lend_pool)] = 0.9
     for window in plan.windows.select_related("team", "pool", "pool__cluster"):
         share = shares[(window.team.slug, window.pool.slug)]
         day = window.start
@@ -152,3 +172,34 @@ def _seed_history_week(*, week: str, back: int, pools: dict[str, GpuPool]) -> No
                 reported_by="demo-sync",
             )
             day = until
+    if back == lend_back:
+        _seed_lend(plan=plan)
+
+
+def _seed_lend(*, plan: AllocationPlan) -> None:
+    """DEMO_LEND in the week's plan: the elastic evaluation's record that the lender's window sat idle one day and lent
+    GPUs (as `elastic_evaluate` writes it), the lender's usage that day down to what it ran, and the borrower's
+    preemptible use that day up to the GPUs nobody held and the lent ones. Nothing when the engine placed no
+    preemptible window for the borrower."""
+    _back, pool_slug, borrower, lender, lent_gpus, day_index = DEMO_LEND
+    own = plan.windows.filter(team__slug=lender, pool__slug=pool_slug, tier=WindowTier.STANDARD).first()
+    borrowed = plan.windows.filter(team__slug=borrower, pool__slug=pool_slug, tier=WindowTier.PREEMPTIBLE).first()
+    if own is None or borrowed is None:
+        return
+    start = own.start.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=day_index)
+    end = start + timedelta(days=1)
+    if not (own.start <= start and end <= own.end and borrowed.start <= start and end <= borrowed.end):
+        return
+    ElasticAction.objects.create(
+        kind=ElasticActionKind.IDLE, pool=own.pool, window=own, team=own.team, gpus=lent_gpus,
+        utilization_pct=Decimal("12.0"), span_start=start - timedelta(hours=4), span_end=start, policy_version=1,
+        started_at=start, ended_at=end,
+        explanation=f"{own.team.name}'s window ran at 12% for 4 hours: {lent_gpus} of its {own.gpu_count} GPUs "
+                    f"offered to preemptible work.")
+    UsageRecord.objects.filter(window=own, period_start=start).update(
+        gpu_hours_used=(own.gpu_count - lent_gpus) * 24 * Decimal("0.9"), mean_utilization_pct=Decimal("45.0"))
+    held = sum(w.gpu_count for w in plan.windows.filter(pool=own.pool, start__lte=start, end__gte=end)
+               .exclude(tier=WindowTier.PREEMPTIBLE))
+    per_hour = own.pool.gpu_count - held + lent_gpus
+    UsageRecord.objects.filter(window=borrowed, period_start=start).update(
+        gpu_hours_used=per_hour * 24, mean_utilization_pct=Decimal("100.0"))

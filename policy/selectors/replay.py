@@ -8,7 +8,8 @@ override parser checks against: the rubric and pools in force this week.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -22,6 +23,7 @@ from allocations.models import (
     AllocationPlan,
     AllocationWindow,
     Cluster,
+    Department,
     GpuPool,
     Team,
     UsageRecord,
@@ -167,13 +169,57 @@ def _plan_windows(
     return tuple(sorted(held, key=lambda w: (w.pool, w.start, w.ref or 0)))
 
 
+@dataclass(frozen=True)
+class OrgChart:
+    """The org chart now (team id → department id or None; department id → weight) and the history rows of both, each
+    (id, date, type, value) sorted by date: the department of a team, the weight of a department."""
+
+    teams: Mapping[int, int | None]
+    departments: Mapping[int, int]
+    team_history: Mapping[int, list[tuple[datetime, str, int | None]]]
+    department_history: Mapping[int, list[tuple[datetime, str, int | None]]]
+
+    @staticmethod
+    def _as_of(rows: list[tuple[datetime, str, int | None]], as_of: datetime) -> tuple[bool, int | None] | None:
+        """(exists, value) by the last row by then, else the first row (history begun later: as first recorded);
+        None without rows."""
+        before = [row for row in rows if row[0] <= as_of]
+        if before:
+            return before[-1][1] != "-", before[-1][2]
+        return (True, rows[0][2]) if rows else None
+
+    def team_departments(self, *, as_of: datetime) -> dict[int, tuple[int, int]]:
+        """Team id → (department id, the department's weight) at `as_of`, as `committee.scoring.fair_shares` reads
+        them; a team in no department then is absent."""
+        out: dict[int, tuple[int, int]] = {}
+        for team_id in sorted(set(self.teams) | set(self.team_history)):
+            state = self._as_of(self.team_history.get(team_id, []), as_of)
+            exists, dept = state if state is not None else (True, self.teams.get(team_id))
+            if not exists or dept is None:
+                continue
+            dept_state = self._as_of(self.department_history.get(dept, []), as_of)
+            dept_exists, weight = dept_state if dept_state is not None else (True, self.departments.get(dept))
+            if dept_exists and weight:
+                out[team_id] = (dept, weight)
+        return out
+
+
+def _history_rows(rows: Iterable[tuple[int, datetime, str, int | None]]) -> dict[int, list[tuple[datetime, str,
+                                                                                                int | None]]]:
+    by_id: dict[int, list[tuple[datetime, str, int | None]]] = defaultdict(list)
+    for pk, date, kind, value in rows:
+        by_id[pk].append((date, kind, value))
+    return by_id
+
+
 def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None = None) -> ReplayInputs:
-    """The archived inputs of the last `weeks` decided weeks before `before`: at most 17 queries, any N or size.
+    """The archived inputs of the last `weeks` decided weeks before `before`: at most 19 queries, any N or size.
 
     Each week carries the quorum, fair-share rules, rubric weights and pool reserves in force in it (the one store,
-    governed), so a week replayed after a rule changed is replayed under the rules it had. `usage_weeks` is how far
-    back usage is read before each week's intake close (for a recomputed fair share): the longest trailing window of
-    those weeks by default; a replay that overrides it passes its value.
+    governed), and the org chart (each team's department and its weight) as it stood when its fair share was taken
+    (the policy history), so a week replayed after a rule changed, or a team moved, is replayed as it was.
+    `usage_weeks` is how far back usage is read before each week's intake close (for a recomputed fair share): the
+    longest trailing window of those weeks by default; a replay that overrides it passes its value.
     """
     trailing = settings.DOCKET_FAIRSHARE_TRAILING_WEEKS
     cycles = replay_cycles(before=before, weeks=weeks)  # 1
@@ -215,7 +261,15 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
     team_rows = list(Team.objects.values_list(  # 6
         "id", "fair_share_weight", "department_id", "department__fair_share_weight"))
     team_weights_now = {team_id: weight for team_id, weight, _d, _dw in team_rows}
-    team_departments = {team_id: (dept, dept_weight) for team_id, _w, dept, dept_weight in team_rows if dept}
+    # The org chart as each week had it: its history (the policy history) and, for a row without any, as it is now.
+    org_chart = OrgChart(
+        teams={team_id: dept for team_id, _w, dept, _dw in team_rows},
+        departments={dept: dept_weight for _t, _w, dept, dept_weight in team_rows if dept},
+        team_history=_history_rows(Team.history.values_list(  # 6b
+            "id", "history_date", "history_type", "department_id").order_by("history_date", "history_id")),
+        department_history=_history_rows(Department.history.values_list(  # 6c
+            "id", "history_date", "history_type", "fair_share_weight").order_by("history_date", "history_id")),
+    )
     clusters = dict(Cluster.objects.values_list("id", "slug"))  # 7
     current_pools = {p.pk: p for p in GpuPool.objects.all()}  # 8
     history: dict[int, list[object]] = defaultdict(list)
@@ -318,7 +372,8 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                 quorum=week_rules[0],
                 half_life_weeks=week_rules[1],
                 trailing_weeks=week_rules[2],
-                team_departments=team_departments,
+                team_departments=org_chart.team_departments(
+                as_of=frozen[0].as_of if frozen else as_ofs[cycle.pk]),
             )
         )
     return ReplayInputs(

@@ -28,7 +28,7 @@ its measured queue wait for the month (the same GPU-hour-weighted mean) is above
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -38,7 +38,7 @@ from django.db.models.functions import TruncMonth, TruncWeek
 from django.utils.translation import gettext as _
 
 from allocations.models import GpuPool, UsageRecord
-from allocations.selectors import pool_prices_for_weeks
+from allocations.selectors import pool_prices_and_weights_for_weeks
 from committee import weeks
 from core import numbers
 from core.datetimes import format_isoweek
@@ -115,6 +115,10 @@ class PeriodFigures:
     wait_plain: Decimal
     records: int
     cost: Decimal
+    # All pools only: used and capacity in A100-equivalent GPU-hours (each pool's billing weight in the week of the
+    # hour); None for one pool, whose figures stay in its own GPU-hours.
+    a100_used_gpu_hours: Decimal | None = None
+    a100_capacity_gpu_hours: Decimal | None = None
 
     @property
     def has_usage(self) -> bool:
@@ -123,6 +127,13 @@ class PeriodFigures:
     @property
     def utilization_pct(self) -> Decimal | None:
         return self.used_gpu_hours * 100 / self.capacity_gpu_hours if self.capacity_gpu_hours else None
+
+    @property
+    def a100_utilization_pct(self) -> Decimal | None:
+        """Across pools, in the common unit: A100-equivalent GPU-hours used ÷ A100-equivalent capacity, in %."""
+        if not self.a100_capacity_gpu_hours or self.a100_used_gpu_hours is None:
+            return None
+        return self.a100_used_gpu_hours * 100 / self.a100_capacity_gpu_hours
 
     @property
     def queue_wait_minutes(self) -> Decimal | None:
@@ -150,7 +161,8 @@ def _figures(pools: Sequence[GpuPool], rows: dict[int, dict[str, Decimal | int]]
 
 def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str, PeriodFigures]]:
     """{month: {pool key or ALL_POOLS: figures}} for each month, up to `now` for a month still running, the usage
-    priced by the week it starts in (a month across a price change at each week's price). Two queries."""
+    priced by the week it starts in (a month across a price change at each week's price). ALL_POOLS also counts used
+    and capacity in A100-equivalent GPU-hours, each at the pool's billing weight of its week. Two queries."""
     zone = weeks.committee_zone()
     pools = list(GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"))
     first = min(month_bounds(m)[0] for m in months)
@@ -169,7 +181,10 @@ def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str
         .order_by()
     )
     week_of = {row["week"]: format_isoweek(row["week"].astimezone(zone).date()) for row in rows}
-    prices = pool_prices_for_weeks(pools=pools, weeks=set(week_of.values()))
+    spans = {month: _week_spans(*month_bounds(month), now=now) for month in months}
+    terms = pool_prices_and_weights_for_weeks(
+        pools=pools, weeks={*week_of.values(), *(week for s in spans.values() for week, _h in s)})
+    a100_used: dict[str, Decimal] = {}
     by_month: dict[str, dict[int, dict[str, Decimal | int]]] = {}
     for row in rows:
         of_month = by_month.setdefault(month_label(row["month"].astimezone(zone).date()), {})
@@ -177,16 +192,36 @@ def month_figures(*, months: Sequence[str], now: datetime) -> dict[str, dict[str
                                                  "records": 0, "cost": Decimal(0)})
         for name in ("used", "wait", "wait_plain", "records"):
             sums[name] += row[name] or 0
-        price = prices.get((row["pool_id"], week_of[row["week"]]), Decimal(0))
+        price, weight = terms.get((row["pool_id"], week_of[row["week"]]), (Decimal(0), Decimal(1)))
         sums["cost"] += Decimal(row["used"] or 0) * price
+        label = month_label(row["month"].astimezone(zone).date())
+        a100_used[label] = a100_used.get(label, Decimal(0)) + Decimal(row["used"] or 0) * weight
     result: dict[str, dict[str, PeriodFigures]] = {}
     for month in months:
         start, end = month_bounds(month)
         hours = _hours(start, max(start, min(end, now)))
         usage = by_month.get(month, {})
         result[month] = {p.key: _figures([p], usage, hours) for p in pools}
-        result[month][ALL_POOLS] = _figures(pools, usage, hours)
+        result[month][ALL_POOLS] = replace(
+            _figures(pools, usage, hours), a100_used_gpu_hours=a100_used.get(month, Decimal(0)),
+            a100_capacity_gpu_hours=sum((p.gpu_count * span_hours * terms[(p.pk, week)][1]
+                                         for week, span_hours in spans[month] for p in pools), Decimal(0)))
     return result
+
+
+def _week_spans(start: datetime, end: datetime, *, now: datetime) -> list[tuple[str, Decimal]]:
+    """The ISO weeks (committee time) of the month from `start` to `end`, up to `now`, each with its hours in it."""
+    # Counted as the month's `hours` are (`_hours`), so that with every weight 1 the common unit's share equals the
+    # GPU-hours' share.
+    end = max(start, min(end, now))
+    spans: list[tuple[str, Decimal]] = []
+    at = start
+    while at < end:
+        week = weeks.week_label(at.astimezone(weeks.committee_zone()).date())
+        week_end = min(weeks.week_bounds(week)[1], end)
+        spans.append((week, _hours(at, week_end)))
+        at = week_end
+    return spans
 
 
 @dataclass(frozen=True)

@@ -179,11 +179,20 @@ class AvoidedDelay:
 @dataclass(frozen=True)
 class MonthUse:
     month: str
-    utilization_pct: Decimal | None  # None: no usage reported that month
+    # Across pools in the common unit: A100-equivalent GPU-hours used over the A100-equivalent capacity (each pool's
+    # billing weight in the week of the hour), in %; None: no usage reported that month.
+    utilization_pct: Decimal | None
+    a100_used_gpu_hours: Decimal = Decimal(0)
+    a100_capacity_gpu_hours: Decimal = Decimal(0)
 
     @property
     def idle_pct(self) -> Decimal | None:
         return None if self.utilization_pct is None else 100 - self.utilization_pct
+
+
+def _a100_pct(figures: monthly.PeriodFigures) -> Decimal | None:
+    pct = figures.a100_utilization_pct
+    return pct.quantize(Decimal("0.1")) if figures.has_usage and pct is not None else None
 
 
 @dataclass(frozen=True)
@@ -338,9 +347,10 @@ def executive_summary(*, month: str, now: datetime) -> ExecutiveSummary:
     trend = tuple(
         MonthUse(
             month=m,
-            utilization_pct=figures[m][monthly.ALL_POOLS].utilization_pct.quantize(Decimal("0.1"))  # type: ignore[union-attr]
-            if figures[m][monthly.ALL_POOLS].has_usage and figures[m][monthly.ALL_POOLS].utilization_pct is not None
-            else None,
+            utilization_pct=_a100_pct(figures[m][monthly.ALL_POOLS]),
+            a100_used_gpu_hours=(figures[m][monthly.ALL_POOLS].a100_used_gpu_hours or Decimal(0)).quantize(Decimal(1)),
+            a100_capacity_gpu_hours=(figures[m][monthly.ALL_POOLS].a100_capacity_gpu_hours or Decimal(0)).quantize(
+                Decimal(1)),
         )
         for m in trend_months
     )

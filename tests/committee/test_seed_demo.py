@@ -76,7 +76,7 @@ class TestTheSeededDemo:
     def test_seed_demo_shows_an_idle_grant_flagged_and_offered(self, seeded_demo, db):
         from allocations.models import ElasticAction
 
-        [action] = ElasticAction.objects.filter(kind="idle")
+        [action] = ElasticAction.objects.filter(kind="idle", ended_at__isnull=True)
         assert action.window is not None and action.window.cluster.slug == "atlas" and action.ended_at is None
         assert action.utilization_pct == Decimal("11.3") and action.gpus == action.window.gpu_count * 887 // 1000
         assert "granted but idle" in action.explanation
@@ -99,6 +99,28 @@ class TestTheSeededDemo:
                                                  week=cycle.week).values()
                    if b.exceeds]
         assert flagged and {b.budget.slug for b in flagged} == {"consumer"}
+
+    def test_seed_demo_lent_gpus_last_week_credited_on_the_statement_and_free_for_fairness(self, seeded_demo, db):
+        from allocations.models import ElasticAction, UsageRecord
+        from committee.selectors import fair_share_live
+        from reports.statements.selectors import statement_for_month
+
+        # Search's standard window on orion sat idle a day last week and lent 6 GPUs; Research's preemptible work ran
+        # on them: 6 × 24 GPU-hours credited at orion's price, on the statement of the window's month.
+        [lend] = ElasticAction.objects.filter(kind="idle", ended_at__isnull=False)
+        window = lend.window
+        assert window is not None and (window.team.slug, window.pool.key, lend.gpus) == ("search", "orion/h100", 6)
+        statement = statement_for_month(month=timezone.localtime(window.start).strftime("%Y-%m"))
+        [line] = [line for line in statement.lines if line.window_id == window.pk]
+        assert line.lent_gpu_hours == Decimal("144.00") and line.credit == 144 * line.price_per_gpu_hour > 0
+        assert statement.credit >= line.credit
+        # Research's preemptible use (on lent and free GPUs) costs it no fairness: without it, the same score.
+        preemptible = UsageRecord.objects.filter(team__slug="research", window__tier="preemptible")
+        assert preemptible.exists()
+        research = window.team.__class__.objects.get(slug="research").pk
+        before = fair_share_live(as_of=timezone.now())[research].score
+        preemptible.delete()
+        assert fair_share_live(as_of=timezone.now())[research].score == before
 
     def test_seed_demo_shows_a_question_answered_and_one_still_open(self, seeded_demo, db):
         questions = RequestQuestion.objects.filter(request__cycle__status=CycleStatus.OPEN).order_by("asked_at", "pk")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -166,7 +167,7 @@ def test_loading_takes_the_same_queries_for_one_week_or_many(world, weeks, djang
     for label in ["2026-W50", "2026-W51", "2026-W52"][:weeks]:
         world.cycle = cycle_create(week=label)
         contended_week(world)
-    with django_assert_max_num_queries(16):
+    with django_assert_max_num_queries(18):
         inputs = replay_inputs_load(before=replay_before(week="2027-W01"), weeks=8)
     assert len(inputs.weeks) == weeks
     assert sum(len(w.requests) for w in inputs.weeks) == 4 * weeks
@@ -263,3 +264,32 @@ def test_the_replay_of_a_week_reads_the_quorum_that_was_in_force_in_it(world):
     assert [w.quorum for w in inputs.weeks] == [4]
     baseline = _runs(replay(inputs=inputs, overrides=_query({}).overrides), "baseline")
     assert baseline[week.placed.pk].rank is None  # below the week's quorum: not ranked
+
+
+def test_a_weeks_fair_share_is_replayed_with_the_org_chart_it_had(world, clock):
+    from allocations.models import Department
+    from tests.committee.test_fairshare_tree import _used
+    from tests.governed.version_one import version_1_set
+
+    version_1_set({"fairshare.half_life_weeks": "1", "fairshare.trailing_weeks": "4"})
+    research = Department.objects.create(name="Research", slug="research", fair_share_weight=3)
+    world.team_a.department = research
+    world.team_a.save()
+    _used(world, team=world.team_a, pool=world.a100, hours=300, key="a")
+    _used(world, team=world.team_b, pool=world.a100, hours=100, key="b")
+    contended_week(world)
+    recomputed = {"fairshare.half_life_weeks": "2"}  # the factors recomputed from usage, not the frozen ones
+    # Research (3) holds team A, team B (1) stands at the top: each used its department's share, F = 2^−1 → 5.00
+    # (flat, weights 1 and 1, A would have 3.54 and B 7.07).
+    before = _replay(recomputed).detail[0].proposed.fairness
+    assert (before[world.team_a.pk], before[world.team_b.pk]) == (Decimal("5.00"), Decimal("5.00"))
+    # Later team A leaves Research and Research's weight changes: the week replays with the chart it had.
+    clock.move_to(timezone.now() + timedelta(days=10), tick=False)
+    research.fair_share_weight = 1
+    research.save()
+    world.team_a.department = None
+    world.team_a.save()
+    assert _replay(recomputed).detail[0].proposed.fairness == before
+    # The week's inputs carry the chart as it stood at its intake close (the policy history), not today's.
+    (week,) = replay_inputs_load(before=replay_before(week=None), weeks=1).weeks
+    assert week.team_departments == {world.team_a.pk: (research.pk, 3)}

@@ -17,6 +17,8 @@ from django.utils import timezone
 
 from allocations.models import UsageRecord
 from committee.models import GpuRequest, ImpactForecast
+from governed.models import ChangeSource
+from governed.services import policy_change_record
 from reports.dashboards import monthly
 from reports.executive import selectors, services
 from reports.records import decision_record_slug
@@ -259,3 +261,24 @@ def test_each_department_reads_its_quarter_spend_forecast_values_and_idle_charge
     assert "USD 4,800.00 of USD 10,000.00 (48.0%)" in row and "50,000.00 USD/week" in row
     assert "20,000.00 USD/week" in row and "USD 1,050.00" in row and "630 A100-equivalent GPU-hours idle" in row
     assert "1 window not measured" in html.split('id="department-product"')[1].split("</tr>")[0]
+
+
+def test_utilization_across_pools_counts_in_a100_equivalents_at_each_weeks_billing_weight(world, client):
+    # From 2026-W46 (Monday 9 November) an H100-hour counts two A100-hours. November has 720 hours: the H100's first
+    # 192 (1 November, then W45) at weight 1, its last 528 at weight 2.
+    policy_change_record(actor=None, changes={"pool.orion/h100.billing_weight": "2"}, effective_week="2026-W46",
+                         reason="An H100 does the work of two A100s.", source=ChangeSource.LAB)
+    start = monthly.month_bounds("2026-11")[0] + timedelta(days=16)  # in W47
+    for pool, hours in ((world.a100, 64 * 720 // 2), (world.h100, 32 * 720)):  # half the A100s', all the H100s'
+        UsageRecord.objects.create(pool=pool, team=world.team_a, period_start=start,
+                                   period_end=start + timedelta(hours=1), gpu_hours_used=hours,
+                                   mean_utilization_pct=80, idempotency_key=f"a100eq-{pool.slug}")
+    (month,) = [m for m in selectors.executive_summary(month="2026-11", now=FIXED_NOW).trend if m.month == "2026-11"]
+    # Used 23,040 + 23,040 × 2 = 69,120; capacity 64 × 720 + 32 × (192 + 528 × 2) = 86,016: 80.4 %, where the
+    # GPU-hours alone would say 46,080 of 69,120, 66.7 %.
+    assert (month.a100_used_gpu_hours, month.a100_capacity_gpu_hours, month.utilization_pct) == (
+        Decimal(69120), Decimal(86016), Decimal("80.4"))
+    assert monthly.month_figures(months=["2026-11"], now=FIXED_NOW)["2026-11"]["orion/h100"].utilization_pct == 100
+    client.force_login(world.finance)
+    html = client.get(reverse("reports:executive-summary", args=["2026-11"])).content.decode()
+    assert "80.4% used" in html and "69,120 / 86,016" in html and "across pools in A100-equivalent GPU-hours" in html
