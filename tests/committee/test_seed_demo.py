@@ -123,6 +123,7 @@ class TestTheSeededDemo:
         # Ads gave half of its running CTR window back; Search's ranker, shortened by it and not started at Wednesday
         # 10:00, got the GPUs in the next plan version (the waitlist), and its team can read why.
         [event] = LifecycleEvent.objects.filter(type="window.released")
+        assert event.request_ref is not None
         released = GpuRequest.objects.get(pk=event.request_ref)
         assert released.title == "CTR model weekly refresh" and event.data["released_gpu_count"] == 8
         plan = AllocationPlan.objects.get(week=event.data["week"], version=event.data["plan_version"])
