@@ -3,6 +3,7 @@ in rank order until each pool was full, finalized."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -36,6 +37,13 @@ from committee.services.review import alternative_gpus
 
 # The request the demo's committee grants its cheaper alternative (fp8 training: 750 GPU-hours, not 1,152).
 ALTERNATIVE_GRANTED = "Sequence recommender (transformer) training"
+# The week in force's requests where they differ from the open week's. Search's ranker waited for Wednesday's click
+# logs (Wednesday 12:00 to Saturday 12:00) and asked 34 GPUs: Ads' CTR window, running until Thursday noon, left it
+# 30, and it had not started at the demo's Wednesday 10:00, so the demo's release (running_week.seed_release: Ads
+# gives half back) feeds it in the next plan version.
+WEEK_IN_FORCE_CHANGES: dict[str, dict[str, Any]] = {
+    "Ranking model retrain (BERT-large cross-encoder)": {"gpus": 34, "start_h": 60, "end_h": 132},
+}
 # How a member reads an impact forecast before adjusting for the narrative: by its confidence.
 IMPACT_BY_CONFIDENCE = {"high": 8, "medium": 6, "low": 3}
 
@@ -52,7 +60,8 @@ def seed_reviewed_week(*, pools: dict[str, GpuPool], now: datetime) -> ReviewCyc
     if cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED):
         return cycle
     filed_at = cycle.intake_closes_at - timedelta(days=2)
-    specs = [spec for spec in REQUESTS if spec.status == RequestStatus.SUBMITTED]
+    specs = [dataclasses.replace(spec, **WEEK_IN_FORCE_CHANGES.get(spec.title, {}))
+             for spec in REQUESTS if spec.status == RequestStatus.SUBMITTED]
     for offset, spec in enumerate(specs):
         demo_request(spec=spec, cycle=cycle, pools=pools, at=filed_at + timedelta(hours=offset))
     chair = get_user_model().objects.get(username="chair")

@@ -106,6 +106,21 @@ def test_the_run_holds_the_start_of_its_next_week_ahead_of_a_higher_scored_new_r
     assert record.latest_revision.data["continuations"][0]["state"] == "confirmed"
 
 
+def test_a_run_with_nothing_measured_in_its_last_week_is_withheld_and_the_review_says_nothing_was_measured(
+    world, client
+):
+    run = file_request(world, **run_fields(world))
+    publish_week(world, (run, 6))
+    next_week(world)  # no scheduler reported the run's first week
+    close(world)
+
+    client.force_login(world.reviewer)
+    page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "withheld" in page and "nothing measured" in page
+    assert "Nothing measured in the run's last week and no reason given" in page
+    assert "Below the threshold" not in page
+
+
 @pytest.mark.parametrize("reason", ["", "The data loader was rewritten mid-week; the run resumed Sunday."])
 def test_a_week_of_low_measured_use_withholds_the_continuation_unless_the_team_says_why(world, client, reason):
     run = file_request(world, **run_fields(world))

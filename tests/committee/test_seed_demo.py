@@ -130,8 +130,10 @@ class TestTheSeededDemo:
         ]
         assert "Thursday evening" in questions[0].answer
 
-    def test_seed_demo_shows_an_extension_approved_and_no_release_that_fed_nobody(self, seeded_demo, db, client):
+    def test_seed_demo_shows_an_extension_approved_and_a_release_that_fed_the_waitlist(self, seeded_demo, db, client):
+        from allocations import selectors as allocation_selectors
         from allocations.models import AllocationPlan
+        from committee.demo.running_week import RELEASE_REASON
         from committee.models import EmergencyRequest, LifecycleEvent
 
         [extension] = EmergencyRequest.objects.filter(extends__isnull=False)
@@ -140,11 +142,23 @@ class TestTheSeededDemo:
         client.force_login(get_user_model().objects.get(username="chair"))
         assert "The final evaluation needs a few more hours" in client.get(
             f"/emergencies/{extension.pk}/").content.decode()
-        # At this instant the week's waitlist cannot grow (the three-week run holds what its shortened grant lacks):
-        # the demo keeps a release only when it feeds the waitlist (tests/committee/test_demo_release.py).
-        for event in LifecycleEvent.objects.filter(type="window.released"):
-            plan = AllocationPlan.objects.get(week=event.data["week"], version=event.data["plan_version"])
-            assert "the waitlist placed again" in plan.note
+        # Ads gave half of its running CTR window back; Search's ranker, shortened by it and not started at Wednesday
+        # 10:00, got the GPUs in the next plan version (the waitlist), and its team can read why.
+        [event] = LifecycleEvent.objects.filter(type="window.released")
+        assert event.request_ref is not None
+        released = GpuRequest.objects.get(pk=event.request_ref)
+        assert released.title == "CTR model weekly refresh" and event.data["released_gpu_count"] == 8
+        plan = AllocationPlan.objects.get(week=event.data["week"], version=event.data["plan_version"])
+        assert "the waitlist placed again" in plan.note and RELEASE_REASON in plan.note
+        ranker = GpuRequest.objects.get(cycle__week=plan.week, title__startswith="Ranking model retrain")
+
+        def held(version):
+            version_plan = AllocationPlan.objects.get(week=plan.week, version=version)
+            return [w.gpu_count for w in allocation_selectors.plan_window_list(plan=version_plan)
+                    if w.request_ref == ranker.pk]
+
+        assert held(plan.version - 1) == [30] and held(plan.version) == [34] == [ranker.gpu_count]
+        assert ranker.events.filter(action="published").exists()
 
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()

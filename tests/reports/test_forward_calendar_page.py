@@ -44,8 +44,8 @@ def test_a_granted_run_shows_its_later_weeks_as_committed_on_the_calendar_page(w
     a100 = pool_rows(html, "atlas/a100")
     assert [row[0].split()[0] for row in a100] == [w.week for w in weeks["atlas/a100"]]
     assert [row[1:4] for row in a100] == [
-        [f"{c:,} ({p}%)", f"{f:,}", f"{r:,}"] for c, p, f, r in (
-            (w.committed_gpu_hours, w.committed_pct, w.free_gpu_hours, w.reserved_gpu_hours)
+        [f"{c:,} ({p}%)", f"{r:,}", f"{f:,}"] for c, p, r, f in (  # in the chart's order: committed, reserved, free
+            (w.committed_gpu_hours, w.committed_pct, w.reserved_gpu_hours, w.free_gpu_hours)
             for w in weeks["atlas/a100"])]
     assert [row[1].split()[0] for row in a100] == ["768", "2,688", "2,688", "0"]  # 16 × 48, then 16 × 168
     assert all(row[1].startswith("0 ") for row in pool_rows(html, "orion/h100"))
