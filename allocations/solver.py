@@ -361,9 +361,7 @@ def _place_block(
                         # Past the budget (or too connected to model whole): a repair, not a proof.
                         members = _blocking(jobs, placements, k, block[:position], job.lo, job.hi)
                         if len(members) > MAX_REPAIR_JOBS and best is not None:  # only around its window
-                            members = _blocking(
-                                jobs, placements, k, block[:position], best[0], best[0] + job.duration
-                            )
+                            members = _blocking(jobs, placements, k, block[:position], best[0], best[0] + job.duration)
                         if 1 < len(members) <= MAX_REPAIR_JOBS:
                             background = cap.copy()
                             for j in members:

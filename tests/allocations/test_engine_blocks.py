@@ -99,7 +99,9 @@ def test_each_block_has_its_own_budget_and_a_spent_one_is_never_worse_than_the_g
     assert more_solved >= 5
 
 
-def assert_feasible(jobs: list[Job | None], plan: list[tuple[int, int, bool] | None], kwargs: dict[str, object]) -> None:
+def assert_feasible(
+    jobs: list[Job | None], plan: list[tuple[int, int, bool] | None], kwargs: dict[str, object]
+) -> None:
     """Every window inside its bounds with a count in [minimum, count], and no hour over capacity."""
     hours, standard_limit, total_limit = kwargs["hours"], kwargs["standard_limit"], kwargs["total_limit"]
     standard, total = [0] * hours, [0] * hours  # type: ignore[operator]
