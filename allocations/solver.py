@@ -67,6 +67,7 @@ MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps i
 REPAIR_BUDGET = 3000
 MAX_REPAIR_JOBS = 24
 REPAIR_LIMIT = 0.02
+REPAIR_REACH = 24  # hours a repair may move a window either way (keeps its model short)
 _POLISH_ROUNDS = 4
 
 
@@ -368,7 +369,16 @@ def _place_block(
                                 if j != k:
                                     _book(background, jobs[j], placements[j], -1)  # type: ignore[arg-type]
                             solved = _solve_rank(
-                                jobs, values, placements, best, k, members, background, REPAIR_LIMIT, stats
+                                jobs,
+                                values,
+                                placements,
+                                best,
+                                k,
+                                members,
+                                background,
+                                REPAIR_LIMIT,
+                                stats,
+                                REPAIR_REACH,
                             )
                             repair_spent += solved[2]
                             stats.repairs += 1
@@ -486,6 +496,7 @@ def _solve_rank(
     base: Capacity,
     limit: float,
     stats: PoolStats,
+    reach: int | None = None,
 ) -> tuple[int, dict[int, Placement], int]:
     """CP-SAT: the most GPUs for rank k while every other member keeps its count.
 
@@ -496,14 +507,23 @@ def _solve_rank(
     starts = {}
     total_items: list[tuple[object, object]] = []
     standard_items: list[tuple[object, object]] = []
-    lo_all = min(jobs[j].lo for j in component)  # type: ignore[union-attr]
-    hi_all = max(jobs[j].hi for j in component)  # type: ignore[union-attr]
+    domains = {}  # first and last start of each member
+    for j in component:
+        job = jobs[j]
+        assert job is not None
+        first, last = job.lo, job.hi - job.duration
+        placement = hint if j == k else placements[j]
+        if reach is not None and placement is not None:  # a repair moves windows a little only
+            first, last = max(first, placement[0] - reach), min(last, placement[0] + reach)
+        domains[j] = (first, last)
+    lo_all = min(domains[j][0] for j in component)
+    hi_all = max(domains[j][1] + jobs[j].duration for j in component)  # type: ignore[union-attr]
     count_k = None
     present_k = None
     for j in component:
         job = jobs[j]
         assert job is not None
-        start = model.new_int_var(job.lo, job.hi - job.duration, f"s{j}")
+        start = model.new_int_var(*domains[j], f"s{j}")
         starts[j] = start
         if j == k:
             present_k = model.new_bool_var("p")
