@@ -19,7 +19,10 @@ For each rank it tries cheap things first:
    total (all but standby) and one for the standard capacity, maximise the job's GPUs
    while every higher rank keeps its count. One worker, a fixed seed and a deterministic
    time limit only, so the answer does not depend on the machine or its load; when the
-   limit is hit the better of the solver's and step 1's answer is kept.
+   limit is hit the better of the solver's and step 1's answer is kept;
+4. past the pool's budget (or when step 3's model would be too large), a repair: the same
+   model on the job and only the higher windows in its way now, each moved at most a day,
+   everything else held; it finds room without proving an optimum, under a budget of its own.
 
 A final pass makes the placement canonical: in rank order, each job takes the most GPUs it
 can beside all other windows (only a job whose optimum was not proven can gain here), then
