@@ -19,7 +19,10 @@ For each rank it tries cheap things first:
    total (all but standby) and one for the standard capacity, maximise the job's GPUs
    while every higher rank keeps its count. One worker, a fixed seed and a deterministic
    time limit only, so the answer does not depend on the machine or its load; when the
-   limit is hit the better of the solver's and step 1's answer is kept.
+   limit is hit the better of the solver's and step 1's answer is kept;
+4. past the pool's budget (or when step 3's model would be too large), a repair: the same
+   model on the job and only the higher windows in its way now, each moved at most a day,
+   everything else held; it finds room without proving an optimum, under a budget of its own.
 
 A final pass makes the placement canonical: in rank order, each job takes the most GPUs it
 can beside all other windows (only a job whose optimum was not proven can gain here), then
@@ -39,7 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_MODEL_JOBS",
+    "MAX_REPAIR_JOBS",
     "POOL_SOLVER_BUDGET",
+    "REPAIR_BUDGET",
     "SOLVE_LIMIT",
     "Job",
     "Placement",
@@ -59,6 +64,13 @@ SOLVE_LIMIT = 0.5  # CP-SAT deterministic time per rank (its own work units, not
 POOL_SOLVER_BUDGET = 1000
 SOLVE_COST = 10
 MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps its greedy fit
+# Past the budget, or when its bounds connect to too many higher ranks, a rank below its bound
+# gets a repair: CP-SAT moves only the higher windows that lie in its bounds now (else around
+# its fit), everything else held as it is. It finds room, it proves nothing. Its own budget.
+REPAIR_BUDGET = 3000
+MAX_REPAIR_JOBS = 24
+REPAIR_LIMIT = 0.02
+REPAIR_REACH = 24  # hours a repair may move a window either way (keeps its model short)
 _POLISH_ROUNDS = 4
 
 
@@ -89,6 +101,7 @@ class PoolStats:
     deterministic_time: float = 0.0  # CP-SAT's, summed
     skipped_budget: int = 0  # ranks left to the greedy fit because the budget was spent
     blocks: int = 0  # independent time blocks the pool was cut into
+    repairs: int = 0  # ranks past the budget sent to a repair (counted in solves too)
 
 
 # --- free-capacity searches on an hourly array ------------------------------------------
@@ -255,6 +268,7 @@ def place_pool(
     fixed_standard: Sequence[int],
     fixed_total: Sequence[int],
     budget: int = POOL_SOLVER_BUDGET,
+    repair_budget: int = REPAIR_BUDGET,
     stats: PoolStats | None = None,
     decompose: bool = True,
 ) -> list[Placement]:
@@ -263,8 +277,9 @@ def place_pool(
 
     ``fixed_standard`` / ``fixed_total`` are the GPUs fixed windows hold per hour on the
     standard and the total capacity. The pool is first cut into independent time blocks
-    (``time_blocks``): each is placed on its own, with its own ``budget``; ``decompose=False``
-    places the pool as one block (the tests compare the two)."""
+    (``time_blocks``): each is placed on its own, with its own ``budget`` (and
+    ``repair_budget`` for the repairs past it); ``decompose=False`` places the pool as one
+    block (the tests compare the two)."""
     stats = stats if stats is not None else PoolStats()
     base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
     greedy = greedy_pool(jobs, base.copy())
@@ -277,7 +292,7 @@ def place_pool(
     blocks = time_blocks(jobs, placeable) if decompose else [placeable]
     stats.blocks += len(blocks)
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
-        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, budget, stats)
+        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, (budget, repair_budget), stats)
     _polish(jobs, placements, cap)
     return placements
 
@@ -310,13 +325,15 @@ def _place_block(
     base: Capacity,
     cap: Capacity,
     compulsory: tuple[list[int], list[int]],
-    budget: int,
+    budgets: tuple[int, int],
     stats: PoolStats,
 ) -> None:
-    """The rank loop (greedy fit, bounds, CP-SAT) over one block's ranks, in rank order."""
+    """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order."""
+    budget, repair_budget = budgets
     compulsory_total, compulsory_standard = compulsory
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
     spent = 0
+    repair_spent = 0
     held: list[tuple[int, int, int, int, bool]] = []  # the placed ranks above: lo, hi, duration, GPUs, preemptible_ok
     for position, k in enumerate(block):
         job = jobs[k]
@@ -339,11 +356,39 @@ def _place_block(
                 component = _component(jobs, values, k, block[:position])
                 if len(component) <= 1:
                     pass  # nothing above it can move out of its way: the fit is optimal
-                elif spent >= budget or len(component) > MAX_MODEL_JOBS:
-                    stats.skipped_budget += 1
                 else:
-                    solved = _solve_rank(jobs, values, placements, best, k, component, base, SOLVE_LIMIT, stats)
-                    spent += solved[2]
+                    solved: tuple[int, dict[int, Placement], int] = (-1, {}, 0)
+                    if spent < budget and len(component) <= MAX_MODEL_JOBS:
+                        solved = _solve_rank(jobs, values, placements, best, k, component, base, SOLVE_LIMIT, stats)
+                        spent += solved[2]
+                    elif repair_spent < repair_budget:
+                        # Past the budget (or too connected to model whole): a repair, not a proof.
+                        members = _blocking(jobs, placements, k, block[:position], job.lo, job.hi)
+                        if len(members) > MAX_REPAIR_JOBS and best is not None:  # only around its window
+                            members = _blocking(jobs, placements, k, block[:position], best[0], best[0] + job.duration)
+                        if 1 < len(members) <= MAX_REPAIR_JOBS:
+                            background = cap.copy()
+                            for j in members:
+                                if j != k:
+                                    _book(background, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                            solved = _solve_rank(
+                                jobs,
+                                values,
+                                placements,
+                                best,
+                                k,
+                                members,
+                                background,
+                                REPAIR_LIMIT,
+                                stats,
+                                REPAIR_REACH,
+                            )
+                            repair_spent += solved[2]
+                            stats.repairs += 1
+                        else:
+                            stats.skipped_budget += 1
+                    else:
+                        stats.skipped_budget += 1
                     if solved[0] > best_value:
                         stats.improved += 1
                         for j, placement in solved[1].items():
@@ -430,6 +475,20 @@ def _component(jobs: Sequence[Job | None], values: list[int], k: int, higher: Se
     return sorted(members)
 
 
+def _blocking(
+    jobs: Sequence[Job | None], placements: list[Placement], k: int, higher: Sequence[int], lo: int, hi: int
+) -> list[int]:
+    """Rank k and the placed higher ranks whose windows overlap the hours [lo, hi) now."""
+    members = [k]
+    for j in higher:
+        placement = placements[j]
+        if placement is not None:
+            start = placement[0]
+            if start < hi and start + jobs[j].duration > lo:  # type: ignore[union-attr]
+                members.append(j)
+    return sorted(members)
+
+
 def _solve_rank(
     jobs: Sequence[Job | None],
     values: list[int],
@@ -440,6 +499,7 @@ def _solve_rank(
     base: Capacity,
     limit: float,
     stats: PoolStats,
+    reach: int | None = None,
 ) -> tuple[int, dict[int, Placement], int]:
     """CP-SAT: the most GPUs for rank k while every other member keeps its count.
 
@@ -450,14 +510,23 @@ def _solve_rank(
     starts = {}
     total_items: list[tuple[object, object]] = []
     standard_items: list[tuple[object, object]] = []
-    lo_all = min(jobs[j].lo for j in component)  # type: ignore[union-attr]
-    hi_all = max(jobs[j].hi for j in component)  # type: ignore[union-attr]
+    domains = {}  # first and last start of each member
+    for j in component:
+        job = jobs[j]
+        assert job is not None
+        first, last = job.lo, job.hi - job.duration
+        placement = hint if j == k else placements[j]
+        if reach is not None and placement is not None:  # a repair moves windows a little only
+            first, last = max(first, placement[0] - reach), min(last, placement[0] + reach)
+        domains[j] = (first, last)
+    lo_all = min(domains[j][0] for j in component)
+    hi_all = max(domains[j][1] + jobs[j].duration for j in component)  # type: ignore[union-attr]
     count_k = None
     present_k = None
     for j in component:
         job = jobs[j]
         assert job is not None
-        start = model.new_int_var(job.lo, job.hi - job.duration, f"s{j}")
+        start = model.new_int_var(*domains[j], f"s{j}")
         starts[j] = start
         if j == k:
             present_k = model.new_bool_var("p")

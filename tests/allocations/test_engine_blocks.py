@@ -90,13 +90,52 @@ def test_each_block_has_its_own_budget_and_a_spent_one_is_never_worse_than_the_g
         jobs, kwargs = random_pool(seed)
         greedy = greedy_pool(jobs, Capacity(kwargs["hours"], kwargs["standard_limit"], kwargs["total_limit"]))  # type: ignore[arg-type]
         cut_stats, whole_stats = PoolStats(), PoolStats()
-        cut = place_pool(jobs, budget=40, stats=cut_stats, **kwargs)  # type: ignore[arg-type]
-        whole = place_pool(jobs, budget=40, stats=whole_stats, decompose=False, **kwargs)  # type: ignore[arg-type]
+        cut = place_pool(jobs, budget=40, repair_budget=0, stats=cut_stats, **kwargs)  # type: ignore[arg-type]
+        whole = place_pool(jobs, budget=40, repair_budget=0, stats=whole_stats, decompose=False, **kwargs)  # type: ignore[arg-type]
         counts = [[0 if p is None else p[1] for p in plan] for plan in (greedy, cut, whole)]
         assert counts[0] <= counts[1] and counts[0] <= counts[2], seed
         assert cut_stats.solves >= whole_stats.solves
         more_solved += cut_stats.solves > whole_stats.solves
     assert more_solved >= 5
+
+
+def assert_feasible(
+    jobs: list[Job | None], plan: list[tuple[int, int, bool] | None], kwargs: dict[str, object]
+) -> None:
+    """Every window inside its bounds with a count in [minimum, count], and no hour over capacity."""
+    hours, standard_limit, total_limit = kwargs["hours"], kwargs["standard_limit"], kwargs["total_limit"]
+    standard, total = [0] * hours, [0] * hours  # type: ignore[operator]
+    for item, placement in zip(jobs, plan, strict=True):
+        if placement is None:
+            continue
+        assert item is not None
+        start, count, preemptible = placement
+        assert item.lo <= start <= item.hi - item.duration and item.minimum <= count <= item.count
+        assert item.preemptible_ok or not preemptible
+        for hour in range(start, start + item.duration):
+            total[hour] += count
+            standard[hour] += 0 if preemptible else count
+    assert max(total) <= total_limit and max(standard) <= standard_limit  # type: ignore[operator]
+
+
+def test_past_the_budget_a_repair_moves_the_windows_in_the_way_and_keeps_every_higher_rank() -> None:
+    """With the budget spent at once, repairs (moving only the higher windows in a rank's bounds)
+    give ranks more than their greedy fit on some weeks, never less to any rank above, and the
+    plan stays within capacity and bounds; the full budget is still at least as good."""
+    gained = 0
+    for seed in range(30):
+        jobs, kwargs = random_pool(seed)
+        plain = place_pool(jobs, budget=0, repair_budget=0, **kwargs)  # type: ignore[arg-type]
+        stats = PoolStats()
+        repaired = place_pool(jobs, budget=0, stats=stats, **kwargs)  # type: ignore[arg-type]
+        full = place_pool(jobs, **kwargs)  # type: ignore[arg-type]
+        assert_feasible(jobs, repaired, kwargs)
+        counts = [[0 if p is None else p[1] for p in plan] for plan in (plain, repaired, full)]
+        assert counts[0] <= counts[1] <= counts[2], seed  # lexicographic, rank by rank
+        assert place_pool(jobs, budget=0, **kwargs) == repaired  # type: ignore[arg-type]
+        gained += counts[1] > counts[0]
+        assert stats.repairs > 0, seed
+    assert gained >= 10
 
 
 def bench_like_week(seed: int, n: int) -> tuple[list[PoolCapacity], list[Demand]]:
