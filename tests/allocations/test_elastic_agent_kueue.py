@@ -28,6 +28,7 @@ from tests.allocations.test_elastic_agent_e2e import dcgm  # noqa: F401  (the fi
 from tests.allocations.test_kueue import validate
 from tests.allocations.test_kueue_sync import kubeconfig
 from tests.clock import FIXED_NOW
+from tests.elastic_policy import elastic_version_one_as_migrated
 from tests.prometheus import PrometheusServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -55,6 +56,7 @@ def test_an_idle_grant_is_lent_on_its_cluster_queue_taken_back_when_its_owner_is
         kube: KubeApiServer, tmp_path: Path) -> None:
     clock.move_to(FIXED_NOW)
     kube.reset()
+    elastic_version_one_as_migrated()  # hours in minutes, whatever ran before in this worker
     version = services.elastic_policy_change(
         actor=world.chair, parameters={"idle_span_minutes": 5, "recent_span_minutes": 10},
         reason="The committee's policy is written in minutes.").number
