@@ -16,7 +16,7 @@ from core.serializers import StrictIntegerField, StrictJSONMixin
 
 # The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
 WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "tier", "request_ref",
-                  "withdrawn_seq")
+                  "standby_gpu_count", "withdrawn_seq")
 
 
 def utc_iso(moment: datetime) -> str:
@@ -71,9 +71,16 @@ class WindowSerializer(serializers.Serializer):
         allow_null=True,
         help_text=_("Why the GPUs are offered: `idle` (granted but idle) or `night_open`; null when none are."),
     )
+    standby_gpus = serializers.IntegerField(
+        min_value=0,
+        help_text=_(
+            "GPUs of this preemptible window the chair let it take from the pool's cold standby (an emergency, "
+            "docs/emergencies.md): the scheduler wakes that many of the standby for it. 0 for every other window."
+        ),
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
-        window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, withdrawn_seq = instance
+        window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, standby, withdrawn_seq = instance
         context: Mapping[str, Any] = self.context
         pool_slug, gpu_model, label, per_node = context["reference"].pools[pool_id]
         team_slug, account = context["reference"].teams[team_id]
@@ -97,6 +104,7 @@ class WindowSerializer(serializers.Serializer):
             "withdrawn": withdrawn_seq is not None,
             "lendable_gpus": offer[0] if offer else 0,
             "lendable_reason": offer[1] if offer else None,
+            "standby_gpus": standby,
         }
 
 

@@ -249,7 +249,7 @@ def test_an_emergency_placed_on_the_cold_standby_gets_its_gpus_when_the_agent_wa
     assert starts == FIXED_NOW + timedelta(hours=1)
     offset = (starts - week) / timedelta(hours=1)
     plan = publish([standard, W(world.a100, world.team_b, 24, offset, offset + 6, ref=2, tier="preemptible")],
-                   source_ref="emergency:1")
+                   source_ref="emergency:1", standby_gpus={2: placed.standby_gpu_count})
     emergency = plan.windows.get(team=world.team_b)
     token = token_for(world.atlas, "elastic-agent")
     clock.move_to(starts - timedelta(minutes=6))  # Docket's clock: the agent's actions lie in its present

@@ -276,25 +276,23 @@ def unused_gpus(gpu_count: int, utilization_pct: Decimal) -> int:
 def placed_for_preemptible(policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], now: datetime
                            ) -> tuple[int, int, DesiredWindow | None]:
     """(the GPUs of the pool's preemptible windows active at `now` or starting within the standby's wake minutes,
-    the GPUs of them that only the cold standby holds, the latest of those windows).
+    the GPUs of them the cold standby holds, the latest of the windows that hold some).
 
     Docket places preemptible work (an emergency, docs/emergencies.md) on the pool less its granted windows and its
-    cold standby; only when the chair woke the standby for an emergency does it place more. So what the placed
-    preemptible windows hold beyond `gpu_count − granted − standby` is the standby the committee granted, never more
-    than the pool's standby. They count from `standby_wake_minutes` before they start: the standby is ready when
-    the window begins ("wakeable within five minutes" before a big launch)."""
+    cold standby; only when the chair lets an emergency use the standby does it place more, and the window says how
+    many of its GPUs are the standby's (`standby_gpus`, API 1.3). The agent wakes that many, never more than the
+    pool's standby; a Docket before 1.3 says none, so nothing is woken. They count from `standby_wake_minutes` before
+    they start: the standby is ready when the window begins ("wakeable within five minutes" before a big launch)."""
     bounds = policy.pools.get(pool)
     if bounds is None:
         return 0, 0, None
     wake = policy.standby_wake_minutes * MINUTE
     soon = sorted((w for w in windows if w.pool == pool and w.tier == "preemptible" and w.start - wake <= now < w.end),
                   key=lambda w: (w.start, w.id))
-    granted = sum(w.gpu_count for w in windows
-                  if w.pool == pool and w.tier in ("priority", "standard") and w.is_active(now))
     placed = sum(w.gpu_count for w in soon)
-    outside = max(0, bounds.gpu_count - granted - bounds.standby_gpus)
-    standby = min(bounds.standby_gpus, max(0, placed - outside))
-    return placed, standby, (soon[-1] if soon else None)
+    holding = [w for w in soon if w.standby_gpus > 0]
+    standby = min(bounds.standby_gpus, sum(w.standby_gpus for w in holding))
+    return placed, standby, (holding[-1] if holding else None)
 
 
 def decide(
@@ -306,8 +304,9 @@ def decide(
 
     - base: the pool's GPUs less its active granted windows (priority and standard), its burst reserve and its cold
       standby, never below 0; or, when more, the GPUs of its placed preemptible windows (`placed_for_preemptible`:
-      active, or starting within the standby's wake minutes), at most the pool less its granted windows;
-    - STANDBY_WAKE: those windows hold GPUs of the cold standby (the chair woke it for an emergency) and `standby`
+      active, or starting within the standby's wake minutes), at most the pool less its granted windows and its
+      standby, plus the standby they hold;
+    - STANDBY_WAKE: those windows hold GPUs of the cold standby (the chair let an emergency use it) and `standby`
       (what was woken before this minute) is not that: the standby's GPUs are added to the base; STANDBY_END when
       they no longer do (the window ended) or hold other GPUs;
     - LEND: an active standard window, not lent, active since the idle span began, whose every minute of the span was
@@ -332,7 +331,7 @@ def decide(
                                         - bounds.standby_gpus)
     placed, woken, waking = placed_for_preemptible(policy, pool, windows, now)
     if bounds is not None:
-        base = max(base, min(placed, bounds.gpu_count - granted))
+        base = max(base, min(placed, bounds.gpu_count - granted - bounds.standby_gpus + woken))
     gpu_type = (bounds.scheduler_label if bounds is not None else "") or pool
     threshold = Decimal(policy.idle_threshold_pct)
     after: dict[int, int] = {}
@@ -429,7 +428,7 @@ def decide(
         actions.append(AgentAction(
             "standby_wake", pool, wanted.window, wanted.team, wanted.gpus, end, None, wake_minutes,
             f"preemptible windows of {placed} GPUs from {waking.start:%H:%M} UTC hold {woken} of the cold standby's "
-            f"{bounds.standby_gpus} (placed by Docket with the standby woken): ready {wake_minutes} min ahead",
+            f"{bounds.standby_gpus} (the chair let them use it): ready {wake_minutes} min ahead",
             measured_by="plan"))
     return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions, standby=wanted,
                         opened=opened_after)
