@@ -1,7 +1,8 @@
 """The elastic agent on Kueue (`docket-elastic-agent --kueue`): its minute loop lends an idle grant by raising the
 team's ClusterQueue `lendingLimit` on the Kubernetes API server (the stand-in the Kueue sync's tests use,
-tests/allocations/kube_apiserver.py: no real API server runs here), takes it back when the owner's use rises, and
-reports each action once; every queue it applies is valid against Kueue's CRD schemas (tests/data/kueue).
+tests/allocations/kube_apiserver.py: no real API server runs here), keeps it while Docket is gone (a real local
+proxy that answers 500, then stops), takes it back when the owner's use rises, and reports each action once; every
+queue it applies is valid against Kueue's CRD schemas (tests/data/kueue).
 
 Time: as tests/allocations/test_elastic_agent_e2e.py, whose backfilled DCGM series this reads: Docket at FIXED_NOW,
 the agent one tick at a time at a pinned minute. Team A's 8 A100s are idle (10 %) from 09:50 to 09:57, then busy.
@@ -22,6 +23,7 @@ from allocations.models import AgentAction, Cluster, SchedulerKind
 from committee import services
 from docket_scheduler import elastic_agent, kueue_sync
 from docket_scheduler.elastic_kueue import LENT_ANNOTATION
+from tests.allocations.fault_proxy import FaultProxy
 from tests.allocations.kube_apiserver import KubeApiServer, serve
 from tests.allocations.plans import W, publish, token_for
 from tests.allocations.test_elastic_agent_e2e import dcgm  # noqa: F401  (the fixture)
@@ -51,7 +53,7 @@ def gpu_limits(queue: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in flavor["resources"][0].items() if k != "name"}
 
 
-def test_an_idle_grant_is_lent_on_its_cluster_queue_taken_back_when_its_owner_is_busy_and_reported_once(
+def test_an_idle_grant_is_lent_on_its_cluster_queue_kept_while_docket_is_gone_taken_back_when_its_owner_is_busy(
         clock: time_machine.Traveller, world, live_server, dcgm: PrometheusServer,  # noqa: F811
         kube: KubeApiServer, tmp_path: Path) -> None:
     clock.move_to(FIXED_NOW)
@@ -97,6 +99,21 @@ def test_an_idle_grant_is_lent_on_its_cluster_queue_taken_back_when_its_owner_is
     # The same minute again: no action, no request to change anything.
     code, out = tick(FIXED_NOW - timedelta(minutes=4, seconds=30))
     assert code == 0 and "0 actions" in out and len(kube.applies()) == applied + 1, out
+
+    # 09:56, Docket goes away (a proxy in front of it first answers 500, then is stopped): the agent keeps the policy
+    # and the windows it read, keeps lending (the owner is still idle), and changes nothing for want of Docket.
+    proxy = FaultProxy(live_server.url)
+    try:
+        code, out = tick(FIXED_NOW - timedelta(minutes=3, seconds=30), url=proxy.url)
+        assert code == 0 and "0 actions" in out, out  # through the proxy while it passes
+        proxy.mode = "error"
+        code, out = tick(FIXED_NOW - timedelta(minutes=3, seconds=30), url=proxy.url)
+        assert code == 1 and f"policy v{version} (kept: Docket not reached): 0 actions" in out, out
+    finally:
+        proxy.close()
+    code, out = tick(FIXED_NOW - timedelta(minutes=3, seconds=30), url=proxy.url)
+    assert code == 1 and "Docket not reached" in out and "(kept: Docket not reached): 0 actions" in out, out
+    assert gpu_limits(team_a_queue(kube))["lendingLimit"] == 7 and len(kube.applies()) == applied + 1
 
     # Another hand lowered the limit under what the agent added: it refuses, changes nothing and reports nothing.
     kube.stored("clusterqueues", "docket-team-a")["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0][
