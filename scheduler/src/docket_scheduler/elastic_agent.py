@@ -908,7 +908,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docket-elastic-agent",
         description="Apply the committee's elastic policy every minute: lend idle granted GPUs to preemptible work "
-                    "through the Slurm scavenger QOS, take them back when their owner needs them, report each "
+                    "through the Slurm scavenger QOS (or, with --kueue, the teams' ClusterQueue lendingLimit), take "
+                    "them back when their owner needs them, report each "
                     "action to Docket.",
     )
     add_docket_options(parser)

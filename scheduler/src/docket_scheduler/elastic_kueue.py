@@ -7,7 +7,7 @@ the flavor's `nvidia.com/gpu` `lendingLimit` raised by the GPUs the agent lends,
 (the queue's `docket.io/windows` annotation: a priority window is a reservation, the agent never lends it) nor its
 `nominalQuota` (Kueue's webhook refuses more). Where the sync already lends every standard GPU (`standard_lend_pct`
 100, its default: Kueue lends idle quota by itself), the agent adds nothing; it matters where the operator lends less
-(`--standard-lend-pct`). The raise is written written in the annotation `docket.io/elastic-lent` (flavor → GPUs) so the
+(`--standard-lend-pct`). The raise is written in the annotation `docket.io/elastic-lent` (flavor → GPUs) so the
 next minute, or a reclaim, takes back exactly what the agent added and nothing the sync set. Borrowing is left as
 the sync renders it: a borrower's queue already has no `borrowingLimit` where it holds preemptible windows, and an
 owner takes its GPUs back with `reclaimWithinCohort: Any` within seconds, whatever the agent does.
