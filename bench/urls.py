@@ -21,6 +21,7 @@ BARE_FIELDS = {
     "department": "team__department__slug",
     "tier": "tier",
     "request_id": "request_ref",
+    "standby_gpus": "standby_gpu_count",
 }
 COMMITMENT_FIELDS = {
     "id": "id",

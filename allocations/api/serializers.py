@@ -17,7 +17,7 @@ from core.serializers import StrictIntegerField, StrictJSONMixin
 
 # The columns `WindowSerializer` reads, in order (a values_list row of selectors.window_snapshot).
 WINDOW_COLUMNS = ("id", "week", "pool_id", "team_id", "gpu_count", "start", "end", "tier", "request_ref",
-                  "withdrawn_seq")
+                  "standby_gpu_count", "withdrawn_seq")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -36,7 +36,7 @@ def utc_iso(moment: datetime) -> str:
 def window_json(row: tuple[Any, ...], *, cluster: str, versions: Mapping[str, int], reference: Any) -> dict[str, Any]:
     """One window's JSON from a `WINDOW_COLUMNS` row: `cluster` slug, `versions` week -> plan version, `reference`
     (allocations.selectors.SchedulerReference) its pools, teams, accounts and offers."""
-    window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, withdrawn_seq = row
+    window_id, week, pool_id, team_id, gpu_count, start, end, tier, request_ref, standby, withdrawn_seq = row
     pool_slug, gpu_model, label, per_node = reference.pools[pool_id]
     team_slug, account = reference.teams[team_id]
     offer = reference.offers.get(window_id) if withdrawn_seq is None else None
@@ -59,6 +59,7 @@ def window_json(row: tuple[Any, ...], *, cluster: str, versions: Mapping[str, in
         "withdrawn": withdrawn_seq is not None,
         "lendable_gpus": offer[0] if offer else 0,
         "lendable_reason": offer[1] if offer else None,
+        "standby_gpus": standby,
     }
 
 
@@ -112,6 +113,13 @@ class WindowSerializer(serializers.Serializer):
         choices=[("idle", "idle"), ("night_open", "night_open")],
         allow_null=True,
         help_text=_("Why the GPUs are offered: `idle` (granted but idle) or `night_open`; null when none are."),
+    )
+    standby_gpus = serializers.IntegerField(
+        min_value=0,
+        help_text=_(
+            "GPUs of this preemptible window the chair let it take from the pool's cold standby (an emergency, "
+            "docs/emergencies.md): the scheduler wakes that many of the standby for it. 0 for every other window."
+        ),
     )
 
     class Meta:

@@ -120,6 +120,12 @@ class AllocationWindow(models.Model):
     request_ref = models.PositiveBigIntegerField(_("request"), null=True, blank=True)
     explanation = models.TextField(_("engine's explanation"), blank=True)
     created_seq = models.PositiveBigIntegerField(_("published at change"))
+    # The chair let this preemptible window (an emergency) use the pool's cold standby: how many of its GPUs are the
+    # standby's (docs/emergencies.md). The windows API says it, and the elastic agent wakes that many.
+    standby_gpu_count = models.PositiveIntegerField(
+        _("GPUs of the cold standby"), default=0,
+        help_text=_("How many of this preemptible window's GPUs the chair let it take from the pool's cold standby."),
+    )
 
     class Meta:
         ordering = ["start", "id"]
@@ -130,6 +136,11 @@ class AllocationWindow(models.Model):
             models.CheckConstraint(condition=Q(gpu_count__gt=0), name="window_gpu_count_positive"),
             models.CheckConstraint(
                 condition=Q(tier__in=[choice.value for choice in WindowTier]), name="window_tier_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(standby_gpu_count=0)
+                | Q(tier=WindowTier.PREEMPTIBLE, standby_gpu_count__lte=F("gpu_count")),
+                name="window_standby_preemptible_within_gpus",
             ),
         ]
         indexes = [

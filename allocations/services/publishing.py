@@ -48,6 +48,7 @@ def plan_publish(
     note: str = "",
     note_text: dict[str, Any] | None = None,
     refs_are_requests: bool = True,
+    standby_gpus: Mapping[int, int] | None = None,
 ) -> AllocationPlan:
     """Publish the engine's result for `week` as its next plan version, in one transaction.
 
@@ -56,7 +57,9 @@ def plan_publish(
     demo's history) the windows keep no request reference and `explanations` must be empty.
     Explanations' times are read on the grid of the week starting at `week_starts_at`. A note a
     person wrote is `note`; one Docket writes is `note_text` (core.texts.stored_text), shown in
-    each reader's language and kept in `note` as written now.
+    each reader's language and kept in `note` as written now. `standby_gpus` maps a demand's ref to how many GPUs of
+    its preemptible window the chair let it take from the pool's cold standby (an emergency, docs/emergencies.md);
+    a window carried over keeps what it was published with.
 
     Version n+1 supersedes n. A window of n that n+1 places identically (pool, team, GPUs,
     start, end, tier, request) is carried over, keeping its id; the other
@@ -72,6 +75,8 @@ def plan_publish(
     """
     if not refs_are_requests and explanations:
         raise ValidationError(_("Explanations belong to requests; this plan places none."))
+    standby_gpus = {ref: gpus for ref, gpus in (standby_gpus or {}).items() if gpus}
+    _check_standby(windows=windows, standby_gpus=standby_gpus)
     _check_publishable(
         week_starts_at=week_starts_at,
         week_ends_at=week_ends_at,
@@ -145,6 +150,7 @@ def plan_publish(
                 request_ref=engine_window.ref if refs_are_requests else None,
                 explanation=texts.get(engine_window.ref, ""),
                 created_seq=change_seq,
+                standby_gpu_count=standby_gpus.get(engine_window.ref, 0),
             )
         )
     AllocationWindow.objects.bulk_create(new_windows)
@@ -166,6 +172,18 @@ def plan_publish(
         for position, explanation in enumerate(explanations, start=1)
     )
     return plan
+
+
+def _check_standby(*, windows: Sequence[EngineWindow], standby_gpus: Mapping[int, int]) -> None:
+    """Only a preemptible window takes GPUs of the cold standby, at most its own GPUs, and one window a demand."""
+    for ref, gpus in standby_gpus.items():
+        held = [w for w in windows if w.ref == ref]
+        if len(held) != 1 or held[0].tier != "preemptible" or not 0 < gpus <= held[0].gpu_count:
+            raise ValidationError(
+                _("The cold standby goes only to one preemptible window of a demand, at most its GPUs "
+                  "(demand %(ref)s).")
+                % {"ref": ref}
+            )
 
 
 def _check_publishable(

@@ -352,6 +352,7 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
         pools=pools,
         teams=teams,
         published_by_name=actor_name(actor),
+        standby_gpus={gpu_request.pk: placed.standby_gpu_count},
         note_text=stored_text("emergency_placed", title=gpu_request.title, team=gpu_request.team.name,
                               approvers=approvers, gpu_count=window.gpu_count,
                               standby_gpu_count=placed.standby_gpu_count, tier=window.tier),

@@ -18,10 +18,13 @@ import subprocess
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
+from django.conf import settings
 from django.test import Client
 
 from allocations import selectors as allocation_selectors
@@ -249,7 +252,7 @@ def test_an_emergency_placed_on_the_cold_standby_gets_its_gpus_when_the_agent_wa
     assert starts == FIXED_NOW + timedelta(hours=1)
     offset = (starts - week) / timedelta(hours=1)
     plan = publish([standard, W(world.a100, world.team_b, 24, offset, offset + 6, ref=2, tier="preemptible")],
-                   source_ref="emergency:1")
+                   source_ref="emergency:1", standby_gpus={2: placed.standby_gpu_count})
     emergency = plan.windows.get(team=world.team_b)
     token = token_for(world.atlas, "elastic-agent")
     clock.move_to(starts - timedelta(minutes=6))  # Docket's clock: the agent's actions lie in its present
@@ -319,3 +322,47 @@ def test_where_the_site_has_no_prometheus_slurms_accounting_measures_and_the_act
     [lend] = AgentAction.objects.all()
     assert (lend.kind, lend.gpus, str(lend.utilization_pct), lend.span_minutes, lend.measured_by,
             lend.policy_version) == ("lend", 7, "12.5", 1, "slurm", version)
+
+
+def test_a_quiet_grant_opens_to_preemptible_work_for_the_committees_night_and_closes_when_its_owner_wakes(
+        docket_at_fixed_now, world, live_server, dcgm, lab, tmp_path):
+    """The committee's night set around FIXED_NOW (09:00–11:00 UTC, on its own wall clock), idle lending off: team A's
+    window, under the night threshold for the recent span (five minutes here), opens its 7 spare GPUs to the
+    scavenger QOS and a borrower runs on them; when the owner's use rises the opening closes. The owner's preemption
+    of the borrower is the same QOS mechanism as the idle lending's (the first test)."""
+    zone = ZoneInfo(settings.TIME_ZONE)
+    version = services.elastic_policy_change(
+        actor=world.chair, parameters={
+            "idle_span_minutes": 5, "recent_span_minutes": 5, "offer_idle_to_preemptible": False,
+            "night_start": (FIXED_NOW - timedelta(hours=1)).astimezone(zone).time(),
+            "night_end": (FIXED_NOW + timedelta(hours=1)).astimezone(zone).time(), "night_utilization_pct": 30},
+        reason="On the lab the night is the hour the DCGM series was recorded in.").number
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_a, account="team-a-acct")
+    ClusterAccount.objects.create(cluster=world.atlas, team=world.team_b, account="team-b-acct")
+    plan = publish([W(world.a100, world.team_a, 8, 0, 24 * 7, ref=1),
+                    W(world.a100, world.team_b, 8, 0, 24 * 7, ref=2, tier="preemptible")])
+    window = plan.windows.get(team=world.team_a)
+    token = token_for(world.atlas, "elastic-agent")
+    windows = DocketClient(live_server.url, token, "atlas").fetch_windows()
+    assert windows is not None
+    SlurmSync(env=lab.env, out=io.StringIO()).sync(windows.windows, now=FIXED_NOW, dry_run=False)
+    state = tmp_path / "elastic-atlas.json"
+
+    def tick(now: datetime) -> tuple[int, str]:
+        return agent(lab, url=live_server.url, token=token, state=state, prometheus_url=dcgm.url, now=now)
+
+    # 09:55: five quiet minutes at 10 % in the night: 7 GPUs opened, 38 + 7 for preemptible work.
+    code, out = tick(FIXED_NOW - timedelta(minutes=4, seconds=30))
+    assert code == 0 and "night_open window" in out and "lend window" not in out, out
+    assert scavenger_limit(lab) == "gres/gpu:a100=45"
+    borrower = lab.sbatch("--gres=gpu:a100:45", "--qos=scavenger", account="team-b-acct", wrap="sleep 300")
+    wait_for(lab, "the borrower running on the night's GPUs", lambda q: state_of(q, borrower)[0] == "RUNNING")
+
+    # 09:58: the owner is busy again (90 %): closed, the limit back to the ungranted 38, each action once.
+    code, out = tick(FIXED_NOW - timedelta(minutes=1, seconds=30))
+    assert code == 0 and "night_close window" in out, out
+    assert scavenger_limit(lab) == "gres/gpu:a100=38"
+    assert list(AgentAction.objects.order_by("acted_at").values_list(
+        "kind", "window", "gpus", "utilization_pct", "span_minutes", "policy_version")) == [
+        ("night_open", window.pk, 7, Decimal("10.0"), 5, version),
+        ("night_close", window.pk, 7, Decimal("90.0"), 1, version)]

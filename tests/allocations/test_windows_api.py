@@ -22,7 +22,7 @@ from tests.clock import FIXED_NOW
 URL = "/api/v1/windows/"
 CONTRACT_FIELDS = {"id", "plan_version", "cluster", "pool", "gpu_model", "scheduler_label", "gpu_count",
                    "gpus_per_node", "start", "end", "team", "account", "department", "tier", "request_id",
-                   "withdrawn", "lendable_gpus", "lendable_reason"}
+                   "withdrawn", "lendable_gpus", "lendable_reason", "standby_gpus"}
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_scheduler_reads_its_clusters_windows_in_the_contract_shape(world, api, 
         "start": utc(start + timedelta(hours=8)), "end": utc(start + timedelta(hours=56)),
         "team": "team-a", "account": "team-a-acct", "department": None, "tier": "priority", "request_id": 101,
         "withdrawn": False,
-        "lendable_gpus": 0, "lendable_reason": None,
+        "lendable_gpus": 0, "lendable_reason": None, "standby_gpus": 0,
     }
     assert body["results"][1]["account"] is None  # team B has no account on atlas
     windows = parse_windows(body["results"])  # what the Slurm adapter does with it
@@ -306,3 +306,22 @@ def test_a_persons_api_token_gets_nothing_from_scheduler_endpoints(world, api, p
     headers = {"HTTP_AUTHORIZATION": f"Token {token}"}
     assert api.get(URL, {"cluster": "atlas"}, **headers).status_code == 401
     assert api.post("/api/v1/usage/", {}, format="json", **headers).status_code == 401
+
+
+def test_a_preemptible_window_says_how_much_of_the_cold_standby_the_chair_let_it_take(world, api, atlas_token):
+    publish([W(world.a100, world.team_a, 40, 0, 168, ref=1),
+             W(world.a100, world.team_b, 24, 8, 14, ref=2, tier="preemptible")], standby_gpus={2: 6})
+    body = api.get(URL, {"cluster": "atlas", "week": this_week()}, **bearer(atlas_token)).json()
+    assert {w["request_id"]: w["standby_gpus"] for w in body["results"]} == {1: 0, 2: 6}
+    assert [w.standby_gpus for w in parse_windows(body["results"])] == [0, 6]  # what the elastic agent reads
+
+
+@pytest.mark.parametrize("tier, standby", [("standard", 6), ("preemptible", 25)])
+def test_the_standby_for_a_window_that_cannot_take_it_is_refused_and_nothing_is_published(world, tier, standby):
+    from django.core.exceptions import ValidationError
+
+    from allocations.models import AllocationPlan
+
+    with pytest.raises(ValidationError, match="cold standby goes only to one preemptible window"):
+        publish([W(world.a100, world.team_b, 24, 8, 14, ref=2, tier=tier)], standby_gpus={2: standby})
+    assert not AllocationPlan.objects.exists()

@@ -123,7 +123,7 @@ def test_two_approvals_chair_and_one_other_place_it_in_the_burst_reserve_as_a_ne
     (window,) = [w for w in windows if w.request_ref == emergency.request_id]
     assert (window.tier, window.gpu_count, window.start) == ("preemptible", 16, FIXED_NOW)
     assert window.end == FIXED_NOW + timedelta(hours=10)
-    assert emergency.standby_gpu_count == 0
+    assert (emergency.standby_gpu_count, window.standby_gpu_count) == (0, 0)
     for hour in range(168):  # never into the standby: at most 64 - 6 GPUs at any hour
         at = running_week.starts_at + timedelta(hours=hour)
         assert sum(w.gpu_count for w in windows if w.start <= at < w.end) <= 58
@@ -184,6 +184,7 @@ def test_the_chair_wakes_the_standby_for_what_the_burst_reserve_cannot_hold(worl
     (window,) = [w for w in allocation_selectors.plan_window_list(plan=emergency.plan)
                  if w.request_ref == emergency.request_id]
     assert (window.gpu_count, window.tier, emergency.standby_gpu_count) == (20, "preemptible", 2)
+    assert window.standby_gpu_count == 2  # the windows API tells the scheduler (its `standby_gpus`)
     assert "2 from the cold standby" in emergency.plan.note
 
 

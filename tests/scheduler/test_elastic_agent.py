@@ -18,10 +18,10 @@ POLICY = AgentPolicy(version=3, idle_threshold_pct=25, idle_span_minutes=5, offe
 
 
 def window(wid: int = 1, *, team: str = "team-a", gpus: int = 8, tier: str = "standard",
-           start: datetime = NOW - timedelta(hours=2)) -> DesiredWindow:
+           start: datetime = NOW - timedelta(hours=2), standby: int = 0) -> DesiredWindow:
     return DesiredWindow(id=wid, plan_version=1, cluster="atlas", pool="a100", gpu_model="A100", scheduler_label="a100",
                          gpu_count=gpus, gpus_per_node=8, start=start, end=NOW + timedelta(hours=5), team=team,
-                         account=f"{team}-acct", tier=tier, request_id=None)
+                         account=f"{team}-acct", tier=tier, request_id=None, standby_gpus=standby)
 
 
 def minutes(*values: float | None) -> list[Decimal | None]:
@@ -207,8 +207,10 @@ def test_an_emergency_placed_on_the_cold_standby_wakes_it_five_minutes_before_it
     from docket_scheduler.elastic_agent import StandbyWake
 
     standard = window(1, gpus=40)
-    # Docket placed the emergency with the chair's standby: 64 − 40 granted − 6 standby = 18, and 6 of the standby.
-    emergency = window(7, team="team-b", gpus=24, tier="preemptible", start=NOW + timedelta(minutes=5, seconds=30))
+    # Docket placed the emergency with the chair's standby: 64 − 40 granted − 6 standby = 18, and 6 of the standby,
+    # as the window says (`standby_gpus`).
+    emergency = window(7, team="team-b", gpus=24, tier="preemptible", start=NOW + timedelta(minutes=5, seconds=30),
+                       standby=6)
     early = run([standard, emergency], {})
     assert early.actions == [] and early.standby is None and early.scavenger_gpus == 64 - 40 - 12 - 6
     # Five minutes before it starts (the policy's standby_wake_minutes): woken.
@@ -235,8 +237,11 @@ def test_preemptible_work_within_the_pool_less_the_standby_wakes_nothing_and_the
     fits = run([standard, window(7, team="team-b", gpus=18, tier="preemptible")], {})
     # 18 GPUs placed in the burst reserve and the ungranted 6: the scavenger QOS holds them, the standby sleeps.
     assert fits.actions == [] and fits.scavenger_gpus == 18 and fits.standby is None
-    # A plan that would hold more than the pool less its granted windows still gets the standby only.
-    over = run([standard, window(7, team="team-b", gpus=40, tier="preemptible")], {})
+    # A window the chair did not let use the standby wakes nothing, however many GPUs it holds: the standby sleeps.
+    unlet = run([standard, window(7, team="team-b", gpus=24, tier="preemptible")], {})
+    assert unlet.actions == [] and unlet.standby is None and unlet.scavenger_gpus == 18
+    # A window that says it holds more than the pool's standby still gets the standby only.
+    over = run([standard, window(7, team="team-b", gpus=40, tier="preemptible", standby=40)], {})
     assert [(a.kind, a.gpus) for a in over.actions] == [("standby_wake", 6)] and over.scavenger_gpus == 24
 
 

@@ -60,6 +60,8 @@ class DesiredWindow:
     request_id: int | None
     # GPUs the elastic policy offers to preemptible work now (0 from an older Docket that does not send it).
     lendable_gpus: int = 0
+    # GPUs of this preemptible window the chair let it take from the pool's cold standby (0 from a Docket before 1.3).
+    standby_gpus: int = 0
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> DesiredWindow:
@@ -81,6 +83,7 @@ class DesiredWindow:
                 tier=_str(data, "tier"),
                 request_id=_int(data, "request_id") if data.get("request_id") is not None else None,
                 lendable_gpus=_int(data, "lendable_gpus") if data.get("lendable_gpus") is not None else 0,
+                standby_gpus=_int(data, "standby_gpus") if data.get("standby_gpus") is not None else 0,
             )
         except WindowFormatError as exc:
             raise WindowFormatError(f"window {data.get('id', '?')}: {exc}") from None
@@ -88,6 +91,9 @@ class DesiredWindow:
             raise WindowFormatError(f"window {window.id}: gpu_count and gpus_per_node must be positive")
         if not 0 <= window.lendable_gpus <= window.gpu_count:
             raise WindowFormatError(f"window {window.id}: lendable_gpus must be from 0 to gpu_count")
+        if not 0 <= window.standby_gpus <= window.gpu_count or (window.standby_gpus and window.tier != "preemptible"):
+            raise WindowFormatError(f"window {window.id}: standby_gpus must be from 0 to gpu_count, on a preemptible "
+                                    "window only")
         if window.end <= window.start:
             raise WindowFormatError(f"window {window.id}: end {window.end} is not after start {window.start}")
         return window

@@ -16,7 +16,9 @@ docs/elastic.md). This agent applies the same thresholds at the speed the policy
 4. applies it in Slurm: the scavenger QOS's `GrpTRES=gres/gpu:<type>` is the pool's GPUs nobody was granted
    (the pool less its granted windows, burst reserve and cold standby) plus what is lent. A window is lent only
    while its owner's quota QOS (docket-<account>, written by docket-slurm-sync) preempts the scavenger QOS:
-   the owner's job takes its GPUs back within seconds, whatever the agent does;
+   the owner's job takes its GPUs back within seconds, whatever the agent does. On Kueue (`--kueue`) it raises the
+   team's ClusterQueue `lendingLimit` instead, within the team's standard GPUs and its quota, and puts the sync's back
+   on a reclaim (docket_scheduler.elastic_kueue); the owner's workload reclaims within seconds there too;
 5. posts each action to Docket once (`POST /api/v1/elastic/actions/`, one idempotency key per
    action); an action Docket could not be told is kept in the state file and posted at the next tick.
 
@@ -46,6 +48,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from docket_scheduler.base import DesiredWindow, WindowFormatError, parse_whole_number, parse_windows
 from docket_scheduler.cli import add_docket_options, docket_client, instant, output, pair, positive_float
 from docket_scheduler.client import DocketClient, DocketError
+from docket_scheduler.elastic_kueue import KueueLending, KueueLendingError
 from docket_scheduler.elastic_measure import (
     SOURCES,
     MeasureError,
@@ -53,6 +56,8 @@ from docket_scheduler.elastic_measure import (
     PrometheusMinutes,
     SlurmMinutes,
 )
+from docket_scheduler.kube_api import KubeClient, KubeError, add_kube_options, kube_config
+from docket_scheduler.kueue import API_VERSIONS, flavor_name
 from docket_scheduler.prometheus_usage import Prometheus, PrometheusError, accounts_map
 from docket_scheduler.slurm_commands import SlurmError, SlurmTools, tool_message
 from docket_scheduler.slurm_qos import SCAVENGER_QOS, Qos, burst_description, parse_qos, quota_qos_name
@@ -271,25 +276,23 @@ def unused_gpus(gpu_count: int, utilization_pct: Decimal) -> int:
 def placed_for_preemptible(policy: AgentPolicy, pool: str, windows: Sequence[DesiredWindow], now: datetime
                            ) -> tuple[int, int, DesiredWindow | None]:
     """(the GPUs of the pool's preemptible windows active at `now` or starting within the standby's wake minutes,
-    the GPUs of them that only the cold standby holds, the latest of those windows).
+    the GPUs of them the cold standby holds, the latest of the windows that hold some).
 
     Docket places preemptible work (an emergency, docs/emergencies.md) on the pool less its granted windows and its
-    cold standby; only when the chair woke the standby for an emergency does it place more. So what the placed
-    preemptible windows hold beyond `gpu_count − granted − standby` is the standby the committee granted, never more
-    than the pool's standby. They count from `standby_wake_minutes` before they start: the standby is ready when
-    the window begins ("wakeable within five minutes" before a big launch)."""
+    cold standby; only when the chair lets an emergency use the standby does it place more, and the window says how
+    many of its GPUs are the standby's (`standby_gpus`, API 1.3). The agent wakes that many, never more than the
+    pool's standby; a Docket before 1.3 says none, so nothing is woken. They count from `standby_wake_minutes` before
+    they start: the standby is ready when the window begins ("wakeable within five minutes" before a big launch)."""
     bounds = policy.pools.get(pool)
     if bounds is None:
         return 0, 0, None
     wake = policy.standby_wake_minutes * MINUTE
     soon = sorted((w for w in windows if w.pool == pool and w.tier == "preemptible" and w.start - wake <= now < w.end),
                   key=lambda w: (w.start, w.id))
-    granted = sum(w.gpu_count for w in windows
-                  if w.pool == pool and w.tier in ("priority", "standard") and w.is_active(now))
     placed = sum(w.gpu_count for w in soon)
-    outside = max(0, bounds.gpu_count - granted - bounds.standby_gpus)
-    standby = min(bounds.standby_gpus, max(0, placed - outside))
-    return placed, standby, (soon[-1] if soon else None)
+    holding = [w for w in soon if w.standby_gpus > 0]
+    standby = min(bounds.standby_gpus, sum(w.standby_gpus for w in holding))
+    return placed, standby, (holding[-1] if holding else None)
 
 
 def decide(
@@ -301,8 +304,9 @@ def decide(
 
     - base: the pool's GPUs less its active granted windows (priority and standard), its burst reserve and its cold
       standby, never below 0; or, when more, the GPUs of its placed preemptible windows (`placed_for_preemptible`:
-      active, or starting within the standby's wake minutes), at most the pool less its granted windows;
-    - STANDBY_WAKE: those windows hold GPUs of the cold standby (the chair woke it for an emergency) and `standby`
+      active, or starting within the standby's wake minutes), at most the pool less its granted windows and its
+      standby, plus the standby they hold;
+    - STANDBY_WAKE: those windows hold GPUs of the cold standby (the chair let an emergency use it) and `standby`
       (what was woken before this minute) is not that: the standby's GPUs are added to the base; STANDBY_END when
       they no longer do (the window ended) or hold other GPUs;
     - LEND: an active standard window, not lent, active since the idle span began, whose every minute of the span was
@@ -327,7 +331,7 @@ def decide(
                                         - bounds.standby_gpus)
     placed, woken, waking = placed_for_preemptible(policy, pool, windows, now)
     if bounds is not None:
-        base = max(base, min(placed, bounds.gpu_count - granted))
+        base = max(base, min(placed, bounds.gpu_count - granted - bounds.standby_gpus + woken))
     gpu_type = (bounds.scheduler_label if bounds is not None else "") or pool
     threshold = Decimal(policy.idle_threshold_pct)
     after: dict[int, int] = {}
@@ -424,7 +428,7 @@ def decide(
         actions.append(AgentAction(
             "standby_wake", pool, wanted.window, wanted.team, wanted.gpus, end, None, wake_minutes,
             f"preemptible windows of {placed} GPUs from {waking.start:%H:%M} UTC hold {woken} of the cold standby's "
-            f"{bounds.standby_gpus} (placed by Docket with the standby woken): ready {wake_minutes} min ahead",
+            f"{bounds.standby_gpus} (the chair let them use it): ready {wake_minutes} min ahead",
             measured_by="plan"))
     return PoolDecision(pool=pool, gpu_type=gpu_type, base_gpus=base, lent=after, actions=actions, standby=wanted,
                         opened=opened_after)
@@ -570,6 +574,10 @@ class SlurmLending:
     squeue: str = "squeue"
     qos: dict[str, Qos] = field(default_factory=dict)  # as the last read() found them
 
+    @property
+    def what(self) -> str:
+        return f"scavenger QOS {self.scavenger}"
+
     def read(self) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
         """(the scavenger QOS's GrpTRES, every QOS's Preempt list); every QOS is kept in `qos`."""
         shown = self.tools.run_sacctmgr(["-P", "-n", "show", "qos", "format=name,grptres,preempt,description"])
@@ -681,6 +689,8 @@ class Agent:
     dry_run: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
     burst_lease: timedelta = 5 * MINUTE  # how long docket-slurm-sync keeps a burst raise the agent stops renewing
+    # On Kueue: the lending is the teams' ClusterQueues' (no Slurm is read or changed; no burst, no standby wake)
+    kueue: KueueLending | None = None
 
     def tick(self, now: datetime) -> TickResult:
         """One minute: read Docket (or keep the last known), measure, decide, apply, report."""
@@ -693,8 +703,17 @@ class Agent:
             windows = parse_windows(state.windows)
         except WindowFormatError as exc:
             raise AgentError(f"the windows kept in the state file are malformed: {exc}") from None
-        current, preempts = self.lending.read()
-        owner_preempts = self.lending.owner_preempts(preempts)
+        current: Mapping[str, str] = {}
+        if self.kueue is not None:
+            try:
+                self.kueue.read()
+            except KueueLendingError as exc:
+                raise AgentError(str(exc)) from None
+            owner_preempts = self.kueue.owner_preempts()
+        else:
+            current, preempts = self.lending.read()
+            owner_preempts = self.lending.owner_preempts(preempts)
+        on_kueue: dict[str, dict[str, int]] = {}  # team → flavor → GPUs lent or opened
         # Slurm's accounting names each job's account: a team's account is its label there.
         accounts = self.team_accounts or self.measure.name == "slurm"
         mapping = {**({a.lower(): t for a, t in accounts_map(windows).items()} if accounts else {}), **self.team_map}
@@ -711,7 +730,7 @@ class Agent:
             pool_windows = [w for w in windows if w.pool == pool and w.start - wake <= now < w.end]
             lent = {int(k): int(v["gpus"]) for k, v in state.lent.items() if v.get("pool") == pool}
             opened = {int(k): int(v["gpus"]) for k, v in state.opened.items() if v.get("pool") == pool}
-            held = state.standby.get(pool)
+            held = state.standby.get(pool) if self.kueue is None else None
             standby = StandbyWake(int(held["window"]), str(held["team"]), int(held["gpus"])) if held else None
             if not pool_windows and not lent and not opened and standby is None:
                 continue
@@ -730,15 +749,28 @@ class Agent:
                               measured=window_minutes(pool_windows, by_team),
                               lent=lent, now=now, owner_preempts=owner_preempts, standby=standby, opened=opened)
             limits[decision.gpu_type] = decision.scavenger_gpus
-            if decision.standby is not None:
+            if decision.standby is not None and self.kueue is None:
                 standby_after[pool] = asdict(decision.standby)
             teams = {w.id: w.team for w in pool_windows}
+            flavors = {w.id: flavor_name(w) for w in pool_windows} if self.kueue is not None else {}
             for window_id, gpus in decision.lent.items():
                 after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
             for window_id, gpus in decision.opened.items():
                 opened_after[str(window_id)] = {"pool": pool, "team": teams.get(window_id, ""), "gpus": gpus}
-            actions.extend(decision.actions)
-        command = self.lending.apply(limits, current, dry_run=self.dry_run) if limits else None
+            for window_id, gpus in [*decision.lent.items(), *decision.opened.items()]:
+                if window_id in flavors:
+                    held_by = on_kueue.setdefault(teams[window_id], {})
+                    held_by[flavors[window_id]] = held_by.get(flavors[window_id], 0) + gpus
+            # On Kueue the sync gives placed preemptible work its quota: the agent has no standby to wake.
+            actions.extend(a for a in decision.actions
+                           if self.kueue is None or a.kind not in ("standby_wake", "standby_end"))
+        if self.kueue is not None:
+            try:
+                command = self.kueue.apply(on_kueue, dry_run=self.dry_run)
+            except KueueLendingError as exc:
+                raise AgentError(str(exc)) from None
+        else:
+            command = self.lending.apply(limits, current, dry_run=self.dry_run) if limits else None
         applied = [command] if command else []
         promoted, burst_actions, burst_lines = self._burst(policy, windows, state, now)
         actions.extend(burst_actions)
@@ -771,6 +803,8 @@ class Agent:
         the burst this minute, never the lending decided before it."""
         promoted = {account: Promotion(**held) for account, held in state.promoted.items()}
         pools = sorted(p for p, b in policy.pools.items() if b.burst_reserve_gpus > 0)
+        if self.kueue is not None:  # Kueue's cohort lends a hot team idle quota by itself: no burst to raise
+            return {}, [], []
         if not pools:
             return promoted, [], []
         try:
@@ -845,7 +879,7 @@ class Agent:
                 self.measure.name if action.queue_wait_minutes is None or self.measure.name == "slurm"
                 else f"{self.measure.name}+slurm"),
             "policy_version": version,
-            "applied": (command or f"{what or 'scavenger QOS ' + self.lending.scavenger} already held it")
+            "applied": (command or f"{what or (self.kueue or self.lending).what} already held it")
             + f"; {action.reason}",
         }
 
@@ -874,7 +908,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docket-elastic-agent",
         description="Apply the committee's elastic policy every minute: lend idle granted GPUs to preemptible work "
-                    "through the Slurm scavenger QOS, take them back when their owner needs them, report each "
+                    "through the Slurm scavenger QOS (or, with --kueue, the teams' ClusterQueue lendingLimit), take "
+                    "them back when their owner needs them, report each "
                     "action to Docket.",
     )
     add_docket_options(parser)
@@ -899,6 +934,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sacctmgr", default="sacctmgr", help="the sacctmgr to run")
     parser.add_argument("--interval", type=positive_float, default=60.0, metavar="SECONDS",
                         help="seconds between ticks (60)")
+    parser.add_argument("--kueue", action="store_true",
+                        help="lend on Kueue: raise each team's ClusterQueue lendingLimit (as docket-kueue-sync "
+                             "applied it) instead of the Slurm scavenger QOS; the API server from --kubeconfig or "
+                             "--in-cluster")
+    add_kube_options(parser)
+    parser.add_argument("--api-version", choices=API_VERSIONS, default="v1beta2",
+                        help="with --kueue: the Kueue API version the sync applies (v1beta2)")
     parser.add_argument("--once", action="store_true", help="one tick, then exit")
     parser.add_argument("--now", type=instant, default=None, help=argparse.SUPPRESS)  # tests: the pinned minute
     parser.add_argument("--dry-run", action="store_true", help="print what would change; change and report nothing")
@@ -922,11 +964,20 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
                                         selectors=dict(args.selector))
         except PrometheusError as exc:
             parser.error(str(exc))
+    kueue = None
+    if args.kueue:
+        try:
+            config = kube_config(args)
+        except KubeError as exc:
+            parser.error(str(exc))
+        print(f"Kubernetes API server {config.server} from {config.source}", file=out)
+        kueue = KueueLending(KubeClient(config, timeout_s=args.timeout), cluster=args.cluster,
+                             api_version=args.api_version)
     agent = Agent(
         docket=client, measure=measure,
         lending=SlurmLending(tools=SlurmTools(sacctmgr=args.sacctmgr), scavenger=args.scavenger_qos),
         state_file=StateFile(args.state_file), team_map=dict(args.team_map), team_accounts=args.team_accounts,
-        dry_run=args.dry_run, out=out,
+        dry_run=args.dry_run, out=out, kueue=kueue,
     )
     pinned = args.now
     read_clock = clock or (lambda: pinned or datetime.now(UTC))

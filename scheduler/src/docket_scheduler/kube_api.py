@@ -5,6 +5,7 @@ standard library only. PyYAML is needed only to read a YAML kubeconfig (JSON is 
 
 from __future__ import annotations
 
+import argparse
 import base64
 import http.client
 import json
@@ -123,6 +124,27 @@ def in_cluster_config(directory: Path = SERVICE_ACCOUNT_DIR, env: Mapping[str, s
     context = ssl.create_default_context(cafile=str(directory / "ca.crt"))
     host = f"[{host}]" if ":" in host else host
     return KubeConfig(server=f"https://{host}:{port}", context=context, token=token, source="in-cluster")
+
+
+def add_kube_options(parser: argparse.ArgumentParser) -> None:
+    """Where the API server is, for every program that talks to it (docket-kueue-sync, docket-elastic-agent)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--kubeconfig", default=_first_path(os.environ.get("KUBECONFIG", "")),
+                       help="kubeconfig file (default: the first file in $KUBECONFIG, else ~/.kube/config)")
+    where.add_argument("--in-cluster", action="store_true", help="use the Pod's ServiceAccount")
+    parser.add_argument("--context", help="kubeconfig context (default: its current-context)")
+
+
+def kube_config(args: argparse.Namespace) -> KubeConfig:
+    """The API server and credentials the options of `add_kube_options` name."""
+    if args.in_cluster:
+        return in_cluster_config()
+    return load_kubeconfig(args.kubeconfig or "~/.kube/config", context=args.context)
+
+
+def _first_path(value: str) -> str | None:
+    """$KUBECONFIG may list several files (kubectl merges them); the programs read the first."""
+    return next((part for part in value.split(os.pathsep) if part), None)
 
 
 def _parse_kubeconfig(text: str, file: Path) -> dict[str, Any]:

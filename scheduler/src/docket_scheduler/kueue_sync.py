@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -58,8 +57,10 @@ from docket_scheduler.kube_api import (
     KubeClient,
     KubeConfig,
     KubeError,
+    add_kube_options,
     describe,
     in_cluster_config,
+    kube_config,
     load_kubeconfig,
     object_path,
     status_message,
@@ -334,11 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_sync_options(parser, interval_s=300.0,
                      interval_help="longest sleep between passes (300); the loop also wakes at every window boundary")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--kubeconfig", default=_first_path(os.environ.get("KUBECONFIG", "")),
-                       help="kubeconfig file (default: the first file in $KUBECONFIG, else ~/.kube/config)")
-    where.add_argument("--in-cluster", action="store_true", help="use the Pod's ServiceAccount")
-    parser.add_argument("--context", help="kubeconfig context (default: its current-context)")
+    add_kube_options(parser)
     parser.add_argument("--cohort", help="the Cohort's name (default: docket-<cluster>)")
     parser.add_argument("--standard-lend-pct", type=int, default=100, metavar="PCT",
                         help="share of a team's standard GPUs lent to the cohort while idle (100)")
@@ -361,11 +358,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--at", type=instant, metavar="TIME",
                         help="with --export: the instant, ISO 8601 with an offset (default: now)")
     return parser
-
-
-def _first_path(value: str) -> str | None:
-    """$KUBECONFIG may list several files (kubectl merges them); the sync reads the first."""
-    return next((part for part in value.split(os.pathsep) if part), None)
 
 
 def _namespaces(pairs: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
@@ -406,10 +398,7 @@ def main(
         return export(docket, at=args.at or clock(), cohort=args.cohort, policy=policy, namespaces=namespaces,
                       api_version=args.api_version, out=stream)
     try:
-        config = (
-            in_cluster_config() if args.in_cluster
-            else load_kubeconfig(args.kubeconfig or "~/.kube/config", context=args.context)
-        )
+        config = kube_config(args)
     except KubeError as exc:
         parser.error(str(exc))
     print(f"Kubernetes API server {config.server} from {config.source}", file=stream)
