@@ -19,7 +19,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocations.models import Department
-from committee import services as committee_services
 from committee.selectors.budgets import department_budgets
 from core.errors import StateConflict
 from governed.models import ChangeSource
@@ -31,25 +30,14 @@ from tests.conftest import require
 from tests.races import RaceWindow
 from tests.readable import assert_readable
 from tests.reports.conftest import on_postgresql
-from tests.reports.executive_data import placed_emergency
+from tests.reports.executive_data import budgets_set, placed_emergency
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def _budgets(world: Any, **amounts: str) -> None:
-    """Departments' budgets for 2026-Q4 (and after), set by finance; by default 120,000.00 for Research and 80,000.00
-    for Product, whose buffer lines at the policy's 5 % make a buffer of 10,000.00."""
-    for slug, amount in (amounts or {"research": "120000.00", "product": "80000.00"}).items():
-        department, _new = Department.objects.get_or_create(slug=slug, defaults={"name": slug.title(),
-                                                                                 "fair_share_weight": 1})
-        committee_services.department_budget_set(actor=world.finance, department=department, quarter="2026-Q4",
-                                                 quarterly=Decimal(amount), carry_over_pct=0, reason="FY plan.",
-                                                 now=FIXED_NOW)
-
-
 def _fund(world: Any, quarter: str = "2026-Q4", *, budgeted: bool = True) -> BufferFund:
     if budgeted and not Department.objects.exists():
-        _budgets(world)
+        budgets_set(world)
     return services.buffer_fund_open(actor=world.chair, quarter=quarter, now=timezone.now())
 
 
@@ -78,7 +66,7 @@ def test_the_buffer_is_the_departments_buffer_lines_and_the_balance_what_is_left
 def test_the_buffer_follows_the_budgets_and_the_policys_percentage(world):
     fund = _fund(world)
     _spend(world, fund, "9000.00")
-    _budgets(world, research="100000.00")  # finance lowers a budget: 5% of 180,000.00
+    budgets_set(world, research="100000.00")  # finance lowers a budget: 5% of 180,000.00
     assert selectors.fund_state(fund).buffer == Decimal("9000.00")
     with pytest.raises(ValidationError) as refused:
         _spend(world, fund, "0.01")
@@ -322,7 +310,7 @@ def test_a_reviewer_cannot_post_to_the_ledger(world, client):
 
 
 def test_the_chair_opens_a_quarter_and_records_a_deferred_purchase(world, client):
-    _budgets(world, research="300000.00", product="180000.00")
+    budgets_set(world, research="300000.00", product="180000.00")
     client.force_login(world.chair)
     page = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
     assert "No buffer fund is open for 2026-Q4." in page and 'id="open-form"' in page
