@@ -40,7 +40,7 @@ class PdfExportAdmin(ReadOnlyAdmin):
 
 @admin.register(BufferFund)
 class BufferFundAdmin(ReadOnlyAdmin):
-    list_display = ["quarter", "budget", "buffer_pct", "currency", "opened_by_name", "opened_at"]
+    list_display = ["quarter", "currency", "opened_by_name", "opened_at"]
 
 
 @admin.register(BufferSpend)

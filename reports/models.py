@@ -205,16 +205,16 @@ class PdfExport(models.Model):
 
 
 class BufferFund(models.Model):
-    """One calendar quarter's budget and the share of it kept as a capacity buffer (docs/executive.md).
+    """One calendar quarter's capacity buffer fund and its ledger (docs/executive.md).
 
-    The buffer (budget × buffer % ÷ 100, to the cent) pays for emergency purchases; its spending is the
-    ledger of `BufferSpend` rows, and balance = buffer − spent never goes below zero (the service locks
-    this row while it checks). Quarters are calendar quarters in the committee's time zone.
+    The buffer is not typed here: it is the sum of the departments' buffer lines of the quarter (each department's
+    quarterly budget × `budget.buffer_pct` in force, `committee.selectors.budgets`). It pays for emergency purchases;
+    its spending is the ledger of `BufferSpend` rows, and balance = buffer − spent never goes below zero when a spend
+    is recorded (the service locks this row while it checks). Quarters are calendar quarters in the committee's time
+    zone.
     """
 
     quarter = models.CharField(_("quarter"), max_length=7, unique=True, help_text=_("e.g. 2026-Q4"))
-    budget = models.DecimalField(_("quarterly budget"), max_digits=14, decimal_places=2)
-    buffer_pct = models.DecimalField(_("buffer %"), max_digits=5, decimal_places=2)
     currency = models.CharField(_("currency"), max_length=3)
     opened_by_name = models.CharField(_("opened by"), max_length=150)
     opened_at = models.DateTimeField(_("opened"))
@@ -225,9 +225,6 @@ class BufferFund(models.Model):
         verbose_name_plural = _("capacity buffer funds")
         constraints = [
             models.CheckConstraint(condition=Q(quarter__regex=r"^\d{4}-Q[1-4]$"), name="bufferfund_quarter_format"),
-            models.CheckConstraint(condition=Q(budget__gt=0), name="bufferfund_budget_positive"),
-            models.CheckConstraint(condition=Q(buffer_pct__gt=0) & Q(buffer_pct__lte=100),
-                                   name="bufferfund_buffer_pct_0_100"),
         ]
 
     def __str__(self) -> str:

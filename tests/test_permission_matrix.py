@@ -412,7 +412,7 @@ TABLE: list[Row] = [
         kwargs=lambda e: {"quarter": "2026-Q4"}),
     Row("archive/buffer/<str:quarter>/open/", "open a quarter's fund: the chair or finance",
         {"POST": "302 403 403 403 302 302 302"}, kwargs=lambda e: {"quarter": "2026-Q4"},
-        body=lambda e: {"budget": "100000.00", "buffer_pct": "5"}),
+        body=lambda e: {}),
     Row("archive/buffer/<str:quarter>/spend/", "spend from a quarter with no fund: the chair is told so",
         {"POST": "302 403 403 403 404 302 302"}, kwargs=lambda e: {"quarter": "2026-Q4"},
         body=lambda e: {"amount": "1.00", "item": "x", "spent_at": _local(timezone.now()), "reason": "x"}),

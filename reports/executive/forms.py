@@ -26,11 +26,8 @@ def _when(label: Any) -> UTCFormDateTimeField:
 
 
 class BufferFundOpenForm(forms.Form):
-    budget = _amount(_("Quarterly budget"))
-    buffer_pct = StrictDecimalField(
-        label=_("Kept as the capacity buffer (%)"), max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
-        max_value=Decimal(100), initial=Decimal(5),
-    )
+    """Opening a fund asks nothing: its quarter is the page's, its currency the company's, and its buffer follows
+    the departments' budgets and the policy. The form carries the service's refusals to the page."""
 
 
 def _emergency_label(emergency: EmergencyRequest) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -33,7 +34,8 @@ from committee.models import (
     ReviewCycle,
     SeatRole,
 )
-from committee.selectors import request_outcome_map
+from committee.selectors import budget_buffer_pct, request_outcome_map
+from committee.selectors.budgets import DepartmentBudget, department_budgets
 from committee.selectors.outcomes import PlacementStatus
 from core.datetimes import format_isoweek
 from reports.dashboards import monthly
@@ -62,10 +64,23 @@ def buffer_fund_can_record(*, user: AbstractBaseUser | AnonymousUser, now: datet
 
 @dataclass(frozen=True)
 class FundState:
+    """A fund with its buffer and ledger totals. The buffer is the sum of the departments' buffer lines of the
+    fund's quarter (`lines`, as /budgets/ shows them), at `buffer_pct` of each department's budget."""
+
     fund: BufferFund
-    buffer: Decimal
+    lines: tuple[DepartmentBudget, ...]
+    buffer_pct: int
     spent: Decimal
     deferred: Decimal
+
+    @property
+    def buffer(self) -> Decimal:
+        return fund_buffer(self.lines)
+
+    @property
+    def budgets_total(self) -> Decimal:
+        """The departments' quarterly budgets the buffer is a share of."""
+        return sum((line.quarterly for line in self.lines), Decimal(0))
 
     @property
     def balance(self) -> Decimal:
@@ -76,17 +91,24 @@ class FundState:
         return (self.spent * 100 / self.buffer).quantize(Decimal("0.1")) if self.buffer else Decimal(0)
 
 
-def buffer_amount(*, budget: Decimal, buffer_pct: Decimal) -> Decimal:
-    """The buffer: budget × buffer % ÷ 100, rounded to the cent (half even, as Decimal does)."""
-    return (budget * buffer_pct / 100).quantize(CENT)
+def fund_buffer(lines: Iterable[DepartmentBudget]) -> Decimal:
+    """The fund's buffer: the sum of the departments' buffer lines (each already to the cent)."""
+    return sum((line.buffer for line in lines), Decimal(0))
+
+
+def fund_buffer_lines(*, quarter: str) -> tuple[tuple[DepartmentBudget, ...], int]:
+    """The departments' budgets of `quarter`, whose buffer lines make the fund's buffer, and the quarter's
+    `budget.buffer_pct` (`committee.selectors.budgets`: seven queries at most, one more without a department)."""
+    lines = tuple(department_budgets(quarter=quarter))
+    return lines, lines[0].buffer_pct if lines else budget_buffer_pct(quarter=quarter)
 
 
 def fund_state(fund: BufferFund) -> FundState:
     # SQLite sums decimals as floats: back to cents.
     spent = (fund.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
     deferred = (fund.deferred_purchases.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
-    return FundState(fund=fund, buffer=buffer_amount(budget=fund.budget, buffer_pct=fund.buffer_pct),
-                     spent=spent, deferred=deferred)
+    lines, buffer_pct = fund_buffer_lines(quarter=fund.quarter)
+    return FundState(fund=fund, lines=lines, buffer_pct=buffer_pct, spent=spent, deferred=deferred)
 
 
 def buffer_fund_get(*, quarter: str) -> BufferFund | None:

@@ -20,7 +20,7 @@ from committee.models import EmergencyRequest
 from core.audit import person_name
 from core.errors import StateConflict
 from reports.executive import quarters
-from reports.executive.selectors import buffer_amount, buffer_fund_can_record
+from reports.executive.selectors import buffer_fund_can_record, fund_buffer, fund_buffer_lines
 from reports.models import BufferFund, BufferSpend, DeferredPurchase
 
 CENT = Decimal("0.01")
@@ -57,10 +57,9 @@ def _text(value: str, *, field: str, max_length: int) -> str:
     return text
 
 
-def buffer_fund_open(
-    *, actor: AbstractBaseUser, quarter: str, budget: Decimal | str, buffer_pct: Decimal | str, now: datetime
-) -> BufferFund:
-    """Open a quarter's fund with its budget and buffer % (0 < % ≤ 100), in settings.DOCKET_COST_CURRENCY.
+def buffer_fund_open(*, actor: AbstractBaseUser, quarter: str, now: datetime) -> BufferFund:
+    """Open a quarter's fund, in settings.DOCKET_COST_CURRENCY. Its buffer is not typed: it follows the departments'
+    budgets of the quarter and `budget.buffer_pct` (`reports.executive.selectors.fund_state`).
 
     Only quarters near `now` have funds: from OPEN_QUARTERS_BACK before the running quarter to
     OPEN_QUARTERS_AHEAD after it (a ValidationError on `quarter` otherwise). A quarter has one fund:
@@ -80,20 +79,13 @@ def buffer_fund_open(
             _("Funds are opened for %(first)s to %(last)s: a year back and two years ahead of %(running)s.")
             % {"first": first, "last": last, "running": running}
         ]})
-    amount = _money(budget, field="budget")
-    try:
-        pct = Decimal(buffer_pct)
-    except (InvalidOperation, TypeError, ValueError):
-        raise ValidationError({"buffer_pct": [_("Give the buffer as a percentage, such as 5.")]}) from None
-    if not pct.is_finite() or not 0 < pct <= 100 or pct != pct.quantize(CENT):
-        raise ValidationError({"buffer_pct": [_("The buffer is more than 0% and at most 100% of the budget.")]})
     already_open = StateConflict(_("The fund of %(quarter)s is already open.") % {"quarter": quarter})
     try:
         with transaction.atomic():
             if BufferFund.objects.filter(quarter=quarter).exists():
                 raise already_open
             return BufferFund.objects.create(
-                quarter=quarter, budget=amount, buffer_pct=pct, currency=settings.DOCKET_COST_CURRENCY,
+                quarter=quarter, currency=settings.DOCKET_COST_CURRENCY,
                 opened_by_name=person_name(actor), opened_at=now,
             )
     except IntegrityError:
@@ -125,7 +117,8 @@ def buffer_spend_record(
     now: datetime,
     emergency: EmergencyRequest | None = None,
 ) -> BufferSpend:
-    """Record a purchase paid from the fund; refused (nothing stored) when it is more than the balance.
+    """Record a purchase paid from the fund; refused (nothing stored) when it is more than the balance (the buffer,
+    the sum of the departments' buffer lines of the quarter as they stand, less what was spent).
 
     The fund's row is locked (select_for_update) while the balance is read and the spend written, so two
     spends at once are checked one after the other and cannot together overdraw it. The spend must be
@@ -139,7 +132,13 @@ def buffer_spend_record(
         locked = BufferFund.objects.select_for_update(no_key=True).get(pk=fund.pk)
         _dated_in(locked, spent_at, field="spent_at", now=now)
         spent = (locked.spends.aggregate(total=Sum("amount"))["total"] or Decimal(0)).quantize(CENT)
-        balance = buffer_amount(budget=locked.budget, buffer_pct=locked.buffer_pct) - spent
+        buffer = fund_buffer(fund_buffer_lines(quarter=locked.quarter)[0])
+        balance = buffer - spent
+        if value > balance and buffer <= 0:
+            raise ValidationError({"amount": [
+                _("The fund of %(quarter)s has no buffer: no department has a budget for the quarter, or the "
+                  "policy keeps 0%% of it.") % {"quarter": locked.quarter}
+            ]})
         if value > balance:
             raise ValidationError({"amount": [
                 _("%(amount)s %(currency)s is more than the fund's balance of %(balance)s %(currency)s.")

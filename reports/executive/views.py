@@ -128,6 +128,9 @@ def _fund_page(request: AuthenticatedHttpRequest, quarter: str, *, status: int =
         "deferred": selectors.deferred_purchase_list(fund=fund) if fund is not None else [],
         "funds": selectors.buffer_fund_list(),
         "can_record": can_record,
+        # The departments' budgets page is the committee's; the policy lab is anyone signed in's.
+        "budgets_url": (reverse("committee:budgets") + f"?quarter={quarter}"
+                        if committee_selectors.user_is_committee(user=request.user) else None),
         "zone": weeks.committee_zone(),
     }
     if can_record:
@@ -151,8 +154,7 @@ def buffer_fund_open(request: AuthenticatedHttpRequest, quarter: str) -> HttpRes
     form = BufferFundOpenForm(request.POST)
     if form.is_valid():
         try:
-            services.buffer_fund_open(actor=request.user, quarter=quarter, now=timezone.now(),
-                                      budget=form.cleaned_data["budget"], buffer_pct=form.cleaned_data["buffer_pct"])
+            services.buffer_fund_open(actor=request.user, quarter=quarter, now=timezone.now())
         except (ValidationError, PermissionDenied) as exc:
             _add_error(form, exc)
         else:

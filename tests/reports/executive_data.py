@@ -1,11 +1,14 @@
-"""Data for the buffer fund and executive summary tests: a running week, published through the real review, and an
-emergency placed beside it (as tests/committee/test_emergency.py builds them)."""
+"""Data for the buffer fund and executive summary tests: departments' budgets (the fund's buffer lines), a running
+week, published through the real review, and an emergency placed beside it (as tests/committee/test_emergency.py
+builds them)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
+from allocations.models import Department
 from committee import services
 from committee.models import EmergencyRequest, ReviewCycle
 from committee.services.emergency import emergency_request_decide, emergency_request_file
@@ -15,6 +18,17 @@ from tests.conftest import committed
 from tests.factories import file_request
 
 WEEK = "2026-W49"  # the week FIXED_NOW falls in
+
+
+def budgets_set(world: Any, **amounts: str) -> None:
+    """Departments' budgets for 2026-Q4 (and after), set by finance (the department is made if new); by default
+    120,000.00 for Research and 80,000.00 for Product, whose buffer lines at the policy's 5 % make a buffer fund of
+    10,000.00."""
+    for slug, amount in (amounts or {"research": "120000.00", "product": "80000.00"}).items():
+        department, _new = Department.objects.get_or_create(slug=slug, defaults={"name": slug.title(),
+                                                                                 "fair_share_weight": 1})
+        services.department_budget_set(actor=world.finance, department=department, quarter="2026-Q4",
+                                       quarterly=Decimal(amount), carry_over_pct=0, reason="FY plan.", now=FIXED_NOW)
 
 
 def running_week(world: Any, clock: Any) -> ReviewCycle:

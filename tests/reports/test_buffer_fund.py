@@ -1,7 +1,7 @@
-"""The capacity buffer fund: a quarter's budget with a share kept as a buffer, its spending ledger and the
-purchases deferred. Balance = buffer − spent; a spend over the balance is refused and nothing is stored; the
-chair and the finance seat record, everyone signed in reads; quarters are calendar quarters in the committee's
-zone; two spends at once cannot overdraw it (PostgreSQL row lock)."""
+"""The capacity buffer fund: its buffer is the departments' buffer lines of the quarter (each budget × the policy's
+`budget.buffer_pct`), its spending ledger and the purchases deferred. Balance = buffer − spent; a spend over the
+balance is refused and nothing is stored; the chair and the finance seat record, everyone signed in reads; quarters
+are calendar quarters in the committee's zone; two spends at once cannot overdraw it (PostgreSQL row lock)."""
 
 from __future__ import annotations
 
@@ -18,21 +18,27 @@ from django.db.models.signals import pre_save
 from django.urls import reverse
 from django.utils import timezone
 
+from allocations.models import Department
+from committee.selectors.budgets import department_budgets
 from core.errors import StateConflict
+from governed.models import ChangeSource
+from governed.services import policy_change_record
 from reports.executive import quarters, selectors, services
 from reports.models import BufferFund, BufferSpend, DeferredPurchase
 from tests.clock import FIXED_NOW
 from tests.conftest import require
 from tests.races import RaceWindow
+from tests.readable import assert_readable
 from tests.reports.conftest import on_postgresql
-from tests.reports.executive_data import placed_emergency
+from tests.reports.executive_data import budgets_set, placed_emergency
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def _fund(world: Any, quarter: str = "2026-Q4", budget: str = "200000.00", pct: str = "5") -> BufferFund:
-    return services.buffer_fund_open(actor=world.chair, quarter=quarter, budget=Decimal(budget),
-                                     buffer_pct=Decimal(pct), now=timezone.now())
+def _fund(world: Any, quarter: str = "2026-Q4", *, budgeted: bool = True) -> BufferFund:
+    if budgeted and not Department.objects.exists():
+        budgets_set(world)
+    return services.buffer_fund_open(actor=world.chair, quarter=quarter, now=timezone.now())
 
 
 def _spend(world: Any, fund: BufferFund, amount: str, *, at: datetime = FIXED_NOW, actor: Any = None,
@@ -43,13 +49,46 @@ def _spend(world: Any, fund: BufferFund, amount: str, *, at: datetime = FIXED_NO
     )
 
 
-def test_the_buffer_is_a_share_of_the_budget_and_the_balance_what_is_left(world):
-    fund = _fund(world)  # 5% of 200,000.00
+def test_the_buffer_is_the_departments_buffer_lines_and_the_balance_what_is_left(world):
+    fund = _fund(world)  # 5% of 120,000.00 and of 80,000.00
     _spend(world, fund, "4000.00")
     _spend(world, fund, "1234.56")
     state = selectors.fund_state(fund)
+    assert [(line.name, line.buffer) for line in state.lines] == [
+        ("Product", Decimal("4000.00")), ("Research", Decimal("6000.00"))]
+    # The same lines /budgets/ shows.
+    assert [line.buffer for line in state.lines] == [b.buffer for b in department_budgets(quarter="2026-Q4")]
+    assert (state.buffer_pct, state.budgets_total) == (5, Decimal("200000.00"))
     assert (state.buffer, state.spent, state.balance) == (Decimal("10000.00"), Decimal("5234.56"), Decimal("4765.44"))
     assert fund.currency == "USD"
+
+
+def test_the_buffer_follows_the_budgets_and_the_policys_percentage(world):
+    fund = _fund(world)
+    _spend(world, fund, "9000.00")
+    budgets_set(world, research="100000.00")  # finance lowers a budget: 5% of 180,000.00
+    assert selectors.fund_state(fund).buffer == Decimal("9000.00")
+    with pytest.raises(ValidationError) as refused:
+        _spend(world, fund, "0.01")
+    assert refused.value.message_dict["amount"] == ["0.01 USD is more than the fund's balance of 0.00 USD."]
+    policy_change_record(actor=None, changes={"budget.buffer_pct": "8"}, effective_week="2026-W50",
+                         reason="A bigger buffer for the winter.", source=ChangeSource.LAB)
+    state = selectors.fund_state(fund)  # 8% of 180,000.00
+    assert (state.buffer_pct, state.buffer, state.balance) == (8, Decimal("14400.00"), Decimal("5400.00"))
+    _spend(world, fund, "5400.00")
+    assert selectors.fund_state(fund).balance == Decimal("0.00")
+
+
+def test_without_departments_budgets_the_fund_has_no_buffer_and_a_spend_is_refused(world):
+    fund = _fund(world, budgeted=False)
+    state = selectors.fund_state(fund)
+    assert (state.lines, state.buffer_pct, state.buffer) == ((), 5, Decimal(0))
+    with pytest.raises(ValidationError) as refused:
+        _spend(world, fund, "1.00")
+    assert refused.value.message_dict["amount"] == [
+        "The fund of 2026-Q4 has no buffer: no department has a budget for the quarter, or the policy keeps 0% of it."
+    ]
+    assert not BufferSpend.objects.exists()
 
 
 def test_a_spend_over_the_balance_is_refused_and_nothing_is_stored(world):
@@ -89,19 +128,14 @@ def test_only_the_chair_and_finance_record(world):
         with pytest.raises(PermissionDenied):
             _spend(world, fund, "10.00", actor=person)
         with pytest.raises(PermissionDenied):
-            services.buffer_fund_open(actor=person, quarter="2027-Q1", budget=Decimal(1), buffer_pct=Decimal(5),
-                                      now=FIXED_NOW)
+            services.buffer_fund_open(actor=person, quarter="2027-Q1", now=FIXED_NOW)
     assert BufferSpend.objects.count() == 2 and BufferFund.objects.count() == 1
 
 
-def test_a_quarter_has_one_fund_and_its_buffer_is_above_0_and_at_most_100_percent(world):
+def test_a_quarter_has_one_fund(world):
     _fund(world)
     with pytest.raises(StateConflict):
         _fund(world)
-    for pct in ("0", "100.01", "-1"):
-        with pytest.raises(ValidationError) as refused:
-            _fund(world, quarter="2027-Q1", pct=pct)
-        assert "buffer_pct" in refused.value.message_dict
     with pytest.raises(ValidationError):
         _fund(world, quarter="2027-Q5")
     assert list(BufferFund.objects.values_list("quarter", flat=True)) == ["2026-Q4"]
@@ -179,7 +213,7 @@ def test_a_malformed_quarter_is_not_found(world, client):
     for quarter in ("2026-Q5", "2026Q4", "now", "0000-Q1", "0001-Q1", "0002-Q4", "9998-Q1", "9999-Q4",
                     "2026-Q4%0A", "%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-Q4", "2026-Q4%00"):  # newline, full-width, NUL
         assert client.get(f"/archive/buffer/{quarter}/").status_code == 404, quarter
-        response = client.post(f"/archive/buffer/{quarter}/open/", {"budget": "1000", "buffer_pct": "5"})
+        response = client.post(f"/archive/buffer/{quarter}/open/", {})
         assert response.status_code == 404, quarter
     assert not BufferFund.objects.exists()
     # The first and last years a quarter may be written in answer pages (with nothing open).
@@ -191,13 +225,13 @@ def test_funds_are_opened_only_for_quarters_near_the_running_one(world, client):
     """The clock says 2026-Q4: a year back (2025-Q4) to two years ahead (2028-Q4)."""
     client.force_login(world.finance)
     for quarter in ("0003-Q1", "2025-Q3", "2029-Q1", "9997-Q4"):
-        response = client.post(f"/archive/buffer/{quarter}/open/", {"budget": "1000", "buffer_pct": "5"})
+        response = client.post(f"/archive/buffer/{quarter}/open/", {})
         assert response.status_code == 400
         assert b"Funds are opened for 2025-Q4 to 2028-Q4: a year back and two years ahead of 2026-Q4." in (
             response.content)
     assert not BufferFund.objects.exists()
     for quarter in ("2025-Q4", "2028-Q4"):
-        assert client.post(f"/archive/buffer/{quarter}/open/", {"budget": "1000", "buffer_pct": "5"}).status_code == 302
+        assert client.post(f"/archive/buffer/{quarter}/open/", {}).status_code == 302
     assert sorted(BufferFund.objects.values_list("quarter", flat=True)) == ["2025-Q4", "2028-Q4"]
 
 
@@ -214,8 +248,7 @@ def test_one_quarter_opened_from_two_sessions_at_once_is_one_fund_and_one_confli
 
     def open_fund(actor: Any) -> None:
         try:
-            services.buffer_fund_open(actor=actor, quarter="2026-Q4", budget=Decimal("1000"), buffer_pct=Decimal(5),
-                                      now=timezone.now())
+            services.buffer_fund_open(actor=actor, quarter="2026-Q4", now=timezone.now())
             results.append("opened")
         except StateConflict as exc:
             results.append(" ".join(exc.messages))
@@ -271,22 +304,34 @@ def test_a_reviewer_cannot_post_to_the_ledger(world, client):
                                                         "reason": "x"}),
                        ("reports:deferred-purchase-create", {"amount": "1.00", "item": "x",
                                                              "deferred_at": "2026-12-01T15:00", "reason": "x"}),
-                       ("reports:buffer-fund-open", {"budget": "1.00", "buffer_pct": "5"})):
+                       ("reports:buffer-fund-open", {})):
         assert client.post(reverse(name, args=["2026-Q4"]), data).status_code == 403
     assert not BufferSpend.objects.exists() and not DeferredPurchase.objects.exists()
 
 
 def test_the_chair_opens_a_quarter_and_records_a_deferred_purchase(world, client):
+    budgets_set(world, research="300000.00", product="180000.00")
     client.force_login(world.chair)
     page = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
     assert "No buffer fund is open for 2026-Q4." in page and 'id="open-form"' in page
+    assert 'name="budget"' not in page and 'name="buffer_pct"' not in page  # the buffer is not typed
+    # A budget or percentage posted anyway is not the fund's: ignored.
     assert client.post(reverse("reports:buffer-fund-open", args=["2026-Q4"]),
-                       {"budget": "480000.00", "buffer_pct": "5"}).status_code == 302
+                       {"budget": "1.00", "buffer_pct": "50"}).status_code == 302
     assert client.post(reverse("reports:deferred-purchase-create", args=["2026-Q4"]),
                        {"amount": "96000.00", "item": "Second H100 node", "deferred_at": "2026-11-20T10:00",
                         "reason": "Utilization does not justify it yet."}).status_code == 302
     html = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
-    assert "24,000.00 USD" in html and "Second H100 node" in html and "96,000.00 USD" in html
+    assert "Second H100 node" in html and "96,000.00 USD" in html
+    assert_readable(html)
+    # The buffer: 5% of 480,000.00, line by department, with where it comes from.
+    assert "24,000.00 USD" in html and "5% of the departments' budgets, 480,000.00 USD" in html
+    lines = html.split('id="buffer-lines"')[1].split("</table>")[0]
+    assert "Research" in lines and "15,000.00 USD" in lines and "Product" in lines and "9,000.00 USD" in lines
+    assert reverse("committee:budgets") + "?quarter=2026-Q4" in html and reverse("policy:board") in html
+    client.force_login(world.member_b)  # the budgets are the committee's page: not linked for a team member
+    html = client.get(reverse("reports:buffer-fund", args=["2026-Q4"])).content.decode()
+    assert "15,000.00 USD" in html and reverse("committee:budgets") not in html
 
 
 @pytest.mark.postgres
@@ -336,6 +381,9 @@ def test_the_demo_opens_the_running_quarters_fund_and_sets_queue_wait_targets(db
     state = selectors.fund_state(fund)
     (spend,) = selectors.buffer_spend_list(fund=fund)
     assert spend.emergency is not None and spend.emergency_title == spend.emergency.request.title
+    # The buffer is the demo departments' buffer lines, 5% of each budget; the spend took at most two fifths of it.
+    assert len(state.lines) == 3 and state.buffer == sum(line.buffer for line in state.lines) > 0
+    assert state.buffer == state.budgets_total * 5 / 100 and 0 < spend.amount <= state.buffer * 2 / 5
     assert state.balance == state.buffer - spend.amount and state.deferred > 0
     targets = dict(GpuPool.objects.values_list("slug", "queue_wait_target_minutes"))
     assert targets == {"a100": 15, "h100": 45}

@@ -26,7 +26,7 @@ from tests.browser import browser_page, sign_in  # noqa: F401
 from tests.clock import FIXED_NOW
 from tests.committee.contended import contended_week
 from tests.conftest import require
-from tests.reports.executive_data import placed_emergency
+from tests.reports.executive_data import budgets_set, placed_emergency
 
 
 def _forecast(gpu_request: GpuRequest, value: str, *, kind: str = "revenue", unit: str = "USD/week") -> None:
@@ -116,8 +116,8 @@ def test_utilization_and_idle_month_over_month(world, client):
 
 
 def test_purchases_deferred_and_the_buffer_fund_of_the_months_quarter(world, client):
-    fund = services.buffer_fund_open(actor=world.chair, quarter="2026-Q4", budget=Decimal("480000"),
-                                     buffer_pct=Decimal(5), now=FIXED_NOW)
+    budgets_set(world, research="300000.00", product="180000.00")  # a buffer of 24,000.00
+    fund = services.buffer_fund_open(actor=world.chair, quarter="2026-Q4", now=FIXED_NOW)
     services.purchase_deferred_record(actor=world.finance, fund=fund, amount="96000.00", item="Second H100 node",
                                       deferred_at=datetime.fromisoformat("2026-11-20T10:00:00+00:00"),
                                       reason="Not yet.", now=FIXED_NOW)
@@ -175,8 +175,8 @@ def test_the_pdf_carries_the_key_figures(world, client, tmp_path):
     _forecast(week.deferred, "30000")
     _forecast(week.unplaced, "20000")
     _use(world, "2026-11", Decimal("0.25"))
-    fund = services.buffer_fund_open(actor=world.chair, quarter="2026-Q4", budget=Decimal("200000"),
-                                     buffer_pct=Decimal(5), now=FIXED_NOW)
+    budgets_set(world)  # 200,000.00: a buffer of 10,000.00
+    fund = services.buffer_fund_open(actor=world.chair, quarter="2026-Q4", now=FIXED_NOW)
     services.purchase_deferred_record(actor=world.chair, fund=fund, amount="96000.00", item="Second H100 node",
                                       deferred_at=FIXED_NOW, reason="Not yet.", now=FIXED_NOW)
     client.force_login(world.member_a)
@@ -189,7 +189,7 @@ def test_the_pdf_carries_the_key_figures(world, client, tmp_path):
     assert "Speech model" in text and "granted, not placed" in text and "Search index" in text
     assert "No usage was reported for 2026-12" in text  # November's use is not December's
     assert "96,000.00 USD of purchases deferred in 2026-12" in text
-    assert "10,000.00 USD (5% of the quarter's budget of 200,000.00 USD)" in text
+    assert "10,000.00 USD (5% of the departments' budgets for the quarter, 200,000.00 USD)" in text
 
 
 @pytest.mark.browser
@@ -197,8 +197,8 @@ def test_the_pdf_carries_the_key_figures(world, client, tmp_path):
 def test_the_executive_page_renders_in_a_browser(browser_page, world):  # noqa: F811
     _use(world, "2026-10", Decimal("0.5"))
     _use(world, "2026-11", Decimal("0.6"))
-    services.buffer_fund_open(actor=world.chair, quarter="2026-Q4", budget=Decimal("480000"), buffer_pct=Decimal(5),
-                              now=timezone.now())
+    budgets_set(world, research="300000.00", product="180000.00")  # a buffer of 24,000.00
+    services.buffer_fund_open(actor=world.chair, quarter="2026-Q4", now=timezone.now())
     page = browser_page
     sign_in(page, "member_a")
     page.goto("/archive/dashboards/")
