@@ -107,6 +107,7 @@ from committee.selectors.outcomes import (
     placement_params_text,
     request_outcome_get,
     request_outcome_map,
+    requests_given_back,
 )
 from committee.selectors.people import (
     NO_ROLES,
@@ -372,6 +373,7 @@ __all__ = [
     "request_questions_for_viewer",
     "request_revisable_in_review",
     "request_score_flags",
+    "requests_given_back",
     "review_card",
     "review_discussion_map",
     "review_rows_budget",

@@ -31,6 +31,8 @@ from committee.models import (
     Decision,
     DecisionOutcome,
     GpuRequest,
+    LifecycleEvent,
+    LifecycleEventType,
     RequestStatus,
     ReviewCycle,
 )
@@ -59,6 +61,8 @@ class PlacementStatus(models.TextChoices):
 
     AS_DECIDED = "as_decided", gettext_lazy("placed as decided")
     SHORTENED = "shortened", gettext_lazy("shortened")
+    # Placed as decided, then the team gave part of it back (committee/services/release.py): not a difference.
+    GIVEN_BACK = "given_back", gettext_lazy("part given back by the team")
     PREEMPTIBLE = "preemptible", gettext_lazy("placed preemptible (demoted to the burst reserve)")
     NOT_PLACED = "not_placed", gettext_lazy("not placed")
     NOT_PUBLISHED = "not_published", gettext_lazy("not yet published")
@@ -271,6 +275,10 @@ def placement_label(
     preemptible: bool,
 ) -> str:
     """A placement's difference from its decision in words, from plain values (stored ones too)."""
+    if status == PlacementStatus.GIVEN_BACK:
+        return _("part given back by the team (%(placed)s of %(decided)s GPU-hours kept)") % {
+            "placed": format_gpu_hours(placed_gpu_hours), "decided": format_gpu_hours(decided_gpu_hours or 0)
+        }
     if status != PlacementStatus.SHORTENED:
         return str(PlacementStatus(status).label)
     if placed_gpu_count < (decided_gpu_count or 0):
@@ -448,8 +456,10 @@ def request_outcome_map(
     the week is finalized (the request is "decided"), as `decision_visible_to` says; the committee sees
     them as they are entered. Without one (the archive, the digest, the notifications) everything is
     read. A request placed before its decision (an out-of-cycle plan) has `placed` and the status
-    "undecided". The caller scopes `requests` to what the viewer may read. Five queries, however many requests:
-    the decisions, the cycles' statuses and `allocations.selectors.request_allocation_map`'s three.
+    "undecided"; a grant holding less because its team gave GPUs back is "given_back", not "shortened". The caller
+    scopes `requests` to what the viewer may read. Five queries, however many requests: the decisions, the cycles'
+    statuses and `allocations.selectors.request_allocation_map`'s three; one more when a grant holds less than decided
+    (`requests_given_back`).
     """
     rows = list(requests)
     if not rows:
@@ -480,10 +490,17 @@ def request_outcome_map(
         )
         for r in rows
     }
+    statuses_of = {}
     for r in shown:
         decided = _decided(decisions[r.pk], r)
+        statuses_of[r.pk] = (decided, *_status(decided, allocations.get(r.pk), statuses.get(r.cycle_id)))
+    given_back = requests_given_back(
+        refs=[pk for pk, (_d, status, _s, _p) in statuses_of.items() if status == PlacementStatus.SHORTENED])
+    for r in shown:
+        decided, status, shortened, preemptible = statuses_of[r.pk]
         allocation = allocations.get(r.pk)
-        status, shortened, preemptible = _status(decided, allocation, statuses.get(r.cycle_id))
+        if r.pk in given_back:  # fewer GPU-hours because the team gave them back, not because the plan shortened it
+            status, shortened = PlacementStatus.GIVEN_BACK, False
         result[r.pk] = RequestOutcome(
             request_id=r.pk,
             decided=decided,
@@ -493,6 +510,16 @@ def request_outcome_map(
             preemptible=preemptible,
         )
     return result
+
+
+def requests_given_back(*, refs: Iterable[int]) -> set[int]:
+    """Which of the requests `refs` gave GPUs of their windows back (a `window.released` event of theirs). One query,
+    none without refs."""
+    refs = list(refs)
+    if not refs:
+        return set()
+    return set(LifecycleEvent.objects.filter(type=LifecycleEventType.WINDOW_RELEASED, request_ref__in=refs)
+               .values_list("request_ref", flat=True))
 
 
 def request_outcome_get(*, gpu_request: GpuRequest, viewer: Viewer | None = None) -> RequestOutcome:

@@ -93,13 +93,15 @@ def _released_shape(
 
 
 def _waitlist(*, cycle: ReviewCycle, plan: AllocationPlan, windows: list[AllocationWindow]) -> set[int]:
-    """The week's grants the plan shortened (fewer GPUs than decided) or left unplaced."""
+    """The week's grants the plan shortened (fewer GPUs than decided) or left unplaced, but not those that hold fewer
+    because their team gave GPUs back."""
     held: dict[int, int] = {}
     for window in windows:
         if window.request_ref is not None:
             held[window.request_ref] = max(held.get(window.request_ref, 0), window.gpu_count)
-    return {demand.ref for demand, _decision in selectors.cycle_demands(cycle=cycle)
-            if held.get(demand.ref, 0) < demand.gpu_count}
+    short = {demand.ref for demand, _decision in selectors.cycle_demands(cycle=cycle)
+             if held.get(demand.ref, 0) < demand.gpu_count}
+    return short - selectors.requests_given_back(refs=short)  # what a team gave back is not given to it again
 
 
 @write_transaction

@@ -8,8 +8,15 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from allocations import selectors as allocation_selectors
-from committee import services
-from committee.models import Notification, NotificationKind, OutboxMessage, RequestEvent
+from committee import selectors, services
+from committee.models import (
+    MembershipRole,
+    Notification,
+    NotificationKind,
+    OutboxMessage,
+    RequestEvent,
+    TeamMembership,
+)
 from committee.services.notifications import notification_text
 from core.errors import StateConflict
 from tests.committee.appealing import record_revisions
@@ -49,6 +56,19 @@ def test_a_lead_gives_back_half_and_the_shortened_grant_of_the_week_gets_the_gpu
     event = RequestEvent.objects.get(request=week.placed, action="released")
     assert event.actor_name and "The sweep converged early." in event.detail_display
     assert "20 GPUs from" in event.detail_display and "keeping 20" in event.detail_display
+    # Every surface reads it as given back, not as a grant the plan shortened.
+    outcome = selectors.request_outcome_get(gpu_request=week.placed)
+    assert (outcome.status, outcome.differs) == ("given_back", False)
+    assert outcome.status_label == "part given back by the team (960 of 1,920 GPU-hours kept)"
+
+
+def test_what_a_team_gave_back_is_not_given_to_it_again_by_the_next_release(world, week):
+    TeamMembership.objects.filter(user=world.member_b, team=world.team_b).update(role=MembershipRole.LEAD)
+    services.window_release(actor=world.lead_a, gpu_request=week.placed, gpu_count=20, reason="Converged.")
+    services.window_release(actor=world.member_b, gpu_request=week.shortened, gpu_count=4, reason="Smaller batch.")
+    _plan, after = _live(world)
+    by_ref = {w.request_ref: w.gpu_count for w in after}
+    assert (by_ref[week.placed.pk], by_ref[week.shortened.pk]) == (20, 12)  # the 4 GPUs freed stay free
 
 
 def test_a_release_is_in_the_archive_and_the_teams_are_told(world, week):
