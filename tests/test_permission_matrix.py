@@ -299,6 +299,10 @@ TABLE: list[Row] = [
     Row("requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
         "(tests/committee/test_release_page.py)", {"POST": "302 403 404 403 403 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"gpu_count": "1"}),
+    Row("requests/<int:pk>/run/extend/", "team A's published request: only team A's lead asks for more weeks of a "
+        "run (tests/committee/test_multiweek_runs.py); its member is refused; team B and the committee, whose request "
+        "it is not, get 404", {"POST": "302 403 404 404 404 302 302"}, kwargs=pk("pub_a"),
+        body=lambda e: {"weeks": "1", "reason": "More."}),
     Row("requests/<int:pk>/extension/", "team A's published request: team A may ask (400 here: no running window "
         "to extend); the committee is refused, team B gets 404", {"POST": "302 400 404 403 403 302 302"},
         kwargs=pk("pub_a"), body=lambda e: {"hours": "2", "justification": "Matrix extension."}),
@@ -481,6 +485,10 @@ TABLE: list[Row] = [
     Row("api/v1/requests/<int:pk>/release/", "team A's published window: only team A's lead gives GPUs back "
         "(tests/committee/test_api_release.py); its member and the committee are refused, team B gets 404",
         {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"), body=lambda e: {"gpu_count": 1}),
+    Row("api/v1/requests/<int:pk>/run-extension/", "team A's published request: only team A's lead asks for more "
+        "weeks of a run (tests/committee/test_multiweek_runs.py); its member and the committee are refused, team B "
+        "gets 404", {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"),
+        body=lambda e: {"weeks": 1, "reason": "More."}),
     Row("api/v1/requests/<int:pk>/extension/", "team A's published request: team A may ask, and is answered "
         "409 here (no running window); the committee is refused, team B gets 404 (tests/committee/test_extension.py)",
         {"POST": "401 409 404 403 403 403 403"}, kwargs=pk("pub_a"),
