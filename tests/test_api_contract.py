@@ -132,8 +132,8 @@ def test_the_schema_documents_placement_team_windows_and_pools(client: Any) -> N
     assert {"status", "status_label", "summary", "decided_gpu_count", "decided_gpu_hours", "placed_gpu_count",
             "placed_gpu_hours", "windows", "explanation", "reasons"} <= set(placement)
     statuses = components["PlacementStatusEnum"]["enum"]
-    assert statuses == ["as_decided", "shortened", "given_back", "preemptible", "not_placed", "not_published", "not_recorded",
-                        "not_granted", "undecided"]
+    assert statuses == ["as_decided", "shortened", "given_back", "preemptible", "not_placed", "not_published",
+                        "not_recorded", "not_granted", "undecided"]
     assert {"id", "key", "gpu_model", "gpu_count", "burst_reserve_gpus", "standby_gpus"} <= set(
         components["Pool"]["properties"])
     assert "department" in components["Window"]["properties"]  # the team's department, or null
