@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import os
@@ -51,10 +50,6 @@ def pytest_configure(config: pytest.Config) -> None:
     them in collection order instead, the order pytest_collection_modifyitems below makes."""
     time_machine.travel(FIXED_NOW, tick=True).start()
     migrated_template.install()
-    # The tests make many short-lived objects (a request's ORM rows, templates' contexts): the collector's youngest
-    # generation runs every 50,000 allocations instead of 700, and what exists once the tests are collected (Django,
-    # the modules, the URLconf) is frozen out of every collection (pytest_collection_finish). About 5% less CPU.
-    gc.set_threshold(50_000, 20, 20)
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist: it sees every report
         config.pluginmanager.register(FileSeconds(), "docket-file-seconds")
     if hasattr(config.option, "loadscopereorder"):  # set in the controller, which schedules; xdist may be absent
@@ -72,11 +67,6 @@ FILE_SECONDS_KEY = "docket/file-seconds"
 # walks (100 s each, one test) were guessed at 8 s and could start last. `make file-seconds` writes it again from the
 # cache of a `make test` run.
 KEPT_FILE_SECONDS = Path(__file__).with_name("file-seconds.json")
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    gc.collect()
-    gc.freeze()
 
 
 def estimated_seconds(item: pytest.Item) -> float:
