@@ -518,8 +518,8 @@ def requests_given_back(*, refs: Iterable[int]) -> set[int]:
     refs = list(refs)
     if not refs:
         return set()
-    return set(LifecycleEvent.objects.filter(type=LifecycleEventType.WINDOW_RELEASED, request_ref__in=refs)
-               .values_list("request_ref", flat=True))
+    given = LifecycleEvent.objects.filter(type=LifecycleEventType.WINDOW_RELEASED, request_ref__in=refs)
+    return {ref for ref in given.values_list("request_ref", flat=True) if ref is not None}
 
 
 def request_outcome_get(*, gpu_request: GpuRequest, viewer: Viewer | None = None) -> RequestOutcome:
