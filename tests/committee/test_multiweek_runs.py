@@ -133,6 +133,8 @@ def test_a_run_with_nothing_measured_in_its_last_week_is_withheld_and_the_review
     page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
     assert "withheld" in page and "nothing measured" in page
     assert "Nothing measured in the run's last week and no reason given" in page
+    table = page[page.index('id="continuations"'):]
+    assert f">Pre-training</a> <small>R-{run.pk}, week 2 of 3" in table[:table.index("</table>")]  # named by title
     assert "Below the threshold" not in page
 
 
