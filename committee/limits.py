@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxLengthValidator
+from django.core.validators import MaxLengthValidator, ProhibitNullCharactersValidator
 from django.db import models
 
 if TYPE_CHECKING:
@@ -30,8 +30,11 @@ JUSTIFICATION_MAX_LENGTH = 5000  # why an emergency request cannot wait for the 
 
 
 def length_errors(field: str, value: str, max_length: int) -> dict[str, list[ValidationError]]:
-    """{field: [error]} when `value` is longer than `max_length` (the words of Django's MaxLengthValidator), else {}."""
+    """{field: [error]} when `value` is longer than `max_length` (the words of Django's MaxLengthValidator) or holds a
+    NUL character, which PostgreSQL cannot store (Django's ProhibitNullCharactersValidator, as its form fields
+    check), else {}: every free text a service takes without a form goes through here."""
     try:
+        ProhibitNullCharactersValidator()(value)
         MaxLengthValidator(max_length)(value)
     except ValidationError as exc:
         return {field: exc.error_list}

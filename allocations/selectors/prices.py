@@ -12,17 +12,21 @@ from governed.params import BILLING_WEIGHT, POOL_PREFIX, PRICE, billing_weight, 
 from governed.selectors import policy_values_for_weeks
 
 
+def pool_keys_by_id(*, pool_ids: Iterable[int]) -> dict[int, str]:
+    """Each pool's key ("cluster/slug"), the name its governed values are kept under, by pool id. One query."""
+    return {
+        pk: f"{cluster}/{slug}"
+        for pk, cluster, slug in GpuPool.objects.filter(pk__in=set(pool_ids)).values_list("pk", "cluster__slug", "slug")
+    }
+
+
 def pool_prices(*, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], Decimal]:
     """For each (pool id, ISO week): the pool's price per GPU-hour in force that week, 0 where no change names the
     pool. Two queries, whatever the count (none without keys)."""
     keys = set(keys)
     if not keys:
         return {}
-    pool_keys = {
-        pk: f"{cluster}/{slug}"
-        for pk, cluster, slug in GpuPool.objects.filter(pk__in={pool_id for pool_id, _week in keys})
-        .values_list("pk", "cluster__slug", "slug")
-    }
+    pool_keys = pool_keys_by_id(pool_ids={pool_id for pool_id, _week in keys})
     in_force = policy_values_for_weeks(
         weeks=sorted({week for _pool, week in keys}),
         keys=tuple(f"{POOL_PREFIX}{key}.{PRICE}" for key in pool_keys.values()))

@@ -29,6 +29,7 @@ from allocations.models import (
     UsageRecord,
     WindowTier,
 )
+from allocations.selectors.prices import pool_keys_by_id
 from core.datetimes import format_isoweek
 from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, POOL_PREFIX, billing_weight, defaults, value_text
 from governed.selectors import policy_values_for_weeks
@@ -45,11 +46,7 @@ def usage_counted_factors(
     keys = set(keys)
     if not keys:
         return {}
-    pool_keys = {
-        pk: f"{cluster}/{slug}"
-        for pk, cluster, slug in GpuPool.objects.filter(pk__in={pool_id for pool_id, _week in keys})
-        .values_list("pk", "cluster__slug", "slug")
-    }
+    pool_keys = pool_keys_by_id(pool_ids={pool_id for pool_id, _week in keys})
     weeks = sorted({week for _pool, week in keys})
     weight_keys = tuple(f"{POOL_PREFIX}{key}.{BILLING_WEIGHT}" for key in pool_keys.values())
     in_force = policy_values_for_weeks(weeks=weeks, keys=(*weight_keys, FAIRSHARE_LENT_FACTOR))

@@ -105,6 +105,12 @@ class CyclePlacement:
     undecided: list[ReviewRow] = field(default_factory=list)  # ranked and undecided: finalize is refused
     # The week's commitments (later weeks of runs begun earlier) with the evidence they continue on.
     continuations: tuple[Continuation, ...] = ()
+    run_titles: dict[int, str] = field(default_factory=dict)  # request id -> title, for the runs continuing
+
+    @property
+    def continuation_rows(self) -> list[tuple[Continuation, str]]:
+        """Each run continuing into the week with its request's title ("" when it is not known)."""
+        return [(c, self.run_titles.get(c.commitment.request_ref, "")) for c in self.continuations]
 
     @property
     def week_start(self) -> datetime:
@@ -163,9 +169,13 @@ def cycle_placement(*, cycle: ReviewCycle, rows: list[ReviewRow] | None = None) 
     )
     for row in rows:
         row.placement = by_request.get(row.request.pk)
+    refs = {c.commitment.request_ref for c in placement.continuations} - set(by_request)
+    titles = {pk: p.title for pk, p in by_request.items()}
+    if refs:  # a withheld week is no demand of the week: its run's title is read (one query, only then)
+        titles.update(GpuRequest.objects.filter(pk__in=refs).values_list("pk", "title"))
     return CyclePlacement(
         cycle=cycle, by_request=by_request, pools=pool_placements, deferred=deferred, undecided=undecided,
-        continuations=placement.continuations,
+        continuations=placement.continuations, run_titles=titles,
     )
 
 

@@ -63,7 +63,8 @@ class ClockLab:
         return {r.name: r for r in parse_reservations(self.run("scontrol", "-o", "show", "reservation").stdout)}
 
     def sbatch(self, *args: str) -> int:
-        out = self.run("sbatch", "--parsable", *args).stdout.strip()
+        """Submit a job; its output goes to the lab's folder (by default sbatch writes slurm-<id>.out where it runs)."""
+        out = self.run("sbatch", "--parsable", f"--output={self.root}/slurm-%j.out", *args).stdout.strip()
         return int(out.split(";")[0])
 
     def job(self, job_id: int) -> tuple[str, str]:

@@ -126,6 +126,10 @@ def test_answers_and_questions_that_cannot_be_given_store_nothing(world, client)
     response = client.post(reverse("committee:request-question-answer", args=[question.pk]), {"answer": ""},
                            follow=True)
     assert "Write the answer." in response.content.decode()
+    # A NUL character (which PostgreSQL cannot store) is refused with the form fields' words, not a 500.
+    response = client.post(reverse("committee:request-question-answer", args=[question.pk]),
+                           {"answer": "Two\x00 epochs."}, follow=True)
+    assert response.status_code == 200 and "Null characters are not allowed." in response.content.decode()
     question.refresh_from_db()
     assert question.status == QuestionStatus.OPEN
     services.request_question_answer(actor=world.lead_a, question=question, answer="Two epochs.")

@@ -70,6 +70,21 @@ def test_a_granted_three_week_run_is_placed_at_the_end_of_its_first_week_and_com
     assert commitments[0].week == weeks.week_label(weeks.parse_week(first_week) + timedelta(days=7))
 
 
+def test_a_runs_page_says_which_week_its_decision_and_its_window_are_of(world, client):
+    run = file_request(world, **run_fields(world))
+    first_week = world.cycle.week
+    first = publish_week(world, (run, 8))
+    client.force_login(world.lead_a)
+    url = reverse("committee:request-detail", args=[run.pk])
+    page = client.get(url).content.decode()
+    assert f"in week {first_week}, the first of the run's 3 weeks" in page and "Now, in week" not in page
+    used_well(world, windows_of(first)[run.pk], "run-week-1")
+    second = next_week(world)
+    publish_week(world)  # the run's second week: its window is now the one the page shows
+    page = client.get(url).content.decode()
+    assert f"in week {first_week}, the first of the run's 3 weeks" in page and f"Now, in week {second.week}:" in page
+
+
 def test_the_run_holds_the_start_of_its_next_week_ahead_of_a_higher_scored_new_request(world):
     run = file_request(world, **run_fields(world))
     first = publish_week(world, (run, 6))
@@ -118,6 +133,8 @@ def test_a_run_with_nothing_measured_in_its_last_week_is_withheld_and_the_review
     page = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
     assert "withheld" in page and "nothing measured" in page
     assert "Nothing measured in the run's last week and no reason given" in page
+    table = page[page.index('id="continuations"'):]
+    assert f">Pre-training</a> <small>R-{run.pk}, week 2 of 3" in table[:table.index("</table>")]  # named by title
     assert "Below the threshold" not in page
 
 
