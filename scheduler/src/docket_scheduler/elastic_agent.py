@@ -337,19 +337,26 @@ def decide(
     after: dict[int, int] = {}
     actions: list[AgentAction] = []
     by_id = {w.id: w for w in active}
-    for window_id, gpus in sorted(lent.items()):
-        window = by_id.get(window_id)
+    def last_minute(window_id: int) -> Decimal | None:
         found = measured.get(window_id)
-        last = found.minutes[-1] if found is not None and found.minutes else None
+        return found.minutes[-1] if found is not None and found.minutes else None
+
+    def why_take_back(window: Any, last: Decimal | None, limit: Decimal, limit_name: str) -> str | None:
+        """Why GPUs lent or opened from `window` go back to it now, or None while they may stay out."""
         if window is None:
-            reason = "the window is no longer active"
-        elif last is None:
-            reason = "its last minute was not measured"
-        elif last >= threshold:
-            reason = f"its use rose to {last}% (threshold {threshold}%)"
-        elif not owner_preempts(window):
-            reason = "its owner's QOS does not preempt preemptible work"
-        else:
+            return "the window is no longer active"
+        if last is None:
+            return "its last minute was not measured"
+        if last >= limit:
+            return f"its use rose to {last}% ({limit_name} {limit}%)"
+        if not owner_preempts(window):
+            return "its owner's QOS does not preempt preemptible work"
+        return None
+
+    for window_id, gpus in sorted(lent.items()):
+        window, last = by_id.get(window_id), last_minute(window_id)
+        reason = why_take_back(window, last, threshold, "threshold")
+        if reason is None:
             after[window_id] = gpus
             continue
         team = window.team if window is not None else ""
@@ -358,20 +365,12 @@ def decide(
     night_threshold = Decimal(policy.night_utilization_pct)
     opened_after: dict[int, int] = {}
     for window_id, gpus in sorted((opened or {}).items()):
-        window = by_id.get(window_id)
-        found = measured.get(window_id)
-        last = found.minutes[-1] if found is not None and found.minutes else None
-        if window is None:
-            reason = "the window is no longer active"
-        elif not night:
+        window, last = by_id.get(window_id), last_minute(window_id)
+        if window is not None and not night:
             reason = f"the night ended ({policy.night_end:%H:%M} {policy.time_zone})"
-        elif last is None:
-            reason = "its last minute was not measured"
-        elif last >= night_threshold:
-            reason = f"its use rose to {last}% (night threshold {night_threshold}%)"
-        elif not owner_preempts(window):
-            reason = "its owner's QOS does not preempt preemptible work"
         else:
+            reason = why_take_back(window, last, night_threshold, "night threshold")
+        if reason is None:
             opened_after[window_id] = gpus
             continue
         team = window.team if window is not None else ""
