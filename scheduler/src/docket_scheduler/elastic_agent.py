@@ -341,6 +341,16 @@ def decide(
         found = measured.get(window_id)
         return found.minutes[-1] if found is not None and found.minutes else None
 
+    def quiet_mean(window_id: int, span: int, limit: Decimal) -> Decimal | None:
+        """The mean use of the window's last `span` minutes when every one was measured and under `limit`, else None
+        (a minute not measured is never quiet)."""
+        found = measured.get(window_id)
+        minutes = list(found.minutes)[-span:] if found is not None else []
+        values = [m for m in minutes if m is not None]
+        if len(values) != span or max(values) >= limit:
+            return None
+        return (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
     def why_take_back(window: Any, last: Decimal | None, limit: Decimal, limit_name: str) -> str | None:
         """Why GPUs lent or opened from `window` go back to it now, or None while they may stay out."""
         if window is None:
@@ -379,14 +389,9 @@ def decide(
         if (window.id in lent or window.id in opened_after or window.tier not in LENDING_TIERS
                 or window.start > start):
             continue
-        found = measured.get(window.id)
-        minutes = list(found.minutes)[-policy.idle_span_minutes:] if found is not None else []
-        if len(minutes) != policy.idle_span_minutes or any(m is None for m in minutes):
-            continue  # not measured is never idle
-        values = [m for m in minutes if m is not None]
-        if max(values) >= threshold or not policy.offer_idle_to_preemptible or not owner_preempts(window):
+        mean = quiet_mean(window.id, policy.idle_span_minutes, threshold)
+        if mean is None or not policy.offer_idle_to_preemptible or not owner_preempts(window):
             continue
-        mean = (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
         gpus = unused_gpus(window.gpu_count, mean)
         if gpus <= 0:
             continue
@@ -400,14 +405,9 @@ def decide(
         if (window.id in after or window.id in opened_after or window.tier not in LENDING_TIERS
                 or window.start > recent_start):
             continue
-        found = measured.get(window.id)
-        minutes = list(found.minutes)[-policy.recent_span_minutes:] if found is not None else []
-        if len(minutes) != policy.recent_span_minutes or any(m is None for m in minutes):
-            continue  # not measured is never quiet
-        values = [m for m in minutes if m is not None]
-        if max(values) >= night_threshold or not owner_preempts(window):
+        mean = quiet_mean(window.id, policy.recent_span_minutes, night_threshold)
+        if mean is None or not owner_preempts(window):
             continue
-        mean = (sum(values, Decimal(0)) / len(values)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
         gpus = unused_gpus(window.gpu_count, mean)
         if gpus <= 0:
             continue
