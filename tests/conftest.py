@@ -131,6 +131,20 @@ def breakers_closed() -> None:
 
 
 @pytest.fixture(autouse=True)
+def celery_reads_the_settings() -> Iterator[None]:
+    """Celery reads Django's settings on each use (config/celery.py), so a test changes its configuration through the
+    `settings` fixture. `app.conf.name = …` would pin an override over the settings for every later test in the
+    process (three outbox tests once went eager after a test that set and "restored" it): a test leaving one fails."""
+    from config.celery import app
+
+    app.conf.get("task_always_eager")  # loads the configuration: from then on `changes` holds what was set on it
+    before = dict(app.conf.changes)
+    yield
+    left = sorted(name for name, value in app.conf.changes.items() if name not in before or before[name] != value)
+    assert not left, f"the test left Celery overrides {left}: change CELERY_* through the `settings` fixture"
+
+
+@pytest.fixture(autouse=True)
 def process_cache_empty() -> None:
     """Every test starts with an empty per-process cache (locmem, the tests' default) and no ranking kept by the
     process: a test's database is rolled back and its ids come again, so a week's ranking kept by an earlier test

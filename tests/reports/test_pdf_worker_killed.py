@@ -19,7 +19,6 @@ import pytest
 from django.db import connection
 
 from committee.models import OutboxMessage
-from config.celery import app
 from reports.models import ExportStatus, Page, PdfExport
 from reports.selectors import revision_latest
 from reports.services.exports import pdf_export_request
@@ -46,7 +45,7 @@ def export_row(pk: int) -> PdfExport:
     return PdfExport.objects.get(pk=pk)
 
 
-def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf_root, tmp_path, monkeypatch):
+def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf_root, tmp_path, monkeypatch, settings):
     require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
     require_chromium(", which draws the record's charts: the render that takes a while,")
     record = Page.objects.get(source_key=f"cycle:{week.cycle.week}")
@@ -61,39 +60,38 @@ def test_worker_killed_mid_render_the_next_worker_renders_the_pdf_once(week, pdf
         )
         # This process hands the work to that broker through the outbox, as the app does in production.
         monkeypatch.setenv("CELERY_BROKER_URL", redis.url)
-        eager, app.conf.task_always_eager = app.conf.task_always_eager, False
+        # Through Django's settings, which Celery reads on each use; `app.conf.x = …` would pin an override
+        # over them for every later test in this process.
+        settings.CELERY_TASK_ALWAYS_EAGER = False
+        workers = {name: celery_worker(env, name=name, log=log) for name, log in zip(names, logs, strict=True)}
         try:
-            workers = {name: celery_worker(env, name=name, log=log) for name, log in zip(names, logs, strict=True)}
-            try:
-                for name, log in zip(names, logs, strict=True):  # both poll the queue before the work arrives
-                    wait_until(partial(_says_ready, log), timeout=90, interval=0.1,
-                               what=partial(_ready_failure, name, log))
-                export = pdf_export_request(actor=week.tech, revision=revision_latest(page=record))
-                message = OutboxMessage.objects.get(key=f"pdf-export:{export.pk}:0")
-                assert message.relayed_at is not None  # handed to the broker, not run here
-                wait_until(lambda: export_row(export.pk).status == ExportStatus.RUNNING, timeout=90, interval=0.05,
-                           what=lambda: f"a worker taking the render\n{log_tail(logs[0])}\n{log_tail(logs[1])}")
-                received = f"reports.render_pdf_export[outbox-{message.pk}] received"
-                taker = next(name for name, log in zip(names, logs, strict=True) if received in log.read_text())
-                survivor = next(name for name in names if name != taker)
-                workers[taker].send_signal(signal.SIGKILL)  # mid-render: the row is claimed, no file is written yet
-                workers[taker].wait(timeout=10)
-                dead = export_row(export.pk)
-                assert (dead.status, dead.file_name, dead.attempts) == (ExportStatus.RUNNING, "", 1)
-                assert list(Path(pdf_root).glob("*.pdf")) == []
-                message.refresh_from_db()
-                assert message.done_at is None
+            for name, log in zip(names, logs, strict=True):  # both poll the queue before the work arrives
+                wait_until(partial(_says_ready, log), timeout=90, interval=0.1,
+                           what=partial(_ready_failure, name, log))
+            export = pdf_export_request(actor=week.tech, revision=revision_latest(page=record))
+            message = OutboxMessage.objects.get(key=f"pdf-export:{export.pk}:0")
+            assert message.relayed_at is not None  # handed to the broker, not run here
+            wait_until(lambda: export_row(export.pk).status == ExportStatus.RUNNING, timeout=90, interval=0.05,
+                       what=lambda: f"a worker taking the render\n{log_tail(logs[0])}\n{log_tail(logs[1])}")
+            received = f"reports.render_pdf_export[outbox-{message.pk}] received"
+            taker = next(name for name, log in zip(names, logs, strict=True) if received in log.read_text())
+            survivor = next(name for name in names if name != taker)
+            workers[taker].send_signal(signal.SIGKILL)  # mid-render: the row is claimed, no file is written yet
+            workers[taker].wait(timeout=10)
+            dead = export_row(export.pk)
+            assert (dead.status, dead.file_name, dead.attempts) == (ExportStatus.RUNNING, "", 1)
+            assert list(Path(pdf_root).glob("*.pdf")) == []
+            message.refresh_from_db()
+            assert message.done_at is None
 
-                # The worker still running gives the unacknowledged message out again once its visibility
-                # timeout has passed, within a quarter of the timeout more, not at kombu's 100 s sweep.
-                survivor_log = logs[names.index(survivor)]
-                wait_until(lambda: OutboxMessage.objects.get(pk=message.pk).done_at, timeout=TAKEOVER_WAIT_S,
-                           interval=0.2, what=lambda: f"worker {survivor} doing the task\n{log_tail(survivor_log)}")
-            finally:
-                for process in workers.values():
-                    stop(process)
+            # The worker still running gives the unacknowledged message out again once its visibility
+            # timeout has passed, within a quarter of the timeout more, not at kombu's 100 s sweep.
+            survivor_log = logs[names.index(survivor)]
+            wait_until(lambda: OutboxMessage.objects.get(pk=message.pk).done_at, timeout=TAKEOVER_WAIT_S,
+                       interval=0.2, what=lambda: f"worker {survivor} doing the task\n{log_tail(survivor_log)}")
         finally:
-            app.conf.task_always_eager = eager
+            for process in workers.values():
+                stop(process)
 
     done = export_row(export.pk)
     assert done.status == ExportStatus.DONE, (done.status, done.error, log_tail(logs[1]))

@@ -24,7 +24,6 @@ from django.utils import timezone
 from committee import outbox, selectors
 from committee import services as committee_services
 from committee.models import CycleStatus, OutboxMessage, ReviewCycle
-from config.celery import app
 from reports.models import ArchiveChain, Page
 from reports.selectors import revision_latest
 from tests.conftest import require
@@ -52,7 +51,7 @@ def _waiting_on_a_lock(url: str) -> bool:
 
 
 def test_a_worker_killed_mid_record_leaves_the_week_finalized_and_the_relay_gets_the_record_written_once(
-    world, tmp_path, monkeypatch
+    world, tmp_path, monkeypatch, settings
 ):
     require(connection.vendor == "postgresql", "PostgreSQL (run with DATABASE_URL=postgres://…)")
     big_week(world, requests=3)
@@ -64,7 +63,9 @@ def test_a_worker_killed_mid_record_leaves_the_week_finalized_and_the_relay_gets
                       CELERY_BROKER_URL=redis.url, EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
                       LOG_LEVEL="INFO")
         monkeypatch.setenv("CELERY_BROKER_URL", redis.url)  # this process relays to that broker, as the app does
-        eager, app.conf.task_always_eager = app.conf.task_always_eager, False
+        # Through Django's settings, which Celery reads on each use; `app.conf.x = …` would pin an override
+        # over them for every later test in this process.
+        settings.CELERY_TASK_ALWAYS_EAGER = False
         workers = {name: celery_worker(env, name=name, log=log) for name, log in zip(names, logs, strict=True)}
         try:
             for name, log in zip(names, logs, strict=True):
@@ -100,7 +101,6 @@ def test_a_worker_killed_mid_record_leaves_the_week_finalized_and_the_relay_gets
         finally:
             for process in workers.values():
                 stop(process)
-            app.conf.task_always_eager = eager
 
     page = Page.objects.get(source_key=f"cycle:{cycle.week}")
     assert page.revisions.count() == 1  # once
