@@ -6,8 +6,10 @@ migrates as before and keeps the result in a file keyed by the migrations' text 
 (`docket-migrated-<key>.sqlite3` in the temporary folder, under a lock: the workers share it); the others, and
 later runs, copy that file into their database with SQLite's backup API. The copy holds everything `migrate` wrote,
 data migrations and post_migrate's rows (content types, permissions) included, so the tests see the same database.
-Only for SQLite's in-memory test database; PostgreSQL and a file test database (DOCKET_TEST_DB_FILE) migrate as
-before.
+On PostgreSQL the same, in the server: the first worker migrates its test database and copies it into a template
+database (`docket_migrated_<key>`); the others, and later runs against that server, drop the test database Django
+just created and create it again from the template (`CREATE DATABASE … TEMPLATE`, about a second against half a
+minute or more of `migrate` on a loaded machine). A file test database (DOCKET_TEST_DB_FILE) migrates as before.
 """
 
 from __future__ import annotations
@@ -54,9 +56,54 @@ def _in_memory_sqlite(alias: str) -> Any | None:
     return connection
 
 
+def _postgresql(alias: str) -> Any | None:
+    from django.db import connections
+
+    connection: Any = connections[alias]
+    return connection if connection.vendor == "postgresql" else None
+
+
+def template_database() -> str:
+    """The PostgreSQL template's name, keyed like the SQLite file (63 characters at most)."""
+    return f"docket_migrated_{migrations_key()}"
+
+
+def _migrate_or_clone_postgresql(connection: Any, real_call_command: Any, name: str, *args: Any, **options: Any) -> Any:
+    """The test database (already created, empty) made again from the template, or migrated and kept as the template.
+
+    CREATE DATABASE … TEMPLATE needs nobody connected to the database it copies: this connection is closed first, and
+    the workers take turns under one lock (a file in the temporary folder: they run on one machine)."""
+    template = template_database()
+    test_database = connection.settings_dict["NAME"]
+    quote = connection.ops.quote_name
+    with open(Path(tempfile.gettempdir()) / f"{template}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with connection._nodb_cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+            exists = cursor.fetchone() is not None
+        if not exists:
+            result = real_call_command(name, *args, **options)
+            connection.close()
+            partial = f"{template}_{os.getpid()}"  # renamed when whole: a template that exists is complete
+            with connection._nodb_cursor() as cursor:
+                cursor.execute(f"DROP DATABASE IF EXISTS {quote(partial)}")
+                cursor.execute(f"CREATE DATABASE {quote(partial)} TEMPLATE {quote(test_database)}")
+                cursor.execute(f"ALTER DATABASE {quote(partial)} RENAME TO {quote(template)}")
+            return result
+        connection.close()
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE {quote(test_database)}")
+            cursor.execute(f"CREATE DATABASE {quote(test_database)} TEMPLATE {quote(template)}")
+    return None
+
+
 def migrate_or_copy(real_call_command: Any, name: str, *args: Any, **options: Any) -> Any:
-    """call_command as create_test_db calls it; `migrate` of an in-memory SQLite database from the template."""
-    connection = _in_memory_sqlite(options.get("database", "default")) if name == "migrate" else None
+    """call_command as create_test_db calls it; `migrate` of an in-memory SQLite database, or of a PostgreSQL one,
+    from the template."""
+    alias = options.get("database", "default")
+    if name == "migrate" and (postgresql := _postgresql(alias)) is not None:
+        return _migrate_or_clone_postgresql(postgresql, real_call_command, name, *args, **options)
+    connection = _in_memory_sqlite(alias) if name == "migrate" else None
     if connection is None:
         return real_call_command(name, *args, **options)
     template = template_path()
@@ -77,7 +124,7 @@ def migrate_or_copy(real_call_command: Any, name: str, *args: Any, **options: An
 
 @contextlib.contextmanager
 def migrations_from_a_template() -> Iterator[None]:
-    """While the test databases are made: `migrate` of an in-memory SQLite one copies the template."""
+    """While the test databases are made: `migrate` of an in-memory SQLite or a PostgreSQL one copies the template."""
     from django.core import management
 
     real = management.call_command

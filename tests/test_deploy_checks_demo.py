@@ -6,6 +6,7 @@ on a database of their own; the last ones call the checks in-process on the test
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,30 @@ cluster = Cluster.objects.create(slug="atlas", name="Atlas")
 scheduler_client_create(cluster=cluster, name="demo-sync", token={DEMO_SCHEDULER_TOKENS["atlas"]!r})
 """
 
-CLEAN_UP = """
+# Then, in the same process (each `manage.py` start is seconds): check --deploy, the demo's password and token
+# replaced, check --deploy again at the strictest level. Prints each check's exit and words as JSON.
+CHECK_CLEAN_UP_CHECK = """
+import io, json
 from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from allocations.models import SchedulerClient
 from allocations.services import scheduler_client_rotate
+
+def check(**options):
+    said = io.StringIO()
+    try:
+        call_command("check", deploy=True, stdout=said, stderr=said, **options)
+    except SystemCheckError as failed:
+        return [1, said.getvalue() + str(failed)]
+    return [0, said.getvalue()]
+
+before = check()
 chair = User.objects.get(username="chair")
 chair.set_password("a-new-password-for-the-chair")
 chair.save()
 scheduler_client_rotate(client=SchedulerClient.objects.get(name="demo-sync"))
+print(json.dumps([before, check(fail_level="DEBUG")]))
 """
 
 
@@ -45,18 +62,15 @@ def test_demo_accounts_and_tokens_fail_the_deploy_check_until_replaced(tmp_path:
     # The migrations as the suite's test databases have them (tests/migrated_template.py), else run here.
     if not migrated_template.copy_into(tmp_path / "seeded.sqlite3"):
         assert manage("migrate", "--no-input", "-v", "0", DATABASE_URL=database).returncode == 0
-    seeded = manage("shell", "--no-imports", "-v", "0", "-c", SEED_A_LITTLE_DEMO, DATABASE_URL=database)
+    seeded = manage("shell", "--no-imports", "-v", "0", "-c", SEED_A_LITTLE_DEMO + CHECK_CLEAN_UP_CHECK,
+                    DATABASE_URL=database)
     assert seeded.returncode == 0, seeded.stderr
-    result = manage("check", "--deploy", DATABASE_URL=database)
-    output = result.stderr + result.stdout
-    assert result.returncode != 0, output
+    (failed, output), (passed, fixed) = json.loads(seeded.stdout.strip().splitlines()[-1])
+    assert failed == 1, output
     assert "(docket.E001) Demo accounts with the published demo password exist: chair." in output
     assert "(docket.E002) Scheduler clients use the demo's publicly known tokens: demo-sync (atlas)." in output
     assert "alice" not in output
-    fixed = manage("shell", "--no-imports", "-v", "0", "-c", CLEAN_UP, DATABASE_URL=database)
-    assert fixed.returncode == 0, fixed.stderr
-    result = manage("check", "--deploy", "--fail-level", "DEBUG", DATABASE_URL=database)
-    assert result.returncode == 0, result.stderr + result.stdout
+    assert passed == 0, fixed
 
 
 def test_a_per_process_cache_fails_the_deploy_check() -> None:

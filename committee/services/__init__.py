@@ -79,7 +79,7 @@ from committee.services.runs import (
     run_continuation_explain,
     run_extension_file,
 )
-from committee.services.scores import score_record
+from committee.services.scores import score_record, scores_record
 from committee.services.sso import (
     SsoSyncResult,
     sso_grants_for_groups,
@@ -165,6 +165,7 @@ __all__ = [
     "score_record",
     "scores_confirm",
     "scores_mark_stale",
+    "scores_record",
     "sso_grants_for_groups",
     "sso_group_map_apply",
     "sso_group_map_parse",

@@ -1,7 +1,8 @@
 """Saving a member's score: one service, one vocabulary of refusals, one answer per surface.
 
 The review page (committee/views/review.py), the scores grid and its cells (committee/views/grid.py)
-and the API (committee/api/views.py) hand what was typed or sent, as it came, to `score_record`.
+and the API (committee/api/views.py) hand what was typed or sent, as it came, to `score_record` (one
+criterion) or `scores_record` (a member's scores of one request at once, as the grid saves them).
 It is the only place that checks a score, so every surface refuses the same score with the same
 words. A refusal is one of `ScoreRefusal` (why), raised as the Django error of its kind so that the
 pages, the forms and the API's exception handler (core/errors.py) already know it:
@@ -20,6 +21,7 @@ pages, the forms and the API's exception handler (core/errors.py) already know i
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -75,6 +77,7 @@ class ScoreInvalid(ValidationError):
     def __init__(self, refusal: ScoreRefusal, message: str) -> None:
         super().__init__({str(refusal): [message]})
         self.refusal = refusal
+        self.criterion = ""  # the criterion at fault, when several were scored at once (scores_record)
 
 
 class ScoreForbidden(PermissionDenied):
@@ -150,19 +153,31 @@ def score_target(*, cycle: ReviewCycle, pk: int | None, in_review: dict[int, Gpu
     return gpu_request
 
 
-@write_transaction
 def score_record(
     *, actor: User, gpu_request: GpuRequest, criterion: str, value: int | str, note: str = ""
 ) -> Score:
-    """Record (or revise) the actor's 0–10 score of a request on one member-scored criterion.
+    """Record (or revise) the actor's 0–10 score of a request on one member-scored criterion: `scores_record` of one."""
+    return scores_record(actor=actor, gpu_request=gpu_request, values={criterion: value}, notes={criterion: note})[0]
 
-    `value` is an int or the text a member typed (score_value). Refused (ScoreForbidden, a
-    PermissionDenied) unless the actor has a committee seat, is not a member of the request's team
-    and is not recused from it; refused (ScoreInvalid, a ValidationError keyed by field) unless the
-    criterion is member-scored, the value a whole number 0–10 and the note short enough; refused
-    (ScoreConflict, a StateConflict) unless the cycle is in review and the request submitted.
-    Fairness is computed, never scored. Scoring clears the member's "stale" mark on the request
-    (the team changed it after they scored).
+
+@write_transaction
+def scores_record(
+    *,
+    actor: User,
+    gpu_request: GpuRequest,
+    values: Mapping[str, int | str],
+    notes: Mapping[str, str] | None = None,
+) -> list[Score]:
+    """Record (or revise) the actor's 0–10 scores of one request, a value per member-scored criterion, at once.
+
+    `values` maps a criterion to an int or the text a member typed (score_value); `notes`, a criterion to its note.
+    All or nothing: refused (ScoreForbidden, a PermissionDenied) unless the actor has a committee seat, is not a
+    member of the request's team and is not recused from it; refused (ScoreInvalid, a ValidationError keyed by field,
+    its `criterion` the one at fault) unless every criterion is member-scored, every value a whole number 0–10 and
+    every note short enough; refused (ScoreConflict, a StateConflict) unless the cycle is in review and the request
+    submitted. The checks, the locks and the ranking's new version are paid once for the request, not once a
+    criterion (the grid saves a member's row of cells this way). Fairness is computed, never scored. Scoring clears
+    the member's "stale" mark on the request (the team changed it after they scored).
     """
     try:
         selectors.decide_guard(actor=actor, gpu_request=gpu_request, act=selectors.Act.SCORE)
@@ -170,25 +185,41 @@ def score_record(
         seated = selectors.user_is_committee(user=actor)
         refusal = ScoreRefusal.CONFLICT_OF_INTEREST if seated else ScoreRefusal.NO_SEAT
         raise ScoreForbidden(refusal, str(exc)) from exc
-    if criterion not in scoring.MEMBER_SCORED:
-        raise ScoreInvalid(
-            ScoreRefusal.CRITERION, _("“%(criterion)s” is not scored by members.") % {"criterion": str(criterion)[:30]}
-        )
-    value = score_value(value)
-    note = (note or "").strip()
-    too_long = limits.length_errors("note", note, limits.SCORE_NOTE_MAX_LENGTH)
-    if too_long:
-        raise ScoreInvalid(ScoreRefusal.NOTE, " ".join(ValidationError(too_long["note"]).messages))
+    checked: list[tuple[str, int, str]] = []
+    for criterion, raw in values.items():
+        try:
+            checked.append((criterion, *_checked(criterion, raw, (notes or {}).get(criterion, ""))))
+        except ScoreInvalid as exc:
+            exc.criterion = criterion
+            raise
     try:
         locked, cycle = lock_request_in_review(gpu_request=gpu_request, doing=_("score"))
     except StateConflict as exc:
         raise ScoreConflict(" ".join(exc.messages)) from exc
-    score, _created = Score.objects.update_or_create(
-        member=actor,
-        request=locked,
-        criterion=criterion,
-        defaults={"value": value, "note": note, "member_name": actor_name(actor)},
-    )
+    name = actor_name(actor)
+    scores = [
+        Score.objects.update_or_create(
+            member=actor,
+            request=locked,
+            criterion=criterion,
+            defaults={"value": value, "note": note, "member_name": name},
+        )[0]
+        for criterion, value, note in checked
+    ]
     cycle_ranking_changed(cycle=cycle)
     scores_clear_stale(member=actor, gpu_request=locked)
-    return score
+    return scores
+
+
+def _checked(criterion: str, raw: int | str, note: str) -> tuple[int, str]:
+    """The value and the note of one criterion's score, or ScoreInvalid."""
+    if criterion not in scoring.MEMBER_SCORED:
+        raise ScoreInvalid(
+            ScoreRefusal.CRITERION, _("“%(criterion)s” is not scored by members.") % {"criterion": str(criterion)[:30]}
+        )
+    value = score_value(raw)
+    note = (note or "").strip()
+    too_long = limits.length_errors("note", note, limits.SCORE_NOTE_MAX_LENGTH)
+    if too_long:
+        raise ScoreInvalid(ScoreRefusal.NOTE, " ".join(ValidationError(too_long["note"]).messages))
+    return value, note

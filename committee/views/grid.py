@@ -28,6 +28,7 @@ from committee.services.scores import (
     SCORE_REFUSED,
     ScoreAnswer,
     ScoreForbidden,
+    ScoreInvalid,
     score_answer,
     score_seat_required,
     score_target,
@@ -139,18 +140,29 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     @write_transaction  # one transaction for the page's scores; a deadlock's victim runs again (core/locks.py)
     def save_all() -> int:
         refused: dict[str, str] = {}
-        count = 0
+        changed: dict[int, dict[str, str]] = {}  # a request's changed cells: criterion -> the cell's name
         for pk, criterion, key in cells:
             try:
-                gpu_request = score_target(cycle=cycle, pk=pk, in_review=in_review)
+                score_target(cycle=cycle, pk=pk, in_review=in_review)
                 if _unchanged(current.get((pk, criterion)), posted[key]):
                     continue  # nothing to write
-                services.score_record(actor=request.user, gpu_request=gpu_request, criterion=criterion,
-                                      value=posted[key])
+                score_value(posted[key])  # each wrong cell is named, not only a row's first
             except SCORE_REFUSED as exc:
                 refused[key] = score_answer(exc).message
             else:
-                count += 1
+                changed.setdefault(pk, {})[criterion] = key
+        count = 0
+        for pk, keys in changed.items():  # a row's cells in one call: its checks and locks once
+            if any(key in refused for key in keys.values()):
+                continue
+            try:
+                services.scores_record(actor=request.user, gpu_request=in_review[pk],
+                                       values={criterion: posted[key] for criterion, key in keys.items()})
+            except SCORE_REFUSED as exc:
+                at_fault = [keys[exc.criterion]] if isinstance(exc, ScoreInvalid) and exc.criterion else keys.values()
+                refused.update(dict.fromkeys(at_fault, score_answer(exc).message))
+            else:
+                count += len(keys)
         if refused:
             raise _RollBack(refused)
         return count

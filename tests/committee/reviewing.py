@@ -18,8 +18,8 @@ def close(world: Any) -> ReviewCycle:
 
 
 def score(member: Any, gpu_request: GpuRequest, impact: int, feasibility: int, urgency: int) -> None:
-    for criterion, value in zip(CRITERIA, (impact, feasibility, urgency), strict=True):
-        services.score_record(actor=member, gpu_request=gpu_request, criterion=criterion, value=value)
+    services.scores_record(actor=member, gpu_request=gpu_request,
+                           values=dict(zip(CRITERIA, (impact, feasibility, urgency), strict=True)))
 
 
 def two_requests_in_review(world: Any) -> tuple[GpuRequest, GpuRequest]:

@@ -86,3 +86,18 @@ def test_database_holds_one_score_per_member_request_and_criterion(world):
     _insert(world, a)
     with pytest.raises(IntegrityError):
         _insert(world, a, value=7)
+
+
+def test_a_members_scores_of_a_request_are_recorded_together_or_not_at_all(world):
+    a, _b = two_requests_in_review(world)
+    with pytest.raises(ValidationError) as refused:
+        services.scores_record(actor=world.reviewer, gpu_request=a,
+                               values={"business_impact": 7, "feasibility": "１", "urgency": 4})
+    assert "value" in refused.value.message_dict and refused.value.criterion == "feasibility"
+    assert not Score.objects.exists()
+
+    services.scores_record(actor=world.reviewer, gpu_request=a, values={"business_impact": 7, "feasibility": "5"},
+                           notes={"feasibility": " a distilled model would do "})
+    stored = dict(Score.objects.filter(request=a).values_list("criterion", "value"))
+    assert stored == {"business_impact": 7, "feasibility": 5}
+    assert Score.objects.get(criterion="feasibility").note == "a distilled model would do"
