@@ -402,6 +402,10 @@ def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
         raise StateConflict(
             _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()}
         )
+    # Outcomes against forecasts: under the "block" effect a team with an overdue outcome files no new weekly request
+    # (docs/outcomes.md); the fast lane does not pass here.
+    if (blocked := selectors.overdue_block_reason(team=locked.team, week=locked.cycle.week)) is not None:
+        raise StateConflict(blocked)
     locked.status = RequestStatus.SUBMITTED
     locked.submitted_by = actor
     locked.submitted_at = timezone.now()
