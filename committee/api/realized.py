@@ -10,7 +10,8 @@ from __future__ import annotations
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -23,10 +24,24 @@ from core.http import AuthenticatedRequest
 from core.serializers import StrictJSONMixin
 
 
+@extend_schema_field(OpenApiTypes.NUMBER)
+class RawValueField(serializers.Field):
+    """A JSON number or a text, handed to the service as it came: the service reads it and says what is wrong with
+    it, in the words the page's form shows."""
+
+    default_error_messages = {"invalid": _("Give the realized value as a number or a text.")}
+
+    def to_internal_value(self, data: object) -> object:
+        if isinstance(data, bool) or not isinstance(data, int | float | str) or len(str(data)) > 40:
+            self.fail("invalid")
+        return data
+
+    def to_representation(self, value: object) -> object:
+        return value
+
+
 class OutcomeInputSerializer(StrictJSONMixin, serializers.Serializer):
-    # Text or a JSON number: the service reads it and says what is wrong with it, as the page's form does.
-    value = serializers.CharField(allow_blank=True, max_length=40, trim_whitespace=True,
-                                  help_text=_("The realized value in the forecast's unit: a number from 0, at most "
+    value = RawValueField(help_text=_("The realized value in the forecast's unit: a number from 0, at most "
                                               "two decimals."))
     note = serializers.CharField(allow_blank=True, max_length=limits.OUTCOME_NOTE_MAX_LENGTH,
                                  help_text=_("How it was measured, or why it differs from the forecast."))

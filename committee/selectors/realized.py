@@ -35,10 +35,13 @@ _HELD = (CommitmentState.COMMITTED, CommitmentState.CONFIRMED, CommitmentState.W
 
 
 def grants_ended(*, now: datetime, since: datetime) -> dict[int, datetime]:
-    """The granted requests whose last window ended after `since` and by `now`, not asked for their outcome yet, each
-    with the instant its last window ended. Four queries, whatever the count."""
+    """The granted requests whose last window (or last week held for the run) ended after `since` and by `now`, not
+    asked for their outcome yet, each with the instant its last window ended. Six queries, whatever the count."""
     windows = AllocationWindow.objects.filter(withdrawal__isnull=True, request_ref__isnull=False)
     recent = set(windows.filter(end__gt=since, end__lte=now).values_list("request_ref", flat=True))
+    # A run whose later week was withheld and never continued ends with that week, after its last window.
+    recent |= set(Commitment.objects.filter(end__gt=since, end__lte=now, state__in=_HELD)
+                  .values_list("request_ref", flat=True))
     if not recent:
         return {}
     recent -= set(RealizedOutcome.objects.filter(request_id__in=recent).values_list("request_id", flat=True))

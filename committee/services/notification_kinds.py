@@ -411,7 +411,8 @@ def _lifecycle_context(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _outcome_due_context(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"forecast": format_figure(Decimal(str(params.get("forecast", "0")))),
+    return {"request_id": params.get("request_id", ""), "unit": params.get("unit", ""),
+            "forecast": format_figure(Decimal(str(params.get("forecast", "0")))),
             "due": format_day(datetime.fromisoformat(str(params["due_at"]))) if params.get("due_at") else ""}
 
 
