@@ -47,11 +47,14 @@ def outcome_asks_due(*, now: datetime) -> int:
     ended = grants_ended(now=now, since=now - ASK_CATCH_UP)
     requests = GpuRequest.objects.filter(pk__in=ended).select_related("team", "impact_forecast").order_by("pk")
     for gpu_request in requests:
-        asked += _ask(gpu_request=gpu_request, last_window_end=ended[gpu_request.pk], now=now)
+        asked += outcome_ask(gpu_request=gpu_request, last_window_end=ended[gpu_request.pk], now=now)
     return asked
 
 
-def _ask(*, gpu_request: GpuRequest, last_window_end: datetime, now: datetime) -> bool:
+def outcome_ask(*, gpu_request: GpuRequest, last_window_end: datetime, now: datetime) -> bool:
+    """Ask the team of `gpu_request`, whose last window ended at `last_window_end`, for its realized outcome: the row
+    (due `outcomes.grace_days` after that end, in force that week) and a notification per member. False when it was
+    asked already (nothing written)."""
     grace = as_int(policy_value(key=OUTCOMES_GRACE_DAYS, week=weeks.week_label(last_window_end)))
     due_at = last_window_end + timedelta(days=grace)
     try:
