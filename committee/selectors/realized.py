@@ -28,7 +28,7 @@ from allocations.selectors import usage_counted_factors
 from committee.models import PLACING_OUTCOMES, GpuRequest, RealizedOutcome
 from core.datetimes import format_day
 from governed.params import OUTCOMES_OVERDUE_EFFECT, OUTCOMES_TRACK_RECORD_COUNT, as_int
-from governed.selectors import policy_value
+from governed.selectors import policy_value, policy_values
 
 # The states of a run's later week that still hold it: the grant has not ended while one of them is to come.
 _HELD = (CommitmentState.COMMITTED, CommitmentState.CONFIRMED, CommitmentState.WITHHELD)
@@ -142,13 +142,13 @@ def _outcomes() -> object:
 
 
 def track_records(*, team_ids: Iterable[int], week: str, now: datetime | None = None) -> dict[int, TrackRecord]:
-    """Each team's track record as of `now` under the policy in force in `week`; a few queries, whatever the count."""
+    """Each team's track record as of `now` under the policy in force in `week`; two queries, whatever the count."""
     now = now or timezone.now()
     team_ids = set(team_ids)
     if not team_ids:
         return {}
-    count = as_int(policy_value(key=OUTCOMES_TRACK_RECORD_COUNT, week=week))
-    effect = overdue_effect(week=week)
+    values = policy_values(week=week, prefix="outcomes.")  # one query for the count and the effect
+    count, effect = as_int(values[OUTCOMES_TRACK_RECORD_COUNT]), str(values[OUTCOMES_OVERDUE_EFFECT])
     rows = list(RealizedOutcome.objects.filter(team_id__in=team_ids)
                 .filter(Q(reported_at__isnull=False) | Q(due_at__lte=now))
                 .select_related("request__impact_forecast", "request__cycle").order_by("-last_window_end", "-id"))
