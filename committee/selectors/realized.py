@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Max, Q
+from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -137,7 +137,7 @@ def outcome_lines(*, outcomes: Sequence[RealizedOutcome], now: datetime) -> list
     return lines
 
 
-def _outcomes() -> object:
+def _outcomes() -> QuerySet[RealizedOutcome]:
     return RealizedOutcome.objects.select_related("request__impact_forecast", "request__cycle")
 
 

@@ -149,5 +149,5 @@ def outcome_report(*, actor: User, gpu_request: GpuRequest, value: object, note:
                          note=parsed_note, previous=None if previous is None else str(previous))
     request_event_record(request=gpu_request, actor=actor,
                          action="outcome reported" if previous is None else "outcome corrected",
-                         detail=text_render(detail), detail_text=detail)
+                         detail=text_render(detail), detail_text=detail, at=now)
     return outcome

@@ -62,11 +62,13 @@ def actor_name(user: User | None) -> str:
 
 
 def request_event_record(
-    *, request: GpuRequest, actor: User | None, action: str, detail: str = "", detail_text: dict[str, Any] | None = None
+    *, request: GpuRequest, actor: User | None, action: str, detail: str = "",
+    detail_text: dict[str, Any] | None = None, at: datetime | None = None,
 ) -> None:
-    """One line of the request's history; `detail_text` (core.texts.stored_text) renders `detail` per reader."""
+    """One line of the request's history (at `at`, by default now); `detail_text` (core.texts.stored_text) renders
+    `detail` per reader."""
     RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail,
-                                detail_text=detail_text or {})
+                                detail_text=detail_text or {}, at=at or timezone.now())
 
 
 def request_events_record(
