@@ -61,6 +61,8 @@ JOBS: tuple[ClockJob, ...] = (
              "hour", at=time(0, 15)),
     ClockJob("lifecycle_events", _("Tell of windows that start or end soon"), _("hourly at :00 (UTC hours)"),
              "hour", at=time(0, 0)),
+    ClockJob("outcome_asks", _("Ask teams for the outcomes of ended grants"), _("hourly at :00 (UTC hours)"),
+             "hour", at=time(0, 0)),
 )
 JOB_BY_NAME = {job.name: job for job in JOBS}
 

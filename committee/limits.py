@@ -27,6 +27,7 @@ GUIDANCE_MAX_LENGTH = 2000  # a criterion's guidance in the rubric
 REASON_MAX_LENGTH = 5000  # why the rubric changes (also: why a decision is corrected, why an appeal is decided)
 STATEMENT_MAX_LENGTH = 5000  # a team's appeal statement
 JUSTIFICATION_MAX_LENGTH = 5000  # why an emergency request cannot wait for the weekly review
+OUTCOME_NOTE_MAX_LENGTH = 2000  # the team's note on a grant's realized outcome
 
 
 def length_errors(field: str, value: str, max_length: int) -> dict[str, list[ValidationError]]:

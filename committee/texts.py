@@ -19,7 +19,7 @@ from django.utils.translation import ngettext
 from allocations.explanations import explanation_text, tier_label
 from committee.models import DecisionOutcome, PostHocOutcome
 from core.datetimes import format_when
-from core.numbers import format_gpu_hours
+from core.numbers import format_figure, format_gpu_hours
 from core.texts import text_renderer
 
 
@@ -176,3 +176,13 @@ def plan_corrected(params: Mapping[str, Any]) -> str:
     return _("correction of “%(title)s” (%(team)s): %(reason)s") % {
         "title": params["title"], "team": params["team"], "reason": params["reason"],
     }
+
+
+@text_renderer("outcome_reported")
+def outcome_reported(params: Mapping[str, Any]) -> str:
+    """A request's history: the realized outcome the team reported (or corrected, from what), and its note as typed."""
+    words = {"value": format_figure(Decimal(params["value"])), "unit": params["unit"], "note": params["note"]}
+    if params.get("previous") is not None:
+        return _("%(previous)s → %(value)s %(unit)s: %(note)s") % {
+            **words, "previous": format_figure(Decimal(params["previous"]))}
+    return _("%(value)s %(unit)s: %(note)s") % words

@@ -12,6 +12,7 @@ from committee.views import (
     portal,
     profile,
     publishing,
+    realized,
     release,
     review,
     rubric,
@@ -33,6 +34,7 @@ urlpatterns = [
     path("requests/<int:pk>/run/explain/", portal.request_run_explain, name="request-run-explain"),
     path("requests/<int:pk>/run/extend/", portal.request_run_extend, name="request-run-extend"),
     path("requests/<int:pk>/return/", portal.request_return, name="request-return"),
+    path("requests/<int:pk>/outcome/", realized.request_outcome, name="request-outcome"),
     path("teams/<slug:slug>/filing/", portal.team_filing, name="team-filing"),
 ]
 

@@ -27,6 +27,12 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
     grants.continuation_utilization_pct      a run's measured utilization in a week that confirms its next week
     charges.refuse_over_budget               a grant that would exceed its department's budget is refused (bool;
                                              default False: it is flagged and the committee may still grant it)
+    outcomes.grace_days                      days after a grant's last window ends until its realized outcome is
+                                             overdue (docs/outcomes.md), default 14
+    outcomes.track_record_count              how many of a team's latest reported outcomes its track record reads,
+                                             default 5
+    outcomes.overdue_effect                  what an overdue outcome does: none, flag (the review marks the team's
+                                             requests) or block (no new weekly request until it is reported)
 
 A new parameter is one `Param` here; `default` is its value where no version sets it (version 1 is written as rows
 by policy/migrations/0003_policy_values_from_versions.py from the settings and the old versions).
@@ -65,6 +71,10 @@ GRANTS_MAX_WEEKS = "grants.max_weeks"
 GRANTS_CONTINUATION_PCT = "grants.continuation_utilization_pct"
 GRANTS_MAX_WEEKS_LIMIT = 26
 REFUSE_OVER_BUDGET = "charges.refuse_over_budget"
+OUTCOMES_GRACE_DAYS = "outcomes.grace_days"
+OUTCOMES_TRACK_RECORD_COUNT = "outcomes.track_record_count"
+OUTCOMES_OVERDUE_EFFECT = "outcomes.overdue_effect"
+OVERDUE_EFFECTS = ("none", "flag", "block")
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
@@ -97,6 +107,7 @@ class Param:
     label: str | Promise  # may name the pattern's part: "%(pool)s burst reserve"
     unit: str | Promise = ""
     kind: str = "int"  # "int", "decimal" (up to `decimals` decimals), "bool", "time" (HH:MM), "text" (not empty)
+    choices: tuple[str, ...] = ()  # a text that must be one of these (outcomes.overdue_effect)
     decimals: int = 2  # a decimal's most decimals (a price per GPU-hour has four)
     minimum: int | Decimal | None = None
     maximum: int | Decimal | None = None
@@ -181,6 +192,13 @@ PARAMS: tuple[Param, ...] = (
     Param(GRANTS_CONTINUATION_PCT, _("Runs over several weeks"),
           _("measured utilization that confirms a run's next week"), "%", minimum=0, maximum=100,
           default=lambda: 50),
+    Param(OUTCOMES_GRACE_DAYS, _("Outcomes against forecasts"),
+          _("days after a grant's last window until its outcome is overdue"), _("days"), minimum=0, maximum=365,
+          default=lambda: 14),
+    Param(OUTCOMES_TRACK_RECORD_COUNT, _("Outcomes against forecasts"),
+          _("latest outcomes a team's track record reads"), _("outcomes"), minimum=1, maximum=50, default=lambda: 5),
+    Param(OUTCOMES_OVERDUE_EFFECT, _("Outcomes against forecasts"), _("what an overdue outcome does"), kind="text",
+          choices=OVERDUE_EFFECTS, default=lambda: "flag"),
 )
 
 
@@ -270,6 +288,8 @@ def value_errors(key: str, raw: object) -> tuple[Value | None, str]:
         value = value_parse(param.kind, value_text(raw) if not isinstance(raw, str) else raw)
     except (ValueError, TypeError):
         return None, str(_("%(key)s: “%(value)s” is not a value of this parameter.") % {"key": key, "value": raw})
+    if isinstance(value, str) and param.choices and value not in param.choices:
+        return None, str(_("%(key)s is one of: %(choices)s.") % {"key": key, "choices": ", ".join(param.choices)})
     if isinstance(value, str) and param.max_length and len(value) > param.max_length:
         return None, str(_("%(key)s: at most %(n)d characters.") % {"key": key, "n": param.max_length})
     if isinstance(value, Decimal) and value != value.quantize(Decimal(1).scaleb(-param.decimals)):

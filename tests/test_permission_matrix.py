@@ -303,6 +303,11 @@ TABLE: list[Row] = [
         "run (tests/committee/test_multiweek_runs.py); its member is refused; team B and the committee, whose request "
         "it is not, get 404", {"POST": "302 403 404 404 404 302 302"}, kwargs=pk("pub_a"),
         body=lambda e: {"weeks": "1", "reason": "More."}),
+    Row("requests/<int:pk>/outcome/", "team A's published request, its grant not ended: its readers read the page; "
+        "team A may report (400 here: not asked for yet), the committee is refused, team B gets 404 "
+        "(tests/committee/test_realized_outcomes.py)",
+        {"GET": "302 200 404 200 200 302 302", "POST": "302 400 404 403 403 302 302"}, kwargs=pk("pub_a"),
+        body=lambda e: {"value": "1", "note": "Matrix outcome."}),
     Row("requests/<int:pk>/extension/", "team A's published request: team A may ask (400 here: no running window "
         "to extend); the committee is refused, team B gets 404", {"POST": "302 400 404 403 403 302 302"},
         kwargs=pk("pub_a"), body=lambda e: {"hours": "2", "justification": "Matrix extension."}),
@@ -489,6 +494,11 @@ TABLE: list[Row] = [
         "weeks of a run (tests/committee/test_multiweek_runs.py); its member and the committee are refused, team B "
         "gets 404", {"POST": "401 403 404 403 403 403 403"}, kwargs=pk("pub_a"),
         body=lambda e: {"weeks": 1, "reason": "More."}),
+    Row("api/v1/requests/<int:pk>/outcome/", "team A's published request, its grant not ended: 404 to read (not asked "
+        "for); team A may report and is answered 409 here, the committee is refused, team B gets 404 "
+        "(tests/committee/test_realized_outcomes.py)",
+        {"GET": "401 404 404 404 404 403 403", "POST": "401 409 404 403 403 403 403"}, kwargs=pk("pub_a"),
+        body=lambda e: {"value": 1, "note": "Matrix outcome."}),
     Row("api/v1/requests/<int:pk>/extension/", "team A's published request: team A may ask, and is answered "
         "409 here (no running window); the committee is refused, team B gets 404 (tests/committee/test_extension.py)",
         {"POST": "401 409 404 403 403 403 403"}, kwargs=pk("pub_a"),

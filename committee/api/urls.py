@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, discussion, forward, publishing, release, views, webhooks
+from committee.api import corrections, discussion, forward, publishing, realized, release, views, webhooks
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -31,6 +31,7 @@ urlpatterns += [
     path("requests/<int:pk>/extension/", release.RequestExtensionView.as_view(), name="api-request-extension"),
     path("requests/<int:pk>/run-extension/", release.RequestRunExtensionView.as_view(),
          name="api-request-run-extension"),
+    path("requests/<int:pk>/outcome/", realized.RequestOutcomeView.as_view(), name="api-request-outcome"),
     path("requests/<int:pk>/appeals/", corrections.RequestAppealsView.as_view(), name="api-request-appeals"),
     path("appeals/<int:pk>/decision/", corrections.AppealDecisionView.as_view(), name="api-appeal-decision"),
 ]

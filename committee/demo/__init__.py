@@ -7,7 +7,7 @@ lend used by preemptible work), `requests` (the open week's requests and
 questions), `review` (the current week scored, decided, finalized), `running_week` (its plan published, an idle
 grant, an emergency, a release that fed the waitlist, an extension approved), `dashboards` (costs and the usage
 before Docket) and `budgets` (three departments over the teams, with a budget each for the quarter, one near its
-limit).
+limit), `outcomes` (a team's reported outcomes against its forecasts, another's overdue).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from committee import signals, weeks
 from committee.demo.budgets import seed_departments_and_budgets
 from committee.demo.dashboards import seed_dashboard_history
 from committee.demo.history import DEMO_SCHEDULER_TOKENS, seed_scheduler_side
+from committee.demo.outcomes import seed_outcomes
 from committee.demo.people import DEMO_PASSWORD, seed_people, seed_resources
 from committee.demo.requests import seed_intake_cycle, seed_questions
 from committee.demo.review import seed_reviewed_week
@@ -52,6 +53,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_release(now=now)
     seed_extension(now=now)
     seed_departments_and_budgets(now=now)
+    seed_outcomes(now=now)
     seed_history_read(weeks_in_play={weeks.current_week_label(now), intake.week}, now=now)
     signals.demo_seeded.send(sender=None, now=now, logins=logins)
     return logins

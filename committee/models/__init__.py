@@ -52,6 +52,7 @@ from committee.models.people import (
     TeamFiling,
     TeamMembership,
 )
+from committee.models.realized import RealizedOutcome
 from committee.models.requests import (
     AddHours,
     Alternative,
@@ -110,6 +111,7 @@ __all__ = [
     "PersonalToken",
     "PostHocOutcome",
     "QuestionStatus",
+    "RealizedOutcome",
     "RequestComment",
     "RequestEvent",
     "RequestQuestion",

@@ -26,6 +26,7 @@ class NotificationKind(models.TextChoices):
     DRAFT_RETURNED = "draft_returned", _("The team's lead sent my draft back with a note")
     WINDOW_EVENT = "window_event", _("A window of my team starts, ends soon, or was given back or extended")
     BUDGET_ALERT = "budget_alert", _("A department's charges reached 80 or 100 percent of its quarter's budget")
+    OUTCOME_DUE = "outcome_due", _("A grant of my team ended: report its realized outcome against the forecast")
 
 
 class NotificationDigest(models.Model):

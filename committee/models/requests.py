@@ -335,6 +335,8 @@ REQUEST_EVENT_ACTIONS = {
     "run continued": pgettext_lazy("request event", "continued the run into its next week"),
     "run released": pgettext_lazy("request event", "released the run's next week"),
     "run extension": pgettext_lazy("request event", "asked to extend the run by more weeks"),
+    "outcome reported": pgettext_lazy("request event", "reported the realized outcome"),
+    "outcome corrected": pgettext_lazy("request event", "corrected the realized outcome"),
 }
 
 

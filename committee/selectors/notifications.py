@@ -46,6 +46,7 @@ TEAM_KINDS = (
     NotificationKind.DRAFT_AWAITS_LEAD,
     NotificationKind.DRAFT_RETURNED,
     NotificationKind.WINDOW_EVENT,
+    NotificationKind.OUTCOME_DUE,
 )
 COMMITTEE_KINDS = (
     NotificationKind.INTAKE_CLOSED,

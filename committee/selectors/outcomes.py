@@ -37,6 +37,7 @@ from committee.models import (
     ReviewCycle,
 )
 from committee.selectors.people import Viewer, viewer_roles
+from committee.selectors.realized import overdue_block_reason  # outcomes against forecasts: the one block check
 from core.numbers import format_gpu_hours
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "RequestOutcome",
     "decided_label",
     "outcome_summary",
+    "overdue_block_reason",
     "placement_label",
     "placement_params_text",
     "request_outcome_get",

@@ -33,6 +33,7 @@ from committee.selectors.people import Viewer, viewer_roles
 if TYPE_CHECKING:
     from committee.selectors.budgets import RequestBudget
     from committee.selectors.placement import RequestPlacement
+    from committee.selectors.realized import TrackRecord
     from committee.selectors.usage import UsageComparison
 
 REVIEWED_STATUSES = (RequestStatus.SUBMITTED, RequestStatus.DECIDED)
@@ -63,6 +64,8 @@ class ReviewRow:
     usage: UsageComparison | None = None
     # Filled by review_rows_budget: what granting it would charge its department, and the budget left.
     budget: RequestBudget | None = None
+    # Filled by review_rows_track_record: the team's outcomes against forecasts (committee.selectors.realized).
+    track_record: TrackRecord | None = None
     _suggestions: dict[str, scoring.Suggestion] | None = field(default=None, repr=False)
 
     @property

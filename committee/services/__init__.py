@@ -51,6 +51,7 @@ from committee.services.notifications import (
 )
 from committee.services.publishing import cycle_publish
 from committee.services.ranking import cycle_ranking_changed
+from committee.services.realized import outcome_ask, outcome_asks_due, outcome_report
 from committee.services.release import Release, window_release
 from committee.services.requests import (
     REQUEST_FIELDS,
@@ -141,6 +142,9 @@ __all__ = [
     "notifications_deliver",
     "notifications_mark_read",
     "notifications_record",
+    "outcome_ask",
+    "outcome_asks_due",
+    "outcome_report",
     "personal_token_create",
     "personal_token_revoke",
     "personal_token_revoke_all",

@@ -15,6 +15,7 @@ next tick, so it happens then; nothing hangs on one beat message arriving at one
 | chat_intake_closing         | hourly at :05 (UTC hours)         | chat_intake_closing_announce | chat_intake_closing |
 | elastic_evaluate            | hourly at :15 (UTC hours)         | allocations elastic_evaluate | elastic_evaluate |
 | lifecycle_events            | hourly at :00 (UTC hours)         | lifecycle_events_due         |                  |
+| outcome_asks                | hourly at :00 (UTC hours)         | outcome_asks_due             |                  |
 | (the chair, by hand)        |                                   | cycle_open_following         |                  |
 
 Each service takes `now`, acts on what is due at `now`, and is idempotent: running it twice has the
@@ -53,6 +54,7 @@ from committee.models import (
 from committee.services.chat import chat_intake_closing_announce
 from committee.services.events import idle_events_due, lifecycle_events_due
 from committee.services.notifications import digests_send, notifications_record
+from committee.services.realized import outcome_asks_due
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
 from core.errors import StateConflict
@@ -234,6 +236,7 @@ CLOCK_RUNNERS: dict[str, Callable[[calendar.Due, datetime], str]] = {
     "chat_intake_closing": lambda due, now: " ".join(chat_intake_closing_announce(now=now)) or "nothing to announce",
     "elastic_evaluate": _elastic,
     "lifecycle_events": lambda due, now: f"{lifecycle_events_due(now=now)} events",
+    "outcome_asks": lambda due, now: f"{outcome_asks_due(now=now)} outcomes asked for",
 }
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -48,7 +49,8 @@ from committee.selectors.budgets import BudgetAlert, budget_alert_key, budget_al
 from committee.selectors.outcomes import RequestOutcome
 from committee.selectors.replanning import WindowChange
 from committee.services.chat import chat_budget_alerts_announce, chat_published_announce
-from core.numbers import format_money, format_pct
+from core.datetimes import format_day
+from core.numbers import format_figure, format_money, format_pct
 
 S = TypeVar("S")
 
@@ -408,6 +410,12 @@ def _lifecycle_context(params: Mapping[str, Any]) -> dict[str, Any]:
     return {"line": lifecycle_event_text(params)}
 
 
+def _outcome_due_context(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"request_id": params.get("request_id", ""), "unit": params.get("unit", ""),
+            "forecast": format_figure(Decimal(str(params.get("forecast", "0")))),
+            "due": format_day(datetime.fromisoformat(str(params["due_at"]))) if params.get("due_at") else ""}
+
+
 # --- the registry ------------------------------------------------------------------------------
 
 for _spec in (
@@ -453,6 +461,10 @@ for _spec in (
     NotificationKindSpec(
         NotificationKind.BUDGET_ALERT.value, gettext_lazy("Budgets reaching their limit"),
         context=_budget_alert_context, delivery=BUDGET_ALERT,
+    ),
+    NotificationKindSpec(
+        NotificationKind.OUTCOME_DUE.value, gettext_lazy("Outcomes to report against forecasts"),
+        context=_outcome_due_context,
     ),
 ):
     notification_kind_register(_spec)

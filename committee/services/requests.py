@@ -62,11 +62,13 @@ def actor_name(user: User | None) -> str:
 
 
 def request_event_record(
-    *, request: GpuRequest, actor: User | None, action: str, detail: str = "", detail_text: dict[str, Any] | None = None
+    *, request: GpuRequest, actor: User | None, action: str, detail: str = "",
+    detail_text: dict[str, Any] | None = None, at: datetime | None = None,
 ) -> None:
-    """One line of the request's history; `detail_text` (core.texts.stored_text) renders `detail` per reader."""
+    """One line of the request's history (at `at`, by default now); `detail_text` (core.texts.stored_text) renders
+    `detail` per reader."""
     RequestEvent.objects.create(request=request, actor_name=actor_name(actor), action=action, detail=detail,
-                                detail_text=detail_text or {})
+                                detail_text=detail_text or {}, at=at or timezone.now())
 
 
 def request_events_record(
@@ -402,6 +404,10 @@ def _submit(*, actor: User, gpu_request: GpuRequest) -> GpuRequest:
         raise StateConflict(
             _("Only a draft can be submitted; this request is %(status)s.") % {"status": locked.get_status_display()}
         )
+    # Outcomes against forecasts: under the "block" effect a team with an overdue outcome files no new weekly request
+    # (docs/outcomes.md); the fast lane does not pass here.
+    if (blocked := selectors.overdue_block_reason(team=locked.team, week=locked.cycle.week)) is not None:
+        raise StateConflict(blocked)
     locked.status = RequestStatus.SUBMITTED
     locked.submitted_by = actor
     locked.submitted_at = timezone.now()

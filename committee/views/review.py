@@ -186,6 +186,7 @@ def review_cycle(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     selectors.review_rows_detail(review=review, rows=context["cards"], viewer=request.user)
     _measure_shown(context)
     selectors.review_rows_budget(rows=context["cards"], quarter=quarter_of(cycle.starts_at), week=cycle.week)
+    selectors.review_rows_track_record(rows=context["cards"], week=cycle.week)
     # The teams asking again whose current grants the cluster measured idle (docs/elastic.md).
     context["idle_grants"] = elastic_selectors.idle_grants(team_ids={row.request.team_id for row in review.rows})
     context["idle_team_ids"] = {action.team_id for action in context["idle_grants"]}

@@ -332,11 +332,15 @@ def team_history(request: AuthenticatedHttpRequest, team: str) -> HttpResponse:
     except ValueError:
         return HttpResponseBadRequest(_("Give the last week of the page as an ISO week, such as 2026-W49."))
     history = teams.team_history(team=team_obj, until=until, now=now)
+    # Outcomes against forecasts (docs/outcomes.md): the team's record and every outcome it was asked for.
+    record = committee_selectors.track_records(team_ids=[team_obj.pk], week=weeks.current_week_label(now),
+                                               now=now)[team_obj.pk]
     return render(
         request,
         "reports/dashboards/team_history.html",
         {"history": history, "figure": teams.team_history_figure(history), "scope": scope,
-         "currency": settings.DOCKET_COST_CURRENCY},
+         "currency": settings.DOCKET_COST_CURRENCY, "track_record": record,
+         "outcomes": committee_selectors.team_outcomes(team=team_obj, now=now)},
     )
 
 

@@ -42,8 +42,11 @@ def _summary(month: str) -> selectors.ExecutiveSummary:
 def _summary_context(request: AuthenticatedHttpRequest, summary: selectors.ExecutiveSummary) -> dict[str, Any]:
     reach = selectors.calendar_reach(now=timezone.now())
     previous_month, next_month = monthly.shift_month(summary.month, -1), monthly.shift_month(summary.month, 1)
+    month_start, month_end = monthly.month_bounds(summary.month)
     return {
         "summary": summary,
+        # Outcomes against forecasts (docs/outcomes.md): the grants that ended in the month, by forecast unit.
+        "realized": committee_selectors.realized_per_gpu_hour(since=month_start, until=month_end),
         "departments": departments.department_quarters(quarter=summary.quarter, now=timezone.now()),
         "is_committee": committee_selectors.user_is_committee(user=request.user),
         "previous_month": previous_month if reach.has_month(previous_month) else None,

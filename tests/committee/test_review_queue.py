@@ -80,14 +80,15 @@ def test_the_first_screen_runs_the_same_queries_for_12_and_60_requests(client, w
     teams = bulk_teams(30)
     close(world)
     bulk_requests(world, teams[:6], scored_by=(world.chair, world.reviewer))
-    client.force_login(world.finance)  # (41: with the record's progress, the runs carried in and the budgets)
+    # (43: with the record's progress, the runs carried in, the budgets and the teams' track records)
+    client.force_login(world.finance)
     client.get(url(world, "review-cycle"))  # warm the session
     services.cycle_ranking_changed(cycle=world.cycle)  # both reads rank the week (bulk_requests moves it too)
-    with django_assert_max_num_queries(41) as twelve:
+    with django_assert_max_num_queries(43) as twelve:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 12 requests." in body
     bulk_requests(world, teams[6:], scored_by=(world.chair, world.reviewer))
-    with django_assert_max_num_queries(41) as sixty:
+    with django_assert_max_num_queries(43) as sixty:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 60 requests." in body
     assert body.count('class="review-request"') == 10
