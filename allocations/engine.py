@@ -103,7 +103,7 @@ class Demand:
 
     def options(self) -> tuple[Demand, ...]:
         """The demand on each pool it names, its own first, as single-pool demands."""
-        return (replace(self, alternatives=()),) + tuple(
+        return (replace(self, alternatives=()), *(
             replace(
                 self,
                 pool=option.pool,
@@ -113,7 +113,7 @@ class Demand:
                 alternatives=(),
             )
             for option in self.alternatives
-        )
+        ))
 
 
 @dataclass(frozen=True, slots=True)

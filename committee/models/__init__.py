@@ -60,6 +60,7 @@ from committee.models.requests import (
     ImpactForecast,
     ImpactKind,
     RequestEvent,
+    RequestPoolOption,
     RequestStatus,
     UsageReport,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "QuestionStatus",
     "RequestComment",
     "RequestEvent",
+    "RequestPoolOption",
     "RequestQuestion",
     "RequestStatus",
     "ReviewCycle",
