@@ -115,6 +115,10 @@ class Demand:
             for option in self.alternatives
         ))
 
+    def on(self, pool: str) -> Demand:
+        """The demand as placed on `pool` (one it names), converted; itself for its own pool or one it does not name."""
+        return next((option for option in self.options() if option.pool == pool), self)
+
 
 @dataclass(frozen=True, slots=True)
 class EngineWindow:

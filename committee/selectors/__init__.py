@@ -149,7 +149,6 @@ from committee.selectors.publishing import (
     engine_pools,
     kept_explanations,
     pool_options_demanded,
-    pool_options_prefetch,
     started_windows,
 )
 from committee.selectors.ranking import RankingRows, WeekRanking, ranking_rows, week_ranking
@@ -175,6 +174,7 @@ from committee.selectors.requests import (
     pool_billing_weights,
     pool_list,
     pool_option_default,
+    pool_options_prefetch,
     pool_standard_gpus,
     pool_standard_gpus_list,
     request_active_by_team_pool,

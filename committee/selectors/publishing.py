@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Prefetch, prefetch_related_objects
+from django.db.models import prefetch_related_objects
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
@@ -20,16 +20,11 @@ from committee.models import (
     Decision,
     DecisionOutcome,
     GpuRequest,
-    RequestPoolOption,
     ReviewCycle,
 )
+from committee.selectors.requests import pool_options_prefetch
 from committee.selectors.review import decision_list_granted
 from committee.selectors.runs import week_continuations
-
-
-def pool_options_prefetch(lookup: str = "request__pool_options") -> Prefetch:
-    """A request's other pools with their pools and clusters, in one query (`decision_demand` reads them)."""
-    return Prefetch(lookup, queryset=RequestPoolOption.objects.select_related("pool__cluster"))
 
 
 def decision_demand(*, decision: Decision) -> engine.Demand:
