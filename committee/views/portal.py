@@ -155,7 +155,7 @@ def _bound_forms(
             initial=None if data else (copy.alternatives if copy is not None else alternatives_initial(gpu_request)),
         ),
         "pool_options": PoolOptionFormSet(
-            data, prefix="pools",
+            data if data is None or "pools-TOTAL_FORMS" in data else None, prefix="pools",
             initial=None if data else (copy.pool_options if copy is not None else pool_options_initial(gpu_request)),
         ),
     }
@@ -182,7 +182,8 @@ def _forms_valid(
     Django's own checks skip a rule whose fields failed; the rules that span fields, the week and the
     team's other requests (services.request_problems) are checked here on every field that passed.
     """
-    results = [form.is_valid() for form in forms.values()]  # validate every form, to show every error
+    # Validate every form, to show every error; a post without the other pools' rows (an older page) keeps them.
+    results = [form.is_valid() for form in forms.values() if form.is_bound]
     alternatives = [
         dict(getattr(f, "cleaned_data", {}) or {}) for f in forms["alternatives"].forms if not _deleted(f)
     ]
@@ -205,9 +206,9 @@ def _payload(forms: dict[str, Any]) -> dict[str, Any]:
             for f in forms["alternatives"].forms
             if f.cleaned_data and not f.cleaned_data.get("DELETE")
         ],
-        "pool_options": [
+        **({"pool_options": [
             option for option in (f.option() for f in forms["pool_options"].forms) if option is not None
-        ],
+        ]} if forms["pool_options"].is_bound else {}),
     }
 
 
