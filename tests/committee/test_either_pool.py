@@ -11,11 +11,15 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from allocations.engine import instant_param
 from allocations.models import AllocationWindow
 from committee import selectors, services
 from committee.models import GpuRequest, RequestPoolOption
 from governed.models import ChangeSource
 from governed.services import policy_change_record
+from policy.replay import replay
+from policy.replay.overrides import replay_query_parse
+from policy.selectors.replay import replay_before, replay_inputs_load, replay_parameters
 from tests.allocations.plans import bearer, token_for
 from tests.committee.filing import form_data
 from tests.committee.reviewing import close, decide, score
@@ -144,3 +148,14 @@ def test_a_grant_lands_on_its_second_pool_when_the_first_is_full_and_that_pools_
                     **bearer(token_for(world.atlas))).json()
     assert [(w["request_id"], w["pool"], w["gpu_count"]) for w in orion["results"]] == [(either.pk, "h100", 8)]
     assert [w["request_id"] for w in atlas["results"]] == [full.pk]
+
+    # The policy lab replays the week as it was placed: the same window, on the same pool.
+    query = replay_query_parse([], current_weights=replay_parameters()[0], pools=replay_parameters()[1],
+                               elastic_fields=replay_parameters()[2])
+    inputs = replay_inputs_load(before=replay_before(week=query.before), weeks=query.weeks,
+                                usage_weeks=query.overrides.trailing_weeks)
+    runs = {run.request_id: run for week in replay(inputs=inputs, overrides=query.overrides).detail
+            for run in week.baseline.requests}
+    assert runs[either.pk].window == ("orion/h100", 8, instant_param(window.start), instant_param(window.end),
+                                      window.tier)
+    assert runs[either.pk].placed_gpu_hours == 8 * 24
