@@ -138,8 +138,10 @@ def test_a_grant_lands_on_its_second_pool_when_the_first_is_full_and_that_pools_
         assert (shown.pool_key, shown.other_pool, shown.text) == ("orion/h100", True, "8 H100, Mon 08:00–Tue 08:00, "
                                                                   "standard")
         assert said in shown.reason
+    either.refresh_from_db()
     outcome = selectors.request_outcome_get(gpu_request=either, viewer=world.lead_a)
     assert said in outcome.reason
+    assert outcome.status == selectors.PlacementStatus.AS_DECIDED  # 8 H100 for 24 h is all it asked there
 
     api = APIClient()
     orion = api.get("/api/v1/windows/", {"cluster": "orion", "week": world.cycle.week},
