@@ -137,7 +137,8 @@ def either(rng: random.Random, n: int) -> tuple[list[PoolCapacity], list[Demand]
     keys = [pool.key for pool in pools]
     return pools, [
         replace(d, alternatives=(PoolOption(keys[(keys.index(d.pool) + 1) % len(keys)], d.gpu_count,
-                                            d.min_gpu_count, d.duration_hours),)) if i % 10 == 0 else d
+                                            d.min_gpu_count, d.duration_hours),))
+        if i % 10 == 0 and d.pool in keys else d
         for i, d in enumerate(demands)
     ]
 

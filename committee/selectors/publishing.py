@@ -178,9 +178,9 @@ def cycle_publish_placement(
     if decisions is None:
         demands = cycle_demands(cycle=cycle)
     else:
-        placing = [d for d in decisions if d.outcome in PLACING_OUTCOMES]
-        prefetch_related_objects(placing, pool_options_prefetch())
-        demands = [(decision_demand(decision=d), d) for d in placing]
+        granted = [d for d in decisions if d.outcome in PLACING_OUTCOMES]
+        prefetch_related_objects(granted, pool_options_prefetch())
+        demands = [(decision_demand(decision=d), d) for d in granted]
     replace = replace or {}
     started = [w for w in started_windows(week=cycle.week, now=now, keep=keep) if w.ref not in replace]
     started += [window for windows in replace.values() for window in windows]

@@ -284,7 +284,8 @@ def _pool_option_rows(
             errors[f"{key}.duration_hours"] = [
                 _("%(hours)d hours do not fit in the request's window of %(window)d hours.")
                 % {"hours": hours, "window": window_hours}]
-        if f"{key}.gpu_count" not in errors and f"{key}.duration_hours" not in errors:
+        if isinstance(gpus, int) and isinstance(hours, int) and f"{key}.gpu_count" not in errors \
+                and f"{key}.duration_hours" not in errors:
             rows.append(RequestPoolOption(request=gpu_request, position=index + 1, pool=pool, gpu_count=gpus,
                                           duration_hours=hours))
     return rows, errors
