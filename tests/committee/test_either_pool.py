@@ -20,6 +20,8 @@ from governed.services import policy_change_record
 from policy.replay import replay
 from policy.replay.overrides import replay_query_parse
 from policy.selectors.replay import replay_before, replay_inputs_load, replay_parameters
+from reports.models import Page
+from reports.selectors import revision_latest
 from tests.allocations.plans import bearer, token_for
 from tests.committee.filing import form_data
 from tests.committee.reviewing import close, decide, score
@@ -142,6 +144,9 @@ def test_a_grant_lands_on_its_second_pool_when_the_first_is_full_and_that_pools_
     outcome = selectors.request_outcome_get(gpu_request=either, viewer=world.lead_a)
     assert said in outcome.reason
     assert outcome.status == selectors.PlacementStatus.AS_DECIDED  # 8 H100 for 24 h is all it asked there
+    record = revision_latest(page=Page.objects.get(source_key=f"cycle:{world.cycle.week}"))
+    assert ("placed: 8 H100, Mon 08:00–Tue 08:00, standard \\(192 GPU\\-hours\\) — "
+            f"placed Mon 08:00–Tue 08:00 on 8 H100; {said}") in record.body  # the decision record
 
     api = APIClient()
     orion = api.get("/api/v1/windows/", {"cluster": "orion", "week": world.cycle.week},
