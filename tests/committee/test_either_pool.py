@@ -24,6 +24,7 @@ from reports.models import Page
 from reports.selectors import revision_latest
 from tests.allocations.plans import bearer, token_for
 from tests.committee.filing import form_data
+from tests.committee.review_api import request_body
 from tests.committee.reviewing import close, decide, score
 from tests.factories import forecast_fields, request_fields, usage_fields
 
@@ -109,6 +110,17 @@ def test_the_form_and_the_api_take_other_pools_and_refuse_bad_ones(world, client
     body = api.get(f"/api/v1/requests/{gpu_request.pk}/").json()
     assert body["pool_options"] == [{"pool": world.h100.pk, "pool_key": "orion/h100", "gpu_count": 16,
                                      "duration_hours": 48}]
+    # The API: the same rules, answered 400 by field, nothing changed; then the team's own conversion is kept.
+    put = request_body(world, alternatives=[], pool_options=[{"pool": world.h100.pk, "gpu_count": 40}])
+    refused_api = api.put(f"/api/v1/requests/{gpu_request.pk}/", put, format="json")
+    assert refused_api.status_code == 400
+    assert "orion/h100 has 32 GPUs" in str(refused_api.json()["pool_options.0.gpu_count"])
+    assert list(gpu_request.pool_options.values_list("gpu_count", flat=True)) == [16]
+    put["pool_options"] = [{"pool": world.h100.pk, "gpu_count": 8, "duration_hours": 20}]
+    saved_api = api.put(f"/api/v1/requests/{gpu_request.pk}/", put, format="json")
+    assert saved_api.status_code == 200, saved_api.json()
+    assert saved_api.json()["pool_options"] == [{"pool": world.h100.pk, "pool_key": "orion/h100", "gpu_count": 8,
+                                                 "duration_hours": 20}]
 
 
 def test_a_grant_lands_on_its_second_pool_when_the_first_is_full_and_that_pools_scheduler_reads_it(
