@@ -29,8 +29,9 @@ higher-ranked demands' windows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 from typing import Any
 
 from allocations.solver import Capacity, Job, Placement, PoolStats, blocked_span, first_run, greedy_pool, place_pool
@@ -44,6 +45,7 @@ __all__ = [
     "EngineWindow",
     "Explanation",
     "PoolCapacity",
+    "PoolOption",
     "Reason",
     "WeekCapacity",
     "allocate",
@@ -72,8 +74,22 @@ class PoolCapacity:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolOption:
+    """Another pool a demand may run on, with its conversion: the GPUs and hours on that pool's model."""
+
+    pool: str  # PoolCapacity.key, not the demand's own pool
+    gpu_count: int
+    min_gpu_count: int
+    duration_hours: int
+
+
+@dataclass(frozen=True, slots=True)
 class Demand:
-    """A decided request, as the engine sees it. Demands are passed in priority order."""
+    """A decided request, as the engine sees it. Demands are passed in priority order.
+
+    ``alternatives`` are the other pools it may run on, in the team's order of preference after
+    ``pool``: the engine places it on the one that keeps strict priority and places the most
+    (docs/engine.md, "Either pool")."""
 
     ref: int  # request id, echoed back
     pool: str  # PoolCapacity.key
@@ -83,6 +99,25 @@ class Demand:
     earliest_start: datetime  # tz-aware
     latest_end: datetime  # tz-aware
     preemptible_ok: bool = False
+    alternatives: tuple[PoolOption, ...] = ()
+
+    def options(self) -> tuple[Demand, ...]:
+        """The demand on each pool it names, its own first, as single-pool demands."""
+        return (replace(self, alternatives=()), *(
+            replace(
+                self,
+                pool=option.pool,
+                gpu_count=option.gpu_count,
+                min_gpu_count=option.min_gpu_count,
+                duration_hours=option.duration_hours,
+                alternatives=(),
+            )
+            for option in self.alternatives
+        ))
+
+    def on(self, pool: str) -> Demand:
+        """The demand as placed on `pool` (one it names), converted; itself for its own pool or one it does not name."""
+        return next((option for option in self.options() if option.pool == pool), self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +309,16 @@ def _allocate(
         priority_given = priority_given or window.tier == TIER_PRIORITY
         windows.append(window)
 
+    limits: dict[str, tuple[int, int]] = {}
+    for key in sorted(by_key):
+        burst, standby = reserved_gpus(by_key[key])
+        limits[key] = (by_key[key].gpu_count - standby - burst, by_key[key].gpu_count - standby)
+    choices: dict[int, _Choice] = {}
+    if any(demand.alternatives for demand in demands):
+        demands, choices = _choose_pools(
+            demands, by_key, week, limits, fixed_standard, fixed_total, optimize=optimize
+        )
+
     # Demands that cannot be placed at all are refused before any placing; the rest become jobs.
     refusals: list[Explanation | None] = []
     jobs: dict[str, list[Job | None]] = {key: [] for key in by_key}
@@ -284,12 +329,8 @@ def _allocate(
             jobs[demand.pool].append(job)
 
     placements: dict[str, list[Placement]] = {}
-    limits: dict[str, tuple[int, int]] = {}
     for key in sorted(by_key):
-        burst, standby = reserved_gpus(by_key[key])
-        total_limit = by_key[key].gpu_count - standby
-        standard_limit = total_limit - burst
-        limits[key] = (standard_limit, total_limit)
+        standard_limit, total_limit = limits[key]
         if optimize:
             pool_stats = PoolStats()
             placements[key] = place_pool(
@@ -318,7 +359,7 @@ def _allocate(
     explanations: list[Explanation] = []
     for demand, refusal in zip(demands, refusals, strict=True):
         if refusal is not None:
-            explanations.append(refusal)
+            explanations.append(_with_choice(refusal, choices.get(demand.ref)))
             if demand.pool in position:
                 position[demand.pool] += 1
             continue
@@ -327,7 +368,8 @@ def _allocate(
         placement = placements[key][position[key]]
         position[key] += 1
         assert job is not None
-        explanations.append(_explain(demand, job, placement, higher[key], everything[key], by_key[key], week))
+        explanation = _explain(demand, job, placement, higher[key], everything[key], by_key[key], week)
+        explanations.append(_with_choice(explanation, choices.get(demand.ref)))
         if placement is None:
             continue
         start, count, preemptible = placement
@@ -349,6 +391,87 @@ def _allocate(
             )
         )
     return AllocationResult(windows=tuple(windows), explanations=tuple(explanations))
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """Where a demand with alternatives went: the pool chosen and what each pool it named would give it."""
+
+    chosen: str
+    tried: tuple[tuple[str, int, int], ...]  # (pool, GPUs it would get, GPUs asked there), the team's order
+
+
+def _choose_pools(
+    demands: Sequence[Demand],
+    by_key: Mapping[str, PoolCapacity],
+    week: _Week,
+    limits: Mapping[str, tuple[int, int]],
+    fixed_standard: Mapping[str, list[int]],
+    fixed_total: Mapping[str, list[int]],
+    *,
+    optimize: bool,
+) -> tuple[list[Demand], dict[int, _Choice]]:
+    """Each demand with alternatives on one pool, in rank order: the pool where, beside the higher ranks
+    already on it (held at their optimum, as ``place_pool`` holds them), it gets the largest share of what it
+    asks there; a tie goes to the pool named first. Returns the demands as single-pool demands.
+
+    Deciding rank by rank keeps strict priority across pools: a demand's choice never changes what a
+    higher rank gets, since each higher rank's pool was chosen first and a pool places its ranks in order.
+    Single-pool demands cost nothing here but their job."""
+    chosen_jobs: dict[str, list[Job | None]] = {key: [] for key in by_key}
+    result: list[Demand] = []
+    choices: dict[int, _Choice] = {}
+    for demand in demands:
+        options = demand.options()
+        if len(options) == 1:
+            if demand.pool in by_key:
+                chosen_jobs[demand.pool].append(_job(demand, by_key[demand.pool], week)[1])
+            result.append(demand)
+            continue
+        tried: list[tuple[str, int, int]] = []
+        jobs: list[Job | None] = []
+        for option in options:
+            job = _job(option, by_key[option.pool], week)[1] if option.pool in by_key else None
+            jobs.append(job)
+            got = 0
+            if job is not None:
+                placement = _place(chosen_jobs[option.pool] + [job], week.hours, limits[option.pool],
+                                   fixed_standard[option.pool], fixed_total[option.pool], optimize=optimize)[-1]
+                got = 0 if placement is None else placement[1]
+            tried.append((option.pool, got, option.gpu_count))
+        best = max(range(len(options)), key=lambda i: (Fraction(tried[i][1], tried[i][2]), -i))
+        if options[best].pool in by_key:
+            chosen_jobs[options[best].pool].append(jobs[best])
+        result.append(options[best])
+        choices[demand.ref] = _Choice(options[best].pool, tuple(tried))
+    return result, choices
+
+
+def _place(
+    jobs: list[Job | None],
+    hours: int,
+    limits: tuple[int, int],
+    fixed_standard: list[int],
+    fixed_total: list[int],
+    *,
+    optimize: bool,
+) -> list[Placement]:
+    if optimize:
+        return place_pool(jobs, hours=hours, standard_limit=limits[0], total_limit=limits[1],
+                          fixed_standard=fixed_standard, fixed_total=fixed_total)
+    return greedy_pool(jobs, _capacity(hours, limits, fixed_standard, fixed_total))
+
+
+def _with_choice(explanation: Explanation, choice: _Choice | None) -> Explanation:
+    """A demand with alternatives says where it went and what the pools before it would have given:
+    ``pool_chosen`` after its placement (or its refusal, with every pool it named)."""
+    if choice is None:
+        return explanation
+    params = {
+        "pool": choice.chosen,
+        "tried": [{"pool": pool, "gpu_count": got, "asked": asked} for pool, got, asked in choice.tried],
+    }
+    return replace(explanation, reasons=(*explanation.reasons, Reason("pool_chosen", params)))
 
 
 def _capacity(hours: int, limits: tuple[int, int], fixed_standard: list[int], fixed_total: list[int]) -> Capacity:
@@ -388,6 +511,16 @@ def _check_demand(demand: Demand) -> None:
         value = getattr(demand, name)
         if not _is_int(value) or value < 1:
             raise ValueError(f"demand {demand.ref!r}: {name} must be at least 1, got {value!r}")
+    pools = {demand.pool}
+    for option in demand.alternatives:
+        for name in ("gpu_count", "min_gpu_count", "duration_hours"):
+            value = getattr(option, name)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"demand {demand.ref!r}: alternative {option.pool!r}: {name} must be at least 1, "
+                                 f"got {value!r}")
+        if option.pool in pools:
+            raise ValueError(f"demand {demand.ref!r}: pool {option.pool!r} is named twice")
+        pools.add(option.pool)
     _check_aware(f"demand {demand.ref!r}: earliest_start", demand.earliest_start)
     _check_aware(f"demand {demand.ref!r}: latest_end", demand.latest_end)
 

@@ -41,7 +41,7 @@ _REFUSALS = frozenset(
 )
 
 # Every code an explanation can hold (docs/engine.md has their parameters), in reading order.
-REASON_CODES = ("shortened", "placed", "queued", "moved", "kept", "released", *sorted(_REFUSALS))
+REASON_CODES = ("shortened", "placed", "queued", "moved", "pool_chosen", "kept", "released", *sorted(_REFUSALS))
 
 
 def reasons_as_json(reasons: Iterable[Reason]) -> list[dict[str, Any]]:
@@ -140,6 +140,27 @@ def _model_gpus(count: int, model: str) -> str:
     return _("%(count)d %(model)s") % {"count": count, "model": model} if model else _gpus(count)
 
 
+def _pool_chosen(p: Mapping[str, Any]) -> str:
+    """Where a request that named several pools went, and why not on the pools it named before."""
+    tried = p["tried"]
+    if not any(t["gpu_count"] for t in tried):
+        return _("no room on its other pools either: %(pools)s") % {
+            "pools": ", ".join(t["pool"] for t in tried[1:])
+        }
+    if tried[0]["pool"] == p["pool"]:
+        return _("on %(pool)s, the first of its pools") % {"pool": p["pool"]}
+    before = []
+    for t in tried:
+        if t["pool"] == p["pool"]:
+            break
+        if t["gpu_count"] == 0:
+            before.append(_("%(pool)s was full") % {"pool": t["pool"]})
+        else:
+            before.append(_("%(pool)s could give only %(got)d of %(asked)d GPUs") % {
+                "pool": t["pool"], "got": t["gpu_count"], "asked": t["asked"]})
+    return _("placed on %(pool)s: %(why)s") % {"pool": p["pool"], "why": ", ".join(before)}
+
+
 def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
     if code == "placed":
         if p["preemptible"]:
@@ -193,6 +214,8 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "given back by the team from %(start)s: %(released)d GPUs, keeping %(count)d",
             p["released"],
         ) % {"start": week.at(p["start"]), "released": p["released"], "count": p["gpu_count"]}
+    if code == "pool_chosen":
+        return _pool_chosen(p)
     if code == "unknown_pool":
         return _("unknown pool %(pool)s") % {"pool": repr(p["pool"])}
     if code == "minimum_above_count":

@@ -13,6 +13,7 @@ Three scenarios, so that every path of the engine is timed:
 * ``contended``: pools of 8 to 512 GPUs, far more demand than capacity; most demands are
   refused, which exercises the explanations (full period, next fit).
 * ``roomy``: the same demands on pools 16 times larger; most demands are placed.
+* ``either``: ``contended`` with every tenth demand naming a second pool (docs/engine.md, "Either pool").
 * ``fragmented``: the worst case found so far. Short random windows chop every pool's
   timeline into many distinct free counts, then every demand asks for more GPUs than the
   pool has, so each one runs the full sliding-window search for its best reduced count.
@@ -26,13 +27,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from allocations.engine import AllocationResult, Demand, PoolCapacity, allocate, allocate_greedy
+from allocations.engine import AllocationResult, Demand, PoolCapacity, PoolOption, allocate, allocate_greedy
 
 WEEK_START = datetime(2024, 1, 1, tzinfo=UTC)  # a Monday
 HOURS = 168
@@ -129,12 +131,27 @@ def fragmented(rng: random.Random, n: int) -> tuple[list[PoolCapacity], list[Dem
     return pools, demands
 
 
-SCENARIOS: dict[str, Scenario] = {"contended": contended, "roomy": roomy, "fragmented": fragmented}
+def either(rng: random.Random, n: int) -> tuple[list[PoolCapacity], list[Demand]]:
+    """``contended``, with every tenth demand naming the next pool too, same GPUs and hours (either pool)."""
+    pools, demands = contended(rng, n)
+    keys = [pool.key for pool in pools]
+    return pools, [
+        replace(d, alternatives=(PoolOption(keys[(keys.index(d.pool) + 1) % len(keys)], d.gpu_count,
+                                            d.min_gpu_count, d.duration_hours),))
+        if i % 10 == 0 and d.pool in keys else d
+        for i, d in enumerate(demands)
+    ]
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "contended": contended, "roomy": roomy, "fragmented": fragmented, "either": either,
+}
 
 
 def gpu_hours(result: AllocationResult, demands: list[Demand]) -> list[int]:
     by_ref = {w.ref: w for w in result.windows}
-    return [by_ref[d.ref].gpu_count * d.duration_hours if d.ref in by_ref else 0 for d in demands]
+    return [by_ref[d.ref].gpu_count * ((by_ref[d.ref].end - by_ref[d.ref].start) // timedelta(hours=1))
+            if d.ref in by_ref else 0 for d in demands]
 
 
 def run(scenario: str, n_demands: int, repeat: int, seed: int) -> dict[str, Any]:

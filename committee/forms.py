@@ -167,6 +167,41 @@ def alternatives_initial(gpu_request: GpuRequest | None) -> list[dict[str, Any]]
     ]
 
 
+class PoolOptionForm(forms.Form):
+    """Another pool the request could run on ("either pool"), with the GPUs and hours it needs there; left blank,
+    they take the conversion offered from the pools' relative performance (the hint beside the form)."""
+
+    pool = forms.ModelChoiceField(queryset=GpuPool.objects.none(), required=False, label=_("Other GPU pool"),
+                                  empty_label=_("(none)"))
+    gpu_count = forms.IntegerField(required=False, min_value=1, max_value=100_000, label=_("GPUs there"))
+    duration_hours = forms.IntegerField(required=False, min_value=1, max_value=100_000, label=_("Hours there"))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        form_field(self, "pool", forms.ModelChoiceField).queryset = selectors.pool_list()
+
+    def option(self) -> dict[str, Any] | None:
+        """The row as the service takes it, or None for a row that names no pool."""
+        data = getattr(self, "cleaned_data", None) or {}
+        if data.get("pool") is None:
+            return None
+        return {"pool": data["pool"], "gpu_count": data.get("gpu_count"), "duration_hours": data.get("duration_hours")}
+
+
+# Every row shown at once (no script adds one): a row without a pool is left out.
+PoolOptionFormSet = formset_factory(
+    PoolOptionForm, extra=limits.MAX_POOL_OPTIONS, max_num=limits.MAX_POOL_OPTIONS, validate_max=True,
+    absolute_max=2 * limits.MAX_POOL_OPTIONS,
+)
+
+
+def pool_options_initial(gpu_request: GpuRequest | None) -> list[dict[str, Any]]:
+    if gpu_request is None:
+        return []
+    return [{"pool": row.pool, "gpu_count": row.gpu_count, "duration_hours": row.duration_hours}
+            for row in gpu_request.pool_options.all()]
+
+
 class TeamChoiceForm(forms.Form):
     team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
 
 MAX_ALTERNATIVES = 20  # cheaper variants per request; the review page shows them all
+MAX_POOL_OPTIONS = 3  # other pools a request may name ("either pool"); each is one more placement the engine tries
 
 NARRATIVE_MAX_LENGTH = 5000  # the impact forecast's narrative
 USAGE_NOTES_MAX_LENGTH = 2000  # notes on last week's usage

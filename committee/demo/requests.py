@@ -18,6 +18,7 @@ from committee.models import (
     GpuRequest,
     ImpactForecast,
     RequestEvent,
+    RequestPoolOption,
     RequestStatus,
     ReviewCycle,
     UsageReport,
@@ -47,6 +48,8 @@ class DemoRequest:
     deadline_h: int | None = None
     slip: str = ""
     status: str = RequestStatus.SUBMITTED
+    # Other pools it could run on ("either pool"): pool, GPUs and hours there (docs/engine.md, "Either pool").
+    pool_options: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 REQUESTS = [
@@ -83,6 +86,7 @@ REQUESTS = [
         (504, 465, 91, ""),
         [("Adapter layers instead of full fine-tune", 400, "WER +0.3 points", 1600, True)],
         preemptible=True,
+        pool_options=[("h100", 8, 48)],  # or on 8 H100 for 48 hours: an H100 does the work of two A100
     ),
     DemoRequest(
         "research", "a100", "Pretraining ablations (optimizer study)", 32, 8, 120, 0, 168,
@@ -200,6 +204,9 @@ def demo_request(*, spec: DemoRequest, cycle: ReviewCycle, pools: dict[str, GpuP
             cost_estimate=Decimal(cost) if cost is not None else None,
             feasible=feasible,
         )
+    for position, (pool_slug, gpus, hours) in enumerate(spec.pool_options, start=1):
+        RequestPoolOption.objects.create(request=gpu_request, position=position, pool=pools[pool_slug],
+                                         gpu_count=gpus, duration_hours=hours)
     RequestEvent.objects.create(request=gpu_request, at=at, actor_name=author.get_full_name(), action="created")
     if submitted:
         RequestEvent.objects.create(request=gpu_request, at=at, actor_name=author.get_full_name(), action="submitted")

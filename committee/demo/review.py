@@ -22,6 +22,7 @@ from committee.models import (
     Decision,
     DecisionOutcome,
     GpuRequest,
+    RequestPoolOption,
     RequestStatus,
     ReviewCycle,
     TeamMembership,
@@ -43,6 +44,10 @@ ALTERNATIVE_GRANTED = "Sequence recommender (transformer) training"
 # gives half back) feeds it in the next plan version.
 WEEK_IN_FORCE_CHANGES: dict[str, dict[str, Any]] = {
     "Ranking model retrain (BERT-large cross-encoder)": {"gpus": 34, "start_h": 60, "end_h": 132},
+    # Speech's accent fine-tune needed its 8 A100 that week, not preemptible, and named 4 H100 beside them: A100's
+    # standard capacity was full around the ranker, so the engine placed it on H100 (either pool, docs/engine.md).
+    "ASR fine-tune on new accents": {"preemptible": False, "min_gpus": 8},
+    "LLM query rewriter fine-tune": {"gpus": 8},  # that week it asked for 8 H100 only, leaving room beside it
 }
 # How a member reads an impact forecast before adjusting for the narrative: by its confidence.
 IMPACT_BY_CONFIDENCE = {"high": 8, "medium": 6, "low": 3}
@@ -116,6 +121,8 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
             if r.title == ALTERNATIVE_GRANTED and not alternative_granted else None
         )
         alternative = None
+        elsewhere = _other_pool_that_fits(gpu_request=r, left=standard, burst=burst) if fits_gpus < r.gpu_count \
+            else None
         if impact < 4 and rank > len(rows) // 2:
             outcome, granted = "reject", None
             rationale = (f"Ranked #{rank} ({total}). Business impact {impact} of 10 on an exploratory forecast; "
@@ -126,6 +133,12 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
             rationale = (f"Ranked #{rank} ({total}). {where} is contended: run the cheaper alternative first "
                          f"({cheaper.description}, {cheaper.gpu_hours:,} GPU-hours instead of "
                          f"{r.requested_gpu_hours:,}) and refile the full model next week if it falls short.")
+        elif elsewhere is not None:
+            # Either pool: full here, room on a pool the team named too. The engine places it there at publish.
+            outcome, granted = "grant", r.gpu_count
+            rationale = (f"Ranked #{rank} ({total}). Granted in full: {where} is full with higher-ranked work, and "
+                         f"the team can run it on {elsewhere.pool.key} ({elsewhere.gpu_count} GPUs for "
+                         f"{elsewhere.duration_hours} h).")
         elif fits_gpus >= r.gpu_count:
             outcome, granted = "grant", r.gpu_count
             # Say what was decided, not where it lands: the GPU-hours left are no promise of a window (the
@@ -140,13 +153,26 @@ def _decide_in_rank_order(*, cycle: ReviewCycle, chair: Any) -> None:
             rationale = (f"Ranked #{rank} ({total}). {where} is full with higher-ranked work; "
                          f"first in line next week if it is refiled.")
         if granted:
-            used = granted * r.duration_hours
-            from_standard = min(used, standard[r.pool_id])
-            standard[r.pool_id] -= from_standard
-            burst[r.pool_id] -= used - from_standard
+            pool_id, used = r.pool_id, granted * r.duration_hours
+            if elsewhere is not None and outcome == "grant":
+                pool_id, used = elsewhere.pool_id, elsewhere.gpu_count * elsewhere.duration_hours
+            from_standard = min(used, standard[pool_id])
+            standard[pool_id] -= from_standard
+            burst[pool_id] -= used - from_standard
         request_decide(actor=chair, gpu_request=r, outcome=outcome, rationale=rationale,
                        granted_gpu_count=granted if outcome == "partial" else None,
                        alternative=alternative.pk if alternative else None)
+
+
+def _other_pool_that_fits(
+    *, gpu_request: GpuRequest, left: dict[int, int], burst: dict[int, int]
+) -> RequestPoolOption | None:
+    """The first other pool the request names with room for all of it, in GPU-hours, as the chair reckons."""
+    for option in gpu_request.pool_options.select_related("pool__cluster"):
+        room = left[option.pool_id] + (burst[option.pool_id] if gpu_request.preemptible_ok else 0)
+        if option.gpu_count * option.duration_hours <= room:
+            return option
+    return None
 
 
 def _cheaper_alternative_that_fits(*, gpu_request: GpuRequest, gpu_hours_left: int) -> Alternative | None:

@@ -61,6 +61,7 @@ from committee.models.requests import (
     ImpactForecast,
     ImpactKind,
     RequestEvent,
+    RequestPoolOption,
     RequestStatus,
     UsageReport,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "RealizedOutcome",
     "RequestComment",
     "RequestEvent",
+    "RequestPoolOption",
     "RequestQuestion",
     "RequestStatus",
     "ReviewCycle",

@@ -278,6 +278,38 @@ class ImpactForecast(models.Model):
         return f"{self.get_kind_display()}: {self.estimated_value} {self.value_unit}"
 
 
+class RequestPoolOption(models.Model):
+    """Another pool the request may run on ("either pool"), with its conversion: the GPUs and hours on that pool's
+    model. The engine places the request on whichever of its pools keeps strict priority and places the most
+    (docs/engine.md, "Either pool"); `position` is the team's order of preference after the request's own pool."""
+
+    request = models.ForeignKey(GpuRequest, on_delete=models.CASCADE, related_name="pool_options")
+    position = models.PositiveSmallIntegerField(_("order"))
+    pool = models.ForeignKey(GpuPool, on_delete=models.PROTECT, related_name="+", verbose_name=_("GPU pool"))
+    gpu_count = models.PositiveIntegerField(_("GPUs there"), validators=[MinValueValidator(1)])
+    duration_hours = models.PositiveIntegerField(_("hours there"), validators=[MinValueValidator(1)])
+
+    class Meta:
+        ordering = ["request", "position"]
+        verbose_name = _("other pool")
+        verbose_name_plural = _("other pools")
+        constraints = [
+            models.UniqueConstraint(fields=["request", "pool"], name="pool_option_pool_once"),
+            models.UniqueConstraint(fields=["request", "position"], name="pool_option_position_once"),
+            models.CheckConstraint(condition=Q(gpu_count__gt=0), name="pool_option_gpu_count_positive"),
+            models.CheckConstraint(condition=Q(duration_hours__gt=0), name="pool_option_duration_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pool.key}: {self.gpu_count} × {self.duration_hours} h"
+
+    @property
+    def min_gpu_count(self) -> int:
+        """The request's minimum, converted as its count is (rounded up, between 1 and the GPUs there)."""
+        request = self.request
+        return max(1, min(self.gpu_count, -(-request.min_gpu_count * self.gpu_count // request.gpu_count)))
+
+
 class Alternative(models.Model):
     """A cheaper way to do the work (distilled model, mixed precision, smaller batch…)."""
 

@@ -13,7 +13,8 @@ the same words and numbers:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +34,7 @@ from committee.models import (
     GpuRequest,
     LifecycleEvent,
     LifecycleEventType,
+    RequestPoolOption,
     RequestStatus,
     ReviewCycle,
 )
@@ -449,6 +451,28 @@ def _status(
     return PlacementStatus.AS_DECIDED, False, False
 
 
+def _placed_elsewhere(
+    *, rows: Sequence[GpuRequest], allocations: Mapping[int, allocation_selectors.RequestAllocation]
+) -> dict[int, RequestPoolOption]:
+    """The other pool each request's windows are on, where it named it (one query, none when every window is on its
+    request's own pool)."""
+    pools = {r.pk: {w.pool_id for w in allocations[r.pk].windows} - {r.pool_id} for r in rows if r.pk in allocations}
+    wanted = {pk: other.pop() for pk, other in pools.items() if len(other) == 1}
+    if not wanted:
+        return {}
+    options = RequestPoolOption.objects.filter(request_id__in=wanted).select_related("request")
+    return {o.request_id: o for o in options if wanted[o.request_id] == o.pool_id}
+
+
+def _converted(decided: DecidedPart, request: GpuRequest, option: RequestPoolOption) -> DecidedPart:
+    """The decision as converted for another pool the request named: its GPUs scaled as the engine's demand scales
+    them (committee.selectors.publishing.pool_options_demanded), the hours there."""
+    if decided.gpu_count is None:
+        return decided
+    gpus = max(1, min(option.gpu_count, -(-option.gpu_count * decided.gpu_count // request.gpu_count)))
+    return dataclasses.replace(decided, gpu_count=gpus, duration_hours=option.duration_hours)
+
+
 def request_outcome_map(
     *, requests: Iterable[GpuRequest], viewer: Viewer | None = None
 ) -> dict[int, RequestOutcome]:
@@ -493,9 +517,12 @@ def request_outcome_map(
         for r in rows
     }
     statuses_of = {}
+    elsewhere = _placed_elsewhere(rows=shown, allocations=allocations)
     for r in shown:
         decided = _decided(decisions[r.pk], r)
-        statuses_of[r.pk] = (decided, *_status(decided, allocations.get(r.pk), statuses.get(r.cycle_id)))
+        # A grant placed on another pool it named ("either pool") is held to its conversion there.
+        asked = _converted(decided, r, elsewhere[r.pk]) if r.pk in elsewhere else decided
+        statuses_of[r.pk] = (decided, *_status(asked, allocations.get(r.pk), statuses.get(r.cycle_id)))
     given_back = requests_given_back(
         refs=[pk for pk, (_d, status, _s, _p) in statuses_of.items() if status == PlacementStatus.SHORTENED])
     for r in shown:

@@ -54,6 +54,12 @@ class RequestPlacement:
     reason: str  # the engine's explanation in words
     # A later week of a run begun earlier, placed before the week's new requests (docs/multi-week-runs.md).
     continuation: Continuation | None = None
+    own_pool_key: str = ""  # the request's own pool: another `pool_key` is one it named besides (either pool)
+
+    @property
+    def other_pool(self) -> bool:
+        """Placed on another pool the request named, not its own ("placed on orion/h100: atlas/a100 was full")."""
+        return bool(self.own_pool_key) and self.pool_key != self.own_pool_key
 
     @property
     def flagged(self) -> bool:
@@ -201,8 +207,10 @@ def placements_of(
     explanations = {explanation.ref: explanation for explanation in result.explanations}
     by_pool: dict[str, list[RequestPlacement]] = {}
     by_request: dict[int, RequestPlacement] = {}
-    for demand, request in demands:
-        window = windows.get(demand.ref)
+    for asked, request in demands:
+        window = windows.get(asked.ref)
+        # A request that names other pools is placed on one of them: read it as converted for that pool.
+        demand = asked.on(window.pool) if window is not None else asked
         explanation = explanations.get(demand.ref)
         if explanation is None and window is not None:
             explanation = kept_explanations([window], now=now)[0]
@@ -212,7 +220,7 @@ def placements_of(
         if window is not None:
             text = placement_text(
                 gpu_count=window.gpu_count,
-                gpu_model=request.pool.gpu_model,
+                gpu_model=pools[window.pool].gpu_model if window.pool in pools else request.pool.gpu_model,
                 start=window.start,
                 end=window.end,
                 tier=window.tier,
@@ -231,6 +239,7 @@ def placements_of(
             text=text,
             reason=explanation_text(explanation.reasons, week_start=cycle.starts_at),
             continuation=continuing.get(demand.ref),
+            own_pool_key=asked.pool,
         )
         by_request[request.pk] = placement
         by_pool.setdefault(demand.pool, []).append(placement)

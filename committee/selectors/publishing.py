@@ -7,6 +7,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db.models import prefetch_related_objects
+
 from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.commitments import commitment_demand, commitment_order, demands_with_commitments
@@ -20,6 +22,7 @@ from committee.models import (
     GpuRequest,
     ReviewCycle,
 )
+from committee.selectors.requests import pool_options_prefetch
 from committee.selectors.review import decision_list_granted
 from committee.selectors.runs import week_continuations
 
@@ -40,9 +43,12 @@ def decision_demand(*, decision: Decision) -> engine.Demand:
     else:
         count = decision.requested_gpu_count
     earliest_start, preemptible_ok = request.earliest_start, request.preemptible_ok
+    alternatives: tuple[engine.PoolOption, ...] = ()
     if decision.weeks_granted > 1:
         earliest_start = max(earliest_start, request.latest_end - timedelta(hours=request.duration_hours))
         preemptible_ok = False
+    elif count > 0:
+        alternatives = pool_options_demanded(request=request, count=count)
     return engine.Demand(
         ref=request.pk,
         pool=request.pool.key,
@@ -52,7 +58,23 @@ def decision_demand(*, decision: Decision) -> engine.Demand:
         earliest_start=earliest_start,
         latest_end=request.latest_end,
         preemptible_ok=preemptible_ok,
+        alternatives=alternatives,
     )
+
+
+def pool_options_demanded(*, request: GpuRequest, count: int) -> tuple[engine.PoolOption, ...]:
+    """The other pools a grant of `count` GPUs may go to (docs/engine.md, "Either pool"), each converted as the
+    team asked and scaled as the grant is (a partial grant of half the GPUs asks for half there, rounded up). Reads
+    `request.pool_options` (prefetch them with `pool_options_prefetch` for many). A run over several weeks stays
+    on its own pool: its later weeks are committed there."""
+    asked = request.gpu_count
+    options = []
+    for option in request.pool_options.all():
+        gpus = max(1, min(option.gpu_count, -(-option.gpu_count * count // asked)))
+        minimum = max(1, min(gpus, -(-option.min_gpu_count * count // asked)))
+        options.append(engine.PoolOption(pool=option.pool.key, gpu_count=gpus, min_gpu_count=minimum,
+                                         duration_hours=option.duration_hours))
+    return tuple(options)
 
 
 def demand_priority(*, rank: int | None, decision: Decision) -> tuple[bool, int, int]:
@@ -72,7 +94,7 @@ def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]
     id (a decision taken on a request that missed quorum still gets placed, after every ranked one).
     """
     decisions = sorted(
-        decision_list_granted(cycle=cycle),
+        decision_list_granted(cycle=cycle).prefetch_related(pool_options_prefetch()),
         key=lambda d: demand_priority(rank=d.priority_rank, decision=d),
     )
     return [(decision_demand(decision=decision), decision) for decision in decisions]
@@ -156,7 +178,9 @@ def cycle_publish_placement(
     if decisions is None:
         demands = cycle_demands(cycle=cycle)
     else:
-        demands = [(decision_demand(decision=d), d) for d in decisions if d.outcome in PLACING_OUTCOMES]
+        granted = [d for d in decisions if d.outcome in PLACING_OUTCOMES]
+        prefetch_related_objects(granted, pool_options_prefetch())
+        demands = [(decision_demand(decision=d), d) for d in granted]
     replace = replace or {}
     started = [w for w in started_windows(week=cycle.week, now=now, keep=keep) if w.ref not in replace]
     started += [window for windows in replace.values() for window in windows]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
@@ -19,10 +21,13 @@ from committee.models import (
     Decision,
     DecisionOutcome,
     GpuRequest,
+    RequestPoolOption,
     RequestStatus,
     ReviewCycle,
 )
 from committee.selectors.people import Viewer, viewer_roles
+from governed.params import POOL_PREFIX, billing_weight
+from governed.selectors import policy_values
 
 
 def cycle_open_for_intake(*, now: datetime | None = None) -> ReviewCycle | None:
@@ -43,7 +48,28 @@ def pool_list() -> QuerySet[GpuPool]:
 def _request_queryset() -> QuerySet[GpuRequest]:
     return GpuRequest.objects.select_related(
         "team", "cycle", "pool", "pool__cluster", "usage_report", "impact_forecast", "submitted_by", "created_by"
-    ).prefetch_related(Prefetch("alternatives"))
+    ).prefetch_related(Prefetch("alternatives"), Prefetch("pool_options__pool__cluster"))
+
+
+def pool_options_prefetch(lookup: str = "request__pool_options") -> Prefetch:
+    """A request's other pools with their pools and clusters, in one query (`decision_demand` reads them)."""
+    return Prefetch(lookup, queryset=RequestPoolOption.objects.select_related("pool__cluster"))
+
+
+def pool_option_default(*, pool: GpuPool, other: GpuPool, gpu_count: int, duration_hours: int,
+                        values: Mapping[str, Any]) -> tuple[int, int]:
+    """The conversion offered for running a request of `pool` on `other`: the same GPUs, the hours scaled by the
+    pools' relative performance (their billing weights in `values`, A100-equivalents), rounded up, at least 1."""
+    own, theirs = billing_weight(values, pool.key), billing_weight(values, other.key)
+    hours = math.ceil(Decimal(duration_hours) * own / theirs) if theirs > 0 else duration_hours
+    return gpu_count, max(1, hours)
+
+
+def pool_billing_weights(*, week: str) -> list[tuple[GpuPool, Decimal]]:
+    """Every pool with its billing weight in `week` (A100-equivalents of one GPU-hour): the pools' relative
+    performance the request form offers its conversions from. Two queries."""
+    values = policy_values(week=week, prefix=POOL_PREFIX)
+    return [(pool, billing_weight(values, pool.key).normalize()) for pool in pool_list()]
 
 
 def request_list_for_viewer(*, viewer: Viewer) -> QuerySet[GpuRequest]:
@@ -128,6 +154,7 @@ class RequestCopy:
     usage: dict[str, Any]
     alternatives: list[dict[str, Any]]
     clipped: bool
+    pool_options: list[dict[str, Any]] = field(default_factory=list)
 
 
 COPIED_FIELDS = (
@@ -156,9 +183,11 @@ def request_copy(*, source: GpuRequest, cycle: ReviewCycle) -> RequestCopy:
     report = getattr(source, "usage_report", None)
     usage = {name: getattr(report, name) for name in USAGE_COPIED} if report is not None else {}
     alternatives = [{name: getattr(row, name) for name in ALTERNATIVE_COPIED} for row in source.alternatives.all()]
+    pool_options = [{"pool": row.pool, "gpu_count": row.gpu_count, "duration_hours": row.duration_hours}
+                    for row in source.pool_options.all()]
     return RequestCopy(
         source=source, fields=fields, forecast=forecast, usage=usage, alternatives=alternatives,
-        clipped=(start, end) != unclipped,
+        clipped=(start, end) != unclipped, pool_options=pool_options,
     )
 
 

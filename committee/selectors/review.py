@@ -29,6 +29,7 @@ from committee.selectors.discussion import RequestDiscussion, review_discussion_
 from committee.selectors.fairshare import fair_share_for_cycle
 from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
+from committee.selectors.requests import pool_options_prefetch
 
 if TYPE_CHECKING:
     from committee.selectors.budgets import RequestBudget
@@ -435,12 +436,12 @@ def review_rows_detail(*, review: CycleReview, rows: list[ReviewRow], viewer: Vi
     """Give `rows` of `review` what a request card shows: the members' single scores (who scored what, stale,
     recused), the viewer's score inputs with their suggestions, the alternatives and the discussion.
 
-    Four queries for any number of rows (scores, alternatives, and the discussion's), so a page pays for
+    Five queries for any number of rows (scores, alternatives, other pools, and the discussion's), so a page pays for
     the cards it shows, not for the week.
     """
     requests = [row.request for row in rows]
     review_scores_load(requests=[r for r in requests if getattr(r, "_review_scores", None) is None])
-    prefetch_related_objects(requests, "alternatives")
+    prefetch_related_objects(requests, "alternatives", pool_options_prefetch("pool_options"))
     guidance = review.rubric.guidance
     teams_of = review.member_teams
     discussions = review_discussion_map(requests=requests, viewer=viewer)

@@ -22,6 +22,7 @@ from committee.models import (
     ImpactForecast,
     NotificationKind,
     RequestEvent,
+    RequestPoolOption,
     RequestStatus,
     ReviewCycle,
     TeamFiling,
@@ -33,6 +34,8 @@ from core.audit import person_name
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text, text_render
+from governed.params import POOL_PREFIX
+from governed.selectors import policy_values
 
 REQUEST_FIELDS = (
     "pool",
@@ -229,16 +232,80 @@ def _evidence_rows(
     return usage_report, impact, rows, errors
 
 
+def _pool_option_rows(
+    *, gpu_request: GpuRequest, pool_options: Sequence[Mapping[str, Any]]
+) -> tuple[list[RequestPoolOption], dict[str, list[str]]]:
+    """The other pools a request names, in the team's order, and every error, keyed pool_options.N.*: each a pool
+    other than the request's own and named once, with GPUs and hours from 1, no more GPUs than the pool has and no
+    more hours than the request's window holds. GPUs or hours left out take the conversion offered from the pools'
+    billing weights (`selectors.pool_option_default`)."""
+    if len(pool_options) > limits.MAX_POOL_OPTIONS:
+        raise ValidationError({"pool_options": [
+            _("Name at most %(n)d other pools.") % {"n": limits.MAX_POOL_OPTIONS}
+        ]})
+    errors: dict[str, list[str]] = {}
+    rows: list[RequestPoolOption] = []
+    own = gpu_request.pool if gpu_request.pool_id else None
+    values = policy_values(week=gpu_request.cycle.week, prefix=POOL_PREFIX) if pool_options else {}
+    window_hours = None
+    if isinstance(gpu_request.earliest_start, datetime) and isinstance(gpu_request.latest_end, datetime):
+        window_hours = int((gpu_request.latest_end - gpu_request.earliest_start).total_seconds() // 3600)
+    seen: set[int] = set()
+    for index, option in enumerate(pool_options):
+        key = f"pool_options.{index}"
+        pool = option.get("pool")
+        if not isinstance(pool, GpuPool):
+            errors[f"{key}.pool"] = [_("Choose a GPU pool.")]
+            continue
+        if own is not None and pool.pk == own.pk:
+            errors[f"{key}.pool"] = [
+                _("%(pool)s is the request's own pool: name another pool it could run on.") % {"pool": pool.key}]
+            continue
+        if pool.pk in seen:
+            errors[f"{key}.pool"] = [_("%(pool)s is named twice: name each pool once.") % {"pool": pool.key}]
+            continue
+        seen.add(pool.pk)
+        gpus, hours = option.get("gpu_count"), option.get("duration_hours")
+        if (gpus is None or hours is None) and own is not None and isinstance(gpu_request.gpu_count, int) \
+                and isinstance(gpu_request.duration_hours, int):
+            default_gpus, default_hours = selectors.pool_option_default(
+                pool=own, other=pool, gpu_count=gpu_request.gpu_count, duration_hours=gpu_request.duration_hours,
+                values=values)
+            gpus = default_gpus if gpus is None else gpus
+            hours = default_hours if hours is None else hours
+        if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+            errors[f"{key}.gpu_count"] = [_("Give the GPUs it needs on %(pool)s, a whole number from 1.")
+                                          % {"pool": pool.key}]
+        elif gpus > pool.gpu_count:
+            errors[f"{key}.gpu_count"] = [_("%(pool)s has %(count)d GPUs: ask for at most that many there.")
+                                          % {"pool": pool.key, "count": pool.gpu_count}]
+        if not isinstance(hours, int) or isinstance(hours, bool) or hours < 1:
+            errors[f"{key}.duration_hours"] = [_("Give the hours it needs on %(pool)s, a whole number from 1.")
+                                               % {"pool": pool.key}]
+        elif window_hours is not None and hours > window_hours:
+            errors[f"{key}.duration_hours"] = [
+                _("%(hours)d hours do not fit in the request's window of %(window)d hours.")
+                % {"hours": hours, "window": window_hours}]
+        if isinstance(gpus, int) and isinstance(hours, int) and f"{key}.gpu_count" not in errors \
+                and f"{key}.duration_hours" not in errors:
+            rows.append(RequestPoolOption(request=gpu_request, position=index + 1, pool=pool, gpu_count=gpus,
+                                          duration_hours=hours))
+    return rows, errors
+
+
 def _check_all(
     *, gpu_request: GpuRequest, fields: Mapping[str, Any], usage: Mapping[str, Any], forecast: Mapping[str, Any],
-    alternatives: Sequence[Mapping[str, Any]],
-) -> tuple[UsageReport, ImpactForecast, list[Alternative]]:
-    """Every error of the request, its evidence and its rules, raised together as one ValidationError."""
+    alternatives: Sequence[Mapping[str, Any]], pool_options: Sequence[Mapping[str, Any]] = (),
+) -> tuple[UsageReport, ImpactForecast, list[Alternative], list[RequestPoolOption]]:
+    """Every error of the request, its evidence, its other pools and its rules, raised together as one
+    ValidationError."""
     errors = _clean_errors(gpu_request, exclude=["team", "cycle"])
     usage_report, impact, rows, evidence_errors = _evidence_rows(
         gpu_request=gpu_request, usage=usage, forecast=forecast, alternatives=alternatives
     )
     _merge(errors, evidence_errors)
+    option_rows, option_errors = _pool_option_rows(gpu_request=gpu_request, pool_options=pool_options)
+    _merge(errors, option_errors)
     checked = {name: getattr(gpu_request, name, None) for name in REQUEST_FIELDS if name != "pool"}
     checked["pool"] = gpu_request.pool if gpu_request.pool_id else None
     _merge(errors, request_problems(
@@ -247,11 +314,12 @@ def _check_all(
     ))
     if errors:
         raise ValidationError(errors)
-    return usage_report, impact, rows
+    return usage_report, impact, rows, option_rows
 
 
 def _write_evidence(
-    *, gpu_request: GpuRequest, usage_report: UsageReport, impact: ImpactForecast, rows: list[Alternative]
+    *, gpu_request: GpuRequest, usage_report: UsageReport, impact: ImpactForecast, rows: list[Alternative],
+    option_rows: list[RequestPoolOption],
 ) -> None:
     usage_report.request = gpu_request
     impact.request = gpu_request
@@ -261,6 +329,10 @@ def _write_evidence(
     impact.save()
     gpu_request.alternatives.all().delete()
     Alternative.objects.bulk_create(rows)
+    for option in option_rows:
+        option.request = gpu_request
+    gpu_request.pool_options.all().delete()
+    RequestPoolOption.objects.bulk_create(option_rows)
 
 
 def _apply_fields(gpu_request: GpuRequest, fields: Mapping[str, Any]) -> None:
@@ -281,6 +353,7 @@ def request_create(
     usage: Mapping[str, Any],
     forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]] = (),
+    pool_options: Sequence[Mapping[str, Any]] = (),
     carried_from: GpuRequest | None = None,
     extends_run: GpuRequest | None = None,
     detail: str = "",
@@ -290,7 +363,8 @@ def request_create(
 
     Refused (PermissionDenied) unless the actor is a member of the team, and (ValidationError,
     nothing written) once intake is closed or when any field or rule fails: every error of the
-    request, its evidence and request_problems is raised together, keyed by field. `detail`
+    request, its evidence, its other pools (`pool_options`: pool, GPUs and hours there, the team's order; GPUs or
+    hours left out take the conversion offered) and request_problems is raised together, keyed by field. `detail`
     goes into the "created" event (where a copied request came from), `detail_text` beside it as a
     code (core.texts) that renders it in the reader's language.
     """
@@ -300,11 +374,13 @@ def request_create(
         extends_run=extends_run,
     )
     _apply_fields(gpu_request, fields)
-    usage_report, impact, rows = _check_all(
-        gpu_request=gpu_request, fields=fields, usage=usage, forecast=forecast, alternatives=alternatives
+    usage_report, impact, rows, option_rows = _check_all(
+        gpu_request=gpu_request, fields=fields, usage=usage, forecast=forecast, alternatives=alternatives,
+        pool_options=pool_options,
     )
     gpu_request.save()
-    _write_evidence(gpu_request=gpu_request, usage_report=usage_report, impact=impact, rows=rows)
+    _write_evidence(gpu_request=gpu_request, usage_report=usage_report, impact=impact, rows=rows,
+                    option_rows=option_rows)
     request_event_record(request=gpu_request, actor=actor, action="created", detail=detail, detail_text=detail_text)
     return gpu_request
 
@@ -325,8 +401,10 @@ def request_update(
     usage: Mapping[str, Any],
     forecast: Mapping[str, Any],
     alternatives: Sequence[Mapping[str, Any]],
+    pool_options: Sequence[Mapping[str, Any]] | None = None,
 ) -> GpuRequest:
-    """Change a draft or submitted request while intake is open; its alternatives are replaced whole.
+    """Change a draft or submitted request while intake is open; its alternatives are replaced whole, and so are its
+    other pools when `pool_options` is given (None keeps them, checked again against the changed request).
 
     In review, a submitted request the committee has an open question on can still be revised
     (selectors.request_revisable_in_review); the members who scored it are told their scores are stale.
@@ -344,11 +422,16 @@ def request_update(
     _apply_fields(locked, fields)
     locked.usage_report = UsageReport.objects.filter(request=locked).first()
     locked.impact_forecast = ImpactForecast.objects.filter(request=locked).first()
-    usage_report, impact, rows = _check_all(
-        gpu_request=locked, fields=fields, usage=usage, forecast=forecast, alternatives=alternatives
+    if pool_options is None:
+        pool_options = [{"pool": o.pool, "gpu_count": o.gpu_count, "duration_hours": o.duration_hours}
+                        for o in locked.pool_options.select_related("pool__cluster")]
+    usage_report, impact, rows, option_rows = _check_all(
+        gpu_request=locked, fields=fields, usage=usage, forecast=forecast, alternatives=alternatives,
+        pool_options=pool_options,
     )
     locked.save()
-    _write_evidence(gpu_request=locked, usage_report=usage_report, impact=impact, rows=rows)
+    _write_evidence(gpu_request=locked, usage_report=usage_report, impact=impact, rows=rows,
+                    option_rows=option_rows)
     request_event_record(request=locked, actor=actor, action="edited")
     scores_mark_stale(gpu_request=locked, before=before)
     return locked
@@ -501,7 +584,7 @@ def request_carry(*, actor: User, gpu_request: GpuRequest, cycle: ReviewCycle) -
     try:
         return request_create(
             actor=actor, team=locked.team, cycle=cycle, fields=copy.fields, usage={**copy.usage, **prefill.initial},
-            forecast=copy.forecast, alternatives=copy.alternatives, carried_from=locked,
+            forecast=copy.forecast, alternatives=copy.alternatives, pool_options=copy.pool_options, carried_from=locked,
             detail=text_render(carried), detail_text=carried,
         )
     except ValidationError as exc:

@@ -25,10 +25,12 @@ from committee.forms import (
     AlternativeFormSet,
     GpuRequestForm,
     ImpactForecastForm,
+    PoolOptionFormSet,
     TeamChoiceForm,
     UsagePrefillForm,
     UsageReportForm,
     alternatives_initial,
+    pool_options_initial,
 )
 from committee.models import GpuRequest, RequestStatus, ReviewCycle
 from core.errors import form_errors_add
@@ -91,8 +93,10 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
 def _attach_service_errors(exc: ValidationError, forms: dict[str, Any]) -> None:
     """Put a service's ValidationError on the form field it names, else on the main form."""
     alternatives = [f for f in forms["alternatives"].forms if not _deleted(f)]
+    options = [f for f in forms["pool_options"].forms if f.option() is not None]
     parts = {"usage": forms["usage"], "forecast": forms["forecast"],
-             **{f"alternatives.{index}": alt for index, alt in enumerate(alternatives)}}
+             **{f"alternatives.{index}": alt for index, alt in enumerate(alternatives)},
+             **{f"pool_options.{index}": option for index, option in enumerate(options)}}
     form_errors_add(forms["request"], exc, parts=parts)
 
 
@@ -102,6 +106,7 @@ def _error_summary(forms: dict[str, Any], team_form: Any) -> list[tuple[str, str
     parts: list[tuple[str, Any]] = [("", team_form)] if team_form is not None else []
     parts += [("", forms["request"]), ("", forms["usage"]), ("", forms["forecast"])]
     parts += [(_("Alternative %(n)d") % {"n": i + 1}, f) for i, f in enumerate(forms["alternatives"].forms)]
+    parts += [(_("Other pool %(n)d") % {"n": i + 1}, f) for i, f in enumerate(forms["pool_options"].forms)]
     for where, form in parts:
         if not form.is_bound:
             continue
@@ -110,6 +115,7 @@ def _error_summary(forms: dict[str, Any], team_form: Any) -> list[tuple[str, str
             place = " · ".join(p for p in (where, label) if p)
             rows.extend((place, str(message)) for message in errors)
     rows.extend(("", str(message)) for message in forms["alternatives"].non_form_errors())
+    rows.extend(("", str(message)) for message in forms["pool_options"].non_form_errors())
     return rows
 
 
@@ -148,6 +154,10 @@ def _bound_forms(
             data, prefix="alt",
             initial=None if data else (copy.alternatives if copy is not None else alternatives_initial(gpu_request)),
         ),
+        "pool_options": PoolOptionFormSet(
+            data if data is None or "pools-TOTAL_FORMS" in data else None, prefix="pools",
+            initial=None if data else (copy.pool_options if copy is not None else pool_options_initial(gpu_request)),
+        ),
     }
 
 
@@ -172,7 +182,8 @@ def _forms_valid(
     Django's own checks skip a rule whose fields failed; the rules that span fields, the week and the
     team's other requests (services.request_problems) are checked here on every field that passed.
     """
-    results = [form.is_valid() for form in forms.values()]  # validate every form, to show every error
+    # Validate every form, to show every error; a post without the other pools' rows (an older page) keeps them.
+    results = [form.is_valid() for form in forms.values() if form.is_bound]
     alternatives = [
         dict(getattr(f, "cleaned_data", {}) or {}) for f in forms["alternatives"].forms if not _deleted(f)
     ]
@@ -195,6 +206,9 @@ def _payload(forms: dict[str, Any]) -> dict[str, Any]:
             for f in forms["alternatives"].forms
             if f.cleaned_data and not f.cleaned_data.get("DELETE")
         ],
+        **({"pool_options": [
+            option for option in (f.option() for f in forms["pool_options"].forms) if option is not None
+        ]} if forms["pool_options"].is_bound else {}),
     }
 
 
@@ -213,6 +227,7 @@ def _render_form(
     context: dict[str, Any] = {"forms": forms, "gpu_request": gpu_request, "team_form": team_form, "cycle": cycle,
                                "prefill": prefill, "copy": copy, "error_summary": _error_summary(forms, team_form),
                                "standard_gpus": selectors.pool_standard_gpus_list(),
+                               "pool_weights": selectors.pool_billing_weights(week=cycle.week),
                                "filing_hint": _filing_hint(forms["request"], cycle=cycle)}
     if gpu_request is None and teams:
         # Before the form: the pools each team already has a request on this week, to edit instead.

@@ -145,6 +145,16 @@ def _place(
     for demand in demands:
         by_pool.setdefault(demand.pool, []).append(demand)
     placed: dict[int, engine.EngineWindow] = {}
+    if any(demand.alternatives for demand in demands):
+        # A request that names other pools ties them together (docs/engine.md, "Either pool"): the week is placed
+        # whole, as the live engine places it.
+        whole = (tuple(pools), tuple(demands))
+        if whole not in memo.pools:
+            memo.pools[whole] = engine.allocate(
+                week_start=week.starts_at, pools=list(pools), demands=list(demands), hours=week.hours
+            ).windows
+        placed = {window.ref: window for window in memo.pools[whole]}
+        pools = ()
     for pool in pools:
         pool_demands = tuple(by_pool.get(pool.key, ()))
         if not pool_demands:
@@ -250,7 +260,7 @@ def _run(
         kept = request.demand is not None and result.rank is not None
         window = windows.get(request.request_id) if kept else None
         decided = request.demand.gpu_count * request.duration_hours if kept and request.demand else 0
-        placed_hours = window.gpu_count * request.duration_hours if window is not None else 0
+        placed_hours = window.gpu_count * ((window.end - window.start) // _HOUR) if window is not None else 0
         runs.append(
             RequestRun(
                 request_id=request.request_id,
@@ -370,10 +380,11 @@ def _pool_runs(
                     standard[h] += w.gpu_count
             placed += w.gpu_count * (last - first)
         contended = [False] * hours
-        for demand in demands:
+        for asked in demands:
+            window = placed_by_ref.get(asked.ref)
+            demand = asked.on(window.pool) if window is not None else asked  # where it went, as converted there
             if demand.pool != pool.key:
                 continue
-            window = placed_by_ref.get(demand.ref)
             missing = demand.gpu_count - (window.gpu_count if window is not None else 0)
             if missing <= 0:
                 continue

@@ -42,7 +42,7 @@ from committee.models import (
     ReviewCycle,
     Score,
 )
-from committee.selectors import decision_demand, run_later_weeks
+from committee.selectors import decision_demand, pool_options_prefetch, run_later_weeks
 from committee.selectors.governance import GOVERNANCE_KEYS
 from committee.weeks import current_week_label, week_bounds
 from core.datetimes import format_isoweek
@@ -239,6 +239,7 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
             is_emergency=False,
         )
         .select_related("team", "pool__cluster", "impact_forecast", "decision")
+        .prefetch_related(pool_options_prefetch("pool_options"))  # decision_demand's other pools
         .order_by("submitted_at", "id")
     )
     # The scores as plain values: a prefetch would build a queryset and a model per score (21,600 for a

@@ -261,6 +261,8 @@ def _decision(row: RankingRowSnapshot) -> list[str]:
         placed = _("placed: %(placed)s") % {"placed": text(row["placed_text"])}
         if row.get("placement") != "as_decided":
             placed += " — " + text(row.get("placement_label"))
+        if _on_another_pool(row) and row.get("placement_reason"):
+            placed += " — " + text(row["placement_reason"])  # where it went and why ("either pool")
         details.append(placed)
     return [
         f"### {rank}{text(row.get('title'))} — {text(row.get('team'))}: "
@@ -269,6 +271,13 @@ def _decision(row: RankingRowSnapshot) -> list[str]:
         *_exception(row.get("exception")),
         _emphasis("; ".join(details)),
     ]
+
+
+def _on_another_pool(row: Any) -> bool:
+    """A grant the engine placed on another pool its request named, not its own (docs/engine.md, "Either pool")."""
+    reasons = (row.get("placement_params") or {}).get("reasons") or []
+    chosen = [r["params"] for r in reasons if isinstance(r, dict) and r.get("code") == "pool_chosen"]
+    return any(p["tried"] and p["pool"] != p["tried"][0]["pool"] for p in chosen)
 
 
 def _exception(reason: str | None) -> list[str]:

@@ -8,7 +8,8 @@ demands that may not be preemptible also at most the standard capacity. A preemp
 may sit anywhere within the total, so a preemptible demand needs only that constraint.
 
 ``lexicographic_optimum`` maximises rank 1's GPUs, fixes it, maximises rank 2's, and so on:
-the GPU-hours per demand of the strict-priority optimum. ``unrestricted_optimum`` maximises
+the GPU-hours per demand of the strict-priority optimum; ``either_pool_optimum`` the same when demands may
+name alternative pools. ``unrestricted_optimum`` maximises
 the week's total GPU-hours, ignoring priority. Meant for small instances (tests, benchmark).
 Used by tests/allocations/test_engine_oracle.py and bench/bench_engine_quality.py.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 from typing import Any
 
 import highspy
@@ -136,6 +138,39 @@ def lexicographic_optimum(
             model.h.addConstr(count >= best)
             result[i] = best * demands[i].duration_hours
     return result
+
+
+def either_pool_optimum(
+    *,
+    week_start: datetime,
+    pools: Sequence[PoolCapacity],
+    demands: Sequence[Demand],
+    hours: int = 168,
+) -> tuple[list[int], list[str]]:
+    """The strict-priority optimum when demands may name alternative pools (``Demand.alternatives``): GPU-hours
+    per demand and the pool each goes to (its own when it goes nowhere).
+
+    Rank by rank: a demand with alternatives tries each pool it names with the exact lexicographic optimum of the
+    higher ranks already on that pool and itself, and goes where it gets the largest share of what it asks there;
+    a tie goes to the pool named first. Then each pool's lexicographic optimum over the demands it got."""
+    keys = {pool.key for pool in pools}
+    assigned: list[Demand] = []
+    for demand in demands:
+        options = demand.options()
+        best, best_share = options[0], Fraction(-1)
+        for option in options:
+            got = 0
+            if option.pool in keys:
+                mine = [d for d in assigned if d.pool == option.pool] + [option]
+                got = lexicographic_optimum(
+                    week_start=week_start, pools=[p for p in pools if p.key == option.pool], demands=mine, hours=hours
+                )[-1]
+            share = Fraction(got, option.gpu_count * option.duration_hours)
+            if share > best_share:
+                best, best_share = option, share
+        assigned.append(best)
+    gpu_hours = lexicographic_optimum(week_start=week_start, pools=pools, demands=assigned, hours=hours)
+    return gpu_hours, [d.pool for d in assigned]
 
 
 def unrestricted_optimum(

@@ -12,9 +12,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from allocations.engine import AllocationResult, Demand, EngineWindow, PoolCapacity, allocate, allocate_greedy
+from allocations.engine import (
+    AllocationResult,
+    Demand,
+    EngineWindow,
+    PoolCapacity,
+    PoolOption,
+    allocate,
+    allocate_greedy,
+)
 from allocations.explanations import explanation_text
-from tests.allocations.oracle import lexicographic_optimum, unrestricted_optimum
+from tests.allocations.oracle import either_pool_optimum, lexicographic_optimum, unrestricted_optimum
 
 WEEK = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -132,6 +140,111 @@ def test_engine_reaches_the_optimum_around_fixed_windows() -> None:
 
         assert result.windows[: len(fixed)] == tuple(fixed)
         assert gpu_hours(result, demands) == lexicographic_optimum(**kwargs), f"seed {seed}"  # type: ignore[arg-type]
+
+
+# --- either pool (issue 30) ---------------------------------------------------------------
+
+
+def random_either_pool_week(seed: int) -> tuple[int, list[PoolCapacity], list[Demand]]:
+    """2–3 pools, 12–30 hours, 3–7 demands; about half name one or two other pools, each with its own
+    conversion (GPUs and hours there)."""
+    rng = random.Random(seed)
+    hours, pools, demands = random_week(seed)
+    pools = [
+        PoolCapacity(key=f"q{i}", gpu_count=rng.randint(2, 16), burst_reserve_pct=rng.choice([0, 20]),
+                     standby_pct=rng.choice([0, 10]))
+        for i in range(rng.randint(2, 3))
+    ]
+    either = []
+    for d in demands[:7]:
+        names = rng.sample([p.key for p in pools], k=rng.randint(1, min(3, len(pools))))
+        alternatives = []
+        if rng.random() < 0.5:
+            for name in names[1:]:
+                gpus = rng.randint(1, 12)
+                alternatives.append(PoolOption(pool=name, gpu_count=gpus, min_gpu_count=rng.choice([gpus, 1]),
+                                               duration_hours=rng.randint(1, max(1, d.duration_hours))))
+        either.append(Demand(
+            ref=d.ref, pool=names[0], gpu_count=d.gpu_count, min_gpu_count=d.min_gpu_count,
+            duration_hours=d.duration_hours, earliest_start=d.earliest_start, latest_end=d.latest_end,
+            preemptible_ok=d.preemptible_ok, alternatives=tuple(alternatives),
+        ))
+    return hours, pools, either
+
+
+def test_engine_places_requests_on_either_pool_as_the_oracle_does() -> None:
+    moved_pool = 0
+    for seed in range(1000, 1040):
+        hours, pools, demands = random_either_pool_week(seed)
+        optimum, chosen = either_pool_optimum(week_start=WEEK, pools=pools, demands=demands, hours=hours)
+
+        result = allocate(week_start=WEEK, pools=pools, demands=demands, hours=hours)
+
+        by_ref = {w.ref: w for w in result.windows}
+        placed = [by_ref[d.ref].gpu_count * (by_ref[d.ref].end - by_ref[d.ref].start) // timedelta(hours=1)
+                  if d.ref in by_ref else 0 for d in demands]
+        assert placed == optimum, f"seed {seed}"
+        assert [by_ref[d.ref].pool for d in demands if d.ref in by_ref] == [
+            pool for d, pool in zip(demands, chosen, strict=True) if d.ref in by_ref], f"seed {seed}"
+        assert allocate(week_start=WEEK, pools=list(reversed(pools)), demands=demands, hours=hours) == result
+        moved_pool += sum(1 for d in demands if d.ref in by_ref and by_ref[d.ref].pool != d.pool)
+    assert moved_pool >= 4  # the weeks send many requests to a pool they named later
+
+
+def test_a_request_goes_to_its_second_pool_when_the_first_is_full_and_says_so() -> None:
+    a100 = PoolCapacity(key="atlas/a100", gpu_count=20, gpu_model="A100")  # 14 standard
+    h100 = PoolCapacity(key="orion/h100", gpu_count=20, gpu_model="H100")
+    demands = [
+        demand(1, 14, 168, pool="atlas/a100"),
+        Demand(ref=2, pool="atlas/a100", gpu_count=8, min_gpu_count=8, duration_hours=48, earliest_start=at(0),
+               latest_end=at(168), alternatives=(PoolOption("orion/h100", 8, 8, 24),)),
+        Demand(ref=3, pool="orion/h100", gpu_count=8, min_gpu_count=8, duration_hours=24, earliest_start=at(0),
+               latest_end=at(168), alternatives=(PoolOption("atlas/a100", 8, 8, 48),)),
+    ]
+
+    result = allocate(week_start=WEEK, pools=[a100, h100], demands=demands)
+
+    assert [(w.ref, w.pool, w.gpu_count, w.end - w.start) for w in result.windows] == [
+        (1, "atlas/a100", 14, timedelta(hours=168)),
+        (2, "orion/h100", 8, timedelta(hours=24)),
+        (3, "orion/h100", 8, timedelta(hours=24)),  # its own pool, named first: a100 is full
+    ]
+    assert texts(result)[1:] == [
+        "placed Mon 00:00–Tue 00:00 on 8 H100; placed on orion/h100: atlas/a100 was full",
+        "placed Tue 00:00–Wed 00:00 on 8 H100; queued: orion/h100 pool full from Mon 00:00 to Tue 00:00; "
+        "on orion/h100, the first of its pools",
+    ]
+
+
+def test_a_request_with_alternatives_never_takes_from_a_higher_rank() -> None:
+    small = PoolCapacity(key="a", gpu_count=10, burst_reserve_pct=0, standby_pct=0)
+    other = PoolCapacity(key="b", gpu_count=10, burst_reserve_pct=0, standby_pct=0)
+    demands = [
+        Demand(ref=1, pool="a", gpu_count=10, min_gpu_count=1, duration_hours=24, earliest_start=at(0),
+               latest_end=at(24), alternatives=(PoolOption("b", 10, 1, 24),)),
+        demand(2, 6, 24, 0, 24, minimum=1, pool="b"),
+        Demand(ref=3, pool="a", gpu_count=10, min_gpu_count=1, duration_hours=24, earliest_start=at(0),
+               latest_end=at(24), alternatives=(PoolOption("b", 10, 1, 24),)),
+    ]
+
+    result = allocate(week_start=WEEK, pools=[small, other], demands=demands, hours=24)
+
+    assert [(w.ref, w.pool, w.gpu_count) for w in result.windows] == [(1, "a", 10), (2, "b", 6), (3, "b", 4)]
+    assert texts(result)[2] == "shortened to 4 GPUs: only 4 free for 24 h between Mon 00:00 and Tue 00:00; " \
+        "placed Mon 00:00–Tue 00:00 on 4 GPUs; placed on b: a was full"
+
+
+def test_alternatives_naming_a_pool_twice_or_no_gpus_are_refused() -> None:
+    base = demand(1, 4, 24, pool="p")
+    for alternatives, message in [
+        ((PoolOption("p", 4, 4, 24),), "named twice"),
+        ((PoolOption("q", 4, 4, 24), PoolOption("q", 2, 2, 24)), "named twice"),
+        ((PoolOption("q", 0, 0, 24),), "gpu_count must be at least 1"),
+        ((PoolOption("q", 4, 4, -1),), "duration_hours must be at least 1"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            allocate(week_start=WEEK, pools=[POOL], demands=[Demand(**{
+                **{f: getattr(base, f) for f in Demand.__dataclass_fields__}, "alternatives": alternatives})])
 
 
 # --- the cases of issue 12 ---------------------------------------------------------------

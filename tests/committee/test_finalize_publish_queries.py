@@ -25,15 +25,15 @@ from tests.reports.big_week import big_week
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 FINALIZE_QUERIES = 18  # the ranking (its score tallies, the quorum and rubric in force for the week), the decisions,
 # the events, the requests' status, the cycle, and the record's outbox message (whether its address is free)
-PUBLISH_QUERIES = 43  # the placement (the decisions, the pools and their reserves for the week, the windows already
-# started), the plan and its windows, the events, the cycle, the two outbox messages; the runs over several weeks
-# (docs/multi-week-runs.md): the commitments carried in, the continuation threshold, the week's runs to commit; the
-# budget alert's outbox message (four: its departments' budgets are read by the task)
-RECORD_AT_FINALIZE_QUERIES = 74  # after commit: the outbox's task writes the record (decided and placed, the week's
+PUBLISH_QUERIES = 44  # the placement (the decisions and the other pools they name, the pools and their reserves for
+# the week, the windows already started), the plan and its windows, the events, the cycle, the two outbox messages;
+# the runs over several weeks (docs/multi-week-runs.md): the commitments carried in, the continuation threshold, the
+# week's runs to commit; the budget alert's outbox message (four: its departments' budgets are read by the task)
+RECORD_AT_FINALIZE_QUERIES = 75  # after commit: the outbox's task writes the record (decided and placed, the week's
 # corrections and appeals, the policy changes since the week before (the store's pool reserves and prices apart), the
 # discussion and recusals, the rubric's page, the runs carried into the week, the later weeks this week's runs
-# committed, the grants given back and extended)
-RECORD_AT_PUBLISH_QUERIES = 95  # after commit: the record again, with the plan; the notifications' task; the budget
+# committed, the grants given back and extended, the other pools the grants name)
+RECORD_AT_PUBLISH_QUERIES = 96  # after commit: the record again, with the plan; the notifications' task; the budget
 # alert's task (the departments' budgets and what they were charged)
 
 

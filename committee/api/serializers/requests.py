@@ -22,6 +22,7 @@ from committee.models import (
     DecisionOutcome,
     GpuRequest,
     ImpactForecast,
+    RequestPoolOption,
     RequestStatus,
     UsageReport,
 )
@@ -46,6 +47,28 @@ class AlternativeSerializer(serializers.ModelSerializer):
     class Meta:
         model = Alternative
         fields = ("id", "description", "gpu_hours", "quality_change", "cost_estimate", "feasible")
+
+
+class PoolOptionSerializer(serializers.ModelSerializer):
+    """Another pool the request may run on, with its conversion (docs/engine.md, "Either pool")."""
+
+    pool_key = serializers.CharField(source="pool.key", read_only=True, help_text=_("The pool as cluster/slug."))
+
+    class Meta:
+        model = RequestPoolOption
+        fields = ("pool", "pool_key", "gpu_count", "duration_hours")
+
+
+class PoolOptionInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
+    """One other pool as a team sends it: the pool's id, and the GPUs and hours there (left out: the conversion
+    offered from the pools' billing weights)."""
+
+    gpu_count = serializers.IntegerField(required=False, min_value=1)
+    duration_hours = serializers.IntegerField(required=False, min_value=1)
+
+    class Meta:
+        model = RequestPoolOption
+        fields = ("pool", "gpu_count", "duration_hours")
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -205,6 +228,7 @@ class RequestSerializer(serializers.ModelSerializer):
     usage_report = UsageReportSerializer(read_only=True, allow_null=True)
     impact_forecast = ImpactForecastSerializer(read_only=True, allow_null=True)
     alternatives = AlternativeSerializer(many=True, read_only=True)
+    pool_options = PoolOptionSerializer(many=True, read_only=True)
     weekly_gpu_counts = weekly_gpu_counts_field(read_only=True)
     decision = serializers.SerializerMethodField()
     placement = serializers.SerializerMethodField()
@@ -223,6 +247,7 @@ class RequestSerializer(serializers.ModelSerializer):
             "usage_report",
             "impact_forecast",
             "alternatives",
+            "pool_options",
             "decision",
             "placement",
         )
@@ -274,11 +299,14 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
     alternatives = AlternativeInputSerializer(
         many=True, required=False, max_length=limits.MAX_ALTERNATIVES  # type: ignore[call-arg]
     )
+    pool_options = PoolOptionInputSerializer(
+        many=True, required=False, max_length=limits.MAX_POOL_OPTIONS  # type: ignore[call-arg]
+    )
     weekly_gpu_counts = weekly_gpu_counts_field(required=False)
 
     class Meta:
         model = GpuRequest
-        fields = (*REQUEST_FIELDS, "usage_report", "impact_forecast", "alternatives")
+        fields = (*REQUEST_FIELDS, "usage_report", "impact_forecast", "alternatives", "pool_options")
         validators: list[Any] = []  # the services check every invariant, with the team and cycle they know
 
     def to_internal_value(self, data: Any) -> Any:
@@ -328,4 +356,8 @@ class RequestInputSerializer(StrictJSONMixin, serializers.ModelSerializer):
         usage = data.pop("usage_report")
         forecast = data.pop("impact_forecast")
         alternatives = data.pop("alternatives", [])
-        return {"fields": data, "usage": usage, "forecast": forecast, "alternatives": alternatives}
+        pool_options = data.pop("pool_options", None)
+        kwargs = {"fields": data, "usage": usage, "forecast": forecast, "alternatives": alternatives}
+        if pool_options is not None:
+            kwargs["pool_options"] = [dict(row) for row in pool_options]
+        return kwargs
