@@ -14,6 +14,7 @@ from committee.models.cycles import (
 )
 from committee.models.discussion import (
     ConflictDeclaration,
+    ConflictWaiver,
     QuestionStatus,
     RequestComment,
     RequestQuestion,
@@ -47,6 +48,7 @@ from committee.models.people import (
     CommitteeSeatQuerySet,
     GrantSource,
     MembershipRole,
+    ReportingLine,
     SeatRole,
     SsoGroupMapping,
     TeamFiling,
@@ -85,6 +87,7 @@ __all__ = [
     "CommitteeSeatQuerySet",
     "Confidence",
     "ConflictDeclaration",
+    "ConflictWaiver",
     "Criterion",
     "CycleStatus",
     "Decision",
@@ -110,6 +113,7 @@ __all__ = [
     "PersonalToken",
     "PostHocOutcome",
     "QuestionStatus",
+    "ReportingLine",
     "RequestComment",
     "RequestEvent",
     "RequestQuestion",
