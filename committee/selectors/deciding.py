@@ -45,7 +45,7 @@ from committee.models import (
     TeamMembership,
     criterion_label,
 )
-from committee.selectors.conflicts import found_conflicts_map
+from committee.selectors.conflicts import FoundConflict, found_conflicts_map
 from committee.selectors.cycles import rubric_for_week
 from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
@@ -151,6 +151,7 @@ class Parties:
     recused_ids: frozenset[int]  # declared, or found from the organisation and not waived
     chairs_kept_out: bool  # every active chair is in the team or recused (or there is no chair)
     found: dict[int, str] = field(default_factory=dict)  # member id -> why, for a conflict found and not waived
+    found_conflicts: tuple[FoundConflict, ...] = ()  # every conflict found from the organisation, waived or not
 
 
 def parties_map(
@@ -167,10 +168,8 @@ def parties_map(
         request_id__in=ids, withdrawn_at__isnull=True
     ).values_list("request_id", "member_id"):
         recused[request_id].add(member_id)
-    found = {
-        pk: {c.member_id: c.text for c in conflicts.conflicts if not c.waived}
-        for pk, conflicts in found_conflicts_map(requests=requests, members=members).items()
-    }
+    found_all = found_conflicts_map(requests=requests, members=members)
+    found = {pk: {c.member_id: c.text for c in found_all[pk].conflicts if not c.waived} for pk in found_all}
     for pk, texts in found.items():
         recused[pk] |= set(texts)
     chair_ids: set[int] = set()
@@ -189,6 +188,7 @@ def parties_map(
             recused_ids=frozenset(recused[r.pk]),
             chairs_kept_out=chairs and chair_ids <= (chair_teams.get(r.team_id, set()) | recused[r.pk]),
             found=found[r.pk],
+            found_conflicts=tuple(found_all[r.pk].conflicts),
         )
         for r in requests
     }

@@ -23,6 +23,8 @@ from committee.services.corrections import (
 )
 from committee.services.discussion import (
     conflict_declare,
+    conflict_waive,
+    conflict_waiver_withdraw,
     conflict_withdraw,
     request_comment_add,
     request_question_answer,
@@ -116,6 +118,8 @@ __all__ = [
     "clock_tick",
     "committee_remind_review",
     "conflict_declare",
+    "conflict_waive",
+    "conflict_waiver_withdraw",
     "conflict_withdraw",
     "correction_check",
     "cycle_close_due_intake",
