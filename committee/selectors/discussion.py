@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from committee.models import (
     ConflictDeclaration,
+    ConflictWaiver,
     CycleStatus,
     Decision,
     GpuRequest,
@@ -207,6 +208,15 @@ def conflict_list_for_cycle(*, cycle_id: int) -> list[ConflictDeclaration]:
         ConflictDeclaration.objects.filter(request__cycle_id=cycle_id)
         .select_related("request", "request__team")
         .order_by("declared_at", "id")
+    )
+
+
+def conflict_waiver_list_for_cycle(*, cycle_id: int) -> list[ConflictWaiver]:
+    """Every waiver of a conflict found on the week's requests, in force or withdrawn, oldest first (the record's)."""
+    return list(
+        ConflictWaiver.objects.filter(request__cycle_id=cycle_id)
+        .select_related("request", "request__team")
+        .order_by("waived_at", "id")
     )
 
 
