@@ -88,6 +88,7 @@ from committee.services.sso import (
     sso_group_map_apply,
     sso_group_map_parse,
     sso_group_map_rows,
+    sso_manager_sync,
     sso_memberships_sync,
 )
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
@@ -173,6 +174,7 @@ __all__ = [
     "sso_group_map_apply",
     "sso_group_map_parse",
     "sso_group_map_rows",
+    "sso_manager_sync",
     "sso_memberships_sync",
     "team_filing_set",
     "teams_remind_unfiled",
