@@ -170,3 +170,16 @@ def test_the_waiver_is_archived_with_its_reason_in_the_weeks_record_and_the_chai
     assert "Archive intact" in out.getvalue()
     with pytest.raises(StateConflict):  # a finalized week's waivers stay as archived
         services.conflict_waiver_withdraw(actor=world.chair, gpu_request=a, member=world.tech)
+
+
+def org_with_conflicts(world: Any, teams: list[Any]) -> None:
+    """For the pages' query counts: one department over team B and `teams` (the tech lead, in team B, is likely
+    conflicted on all their requests) and a manager chain (the lead of team A also leads the first of `teams` and
+    reports to the chair), so every query of the conflicts found runs."""
+    department = Department.objects.create(slug="bulk", name="Bulk", fair_share_weight=1)
+    Team = type(world.team_b)
+    Team.objects.filter(pk__in=[world.team_b.pk, *(t.pk for t in teams)]).update(department=department)
+    from committee.models import MembershipRole, TeamMembership
+
+    TeamMembership.objects.create(user=world.lead_a, team=teams[0], role=MembershipRole.LEAD)
+    reports_to(world.lead_a, world.chair)
