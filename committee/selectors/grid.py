@@ -8,6 +8,7 @@ requests: one small query of (id, team, my score count) over the cycle, then one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
@@ -123,7 +124,7 @@ class MemberQueue:
         return self.order.index(request_id) // per_page + 1 if request_id in self.order else 1
 
 
-def _found_for(*, viewer: Viewer, requests: list[GpuRequest]) -> dict[int, str]:
+def _found_for(*, viewer: Viewer, requests: Sequence[GpuRequest]) -> dict[int, str]:
     """Why a conflict found from the organisation and not waived keeps the viewer out of each request (at most five
     queries for any number of requests)."""
     if viewer.pk is None or not viewer_roles(user=viewer).committee:
