@@ -183,3 +183,17 @@ def org_with_conflicts(world: Any, teams: list[Any]) -> None:
 
     TeamMembership.objects.create(user=world.lead_a, team=teams[0], role=MembershipRole.LEAD)
     reports_to(world.lead_a, world.chair)
+
+
+def test_single_sign_on_keeps_only_the_reporting_lines_it_made(world):
+    from committee.models import GrantSource
+
+    services.sso_manager_sync(user=world.lead_a, manager="reviewer")
+    assert ReportingLine.objects.get(person=world.lead_a).source == GrantSource.SSO
+    services.sso_manager_sync(user=world.lead_a, manager=None)  # the provider said nothing: left as it is
+    assert ReportingLine.objects.get(person=world.lead_a).manager_username == "reviewer"
+    services.sso_manager_sync(user=world.lead_a, manager="")  # the provider names no manager now
+    assert not ReportingLine.objects.filter(person=world.lead_a).exists()
+    reports_to(world.member_a, world.chair)  # set by hand in the admin
+    services.sso_manager_sync(user=world.member_a, manager="finance")
+    assert ReportingLine.objects.get(person=world.member_a).manager_username == "chair"
