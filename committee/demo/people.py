@@ -42,9 +42,9 @@ COMMITTEE = [
     ("finance", "Fatima Finance", SeatRole.FINANCE, None),
 ]
 
-# Who reports to whom, as the identity provider's manager claim would say (docs/conflicts.md): Search's lead reports
-# to the product lead, so Docket finds her likely conflicted on Search's requests.
-REPORTING_LINES = [("search-lead", "product")]
+# Who reports to whom, as the identity provider's manager claim would say (docs/conflicts.md): Research's lead reports
+# to the product lead, so Docket finds her likely conflicted on Research's requests.
+REPORTING_LINES = [("research-lead", "product")]
 
 
 def _user(username: str, full_name: str) -> Any:

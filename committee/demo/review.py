@@ -75,26 +75,24 @@ def seed_reviewed_week(*, pools: dict[str, GpuPool], now: datetime) -> ReviewCyc
     return cycle_finalize(cycle=cycle, actor=chair)
 
 
-# The chair's reason for waiving the conflict Docket found from the organisation (the product lead manages Search's
+# The chair's reason for waiving the conflict Docket found from the organisation (the product lead manages Research's
 # lead): archived in the week's decision record.
-DEMO_WAIVER_REASON = ("Priya manages Search's lead but has no stake in this request; the committee needs her product "
+DEMO_WAIVER_REASON = ("Priya manages Research's lead but has no stake in this request; the committee needs her product "
                       "view on it. Waived for this week.")
 
 
 def _waive_found_conflicts(*, cycle: ReviewCycle, chair: Any) -> None:
-    """The chair waives the first likely conflict found on the week's requests (the demo's: the product lead and
-    Search's lead), so the record archives one waiver with its reason; on Search's other request the product lead
-    stays recused and does not score it."""
+    """The chair waives the likely conflicts found on the week's requests (the demo's one: the product lead on
+    Research's request, its lead reporting to her), so every member scores as before and the week's record archives
+    the waiver with its reason."""
     requests = GpuRequest.objects.filter(cycle=cycle, status__in=selectors.REVIEWED_STATUSES).select_related(
         "team").order_by("submitted_at", "pk")
     found = selectors.found_conflicts_map(requests=requests)
     for gpu_request in requests:
         for conflict in found[gpu_request.pk].conflicts:
-            if conflict.waived:
-                return
-            conflict_waive(actor=chair, gpu_request=gpu_request,
-                           member=get_user_model().objects.get(pk=conflict.member_id), reason=DEMO_WAIVER_REASON)
-            return
+            if not conflict.waived:
+                conflict_waive(actor=chair, gpu_request=gpu_request,
+                               member=get_user_model().objects.get(pk=conflict.member_id), reason=DEMO_WAIVER_REASON)
 
 
 def _score_as_the_committee(*, row: selectors.ReviewRow, members: list[Any]) -> None:
@@ -107,7 +105,7 @@ def _score_as_the_committee(*, row: selectors.ReviewRow, members: list[Any]) -> 
     }
     for member in members:
         if not selectors.user_may_decide(actor=member, gpu_request=gpu_request, act=selectors.Act.SCORE):
-            continue  # conflict of interest: the tech lead does not score Research, nor a member recused
+            continue  # conflict of interest: the tech lead does not score Research
         for criterion, value in base.items():
             nudge = dice(member.username, gpu_request.title, criterion) % 3 - 1
             score_record(actor=member, gpu_request=gpu_request, criterion=criterion,

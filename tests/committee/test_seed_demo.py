@@ -172,11 +172,11 @@ class TestTheSeededDemo:
         found = {(c.member_name, r.team.slug, c.text) for r in requests
                  for c in selectors.found_conflicts_map(requests=[r])[r.pk].conflicts}
         assert ("Tomás Tech", "recommendations", "same department as Research (Labs)") in found
-        assert ("Priya Product", "search", "Search Lead (lead of Search) reports to Priya Product") in found
+        assert ("Priya Product", "research", "Research Lead (lead of Research) reports to Priya Product") in found
         # The week in force: the chair waived the product lead's conflict before the committee scored, archived.
         waiver = ConflictWaiver.objects.get(request__cycle__week=weeks.current_week_label(timezone.now()))
         assert (waiver.member_name, waiver.request.team.slug, waiver.waived_by_name) == (
-            "Priya Product", "search", "Chris Chair")
+            "Priya Product", "research", "Chris Chair")
         outbox_relay()
         record = revision_latest(page=Page.objects.get(source_key=f"cycle:{waiver.request.cycle.week}"))
         assert [w["member"] for w in record.data["waivers"]] == ["Priya Product"]
