@@ -5,6 +5,7 @@ from committee.models import (
     Alternative,
     Appeal,
     CommitteeSeat,
+    ConflictWaiver,
     DecisionCorrection,
     EmergencyApproval,
     EmergencyRequest,
@@ -14,6 +15,7 @@ from committee.models import (
     NotificationDigest,
     NotificationOptOut,
     OutboxMessage,
+    ReportingLine,
     RequestEvent,
     ReviewCycle,
     SsoGroupMapping,
@@ -115,6 +117,23 @@ class NotificationDigestAdmin(ReadOnlyAdmin):
 class NotificationOptOutAdmin(admin.ModelAdmin):
     list_display = ("user", "kind", "created_at")
     list_filter = ("kind",)
+
+@admin.register(ReportingLine)
+class ReportingLineAdmin(admin.ModelAdmin):
+    """Whom each person reports to: the manager chain that finds likely conflicts (docs/conflicts.md). Single sign-on
+    keeps the lines it made; a line made here (source "by hand") is never changed by it."""
+
+    list_display = ("person", "manager_username", "source", "changed_at")
+    list_filter = ("source",)
+    search_fields = ("person__username", "manager_username")
+
+
+@admin.register(ConflictWaiver)
+class ConflictWaiverAdmin(ReadOnlyAdmin):
+    """The chair's waivers, written on the review page only (committee.services.conflict_waive): read-only."""
+
+    list_display = ("request", "member_name", "conflict", "waived_by_name", "waived_at", "withdrawn_at")
+    search_fields = ("member_name", "reason", "conflict")
 
 
 @admin.register(DecisionCorrection)

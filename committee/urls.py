@@ -110,5 +110,9 @@ urlpatterns += [
     path("review/<week:week>/requests/<int:pk>/conflict/", discussion.conflict_declare, name="review-conflict"),
     path("review/<week:week>/requests/<int:pk>/conflict/withdraw/", discussion.conflict_withdraw,
          name="review-conflict-withdraw"),
+    path("review/<week:week>/requests/<int:pk>/conflict/waive/", discussion.conflict_waive,
+         name="review-conflict-waive"),
+    path("review/<week:week>/requests/<int:pk>/conflict/waive/withdraw/", discussion.conflict_waiver_withdraw,
+         name="review-conflict-waiver-withdraw"),
     path("requests/questions/<int:pk>/answer/", discussion.question_answer, name="request-question-answer"),
 ]

@@ -227,6 +227,9 @@ OIDC_PKCE_CODE_CHALLENGE_METHOD = "S256"
 OIDC_TOKEN_USE_BASIC_AUTH = env_bool("OIDC_TOKEN_USE_BASIC_AUTH", True)
 OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
 OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+# The claim naming the person's manager (a username, or an LDAP DN whose first value is one): the manager chain that
+# finds likely conflicts of interest (docs/conflicts.md). Empty: not read.
+OIDC_MANAGER_CLAIM = env_str("OIDC_MANAGER_CLAIM", "manager")
 OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
 OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0, above=0, maximum=120)
 OIDC_VERIFY_SSL = env_bool("OIDC_VERIFY_SSL", True)
@@ -294,6 +297,9 @@ if AUTH_LDAP_SERVER_URI:
     AUTH_LDAP_CONNECTION_OPTIONS = {ldap.OPT_NETWORK_TIMEOUT: _ldap_timeout, ldap.OPT_TIMEOUT: _ldap_timeout}
 # An LDAP session is checked against the directory again after this many seconds (sso.middleware.LdapSessionRecheck):
 # a person no longer found there is signed out and loses their tokens; their groups set their memberships again.
+# The LDAP attribute naming the person's manager (a DN, e.g. "uid=ada,ou=people,dc=example,dc=com": its first value is
+# the manager's username), for the manager chain (docs/conflicts.md). Empty: not read.
+LDAP_MANAGER_ATTRIBUTE = env_str("LDAP_MANAGER_ATTRIBUTE", "manager")
 DOCKET_LDAP_RECHECK_SECONDS = env_int("DOCKET_LDAP_RECHECK_SECONDS", 900, minimum=30)
 
 # AUTHENTICATION_BACKENDS (above): each backend stands aside unless its own settings are there (the LDAP one without

@@ -201,6 +201,23 @@ class RecusalSnapshot(TypedDict):
     withdrawn_label: str
 
 
+class WaiverSnapshot(TypedDict):
+    """The chair's waiver of a member's conflict found from the organisation on a request of the week (the member
+    scored and decided it while the waiver was in force)."""
+
+    request_id: int | None
+    title: str
+    team: str
+    member: str
+    conflict: str  # the conflict as found when waived ("same department as Search (Consumer Products)")
+    reason: str
+    waived_by: str
+    waived_at: str | None
+    waived_label: str
+    withdrawn_at: str | None  # withdrawn before the week was finalized (the member was recused again)
+    withdrawn_label: str
+
+
 class ContinuationSnapshot(TypedDict):
     """A later week of a run begun in an earlier week, carried into this one (docs/multi-week-runs.md): its state
     and the evidence it was settled on."""
@@ -299,6 +316,8 @@ class DecisionRecordSnapshot(TypedDict):
     policy_changes_more: NotRequired[int]  # how many older ones the record leaves to the policy history page
     # Conflicts of interest declared on the week's requests, in force or withdrawn; missing in older records.
     recusals: NotRequired[list[RecusalSnapshot]]
+    # The chair's waivers of conflicts found from the organisation, in force or withdrawn; missing in older records.
+    waivers: NotRequired[list[WaiverSnapshot]]
     # The later weeks of runs carried into the week, with their state; missing in older records and weeks without.
     continuations: NotRequired[list[ContinuationSnapshot]]
     # The later weeks the week's own runs committed, and its grants given back or extended after its publish

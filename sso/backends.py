@@ -24,8 +24,8 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
-from committee.services import sso_memberships_sync
-from sso.oidc import claim_groups, ldap_enabled, oidc_enabled, oidc_setting
+from committee.services import sso_manager_sync, sso_memberships_sync
+from sso.oidc import claim_groups, claim_manager, ldap_enabled, manager_username, oidc_enabled, oidc_setting
 
 logger = logging.getLogger(__name__)
 _errors = threading.local()  # the directory errors seen by this thread's current session check
@@ -46,6 +46,16 @@ class LocalPasswordBackend(ModelBackend):
         return bool(settings.DOCKET_LOCAL_LOGIN or getattr(user, "is_superuser", False))
 
 
+def _ldap_manager(ldap_user: Any) -> str | None:
+    """The manager's username from the person's LDAP entry (LDAP_MANAGER_ATTRIBUTE, a DN): None when the attribute is
+    off, "" when the entry names no manager."""
+    name = getattr(settings, "LDAP_MANAGER_ATTRIBUTE", "")
+    if not name:
+        return None
+    values = ldap_user.attrs.get(name.lower()) or ldap_user.attrs.get(name) or []
+    return manager_username(values[0]) if values else ""
+
+
 def _active(user: Any) -> Any:
     return user if user is not None and user.is_active else None
 
@@ -56,7 +66,8 @@ class DocketOIDCBackend(OIDCAuthenticationBackend):
     - The username is the claim OIDC_USERNAME_CLAIM (preferred_username by default); the person
       is found by it, or created on their first sign-in (with no usable local password).
     - The groups claim (OIDC_GROUPS_CLAIM) sets their single sign-on memberships and seats at
-      every sign-in (committee.services.sso_memberships_sync).
+      every sign-in (committee.services.sso_memberships_sync), the manager claim (OIDC_MANAGER_CLAIM) their
+      reporting line (committee.services.sso_manager_sync).
     - The claims are the ID token's and the userinfo endpoint's together (userinfo wins).
     """
 
@@ -162,6 +173,8 @@ class DocketOIDCBackend(OIDCAuthenticationBackend):
                            settings.OIDC_GROUPS_CLAIM, user.username)
         elif user.is_active:
             sso_memberships_sync(user=user, groups=groups)
+        if user.is_active:
+            sso_manager_sync(user=user, manager=claim_manager(claims))
         return user
 
     def get_user(self, user_id: Any) -> User | None:
@@ -195,7 +208,8 @@ else:
         """LDAP (django-auth-ldap): the sign-in form's username and password, checked by binding as the person.
 
         Their LDAP groups (AUTH_LDAP_GROUP_SEARCH, by cn) set their single sign-on memberships and seats
-        through the same mapping as OpenID Connect's groups claim.
+        through the same mapping as OpenID Connect's groups claim; their manager attribute (LDAP_MANAGER_ATTRIBUTE)
+        their reporting line.
         """
 
         def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None,
@@ -209,6 +223,7 @@ else:
             if user is None or not user.is_active:
                 return None
             sso_memberships_sync(user=user, groups=sorted(ldap_user.group_names))
+            sso_manager_sync(user=user, manager=_ldap_manager(ldap_user))
             return user
 
         def get_or_build_user(self, username: str, ldap_user: Any) -> tuple[User, bool]:
@@ -234,6 +249,7 @@ else:
             if found is None or not found.is_active:
                 return DirectoryAnswer.GONE
             sso_memberships_sync(user=found, groups=sorted(found.ldap_user.group_names))
+            sso_manager_sync(user=found, manager=_ldap_manager(found.ldap_user))
             return DirectoryAnswer.PRESENT
 
     from django_auth_ldap.backend import ldap_error

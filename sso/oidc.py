@@ -100,3 +100,25 @@ def claim_groups(claims: dict[str, Any]) -> list[str] | None:
     if isinstance(value, list | tuple):
         return [item for item in value if isinstance(item, str)]
     return []
+
+
+def manager_username(value: object) -> str:
+    """The username a manager value names: a username as is, or an LDAP distinguished name's first value
+    ("uid=ada,ou=people,dc=example,dc=com" → "ada"); "" for anything else."""
+    if not isinstance(value, str):
+        return ""
+    value = value.strip()
+    first, _sep, _rest = value.partition(",")
+    if "=" in first and _sep:
+        value = first.partition("=")[2].strip()
+    return value if 0 < len(value) <= 150 else ""
+
+
+def claim_manager(claims: dict[str, Any]) -> str | None:
+    """The manager's username in `claims` (OIDC_MANAGER_CLAIM): None when the claim is off or the provider did not
+    send it (the reporting line is then left as it is), "" when it sent no manager (the line made by single
+    sign-on is cleared)."""
+    name = settings.OIDC_MANAGER_CLAIM
+    if not name or name not in claims:
+        return None
+    return manager_username(claims[name])

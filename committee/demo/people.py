@@ -17,6 +17,7 @@ from allocations.models import (
 from committee.models import (
     CommitteeSeat,
     MembershipRole,
+    ReportingLine,
     SeatRole,
     TeamMembership,
 )
@@ -40,6 +41,10 @@ COMMITTEE = [
     ("tech", "Tomás Tech", SeatRole.TECH_LEAD, "research"),
     ("finance", "Fatima Finance", SeatRole.FINANCE, None),
 ]
+
+# Who reports to whom, as the identity provider's manager claim would say (docs/conflicts.md): Research's lead reports
+# to the product lead, so Docket finds her likely conflicted on Research's requests.
+REPORTING_LINES = [("research-lead", "product")]
 
 
 def _user(username: str, full_name: str) -> Any:
@@ -99,4 +104,7 @@ def seed_people() -> list[tuple[str, str]]:
             TeamMembership.objects.get_or_create(user=user, team=Team.objects.get(slug=team_slug))
             what += f" (also in {team_slug}: cannot score its requests)"
         logins.append((username, what))
+    for person, manager in REPORTING_LINES:
+        ReportingLine.objects.get_or_create(person=get_user_model().objects.get(username=person),
+                                            defaults={"manager_username": manager})
     return logins

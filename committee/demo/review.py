@@ -25,9 +25,9 @@ from committee.models import (
     RequestPoolOption,
     RequestStatus,
     ReviewCycle,
-    TeamMembership,
 )
 from committee.services import (
+    conflict_waive,
     cycle_close_intake,
     cycle_create,
     cycle_finalize,
@@ -73,10 +73,31 @@ def seed_reviewed_week(*, pools: dict[str, GpuPool], now: datetime) -> ReviewCyc
     if cycle.status == CycleStatus.OPEN:
         cycle = cycle_close_intake(cycle=cycle, actor=chair, now=min(now, cycle.intake_closes_at))
     members = [seat.user for seat in CommitteeSeat.objects.active().select_related("user").order_by("role")]
+    _waive_found_conflicts(cycle=cycle, chair=chair)
     for row in selectors.cycle_ranking(cycle=cycle):
         _score_as_the_committee(row=row, members=members)
     _decide_in_rank_order(cycle=cycle, chair=chair)
     return cycle_finalize(cycle=cycle, actor=chair)
+
+
+# The chair's reason for waiving the conflict Docket found from the organisation (the product lead manages Research's
+# lead): archived in the week's decision record.
+DEMO_WAIVER_REASON = ("Priya manages Research's lead but has no stake in this request; the committee needs her product "
+                      "view on it. Waived for this week.")
+
+
+def _waive_found_conflicts(*, cycle: ReviewCycle, chair: Any) -> None:
+    """The chair waives the likely conflicts found on the week's requests (the demo's one: the product lead on
+    Research's request, its lead reporting to her), so every member scores as before and the week's record archives
+    the waiver with its reason."""
+    requests = GpuRequest.objects.filter(cycle=cycle, status__in=selectors.REVIEWED_STATUSES).select_related(
+        "team").order_by("submitted_at", "pk")
+    found = selectors.found_conflicts_map(requests=requests)
+    for gpu_request in requests:
+        for conflict in found[gpu_request.pk].conflicts:
+            if not conflict.waived:
+                conflict_waive(actor=chair, gpu_request=gpu_request,
+                               member=get_user_model().objects.get(pk=conflict.member_id), reason=DEMO_WAIVER_REASON)
 
 
 def _score_as_the_committee(*, row: selectors.ReviewRow, members: list[Any]) -> None:
@@ -88,7 +109,7 @@ def _score_as_the_committee(*, row: selectors.ReviewRow, members: list[Any]) -> 
         scoring.URGENCY: row.suggestions[scoring.URGENCY].value,
     }
     for member in members:
-        if TeamMembership.objects.filter(user=member, team=gpu_request.team).exists():
+        if not selectors.user_may_decide(actor=member, gpu_request=gpu_request, act=selectors.Act.SCORE):
             continue  # conflict of interest: the tech lead does not score Research
         for criterion, value in base.items():
             nudge = dice(member.username, gpu_request.title, criterion) % 3 - 1

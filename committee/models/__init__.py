@@ -14,6 +14,7 @@ from committee.models.cycles import (
 )
 from committee.models.discussion import (
     ConflictDeclaration,
+    ConflictWaiver,
     QuestionStatus,
     RequestComment,
     RequestQuestion,
@@ -47,6 +48,7 @@ from committee.models.people import (
     CommitteeSeatQuerySet,
     GrantSource,
     MembershipRole,
+    ReportingLine,
     SeatRole,
     SsoGroupMapping,
     TeamFiling,
@@ -87,6 +89,7 @@ __all__ = [
     "CommitteeSeatQuerySet",
     "Confidence",
     "ConflictDeclaration",
+    "ConflictWaiver",
     "Criterion",
     "CycleStatus",
     "Decision",
@@ -113,6 +116,7 @@ __all__ = [
     "PostHocOutcome",
     "QuestionStatus",
     "RealizedOutcome",
+    "ReportingLine",
     "RequestComment",
     "RequestEvent",
     "RequestPoolOption",

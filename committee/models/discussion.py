@@ -142,3 +142,47 @@ class ConflictDeclaration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.member_name} recused from {self.request_id}"
+
+
+WAIVER_REASON_MAX_LENGTH = 1000  # why the chair waives a likely conflict
+
+
+class ConflictWaiver(models.Model):
+    """The chair's waiver of a likely conflict of interest found from the organisation (committee.selectors.conflicts)
+    for one member and one request: with it the member scores and decides the request again.
+
+    `conflict` keeps the words of the conflict as it was found when waived (the organisation may change later).
+    A withdrawn waiver stays as a row with `withdrawn_at` (the member is recused again; the decision record lists
+    both); at most one waiver in force per member and request.
+    """
+
+    request = models.ForeignKey(GpuRequest, on_delete=models.CASCADE, related_name="conflict_waivers")
+    member = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    member_name = models.CharField(_("member"), max_length=150)
+    conflict = models.CharField(_("conflict found"), max_length=300)
+    reason = bounded_text(_("reason"), max_length=WAIVER_REASON_MAX_LENGTH)
+    waived_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    waived_by_name = models.CharField(_("waived by"), max_length=150)
+    waived_at = models.DateTimeField(_("waived"), default=timezone.now)
+    withdrawn_at = models.DateTimeField(_("withdrawn"), null=True, blank=True)
+    withdrawn_by_name = models.CharField(_("withdrawn by"), max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["waived_at", "id"]
+        verbose_name = _("conflict waiver")
+        verbose_name_plural = _("conflict waivers")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request", "member"], condition=Q(withdrawn_at__isnull=True), name="waiver_one_in_force"
+            ),
+            models.CheckConstraint(condition=~Q(reason=""), name="waiver_reason_required"),
+            models.CheckConstraint(
+                condition=Q(withdrawn_at__isnull=True) | Q(withdrawn_at__gte=models.F("waived_at")),
+                name="waiver_withdrawn_after_waived",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member_name} waived on {self.request_id}"

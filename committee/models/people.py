@@ -149,3 +149,34 @@ class SsoGroupMapping(models.Model):
         if self.seat_role:
             gives.append(str(self.get_seat_role_display()))
         return f"{self.group} → {', '.join(gives)}"
+
+
+class ReportingLine(models.Model):
+    """Whom a person reports to, as the identity provider says (or as set by hand): the manager chain that
+    committee.selectors.conflicts reads to find likely conflicts of interest.
+
+    The manager is kept by username (`manager_username`), so a line can name a manager who has not signed in
+    yet; it is matched to a person when read. Single sign-on changes only the lines it made (source "sso").
+    """
+
+    person = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reporting_line", verbose_name=_("person"),
+    )
+    manager_username = models.CharField(
+        _("manager"), max_length=150,
+        help_text=_("The username of the person they report to, as the identity provider names them."),
+    )
+    source = models.CharField(
+        _("source"), max_length=10, choices=GrantSource.choices, default=GrantSource.MANUAL,
+        help_text=_("Single sign-on sets and clears only the lines it made."),
+    )
+    changed_at = models.DateTimeField(_("changed"), default=timezone.now)
+
+    class Meta:
+        ordering = ["person__username"]
+        verbose_name = _("reporting line")
+        verbose_name_plural = _("reporting lines")
+        constraints = [models.CheckConstraint(condition=~Q(manager_username=""), name="reporting_manager_required")]
+
+    def __str__(self) -> str:
+        return f"{self.person} → {self.manager_username}"

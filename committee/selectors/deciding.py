@@ -8,7 +8,8 @@ the committee's comments and questions on a request, which change no outcome but
 Who (`decide_refusal`, `decide_guard`), in this order:
 1. a committee seat;
 2. not a member of the request's team;
-3. no conflict of interest declared on the request and in force (recused);
+3. no conflict of interest declared on the request and in force, nor one found from the organisation that the
+   chair has not waived (committee.selectors.conflicts: same department, the manager chain): recused;
 4. the role that records it: a decision, an amendment and an emergency's review are recorded by the
    chair when DOCKET_DECISIONS_RECORDED_BY is "chair" (the default), by any committee member when it
    is "committee"; a correction is always the chair's. When every active chair is in the request's
@@ -24,7 +25,7 @@ it with the team's justification, archived on the request (docs/emergencies.md).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from django.conf import settings
@@ -44,9 +45,11 @@ from committee.models import (
     TeamMembership,
     criterion_label,
 )
+from committee.selectors.conflicts import FoundConflict, found_conflicts_map
 from committee.selectors.cycles import rubric_for_week
 from committee.selectors.governance import governance_for_week
 from committee.selectors.people import Viewer, viewer_roles
+from core.audit import person_name
 
 GRANTS = PLACING_OUTCOMES
 
@@ -122,6 +125,13 @@ def _recused(act: Act, title: str) -> str:
              "corrections and its appeals.") % {"title": title}
 
 
+def _found(title: str, why: str) -> str:
+    return _(
+        "Likely conflict of interest on “%(title)s”, found from the organisation: %(why)s. You are recused from it "
+        "unless the chair waives the conflict, with a reason."
+    ) % {"title": title, "why": why}
+
+
 def _not_recorder(act: Act) -> str:
     if act == Act.CORRECT:
         return _("Only the chair corrects a decision.")
@@ -138,13 +148,19 @@ class Parties:
     team_id: int
     team_name: str
     title: str
-    recused_ids: frozenset[int]
+    recused_ids: frozenset[int]  # declared, or found from the organisation and not waived
     chairs_kept_out: bool  # every active chair is in the team or recused (or there is no chair)
+    found: dict[int, str] = field(default_factory=dict)  # member id -> why, for a conflict found and not waived
+    found_conflicts: tuple[FoundConflict, ...] = ()  # every conflict found from the organisation, waived or not
 
 
-def parties_map(*, requests: Iterable[GpuRequest], chairs: bool = True) -> dict[int, Parties]:
-    """Each request's `Parties`: three queries for any number of requests (the team is select_related by callers);
-    one without `chairs` (then `chairs_kept_out` is False: for an act no role records, or an actor who is the chair)."""
+def parties_map(
+    *, requests: Iterable[GpuRequest], chairs: bool = True, members: dict[int, str] | None = None
+) -> dict[int, Parties]:
+    """Each request's `Parties`: eight queries for any number of requests (the team is select_related by callers);
+    six without `chairs` (then `chairs_kept_out` is False: for an act no role records, or an actor who is the chair).
+    The conflicts found from the organisation are read for every seated member (committee.selectors.conflicts), or
+    only for `members` (id -> name: the one actor a guard asks about, without `chairs`; one query fewer)."""
     requests = list(requests)
     ids = [r.pk for r in requests]
     recused: dict[int, set[int]] = {pk: set() for pk in ids}
@@ -152,6 +168,10 @@ def parties_map(*, requests: Iterable[GpuRequest], chairs: bool = True) -> dict[
         request_id__in=ids, withdrawn_at__isnull=True
     ).values_list("request_id", "member_id"):
         recused[request_id].add(member_id)
+    found_all = found_conflicts_map(requests=requests, members=members)
+    found = {pk: {c.member_id: c.text for c in found_all[pk].conflicts if not c.waived} for pk in found_all}
+    for pk, texts in found.items():
+        recused[pk] |= set(texts)
     chair_ids: set[int] = set()
     chair_teams: dict[int, set[int]] = {}
     if chairs:
@@ -167,6 +187,8 @@ def parties_map(*, requests: Iterable[GpuRequest], chairs: bool = True) -> dict[
             title=r.title,
             recused_ids=frozenset(recused[r.pk]),
             chairs_kept_out=chairs and chair_ids <= (chair_teams.get(r.team_id, set()) | recused[r.pk]),
+            found=found[r.pk],
+            found_conflicts=tuple(found_all[r.pk].conflicts),
         )
         for r in requests
     }
@@ -180,7 +202,8 @@ def decide_refusal(*, actor: Viewer, parties: Parties, act: Act) -> str | None:
     if parties.team_id in roles.team_ids:
         return _own_team(act, parties.team_name)
     if actor.pk in parties.recused_ids:
-        return _recused(act, parties.title)
+        why = parties.found.get(actor.pk) if actor.pk is not None else None
+        return _recused(act, parties.title) if why is None else _found(parties.title, why)
     if not _needs_recorder(actor=actor, act=act) or parties.chairs_kept_out:
         return None
     return _not_recorder(act)
@@ -202,7 +225,8 @@ def no_seat_refusal(*, act: Act) -> str:
 def decide_guard(*, actor: Viewer, gpu_request: GpuRequest, act: Act) -> None:
     """PermissionDenied (the API's and the pages' 403) unless `actor` may do `act` to `gpu_request`.
 
-    No query without a seat; one (the conflicts) when the actor holds the role the act needs; three otherwise.
+    No query without a seat; three to five (the conflicts, declared and found from the organisation) when the actor
+    holds the role the act needs; two more otherwise.
     """
     refusal = _refusal_for(actor=actor, gpu_request=gpu_request, act=act)
     if refusal is not None:
@@ -218,7 +242,8 @@ def _refusal_for(*, actor: Viewer, gpu_request: GpuRequest, act: Act) -> str | N
     if not viewer_roles(user=actor).committee:
         return _no_seat(act)
     chairs = _needs_recorder(actor=actor, act=act)
-    parties = parties_map(requests=[gpu_request], chairs=chairs)[gpu_request.pk]
+    members = None if chairs or actor.pk is None else {actor.pk: person_name(actor)}
+    parties = parties_map(requests=[gpu_request], chairs=chairs, members=members)[gpu_request.pk]
     return decide_refusal(actor=actor, parties=parties, act=act)
 
 

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from committee.models import (
     ConflictDeclaration,
+    ConflictWaiver,
     CycleStatus,
     Decision,
     GpuRequest,
@@ -19,6 +20,7 @@ from committee.models import (
     RequestStatus,
     ScoreStaleness,
 )
+from committee.selectors.conflicts import FoundConflict
 from committee.selectors.deciding import Act, decide_refusal, parties_map
 from committee.selectors.people import Viewer, viewer_roles
 
@@ -101,6 +103,13 @@ class RequestDiscussion:
     # Whether the viewer may record this request's decision (committee.selectors.deciding: seat, team, recusal,
     # DOCKET_DECISIONS_RECORDED_BY).
     viewer_may_decide: bool = False
+    # The likely conflicts found from the organisation (committee.selectors.conflicts), waived or not.
+    found: list[FoundConflict] = field(default_factory=list)
+
+    @property
+    def viewer_found(self) -> FoundConflict | None:
+        """The viewer's own likely conflict on the request, waived or not."""
+        return next((c for c in self.found if c.member_id == self.viewer_id), None)
 
     @property
     def open_questions(self) -> list[RequestQuestion]:
@@ -163,11 +172,13 @@ def review_discussion_map(*, requests: Iterable[GpuRequest], viewer: Viewer) -> 
 
 
 def _may_decide_fill(*, out: dict[int, RequestDiscussion], requests: Iterable[GpuRequest], viewer: Viewer) -> None:
-    """Whether the viewer may record each request's decision (committee.selectors.deciding): three more queries."""
+    """Whether the viewer may record each request's decision (committee.selectors.deciding), and the conflicts found
+    from the organisation on it: at most eight more queries."""
     if not viewer_roles(user=viewer).committee:
         return
     for pk, parties in parties_map(requests=requests).items():
         out[pk].viewer_may_decide = decide_refusal(actor=viewer, parties=parties, act=Act.DECIDE) is None
+        out[pk].found = list(parties.found_conflicts)
 
 
 def request_questions_for_viewer(*, gpu_request: GpuRequest, viewer: Viewer) -> list[RequestQuestion]:
@@ -197,6 +208,15 @@ def conflict_list_for_cycle(*, cycle_id: int) -> list[ConflictDeclaration]:
         ConflictDeclaration.objects.filter(request__cycle_id=cycle_id)
         .select_related("request", "request__team")
         .order_by("declared_at", "id")
+    )
+
+
+def conflict_waiver_list_for_cycle(*, cycle_id: int) -> list[ConflictWaiver]:
+    """Every waiver of a conflict found on the week's requests, in force or withdrawn, oldest first (the record's)."""
+    return list(
+        ConflictWaiver.objects.filter(request__cycle_id=cycle_id)
+        .select_related("request", "request__team")
+        .order_by("waived_at", "id")
     )
 
 

@@ -8,6 +8,7 @@ requests: one small query of (id, team, my score count) over the cycle, then one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
@@ -15,10 +16,12 @@ from django.db.models.functions import Coalesce
 
 from committee import scoring
 from committee.models import ConflictDeclaration, GpuRequest, ReviewCycle, Score, criterion_label
+from committee.selectors.conflicts import found_conflicts_map
 from committee.selectors.cycles import rubric_for_week
 from committee.selectors.deciding import Act, Parties, decide_refusal
 from committee.selectors.people import Viewer, viewer_roles
 from committee.selectors.review import REVIEWED_STATUSES
+from core.audit import person_name
 
 GRID_PAGE_SIZE = 50
 
@@ -26,11 +29,16 @@ GRID_PAGE_SIZE = 50
 TO_SCORE, SCORED, NOT_SCORABLE = 0, 1, 2
 
 
-def score_refusal(*, viewer: Viewer, gpu_request: GpuRequest, recused: bool = False) -> str | None:
+def score_refusal(
+    *, viewer: Viewer, gpu_request: GpuRequest, recused: bool = False, found: str | None = None
+) -> str | None:
     """Why `viewer` may not score `gpu_request`, or None when they may: the decide guard's answer
-    (committee.selectors.deciding, Act.SCORE), with `recused` read by the caller for a whole page in one
-    query. Reads the viewer's roles, cached on the user: no query per request.
+    (committee.selectors.deciding, Act.SCORE), with `recused` (declared) and `found` (why a conflict found from the
+    organisation and not waived keeps them out) read by the caller for a whole page at once. Reads the viewer's
+    roles, cached on the user: no query per request.
     """
+    if found is not None and viewer.pk is not None:
+        recused = True
     parties = Parties(
         request_id=gpu_request.pk,
         team_id=gpu_request.team_id,
@@ -38,6 +46,7 @@ def score_refusal(*, viewer: Viewer, gpu_request: GpuRequest, recused: bool = Fa
         title=gpu_request.title,
         recused_ids=frozenset({viewer.pk}) if recused and viewer.pk is not None else frozenset(),
         chairs_kept_out=False,  # scoring is not recorded by a role
+        found={viewer.pk: found} if found is not None and viewer.pk is not None else {},
     )
     return decide_refusal(actor=viewer, parties=parties, act=Act.SCORE)
 
@@ -74,7 +83,8 @@ class QueueEntry:
     request_id: int
     team_id: int
     mine: int  # how many criteria of it the member has scored
-    recused: bool = False  # the member declared a conflict of interest on it
+    recused: bool = False  # the member declared a conflict of interest on it, or one was found and not waived
+    found: str | None = None  # why a conflict found from the organisation (not waived) keeps the member out
 
     def state(self, team_ids: frozenset[int]) -> int:
         if self.team_id in team_ids or self.recused:
@@ -95,6 +105,7 @@ class MemberQueue:
     page: int
     pages: int
     rows: list[GridRow] = field(default_factory=list)
+    found: dict[int, str] = field(default_factory=dict)  # request id -> why a found conflict keeps the member out
 
     @property
     def to_score(self) -> int:
@@ -113,8 +124,21 @@ class MemberQueue:
         return self.order.index(request_id) // per_page + 1 if request_id in self.order else 1
 
 
+def _found_for(*, viewer: Viewer, requests: Sequence[GpuRequest]) -> dict[int, str]:
+    """Why a conflict found from the organisation and not waived keeps the viewer out of each request (at most five
+    queries for any number of requests)."""
+    if viewer.pk is None or not viewer_roles(user=viewer).committee:
+        return {}
+    return {
+        pk: conflict.text
+        for pk, found in found_conflicts_map(requests=requests, members={viewer.pk: person_name(viewer)}).items()
+        if (conflict := found.by_member.get(viewer.pk)) is not None and not conflict.waived
+    }
+
+
 def _queue_entries(*, cycle: ReviewCycle, viewer: Viewer) -> list[QueueEntry]:
-    """Every request in review of the cycle with how many criteria the viewer has scored: one query."""
+    """Every request in review of the cycle with how many criteria the viewer has scored and whether they are
+    recused: one query, and at most five for the conflicts found from the organisation."""
     mine = (
         Score.objects.filter(request=OuterRef("pk"), member_id=viewer.pk)
         .values("request")
@@ -123,11 +147,18 @@ def _queue_entries(*, cycle: ReviewCycle, viewer: Viewer) -> list[QueueEntry]:
     )
     rows = (
         GpuRequest.objects.filter(cycle=cycle, status__in=REVIEWED_STATUSES, is_emergency=False)
+        .select_related("team")
+        .only("pk", "team_id", "team__name", "team__department_id")
         .annotate(mine=Coalesce(Subquery(mine, output_field=IntegerField()), Value(0)), recused=_recused(viewer=viewer))
         .order_by("submitted_at", "id")
-        .values_list("pk", "team_id", "mine", "recused")
     )
-    return [QueueEntry(request_id=pk, team_id=team_id, mine=n, recused=r) for pk, team_id, n, r in rows]
+    requests = list(rows)
+    found = _found_for(viewer=viewer, requests=requests)
+    return [
+        QueueEntry(request_id=r.pk, team_id=r.team_id, mine=r.mine, recused=r.recused or r.pk in found,
+                   found=found.get(r.pk))
+        for r in requests
+    ]
 
 
 def member_queue(
@@ -158,15 +189,20 @@ def member_queue(
         unscored_only=unscored_only,
         page=page,
         pages=pages,
+        found={e.request_id: e.found for e in entries if e.found is not None},
     )
     if with_rows:
         start = (page - 1) * per_page
-        queue.rows = grid_rows(viewer=viewer, request_ids=order[start:start + per_page], first_position=start + 1)
+        queue.rows = grid_rows(viewer=viewer, request_ids=order[start:start + per_page], first_position=start + 1,
+                               found=queue.found)
     return queue
 
 
-def grid_rows(*, viewer: Viewer, request_ids: list[int], first_position: int = 1) -> list[GridRow]:
-    """The grid's rows for `request_ids`, in that order: two queries."""
+def grid_rows(
+    *, viewer: Viewer, request_ids: list[int], first_position: int = 1, found: dict[int, str] | None = None
+) -> list[GridRow]:
+    """The grid's rows for `request_ids`, in that order: two queries, and at most four for the conflicts found
+    from the organisation unless the caller read them (`found`: request id -> why, as the queue has them)."""
     if not request_ids:
         return []
     requests = (
@@ -174,6 +210,8 @@ def grid_rows(*, viewer: Viewer, request_ids: list[int], first_position: int = 1
         .annotate(recused=_recused(viewer=viewer))
         .in_bulk(request_ids)
     )
+    if found is None:
+        found = _found_for(viewer=viewer, requests=list(requests.values()))
     values: dict[int, dict[str, int]] = {}
     for request_id, criterion, value in Score.objects.filter(
         request_id__in=request_ids, member_id=viewer.pk
@@ -187,7 +225,8 @@ def grid_rows(*, viewer: Viewer, request_ids: list[int], first_position: int = 1
             GridRow(
                 request=gpu_request,
                 cells=[GridCell(criterion=c, value=mine.get(c)) for c in scoring.MEMBER_SCORED],
-                refusal=score_refusal(viewer=viewer, gpu_request=gpu_request, recused=gpu_request.recused),
+                refusal=score_refusal(viewer=viewer, gpu_request=gpu_request, recused=gpu_request.recused,
+                                      found=found.get(request_id)),
                 position=position,
             )
         )

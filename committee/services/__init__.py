@@ -23,6 +23,8 @@ from committee.services.corrections import (
 )
 from committee.services.discussion import (
     conflict_declare,
+    conflict_waive,
+    conflict_waiver_withdraw,
     conflict_withdraw,
     request_comment_add,
     request_question_answer,
@@ -87,6 +89,7 @@ from committee.services.sso import (
     sso_group_map_apply,
     sso_group_map_parse,
     sso_group_map_rows,
+    sso_manager_sync,
     sso_memberships_sync,
 )
 from committee.services.tokens import personal_token_create, personal_token_revoke, personal_token_revoke_all
@@ -117,6 +120,8 @@ __all__ = [
     "clock_tick",
     "committee_remind_review",
     "conflict_declare",
+    "conflict_waive",
+    "conflict_waiver_withdraw",
     "conflict_withdraw",
     "correction_check",
     "cycle_close_due_intake",
@@ -174,6 +179,7 @@ __all__ = [
     "sso_group_map_apply",
     "sso_group_map_parse",
     "sso_group_map_rows",
+    "sso_manager_sync",
     "sso_memberships_sync",
     "team_filing_set",
     "teams_remind_unfiled",

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from committee import limits, selectors, weeks
 from committee.models import (
     ConflictDeclaration,
+    ConflictWaiver,
     CycleStatus,
     GpuRequest,
     NotificationKind,
@@ -39,6 +40,7 @@ from committee.models.discussion import (
     COMMENT_MAX_LENGTH,
     CONFLICT_REASON_MAX_LENGTH,
     QUESTION_MAX_LENGTH,
+    WAIVER_REASON_MAX_LENGTH,
 )
 from committee.selectors.discussion import CHANGE_FIELDS
 from committee.services.notifications import notifications_record
@@ -348,3 +350,62 @@ def conflict_withdraw(*, actor: User, gpu_request: GpuRequest) -> ConflictDeclar
     declaration.save(update_fields=["withdrawn_at"])
     cycle_ranking_changed(cycle=cycle)  # the member's scores of it count again
     return declaration
+
+
+# --- conflicts found from the organisation: the chair's waiver -------------------------------------------
+
+
+@write_transaction
+def conflict_waive(*, actor: User, gpu_request: GpuRequest, member: User, reason: str) -> ConflictWaiver:
+    """The chair waives a member's likely conflict on a request, found from the organisation
+    (committee.selectors.conflicts), with a reason: the member scores and decides it again.
+
+    The waiver keeps the conflict's words as found now; the week's decision record lists it with its reason
+    (written to the archive at finalize, like the declarations). Refused (PermissionDenied) unless the actor is the
+    chair, (ValidationError, keyed `reason`) without a reason or with one over the limit, (StateConflict) once the
+    week is finalized, when no conflict is found for the member on the request, or when one is already waived.
+    """
+    if not selectors.user_is_chair(user=actor):
+        raise PermissionDenied(_("Only the chair waives a conflict of interest."))
+    reason = _text("reason", reason, WAIVER_REASON_MAX_LENGTH,
+                   _("Say why the conflict does not keep this member out: the reason is archived."))
+    cycle = _lock_cycle(gpu_request.cycle_id)
+    _require_week_not_finalized(cycle, _("waive a conflict of interest"))
+    found = selectors.found_conflict_get(gpu_request=gpu_request, member=member)
+    if found is None:
+        raise StateConflict(
+            _("No conflict of interest is found from the organisation for %(member)s on this request: nothing to "
+              "waive.") % {"member": person_name(member)}
+        )
+    if found.waived:
+        raise StateConflict(
+            _("The conflict of %(member)s on this request is already waived.") % {"member": found.member_name}
+        )
+    waiver = ConflictWaiver.objects.create(
+        request=gpu_request, member=member, member_name=found.member_name, conflict=fit(found.text, 300),
+        reason=reason, waived_by=actor, waived_by_name=person_name(actor), waived_at=timezone.now(),
+    )
+    cycle_ranking_changed(cycle=cycle)  # who may score it changed
+    return waiver
+
+
+@write_transaction
+def conflict_waiver_withdraw(*, actor: User, gpu_request: GpuRequest, member: User) -> ConflictWaiver:
+    """The chair withdraws the waiver in force for a member on a request, before the week is finalized: the member is
+    recused again. The row stays, with `withdrawn_at` (the decision record lists both)."""
+    if not selectors.user_is_chair(user=actor):
+        raise PermissionDenied(_("Only the chair withdraws a waiver."))
+    cycle = _lock_cycle(gpu_request.cycle_id)
+    _require_week_not_finalized(cycle, _("withdraw a waiver"))
+    waiver = ConflictWaiver.objects.select_for_update(no_key=True).filter(
+        request=gpu_request, member=member, withdrawn_at__isnull=True
+    ).first()
+    if waiver is None:
+        raise StateConflict(
+            _("No waiver is in force for %(member)s on this request.") % {"member": person_name(member)}
+        )
+    waiver.withdrawn_at = max(timezone.now(), waiver.waived_at)
+    waiver.withdrawn_by_name = person_name(actor)
+    waiver.save(update_fields=["withdrawn_at", "withdrawn_by_name"])
+    cycle_ranking_changed(cycle=cycle)
+    return waiver

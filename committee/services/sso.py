@@ -23,6 +23,7 @@ from committee.models import (
     CommitteeSeat,
     GrantSource,
     MembershipRole,
+    ReportingLine,
     SeatRole,
     SsoGroupMapping,
     TeamMembership,
@@ -108,6 +109,31 @@ def sso_memberships_sync(*, user: User, groups: Iterable[str]) -> SsoSyncResult:
     if result.changed:
         logger.info("sso memberships of %s: %s", user.username, result)
     return result
+
+
+@write_transaction
+def sso_manager_sync(*, user: User, manager: str | None) -> ReportingLine | None:
+    """Keep `user`'s reporting line what the identity provider says at sign-in: `manager` is the manager's username,
+    "" when the provider names none (a line single sign-on made is removed), None when it said nothing (left as it
+    is). A line set by hand (source "manual") is never changed. Returns the line in force afterwards."""
+    line = ReportingLine.objects.select_for_update(no_key=True).filter(person=user).first()
+    if manager is None or (line is not None and line.source != GrantSource.SSO):
+        return line
+    if manager == "" or manager == user.get_username():
+        if line is not None:
+            line.delete()
+            logger.info("sso reporting line of %s removed", user.username)
+        return None
+    if line is None:
+        line = ReportingLine.objects.create(person=user, manager_username=manager, source=GrantSource.SSO)
+    elif line.manager_username != manager:
+        line.manager_username = manager
+        line.changed_at = timezone.now()
+        line.save(update_fields=["manager_username", "changed_at"])
+    else:
+        return line
+    logger.info("sso reporting line of %s: reports to %s", user.username, manager)
+    return line
 
 
 

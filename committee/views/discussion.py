@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
@@ -103,6 +104,40 @@ def conflict_withdraw(request: AuthenticatedHttpRequest, week: str, pk: int) -> 
         request, week, pk,
         lambda r: services.conflict_withdraw(actor=request.user, gpu_request=r),
         _("Declaration withdrawn: you may score and decide this request again."),
+    )
+
+
+def _member(request: AuthenticatedHttpRequest) -> User:
+    """The committee member a waiver form names (`member`, a user id); 404 for anything else."""
+    pk = parse_whole_number(request.POST.get("member", ""), max_digits=12)
+    member = User.objects.filter(pk=pk).first() if pk is not None else None
+    if member is None:
+        raise Http404("No such member")
+    return member
+
+
+@login_required
+@require_POST
+def conflict_waive(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
+    """The chair waives a member's conflict found from the organisation, with a reason (archived)."""
+    member = _member(request)
+    reason = request.POST.get("reason", "")
+    return _on_request(
+        request, week, pk,
+        lambda r: services.conflict_waive(actor=request.user, gpu_request=r, member=member, reason=reason),
+        _("Conflict waived: the member may score and decide this request. The waiver and its reason go into the "
+          "week's decision record."),
+    )
+
+
+@login_required
+@require_POST
+def conflict_waiver_withdraw(request: AuthenticatedHttpRequest, week: str, pk: int) -> HttpResponse:
+    member = _member(request)
+    return _on_request(
+        request, week, pk,
+        lambda r: services.conflict_waiver_withdraw(actor=request.user, gpu_request=r, member=member),
+        _("Waiver withdrawn: the member is recused from this request again."),
     )
 
 

@@ -247,7 +247,8 @@ def queue_request(request: AuthenticatedHttpRequest, week: str, pk: int) -> Http
     queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, with_rows=False)
     if pk not in queue.order:
         raise Http404("No such request in review this week")
-    rows = grid_selectors.grid_rows(viewer=request.user, request_ids=[pk], first_position=queue.order.index(pk) + 1)
+    rows = grid_selectors.grid_rows(viewer=request.user, request_ids=[pk], first_position=queue.order.index(pk) + 1,
+                                    found=queue.found)
     previous, following = queue.neighbours(pk)
     evidence = grid_selectors.request_evidence(request_id=pk)
     # What the request's card on the review page shows: measured usage beside the stated, fairness, questions.

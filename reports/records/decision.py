@@ -134,6 +134,27 @@ def _recusals(data: DecisionRecordSnapshot) -> list[str]:
     ]
 
 
+def _waivers(data: DecisionRecordSnapshot) -> list[str]:
+    """The chair's waivers of conflicts found from the organisation (absent in older records and weeks without)."""
+    waivers = data.get("waivers")
+    if not waivers:
+        return []
+    rows = [
+        [text(w["member"]), text(w["title"]), text(w["team"]), text(w["conflict"]), text(w["reason"]),
+         text(w["waived_by"]), text(w["waived_label"]),
+         text(w["withdrawn_label"]) if w.get("withdrawn_at") else _("no: in force")]
+        for w in waivers
+    ]
+    return [
+        "## " + _("Conflicts waived"),
+        _("Docket finds likely conflicts of interest from the organisation (a member's department, the manager "
+          "chain) and recuses the member; the chair waived these, with a reason, and the member scored and decided "
+          "the request while the waiver was in force."),
+        table([_("Member"), _("Request"), _("Team"), _("Conflict found"), _("Reason"), _("Waived by"), _("Waived"),
+               _("Withdrawn")], rows),
+    ]
+
+
 def _continuation_evidence(row: ContinuationSnapshot) -> str:
     measured = _("nothing measured") if row.get("utilization_pct") is None else f"{row['utilization_pct']}%"
     if row.get("threshold_pct") is None:
@@ -510,6 +531,7 @@ DECISION_RECORD_SECTIONS: tuple[Callable[[DecisionRecordSnapshot], list[str]], .
     _summary,
     _participants,
     _recusals,
+    _waivers,
     _continuations,
     _runs_committed,
     _grant_changes,

@@ -45,6 +45,7 @@ from reports.snapshot import (
     RecusalSnapshot,
     RubricSnapshot,
     RunCommittedSnapshot,
+    WaiverSnapshot,
     WindowSnapshot,
 )
 
@@ -208,6 +209,9 @@ def decision_record_data(*, cycle: ReviewCycle) -> DecisionRecordSnapshot:
     recusals = _recusals_data(cycle=cycle)
     if recusals:
         data["recusals"] = recusals
+    waivers = _waivers_data(cycle=cycle)
+    if waivers:
+        data["waivers"] = waivers
     continuations = _continuations_data(cycle=cycle)
     if continuations:
         data["continuations"] = continuations
@@ -475,6 +479,25 @@ def _recusals_data(*, cycle: ReviewCycle) -> list[RecusalSnapshot]:
             "withdrawn_label": _when(d.withdrawn_at) if d.withdrawn_at else "",
         }
         for d in committee_selectors.conflict_list_for_cycle(cycle_id=cycle.pk)
+    ]
+
+
+def _waivers_data(*, cycle: ReviewCycle) -> list[WaiverSnapshot]:
+    return [
+        {
+            "request_id": w.request_id,
+            "title": w.request.title,
+            "team": w.request.team.name,
+            "member": w.member_name,
+            "conflict": w.conflict,
+            "reason": w.reason,
+            "waived_by": w.waived_by_name,
+            "waived_at": _iso(w.waived_at),
+            "waived_label": _when(w.waived_at),
+            "withdrawn_at": _iso(w.withdrawn_at),
+            "withdrawn_label": _when(w.withdrawn_at) if w.withdrawn_at else "",
+        }
+        for w in committee_selectors.conflict_waiver_list_for_cycle(cycle_id=cycle.pk)
     ]
 
 

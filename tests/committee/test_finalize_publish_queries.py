@@ -29,11 +29,12 @@ PUBLISH_QUERIES = 44  # the placement (the decisions and the other pools they na
 # the week, the windows already started), the plan and its windows, the events, the cycle, the two outbox messages;
 # the runs over several weeks (docs/multi-week-runs.md): the commitments carried in, the continuation threshold, the
 # week's runs to commit; the budget alert's outbox message (four: its departments' budgets are read by the task)
-RECORD_AT_FINALIZE_QUERIES = 75  # after commit: the outbox's task writes the record (decided and placed, the week's
+RECORD_AT_FINALIZE_QUERIES = 76  # after commit: the outbox's task writes the record (decided and placed, the week's
 # corrections and appeals, the policy changes since the week before (the store's pool reserves and prices apart), the
-# discussion and recusals, the rubric's page, the runs carried into the week, the later weeks this week's runs
-# committed, the grants given back and extended, the other pools the grants name)
-RECORD_AT_PUBLISH_QUERIES = 96  # after commit: the record again, with the plan; the notifications' task; the budget
+# discussion, recusals and waivers of conflicts found (docs/conflicts.md), the rubric's page, the runs carried into
+# the week, the later weeks this week's runs committed, the grants given back and extended, the other pools the grants
+# name)
+RECORD_AT_PUBLISH_QUERIES = 97  # after commit: the record again, with the plan; the notifications' task; the budget
 # alert's task (the departments' budgets and what they were charged)
 
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from committee import services
 from tests.committee.reviewing import bulk_requests, bulk_teams, close, score, two_requests_in_review
+from tests.committee.test_conflicts_found import org_with_conflicts
 from tests.factories import file_request
 
 
@@ -78,17 +79,19 @@ def test_the_queue_and_the_evidence_are_for_the_committee_only(client, world):
 
 def test_the_first_screen_runs_the_same_queries_for_12_and_60_requests(client, world, django_assert_max_num_queries):
     teams = bulk_teams(30)
+    org_with_conflicts(world, teams)  # the conflicts found from the organisation, on every request (docs/conflicts.md)
     close(world)
     bulk_requests(world, teams[:6], scored_by=(world.chair, world.reviewer))
-    # (43: with the record's progress, the runs carried in, the budgets and the teams' track records)
+    # (59: with the record's progress, the runs carried in, the departments' budgets, the teams' track records and the
+    # conflicts found)
     client.force_login(world.finance)
     client.get(url(world, "review-cycle"))  # warm the session
     services.cycle_ranking_changed(cycle=world.cycle)  # both reads rank the week (bulk_requests moves it too)
-    with django_assert_max_num_queries(43) as twelve:
+    with django_assert_max_num_queries(59) as twelve:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 12 requests." in body
     bulk_requests(world, teams[6:], scored_by=(world.chair, world.reviewer))
-    with django_assert_max_num_queries(43) as sixty:
+    with django_assert_max_num_queries(59) as sixty:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 60 requests." in body
     assert body.count('class="review-request"') == 10

@@ -160,6 +160,28 @@ class TestTheSeededDemo:
         assert held(plan.version - 1) == [30] and held(plan.version) == [34] == [ranker.gpu_count]
         assert ranker.events.filter(action="published").exists()
 
+    def test_seed_demo_marks_conflicts_found_from_the_organisation_and_archives_a_waiver(self, seeded_demo, db):
+        from committee import selectors
+        from committee.models import ConflictWaiver
+        from committee.outbox import outbox_relay
+        from reports.models import Page
+        from reports.selectors import revision_latest
+
+        intake = ReviewCycle.objects.get(status=CycleStatus.OPEN)
+        requests = GpuRequest.objects.filter(cycle=intake).select_related("team")
+        found = {(c.member_name, r.team.slug, c.text) for r in requests
+                 for c in selectors.found_conflicts_map(requests=[r])[r.pk].conflicts}
+        assert ("Tomás Tech", "recommendations", "same department as Research (Labs)") in found
+        assert ("Priya Product", "research", "Research Lead (lead of Research) reports to Priya Product") in found
+        # The week in force: the chair waived the product lead's conflict before the committee scored, archived.
+        waiver = ConflictWaiver.objects.get(request__cycle__week=weeks.current_week_label(timezone.now()))
+        assert (waiver.member_name, waiver.request.team.slug, waiver.waived_by_name) == (
+            "Priya Product", "research", "Chris Chair")
+        outbox_relay()
+        record = revision_latest(page=Page.objects.get(source_key=f"cycle:{waiver.request.cycle.week}"))
+        assert [w["member"] for w in record.data["waivers"]] == ["Priya Product"]
+        assert "## Conflicts waived" in record.body
+
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()
         call_command("seed_demo", "--i-know-this-is-not-production")

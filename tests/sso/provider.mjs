@@ -39,7 +39,7 @@ const provider = new Provider(config.issuer, {
   claims: {
     openid: ['sub'],
     email: ['email', 'email_verified'],
-    profile: ['name', 'given_name', 'family_name', 'preferred_username'],
+    profile: ['name', 'given_name', 'family_name', 'preferred_username', 'manager'],
     groups: ['groups'],
   },
   conformIdTokenClaims: false,

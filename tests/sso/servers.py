@@ -153,7 +153,7 @@ class Directory:
         conn.simple_bind_s(LDAP_ADMIN, self.admin_password)
         return conn
 
-    def add_person(self, uid: str, *, password: str, email: str, given: str, family: str) -> str:
+    def add_person(self, uid: str, *, password: str, email: str, given: str, family: str, manager: str = "") -> str:
         from ldap import modlist
 
         dn = f"uid={uid},ou=people,{LDAP_SUFFIX}"
@@ -166,8 +166,17 @@ class Directory:
             "mail": [email.encode()],
             "userPassword": [ssha(password).encode()],
         }
+        if manager:  # inetOrgPerson's manager: a DN
+            entry["manager"] = [manager.encode()]
         self.connection().add_s(dn, modlist.addModlist(entry))
         return dn
+
+    def set_manager(self, dn: str, manager: str) -> None:
+        """Set (or, with "", remove) a person's manager attribute."""
+        import ldap
+
+        value = [manager.encode()] if manager else None
+        self.connection().modify_s(dn, [(ldap.MOD_REPLACE, "manager", value)])
 
     def remove(self, dn: str) -> None:
         """Delete an entry (a person who left the company)."""

@@ -11,11 +11,19 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
-from committee.models import CommitteeSeat, MembershipRole, PersonalToken, SeatRole, SsoGroupMapping, TeamMembership
+from committee.models import (
+    CommitteeSeat,
+    MembershipRole,
+    PersonalToken,
+    ReportingLine,
+    SeatRole,
+    SsoGroupMapping,
+    TeamMembership,
+)
 from committee.services import personal_token_create
 from tests.conftest import World, make_user
 from tests.processes import free_port
-from tests.sso.servers import Directory, private_slapd
+from tests.sso.servers import LDAP_SUFFIX, Directory, private_slapd
 
 pytestmark = [pytest.mark.sso, pytest.mark.django_db]
 
@@ -33,7 +41,8 @@ def directory(world: World, slapd: Directory) -> Iterator[Directory]:
     SsoGroupMapping.objects.create(group="team-b-leads", team=world.team_b, team_role=MembershipRole.LEAD)
     SsoGroupMapping.objects.create(group="finance", seat_role=SeatRole.FINANCE)
     slapd.clear()
-    erin = slapd.add_person("erin", password="erin-ldap-pw", email="erin@example.com", given="Erin", family="Vance")
+    erin = slapd.add_person("erin", password="erin-ldap-pw", email="erin@example.com", given="Erin", family="Vance",
+                            manager=f"uid=frank,ou=people,{LDAP_SUFFIX}")
     slapd.set_group("team-a", [erin])
     slapd.set_group("finance", [erin])
     slapd.set_group("team-b-leads", [])
@@ -61,6 +70,8 @@ def test_an_ldap_person_signs_in_with_their_directory_password_and_gets_their_gr
     assert (erin.email, erin.first_name, erin.last_name, erin.has_usable_password()) == (
         "erin@example.com", "Erin", "Vance", False)
     assert grants("erin") == ({("team-a", "member", "sso")}, {"finance"})
+    # The manager attribute (a DN) gives her reporting line: the chain of docs/conflicts.md.
+    assert ReportingLine.objects.filter(person=erin).values_list("manager_username", "source").get() == ("frank", "sso")
     portal = answer.client.get("/requests/")
     assert "Team A" in portal.content.decode()
 
@@ -69,8 +80,10 @@ def test_an_ldap_person_signs_in_with_their_directory_password_and_gets_their_gr
     directory.set_group("team-a", [])
     directory.set_group("finance", [])
     directory.set_group("team-b-leads", [erin_dn])
+    directory.set_manager(erin_dn, "")  # and she reports to nobody now
     assert sign_in("erin", "erin-ldap-pw").status_code == 302
     assert grants("erin") == ({("team-b", "lead", "sso")}, set())
+    assert not ReportingLine.objects.filter(person=erin).exists()
 
 
 ERIN_DN = "uid=erin,ou=people,dc=lab,dc=test"

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 from django.utils import timezone
 
-from committee.models import CommitteeSeat, MembershipRole, SeatRole, SsoGroupMapping, TeamMembership
+from committee.models import CommitteeSeat, MembershipRole, ReportingLine, SeatRole, SsoGroupMapping, TeamMembership
 from sso.oidc import discovery_forget
 from tests.browser import browser_page  # noqa: F401
 from tests.conftest import World
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.sso, pytest.mark.django_db(transa
 DANA_PASSWORD = "dana-provider-pw"
 DANA: dict[str, Any] = {"password": DANA_PASSWORD, "claims": {
     "email": "dana@example.com", "email_verified": True, "given_name": "Dana", "family_name": "Ortiz",
-    "groups": ["gpu-team-a", "gpu-committee-chair"],
+    "groups": ["gpu-team-a", "gpu-committee-chair"], "manager": "grace",
 }}
 
 
@@ -64,6 +64,11 @@ def grants(username: str) -> tuple[set[tuple[str, str, str]], set[str]]:
     return teams, set(CommitteeSeat.objects.active().filter(user=user).values_list("role", flat=True))
 
 
+def reporting_line(username: str) -> tuple[str, str] | None:
+    line = ReportingLine.objects.filter(person__username=username).first()
+    return None if line is None else (line.manager_username, line.source)
+
+
 def test_a_person_signs_in_through_the_provider_and_lands_with_the_team_and_seat_their_groups_give(
     browser_page, provider  # noqa: F811
 ):
@@ -77,15 +82,19 @@ def test_a_person_signs_in_through_the_provider_and_lands_with_the_team_and_seat
     assert (dana.email, dana.first_name, dana.last_name, dana.has_usable_password()) == (
         "dana@example.com", "Dana", "Ortiz", False)
     assert grants("dana") == ({("team-a", "member", "sso")}, {"chair"})
+    assert reporting_line("dana") == ("grace", "sso")  # the manager claim: the chain of docs/conflicts.md
 
-    # The provider moves Dana to lead team B and out of the committee: the next sign-in follows.
-    provider.set_accounts({"dana": {**DANA, "claims": {**DANA["claims"], "groups": ["gpu-team-b-leads"]}}})
+    # The provider moves Dana to lead team B, out of the committee and under another manager (a DN's first value is
+    # the username): the next sign-in follows.
+    provider.set_accounts({"dana": {**DANA, "claims": {**DANA["claims"], "groups": ["gpu-team-b-leads"],
+                                                       "manager": "uid=hal,ou=people,dc=example,dc=com"}}})
     sign_out_everywhere(page, "dana")
     sign_in_at_provider(page, "dana", DANA_PASSWORD)
     page.wait_for_url("**/requests/")  # a team's lead now: her team's requests
     assert "Team B" in page.locator("main").inner_text()
     assert page.get_by_role("link", name="Weekly review").count() == 0
     assert grants("dana") == ({("team-b", "lead", "sso")}, set())
+    assert reporting_line("dana") == ("hal", "sso")
 
 
 def test_a_wrong_password_at_the_provider_or_a_cancelled_sign_in_signs_nobody_in(
