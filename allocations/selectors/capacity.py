@@ -14,7 +14,7 @@ from governed.selectors import policy_values
 
 
 def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPool]:
-    """`pools` as the engine places on them in `week`: each one's burst reserve and cold standby (in memory, never
+    """`pools` as the engine places on them in `week`: each one's burst reserve, cold standby and fast-lane reserve (in memory, never
     saved) the values in force that week (the one store, governed), or the declared defaults for a pool no change
     names. One query, for any number of pools."""
     stored = policy_values(week=week, prefix=POOL_PREFIX)
@@ -37,6 +37,7 @@ def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:
         gpu_model=pool.gpu_model,
         burst_reserve_pct=pool.burst_reserve_pct,
         standby_pct=pool.standby_pct,
+        fast_lane_pct=pool.fast_lane_pct,
     )
 
 
