@@ -144,6 +144,8 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
     if code == "placed":
         if p["preemptible"]:
             text = _("placed %(span)s on %(gpus)s, preemptible (in the burst reserve)")
+        elif p.get("fast_lane"):
+            text = _("placed %(span)s on %(gpus)s in the fast-lane reserve, granted on submission")
         else:
             text = _("placed %(span)s on %(gpus)s")
         return text % {"span": week.span(p["start"], p["end"]), "gpus": _model_gpus(p["gpu_count"], p["gpu_model"])}
@@ -193,6 +195,8 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "given back by the team from %(start)s: %(released)d GPUs, keeping %(count)d",
             p["released"],
         ) % {"start": week.at(p["start"]), "released": p["released"], "count": p["gpu_count"]}
+    if code == "revoked":
+        return _("revoked by the review before it started: %(reason)s") % {"reason": p["reason"]}
     if code == "unknown_pool":
         return _("unknown pool %(pool)s") % {"pool": repr(p["pool"])}
     if code == "minimum_above_count":

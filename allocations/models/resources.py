@@ -149,8 +149,8 @@ class GpuPool(models.Model):
     _reserves: tuple[int, int, int] | None = None
 
     def reserves(self) -> tuple[int, int, int]:
-        """(burst reserve %, cold standby %, fast-lane reserve %) in force: those a selector set for a week, else the current week's in
-        the one store (one query, then kept on the row)."""
+        """(burst reserve %, cold standby %, fast-lane reserve %) in force: those a selector set for a week, else the
+        current week's in the one store (one query, then kept on the row)."""
         if self._reserves is None:
             week = format_isoweek(timezone.now())
             self._reserves = pool_reserves(policy_values(week=week, prefix=f"{POOL_PREFIX}{self.key}."), self.key)

@@ -14,9 +14,9 @@ from governed.selectors import policy_values
 
 
 def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPool]:
-    """`pools` as the engine places on them in `week`: each one's burst reserve, cold standby and fast-lane reserve (in memory, never
-    saved) the values in force that week (the one store, governed), or the declared defaults for a pool no change
-    names. One query, for any number of pools."""
+    """`pools` as the engine places on them in `week`: each one's burst reserve, cold standby and fast-lane reserve
+    (in memory, never saved) the values in force that week (the one store, governed), or the declared defaults for a
+    pool no change names. One query, for any number of pools."""
     stored = policy_values(week=week, prefix=POOL_PREFIX)
     out = list(pools)
     for pool in out:

@@ -227,14 +227,16 @@ def started_windows(*, week: str, now: datetime, keep: Collection[int] = ()) -> 
 
     A running job's reservation must not move under it, so these go to the engine as fixed
     windows and come out of the new version unchanged (same row, same id). An approved
-    emergency's window is kept too, started or not: the engine would not place it again.
+    emergency's window is kept too, started or not: the engine would not place it again; so is a fast-lane grant's
+    (docs/fast-lane.md).
     """
     plan = allocation_selectors.plan_for_week(week=week)
     if plan is None:
         return []
     windows = list(allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster"))
     refs = [w.request_ref for w in windows]
-    emergencies = set(GpuRequest.objects.filter(pk__in=refs, is_emergency=True).values_list("pk", flat=True))
+    emergencies = set(GpuRequest.objects.filter(Q(is_emergency=True) | Q(is_fast_lane=True), pk__in=refs)
+                      .values_list("pk", flat=True))
     return [
         engine.EngineWindow(
             ref=window.request_ref,
