@@ -7,6 +7,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db.models import Q
+
 from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.commitments import commitment_demand, commitment_order, demands_with_commitments
