@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
@@ -21,8 +22,10 @@ from governed.models import ChangeSource
 from governed.services import policy_change_record
 from tests.allocations.plans import W, publish
 from tests.clock import FIXED_NOW
+from tests.committee.review_api import API, as_user
 from tests.factories import file_request
 from tests.governed.version_one import pool_prices_set, version_1_set
+from tests.readable import assert_readable
 
 pytestmark = pytest.mark.django_db
 
@@ -217,3 +220,57 @@ def test_fast_lane_windows_count_for_charges_and_fair_share_like_any_grant(world
                                period_end=window.start + timedelta(hours=1), gpu_hours_used=Decimal(4),
                                mean_utilization_pct=100, idempotency_key="fl", window=window)
     assert selectors.fair_share_live(as_of=FIXED_NOW + timedelta(hours=2))[world.team_a.pk].decayed_gpu_hours > before
+
+
+def test_the_api_grants_or_says_which_check_refused_and_bad_input_files_nothing(api, world, running_week):
+    url = f"{API}/teams/{world.team_a.slug}/fast-lane/"
+    as_user(api, world.member_a)
+    body = {"pool": "atlas/a100", "title": "Eval of the ranker", "gpu_count": 4, "duration_hours": 24}
+    count = GpuRequest.objects.count()
+    for bad, field in [({"duration_hours": 111}, "duration_hours"), ({"pool": "atlas/nope"}, "pool"),
+                       ({"gpu_count": "4"}, "gpu_count"), ({"title": " "}, "title"), ({"tier": "x"}, "tier")]:
+        response = api.post(url, {**body, **bad}, format="json")
+        assert response.status_code == 400 and field in response.json(), (bad, response.json())
+    assert GpuRequest.objects.count() == count
+    as_user(api, world.member_b)
+    assert api.post(url, body, format="json").status_code == 403
+    as_user(api, world.member_a)
+    granted = api.post(url, body, format="json")
+    assert granted.status_code == 201, granted.json()
+    assert {k: granted.json()[k] for k in ("status", "failed_check", "cycle", "plan_version")} == {
+        "status": "granted", "failed_check": "", "cycle": WEEK, "plan_version": 2}
+    detail = api.get(f"{API}/requests/{granted.json()['request']}/").json()
+    assert detail["placement"]["summary"].endswith("granted in the fast lane")
+    refused = api.post(url, {**body, "gpu_count": 8}, format="json").json()
+    assert (refused["status"], refused["failed_check"], refused["cycle"], refused["plan_version"]) == (
+        "refused", "ceiling", world.cycle.week, None)
+    assert refused["reason"].startswith("Above the fast lane's ceiling")
+
+
+def test_the_pages_file_show_the_reason_list_it_at_the_review_and_the_chair_revokes(client, world, running_week,
+                                                                                     clock):
+    clock.move_to(FIXED_NOW + timedelta(minutes=20), tick=False)  # granted from 11:00, revocable until then
+    client.force_login(world.lead_a)
+    page = client.get(reverse("committee:fast-lane-create"))
+    assert "Ceiling: 96 GPU-hours" in page.content.decode() and "atlas/a100: 6 GPUs (10 %)" in page.content.decode()
+    form = {"team": world.team_a.pk, "pool": world.a100.pk, "title": "Eval of the ranker", "gpu_count": "4",
+            "duration_hours": "24"}
+    response = client.post(reverse("committee:fast-lane-create"), {**form, "duration_hours": "200"})
+    assert response.status_code == 400 and "a fast-lane request ends by the end of week" in response.content.decode()
+    response = client.post(reverse("committee:fast-lane-create"), {**form, "gpu_count": "8"}, follow=True)
+    text = response.content.decode()
+    assert "Not granted in the fast lane" in text and "Above the fast lane&#x27;s ceiling" in text
+    assert f"weekly review of week {world.cycle.week} as a normal request" in text
+    response = client.post(reverse("committee:fast-lane-create"), form, follow=True)
+    assert "Granted in the fast lane" in response.content.decode()
+    assert_readable(response.content.decode())
+    fast = FastLaneRequest.objects.get(status="granted")
+    client.force_login(world.chair)
+    review = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "Granted in the fast lane since the last review" in review and f'id="fast-lane-{fast.pk}"' in review
+    response = client.post(reverse("committee:fast-lane-revoke", args=[fast.pk]), {"reason": "Wait for Monday."})
+    assert response.status_code == 302
+    fast.refresh_from_db()
+    assert fast.status == "revoked"
+    review = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
+    assert "Revoked by the review" in review and "Wait for Monday." in review
