@@ -57,9 +57,13 @@ def pool_week_capacity_list(*, hours: int) -> list[tuple[GpuPool, engine.WeekCap
     return [(pool, pool_week_capacity(pool=pool, hours=hours)) for pool in pools]
 
 
-def pool_list_with_capacity(*, hours: int = 168) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int]]]:
-    """Every pool with its week's capacity and its reserved GPUs (burst, standby), for the pools API. Two queries."""
+def pool_list_with_capacity(
+    *, hours: int = 168
+) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int, int]]]:
+    """Every pool with its week's capacity and its reserved GPUs (burst, standby, fast lane), for the pools API. Two
+    queries."""
     return [
-        (pool, capacity, engine.reserved_gpus(pool_capacity(pool=pool)))
+        (pool, capacity, (*engine.reserved_gpus(pool_capacity(pool=pool)),
+                          engine.fast_lane_gpus(pool_capacity(pool=pool))))
         for pool, capacity in pool_week_capacity_list(hours=hours)
     ]
