@@ -5,9 +5,9 @@ changes nothing. One module per part of the demo, run in this order by `seed_dem
 teams, people), `history` (the scheduler side and four past weeks, last week with a
 lend used by preemptible work), `requests` (the open week's requests and
 questions), `review` (the current week scored, decided, finalized), `running_week` (its plan published, an idle
-grant, an emergency, a release that fed the waitlist, an extension approved), `dashboards` (costs and the usage
-before Docket) and `budgets` (three departments over the teams, with a budget each for the quarter, one near its
-limit).
+grant, an emergency, a fast-lane grant and a refusal, a release that fed the waitlist, an extension approved),
+`dashboards` (costs and the usage before Docket) and `budgets` (three departments over the teams, with a budget
+each for the quarter, one near its limit).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from committee.demo.review import seed_reviewed_week
 from committee.demo.running_week import (
     seed_emergency,
     seed_extension,
+    seed_fast_lane,
     seed_idle_grant,
     seed_published_week,
     seed_release,
@@ -47,6 +48,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_reviewed_week(pools=pools, now=now)
     seed_published_week(now=now)
     seed_emergency(pools=pools, now=now)
+    seed_fast_lane(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     seed_idle_grant(now=now)
     seed_release(now=now)
