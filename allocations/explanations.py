@@ -168,6 +168,12 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "end": week.at(p["latest_end"]),
         }
     if code == "kept":
+        if p.get("fast_lane") and not p.get("started", True):
+            return ngettext(
+                "kept as published: a fast-lane grant, from %(start)s on %(count)d GPU",
+                "kept as published: a fast-lane grant, from %(start)s on %(count)d GPUs",
+                p["gpu_count"],
+            ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
         if p.get("started", True):  # records from before the flag kept started windows only
             return ngettext(
                 "kept as published: running since %(start)s on %(count)d GPU",

@@ -198,11 +198,16 @@ def committed_demands(*, placement: PublishPlacement) -> list[tuple[engine.Deman
 
 
 def kept_explanations(
-    started: Sequence[engine.EngineWindow], *, now: datetime | None = None, left: Collection[int] = ()
+    started: Sequence[engine.EngineWindow], *, now: datetime | None = None, left: Collection[int] = (),
+    fast_lane: Collection[int] | None = None,
 ) -> list[engine.Explanation]:
     """The explanation of each window a new plan version keeps: one that has started by `now`, an approved
     emergency's (kept started or not; `started` says which), or one a correction `left` in place. Without `now`,
-    every window counts as started."""
+    every window counts as started. A fast-lane grant's says so (the refs in `fast_lane`, else read: one query;
+    docs/fast-lane.md)."""
+    if fast_lane is None:
+        fast_lane = set(GpuRequest.objects.filter(pk__in=[w.ref for w in started], is_fast_lane=True)
+                        .values_list("pk", flat=True)) if started else set()
     return [
         engine.Explanation(
             ref=window.ref,
@@ -216,6 +221,7 @@ def kept_explanations(
                         "gpu_count": window.gpu_count,
                         "started": now is None or window.start <= now,
                         **({"left": True} if window.ref in left and now is not None and window.start > now else {}),
+                        **({"fast_lane": True} if window.ref in fast_lane else {}),
                     },
                 ),
             ),
