@@ -252,7 +252,7 @@ def fast_lane_published(params: Mapping[str, Any]) -> str:
 @text_renderer("fast_lane_moved")
 def fast_lane_moved(params: Mapping[str, Any]) -> str:
     """A request's history: refused the fast lane, it goes to the next weekly review."""
-    return _("moved to the weekly review of week %(week)s as a normal request") % {"week": params["week"]}
+    return _("moved to the intake of week %(week)s as a draft, for the weekly review") % {"week": params["week"]}
 
 
 @text_renderer("fast_lane_not_moved")

@@ -48,11 +48,11 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_reviewed_week(pools=pools, now=now)
     seed_published_week(now=now)
     seed_emergency(pools=pools, now=now)
-    seed_fast_lane(pools=pools, now=now)
     seed_dashboard_history(pools=pools, now=now)
     seed_idle_grant(now=now)
     seed_release(now=now)
     seed_extension(now=now)
+    seed_fast_lane(pools=pools, now=now)  # after the release: its re-plan was placed without the fast-lane reserve
     seed_departments_and_budgets(now=now)
     seed_history_read(weeks_in_play={weeks.current_week_label(now), intake.week}, now=now)
     signals.demo_seeded.send(sender=None, now=now, logins=logins)

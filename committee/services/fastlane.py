@@ -7,7 +7,8 @@ are within `fast_lane.max_gpu_hours`; its department's budget has room for its c
 in the pool's fast-lane reserve for its whole duration beside every published window (allocations.fastlane). All
 pass: a grant (the decision says "granted in the fast lane"), a standard window, the week's next plan version
 published (committee.services.running_week, as an emergency is), the team told. One fails: nothing is granted, the
-request page says why and the request goes to the next weekly review as a normal request. The next review lists
+request page says why and the request goes to the next weekly review as a normal request (a draft of its intake,
+for the team to complete with the evidence every request carries and submit, or withdraw). The next review lists
 the week's fast-lane grants; the chair may revoke one that has not started (`fast_lane_revoke`).
 See docs/fast-lane.md.
 """
@@ -144,8 +145,8 @@ def fast_lane_request_file(
     `earliest_start` if later, rounded up to the hour): a fast-lane request never runs past the week's end.
     StateConflict when no week is running. Then the checks (`fast_lane_checks`): all pass, it is granted and placed,
     a new plan version published, the team notified; one fails, the request moves to the next weekly review as a
-    normal request (or, with none open, or when the team already has a request for the pool there, stays withdrawn),
-    with the reason on its page.
+    draft of its intake (or, with none open, or when the team already has a request for the pool there, stays
+    withdrawn), with the reason on its page.
     """
     if not selectors.user_is_team_member(user=actor, team=team):
         raise PermissionDenied(_("Only a member of %(team)s files its fast-lane requests.") % {"team": team.name})
@@ -224,7 +225,7 @@ def fast_lane_request_file(
 
 
 def _refuse(*, fast: FastLaneRequest, refusal: Refusal, actor: User) -> None:
-    """Nothing granted: the reason kept, and the request moved to the next weekly review as a normal request."""
+    """Nothing granted: the reason kept, and the request moved to the next weekly review as a draft of its intake."""
     gpu_request = fast.request
     fast.status = FastLaneStatus.REFUSED
     fast.failed_check = refusal.check
@@ -245,11 +246,17 @@ def _refuse(*, fast: FastLaneRequest, refusal: Refusal, actor: User) -> None:
         request_event_record(request=gpu_request, actor=actor, action="withdrawn", detail=text_render(moved),
                              detail_text=moved)
         return
+    # A draft of that week's intake, its window the whole week: the team adds the evidence every request of the
+    # review carries (last week's usage, the forecast) and submits it, or withdraws it.
     gpu_request.cycle = review
     gpu_request.is_fast_lane = False
+    gpu_request.status = RequestStatus.DRAFT
+    gpu_request.submitted_at = None
+    gpu_request.submitted_by = None
     gpu_request.earliest_start = review.starts_at
     gpu_request.latest_end = review.ends_at
-    gpu_request.save(update_fields=["cycle", "is_fast_lane", "earliest_start", "latest_end", "updated_at"])
+    gpu_request.save(update_fields=["cycle", "is_fast_lane", "status", "submitted_at", "submitted_by",
+                                    "earliest_start", "latest_end", "updated_at"])
     moved = stored_text("fast_lane_moved", week=review.week)
     request_event_record(request=gpu_request, actor=actor, action="moved", detail=text_render(moved),
                          detail_text=moved)

@@ -125,7 +125,7 @@ def test_each_check_refuses_with_its_reason_grants_nothing_and_sends_it_to_the_r
     assert _windows() == before and AllocationPlan.objects.filter(week=WEEK).count() == versions
     request = GpuRequest.objects.get(pk=fast.request_id)
     # It goes to the next weekly review as a normal request of next week.
-    assert (request.cycle, request.status, request.is_fast_lane) == (world.cycle, RequestStatus.SUBMITTED, False)
+    assert (request.cycle, request.status, request.is_fast_lane) == (world.cycle, RequestStatus.DRAFT, False)
     assert request.earliest_start == world.cycle.starts_at and not hasattr(request, "decision")
 
 
@@ -260,7 +260,7 @@ def test_the_pages_file_show_the_reason_list_it_at_the_review_and_the_chair_revo
     response = client.post(reverse("committee:fast-lane-create"), {**form, "gpu_count": "8"}, follow=True)
     text = response.content.decode()
     assert "Not granted in the fast lane" in text and "Above the fast lane&#x27;s ceiling" in text
-    assert f"weekly review of week {world.cycle.week} as a normal request" in text
+    assert f"It is now a draft of week {world.cycle.week}'s intake, for the weekly review" in text
     response = client.post(reverse("committee:fast-lane-create"), form, follow=True)
     assert "Granted in the fast lane" in response.content.decode()
     assert_readable(response.content.decode())
