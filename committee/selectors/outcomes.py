@@ -239,7 +239,7 @@ class RequestOutcome:
             shortened=self.shortened,
             preemptible=self.preemptible,
         )
-        if self.decided is not None and self.decided.fast_lane:
+        if self.decided is not None and self.decided.fast_lane and self.decided.is_grant:
             return _("%(summary)s, granted in the fast lane") % {"summary": summary}
         return summary
 
@@ -315,7 +315,7 @@ def decided_label(
     "Granted the alternative: Distilled ranker (1,500 GPU-hours), 32 GPUs (1,536 GPU-hours)"; the numbers written
     as the reader's language writes them (core.numbers). A fast-lane grant says so: "Grant, 4 GPUs (96 GPU-hours),
     granted in the fast lane"."""
-    if fast_lane:
+    if fast_lane and gpu_count is not None:
         return _("%(decided)s, granted in the fast lane") % {"decided": decided_label(
             outcome=outcome, gpu_count=gpu_count, requested_gpu_count=requested_gpu_count, gpu_hours=gpu_hours)}
     label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome

@@ -264,7 +264,8 @@ def _refuse(*, fast: FastLaneRequest, refusal: Refusal, actor: User) -> None:
 
 @write_transaction
 def fast_lane_revoke(*, actor: User, fast: FastLaneRequest, reason: str, now: datetime | None = None) -> AllocationPlan:
-    """The review revokes a fast-lane grant whose window has not started: the week's next plan version without it.
+    """The review revokes a fast-lane grant whose window has not started: the week's next plan version without it,
+    and its decision a reject whose rationale gives the reason (no later placement of the week places it again).
 
     The decide guard's Act.REVOKE_FAST_LANE (the chair, not of the team nor recused), else PermissionDenied.
     Refused (ValidationError, nothing written) without a reason; (StateConflict) unless it is granted and not yet
@@ -298,19 +299,30 @@ def fast_lane_revoke(*, actor: User, fast: FastLaneRequest, reason: str, now: da
             engine.Reason("revoked", {"reason": reason}),)),
         note_text=stored_text("fast_lane_revoked", title=gpu_request.title, team=gpu_request.team.name, reason=reason),
     )
+    # The grant is undone: a reject whose rationale says why, so that no later placement of the week (a correction, a
+    # release's re-plan) places the request again.
+    revoked = stored_text("fast_lane_revoked", title=gpu_request.title, team=gpu_request.team.name, reason=reason)
+    decision = Decision.objects.select_for_update(no_key=True).get(request=gpu_request)
+    decision.outcome = DecisionOutcome.REJECT
+    decision.granted_gpu_count = None
+    decision.rationale = text_render(revoked)[: limits.RATIONALE_MAX_LENGTH]
+    decision.rationale_text = revoked
+    decision.decided_by = actor
+    decision.decided_by_name = actor_name(actor)
+    decision.save(update_fields=["outcome", "granted_gpu_count", "rationale", "rationale_text", "decided_by",
+                                 "decided_by_name"])
     locked.status = FastLaneStatus.REVOKED
     locked.revoked_at = now
     locked.revoked_by_name = actor_name(actor)
     locked.revoke_reason = reason
     locked.save(update_fields=["status", "revoked_at", "revoked_by_name", "revoke_reason"])
-    revoked = stored_text("fast_lane_revoked", title=gpu_request.title, team=gpu_request.team.name, reason=reason)
     request_event_record(request=gpu_request, actor=actor, action="fast lane revoked", detail=text_render(revoked),
                          detail_text=revoked)
     notifications_record(
         recipient_ids=selectors.team_member_ids(team_ids=[gpu_request.team_id]).get(gpu_request.team_id, []),
         kind=NotificationKind.DECISION_PUBLISHED,
         key=f"decision:{gpu_request.pk}:plan-v{plan.version}",
-        params={**published_params(decision=gpu_request.decision, cycle=gpu_request.cycle, plan=plan,
+        params={**published_params(decision=decision, cycle=gpu_request.cycle, plan=plan,
                                    outcome=selectors.request_outcome_get(gpu_request=gpu_request)),
                 "path": reverse("committee:request-detail", args=[gpu_request.pk])},
     )

@@ -12,10 +12,11 @@ from django.urls import reverse
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationPlan, AllocationWindow, Department, GpuPool, UsageRecord
+from allocations.models import AllocationPlan, AllocationWindow, Department, GpuPool, PlanExplanation, UsageRecord
 from committee import selectors, services
 from committee.models import FastLaneRequest, GpuRequest, Notification, RequestStatus, ReviewCycle
 from committee.selectors.budgets import department_charges
+from committee.selectors.publishing import cycle_publish_placement
 from committee.services import fastlane
 from core.errors import StateConflict
 from governed.models import ChangeSource
@@ -198,7 +199,13 @@ def test_the_chair_revokes_a_grant_not_yet_started_and_not_a_started_one(world, 
     later.refresh_from_db()
     assert later.status == "revoked"
     outcome = selectors.request_outcome_get(gpu_request=later.request)
-    assert "revoked by the review before it started: The ranker team must wait for Monday." in outcome.reason
+    assert (outcome.decided_text, outcome.status) == ("Reject", "not_granted")
+    assert outcome.decided.rationale.endswith("revoked by the review: The ranker team must wait for Monday.")
+    explanation = PlanExplanation.objects.get(plan=plan, request_ref=later.request_id)
+    assert explanation.reasons[0]["code"] == "revoked" and not explanation.placed
+    # A later placement of the week (a correction) does not place it again.
+    assert later.request_id not in {w.ref for w in cycle_publish_placement(
+        cycle=running_week, now=FIXED_NOW).result.windows}
     started = _file(world, team=world.team_b, actor=world.member_b, title="Now")
     clock.move_to(FIXED_NOW + timedelta(hours=1), tick=False)
     with pytest.raises(StateConflict, match="started"):
