@@ -57,9 +57,9 @@ def fast_lane_list_for_review(*, cycle: ReviewCycle) -> list[FastLaneRequest]:
                 windows[window.request_ref or 0] = window
     now = timezone.now()
     for grant in grants:
-        window = windows.get(grant.request_id) if grant.status == FastLaneStatus.GRANTED else None
-        grant.window = window  # type: ignore[attr-defined]
-        grant.started = window is not None and window.start <= now  # type: ignore[attr-defined]
+        held = windows.get(grant.request_id) if grant.status == FastLaneStatus.GRANTED else None
+        grant.window = held  # type: ignore[attr-defined]
+        grant.started = held is not None and held.start <= now  # type: ignore[attr-defined]
     return grants
 
 

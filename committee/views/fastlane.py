@@ -58,7 +58,7 @@ def fast_lane_revoke(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
     if not form.is_valid():
         for errors in form.errors.values():
             for message in errors:
-                messages.error(request, message)
+                messages.error(request, str(message))
     else:
         try:
             plan = services.fast_lane_revoke(actor=request.user, fast=fast, reason=form.cleaned_data["reason"])

@@ -133,10 +133,12 @@ def test_each_check_refuses_with_its_reason_grants_nothing_and_sends_it_to_the_r
 def test_bad_input_is_refused_naming_the_field_and_files_nothing(world, running_week):
     count = GpuRequest.objects.count()
     hours_left = int((running_week.ends_at - FIXED_NOW).total_seconds() // 3600)  # 110: to Sunday 24:00
-    for overrides, field in [({"title": " "}, "title"), ({"gpu_count": 0}, "gpu_count"),
-                             ({"gpu_count": 65}, "gpu_count"), ({"duration_hours": hours_left + 1}, "duration_hours"),
-                             ({"duration_hours": 0}, "duration_hours"),
-                             ({"earliest_start": running_week.ends_at}, "earliest_start")]:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"title": " "}, "title"), ({"gpu_count": 0}, "gpu_count"), ({"gpu_count": 65}, "gpu_count"),
+        ({"duration_hours": hours_left + 1}, "duration_hours"), ({"duration_hours": 0}, "duration_hours"),
+        ({"earliest_start": running_week.ends_at}, "earliest_start"),
+    ]
+    for overrides, field in cases:
         with pytest.raises(ValidationError) as refused:
             _file(world, **overrides)
         assert field in refused.value.message_dict, overrides
@@ -200,7 +202,7 @@ def test_the_chair_revokes_a_grant_not_yet_started_and_not_a_started_one(world, 
     assert later.status == "revoked"
     outcome = selectors.request_outcome_get(gpu_request=later.request)
     assert (outcome.decided_text, outcome.status) == ("Reject", "not_granted")
-    assert outcome.decided.rationale.endswith("revoked by the review: The ranker team must wait for Monday.")
+    assert outcome.decided is not None and outcome.decided.rationale.endswith("revoked by the review: The ranker team must wait for Monday.")
     explanation = PlanExplanation.objects.get(plan=plan, request_ref=later.request_id)
     assert explanation.reasons[0]["code"] == "revoked" and not explanation.placed
     # A later placement of the week (a correction) does not place it again.
@@ -210,7 +212,8 @@ def test_the_chair_revokes_a_grant_not_yet_started_and_not_a_started_one(world, 
     clock.move_to(FIXED_NOW + timedelta(hours=1), tick=False)
     with pytest.raises(StateConflict, match="started"):
         fastlane.fast_lane_revoke(actor=world.chair, fast=started, reason="Too late.")
-    assert allocation_selectors.plan_for_week(week=WEEK).version == 4
+    final = allocation_selectors.plan_for_week(week=WEEK)
+    assert final is not None and final.version == 4
 
 
 def test_fast_lane_windows_count_for_charges_and_fair_share_like_any_grant(world, running_week):
@@ -232,10 +235,13 @@ def test_fast_lane_windows_count_for_charges_and_fair_share_like_any_grant(world
 def test_the_api_grants_or_says_which_check_refused_and_bad_input_files_nothing(api, world, running_week):
     url = f"{API}/teams/{world.team_a.slug}/fast-lane/"
     as_user(api, world.member_a)
-    body = {"pool": "atlas/a100", "title": "Eval of the ranker", "gpu_count": 4, "duration_hours": 24}
+    body: dict[str, Any] = {"pool": "atlas/a100", "title": "Eval of the ranker", "gpu_count": 4, "duration_hours": 24}
     count = GpuRequest.objects.count()
-    for bad, field in [({"duration_hours": 111}, "duration_hours"), ({"pool": "atlas/nope"}, "pool"),
-                       ({"gpu_count": "4"}, "gpu_count"), ({"title": " "}, "title"), ({"tier": "x"}, "tier")]:
+    bad_bodies: list[tuple[dict[str, Any], str]] = [
+        ({"duration_hours": 111}, "duration_hours"), ({"pool": "atlas/nope"}, "pool"),
+        ({"gpu_count": "4"}, "gpu_count"), ({"title": " "}, "title"), ({"tier": "x"}, "tier"),
+    ]
+    for bad, field in bad_bodies:
         response = api.post(url, {**body, **bad}, format="json")
         assert response.status_code == 400 and field in response.json(), (bad, response.json())
     assert GpuRequest.objects.count() == count
