@@ -202,7 +202,8 @@ def test_the_chair_revokes_a_grant_not_yet_started_and_not_a_started_one(world, 
     assert later.status == "revoked"
     outcome = selectors.request_outcome_get(gpu_request=later.request)
     assert (outcome.decided_text, outcome.status) == ("Reject", "not_granted")
-    assert outcome.decided is not None and outcome.decided.rationale.endswith("revoked by the review: The ranker team must wait for Monday.")
+    assert outcome.decided is not None
+    assert outcome.decided.rationale.endswith("revoked by the review: The ranker team must wait for Monday.")
     explanation = PlanExplanation.objects.get(plan=plan, request_ref=later.request_id)
     assert explanation.reasons[0]["code"] == "revoked" and not explanation.placed
     # A later placement of the week (a correction) does not place it again.
