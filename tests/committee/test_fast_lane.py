@@ -14,7 +14,7 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, AllocationWindow, Department, GpuPool, PlanExplanation, UsageRecord
 from committee import selectors, services
-from committee.models import FastLaneRequest, GpuRequest, Notification, RequestStatus, ReviewCycle
+from committee.models import ConflictDeclaration, FastLaneRequest, GpuRequest, Notification, RequestStatus, ReviewCycle
 from committee.selectors.budgets import department_charges
 from committee.selectors.publishing import cycle_publish_placement
 from committee.services import fastlane
@@ -288,3 +288,16 @@ def test_the_pages_file_show_the_reason_list_it_at_the_review_and_the_chair_revo
     assert fast.status == "revoked"
     review = client.get(reverse("committee:review-cycle", args=[world.cycle.week])).content.decode()
     assert "Revoked by the review" in review and "Wait for Monday." in review
+
+
+def test_revoking_asks_the_decide_guard_a_recused_chair_is_kept_out_and_another_member_revokes(world, running_week):
+    fast = _file(world, earliest_start=FIXED_NOW + timedelta(hours=5))
+    ConflictDeclaration.objects.create(request=fast.request, member=world.chair, member_name="chair",
+                                       declared_at=FIXED_NOW)
+    with pytest.raises(PermissionDenied):
+        fastlane.fast_lane_revoke(actor=world.chair, fast=fast, reason="Mine to revoke?")
+    with pytest.raises(PermissionDenied):
+        fastlane.fast_lane_revoke(actor=world.member_a, fast=fast, reason="Our own.")
+    fastlane.fast_lane_revoke(actor=world.reviewer, fast=fast, reason="The chair is recused; the review revokes it.")
+    fast.refresh_from_db()
+    assert fast.status == "revoked" and fast.revoked_by_name
