@@ -8,9 +8,11 @@ window per placed demand plus one explanation per demand: reason codes with para
 Invariants of every result (the property tests check them):
 
 * Standby GPUs are never allocated: at every hour of every pool, the GPUs of all windows
-  sum to at most ``gpu_count - standby``.
+  sum to at most ``gpu_count - standby - fast_lane``.
 * Windows of tier ``priority`` and ``standard`` sum to at most
-  ``gpu_count - burst - standby``; only ``preemptible`` windows use the burst reserve.
+  ``gpu_count - burst - standby - fast_lane``; only ``preemptible`` windows use the burst reserve.
+* The fast-lane reserve (``fast_lane_gpus``, 0 unless the policy sets one) is never placed here: it is
+  held for fast-lane grants between reviews (``allocations.fastlane``, docs/fast-lane.md).
 * A window lies inside the week and inside its demand's bounds (earliest start rounded up,
   latest end rounded down to whole hours of the week's grid), lasts exactly
   ``duration_hours`` and holds between ``min_gpu_count`` and ``gpu_count`` GPUs.
@@ -50,6 +52,7 @@ __all__ = [
     "WeekCapacity",
     "allocate",
     "allocate_greedy",
+    "fast_lane_gpus",
     "instant_param",
     "reserved_gpus",
     "week_capacity",
@@ -71,6 +74,8 @@ class PoolCapacity:
     gpu_model: str = ""  # e.g. "A100", used in explanations
     burst_reserve_pct: int = 20
     standby_pct: int = 10
+    # Held back from every window the weekly plan places: the fast lane's (docs/fast-lane.md), granted between reviews.
+    fast_lane_pct: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +185,14 @@ def reserved_gpus(pool: PoolCapacity) -> tuple[int, int]:
     return burst, standby
 
 
+def fast_lane_gpus(pool: PoolCapacity) -> int:
+    """The GPUs a pool holds back for the fast lane (``fast_lane_pct`` of its GPUs, rounded down like the other
+    reserves): ``allocate()`` places no window on them, of any tier; only a fast-lane grant between reviews does
+    (``allocations.fastlane``)."""
+    _check_pool(pool)
+    return pool.fast_lane_pct * pool.gpu_count // 100
+
+
 @dataclass(frozen=True, slots=True)
 class WeekCapacity:
     """The GPU-hours ``allocate()`` can place on one pool over a span of hours.
@@ -207,7 +220,7 @@ def week_capacity(pool: PoolCapacity, *, hours: int = 168) -> WeekCapacity:
         raise ValueError(f"hours must not be negative, got {hours}")
     burst, standby = reserved_gpus(pool)
     return WeekCapacity(
-        standard_gpu_hours=(pool.gpu_count - burst - standby) * hours,
+        standard_gpu_hours=(pool.gpu_count - burst - standby - fast_lane_gpus(pool)) * hours,
         burst_gpu_hours=burst * hours,
     )
 
@@ -312,7 +325,8 @@ def _allocate(
     limits: dict[str, tuple[int, int]] = {}
     for key in sorted(by_key):
         burst, standby = reserved_gpus(by_key[key])
-        limits[key] = (by_key[key].gpu_count - standby - burst, by_key[key].gpu_count - standby)
+        total_limit = by_key[key].gpu_count - standby - fast_lane_gpus(by_key[key])  # the fast lane's held back too
+        limits[key] = (total_limit - burst, total_limit)
     choices: dict[int, _Choice] = {}
     if any(demand.alternatives for demand in demands):
         demands, choices = _choose_pools(
@@ -495,14 +509,14 @@ def _check_pool(pool: PoolCapacity) -> None:
         raise ValueError(f"pool key must be a non-empty string, got {pool.key!r}")
     if not _is_int(pool.gpu_count) or pool.gpu_count < 0:
         raise ValueError(f"pool {pool.key!r}: gpu_count must be at least 0, got {pool.gpu_count!r}")
-    for name in ("burst_reserve_pct", "standby_pct"):
+    for name in ("burst_reserve_pct", "standby_pct", "fast_lane_pct"):
         pct = getattr(pool, name)
         if not _is_int(pct) or not 0 <= pct <= 100:
             raise ValueError(f"pool {pool.key!r}: {name} must be 0 to 100, got {pct!r}")
-    if pool.burst_reserve_pct + pool.standby_pct > 100:
+    if pool.burst_reserve_pct + pool.standby_pct + pool.fast_lane_pct > 100:
         raise ValueError(
-            f"pool {pool.key!r}: burst_reserve_pct + standby_pct must be at most 100, "
-            f"got {pool.burst_reserve_pct} + {pool.standby_pct}"
+            f"pool {pool.key!r}: burst_reserve_pct + standby_pct + fast_lane_pct must be at most 100, "
+            f"got {pool.burst_reserve_pct} + {pool.standby_pct} + {pool.fast_lane_pct}"
         )
 
 

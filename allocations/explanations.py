@@ -165,6 +165,8 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
     if code == "placed":
         if p["preemptible"]:
             text = _("placed %(span)s on %(gpus)s, preemptible (in the burst reserve)")
+        elif p.get("fast_lane"):
+            text = _("placed %(span)s on %(gpus)s in the fast-lane reserve, granted on submission")
         else:
             text = _("placed %(span)s on %(gpus)s")
         return text % {"span": week.span(p["start"], p["end"]), "gpus": _model_gpus(p["gpu_count"], p["gpu_model"])}
@@ -187,6 +189,12 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
             "end": week.at(p["latest_end"]),
         }
     if code == "kept":
+        if p.get("fast_lane") and not p.get("started", True):
+            return ngettext(
+                "kept as published: a fast-lane grant, from %(start)s on %(count)d GPU",
+                "kept as published: a fast-lane grant, from %(start)s on %(count)d GPUs",
+                p["gpu_count"],
+            ) % {"start": week.at(p["start"]), "count": p["gpu_count"]}
         if p.get("started", True):  # records from before the flag kept started windows only
             return ngettext(
                 "kept as published: running since %(start)s on %(count)d GPU",
@@ -216,6 +224,8 @@ def _render(code: str, p: Mapping[str, Any], week: _Labels) -> str:
         ) % {"start": week.at(p["start"]), "released": p["released"], "count": p["gpu_count"]}
     if code == "pool_chosen":
         return _pool_chosen(p)
+    if code == "revoked":
+        return _("revoked by the review before it started: %(reason)s") % {"reason": p["reason"]}
     if code == "unknown_pool":
         return _("unknown pool %(pool)s") % {"pool": repr(p["pool"])}
     if code == "minimum_above_count":

@@ -444,6 +444,38 @@ class EmergencyRequestForm(forms.Form):
         form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
 
 
+class FastLaneRequestForm(forms.Form):
+    """A small request of the running week, granted on submission in the fast lane or sent to the weekly review."""
+
+    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
+    pool: forms.ModelChoiceField[GpuPool] = forms.ModelChoiceField(queryset=None, label=_("GPU pool"))
+    title = forms.CharField(label=_("What needs the GPUs"), max_length=200)
+    gpu_count = StrictIntegerField(label=_("GPUs"), min_value=1)
+    duration_hours = StrictIntegerField(
+        label=_("Hours, from now"), min_value=1,
+        help_text=_("It must end by the end of this week (Sunday 24:00 in the committee's zone)."),
+    )
+    justification = forms.CharField(
+        label=_("What it is for (optional)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=limits.JUSTIFICATION_MAX_LENGTH,
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        teams = selectors.team_list_for_user(user=user)
+        form_field(self, "team", forms.ModelChoiceField).queryset = teams
+        if len(teams) == 1:
+            self.fields["team"].initial = teams[0].pk
+        form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
+
+
+class FastLaneRevokeForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why the review revokes it"), widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=limits.RATIONALE_MAX_LENGTH, help_text=_("The team reads it."),
+    )
+
+
 class EmergencyDecisionForm(forms.Form):
     verdict = forms.ChoiceField(
         label=_("Verdict"), widget=forms.RadioSelect,

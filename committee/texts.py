@@ -19,7 +19,7 @@ from django.utils.translation import ngettext
 from allocations.explanations import explanation_text, tier_label
 from committee.models import DecisionOutcome, PostHocOutcome
 from core.datetimes import format_when
-from core.numbers import format_figure, format_gpu_hours
+from core.numbers import format_figure, format_gpu_hours, format_money, format_pct
 from core.texts import text_renderer
 
 
@@ -186,3 +186,95 @@ def outcome_reported(params: Mapping[str, Any]) -> str:
         return _("%(previous)s → %(value)s %(unit)s: %(note)s") % {
             **words, "previous": format_figure(Decimal(params["previous"]))}
     return _("%(value)s %(unit)s: %(note)s") % words
+
+
+# The fast lane (committee/services/fastlane.py, docs/fast-lane.md): why a request was refused it, in plain words.
+
+
+@text_renderer("fast_lane_over_ceiling")
+def fast_lane_over_ceiling(params: Mapping[str, Any]) -> str:
+    """A fast-lane refusal: more GPU-hours than the ceiling."""
+    return _("Above the fast lane's ceiling: %(gpus)d GPUs × %(hours)d h = %(gpu_hours)s GPU-hours, more than the "
+             "%(ceiling)s GPU-hours a fast-lane request may ask for. It goes to the weekly review.") % {
+        "gpus": int(params["gpus"]), "hours": int(params["hours"]),
+        "gpu_hours": format_gpu_hours(int(params["gpu_hours"])), "ceiling": format_gpu_hours(int(params["ceiling"])),
+    }
+
+
+@text_renderer("fast_lane_over_budget")
+def fast_lane_over_budget(params: Mapping[str, Any]) -> str:
+    """A fast-lane refusal: the department's budget has no room for the charge."""
+    return _("Over budget: it would charge %(department)s %(charge)s, and %(left)s is left of its budget for "
+             "%(quarter)s. It goes to the weekly review.") % {
+        "department": params["department"], "charge": format_money(Decimal(params["charge"])),
+        "left": format_money(Decimal(params["left"])), "quarter": params["quarter"],
+    }
+
+
+@text_renderer("fast_lane_over_fair_share")
+def fast_lane_over_fair_share(params: Mapping[str, Any]) -> str:
+    """A fast-lane refusal: the team used more than its fair share lately."""
+    return _("Above its fair share: %(team)s used %(used)s of the recent GPU-hours, more than its share of "
+             "%(entitled)s. It goes to the weekly review.") % {
+        "team": params["team"], "used": format_pct(params["used_pct"]), "entitled": format_pct(params["entitled_pct"]),
+    }
+
+
+@text_renderer("fast_lane_no_room")
+def fast_lane_no_room(params: Mapping[str, Any]) -> str:
+    """A fast-lane refusal: the pool's fast-lane reserve has no room for the whole duration."""
+    if not int(params["reserve"]):
+        return _("No fast lane on %(pool)s: the policy holds no fast-lane reserve on this pool. It goes to the "
+                 "weekly review.") % {"pool": params["pool"]}
+    return _("No room in the fast lane: %(pool)s's fast-lane reserve of %(reserve)d GPUs has at most %(free)d free "
+             "for %(hours)d h before the week ends, fewer than the %(gpus)d asked. It goes to the weekly review.") % {
+        "pool": params["pool"], "reserve": int(params["reserve"]), "free": int(params["free"]),
+        "hours": int(params["hours"]), "gpus": int(params["gpus"]),
+    }
+
+
+@text_renderer("fast_lane_placed")
+def fast_lane_placed(params: Mapping[str, Any]) -> str:
+    """A plan's note: the fast-lane grant it was published for."""
+    return _("Fast lane: “%(title)s” of %(team)s, %(gpus)d GPUs for %(hours)d h, granted on submission.") % {
+        "title": params["title"], "team": params["team"], "gpus": int(params["gpu_count"]),
+        "hours": int(params["hours"]),
+    }
+
+
+@text_renderer("fast_lane_granted")
+def fast_lane_granted(params: Mapping[str, Any]) -> str:
+    """A fast-lane grant's decision: who decided (the policy), and why."""
+    return _("Granted in the fast lane: %(gpu_hours)s GPU-hours, within the ceiling, the department's budget and "
+             "the team's fair share, placed in the pool's fast-lane reserve.") % {
+        "gpu_hours": format_gpu_hours(int(params["gpu_hours"]))}
+
+
+@text_renderer("fast_lane_published")
+def fast_lane_published(params: Mapping[str, Any]) -> str:
+    """A request's history: the plan version that placed the fast-lane grant, and where."""
+    return _("plan version %(version)d: %(text)s") % {
+        "version": int(params["version"]),
+        "text": explanation_text(params["reasons"], week_start=datetime.fromisoformat(params["week_start"])),
+    }
+
+
+@text_renderer("fast_lane_moved")
+def fast_lane_moved(params: Mapping[str, Any]) -> str:
+    """A request's history: refused the fast lane, it goes to the next weekly review."""
+    return _("moved to the intake of week %(week)s as a draft, for the weekly review") % {"week": params["week"]}
+
+
+@text_renderer("fast_lane_not_moved")
+def fast_lane_not_moved(params: Mapping[str, Any]) -> str:
+    """A request's history: refused the fast lane, and no weekly review could take it."""
+    if params.get("taken"):
+        return _("withdrawn: the team already has a request for this pool at the next weekly review; add to it there")
+    return _("withdrawn: no weekly review is open for requests; file it when the next intake opens")
+
+
+@text_renderer("fast_lane_revoked")
+def fast_lane_revoked(params: Mapping[str, Any]) -> str:
+    """A plan's note and a request's history: the review revoked a fast-lane grant before it started."""
+    return _("Fast-lane grant “%(title)s” of %(team)s revoked by the review: %(reason)s") % {
+        "title": params["title"], "team": params["team"], "reason": params["reason"]}

@@ -7,6 +7,7 @@ from committee.views import (
     discussion,
     elastic,
     emergency,
+    fastlane,
     grid,
     inbox,
     portal,
@@ -100,6 +101,12 @@ urlpatterns += [
     path("emergencies/<int:pk>/", emergency.emergency_detail, name="emergency-detail"),
     path("emergencies/<int:pk>/decide/", emergency.emergency_decide, name="emergency-decide"),
     path("emergencies/<int:pk>/review/", emergency.emergency_review, name="emergency-review"),
+]
+
+# The fast lane: small requests of the running week, granted on submission (docs/fast-lane.md).
+urlpatterns += [
+    path("fast-lane/new/", fastlane.fast_lane_create, name="fast-lane-create"),
+    path("fast-lane/<int:pk>/revoke/", fastlane.fast_lane_revoke, name="fast-lane-revoke"),
 ]
 
 # The conversation around a request: committee comments, questions to the team, stale scores, conflicts.

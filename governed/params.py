@@ -7,6 +7,10 @@ A key is a dotted name. Two families carry a name of the app above in braces, wh
                                              changes no number: it is exempt from one change a week)
     pool.{pool}.burst_reserve_pct            whole percents; {pool} is the pool's "cluster/slug"
     pool.{pool}.standby_pct                  whole percents; a pool's two stay below 100 together
+    pool.{pool}.fast_lane_pct                whole percents of the pool's GPUs held back from the weekly plan for
+                                             the fast lane (docs/fast-lane.md), default 0 (no fast lane); the
+                                             pool's three reserves stay below 100 together
+    fast_lane.max_gpu_hours                  the most GPU-hours (GPUs x hours) one fast-lane request may ask for
     pool.{pool}.billing_weight               A100-equivalents of one GPU-hour of the pool (the common unit), default 1
     pool.{pool}.price_per_gpu_hour           what one GPU-hour of the pool costs, in DOCKET_COST_CURRENCY, up to four
                                              decimals, default 0 (charges, statements, the dashboards' costs)
@@ -76,6 +80,9 @@ OUTCOMES_TRACK_RECORD_COUNT = "outcomes.track_record_count"
 OUTCOMES_OVERDUE_EFFECT = "outcomes.overdue_effect"
 OVERDUE_EFFECTS = ("none", "flag", "block")
 POOL_FIELDS = ("burst_reserve_pct", "standby_pct")
+FAST_LANE = "fast_lane_pct"  # pool.{pool}.fast_lane_pct: held back from the weekly plan, like the two above
+FAST_LANE_MAX_GPU_HOURS = "fast_lane.max_gpu_hours"
+FAST_LANE_MAX_GPU_HOURS_LIMIT = 100_000
 QUORUM_MAX = 50
 HALF_LIFE_MAX_WEEKS = 520
 TRAILING_MAX_WEEKS = 520
@@ -144,6 +151,10 @@ PARAMS: tuple[Param, ...] = (
           default=lambda: 20),
     Param("pool.{pool}.standby_pct", _("Pools"), _("%(pool)s cold standby"), "%", minimum=0, maximum=99,
           default=lambda: 10),
+    Param("pool.{pool}.fast_lane_pct", _("Pools"), _("%(pool)s fast-lane reserve"), "%", minimum=0, maximum=99,
+          default=lambda: 0),
+    Param(FAST_LANE_MAX_GPU_HOURS, _("Fast lane"), _("most GPU-hours of a fast-lane request"), _("GPU-hours"),
+          minimum=1, maximum=FAST_LANE_MAX_GPU_HOURS_LIMIT, default=lambda: 96),
     Param("pool.{pool}.billing_weight", _("Pools"), _("%(pool)s billing weight"), _("A100-equivalents"),
           kind="decimal", minimum=0, maximum=BILLING_WEIGHT_MAX, above_minimum=True, default=lambda: 1),
     Param("pool.{pool}.price_per_gpu_hour", _("Pools"), _("%(pool)s price per GPU-hour"), _("per GPU-hour"),
@@ -312,15 +323,15 @@ def _or_default(values: Mapping[str, Value], key: str) -> Value:
     return found[0].default() if found and found[0].default else 0
 
 
-def pool_reserves(values: Mapping[str, Value], pool: str) -> tuple[int, int]:
-    """(burst reserve %, cold standby %) of `pool` ("cluster/slug") in a week's `values`
+def pool_reserves(values: Mapping[str, Value], pool: str) -> tuple[int, int, int]:
+    """(burst reserve %, cold standby %, fast-lane reserve %) of `pool` ("cluster/slug") in a week's `values`
     (governed.selectors.policy_values), its declared default where no change names the pool."""
     reserves = []
-    for field in POOL_FIELDS:
+    for field in (*POOL_FIELDS, FAST_LANE):
         key = f"{POOL_PREFIX}{pool}.{field}"
         found = param_for(key)
         reserves.append(as_int(values.get(key, found[0].default() if found and found[0].default else 0)))
-    return reserves[0], reserves[1]
+    return reserves[0], reserves[1], reserves[2]
 
 
 def billing_weight(values: Mapping[str, Value], pool: str) -> Decimal:
@@ -347,9 +358,14 @@ def combined_errors(merged: Mapping[str, Value], changed: set[str]) -> list[str]
     for pool in sorted(pools):
         reserve = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.burst_reserve_pct"))
         standby = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.standby_pct"))
-        if reserve + standby >= 100:
+        fast = as_int(_or_default(merged, f"{POOL_PREFIX}{pool}.{FAST_LANE}"))
+        if reserve + standby + fast >= 100 and not fast:
             problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% must stay "
                               "below 100 %%.") % {"pool": pool, "reserve": reserve, "standby": standby})
+        elif reserve + standby + fast >= 100:
+            problems.append(_("Pool %(pool)s: burst reserve %(reserve)s %% plus cold standby %(standby)s %% plus "
+                              "fast-lane reserve %(fast)s %% must stay below 100 %%.")
+                            % {"pool": pool, "reserve": reserve, "standby": standby, "fast": fast})
     night = (f"{ELASTIC_PREFIX}night_start", f"{ELASTIC_PREFIX}night_end")
     if changed & set(night) and merged.get(night[0]) == merged.get(night[1]):
         problems.append(str(_("The night must end at another time than it starts.")))

@@ -44,8 +44,9 @@ ELASTIC_PREFIX = params.ELASTIC_PREFIX
 FAIRSHARE_HALF_LIFE = params.FAIRSHARE_HALF_LIFE
 FAIRSHARE_TRAILING = params.FAIRSHARE_TRAILING
 QUORUM = params.QUORUM
-# A pool's reserves, its billing weight in the common unit (A100-equivalents) and its price per GPU-hour.
-POOL_FIELDS = (*params.POOL_FIELDS, params.BILLING_WEIGHT, params.PRICE)
+# A pool's reserves, its fast-lane reserve, its billing weight in the common unit (A100-equivalents) and its price per
+# GPU-hour.
+POOL_FIELDS = (*params.POOL_FIELDS, params.FAST_LANE, params.BILLING_WEIGHT, params.PRICE)
 # The elastic policy's thresholds a proposal may change (the numbers; the night's hours and the on/off are changed
 # on the elastic policy page), with their bounds, from the declarations.
 ELASTIC_FIELDS: dict[str, tuple[int, int]] = {
@@ -183,7 +184,7 @@ def current_values(*, week: str | None = None) -> dict[str, Number]:
     slugs = pool_slugs(pools)
     pool_values = policy_values(week=week or weeks.current_week_label(timezone.now()), prefix=POOL_PREFIX)
     for pool in pools:
-        for field in params.POOL_FIELDS:
+        for field in (*params.POOL_FIELDS, params.FAST_LANE):
             values[pool_key(slugs[pool.pk], field)] = int(getattr(pool, field))
         values[pool_key(slugs[pool.pk], params.BILLING_WEIGHT)] = _number(params.billing_weight(pool_values, pool.key))
         values[pool_key(slugs[pool.pk], params.PRICE)] = _number(params.pool_price(pool_values, pool.key))

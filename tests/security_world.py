@@ -37,6 +37,7 @@ from allocations.models import AllocationWindow
 from committee import services, weeks
 from committee.models import CycleStatus
 from committee.services.emergency import emergency_request_file
+from committee.services.fastlane import fast_lane_request_file
 from reports import services as report_services
 from reports.models import ExportStatus, ExportStep, Page, PageKind, PdfExport
 from reports.selectors import revision_latest
@@ -113,6 +114,9 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
     submitted_a = file_request(w, pool=w.h100, title="Search eval sweep", gpu_count=8, min_gpu_count=4)
     draft_b = file_request(w, team=w.team_b, submit=False, pool=w.h100, title="Vision ablation", gpu_count=8,
                            min_gpu_count=4)
+    # Team A's fast-lane request of the running week (no pool holds a fast-lane reserve: refused, told why).
+    fast_lane_a = fast_lane_request_file(actor=w.lead_a, team=w.team_a, pool=w.a100, title="Quick eval", gpu_count=4,
+                                         duration_hours=2)
 
     # The archive: last week's decision record (written by the receivers), and a charter with two revisions.
     record = Page.objects.get(kind=PageKind.DECISION_RECORD, source_key=f"cycle:{published.week}")
@@ -150,7 +154,7 @@ def build_estate(pdf_root: Path) -> SimpleNamespace:
         world=w, tokens=tokens, published=published, plan=plan, window_a=window_a, window_b=window_b,
         review=review, pub_a=pub_a, pub_b=pub_b, review_a=review_a, review_b=review_b, open=w.cycle,
         draft_a=draft_a, submitted_a=submitted_a, draft_b=draft_b, record=record, charter=charter, export=export,
-        emergency_a=emergency_a, question_a=question_a, webhook_a=webhook_a,
+        emergency_a=emergency_a, question_a=question_a, webhook_a=webhook_a, fast_lane_a=fast_lane_a,
         pdf_root=pdf_root, appeal_b=appeal_b, proposal=proposal,
     )
 

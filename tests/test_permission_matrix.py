@@ -229,6 +229,13 @@ TABLE: list[Row] = [
     Row("emergencies/<int:pk>/review/", "team A's emergency: only the chair records the review's decision",
         {"POST": "302 403 404 403 302 302 302"}, kwargs=pk("emergency_a"),
         body=lambda e: {"outcome": "endorsed", "note": ""}),
+    # The fast lane: a team member files; the chair revokes a grant at the review (docs/fast-lane.md).
+    Row("fast-lane/new/", "a team member files for their team; anyone else's choice of team A is refused",
+        {"GET": "302 200 200 403 403 302 302", "POST": "302 302 400 403 403 302 302"},
+        body=lambda e: {"team": e.world.team_a.pk, "pool": e.world.a100.pk, "title": "Matrix fast lane",
+                        "gpu_count": "2", "duration_hours": "2"}),
+    Row("fast-lane/<int:pk>/revoke/", "team A's fast-lane request: only the chair revokes, team B gets 404",
+        {"POST": "302 403 404 403 302 302 302"}, kwargs=pk("fast_lane_a"), body=lambda e: {"reason": "Too big."}),
     # The weekly review (committee) and the chair's actions.
     Row("review/", "redirects the committee to the week in review", {"GET": "302 403 403 302 302 302 302"}),
     Row("review/<week:week>/", "the week in review", {"GET": EDITORS}, kwargs=week["review"]),
@@ -473,6 +480,9 @@ TABLE: list[Row] = [
     Row("api/v1/teams/<slug:team>/requests/", "file for team B: only team B's members",
         {"POST": "401 403 201 403 403 403 403"}, kwargs=lambda e: {"team": "team-b"},
         body=lambda e: request_json(e, pool=e.world.a100)),
+    Row("api/v1/teams/<slug:team>/fast-lane/", "a fast-lane request for team B: only team B's members",
+        {"POST": "401 403 201 403 403 403 403"}, kwargs=lambda e: {"team": "team-b"},
+        body=lambda e: {"pool": "atlas/a100", "title": "Matrix fast lane", "gpu_count": 2, "duration_hours": 2}),
     Row("api/v1/teams/<slug:team>/windows/", "team A's windows: its members and the committee",
         {"GET": "401 200 403 200 200 403 403"}, kwargs=lambda e: {"team": "team-a"}),
     Row("api/v1/pools/", "every pool, for filing requests", {"GET": API_PEOPLE}),

@@ -326,8 +326,11 @@ class PoolSerializer(serializers.Serializer):
     gpus_per_node = serializers.IntegerField()
     burst_reserve_pct = serializers.IntegerField(help_text=_("Held back for preemptible windows."))
     standby_pct = serializers.IntegerField(help_text=_("The cold standby, never placed by the weekly plan."))
+    fast_lane_pct = serializers.IntegerField(
+        help_text=_("The fast-lane reserve, never placed by the weekly plan: small requests granted on submission."))
     burst_reserve_gpus = serializers.IntegerField()
     standby_gpus = serializers.IntegerField()
+    fast_lane_gpus = serializers.IntegerField()
     standard_gpus = serializers.IntegerField(help_text=_("What priority and standard windows can hold at once."))
     standard_gpu_hours_per_week = serializers.IntegerField(help_text=_("Over a week of 168 hours."))
     burst_gpu_hours_per_week = serializers.IntegerField(help_text=_("Over a week of 168 hours."))

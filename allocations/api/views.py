@@ -400,12 +400,14 @@ class PoolListView(APIView):
                 "gpus_per_node": pool.gpus_per_node,
                 "burst_reserve_pct": pool.burst_reserve_pct,
                 "standby_pct": pool.standby_pct,
+                "fast_lane_pct": pool.fast_lane_pct,
                 "burst_reserve_gpus": burst,
                 "standby_gpus": standby,
-                "standard_gpus": pool.gpu_count - burst - standby,
+                "fast_lane_gpus": fast,
+                "standard_gpus": pool.gpu_count - burst - standby - fast,
                 "standard_gpu_hours_per_week": capacity.standard_gpu_hours,
                 "burst_gpu_hours_per_week": capacity.burst_gpu_hours,
             }
-            for pool, capacity, (burst, standby) in selectors.pool_list_with_capacity(hours=168)
+            for pool, capacity, (burst, standby, fast) in selectors.pool_list_with_capacity(hours=168)
         ]
         return Response(PoolSerializer(rows, many=True).data)

@@ -145,11 +145,12 @@ class GpuPool(models.Model):
     # allocated: spare capacity for failures) are governed parameters, "pool.<cluster>/<slug>.burst_reserve_pct" and
     # ".standby_pct" (governed.params), never fields: read for a week by allocations.selectors.pool_reserves_for_week,
     # else for the current week at first use.
-    _reserves: tuple[int, int] | None = None
+    # The fast-lane reserve ("pool.<cluster>/<slug>.fast_lane_pct", docs/fast-lane.md) is held back the same way.
+    _reserves: tuple[int, int, int] | None = None
 
-    def reserves(self) -> tuple[int, int]:
-        """(burst reserve %, cold standby %) in force: those a selector set for a week, else the current week's in
-        the one store (one query, then kept on the row)."""
+    def reserves(self) -> tuple[int, int, int]:
+        """(burst reserve %, cold standby %, fast-lane reserve %) in force: those a selector set for a week, else the
+        current week's in the one store (one query, then kept on the row)."""
         if self._reserves is None:
             week = format_isoweek(timezone.now())
             self._reserves = pool_reserves(policy_values(week=week, prefix=f"{POOL_PREFIX}{self.key}."), self.key)
@@ -162,6 +163,10 @@ class GpuPool(models.Model):
     @property
     def standby_pct(self) -> int:
         return self.reserves()[1]
+
+    @property
+    def fast_lane_pct(self) -> int:
+        return self.reserves()[2]
 
     # Its price per GPU-hour is governed too, "pool.<cluster>/<slug>.price_per_gpu_hour": a reader of a week's charges
     # or costs reads the week's (allocations.selectors.pool_prices); this is the current week's, for the admin.

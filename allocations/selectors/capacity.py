@@ -14,9 +14,9 @@ from governed.selectors import policy_values
 
 
 def pool_reserves_for_week(*, week: str, pools: Iterable[GpuPool]) -> list[GpuPool]:
-    """`pools` as the engine places on them in `week`: each one's burst reserve and cold standby (in memory, never
-    saved) the values in force that week (the one store, governed), or the declared defaults for a pool no change
-    names. One query, for any number of pools."""
+    """`pools` as the engine places on them in `week`: each one's burst reserve, cold standby and fast-lane reserve
+    (in memory, never saved) the values in force that week (the one store, governed), or the declared defaults for a
+    pool no change names. One query, for any number of pools."""
     stored = policy_values(week=week, prefix=POOL_PREFIX)
     out = list(pools)
     for pool in out:
@@ -37,6 +37,7 @@ def pool_capacity(*, pool: GpuPool) -> engine.PoolCapacity:
         gpu_model=pool.gpu_model,
         burst_reserve_pct=pool.burst_reserve_pct,
         standby_pct=pool.standby_pct,
+        fast_lane_pct=pool.fast_lane_pct,
     )
 
 
@@ -56,9 +57,13 @@ def pool_week_capacity_list(*, hours: int) -> list[tuple[GpuPool, engine.WeekCap
     return [(pool, pool_week_capacity(pool=pool, hours=hours)) for pool in pools]
 
 
-def pool_list_with_capacity(*, hours: int = 168) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int]]]:
-    """Every pool with its week's capacity and its reserved GPUs (burst, standby), for the pools API. Two queries."""
+def pool_list_with_capacity(
+    *, hours: int = 168
+) -> list[tuple[GpuPool, engine.WeekCapacity, tuple[int, int, int]]]:
+    """Every pool with its week's capacity and its reserved GPUs (burst, standby, fast lane), for the pools API. Two
+    queries."""
     return [
-        (pool, capacity, engine.reserved_gpus(pool_capacity(pool=pool)))
+        (pool, capacity, (*engine.reserved_gpus(pool_capacity(pool=pool)),
+                          engine.fast_lane_gpus(pool_capacity(pool=pool))))
         for pool, capacity in pool_week_capacity_list(hours=hours)
     ]

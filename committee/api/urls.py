@@ -1,6 +1,6 @@
 from django.urls import path
 
-from committee.api import corrections, discussion, forward, publishing, realized, release, views, webhooks
+from committee.api import corrections, discussion, fastlane, forward, publishing, realized, release, views, webhooks
 
 urlpatterns = [
     path("cycles/", views.CycleListView.as_view(), name="api-cycles"),
@@ -54,4 +54,7 @@ urlpatterns += [
 ]
 urlpatterns += [
     path("calendar/", forward.ForwardCalendarView.as_view(), name="api-calendar"),
+]
+urlpatterns += [
+    path("teams/<slug:team>/fast-lane/", fastlane.TeamFastLaneView.as_view(), name="api-team-fast-lane"),
 ]

@@ -5,9 +5,10 @@ changes nothing. One module per part of the demo, run in this order by `seed_dem
 teams, people), `history` (the scheduler side and four past weeks, last week with a
 lend used by preemptible work), `requests` (the open week's requests and
 questions), `review` (the current week scored, decided, finalized), `running_week` (its plan published, an idle
-grant, an emergency, a release that fed the waitlist, an extension approved), `dashboards` (costs and the usage
-before Docket) and `budgets` (three departments over the teams, with a budget each for the quarter, one near its
-limit), `outcomes` (a team's reported outcomes against its forecasts, another's overdue).
+grant, an emergency, a fast-lane grant and a refusal, a release that fed the waitlist, an extension approved),
+`dashboards` (costs and the usage before Docket), `budgets` (three departments over the teams, with a budget each
+for the quarter, one near its limit) and `outcomes` (a team's reported outcomes against its forecasts, another's
+overdue).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from committee.demo.review import seed_reviewed_week
 from committee.demo.running_week import (
     seed_emergency,
     seed_extension,
+    seed_fast_lane,
     seed_idle_grant,
     seed_published_week,
     seed_release,
@@ -52,6 +54,7 @@ def seed_demo(*, now: datetime | None = None) -> list[tuple[str, str]]:
     seed_idle_grant(now=now)
     seed_release(now=now)
     seed_extension(now=now)
+    seed_fast_lane(pools=pools, now=now)  # after the release: its re-plan was placed without the fast-lane reserve
     seed_departments_and_budgets(now=now)
     seed_outcomes(now=now)
     seed_history_read(weeks_in_play={weeks.current_week_label(now), intake.week}, now=now)

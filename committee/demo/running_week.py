@@ -1,5 +1,6 @@
 """The week in force: its plan published with what the Slurm sync reported, a grant measured idle (the elastic
-evaluation flags it), an out-of-cycle emergency placed beside the plan, a release that fed the waitlist and an
+evaluation flags it), an out-of-cycle emergency placed beside the plan, a fast-lane grant and a request refused the
+fast lane, a release that fed the waitlist and an
 extension approved."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from committee import weeks
 from committee.models import (
     CycleStatus,
     EmergencyRequest,
+    FastLaneRequest,
     GpuRequest,
     MembershipRole,
     RequestEvent,
@@ -37,7 +39,10 @@ from committee.models import (
 from committee.selectors import PlacementStatus
 from committee.services import cycle_publish, grant_extension_file, window_release
 from committee.services.emergency import emergency_request_decide, emergency_request_file
+from committee.services.fastlane import fast_lane_request_file
 from core.errors import StateConflict
+from governed.models import ChangeSource
+from governed.services import policy_change_record
 
 
 def seed_published_week(*, now: datetime) -> None:
@@ -124,6 +129,35 @@ def seed_emergency(*, pools: dict[str, GpuPool], now: datetime) -> None:
     emergency_request_decide(actor=users.get(username="chair"), emergency=emergency, approve=True,
                              use_standby=True, note="Approved; use the standby if the burst reserve is short.",
                              now=now)
+
+
+FAST_LANE_TITLE = "Evaluate the new ranker on last week's traffic"
+FAST_LANE_REFUSED_TITLE = "Re-embed the whole product catalogue"
+FAST_LANE_REASON = "A fast lane for small requests: a tenth of each pool, granted on submission (issue 30)."
+
+
+def seed_fast_lane(*, pools: dict[str, GpuPool], now: datetime) -> None:
+    """The fast lane (docs/fast-lane.md): from the running week each pool holds a tenth of its GPUs back for it; a
+    four-GPU, one-day evaluation is granted on submission, and a bigger request is told it is above the ceiling and
+    goes to the next review. Idempotent: seeded once, and only with a day of the week left."""
+    if FastLaneRequest.objects.filter(request__title=FAST_LANE_TITLE).exists():
+        return
+    current = ReviewCycle.objects.filter(week=weeks.current_week_label(now), status=CycleStatus.PUBLISHED).first()
+    if current is None or (current.ends_at - now) < timedelta(hours=25):
+        return
+    policy_change_record(
+        actor=None, changes={f"pool.{pool.key}.fast_lane_pct": 10 for pool in pools.values()},
+        effective_week=current.week, reason=FAST_LANE_REASON, source=ChangeSource.COMMAND,
+        exempt_reason="The demo's fast lane: GPUs no window of this week holds yet.", author_name="Docket demo",
+    )
+    users = get_user_model().objects
+    # Vision is below its fair share; Search has no request on h100 at the next review, where the refused one goes.
+    fast_lane_request_file(actor=users.get(username="vision-lead"), team=Team.objects.get(slug="vision"),
+                           pool=pools["a100"], title=FAST_LANE_TITLE, gpu_count=4, duration_hours=24, now=now,
+                           justification="Offline evaluation before Monday's review.")
+    fast_lane_request_file(actor=users.get(username="search-lead"), team=Team.objects.get(slug="search"),
+                           pool=pools["h100"], title=FAST_LANE_REFUSED_TITLE, gpu_count=8, duration_hours=48,
+                           now=now)
 
 
 RELEASE_REASON = "The sweep converged early: half the GPUs are enough for the last runs."

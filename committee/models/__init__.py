@@ -34,6 +34,11 @@ from committee.models.events import (
     WebhookDelivery,
     WebhookSubscription,
 )
+from committee.models.fastlane import (
+    FastLaneCheck,
+    FastLaneRequest,
+    FastLaneStatus,
+)
 from committee.models.notifications import (
     Notification,
     NotificationDigest,
@@ -100,6 +105,9 @@ __all__ = [
     "EmergencyRequest",
     "EmergencyStatus",
     "FairShareSnapshot",
+    "FastLaneCheck",
+    "FastLaneRequest",
+    "FastLaneStatus",
     "GpuRequest",
     "GrantSource",
     "ImpactForecast",

@@ -92,6 +92,9 @@ class GpuRequest(models.Model):
     # An out-of-cycle emergency request (committee/services/emergency.py): filed into the running
     # week, beside the team's weekly request for the same pool; its details are in `emergency`.
     is_emergency = models.BooleanField(_("emergency"), default=False)
+    # A fast-lane request (committee/services/fastlane.py): filed into the running week beside the team's weekly
+    # request for the same pool, granted on submission; refused, it goes to the next review as a normal request.
+    is_fast_lane = models.BooleanField(_("fast lane"), default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+", verbose_name=_("created by")
     )
@@ -146,7 +149,7 @@ class GpuRequest(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["team", "pool", "cycle"],
-                condition=~Q(status=RequestStatus.WITHDRAWN) & Q(is_emergency=False),
+                condition=~Q(status=RequestStatus.WITHDRAWN) & Q(is_emergency=False) & Q(is_fast_lane=False),
                 name="request_one_active_per_team_pool_cycle",
                 violation_error_message=_("Your team already has an active request for this pool in this cycle."),
             ),

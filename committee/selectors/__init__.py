@@ -90,6 +90,11 @@ from committee.selectors.fairshare import (
     fair_share_for_cycle,
     fair_share_live,
 )
+from committee.selectors.fastlane import (
+    fast_lane_get,
+    fast_lane_list_for_review,
+    fast_lane_policy_now,
+)
 from committee.selectors.forward import CalendarWeek, FilingHint, PoolCalendar, filing_hint, forward_calendar
 from committee.selectors.governance import (
     governance_for_week,
@@ -349,6 +354,9 @@ __all__ = [
     "extension_offer",
     "fair_share_for_cycle",
     "fair_share_live",
+    "fast_lane_get",
+    "fast_lane_list_for_review",
+    "fast_lane_policy_now",
     "filing_hint",
     "forward_calendar",
     "found_conflict_get",

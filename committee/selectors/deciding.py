@@ -64,6 +64,7 @@ class Act(StrEnum):
     AMEND = "amend"  # amend on appeal: a correction
     APPROVE_EMERGENCY = "approve_emergency"  # approve or reject an emergency request
     REVIEW_EMERGENCY = "review_emergency"  # the review's after-the-fact verdict on a placed emergency
+    REVOKE_FAST_LANE = "revoke_fast_lane"  # the review revokes a fast-lane grant that has not started
     COMMENT = "comment"  # the committee's comment on a request (no outcome changes, the same people are kept out)
     ASK = "ask"  # the committee's question to the team
 
@@ -77,6 +78,7 @@ _RECORDER: dict[Act, str | None] = {
     Act.AMEND: "recording",
     Act.APPROVE_EMERGENCY: None,
     Act.REVIEW_EMERGENCY: "chair",
+    Act.REVOKE_FAST_LANE: "chair",
     Act.COMMENT: None,
     Act.ASK: None,
 }
@@ -98,6 +100,7 @@ def _no_seat(act: Act) -> str:
         Act.AMEND: _("Only committee members decide appeals."),
         Act.APPROVE_EMERGENCY: _("Only committee members approve emergency requests."),
         Act.REVIEW_EMERGENCY: _("Only the chair records the review's decision on an emergency."),
+        Act.REVOKE_FAST_LANE: _("Only the chair revokes a fast-lane grant."),
     }[act]
 
 
@@ -111,6 +114,7 @@ def _own_team(act: Act, team: str) -> str:
         Act.AMEND: _("You are a member of %(team)s: you do not decide its appeals."),
         Act.APPROVE_EMERGENCY: _("You are a member of %(team)s: you do not approve its emergency requests."),
         Act.REVIEW_EMERGENCY: _("You are a member of %(team)s: you do not review its emergency requests."),
+        Act.REVOKE_FAST_LANE: _("You are a member of %(team)s: you do not revoke its fast-lane grants."),
     }[act] % {"team": team}
 
 
@@ -137,6 +141,8 @@ def _not_recorder(act: Act) -> str:
         return _("Only the chair corrects a decision.")
     if act == Act.REVIEW_EMERGENCY:
         return _("Only the chair records the review's decision on an emergency.")
+    if act == Act.REVOKE_FAST_LANE:
+        return _("Only the chair revokes a fast-lane grant.")
     return _("Only the chair records the committee's decisions (DOCKET_DECISIONS_RECORDED_BY is “chair”).")
 
 

@@ -93,6 +93,7 @@ class DecidedPart:
     rationale: str
     alternative_description: str = ""  # a grant of the cheaper alternative: what it is
     alternative_gpu_hours: int | None = None  # and the GPU-hours the team said it needs
+    fast_lane: bool = False  # granted on submission in the fast lane (docs/fast-lane.md)
 
     @property
     def gpu_hours(self) -> int | None:
@@ -189,6 +190,7 @@ class RequestOutcome:
             "decided_gpu_hours": decided.gpu_hours if decided else None,
             "alternative_description": decided.alternative_description if decided else "",
             "alternative_gpu_hours": decided.alternative_gpu_hours if decided else None,
+            "fast_lane": decided.fast_lane if decided else False,
             "placed_gpu_count": placed.gpu_count if placed else None,
             "placed_gpu_hours": placed.gpu_hours if placed else None,
             "preemptible": self.preemptible,
@@ -215,6 +217,7 @@ class RequestOutcome:
             gpu_hours=self.decided.gpu_hours,
             alternative_description=self.decided.alternative_description,
             alternative_gpu_hours=self.decided.alternative_gpu_hours,
+            fast_lane=self.decided.fast_lane,
         )
 
     @property
@@ -230,8 +233,9 @@ class RequestOutcome:
 
     @property
     def summary(self) -> str:
-        """The short form for tables and subjects: "Grant 32 → placed 24 (shortened)", "Grant 32 → not placed"."""
-        return outcome_summary(
+        """The short form for tables and subjects: "Grant 32 → placed 24 (shortened)", "Grant 32 → not placed"; a
+        fast-lane grant says so."""
+        summary = outcome_summary(
             outcome=self.decided.outcome if self.decided else None,
             gpu_count=self.decided.gpu_count if self.decided else None,
             status=self.status,
@@ -239,6 +243,9 @@ class RequestOutcome:
             shortened=self.shortened,
             preemptible=self.preemptible,
         )
+        if self.decided is not None and self.decided.fast_lane and self.decided.is_grant:
+            return _("%(summary)s, granted in the fast lane") % {"summary": summary}
+        return summary
 
 
 def outcome_summary(
@@ -306,10 +313,15 @@ def decided_label(
     gpu_hours: int | None,
     alternative_description: str = "",
     alternative_gpu_hours: int | None = None,
+    fast_lane: bool = False,
 ) -> str:
     """A decision in words: "Grant, 32 GPUs (1,536 GPU-hours)", "Partial grant, 8 of 24 GPUs (384 GPU-hours)",
     "Granted the alternative: Distilled ranker (1,500 GPU-hours), 32 GPUs (1,536 GPU-hours)"; the numbers written
-    as the reader's language writes them (core.numbers)."""
+    as the reader's language writes them (core.numbers). A fast-lane grant says so: "Grant, 4 GPUs (96 GPU-hours),
+    granted in the fast lane"."""
+    if fast_lane and gpu_count is not None:
+        return _("%(decided)s, granted in the fast lane") % {"decided": decided_label(
+            outcome=outcome, gpu_count=gpu_count, requested_gpu_count=requested_gpu_count, gpu_hours=gpu_hours)}
     label = str(DecisionOutcome(outcome).label) if outcome in DecisionOutcome.values else outcome
     if gpu_count is None:
         return label
@@ -344,7 +356,7 @@ def placement_params_text(params: dict[str, Any]) -> dict[str, Any]:
         outcome=str(params.get("decided_outcome") or ""), gpu_count=gpus,
         requested_gpu_count=params.get("requested_gpu_count"), gpu_hours=hours,
         alternative_description=str(params.get("alternative_description") or ""),
-        alternative_gpu_hours=params.get("alternative_gpu_hours"),
+        alternative_gpu_hours=params.get("alternative_gpu_hours"), fast_lane=bool(params.get("fast_lane")),
     )
     week_start = params.get("week_start")
     windows = [
@@ -401,6 +413,7 @@ def _decided(decision: Decision, gpu_request: GpuRequest) -> DecidedPart:
         rationale=decision.rationale_display,
         alternative_description=decision.alternative_description,
         alternative_gpu_hours=decision.alternative_gpu_hours,
+        fast_lane=gpu_request.is_fast_lane,
     )
 
 

@@ -213,7 +213,8 @@ def placements_of(
         demand = asked.on(window.pool) if window is not None else asked
         explanation = explanations.get(demand.ref)
         if explanation is None and window is not None:
-            explanation = kept_explanations([window], now=now)[0]
+            explanation = kept_explanations([window], now=now,
+                                            fast_lane={demand.ref} if request.is_fast_lane else ())[0]
         if explanation is None:  # the engine explains every demand it is given
             raise ValueError(f"no explanation for request {demand.ref}")
         text = ""

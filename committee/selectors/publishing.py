@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import prefetch_related_objects
+from django.db.models import Q, prefetch_related_objects
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
@@ -220,11 +220,16 @@ def committed_demands(*, placement: PublishPlacement) -> list[tuple[engine.Deman
 
 
 def kept_explanations(
-    started: Sequence[engine.EngineWindow], *, now: datetime | None = None, left: Collection[int] = ()
+    started: Sequence[engine.EngineWindow], *, now: datetime | None = None, left: Collection[int] = (),
+    fast_lane: Collection[int] | None = None,
 ) -> list[engine.Explanation]:
     """The explanation of each window a new plan version keeps: one that has started by `now`, an approved
     emergency's (kept started or not; `started` says which), or one a correction `left` in place. Without `now`,
-    every window counts as started."""
+    every window counts as started. A fast-lane grant's says so (the refs in `fast_lane`, else read: one query;
+    docs/fast-lane.md)."""
+    if fast_lane is None:
+        fast_lane = set(GpuRequest.objects.filter(pk__in=[w.ref for w in started], is_fast_lane=True)
+                        .values_list("pk", flat=True)) if started else set()
     return [
         engine.Explanation(
             ref=window.ref,
@@ -238,6 +243,7 @@ def kept_explanations(
                         "gpu_count": window.gpu_count,
                         "started": now is None or window.start <= now,
                         **({"left": True} if window.ref in left and now is not None and window.start > now else {}),
+                        **({"fast_lane": True} if window.ref in fast_lane else {}),
                     },
                 ),
             ),
@@ -251,14 +257,16 @@ def started_windows(*, week: str, now: datetime, keep: Collection[int] = ()) -> 
 
     A running job's reservation must not move under it, so these go to the engine as fixed
     windows and come out of the new version unchanged (same row, same id). An approved
-    emergency's window is kept too, started or not: the engine would not place it again.
+    emergency's window is kept too, started or not: the engine would not place it again; so is a fast-lane grant's
+    (docs/fast-lane.md).
     """
     plan = allocation_selectors.plan_for_week(week=week)
     if plan is None:
         return []
     windows = list(allocation_selectors.plan_window_list(plan=plan).select_related("pool__cluster"))
     refs = [w.request_ref for w in windows]
-    emergencies = set(GpuRequest.objects.filter(pk__in=refs, is_emergency=True).values_list("pk", flat=True))
+    emergencies = set(GpuRequest.objects.filter(Q(is_emergency=True) | Q(is_fast_lane=True), pk__in=refs)
+                      .values_list("pk", flat=True))
     return [
         engine.EngineWindow(
             ref=window.request_ref,

@@ -27,7 +27,6 @@ from allocations import selectors as allocation_selectors
 from allocations.emergency import EmergencyPlacement, emergency_place
 from allocations.explanations import reasons_as_json
 from allocations.models import AllocationPlan, GpuPool, Team
-from allocations.services import plan_publish
 from committee import limits, selectors
 from committee.models import (
     CycleStatus,
@@ -48,6 +47,7 @@ from committee.services.events import lifecycle_event_record, window_event_data
 from committee.services.notifications import notification_enqueue, notifications_record
 from committee.services.requests import actor_name, request_event_record
 from committee.services.review import cycle_transition_record
+from committee.services.running_week import running_week_of, running_week_publish
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text, text_render
@@ -269,40 +269,18 @@ def _decision_write(
     )
 
 
-def _explanation_of(row: Any) -> engine.Explanation:
-    return engine.Explanation(
-        ref=row.request_ref,
-        placed=row.placed,
-        shortened=row.shortened,
-        reasons=tuple(engine.Reason(r["code"], r.get("params") or {}) for r in row.reasons),
-    )
-
-
 def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], now: datetime) -> AllocationPlan:
     """Place the approved emergency beside the running week's plan and publish the next version."""
     gpu_request = emergency.request
     cycle = gpu_request.cycle
-    current = allocation_selectors.plan_for_week(week=cycle.week)
-    windows = list(allocation_selectors.plan_window_list(plan=current).select_related("pool__cluster", "team")) \
-        if current else []
-    if any(w.request_ref is None for w in windows):
-        raise StateConflict(_("Week %(week)s's plan has windows of no request; it cannot take an emergency.")
-                            % {"week": cycle.week})
-    fixed = [
-        engine.EngineWindow(ref=w.request_ref, pool=w.pool.key, gpu_count=w.gpu_count, start=w.start, end=w.end,
-                            tier=w.tier)
-        for w in windows
-        if w.request_ref is not None
-    ]
-    pools = {pool.key: pool for pool in allocation_selectors.pool_reserves_for_week(
-        week=cycle.week, pools=GpuPool.objects.select_related("cluster"))}
-    pool = pools[gpu_request.pool.key]
-    capacity = allocation_selectors.pool_capacity(pool=pool)
+    week = running_week_of(cycle=cycle)
+    pool = week.pools[gpu_request.pool.key]
+    capacity = week.capacity(pool.key)
     placed = emergency_place(
         pool=capacity,
         week_start=cycle.starts_at,
         hours=cycle.hours,
-        fixed=fixed,
+        fixed=week.fixed,
         ref=gpu_request.pk,
         gpu_count=gpu_request.gpu_count,
         min_gpu_count=gpu_request.min_gpu_count,
@@ -332,26 +310,14 @@ def _place(*, emergency: EmergencyRequest, actor: User, approvers: list[str], no
         {"start": engine.instant_param(window.start), "end": engine.instant_param(window.end),
          "gpu_count": window.gpu_count, "gpu_model": capacity.gpu_model, "preemptible": True},
     )
-    previous = allocation_selectors.plan_explanation_map(plan=current).values() if current else []
-    explanations = [
-        *(_explanation_of(row) for row in previous),
-        engine.Explanation(ref=gpu_request.pk, placed=True, shortened=window.gpu_count < gpu_request.gpu_count,
-                           reasons=(placed_reason,)),
-    ]
-    teams = {w.request_ref: w.team for w in windows if w.request_ref is not None}
-    teams[gpu_request.pk] = gpu_request.team
-    unplaced = [e.ref for e in explanations if e.ref not in teams]  # explained, no window: still a team
-    teams.update({r.pk: r.team for r in GpuRequest.objects.filter(pk__in=unplaced).select_related("team")})
-    plan = plan_publish(
-        week=cycle.week,
-        week_starts_at=cycle.starts_at,
-        week_ends_at=cycle.ends_at,
+    plan = running_week_publish(
+        week=week,
+        actor=actor,
         source_ref=f"emergency:{emergency.pk}",
-        windows=[*fixed, window],
-        explanations=explanations,
-        pools=pools,
-        teams=teams,
-        published_by_name=actor_name(actor),
+        gpu_request=gpu_request,
+        window=window,
+        explanation=engine.Explanation(ref=gpu_request.pk, placed=True,
+                                       shortened=window.gpu_count < gpu_request.gpu_count, reasons=(placed_reason,)),
         standby_gpus={gpu_request.pk: placed.standby_gpu_count},
         note_text=stored_text("emergency_placed", title=gpu_request.title, team=gpu_request.team.name,
                               approvers=approvers, gpu_count=window.gpu_count,

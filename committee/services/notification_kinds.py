@@ -237,6 +237,14 @@ def _published_load(*, cycle_id: int, plan_id: int) -> list[_Published]:
     return [_Published(d, cycle, plan, outcomes[d.request_id], moved.get(d.request_id)) for d in decisions]
 
 
+def published_params(
+    *, decision: Decision, cycle: ReviewCycle, plan: AllocationPlan, outcome: RequestOutcome
+) -> dict[str, Any]:
+    """The "decision published" line's parameters for one decision placed by `plan` (the fast lane tells its team
+    with the same words, committee/services/fastlane.py)."""
+    return _published_params(_Published(decision, cycle, plan, outcome, None))
+
+
 def _published_params(published: _Published) -> dict[str, Any]:
     decision, plan = published.decision, published.plan
     return {

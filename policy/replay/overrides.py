@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 
 from committee import scoring
 from core.isoweek import parse_iso_week
-from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, PREEMPTIBLE_DISCOUNT, PRICE
+from governed.params import BILLING_WEIGHT, FAIRSHARE_LENT_FACTOR, FAST_LANE, PREEMPTIBLE_DISCOUNT, PRICE
 from policy import parameters
 
 DEFAULT_WEEKS = 8
@@ -195,6 +195,10 @@ def overrides_parse(
                 continue
             if pool_field == BILLING_WEIGHT:  # the common unit: not replayed (the usage is read as counted)
                 not_replayed.append(key)
+                continue
+            if pool_field == FAST_LANE:  # held back from the weekly plan: not replayed yet (docs/fast-lane.md)
+                if _whole(key, text, errors, low=0, high=99) is not None:
+                    not_replayed.append(key)
                 continue
             if pool_field == PRICE:  # charges: the replay places and ranks, it charges nothing
                 if _number(key, text, errors) is not None:

@@ -110,9 +110,9 @@ def test_pools_are_listed_for_a_script_filing_a_request(world):
     a100 = rows[0]
     assert a100 == {
         "id": world.a100.pk, "key": "atlas/a100", "cluster": "atlas", "slug": "a100", "gpu_model": "A100",
-        "gpu_count": 64, "gpus_per_node": 8, "burst_reserve_pct": 20, "standby_pct": 10, "burst_reserve_gpus": 12,
-        "standby_gpus": 6, "standard_gpus": 46, "standard_gpu_hours_per_week": 46 * 168,
-        "burst_gpu_hours_per_week": 12 * 168,
+        "gpu_count": 64, "gpus_per_node": 8, "burst_reserve_pct": 20, "standby_pct": 10, "fast_lane_pct": 0,
+        "burst_reserve_gpus": 12, "standby_gpus": 6, "fast_lane_gpus": 0, "standard_gpus": 46,
+        "standard_gpu_hours_per_week": 46 * 168, "burst_gpu_hours_per_week": 12 * 168,
     }
 
 

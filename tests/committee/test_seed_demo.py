@@ -61,9 +61,9 @@ class TestTheSeededDemo:
         cycle = ReviewCycle.objects.get(week=weeks.current_week_label(timezone.now()))
         assert cycle.status in (CycleStatus.FINALIZED, CycleStatus.PUBLISHED)  # publishing is a later step
         assert cycle.finalized_by_name == "Chris Chair" and rubric_for_week(week=cycle.week).number == 1
-        requests = GpuRequest.objects.filter(cycle=cycle, is_emergency=False)
+        requests = GpuRequest.objects.filter(cycle=cycle, is_emergency=False, is_fast_lane=False)
         assert requests.count() >= 10 and set(requests.values_list("status", flat=True)) == {RequestStatus.DECIDED}
-        decisions = Decision.objects.filter(cycle=cycle, request__is_emergency=False)
+        decisions = Decision.objects.filter(cycle=cycle, request__is_emergency=False, request__is_fast_lane=False)
         assert decisions.count() == requests.count()
         assert all(d.rationale and d.priority_rank for d in decisions)
         assert decisions.filter(outcome="grant").exists() and decisions.exclude(outcome="grant").exists()
