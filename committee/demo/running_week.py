@@ -151,11 +151,13 @@ def seed_fast_lane(*, pools: dict[str, GpuPool], now: datetime) -> None:
         exempt_reason="The demo's fast lane: GPUs no window of this week holds yet.", author_name="Docket demo",
     )
     users = get_user_model().objects
-    # Vision is below its fair share; Search has no request on h100 at the next review, where the refused one goes.
+    # Vision is below its fair share. The refused one is Ads': it goes to the next review, or is withdrawn when Ads has a
+    # request on that pool there already (Search's pools at the next review stay free: the README's first steps copy
+    # last week's request there).
     fast_lane_request_file(actor=users.get(username="vision-lead"), team=Team.objects.get(slug="vision"),
                            pool=pools["a100"], title=FAST_LANE_TITLE, gpu_count=4, duration_hours=24, now=now,
                            justification="Offline evaluation before Monday's review.")
-    fast_lane_request_file(actor=users.get(username="search-lead"), team=Team.objects.get(slug="search"),
+    fast_lane_request_file(actor=users.get(username="ads-lead"), team=Team.objects.get(slug="ads"),
                            pool=pools["h100"], title=FAST_LANE_REFUSED_TITLE, gpu_count=8, duration_hours=48,
                            now=now)
 
