@@ -14,6 +14,7 @@ superuser, or a flush that resets sequences (none in this suite), gets Django's 
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 KEPT = frozenset({"django_content_type", "auth_permission"})
@@ -48,7 +49,6 @@ def _superuser(connection: Any) -> bool:
 
 def install() -> None:
     """The flush command (which TransactionTestCase calls) with this flush and without post_migrate."""
-    from django.core.management.commands import flush
-
-    flush.sql_flush = sql_flush  # type: ignore[assignment]
-    flush.emit_post_migrate_signal = lambda *args, **kwargs: None  # type: ignore[assignment]  # KEPT holds its rows
+    flush: Any = import_module("django.core.management.commands.flush")
+    flush.sql_flush = sql_flush
+    flush.emit_post_migrate_signal = lambda *args, **kwargs: None  # KEPT holds the rows it would write

@@ -151,9 +151,9 @@ def seed_fast_lane(*, pools: dict[str, GpuPool], now: datetime) -> None:
         exempt_reason="The demo's fast lane: GPUs no window of this week holds yet.", author_name="Docket demo",
     )
     users = get_user_model().objects
-    # Vision is below its fair share. The refused one is Ads': it goes to the next review, or is withdrawn when Ads has a
-    # request on that pool there already (Search's pools at the next review stay free: the README's first steps copy
-    # last week's request there).
+    # Vision is below its fair share. The refused one is Ads': it goes to the next review, or is withdrawn when Ads
+    # has a request on that pool there already (Search's pools at the next review stay free: the README's first steps
+    # copy last week's request there).
     fast_lane_request_file(actor=users.get(username="vision-lead"), team=Team.objects.get(slug="vision"),
                            pool=pools["a100"], title=FAST_LANE_TITLE, gpu_count=4, duration_hours=24, now=now,
                            justification="Offline evaluation before Monday's review.")

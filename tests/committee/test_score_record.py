@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from committee import services
 from committee.models import Score
+from committee.services.scores import ScoreInvalid
 from tests.committee.reviewing import close, two_requests_in_review
 from tests.factories import file_request
 
@@ -90,7 +91,7 @@ def test_database_holds_one_score_per_member_request_and_criterion(world):
 
 def test_a_members_scores_of_a_request_are_recorded_together_or_not_at_all(world):
     a, _b = two_requests_in_review(world)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(ScoreInvalid) as refused:  # a ValidationError keyed by field, naming the criterion at fault
         services.scores_record(actor=world.reviewer, gpu_request=a,
                                values={"business_impact": 7, "feasibility": "１", "urgency": 4})
     assert "value" in refused.value.message_dict and refused.value.criterion == "feasibility"
