@@ -153,7 +153,7 @@ def fill_request_form(
     """Fill the request form as a team member would: 16 A100 (at least 8) for 48 h, with evidence."""
     start = world.cycle.starts_at + timedelta(hours=8)
     page.get_by_label("Title").fill(title)
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     page.get_by_label("GPUs", exact=True).fill("16")
     page.get_by_label("Minimum acceptable GPUs").fill("8")
     page.get_by_label("Duration (hours)").fill("48")

@@ -16,7 +16,7 @@ def test_filed_approved_twice_and_placed_within_the_hour(browser_page, world, ru
     sign_in(page, "lead_a")
     page.get_by_role("link", name="Emergencies").click()
     page.get_by_role("button", name="File an emergency request").click()
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     page.get_by_label("What needs the GPUs").fill("Fraud model hotfix")
     page.get_by_label("GPUs", exact=True).fill("20")
     page.get_by_label("Hours, from now").fill("6")

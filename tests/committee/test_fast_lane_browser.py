@@ -15,7 +15,7 @@ def test_a_four_gpu_one_day_request_is_granted_on_submission_and_listed_at_the_r
     page = browser_page
     sign_in(page, "lead_a")
     page.get_by_role("link", name="Ask the fast lane").click()
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     page.get_by_label("What needs the GPUs").fill("Eval of the ranker")
     page.get_by_label("GPUs", exact=True).fill("4")
     page.get_by_label("Hours, from now").fill("24")

@@ -32,7 +32,7 @@ def test_the_hint_counts_a_runs_commitment_in_the_window_and_the_weeks_a_request
     publish_week(world, (run, 6))
     next_week(world)  # W51, open for intake: the run's week 2 holds 16 GPUs of it
     client.force_login(world.member_b)
-    burst, standby = world.a100.reserves()
+    burst, standby, _fast_lane = world.a100.reserves()  # no fast lane here (0 %)
     placeable = 64 - (64 * burst // 100 + 64 * standby // 100)
 
     answer = client.get(HINT, fields(world))

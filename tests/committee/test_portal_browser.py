@@ -42,7 +42,7 @@ def test_invalid_form_shows_errors_beside_the_fields(browser_page, world):  # no
     sign_in(page, "lead_a")
     page.goto("/requests/new/")
     page.get_by_label("Title").fill("Too big")
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     page.get_by_label("GPUs", exact=True).fill("500")
     page.get_by_label("Minimum acceptable GPUs").fill("8")
     page.get_by_label("Mean utilization %").fill("150")

@@ -35,7 +35,7 @@ def test_the_usage_follows_the_team_and_pool_chosen_and_keeps_a_typed_figure(bro
     assert "Choose the GPU pool above" in note.inner_text()
 
     page.get_by_label("Team").select_option(label="Team A")
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     page.get_by_text("for Team A on atlas/a100").wait_for()
     assert (used.input_value(), utilization.input_value()) == ("240.0", "75.0")
 
@@ -43,13 +43,13 @@ def test_the_usage_follows_the_team_and_pool_chosen_and_keeps_a_typed_figure(bro
     page.get_by_text("for Team B on atlas/a100").wait_for()
     assert (used.input_value(), utilization.input_value()) == ("96.0", "40.0")
 
-    page.get_by_label("GPU pool").select_option(str(world.h100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.h100.pk))
     page.get_by_text("No usage measured for Team B on orion/h100 last week").wait_for()
     assert (used.input_value(), utilization.input_value()) == ("", "")
     assert "enter your own figure" in note.inner_text()
 
     used.fill("50")  # the team's own figure: a change of pool keeps it, and fills in the rest
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     page.get_by_text("for Team B on atlas/a100").wait_for()
     assert (used.input_value(), utilization.input_value()) == ("50", "40.0")
 
@@ -87,7 +87,7 @@ def test_a_figure_typed_while_the_pre_fill_is_on_its_way_is_kept(browser_page, w
         answered.append(route.request.url)
 
     page.route("**/requests/new/usage/**", slow)
-    page.get_by_label("GPU pool").select_option(str(world.a100.pk))
+    page.get_by_label("GPU pool", exact=True).select_option(str(world.a100.pk))
     typed.fill("33")
     page.wait_for_function("() => !document.querySelector('#usage-live.htmx-request')")
     assert answered, "the pre-fill was never asked for"
