@@ -29,7 +29,6 @@ from allocations.explanations import reasons_as_json
 from allocations.models import AllocationPlan, GpuPool, Team
 from committee import limits, selectors
 from committee.models import (
-    CycleStatus,
     Decision,
     DecisionOutcome,
     EmergencyApproval,
@@ -47,7 +46,7 @@ from committee.services.events import lifecycle_event_record, window_event_data
 from committee.services.notifications import notification_enqueue, notifications_record
 from committee.services.requests import actor_name, request_event_record
 from committee.services.review import cycle_transition_record
-from committee.services.running_week import running_week_of, running_week_publish
+from committee.services.running_week import next_review, running_cycle, running_week_of, running_week_publish
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text, text_render
@@ -58,18 +57,8 @@ START_WITHIN = timedelta(hours=1)
 
 
 def _running_cycle(now: datetime) -> ReviewCycle:
-    cycle = ReviewCycle.objects.filter(starts_at__lte=now, ends_at__gt=now).first()
-    if cycle is None:
-        raise StateConflict(_("No allocation week is running now, so there is no plan to place an emergency in."))
-    return cycle
-
-
-def _next_review(now: datetime) -> ReviewCycle | None:
-    """The next weekly review: the earliest cycle of a week still to come that is not yet finalized."""
-    return (
-        ReviewCycle.objects.filter(status__in=[CycleStatus.OPEN, CycleStatus.IN_REVIEW], starts_at__gt=now)
-        .order_by("starts_at")
-        .first()
+    return running_cycle(
+        now=now, refused=_("No allocation week is running now, so there is no plan to place an emergency in.")
     )
 
 
@@ -164,7 +153,7 @@ def emergency_request_file(
         justification=justification,
         filed_by_name=actor_name(actor),
         filed_at=now,
-        review_cycle=_next_review(now),
+        review_cycle=next_review(now=now),
     )
     request_event_record(request=gpu_request, actor=actor, action="emergency", detail=justification)
     _notify(emergency=emergency, event="filed", team_too=False, by=actor_name(actor))

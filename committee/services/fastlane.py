@@ -49,7 +49,7 @@ from committee.selectors.budgets import department_budgets, request_charge, requ
 from committee.services.notification_kinds import published_params
 from committee.services.notifications import notification_enqueue, notifications_record
 from committee.services.requests import actor_name, request_event_record
-from committee.services.running_week import running_week_of, running_week_publish
+from committee.services.running_week import next_review, running_cycle, running_week_of, running_week_publish
 from core.errors import StateConflict
 from core.locks import write_transaction
 from core.texts import stored_text, text_render
@@ -64,19 +64,7 @@ class Refusal:
 
 
 def _running_cycle(now: datetime) -> ReviewCycle:
-    cycle = ReviewCycle.objects.filter(starts_at__lte=now, ends_at__gt=now).first()
-    if cycle is None:
-        raise StateConflict(_("No allocation week is running now, so there is no fast lane to file in."))
-    return cycle
-
-
-def _next_review(now: datetime) -> ReviewCycle | None:
-    """The next weekly review: the earliest cycle of a week still to come that is not yet finalized."""
-    return (
-        ReviewCycle.objects.filter(status__in=[CycleStatus.OPEN, CycleStatus.IN_REVIEW], starts_at__gt=now)
-        .order_by("starts_at")
-        .first()
-    )
+    return running_cycle(now=now, refused=_("No allocation week is running now, so there is no fast lane to file in."))
 
 
 def _whole(value: object) -> bool:
@@ -178,7 +166,7 @@ def fast_lane_request_file(
         duration_hours=duration_hours, earliest_start=start, latest_end=cycle.ends_at, preemptible_ok=False,
         status=RequestStatus.SUBMITTED, is_fast_lane=True, created_by=actor, submitted_by=actor, submitted_at=now,
     )
-    fast = FastLaneRequest(request=gpu_request, filed_at=now, filed_week=cycle.week, review_cycle=_next_review(now))
+    fast = FastLaneRequest(request=gpu_request, filed_at=now, filed_week=cycle.week, review_cycle=next_review(now=now))
     request_event_record(request=gpu_request, actor=actor, action="fast lane", detail=justification)
     refusal, window = fast_lane_checks(gpu_request=gpu_request, now=now)
     if refusal is not None:

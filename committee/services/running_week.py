@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -20,7 +21,7 @@ from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, AllocationWindow, GpuPool, Team
 from allocations.services import plan_publish
-from committee.models import GpuRequest, ReviewCycle
+from committee.models import CycleStatus, GpuRequest, ReviewCycle
 from committee.services.requests import actor_name
 from core.errors import StateConflict
 
@@ -37,6 +38,23 @@ class RunningWeek:
 
     def capacity(self, pool_key: str) -> engine.PoolCapacity:
         return allocation_selectors.pool_capacity(pool=self.pools[pool_key])
+
+
+def running_cycle(*, now: datetime, refused: str) -> ReviewCycle:
+    """The week running at `now`, or StateConflict(`refused`): what a grant between reviews is placed in."""
+    cycle = ReviewCycle.objects.filter(starts_at__lte=now, ends_at__gt=now).first()
+    if cycle is None:
+        raise StateConflict(refused)
+    return cycle
+
+
+def next_review(*, now: datetime) -> ReviewCycle | None:
+    """The next weekly review: the earliest cycle of a week still to come that is not yet finalized."""
+    return (
+        ReviewCycle.objects.filter(status__in=[CycleStatus.OPEN, CycleStatus.IN_REVIEW], starts_at__gt=now)
+        .order_by("starts_at")
+        .first()
+    )
 
 
 def running_week_of(*, cycle: ReviewCycle) -> RunningWeek:
