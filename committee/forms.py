@@ -417,7 +417,20 @@ class AppealDecisionForm(forms.Form):
 # --- Emergency requests ------------------------------------------------------------------------
 
 
-class EmergencyRequestForm(forms.Form):
+class _TeamAndPoolChoices(forms.Form):
+    """A request between reviews (an emergency, the fast lane): the user's teams (the one, chosen already) and every
+    pool to choose from."""
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        teams = selectors.team_list_for_user(user=user)
+        form_field(self, "team", forms.ModelChoiceField).queryset = teams
+        if len(teams) == 1:
+            self.fields["team"].initial = teams[0].pk
+        form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
+
+
+class EmergencyRequestForm(_TeamAndPoolChoices):
     """An out-of-cycle emergency request, filed by a team member into the running week."""
 
     team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
@@ -435,16 +448,9 @@ class EmergencyRequestForm(forms.Form):
         help_text=_("The chair and one other committee member read it before they approve."),
     )
 
-    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        teams = selectors.team_list_for_user(user=user)
-        form_field(self, "team", forms.ModelChoiceField).queryset = teams
-        if len(teams) == 1:
-            self.fields["team"].initial = teams[0].pk
-        form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
 
 
-class FastLaneRequestForm(forms.Form):
+class FastLaneRequestForm(_TeamAndPoolChoices):
     """A small request of the running week, granted on submission in the fast lane or sent to the weekly review."""
 
     team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(queryset=None, label=_("Team"))
@@ -460,13 +466,6 @@ class FastLaneRequestForm(forms.Form):
         max_length=limits.JUSTIFICATION_MAX_LENGTH,
     )
 
-    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        teams = selectors.team_list_for_user(user=user)
-        form_field(self, "team", forms.ModelChoiceField).queryset = teams
-        if len(teams) == 1:
-            self.fields["team"].initial = teams[0].pk
-        form_field(self, "pool", forms.ModelChoiceField).queryset = GpuPool.objects.select_related("cluster")
 
 
 class FastLaneRevokeForm(forms.Form):
