@@ -1,21 +1,24 @@
-"""The demo's whole week in a real browser, as each role, on a laptop and on a phone screen.
+"""The demo's whole week in a real browser, as each role, each on the screen they would use.
 
 On the demo (`manage.py seed_demo` at the suite's instant: Wednesday of week 2026-W49, which is published,
 with 2026-W50 open for intake) served by the live server, Playwright drives Debian's Chromium:
 
 1. each role signs in and lands where its work is (a team on its requests, the committee on the week);
-2. Search's lead copies last week's H100 request and files it;
-3. the chair closes intake (other teams' requests, filed through the services, make 30 in review on the laptop,
-   12 on the phone: its screens are the point there, not the meeting's size);
-4. three committee members score every request they may score in the grid, typing at speed with the keyboard only;
-5. a member asks a team a question on the review, the team answers on its request page, the member reads it;
-6. the chair decides, finalizes, publishes, and opens the next week for intake;
-7. on the phone, `seed_demo --reset`, and the first steps again in Chinese (the footer's switch): the pages read
-   in zh-hans, with no English string of the catalogue left in them.
+2. Search's lead copies last week's H100 request and files it, on a phone;
+3. the chair closes intake on a phone (other teams' requests, filed through the services, make 30 in review);
+4. three committee members score every request they may score in the grid, typing at speed with the keyboard only:
+   product and tech on laptops, finance on a phone;
+5. a member asks a team a question on the review, the team answers on its request page on a phone, the member reads
+   it;
+6. the chair decides, finalizes, publishes, and opens the next week for intake, on a laptop (the meeting);
+7. `seed_demo --reset`, and the first steps again in Chinese on a phone (the footer's switch): the pages read in
+   zh-hans, with no English string of the catalogue left in them.
 
-Every page visited fits its screen: the document is never wider than the window; on the laptop, axe-core
-(tests/axe.py) finds no critical or serious violation on any kind of page visited. With
-WALK_SCREENSHOTS=/tmp/walk each page is also saved there, full length, to be looked at.
+Every page visited fits the screen it was visited on: the document is never wider than the window; axe-core
+(tests/axe.py) finds no critical or serious violation on any kind of page visited. With WALK_SCREENSHOTS=/tmp/walk
+each page is also saved there, full length, to be looked at. (It was two walks, a laptop's and a phone's, each 100 s
+of one worker: one walk across both screens visits each kind of page on the screen its person uses, in half the
+time; tests/test_responsive_browser.py and tests/test_pages_zh_hans_browser.py check the other pages on a phone.)
 """
 
 from __future__ import annotations
@@ -55,9 +58,9 @@ from tests.catalogue import ZH_HANS_PO, parse_po
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SCREENS = {"laptop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
-# Requests in review: the meeting's size on the laptop; on the phone fewer, whose pages are the point there.
-IN_REVIEW = {"laptop": 30, "phone": 12}
-MEMBERS = ("product", "tech", "finance")
+IN_REVIEW = 30  # the meeting's size
+# Each member scores on their own screen: the grid typed at speed on a laptop and on a phone.
+MEMBERS = {"product": "laptop", "tech": "laptop", "finance": "phone"}
 COPIED = "LLM query rewriter fine-tune"  # Search's H100 request of this week (2026-W49); it has not filed on H100 next
 # Teams the demo does not have, each filing on both pools through the services, until IN_REVIEW are in review.
 MORE_TEAMS = ("payments", "maps", "fraud", "translation", "safety", "growth", "music", "video", "docs", "mail")
@@ -67,9 +70,9 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 class Walk:
     """One browser page walked by one person after another; every page it shows is checked and may be kept."""
 
-    def __init__(self, page: Any, screen: str) -> None:
+    def __init__(self, page: Any) -> None:
         self.page = page
-        self.screen = screen
+        self.screen = "laptop"
         self.language = "en"
         self.too_wide: dict[str, str] = {}
         self.inaccessible: dict[str, str] = {}
@@ -80,7 +83,12 @@ class Walk:
         self.step = 0
         self.timings: list[tuple[float, str]] = []
         self.clock = time.perf_counter()
-        page.set_viewport_size(SCREENS[screen])
+        page.set_viewport_size(SCREENS[self.screen])
+
+    def use(self, screen: str) -> None:
+        """The next steps on `screen` ("laptop" or "phone")."""
+        self.screen = screen
+        self.page.set_viewport_size(SCREENS[screen])
 
     @property
     def path(self) -> str:
@@ -90,15 +98,15 @@ class Walk:
     def look(self, name: str) -> None:
         """The page as it is now: it fits the screen; in Chinese, it reads in Chinese; kept when asked."""
         self.page.wait_for_load_state("load")
-        where = f"{name} ({self.path})"
+        where = f"{name} ({self.path}, {self.screen})"
         now = time.perf_counter()  # how long each step took, printed when the test fails (never asserted)
         self.timings.append((now - self.clock, where))
         self.clock = now
         if problem := page_overflow(self.page):
             self.too_wide[where] = problem
-        # axe-core once per kind of page (its path with the numbers taken out), on the laptop: a few seconds.
+        # axe-core once per kind of page (its path with the numbers taken out), on either screen: a few seconds.
         kind = re.sub(r"\d+", "N", urlsplit(self.page.url).path)
-        if self.screen == "laptop" and kind not in self.checked_kinds:
+        if kind not in self.checked_kinds:
             self.checked_kinds.add(kind)
             if found := [v for v in violations(self.page) if v["impact"] in FAILING]:
                 self.inaccessible[where] = "; ".join(f"{v['impact']} {v['id']}: {', '.join(v['nodes'])}"
@@ -292,7 +300,7 @@ AT_ONCE = connection.vendor == "postgresql"
 def all_saved(walk: Walk, member: str, page: Any, m: int) -> None:
     from playwright.sync_api import expect
 
-    walk.page = page
+    walk.page, walk.screen = page, MEMBERS[member]
     expect(page.locator("#grid-saves")).to_have_text("All your scores are saved.", timeout=90000)
     expect(page.locator("#queue-count")).to_contain_text(f"You have scored {m} of {m} requests.")
     expect(page.locator("td.cell[data-state=saving]")).to_have_count(0)
@@ -304,19 +312,19 @@ def all_saved(walk: Walk, member: str, page: Any, m: int) -> None:
 
 
 def three_members_score_in_the_grid_at_once(walk: Walk, cycle: ReviewCycle) -> dict[str, int]:
-    """Product, tech and finance, each in their own browser, score every request they may score at the same
-    time, typing each cell and moving on with the keyboard; their saves reach the server together."""
+    """Product, tech and finance, each in their own browser on their own screen, score every request they may score
+    at the same time, typing each cell and moving on with the keyboard; their saves reach the server together."""
     from playwright.sync_api import expect
 
-    main = walk.page
-    contexts = [main.context.browser.new_context(base_url=walk.origin, viewport=SCREENS[walk.screen])
-                for _member in MEMBERS]
+    main, main_screen = walk.page, walk.screen
+    contexts = [main.context.browser.new_context(base_url=walk.origin, viewport=SCREENS[screen])
+                for screen in MEMBERS.values()]
     pages = dict(zip(MEMBERS, (context.new_page() for context in contexts), strict=True))
     scorable: dict[str, int] = {}
     typed: dict[str, dict[str, int]] = {}
     try:
         for salt, (member, page) in enumerate(pages.items()):
-            walk.page = page
+            walk.page, walk.screen = page, MEMBERS[member]
             page.set_default_timeout(15000)
             own = TeamMembership.objects.filter(user__username=member).values_list("team_id", flat=True)
             user = get_user_model().objects.get(username=member)
@@ -350,7 +358,7 @@ def three_members_score_in_the_grid_at_once(walk: Walk, cycle: ReviewCycle) -> d
             for member, page in pages.items():  # each one's saves, queued in their browser, have all answered
                 all_saved(walk, member, page, scorable[member])
     finally:
-        walk.page = main
+        walk.page, walk.screen = main, main_screen
         for context in contexts:
             context.close()
     for member, cells_typed in typed.items():  # every score typed is stored, under its own request and criterion
@@ -373,6 +381,7 @@ def a_question_is_asked_and_answered(walk: Walk, cycle: ReviewCycle) -> None:
     assert walk.success().startswith("Question sent to the team")
     walk.look("question-asked")
 
+    walk.use("phone")  # the team reads the committee's question on a phone
     assert walk.sign_in(f"{gpu_request.team.slug}-lead") == "/requests/"
     walk.visit(f"/requests/{pk}/", "request-with-question")
     questions = page.locator("#questions")
@@ -383,6 +392,7 @@ def a_question_is_asked_and_answered(walk: Walk, cycle: ReviewCycle) -> None:
     walk.look("question-answered")
     assert gpu_request.questions.get(body=question).status == QuestionStatus.ANSWERED
 
+    walk.use("laptop")
     assert walk.sign_in("product") == f"/review/{cycle.week}/"
     assert "half the GPUs finish Thursday" in page.locator(f"#request-{pk}").inner_text()
     walk.visit("/inbox/", "product-inbox")
@@ -396,7 +406,7 @@ def chair_decides_finalizes_publishes_and_opens_the_next_week(walk: Walk, cycle:
     chair = get_user_model().objects.get(username="chair")
     assert walk.sign_in("chair") == f"/review/{cycle.week}/"
     ranked = [row.request for row in selectors.cycle_ranking(cycle=cycle) if row.result.rank is not None]
-    assert len(ranked) >= IN_REVIEW[walk.screen] - 1
+    assert len(ranked) >= IN_REVIEW - 1
     expect(page.locator("#finalize-hint")).to_contain_text(f"{len(ranked)} ranked requests still need a decision")
     top = ranked[0]
     # The meeting's decisions but the first, through the service the page calls; the chair records the first.
@@ -439,42 +449,38 @@ def chair_decides_finalizes_publishes_and_opens_the_next_week(walk: Walk, cycle:
     assert row.get_by_role("button", name=f"Carry into week {following}").count() == 1
 
 
-def test_the_demo_week_walked_as_each_role_on_a_laptop(browser_page):  # noqa: F811
-    walk_the_week(browser_page, "laptop")
-
-
-def walk_the_week(page: Any, screen: str) -> None:
-    """The walk on `screen`; on the phone, then the reset and the first steps again in Chinese. The phone's walk is a
-    test in its own file (tests/test_week_walk_phone_browser.py), so that xdist (--dist loadfile) runs the two walks,
-    the suite's longest tests, on both workers at once."""
+def test_the_demo_week_walked_as_each_role_on_a_laptop_and_a_phone_then_reset_and_walked_again_in_chinese(
+    browser_page,  # noqa: F811
+):
     call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
     cycle = ReviewCycle.objects.get(status=CycleStatus.OPEN)
-    walk = Walk(page, screen)
+    walk = Walk(browser_page)
 
     a_team_and_the_chair_land_where_their_work_is(walk, cycle.week)
+    walk.use("phone")  # a team lead files from a phone, and the chair closes intake from one on Friday evening
     copy_last_weeks_request_and_file_it(walk, cycle.week)
-    size = IN_REVIEW[screen]
-    file_until(cycle, size)
-    assert in_review(cycle).count() == size
+    file_until(cycle, IN_REVIEW)
+    assert in_review(cycle).count() == IN_REVIEW
     chair_closes_intake(walk, cycle.week)
+    walk.use("laptop")
     cycle.refresh_from_db()
     scored = three_members_score_in_the_grid_at_once(walk, cycle)
     # Tech sits in Research; Research's lead reports to the product lead, and Recommendations is in Research's
     # department (the demo's organisation): each is kept out of those requests unless the chair waives it.
     research = in_review(cycle).filter(team__slug="research").count()
     recommendations = in_review(cycle).filter(team__slug="recommendations").count()
-    assert scored == {"product": size - research, "tech": size - research - recommendations, "finance": size}
+    assert scored == {"product": IN_REVIEW - research, "tech": IN_REVIEW - research - recommendations,
+                      "finance": IN_REVIEW}
     a_question_is_asked_and_answered(walk, cycle)
     chair_decides_finalizes_publishes_and_opens_the_next_week(walk, cycle)
-
-    if screen == "phone":
-        # The demo starts over; its first steps again, in Chinese, on the phone (the zh-hans pages on a laptop
-        # and a phone: tests/test_pages_zh_hans_browser.py).
-        reset_and_walk_again_in_chinese(walk, cycle)
+    # The demo starts over; its first steps again, in Chinese, on a phone (the zh-hans pages on a laptop and a phone:
+    # tests/test_pages_zh_hans_browser.py).
+    walk.use("phone")
+    reset_and_walk_again_in_chinese(walk, cycle)
 
     print("\n".join(f"{seconds:6.2f} s  {where}" for seconds, where in walk.timings))
     assert not walk.untranslated, f"English left on Chinese pages: {walk.untranslated}"
-    assert not walk.too_wide, f"pages wider than the {screen}'s screen: {walk.too_wide}"
+    assert not walk.too_wide, f"pages wider than their screen: {walk.too_wide}"
     assert not walk.inaccessible, f"critical or serious axe-core violations: {walk.inaccessible}"
 
 
