@@ -129,8 +129,9 @@ def statement_for_month(*, month: str, department: Department | None = None) -> 
     starting in it (those of `department`'s teams only, when given), each charged as the budgets charge it, with the
     GPU-hours measured on it, a standard window less the credit for the GPU-hours it lent and others used; an
     emergency's window is charged to its department's capacity buffer line, and each department of the statement (or
-    `department`) has its month's charges by line beside its quarter's budget (`department_budgets`). Eleven queries
-    (fourteen when a window lent GPUs; four more when one in the quarter did)."""
+    `department`) has its month's charges by line beside its quarter's budget (`department_budgets`). Four queries
+    without a department, eleven with (three more for each of the month, its quarter and the quarter before in which
+    a window lent GPUs)."""
     start, end = month_bounds(month)
     windows = AllocationWindow.objects.filter(start__gte=start, start__lt=end, withdrawal__isnull=True)
     if department is not None:
