@@ -174,6 +174,12 @@ def budget_buffer_pct(*, quarter: str) -> int:
     return as_int(policy_value(key=BUFFER_PCT, week=_last_week(quarter)))
 
 
+def draws_on_buffer() -> Exists:
+    """Annotation of an `AllocationWindow` queryset: whether the window is an emergency request's (an extension is one
+    too), whose charge draws on its department's capacity buffer line rather than on the line of the weekly plans."""
+    return Exists(EmergencyRequest.objects.filter(request_id=OuterRef("request_ref")))
+
+
 class ChargeLines(NamedTuple):
     """What a department's windows charge in a quarter: all of them, and the part of emergencies' (the buffer's)."""
 
@@ -190,8 +196,7 @@ def department_charge_lines(*, quarter: str, department_ids: Iterable[int] | Non
         start__gte=start, start__lt=end, withdrawal__isnull=True, team__department__isnull=False)
     if department_ids is not None:
         windows = windows.filter(team__department_id__in=set(department_ids))
-    emergency = Exists(EmergencyRequest.objects.filter(request_id=OuterRef("request_ref")))
-    rows = list(windows.annotate(emergency=emergency).values_list(
+    rows = list(windows.annotate(emergency=draws_on_buffer()).values_list(
         "team__department_id", "week", "gpu_count", "start", "end", "tier", "pool__cluster__slug", "pool__slug", "pk",
         "emergency"))
     terms = charge_terms({(f"{row[6]}/{row[7]}", row[1]) for row in rows})

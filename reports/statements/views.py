@@ -58,20 +58,23 @@ def statement_page(request: AuthenticatedHttpRequest, month: str) -> HttpRespons
 @login_required
 @require_GET
 def statement_csv(request: AuthenticatedHttpRequest, month: str) -> HttpResponse:
-    """The statement's lines as CSV, one row a window: its charge column adds up to the page's total."""
+    """The statement's lines as CSV, one row a window: its charge column adds up to the page's total; `budget_line`
+    says which line of the department's budget it charges ("plans", "buffer" for an emergency's, "" for no
+    department)."""
     statement = _statement(request, month)
     suffix = f"-{statement.department.slug}" if statement.department else ""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="statement-{month}{suffix}.csv"'
     writer = csv.writer(response)
     writer.writerow(["window", "week", "department", "team", "pool", "tier", "gpus", "start", "end", "gpu_hours",
-                     "price_per_gpu_hour", "discount_pct", "lent_gpu_hours", "credit", "charge", "used_gpu_hours"])
+                     "price_per_gpu_hour", "discount_pct", "lent_gpu_hours", "credit", "charge", "used_gpu_hours",
+                     "budget_line"])
     for line in statement.lines:
         writer.writerow([_cell(v) for v in (
             window_ref(line.window_id), line.week, line.department, line.team, line.pool, line.tier, line.gpu_count,
             line.start.isoformat(), line.end.isoformat(), line.gpu_hours.quantize(Decimal("0.01")),
             line.price_per_gpu_hour, line.discount_pct if line.tier == "preemptible" else 0, line.lent_gpu_hours,
-            line.credit, line.charge, line.used_gpu_hours)])
+            line.credit, line.charge, line.used_gpu_hours, line.budget_line)])
     return response
 
 

@@ -18,7 +18,9 @@ from allocations.models import AllocationWindow, Department, ElasticAction, Elas
 from committee.selectors import department_charges
 from reports.statements.selectors import statement_for_month
 from tests.allocations.plans import W, publish
+from tests.clock import FIXED_NOW
 from tests.conftest import require
+from tests.factories import file_request
 from tests.governed.version_one import pool_prices_set
 from tests.readable import assert_readable
 
@@ -38,12 +40,13 @@ def month(world: Any) -> dict[int, AllocationWindow]:
     world.team_a.save()
     pool_prices_set({world.a100: "2.50", world.h100: "4.1234"})
     # 2026-W49 starts on Monday 30 November: a window at its first hour is November's.
-    first = publish([W(world.a100, world.team_a, 8, 0, 24, ref=1),
-                     W(world.a100, world.team_a, 8, 48, 72, ref=2),
-                     W(world.h100, world.team_a, 4, 48, 58, ref=3, tier="preemptible"),
-                     W(world.a100, world.team_b, 2, 50, 53, ref=4)])
-    second = publish([W(world.h100, world.team_a, 3, 0, 7, ref=5, tier="priority")], week="2026-W50")
-    windows = {w.request_ref or 0: w for w in [*first.windows.all(), *second.windows.all()]}
+    # The windows' refs (1001 to 1005, keyed 1 to 5) name no request: an emergency a test files is not among them.
+    first = publish([W(world.a100, world.team_a, 8, 0, 24, ref=1001),
+                     W(world.a100, world.team_a, 8, 48, 72, ref=1002),
+                     W(world.h100, world.team_a, 4, 48, 58, ref=1003, tier="preemptible"),
+                     W(world.a100, world.team_b, 2, 50, 53, ref=1004)])
+    second = publish([W(world.h100, world.team_a, 3, 0, 7, ref=1005, tier="priority")], week="2026-W50")
+    windows = {(w.request_ref or 0) - 1000: w for w in [*first.windows.all(), *second.windows.all()]}
     for key, (ref, hours) in enumerate([(2, "100"), (2, "50.5"), (3, "30"), (4, "6")]):
         window = windows[ref]
         UsageRecord.objects.create(pool=window.pool, team=window.team, window=window, period_start=window.start,
@@ -168,3 +171,50 @@ def test_a_standard_window_is_credited_for_the_hours_it_lent_and_others_used_and
         assert f"W-{line.window_id}" in text and f"USD {line.charge:,.2f}" in text
     assert "USD 420.00 after −USD 60.00 for 24 GPU-hours lent and used by others" in text
     assert "Team B USD 3,240.00 1,344 50" in text and "Team A USD 420.00 192 0" in text
+
+
+def test_an_emergencys_window_is_charged_to_the_capacity_buffer_line_and_the_lines_reconcile(client, world, month):
+    from committee.models import EmergencyRequest, EmergencyStatus
+    from committee.selectors import department_budgets
+    from committee.services import department_budget_set
+
+    research = Department.objects.get(slug="research")
+    department_budget_set(actor=world.finance, department=research, quarter="2026-Q4", quarterly=Decimal("10000"),
+                          carry_over_pct=0, reason="FY plan.", now=FIXED_NOW)
+    # An emergency's window in 2026-W51: 4 A100 × 30 h at 2.50 = 300.00, to Research's buffer line (5 % of
+    # 10,000.00 = 500.00); the month's other Research windows (480.00 + 82.47 + 86.59 = 649.06) to the plans' line.
+    emergency = file_request(world, title="The outage")
+    plan = publish([W(world.a100, world.team_a, 4, 0, 30, ref=emergency.pk)], week="2026-W51")
+    EmergencyRequest.objects.create(request=emergency, justification="The outage.", filed_by_name="Alex Lead",
+                                    status=EmergencyStatus.PLACED, plan=plan, placed_at=FIXED_NOW)
+    december = statement_for_month(month="2026-12")
+    (lines,) = december.budget_lines  # team B has no department, so no budget line
+    assert (lines.budget.name, lines.plans, lines.buffer, lines.charge) == (
+        "Research", Decimal("649.06"), Decimal("300.00"), Decimal("949.06"))
+    assert december.buffer_charge == Decimal("300.00") and december.charge == Decimal("964.06")
+    assert [line.budget_line for line in december.lines] == ["plans", "plans", "", "plans", "buffer"]
+    # The quarter's months add up, line by line, to what /budgets/ shows.
+    (q4,) = department_budgets(quarter="2026-Q4")
+    by_month = [statement_for_month(month=m, department=research) for m in ("2026-10", "2026-11", "2026-12")]
+    assert sum(s.budget_lines[0].buffer for s in by_month) == q4.buffer_drawn == Decimal("300.00")
+    assert sum(s.budget_lines[0].plans for s in by_month) == q4.planned_spent == Decimal("1129.06")
+    assert (q4.buffer, q4.buffer_left) == (Decimal("500.00"), Decimal("200.00"))
+
+    client.force_login(world.finance)
+    page = client.get(reverse("reports:statement", args=["2026-12"]), {"department": "research"}).content.decode()
+    assert_readable(page)
+    row = page.split('id="budget-lines-research"')[1].split("</tr>")[0]
+    assert all(f"USD {amount}" in row for amount in ("649.06", "300.00", "500.00", "200.00"))
+    assert "5% of the budget" in row
+    assert ("Of the total, emergencies' windows charged USD 300.00 to their departments' capacity buffer "
+            "lines.") in page
+    assert "emergency: capacity buffer line" in page.split(f'id="line-{plan.windows.get().pk}"')[1].split("</tr>")[0]
+    rows = list(csv.DictReader(io.StringIO(client.get(
+        reverse("reports:statement-csv", args=["2026-12"]), {"department": "research"}).content.decode())))
+    assert sum(Decimal(r["charge"]) for r in rows if r["budget_line"] == "buffer") == Decimal("300.00")
+    assert sum(Decimal(r["charge"]) for r in rows if r["budget_line"] == "plans") == Decimal("649.06")
+    text = printed_text(client.get(reverse("reports:statement-pdf", args=["2026-12"]),
+                                   {"department": "research"}).content)
+    assert "Of the total, emergencies' windows charged USD 300.00 to their departments' capacity buffer lines." in text
+    assert "By budget line" in text and "Buffer of 2026-Q4" in text and "emergency: capacity buffer line" in text
+    assert "USD 649.06 USD 300.00 Research" in text and "USD 500.00 USD 200.00 5% of the budget" in text
