@@ -63,6 +63,8 @@ JOBS: tuple[ClockJob, ...] = (
              "hour", at=time(0, 0)),
     ClockJob("outcome_asks", _("Ask teams for the outcomes of ended grants"), _("hourly at :00 (UTC hours)"),
              "hour", at=time(0, 0)),
+    ClockJob("record_agent_actions", _("Add the elastic agents' late actions to ended weeks' records"),
+             _("hourly at :30 (UTC hours)"), "hour", at=time(0, 30)),
 )
 JOB_BY_NAME = {job.name: job for job in JOBS}
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from django.dispatch import Signal
 
 # A cycle was finalized or its plan published, a decision of a finalized week corrected, or an
-# appeal filed or decided, and the transaction that did it has not committed yet: receivers write
+# appeal filed or decided (or, from the weekly clock, its week ended with elastic agents' actions
+# that its record lacks), and the transaction that did it has not committed yet: receivers write
 # here what must never be missing from a finalized or published week (the outbox message for the
 # archive's decision record, written after commit: kept small, since the chair waits for this
 # transaction). Sent with sender=ReviewCycle, cycle=<ReviewCycle> (as just written), actor=<User> (who
-# acted), plan=<allocations.AllocationPlan> (the plan just published) or None, and reason=<str>:
+# acted; None for the clock), plan=<allocations.AllocationPlan> (the plan just published) or None, and reason=<str>:
 # why the record changes after the fact (a correction's or an appeal's words), "" at finalize and
 # at the first publish. A ValidationError from a receiver is turned into the service's own
 # refusal, naming the cause.

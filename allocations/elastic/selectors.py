@@ -8,7 +8,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from allocations import engine, selectors
@@ -311,6 +311,15 @@ def published_policy(*, cluster: Cluster, now: datetime) -> dict[str, object]:
             for burst, standby in [engine.reserved_gpus(selectors.pool_capacity(pool=pool))]
         ],
     }
+
+
+def agent_actions_last_received(*, acted_from: datetime, acted_before: datetime) -> datetime | None:
+    """When Docket received the latest of the agents' actions acted in [acted_from, acted_before) (a week's), None
+    when no agent acted then. An agent cut off from Docket reports its actions when it reaches it again, so an action
+    of a week can arrive after the week. One query."""
+    found: datetime | None = AgentAction.objects.filter(acted_at__gte=acted_from, acted_at__lt=acted_before).aggregate(
+        last=Max("received_at"))["last"]
+    return found
 
 
 def agent_actions(

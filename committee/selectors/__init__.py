@@ -180,6 +180,7 @@ from committee.selectors.records import (
     RecordProgress,
     cycle_record_key,
     cycle_record_progress,
+    cycles_record_behind,
 )
 from committee.selectors.release import ReleaseOffer, extension_offer, release_offer
 from committee.selectors.replanning import (
@@ -336,6 +337,7 @@ __all__ = [
     "cycle_record_key",
     "cycle_record_progress",
     "cycle_review",
+    "cycles_record_behind",
     "decide_guard",
     "decide_refusal",
     "decision_change_preview",

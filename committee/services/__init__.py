@@ -54,6 +54,7 @@ from committee.services.notifications import (
 from committee.services.publishing import cycle_publish
 from committee.services.ranking import cycle_ranking_changed
 from committee.services.realized import outcome_ask, outcome_asks_due, outcome_report
+from committee.services.records import record_agent_actions_due
 from committee.services.release import Release, window_release
 from committee.services.requests import (
     REQUEST_FIELDS,
@@ -153,6 +154,7 @@ __all__ = [
     "personal_token_create",
     "personal_token_revoke",
     "personal_token_revoke_all",
+    "record_agent_actions_due",
     "request_carry",
     "request_comment_add",
     "request_create",

@@ -16,6 +16,7 @@ next tick, so it happens then; nothing hangs on one beat message arriving at one
 | elastic_evaluate            | hourly at :15 (UTC hours)         | allocations elastic_evaluate | elastic_evaluate |
 | lifecycle_events            | hourly at :00 (UTC hours)         | lifecycle_events_due         |                  |
 | outcome_asks                | hourly at :00 (UTC hours)         | outcome_asks_due             |                  |
+| record_agent_actions        | hourly at :30 (UTC hours)         | record_agent_actions_due     |                  |
 | (the chair, by hand)        |                                   | cycle_open_following         |                  |
 
 Each service takes `now`, acts on what is due at `now`, and is idempotent: running it twice has the
@@ -55,6 +56,7 @@ from committee.services.chat import chat_intake_closing_announce
 from committee.services.events import idle_events_due, lifecycle_events_due
 from committee.services.notifications import digests_send, notifications_record
 from committee.services.realized import outcome_asks_due
+from committee.services.records import record_agent_actions_due
 from committee.services.requests import cycle_create
 from committee.services.review import cycle_close_intake
 from core.errors import StateConflict
@@ -226,6 +228,11 @@ def _elastic(due: calendar.Due, now: datetime) -> str:
             f"{told} idle events")
 
 
+def _records(due: calendar.Due, now: datetime) -> str:
+    asked = [cycle.week for cycle in record_agent_actions_due(now=now)]
+    return f"records asked for: {', '.join(asked)}" if asked else "no record lacks its agents' actions"
+
+
 # What each of the clock's jobs does (committee/calendar.py JOBS), as a short result for its ClockRun row.
 CLOCK_RUNNERS: dict[str, Callable[[calendar.Due, datetime], str]] = {
     calendar.CLOSE_INTAKE: _close_intake,
@@ -237,6 +244,7 @@ CLOCK_RUNNERS: dict[str, Callable[[calendar.Due, datetime], str]] = {
     "elastic_evaluate": _elastic,
     "lifecycle_events": lambda due, now: f"{lifecycle_events_due(now=now)} events",
     "outcome_asks": lambda due, now: f"{outcome_asks_due(now=now)} outcomes asked for",
+    "record_agent_actions": _records,
 }
 
 

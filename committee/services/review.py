@@ -75,9 +75,11 @@ def lock_request_in_review(*, gpu_request: GpuRequest, doing: str) -> tuple[GpuR
 
 
 def cycle_transition_record(
-    *, cycle: ReviewCycle, actor: User, plan: AllocationPlan | None, refused: str, reason: str = ""
+    *, cycle: ReviewCycle, actor: User | None, plan: AllocationPlan | None, refused: str, reason: str = ""
 ) -> None:
     """Inside a finalize, publish, correction or appeal: let the apps that record the week (the archive) ask for it.
+    Also for the weekly clock (`actor` None), when the week's agent actions came after its record
+    (committee/services/records.py).
 
     The archive writes the week's record after the caller's transaction commits, through an outbox message
     written in it (so a committed change always gets its record). `reason` is why the week's record changes after

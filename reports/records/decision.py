@@ -520,8 +520,8 @@ def _agent_actions(data: DecisionRecordSnapshot) -> list[str]:
     if data.get("agent_actions_more"):
         out.append(_emphasis(_("…and later ones, on each pool's elastic history.")))
     if data.get("agent_actions_partial"):
-        out.append(_emphasis(_("The week had not ended when this revision was written: the actions after it are "
-                               "added when the record is written again (manage.py sync_decision_records).")))
+        out.append(_emphasis(_("The week had not ended when this revision was written: the weekly clock adds the "
+                               "actions after it once the week has ended.")))
     return out
 
 

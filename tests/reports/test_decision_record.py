@@ -143,11 +143,12 @@ def test_finalize_and_publish_in_one_transaction_record_the_committed_state_once
     assert OutboxMessage.objects.filter(key__startswith="decision-record:", done_at__isnull=False).count() == 2
 
 
-def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, clock, client):
+def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, clock, client,
+                                                                        django_capture_on_commit_callbacks):
     """The elastic agents' actions acted in the week (Monday 00:00 included, the next Monday 00:00 not), in the order
-    they acted, with their measurement; a revision written mid-week says the rest comes when the record is written
-    again; the sync after the week's end writes the rest once."""
-    from django.utils import translation
+    they acted, with their measurement; a revision written mid-week says the rest comes once the week has ended; the
+    weekly clock's first hour after the end writes the rest once, and an action an agent reports days late once more."""
+    from django.utils import timezone, translation
     from rest_framework.test import APIClient
 
     from reports.records.decision import decision_record_markdown
@@ -183,13 +184,32 @@ def test_the_record_lists_the_weeks_agent_actions_once_the_week_has_them(week, c
     assert "The week had not ended when this revision was written" in mid_week.body
     assert services.decision_record_sync(cycle=cycle) is None  # nothing new: no revision
 
-    clock.move_to(cycle.ends_at + timedelta(hours=1))
+    clock.move_to(cycle.ends_at + timedelta(minutes=1))
     post("last-minute", "reclaim", cycle.ends_at - timedelta(minutes=1))
     post("next-monday", "lend", cycle.ends_at)  # the next week's
-    after = services.decision_record_sync(cycle=cycle)
-    assert after is not None
+
+    def tick(after) -> str:  # the clock's first tick `after` past the week's end; what its record job said
+        clock.move_to(cycle.ends_at + after)
+        with django_capture_on_commit_callbacks(execute=True):
+            runs = committee_services.clock_tick(now=timezone.now())
+        return next(run.result for run in runs if run.job == "record_agent_actions")
+
+    assert tick(timedelta(minutes=30)) == f"records asked for: {cycle.week}"
+    after = revision_latest(page=record(week))
+    assert after.summary == "Updated — the elastic agents' actions of the ended week"
     assert [a["kind"] for a in after.data["agent_actions"]] == ["lend", "promote", "reclaim"]
     assert "agent_actions_partial" not in after.data and "had not ended" not in after.body
+    assert tick(timedelta(hours=1, minutes=30)) == "no record lacks its agents' actions"  # the next hour: nothing new
+    # An agent cut off from Docket since Sunday reports its last action on Tuesday: one revision more, then none.
+    clock.move_to(cycle.ends_at + timedelta(days=1, hours=9))
+    post("cut-off", "lend", cycle.ends_at - timedelta(hours=2), team="team-b")
+    assert tick(timedelta(days=1, hours=9, minutes=30)) == f"records asked for: {cycle.week}"
+    late = revision_latest(page=record(week))
+    assert late.number == after.number + 1
+    assert [a["kind"] for a in late.data["agent_actions"]] == ["lend", "promote", "lend", "reclaim"]
+    assert tick(timedelta(days=1, hours=10, minutes=30)) == "no record lacks its agents' actions"
+    assert revision_latest(page=record(week)).number == late.number
+    after = late
     assert services.decision_record_sync(cycle=cycle) is None
     # A reader in Chinese reads the kinds in Chinese, from the codes stored beside them.
     with translation.override("zh-hans"):
