@@ -91,3 +91,11 @@ class Commitment(models.Model):
     @property
     def gpu_hours(self) -> int:
         return self.gpu_count * int((self.end - self.start).total_seconds() // 3600)
+
+    @property
+    def continued_by_committee(self) -> bool:
+        """Confirmed though its evidence fell short (under the threshold, or nothing measured) and the team gave no
+        reason: only the committee's decision at the review confirms such a week."""
+        return (self.state == CommitmentState.CONFIRMED and self.settled_at is not None and not self.team_reason
+                and self.threshold_pct is not None
+                and (self.utilization_pct is None or self.utilization_pct < self.threshold_pct))

@@ -119,12 +119,21 @@ def commitment_reason_set(*, commitment: Commitment, reason: str) -> Commitment:
 
 
 @write_transaction
-def commitment_decide(*, commitment: Commitment, state: str, by_name: str, now: datetime) -> Commitment:
+def commitment_decide(
+    *, commitment: Commitment, state: str, by_name: str, now: datetime, utilization_pct: Decimal | None,
+    threshold_pct: int,
+) -> Commitment:
     """The committee's decision on a commitment's continuation: confirmed or released, by whom and when. The
-    caller checked who may and that it is open (committee.services.runs.run_continuation_decide)."""
+    caller checked who may and that it is open (committee.services.runs.run_continuation_decide). One not settled
+    yet keeps the evidence the committee decided on (`utilization_pct` against `threshold_pct`), as a settled one
+    keeps its own."""
     if state not in (CommitmentState.CONFIRMED, CommitmentState.RELEASED):
         raise ValidationError({"state": _("The committee continues a run or releases it.")})
     locked = Commitment.objects.select_for_update(no_key=True).get(pk=commitment.pk)
+    fields = ["state", "settled_by_name", "settled_at"]
+    if locked.settled_at is None:
+        locked.utilization_pct, locked.threshold_pct = utilization_pct, threshold_pct
+        fields += ["utilization_pct", "threshold_pct"]
     locked.state, locked.settled_by_name, locked.settled_at = state, by_name, now
-    locked.save(update_fields=["state", "settled_by_name", "settled_at"])
+    locked.save(update_fields=fields)
     return locked

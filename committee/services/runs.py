@@ -126,7 +126,11 @@ def run_continuation_decide(*, actor: User, commitment: Commitment, confirm: boo
               "week not over yet.") % {"week": locked.week, "state": locked.get_state_display()}
         )
     state = CommitmentState.CONFIRMED if confirm else CommitmentState.RELEASED
-    decided = commitment_decide(commitment=locked, state=state, by_name=actor_name(actor), now=now)
+    evidence = allocation_selectors.commitment_continuation(  # what the review showed, kept with the decision
+        commitment=locked, previous_week=selectors.previous_week(locked.week),
+        threshold_pct=selectors.continuation_threshold_pct(week=locked.week))
+    decided = commitment_decide(commitment=locked, state=state, by_name=actor_name(actor), now=now,
+                                utilization_pct=evidence.utilization_pct, threshold_pct=evidence.threshold_pct)
     continuation_event_record(commitment=decided, now=now)
     request_event_record(request=gpu_request, actor=actor, action="run continued" if confirm else "run released",
                          detail=locked.week, detail_text=stored_text("run_week", week=locked.week))
