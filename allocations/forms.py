@@ -1,5 +1,5 @@
 """Forms of the allocations app: the org chart's filter (a department, a team in it), which every list of teams'
-things shares: the windows page and the dashboards."""
+things shares: the windows page, the review's request cards and the dashboards."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from django.utils.translation import gettext_lazy as _
 from allocations.models import Department, Team
 from core.forms import form_field
 
+ORG_FILTER_KEYS = ("department", "team")
+
 
 class OrgFilterForm(forms.Form):
-    """A department and a team, each optional, by slug, of those offered; a team outside the chosen department is an
-    error on the team. A form that offers no department hides the choice (a department asked for is still refused)."""
+    """A department and a team, each optional, by slug, of those offered (every one unless given); a team outside the
+    chosen department is an error on the team."""
 
     department: forms.ModelChoiceField[Department] = forms.ModelChoiceField(
         label=_("Department"), queryset=None, to_field_name="slug", required=False
@@ -25,15 +27,15 @@ class OrgFilterForm(forms.Form):
     )
 
     def __init__(
-        self, *args: Any, teams: QuerySet[Team], departments: QuerySet[Department], all_teams_label: Any = None,
-        **kwargs: Any,
+        self, *args: Any, teams: QuerySet[Team] | None = None, departments: QuerySet[Department] | None = None,
+        all_teams_label: Any = None, **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         team = form_field(self, "team", forms.ModelChoiceField)
-        team.queryset = teams.order_by("name")
+        team.queryset = (Team.objects.all() if teams is None else teams).order_by("name")
         team.empty_label = all_teams_label or _("All teams")
         department = form_field(self, "department", forms.ModelChoiceField)
-        department.queryset = departments.order_by("name")
+        department.queryset = (Department.objects.all() if departments is None else departments).order_by("name")
         department.empty_label = _("All departments")
 
     def hide_department(self) -> None:
@@ -48,15 +50,22 @@ class OrgFilterForm(forms.Form):
             self.add_error("team", _("This team is not in the chosen department."))
         return data
 
-
-class WindowFilterForm(OrgFilterForm):
-    """The windows page's filter: every department and team (every signed-in person reads every window)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, teams=Team.objects.all(), departments=Department.objects.all(), **kwargs)
-
     def chosen(self) -> tuple[Department | None, Team | None]:
-        """(department, team) when valid, (None, None) otherwise: an invalid filter shows its error and every window."""
+        """(department, team) when valid, (None, None) otherwise: an invalid filter shows its error, narrows nothing."""
         if not self.is_valid():
             return None, None
         return self.cleaned_data.get("department"), self.cleaned_data.get("team")
+
+    def query(self) -> dict[str, str]:
+        """The filter as chosen, for the links that keep it: {} when it narrows nothing."""
+        department, team = self.chosen()
+        return {key: value.slug for key, value in (("department", department), ("team", team)) if value is not None}
+
+
+def org_filter(
+    params: Any, *, teams: QuerySet[Team] | None = None, departments: QuerySet[Department] | None = None,
+) -> OrgFilterForm:
+    """The filter a page's query asks for (bound only when it names a department or a team), of the teams and
+    departments offered (every one unless given)."""
+    return OrgFilterForm(params if any(params.get(key) for key in ORG_FILTER_KEYS) else None, teams=teams,
+                         departments=departments)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from allocations import selectors
 from allocations.elastic import selectors as elastic_selectors
-from allocations.forms import WindowFilterForm
+from allocations.forms import org_filter
 from core.http import AuthenticatedHttpRequest
 from core.isoweek import is_iso_week
 
@@ -37,11 +37,10 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     plan = selectors.plan_for_week(week=week, version=int(version_param) if version_param else None) if week else None
     if plan is None and (version_param or request.GET.get("week")):
         raise Http404(_("No plan published for that week"))
-    org = WindowFilterForm(request.GET if any(k in request.GET for k in ("department", "team")) else None)
+    org = org_filter(request.GET)
     department, team = org.chosen()
-    filtered = {key: request.GET[key] for key in ("department", "team") if request.GET.get(key)}
     context: dict[str, object] = {"week": week, "plan": plan, "weeks": selectors.plan_week_list(), "org_form": org,
-                                  "org_query": urlencode(filtered) if department or team else ""}
+                                  "org_query": urlencode(org.query())}
     if plan is not None:
         current = selectors.plan_for_week(week=plan.week)
         explanations = list(plan.explanations.all())
@@ -49,9 +48,7 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
                              WINDOWS_PER_PAGE).get_page(request.GET.get("page"))
         windows = list(page_obj)
         idle = elastic_selectors.idle_grants(window_ids=[w.pk for w in windows])
-        kept = {key: request.GET[key] for key in ("week", "version") if request.GET.get(key)}
-        if department or team:
-            kept.update(filtered)
+        kept = {**{key: request.GET[key] for key in ("week", "version") if request.GET.get(key)}, **org.query()}
         context.update(
             {
                 "windows": windows,
