@@ -49,6 +49,16 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
         windows = list(page_obj)
         idle = elastic_selectors.idle_grants(window_ids=[w.pk for w in windows])
         kept = {**{key: request.GET[key] for key in ("week", "version") if request.GET.get(key)}, **org.query()}
+        shortened = [e for e in explanations if e.placed and e.shortened]
+        not_placed = [e for e in explanations if not e.placed]
+        hidden_not_placed = 0
+        if department is not None or team is not None:
+            # A shortened grant has windows to filter by; one not placed has none (its team is the committee's to
+            # know): counted, and shown without the filter.
+            refs = set(selectors.plan_window_list(plan=plan, department=department, team=team)
+                       .values_list("request_ref", flat=True))
+            shortened = [e for e in shortened if e.request_ref in refs]
+            hidden_not_placed, not_placed = len(not_placed), []
         context.update(
             {
                 "windows": windows,
@@ -57,8 +67,9 @@ def window_list(request: AuthenticatedHttpRequest) -> HttpResponse:
                 "idle_grants": idle,
                 "idle_window_ids": {action.window_id for action in idle},
                 "withdrawn": list(selectors.plan_withdrawn_list(plan=plan, department=department, team=team)),
-                "not_placed": [e for e in explanations if not e.placed],
-                "shortened": [e for e in explanations if e.placed and e.shortened],
+                "not_placed": not_placed,
+                "hidden_not_placed": hidden_not_placed,
+                "shortened": shortened,
                 "current": current,
                 "is_current": current is not None and current.pk == plan.pk,
                 "versions": range(current.version, 0, -1) if current else [],

@@ -68,3 +68,8 @@ def test_a_department_or_a_team_narrows_the_windows_and_stays_on_the_links(world
     assert f'id="window-{b_window.pk}"' in html and "This plan places no window" not in html
     html = client.get("/windows/", {"team": "team-a", "department": ""}).content.decode()
     assert f'id="window-{b_window.pk}"' not in html
+    # A grant not placed has no window to narrow by: counted under a filter, listed without it.
+    plan.explanations.filter(request_ref=1).update(placed=False, reasons=[], text="not placed: pool full")
+    html = client.get("/windows/", {"department": "research"}).content.decode()
+    assert "1 grant of this plan was not placed" in html and "pool full" not in html
+    assert "pool full" in client.get("/windows/").content.decode()
