@@ -86,7 +86,7 @@ WINDOW_PARAMETERS = [
     ),
     OpenApiParameter("pool", SLUG, description="Pool slug."),
     OpenApiParameter("team", SLUG, description="Team slug."),
-    OpenApiParameter("department", SLUG, description="Department slug: the windows of its teams."),
+    OpenApiParameter("department", SLUG, description="Department slug: the windows of its teams. Not with `since`."),
     _datetime_filter_parameter("active_at"),
     OpenApiParameter(
         "since", {"type": "integer", "minimum": 0},
@@ -122,6 +122,13 @@ class WindowListView(SchedulerAPIView):
         if not (filters_valid and page_valid):
             raise exceptions.ValidationError({**filters.errors, **page.errors})
         params = filters.form.cleaned_data
+        if params["since"] is not None and params["department"]:
+            # A team's department is read live and a move is no change of the cursor: a `since` list narrowed by
+            # department could never carry it, and its poller would keep windows the full list no longer has.
+            raise exceptions.ValidationError({"department": [_(
+                "A list since a cursor cannot be narrowed by department: the org chart can move a team between two "
+                "polls without a change of the cursor. Poll the full list with its ETag, or narrow by team."
+            )]})
         cluster = self.cluster_for(request, params["cluster"])
         try:
             snapshot = selectors.window_snapshot(

@@ -16,6 +16,7 @@ from django.utils import timezone
 from allocations.models import (
     AllocationPlan,
     AllocationWindow,
+    Department,
     PlanExplanation,
     Team,
 )
@@ -46,23 +47,41 @@ def plan_week_current(*, now: datetime | None = None) -> str | None:
     return latest.week if latest else None
 
 
-def plan_window_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
-    """The windows `plan` holds (its own and those carried over into it), with their sync status."""
-    return (
+def _of_org(
+    windows: QuerySet[AllocationWindow], *, department: Department | None, team: Team | None
+) -> QuerySet[AllocationWindow]:
+    """`windows` narrowed to a department's teams and to one team (the org chart as it is now)."""
+    if department is not None:
+        windows = windows.filter(team__department=department)
+    if team is not None:
+        windows = windows.filter(team=team)
+    return windows
+
+
+def plan_window_list(
+    *, plan: AllocationPlan, department: Department | None = None, team: Team | None = None
+) -> QuerySet[AllocationWindow]:
+    """The windows `plan` holds (its own and those carried over into it), with their sync status; of a department's
+    teams, of one team, when given."""
+    windows = (
         AllocationWindow.objects.filter(week=plan.week, created_seq__lte=plan.change_seq)
         .filter(Q(withdrawal__isnull=True) | Q(withdrawal__change_seq__gt=plan.change_seq))
-        .select_related("cluster", "pool__cluster", "team", "sync_status")
+        .select_related("cluster", "pool__cluster", "team__department", "sync_status")
         .order_by("cluster__name", "pool__slug", "start", "id")
     )
+    return _of_org(windows, department=department, team=team)
 
 
-def plan_withdrawn_list(*, plan: AllocationPlan) -> QuerySet[AllocationWindow]:
-    """The windows of the version before `plan` that `plan` withdrew."""
-    return (
+def plan_withdrawn_list(
+    *, plan: AllocationPlan, department: Department | None = None, team: Team | None = None
+) -> QuerySet[AllocationWindow]:
+    """The windows of the version before `plan` that `plan` withdrew; of a department's teams, of one team."""
+    windows = (
         AllocationWindow.objects.filter(withdrawal__plan=plan)
         .select_related("cluster", "pool__cluster", "team")
         .order_by("cluster__name", "pool__slug", "start", "id")
     )
+    return _of_org(windows, department=department, team=team)
 
 
 def plan_explanation_map(*, plan: AllocationPlan) -> dict[int, PlanExplanation]:

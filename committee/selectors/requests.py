@@ -14,7 +14,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from allocations import selectors as allocation_selectors
-from allocations.models import GpuPool, Team
+from allocations.models import Department, GpuPool, Team
 from committee import weeks
 from committee.models import (
     CycleStatus,
@@ -91,12 +91,19 @@ def request_get_for_viewer(*, viewer: Viewer, pk: int) -> GpuRequest:
         raise Http404("No such request") from None
 
 
-def request_list_for_team_member(*, viewer: Viewer) -> QuerySet[GpuRequest]:
-    """The team portal: only the viewer's own teams, even for committee members."""
+def request_list_for_team_member(
+    *, viewer: Viewer, department: Department | None = None, team: Team | None = None
+) -> QuerySet[GpuRequest]:
+    """The team portal: only the viewer's own teams, even for committee members; of those, a department's, one
+    team's, when given."""
     if not viewer.is_authenticated:
         return GpuRequest.objects.none()
-    team_ids = viewer_roles(user=viewer).team_ids
-    return _request_queryset().filter(team_id__in=team_ids).order_by("-cycle__starts_at", "team__name", "id")
+    requests = _request_queryset().filter(team_id__in=viewer_roles(user=viewer).team_ids)
+    if department is not None:
+        requests = requests.filter(team__department=department)
+    if team is not None:
+        requests = requests.filter(team=team)
+    return requests.order_by("-cycle__starts_at", "team__name", "id")
 
 
 def request_active_on_pool(*, team: Team, pool: GpuPool, cycle: ReviewCycle) -> GpuRequest | None:

@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from allocations.forms import org_filter
 from committee import selectors, services
 from committee.models import GpuRequest, RequestQuestion, ReviewCycle
 from committee.views.review import _request_in_cycle, require_committee
@@ -31,6 +32,7 @@ def _back_to_card(request: AuthenticatedHttpRequest, cycle: ReviewCycle, pk: int
     query = {}
     if request.GET.get("mine") == "unscored":
         query["mine"] = "unscored"
+    query.update(org_filter(request.GET).query())
     page = request.GET.get("page", "")
     if parse_whole_number(page, max_digits=6) is not None:
         query["page"] = page

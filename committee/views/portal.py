@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from itertools import groupby
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,7 +20,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from allocations import selectors as allocation_selectors
 from allocations.elastic import selectors as elastic_selectors
-from allocations.models import Team
+from allocations.forms import org_filter
+from allocations.models import Department, Team
 from committee import selectors, services, weeks
 from committee.forms import (
     AlternativeFormSet,
@@ -59,9 +61,14 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
     A page costs the same queries and rows whether the teams have filed for a month or for years, and whether
     the viewer leads one team or hundreds.
     """
-    requests_page = Paginator(selectors.request_list_for_team_member(viewer=request.user), PORTAL_REQUESTS).get_page(
-        request.GET.get("page")
-    )
+    team_ids = selectors.viewer_roles(user=request.user).team_ids
+    # A member narrows the list to a department's or a team's requests (of their own teams only).
+    org = org_filter(request.GET, teams=Team.objects.filter(pk__in=team_ids),
+                     departments=Department.objects.filter(teams__pk__in=team_ids).distinct())
+    department, team = org.chosen()
+    requests_page = Paginator(
+        selectors.request_list_for_team_member(viewer=request.user, department=department, team=team), PORTAL_REQUESTS
+    ).get_page(request.GET.get("page"))
     gpu_requests = list(requests_page)
     outcomes = selectors.request_outcome_map(requests=gpu_requests, viewer=request.user)
     intake_cycle = selectors.cycle_open_for_intake()
@@ -84,7 +91,10 @@ def portal(request: AuthenticatedHttpRequest) -> HttpResponse:
             "filings": selectors.team_filings_led_by(user=request.user),
             "by_cycle": by_cycle,
             "page_obj": requests_page,
-            "idle_grants": elastic_selectors.idle_grants(team_ids=selectors.viewer_roles(user=request.user).team_ids),
+            "org_form": org if team_ids else None,
+            "org_query": urlencode(org.query()),
+            "pager_query": urlencode(org.query()),
+            "idle_grants": elastic_selectors.idle_grants(team_ids=team_ids),
             "open_questions": selectors.question_list_open_for_teams(viewer=request.user),
         },
     )

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from allocations.elastic import selectors as elastic_selectors
+from allocations.forms import org_filter
 from allocations.models import Commitment
 from committee import scoring, selectors, services
 from committee.forms import DecisionForm, WeightsForm
@@ -127,9 +128,16 @@ def _cards(
         if with_queue or unscored_only else None
     to_score = set(queue.order) if queue is not None else set()
     cards = [row for row in review.rows if row.request.pk in to_score] if unscored_only else review.rows
+    # A department's or a team's requests (the org chart as it is now; the ranking above stays the whole week's).
+    org = org_filter(params)
+    department, team = org.chosen()
+    if department is not None:
+        cards = [row for row in cards if row.request.team.department_id == department.pk]
+    if team is not None:
+        cards = [row for row in cards if row.request.team_id == team.pk]
     page, pages = _page_of(params.get("page"), len(cards), REQUESTS_PER_PAGE)
     cards = cards[(page - 1) * REQUESTS_PER_PAGE:page * REQUESTS_PER_PAGE]
-    kept = {key: params[key] for key in ("mine", "ranking") if key in params}
+    kept = {**{key: params[key] for key in ("mine", "ranking") if key in params}, **org.query()}
     # The decisions still missing, each with the page of cards that holds its decision form.
     card_page = {row.request.pk: index // REQUESTS_PER_PAGE + 1 for index, row in enumerate(review.rows)}
     return {
@@ -141,9 +149,12 @@ def _cards(
         "cards_page": page,
         "cards_pages": pages,
         "unscored_only": unscored_only,
+        "org_form": org,
+        "org_query": urlencode(org.query()),
         "cards_query": urlencode({k: v for k, v in kept.items() if k != "page"}),
         # The cards' forms (questions, comments, conflicts) come back to this page of cards, not the first.
-        "cards_back": urlencode([("mine", "unscored")] * unscored_only + [("page", str(page))] * (page > 1)),
+        "cards_back": urlencode([("mine", "unscored")] * unscored_only + list(org.query().items())
+                                + [("page", str(page))] * (page > 1)),
         "ranking_query": urlencode({k: v for k, v in {**kept, "page": str(page)}.items() if k != "ranking"}),
         "refresh_query": urlencode({**kept, "page": str(page)}),
     }

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -171,16 +172,17 @@ def _plan_windows(
 
 @dataclass(frozen=True)
 class OrgChart:
-    """The org chart now (team id → department id or None; department id → weight) and the history rows of both, each
-    (id, date, type, value) sorted by date: the department of a team, the weight of a department."""
+    """The org chart now (team id → (its department id or None, its fair-share weight); department id → weight) and
+    the history rows of both, each (id, date, type, value) sorted by date: a team's (department, weight), a
+    department's weight."""
 
-    teams: Mapping[int, int | None]
+    teams: Mapping[int, tuple[int | None, int]]
     departments: Mapping[int, int]
-    team_history: Mapping[int, list[tuple[datetime, str, int | None]]]
-    department_history: Mapping[int, list[tuple[datetime, str, int | None]]]
+    team_history: Mapping[int, list[tuple[datetime, str, Any]]]
+    department_history: Mapping[int, list[tuple[datetime, str, Any]]]
 
     @staticmethod
-    def _as_of(rows: list[tuple[datetime, str, int | None]], as_of: datetime) -> tuple[bool, int | None] | None:
+    def _as_of(rows: list[tuple[datetime, str, Any]], as_of: datetime) -> tuple[bool, Any] | None:
         """(exists, value) by the last row by then, else the first row (history begun later: as first recorded);
         None without rows."""
         before = [row for row in rows if row[0] <= as_of]
@@ -188,14 +190,29 @@ class OrgChart:
             return before[-1][1] != "-", before[-1][2]
         return (True, rows[0][2]) if rows else None
 
+    def _teams_as_of(self, as_of: datetime) -> dict[int, tuple[int | None, int]]:
+        """Team id → (department id or None, fair-share weight) at `as_of` of every team but those deleted by then;
+        one first recorded later is as first recorded (the pools' rule: seeded or imported rows are recorded after
+        the weeks they took part in), one without history rows as it is now."""
+        out: dict[int, tuple[int | None, int]] = {}
+        for team_id in sorted(set(self.teams) | set(self.team_history)):
+            state = self._as_of(self.team_history.get(team_id, []), as_of)
+            exists, place = state if state is not None else (True, self.teams.get(team_id))
+            if exists and place is not None:
+                out[team_id] = place
+        return out
+
+    def team_weights(self, *, as_of: datetime) -> dict[int, int]:
+        """Team id → its fair-share weight at `as_of` (a week with no frozen fair share is replayed with these, never
+        today's)."""
+        return {team_id: weight for team_id, (_dept, weight) in self._teams_as_of(as_of).items()}
+
     def team_departments(self, *, as_of: datetime) -> dict[int, tuple[int, int]]:
         """Team id → (department id, the department's weight) at `as_of`, as `committee.scoring.fair_shares` reads
         them; a team in no department then is absent."""
         out: dict[int, tuple[int, int]] = {}
-        for team_id in sorted(set(self.teams) | set(self.team_history)):
-            state = self._as_of(self.team_history.get(team_id, []), as_of)
-            exists, dept = state if state is not None else (True, self.teams.get(team_id))
-            if not exists or dept is None:
+        for team_id, (dept, _weight) in self._teams_as_of(as_of).items():
+            if dept is None:
                 continue
             dept_state = self._as_of(self.department_history.get(dept, []), as_of)
             dept_exists, weight = dept_state if dept_state is not None else (True, self.departments.get(dept))
@@ -204,11 +221,11 @@ class OrgChart:
         return out
 
 
-def _history_rows(rows: Iterable[tuple[int, datetime, str, int | None]]) -> dict[int, list[tuple[datetime, str,
-                                                                                                int | None]]]:
-    by_id: dict[int, list[tuple[datetime, str, int | None]]] = defaultdict(list)
-    for pk, date, kind, value in rows:
-        by_id[pk].append((date, kind, value))
+def _history_rows(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[tuple[datetime, str, Any]]]:
+    """History rows (id, date, type, value…) by id: (date, type, value), or (date, type, (values…)) for several."""
+    by_id: dict[int, list[tuple[datetime, str, Any]]] = defaultdict(list)
+    for pk, date, kind, *values in rows:
+        by_id[pk].append((date, kind, values[0] if len(values) == 1 else tuple(values)))
     return by_id
 
 
@@ -261,13 +278,13 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
         snapshots[snapshot.cycle_id].append(snapshot)
     team_rows = list(Team.objects.values_list(  # 6
         "id", "fair_share_weight", "department_id", "department__fair_share_weight"))
-    team_weights_now = {team_id: weight for team_id, weight, _d, _dw in team_rows}
     # The org chart as each week had it: its history (the policy history) and, for a row without any, as it is now.
     org_chart = OrgChart(
-        teams={team_id: dept for team_id, _w, dept, _dw in team_rows},
+        teams={team_id: (dept, weight) for team_id, weight, dept, _dw in team_rows},
         departments={dept: dept_weight for _t, _w, dept, dept_weight in team_rows if dept},
         team_history=_history_rows(Team.history.values_list(  # 6b
-            "id", "history_date", "history_type", "department_id").order_by("history_date", "history_id")),
+            "id", "history_date", "history_type", "department_id", "fair_share_weight",
+        ).order_by("history_date", "history_id")),
         department_history=_history_rows(Department.history.values_list(  # 6c
             "id", "history_date", "history_type", "fair_share_weight").order_by("history_date", "history_id")),
     )
@@ -349,7 +366,8 @@ def replay_inputs_load(*, before: datetime, weeks: int, usage_weeks: int | None 
                 rubric_version=max(rubric, key=lambda s: s.order).number if rubric else 1,
                 fair_shares={s.team_id: s.share() for s in frozen},
                 fair_share_as_of=frozen[0].as_of if frozen else as_ofs[cycle.pk],
-                team_weights={s.team_id: s.weight for s in frozen} if frozen else team_weights_now,
+                team_weights=({s.team_id: s.weight for s in frozen} if frozen
+                              else org_chart.team_weights(as_of=as_ofs[cycle.pk])),
                 pools=_pools_as_of(
                     history=history, current=current_pools, clusters=clusters, as_of=_placed_at(cycle, first_plan),
                     reserves={k: s for k, s in in_force.items() if k.startswith(params.POOL_PREFIX)},

@@ -79,25 +79,35 @@ def _scatter(**trace: Any) -> dict[str, Any]:
     return {"type": "scatter", **trace}
 
 
-def granted_used_figure(table: Table) -> Figure:
-    """Per team: what the committee decided, what the plans placed, what was used."""
+def _granted_used_figure(table: Table, group: str) -> Figure:
+    """Per `group` (a team, a department): what the committee decided, what the plans placed, what was used."""
     traces = []
-    decided = _series(table, "team", "week", "decided_a100_gpu_hours")
-    placed = _series(table, "team", "week", "placed_a100_gpu_hours")
-    used = _series(table, "team", "week", "used_a100_gpu_hours")
-    for index, team in enumerate(placed):
+    decided = _series(table, group, "week", "decided_a100_gpu_hours")
+    placed = _series(table, group, "week", "placed_a100_gpu_hours")
+    used = _series(table, group, "week", "used_a100_gpu_hours")
+    for index, key in enumerate(placed):
         color = PALETTE[index % len(PALETTE)]
-        name = escape(team)  # Plotly reads a few HTML tags (<a href>) in legends: a team's name is text
+        name = escape(key)  # Plotly reads a few HTML tags (<a href>) in legends: a team's name is text
         traces += [
-            _bar(name=_("%(team)s decided") % {"team": name}, x=decided[team][0], y=decided[team][1],
-                 offsetgroup=f"{team} decided", marker={"color": color, "opacity": 0.2,
-                                                     "line": {"color": color, "width": 1}}),
-            _bar(name=_("%(team)s placed") % {"team": name}, x=placed[team][0], y=placed[team][1],
-                 offsetgroup=team, marker={"color": color, "opacity": 0.5}),
-            _bar(name=_("%(team)s used") % {"team": name}, x=used[team][0], y=used[team][1],
-                 offsetgroup=team, marker={"color": color}, width=0.08),
+            _bar(name=_("%(team)s decided") % {"team": name}, x=decided[key][0], y=decided[key][1],
+                 offsetgroup=f"{key} decided", marker={"color": color, "opacity": 0.2,
+                                                    "line": {"color": color, "width": 1}}),
+            _bar(name=_("%(team)s placed") % {"team": name}, x=placed[key][0], y=placed[key][1],
+                 offsetgroup=key, marker={"color": color, "opacity": 0.5}),
+            _bar(name=_("%(team)s used") % {"team": name}, x=used[key][0], y=used[key][1],
+                 offsetgroup=key, marker={"color": color}, width=0.08),
         ]
     return _figure(traces, barmode="group", yaxis={"title": {"text": _("A100-equivalent GPU-h")}, "tickformat": ","})
+
+
+def granted_used_figure(table: Table) -> Figure:
+    """Per team: what the committee decided, what the plans placed, what was used."""
+    return _granted_used_figure(table, "team")
+
+
+def department_used_figure(table: Table) -> Figure:
+    """Per department: the same three figures, its teams summed."""
+    return _granted_used_figure(table, "department")
 
 
 def _pool_lines(table: Table, y: str, *, hover: bool = True) -> list[dict[str, Any]]:
@@ -165,6 +175,7 @@ def scores_figure(table: Table) -> Figure:
 
 FIGURES: dict[str, Callable[[Table], Figure]] = {
     "granted-used": granted_used_figure,
+    "department-used": department_used_figure,
     "utilization": utilization_figure,
     "gpu-busy": gpu_busy_figure,
     "queue-wait": queue_wait_figure,

@@ -9,9 +9,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from allocations.forms import OrgFilterForm
 from allocations.models import Cluster, Department, GpuPool, Team
 from committee import weeks
-from core.forms import form_field
 from reports.dashboards import heatmap, tco
 from reports.dashboards.selectors import MAX_WEEKS, DashboardFilter, DashboardScope, week_range
 
@@ -30,7 +30,8 @@ def default_weeks(*, now: datetime) -> tuple[str, str]:
     return first, last
 
 
-class DashboardFilterForm(forms.Form):
+class DashboardFilterForm(OrgFilterForm):
+    field_order = ("first_week", "last_week", "cluster", "pool", "department", "team")
     first_week = forms.RegexField(
         label=_("From week"), regex=weeks.WEEK_RE, required=False, widget=forms.TextInput(attrs={"type": "week"}),
         error_messages={"invalid": _("Write a week as 2026-W45.")},
@@ -47,24 +48,13 @@ class DashboardFilterForm(forms.Form):
         label=_("Pool"), queryset=GpuPool.objects.select_related("cluster").order_by("cluster__slug", "slug"),
         required=False, empty_label=_("All pools"),
     )
-    department: forms.ModelChoiceField[Department] = forms.ModelChoiceField(
-        label=_("Department"), queryset=None, to_field_name="slug", required=False
-    )
-    team: forms.ModelChoiceField[Team] = forms.ModelChoiceField(
-        label=_("Team"), queryset=None, to_field_name="slug", required=False
-    )
-
     def __init__(self, *args: Any, scope: DashboardScope, now: datetime, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, teams=Team.objects.filter(pk__in=scope.team_ids),
+                         departments=Department.objects.filter(pk__in=scope.department_ids),
+                         all_teams_label=_("All teams") if scope.committee else _("All my teams"), **kwargs)
         self.now = now
-        team = form_field(self, "team", forms.ModelChoiceField)
-        team.queryset = Team.objects.filter(pk__in=scope.team_ids).order_by("name")
-        team.empty_label = _("All teams") if scope.committee else _("All my teams")
-        department = form_field(self, "department", forms.ModelChoiceField)
-        department.queryset = Department.objects.filter(pk__in=scope.department_ids).order_by("name")
-        department.empty_label = _("All departments")
         if not scope.department_ids:
-            department.widget = forms.HiddenInput()  # nothing to choose; a department asked for is still refused
+            self.hide_department()
         first, last = default_weeks(now=now)
         self.fields["first_week"].initial = first
         self.fields["last_week"].initial = last
@@ -84,9 +74,6 @@ class DashboardFilterForm(forms.Form):
         cluster, pool = data.get("cluster"), data.get("pool")
         if cluster is not None and pool is not None and pool.cluster_id != cluster.pk:
             self.add_error("pool", _("This pool is not on the chosen cluster."))
-        team, department = data.get("team"), data.get("department")
-        if team is not None and department is not None and team.department_id != department.pk:
-            self.add_error("team", _("This team is not in the chosen department."))
         return data
 
     def filters(self) -> DashboardFilter:

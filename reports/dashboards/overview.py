@@ -42,9 +42,18 @@ def _by_department(teams: list[Any]) -> list[Any]:
     return sorted(teams, key=lambda team: (department_name(team), team.name))
 
 
-def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
-    """Per week and team (grouped by department): A100-equivalent GPU-hours decided (grants), placed (windows), used
-    (reported), used as a share of placed. A team's week sums its pools, so it counts in the common unit."""
+def _team_week_sums(*, scope: DashboardScope, filters: DashboardFilter) -> tuple[list[Any], dict[str, Any]]:
+    """The teams a team chart shows (grouped by department) and their A100-equivalent GPU-hours decided, placed and
+    used, each keyed (week, team id) to the list of its pools' sums. Four queries, however many teams or departments,
+    once per request: the team chart and the department chart read the same."""
+    key = ("team-week-sums", filters)
+    if key not in scope.shared:
+        scope.shared[key] = _team_week_sums_read(scope=scope, filters=filters)
+    result: tuple[list[Any], dict[str, Any]] = scope.shared[key]
+    return result
+
+
+def _team_week_sums_read(*, scope: DashboardScope, filters: DashboardFilter) -> tuple[list[Any], dict[str, Any]]:
     team_ids = team_ids_for(scope=scope, filters=filters)
     weights = billing_weights(pool_ids=[pool.pk for pool in filters.pools()], weeks=filters.weeks)
     decided = in_common_unit(decided_gpu_hours(filters=filters, team_ids=team_ids), weights)
@@ -52,17 +61,28 @@ def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table
     used = {key: s.used_gpu_hours * weights[(key[2], key[0])]
             for key, s in usage_sums(filters=filters, team_ids=team_ids).items()}
     teams = _by_department([team for team in scope.teams if team.pk in team_ids])
-    decided_by = grouped(decided.items(), lambda k: (k[0], k[1]))
-    placed_by = grouped(placed.items(), lambda k: (k[0], k[1]))
-    used_by = grouped(used.items(), lambda k: (k[0], k[1]))
-    rows = []
-    for week in filters.weeks:
-        for team in teams:
-            d = decimal_sum(decided_by.get((week, team.pk), []))
-            p = decimal_sum(placed_by.get((week, team.pk), []))
-            sums = used_by.get((week, team.pk), [])
-            u = decimal_sum(sums) if sums else None  # None: nothing reported (yet)
-            rows.append((week, department_name(team), team.name, q(d), q(p), q(u), pct(u, p)))
+    return teams, {
+        "decided": grouped(decided.items(), lambda k: (k[0], k[1])),
+        "placed": grouped(placed.items(), lambda k: (k[0], k[1])),
+        "used": grouped(used.items(), lambda k: (k[0], k[1])),
+    }
+
+
+def _decided_placed_used(sums: dict[str, Any], keys: list[Any]) -> tuple[Any, ...]:
+    """Decided, placed and used (None: nothing reported yet) summed over `keys`, and used as a share of placed."""
+    d = decimal_sum(h for key in keys for h in sums["decided"].get(key, []))
+    p = decimal_sum(h for key in keys for h in sums["placed"].get(key, []))
+    reported = [h for key in keys for h in sums["used"].get(key, [])]
+    u = decimal_sum(reported) if reported else None
+    return q(d), q(p), q(u), pct(u, p)
+
+
+def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
+    """Per week and team (grouped by department): A100-equivalent GPU-hours decided (grants), placed (windows), used
+    (reported), used as a share of placed. A team's week sums its pools, so it counts in the common unit."""
+    teams, sums = _team_week_sums(scope=scope, filters=filters)
+    rows = [(week, department_name(team), team.name, *_decided_placed_used(sums, [(week, team.pk)]))
+            for week in filters.weeks for team in teams]
     return Table(
         key="granted-used",
         title=_("A100-equivalent GPU-hours decided, placed and used, per team and week"),
@@ -79,6 +99,37 @@ def granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table
         note=_("A team's week sums its pools in A100-equivalent GPU-hours: each pool's GPU-hours × its billing "
                "weight that week. Decided: the committee's grants (GPUs × duration). Placed: the windows of the "
                "current plans. Used: what the schedulers reported."),
+    )
+
+
+def department_granted_vs_used(*, scope: DashboardScope, filters: DashboardFilter) -> Table:
+    """Per week and department: the team chart's A100-equivalent GPU-hours summed over each department's teams (the
+    teams in none together, as "No department"). The committee's: a department's total counts teams a member of one
+    of them does not see."""
+    if not scope.committee:
+        raise PermissionError("the departments' totals are the committee's")
+    teams, sums = _team_week_sums(scope=scope, filters=filters)
+    departments: dict[str, list[int]] = {}
+    for team in teams:
+        departments.setdefault(department_name(team), []).append(team.pk)
+    rows = [(week, name or _("No department"), len(team_ids),
+             *_decided_placed_used(sums, [(week, pk) for pk in team_ids]))
+            for week in filters.weeks for name, team_ids in departments.items()]
+    return Table(
+        key="department-used",
+        title=_("A100-equivalent GPU-hours decided, placed and used, per department and week"),
+        columns=(
+            Column("week", _("Week")),
+            Column("department", _("Department")),
+            Column("teams", _("Teams")),
+            Column("decided_a100_gpu_hours", _("Decided A100-eq GPU-h")),
+            Column("placed_a100_gpu_hours", _("Placed A100-eq GPU-h")),
+            Column("used_a100_gpu_hours", _("Used A100-eq GPU-h")),
+            Column("used_pct", _("Share of placed GPU-hours used %")),
+        ),
+        rows=tuple(rows),
+        note=_("Each department's teams summed, in A100-equivalent GPU-hours (each pool's GPU-hours × its billing "
+               "weight that week); the teams in no department are one row. The team chart above has each team."),
     )
 
 
@@ -290,6 +341,7 @@ def score_distribution(*, scope: DashboardScope, filters: DashboardFilter) -> Ta
 
 CHARTS = {
     "granted-used": granted_vs_used,
+    "department-used": department_granted_vs_used,
     "utilization": utilization_per_pool,
     "gpu-busy": gpu_busy_per_pool,
     "queue-wait": queue_wait,
@@ -298,7 +350,7 @@ CHARTS = {
     "scores": score_distribution,
 }
 TEAM_CHARTS = ("granted-used", "fair-share")
-COMMITTEE_CHARTS = ("scores",)
+COMMITTEE_CHARTS = ("department-used", "scores")
 
 
 def chart_keys_for(*, scope: DashboardScope) -> list[str]:

@@ -28,7 +28,7 @@ Conventions, the same in every table:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -98,6 +98,8 @@ class DashboardScope:
 
     committee: bool
     teams: tuple[Team, ...]
+    # Sums two charts share (the teams' and the departments' GPU-hours), computed once: a scope lives one request.
+    shared: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def team_ids(self) -> set[int]:

@@ -217,6 +217,10 @@ def test_each_window_names_its_teams_department_which_filters_and_moves_the_etag
     Team.objects.filter(pk=world.team_a.pk).update(department=research)  # the org chart moves a team
     moved = api.get(URL, {"cluster": "atlas", "week": week}, HTTP_IF_NONE_MATCH=body["ETag"], **bearer(atlas_token))
     assert moved.status_code == 200 and moved.json()["results"][0]["department"] == "research"
+    # A move changes no cursor, so a list since one cannot be narrowed by department: refused, said why.
+    since = get(api, atlas_token, cluster="atlas", since=body.json()["cursor"], department="research")
+    assert since.status_code == 400 and "cannot be narrowed by department" in since.json()["department"][0]
+    assert get(api, atlas_token, cluster="atlas", since=body.json()["cursor"], team="team-a").status_code == 200
 
 
 @pytest.mark.parametrize("params", [{"week": "2026-49"}, {"since": "-1"}, {"active_at": "tuesday"},

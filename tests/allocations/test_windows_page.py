@@ -41,3 +41,35 @@ def test_anonymous_is_sent_to_sign_in_and_unknown_weeks_are_404(world, client):
     assert client.get("/windows/").status_code == 200  # nothing published yet: says so
     assert client.get("/windows/", {"week": "2031-W01"}).status_code == 404
     assert client.get("/windows/", {"week": this_week(), "version": "x"}).status_code == 404
+
+
+def test_a_department_or_a_team_narrows_the_windows_and_stays_on_the_links(world, client):
+    from allocations.models import Department
+
+    research = Department.objects.create(name="Research", slug="research")
+    world.team_b.department = research
+    world.team_b.save()
+    plan = publish([W(world.a100, world.team_a, 16, 8, 56, ref=1), W(world.h100, world.team_b, 8, 0, 24, ref=2)])
+    a_window, b_window = plan.windows.get(request_ref=1), plan.windows.get(request_ref=2)
+    client.force_login(world.member_a)
+    html = client.get("/windows/", {"department": "research"}).content.decode()
+    assert f'id="window-{b_window.pk}"' in html and f'id="window-{a_window.pk}"' not in html
+    assert f'href="?week={plan.week}&amp;department=research"' in html  # the week's link keeps the filter
+    html = client.get("/windows/", {"week": plan.week, "team": "team-a"}).content.decode()
+    assert f'id="window-{a_window.pk}"' in html and f'id="window-{b_window.pk}"' not in html
+    # A team outside the department, or a department that does not exist: the error, and every window.
+    for query, error in (({"department": "research", "team": "team-a"}, "This team is not in the chosen department."),
+                         ({"department": "sales"}, "Select a valid choice")):
+        page = client.get("/windows/", query)
+        html = page.content.decode()
+        assert page.status_code == 200 and error in html, query
+        assert f'id="window-{a_window.pk}"' in html and f'id="window-{b_window.pk}"' in html
+    html = client.get("/windows/", {"department": "research", "team": "team-b", "week": plan.week}).content.decode()
+    assert f'id="window-{b_window.pk}"' in html and "This plan places no window" not in html
+    html = client.get("/windows/", {"team": "team-a", "department": ""}).content.decode()
+    assert f'id="window-{b_window.pk}"' not in html
+    # A grant not placed has no window to narrow by: counted under a filter, listed without it.
+    plan.explanations.filter(request_ref=1).update(placed=False, reasons=[], text="not placed: pool full")
+    html = client.get("/windows/", {"department": "research"}).content.decode()
+    assert "1 grant of this plan was not placed" in html and "pool full" not in html
+    assert "pool full" in client.get("/windows/").content.decode()

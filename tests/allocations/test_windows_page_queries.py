@@ -70,3 +70,27 @@ def test_a_week_of_many_windows_is_paged_with_its_week_kept(client, world):
     ).week)
     assert small.count('id="window-') == 1 and 'class="pager"' not in small
     assert small_queries == first_queries  # a page costs the same queries whatever the week's size
+
+
+def test_a_department_filter_costs_the_same_queries_for_1_and_20_departments(client, world):
+    from allocations.models import Department, Team
+
+    publish([W(world.a100, world.team_a, 1, 0, 24, ref=1), W(world.a100, world.team_b, 1, 0, 24, ref=2)],
+            week="2026-W49", refs_are_requests=False, explanations=[])
+    research = Department.objects.create(name="Research", slug="research")
+    Team.objects.filter(pk=world.team_a.pk).update(department=research)
+    client.force_login(world.member_b)
+    client.get("/windows/")  # the session row and the content types, once
+
+    def filtered() -> tuple[str, int]:
+        with CaptureQueriesContext(connection) as queries:
+            body = client.get("/windows/", {"week": "2026-W49", "department": "research"}).content.decode()
+        return body, len(queries)
+
+    one_body, one = filtered()
+    Department.objects.bulk_create(Department(name=f"Dept {i}", slug=f"dept-{i}") for i in range(19))
+    Team.objects.filter(pk=world.team_b.pk).update(department=Department.objects.get(slug="dept-3"))
+    twenty_body, twenty = filtered()
+    assert one_body.count('id="window-') == twenty_body.count('id="window-') == 1
+    assert "Dept 18" in twenty_body  # offered in the filter
+    assert twenty == one

@@ -82,3 +82,32 @@ def test_portal_request_list_runs_the_same_queries_for_1_and_50_rows(client, wor
     body, fifty = page_queries(client, world.lead_a)
     assert "The fiftieth" in body
     assert fifty == one
+
+
+def test_the_portal_narrows_to_a_department_or_a_team_of_the_viewers_own(client, world):
+    from allocations.models import Department, Team
+
+    file_request(world, title="Team A own")
+    (other,) = bulk_teams(1)
+    TeamMembership.objects.create(user=world.lead_a, team=other)
+    research = Department.objects.create(name="Research", slug="research")
+    Team.objects.filter(pk=other.pk).update(department=research)
+    from django.contrib.auth import get_user_model
+
+    lead = get_user_model().objects.get(pk=world.lead_a.pk)  # read again: the roles cached on the first are old
+    file_request(world, team=other, actor=lead, title="The other team's")
+    client.force_login(world.lead_a)
+    client.get(reverse("committee:portal"))  # the session row and the content types, once
+    with CaptureQueriesContext(connection) as one:
+        body = client.get(reverse("committee:portal"), {"department": "research"}).content.decode()
+    assert "The other team&#x27;s" in body and "Team A own" not in body
+    Department.objects.bulk_create(Department(name=f"Dept {i}", slug=f"dept-{i}") for i in range(19))
+    Team.objects.filter(pk=world.team_a.pk).update(department=Department.objects.get(slug="dept-2"))
+    with CaptureQueriesContext(connection) as twenty:
+        client.get(reverse("committee:portal"), {"department": "research"})
+    assert len(twenty) == len(one)
+    body = client.get(reverse("committee:portal"), {"team": "team-a"}).content.decode()
+    assert "Team A own" in body and "The other team&#x27;s" not in body
+    # Another team's slug is not among the viewer's: refused, and the list is the viewer's whole list.
+    body = client.get(reverse("committee:portal"), {"team": "team-b"}).content.decode()
+    assert "Select a valid choice" in body and "Team A own" in body and "The other team&#x27;s" in body

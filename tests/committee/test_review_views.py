@@ -441,3 +441,31 @@ def test_demand_percent_never_shows_an_oversubscribed_pool_as_100(requested, cap
     load = PoolLoad(pool=None, requested_gpu_hours=requested, granted_gpu_hours=0,  # type: ignore[arg-type]
                     standard_gpu_hours=capacity, burst_gpu_hours=0)
     assert (load.demand_pct, load.oversubscribed) == (shown, over)
+
+
+def test_the_cards_narrow_to_a_department_with_the_same_queries_for_1_and_20_departments(client, world):
+    from allocations.models import Department, Team
+
+    a, b = two_requests_in_review(world)
+    research = Department.objects.create(name="Research", slug="research")
+    Team.objects.filter(pk=world.team_b.pk).update(department=research)
+    client.force_login(world.reviewer)
+    client.get(url(world, "review-cycle"))  # warm the session
+    with CaptureQueriesContext(connection) as one:
+        body = client.get(url(world, "review-cycle"), {"department": "research"}).content.decode()
+    cards = body[body.index('id="requests"'):]
+    assert f'id="request-{b.pk}"' in cards and f'id="request-{a.pk}"' not in cards
+    ranking = body[body.index('id="ranking"'):]
+    assert f'data-request="{a.pk}"' in ranking[:ranking.index("</table>")]  # the ranking stays the whole week's
+    assert "?mine=unscored&amp;department=research#requests" in body
+    Department.objects.bulk_create(Department(name=f"Dept {i}", slug=f"dept-{i}") for i in range(19))
+    Team.objects.filter(pk=world.team_a.pk).update(department=Department.objects.get(slug="dept-4"))
+    with CaptureQueriesContext(connection) as twenty:
+        client.get(url(world, "review-cycle"), {"department": "research"})
+    assert len(twenty) == len(one)
+    # A card's form comes back to the same filter; a team outside the department is told, and narrows nothing.
+    back = client.post(url(world, "review-comment", b.pk) + "?department=research", {"body": "Why 8?"})
+    assert back["Location"] == url(world, "review-cycle") + f"?department=research#request-{b.pk}"
+    body = client.get(url(world, "review-cycle"), {"department": "research", "team": "team-a"}).content.decode()
+    assert "This team is not in the chosen department." in body
+    assert f'id="request-{a.pk}"' in body and f'id="request-{b.pk}"' in body

@@ -293,3 +293,19 @@ def test_a_weeks_fair_share_is_replayed_with_the_org_chart_it_had(world, clock):
     # The week's inputs carry the chart as it stood at its intake close (the policy history), not today's.
     (week,) = replay_inputs_load(before=replay_before(week=None), weeks=1).weeks
     assert week.team_departments == {world.team_a.pk: (research.pk, 3)}
+
+
+def test_a_week_without_frozen_factors_is_replayed_with_the_team_weights_it_had(world, clock):
+    from committee.models import FairShareSnapshot
+
+    contended_week(world)
+    FairShareSnapshot.objects.filter(cycle=world.cycle).delete()  # a week from before the factors were frozen
+    weights_then = {world.team_a.pk: world.team_a.fair_share_weight, world.team_b.pk: world.team_b.fair_share_weight}
+    (week,) = replay_inputs_load(before=replay_before(week=None), weeks=1).weeks
+    assert {k: v for k, v in week.team_weights.items() if k in weights_then} == weights_then
+    # Later team B's weight changes: the week replays with the weight it had, not today's.
+    clock.move_to(timezone.now() + timedelta(days=10), tick=False)
+    world.team_b.fair_share_weight += 5
+    world.team_b.save()
+    (week,) = replay_inputs_load(before=replay_before(week=None), weeks=1).weeks
+    assert week.team_weights[world.team_b.pk] == weights_then[world.team_b.pk]

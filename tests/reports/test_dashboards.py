@@ -207,7 +207,8 @@ def test_the_page_draws_each_chart_with_the_apps_own_plotly_and_shows_its_table(
     body = client.get(URL, RANGE).content.decode()
     assert '<script src="/static/plotly/plotly.min.js" defer></script>' in body
     assert not re.search(r"https?://[^\"']*(cdn|plot\.ly)", body)
-    for key in ("granted-used", "utilization", "gpu-busy", "queue-wait", "demand-capacity", "fair-share", "scores"):
+    for key in ("granted-used", "department-used", "utilization", "gpu-busy", "queue-wait", "demand-capacity",
+                "fair-share", "scores"):
         assert f'id="chart-{key}"' in body and f'data-table="{key}"' in body
         assert f"/archive/dashboards/{key}.csv?" in body
         data = re.search(rf'<script id="chart-{key}" type="application/json">(.*?)</script>', body, re.S)
@@ -221,6 +222,33 @@ def test_the_page_draws_each_chart_with_the_apps_own_plotly_and_shows_its_table(
     assert client.get("/static/plotly/plotly.min.js").status_code == 200
 
 
+def test_each_departments_row_sums_its_teams_and_the_teams_in_none_are_one_row(client, dash):
+    from allocations.models import Department
+
+    research = Department.objects.create(name="Research", slug="research")
+    dash.world.team_b.department = research
+    dash.world.team_b.save()
+    client.force_login(dash.world.chair)
+    teams = csv_rows(client, "granted-used")
+    rows = csv_rows(client, "department-used")
+    assert [(row["Week"], row["Department"], row["Teams"]) for row in rows] == [
+        (WEEK_1, "No department", "1"), (WEEK_1, "Research", "1"), (WEEK_2, "No department", "1"),
+        (WEEK_2, "Research", "1")]
+    by_team = {(row["Week"], row["Department"] or "No department"): row for row in teams}
+    for row in rows:
+        team = by_team[(row["Week"], row["Department"])]
+        for column in ("Decided A100-eq GPU-h", "Placed A100-eq GPU-h", "Used A100-eq GPU-h",
+                       "Share of placed GPU-hours used %"):
+            assert row[column] == team[column], column
+    # Both teams in one department: its row is their sum.
+    dash.world.team_a.department = research
+    dash.world.team_a.save()
+    week_1, _week_2 = csv_rows(client, "department-used", department="research")
+    assert week_1["Teams"] == "2"
+    assert Decimal(week_1["Placed A100-eq GPU-h"]) == sum(
+        Decimal(row["Placed A100-eq GPU-h"]) for row in teams if row["Week"] == WEEK_1)
+
+
 def test_a_team_member_sees_only_their_own_teams_numbers(client, dash):
     client.force_login(dash.world.member_a)
     body = client.get(URL, RANGE).content.decode()
@@ -229,6 +257,9 @@ def test_a_team_member_sees_only_their_own_teams_numbers(client, dash):
     assert {row["Team"] for row in csv_rows(client, "granted-used")} == {"Team A"}
     assert {row["Team"] for row in csv_rows(client, "fair-share")} == {"Team A"}
     assert client.get(reverse("reports:dashboard-csv", args=["scores"]), RANGE).status_code == 404
+    # A department's total counts teams they do not see: the committee's only.
+    assert 'data-table="department-used"' not in body
+    assert client.get(reverse("reports:dashboard-csv", args=["department-used"]), RANGE).status_code == 404
     # Asking for another team's numbers is refused, and shows nothing of it.
     forged = client.get(URL, {**RANGE, "team": "team-b"})
     assert "Select a valid choice" in forged.content.decode() and "Team B" not in forged.content.decode()
@@ -252,6 +283,10 @@ def test_signed_out_people_are_sent_to_sign_in(client, dash):
 
 
 def test_the_number_of_queries_does_not_grow_with_the_rows(client, dash, django_assert_max_num_queries):
+    from allocations.models import Department, Team
+
+    Team.objects.filter(pk=dash.world.team_a.pk).update(
+        department=Department.objects.create(name="Dept one", slug="dept-one"))
     client.force_login(dash.world.chair)
     client.get(URL, RANGE)  # warm the session and content types
     with django_assert_max_num_queries(40) as few:
@@ -260,8 +295,12 @@ def test_the_number_of_queries_does_not_grow_with_the_rows(client, dash, django_
         UsageRecord(pool=dash.world.a100, team=dash.world.team_a, period_start=dash.cycles[0].starts_at,
                     period_end=dash.cycles[0].starts_at + (dash.cycles[0].ends_at - dash.cycles[0].starts_at) / 2,
                     gpu_hours_used=1, mean_utilization_pct=50, idempotency_key=f"bulk-{i}") for i in range(200))
+    # More departments (one of them a team's, the rest empty) add no query: the org chart is read with the teams.
+    Department.objects.bulk_create(Department(name=f"Dept {i}", slug=f"dept-{i}") for i in range(20))
+    Team.objects.filter(pk=dash.world.team_b.pk).update(department=Department.objects.get(slug="dept-7"))
     with django_assert_max_num_queries(len(few.captured_queries)):
-        client.get(URL, RANGE)
+        body = client.get(URL, RANGE).content.decode()
+    assert "Dept one" in body and "Dept 7" in body
 
 
 def test_the_demo_shows_four_weeks_of_history_and_its_monthly_review_flags_something(client, db):

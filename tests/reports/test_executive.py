@@ -282,3 +282,4 @@ def test_utilization_across_pools_counts_in_a100_equivalents_at_each_weeks_billi
     client.force_login(world.finance)
     html = client.get(reverse("reports:executive-summary", args=["2026-11"])).content.decode()
     assert "80.4% used" in html and "69,120 / 86,016" in html and "across pools in A100-equivalent GPU-hours" in html
+    assert "Realized value per A100-equivalent GPU-hour" in html  # every sum across pools names the common unit
