@@ -181,7 +181,7 @@ from committee.selectors.records import (
     cycle_record_key,
     cycle_record_progress,
 )
-from committee.selectors.release import ReleaseOffer, extension_offer, release_offer
+from committee.selectors.release import ReleaseOffer, ReleaseWeek, extension_offer, release_offer, release_week
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -289,6 +289,7 @@ __all__ = [
     "RankingRows",
     "RecordProgress",
     "ReleaseOffer",
+    "ReleaseWeek",
     "RequestBudget",
     "RequestConflicts",
     "RequestCopy",
@@ -401,6 +402,7 @@ __all__ = [
     "ranking_rows",
     "realized_per_gpu_hour",
     "release_offer",
+    "release_week",
     "reporting_lines",
     "request_active_by_team_pool",
     "request_active_on_pool",
