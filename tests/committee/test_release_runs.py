@@ -48,7 +48,7 @@ def test_a_run_given_back_whole_in_its_first_week_frees_its_later_weeks_and_in_p
 
 
 def test_in_its_second_week_a_run_gives_back_that_weeks_window_and_its_third_week_follows(world, client, clock):
-    run = file_request(world, **run_fields(world))
+    run = file_request(world, **run_fields(world, weekly_gpu_counts=[16, 8, 8]))
     first = publish_week(world, (run, 8))
     used_well(world, windows_of(first)[run.pk], "run-week-1")
     second = next_week(world)
@@ -58,17 +58,22 @@ def test_in_its_second_week_a_run_gives_back_that_weeks_window_and_its_third_wee
 
     client.force_login(world.lead_a)
     page = client.get(reverse("committee:request-detail", args=[run.pk])).content.decode()
-    assert 'id="release"' in page and "The window holds 16 GPUs until" in page
+    assert 'id="release"' in page and "The window holds 8 GPUs until" in page
+    # Held to its second week's commitment (8 GPUs), not to the first week's 16: placed as decided.
+    assert selectors.request_outcome_get(gpu_request=run).status_label == "placed as decided"
     assert "giving all of them back ends the run here" in page
     hour = second.starts_at + timedelta(hours=48)
     response = client.post(reverse("committee:request-release", args=[run.pk]), {
-        "gpu_count": "16", "effective_from": hour.strftime("%Y-%m-%dT%H:%M"), "reason": "Converged early."})
+        "gpu_count": "8", "effective_from": hour.strftime("%Y-%m-%dT%H:%M"), "reason": "Converged early."})
     assert response.status_code == 302
 
     plan = allocation_selectors.plan_for_week(week=second.week)
     assert plan is not None and plan.version == 2  # the second week's next version, not the first's
     mine = [(w.gpu_count, w.start, w.end) for w in allocation_selectors.plan_window_list(plan=plan)
             if w.request_ref == run.pk]
-    assert mine == [(16, held.start, hour)]
+    assert mine == [(8, held.start, hour)]
+    week_hours = int((second.ends_at - second.starts_at).total_seconds() // 3600)
+    assert selectors.request_outcome_get(gpu_request=run).status_label == (
+        f"part given back by the team ({8 * 48:,} of {8 * week_hours:,} GPU-hours kept)")
     third = Commitment.objects.get(request_ref=run.pk, week_number=3)
     assert (third.state, third.settled_by_name) == (CommitmentState.RELEASED, actor_name(world.lead_a))
