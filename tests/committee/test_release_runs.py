@@ -13,6 +13,7 @@ from allocations.models import Commitment, CommitmentState
 from committee import selectors, services
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import actor_name
+from reports.models import Page
 from tests.committee.test_multiweek_runs import next_week, publish_week, run_fields, used_well, windows_of
 from tests.conftest import committed
 from tests.factories import file_request
@@ -37,10 +38,13 @@ def test_a_run_given_back_whole_in_its_first_week_frees_its_later_weeks_and_in_p
     assert [(c.gpu_count, c.state) for c in Commitment.objects.order_by("week")] == [
         (10, CommitmentState.COMMITTED), (10, CommitmentState.COMMITTED)]  # what it keeps to the week's end
 
-    services.window_release(actor=world.lead_a, gpu_request=run, gpu_count=10, reason="Converged early.")
+    committed(services.window_release, actor=world.lead_a, gpu_request=run, gpu_count=10, reason="Converged early.")
     later = list(Commitment.objects.order_by("week"))
     assert [(c.state, c.settled_by_name) for c in later] == [(CommitmentState.RELEASED, actor_name(world.lead_a))] * 2
     assert _a100_committed(window.start) == [0, 0]  # the forward calendar has them free again
+    record = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}").latest_revision
+    assert record is not None  # the week's record lists them released
+    assert [r["state"] for r in record.data["runs_committed"]] == ["released", "released"]
     # A correction of the week (its next plan version) does not commit them again.
     committed(cycle_plan_place, actor=world.chair, cycle=world.cycle, reason="Checked.",
               now=window.start + timedelta(hours=7))
