@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from django.urls import reverse
 
 from allocations import selectors as allocation_selectors
@@ -13,6 +14,7 @@ from allocations.models import Commitment, CommitmentState
 from committee import selectors, services
 from committee.services.publishing import cycle_plan_place
 from committee.services.requests import actor_name
+from core.errors import StateConflict
 from reports.models import Page
 from tests.committee.test_multiweek_runs import next_week, publish_week, run_fields, used_well, windows_of
 from tests.conftest import committed
@@ -45,7 +47,10 @@ def test_a_run_given_back_whole_in_its_first_week_frees_its_later_weeks_and_in_p
     record = Page.objects.select_related("latest_revision").get(source_key=f"cycle:{world.cycle.week}").latest_revision
     assert record is not None  # the week's record lists them released
     assert [r["state"] for r in record.data["runs_committed"]] == ["released", "released"]
-    # A correction of the week (its next plan version) does not commit them again.
+    with pytest.raises(StateConflict, match="gave its GPUs back before the end of week"):  # nothing to extend
+        services.run_extension_file(actor=world.lead_a, gpu_request=run, weeks=1, reason="More data.",
+                                    now=window.start + timedelta(hours=5, minutes=30))
+        # A correction of the week (its next plan version) does not commit them again.
     committed(cycle_plan_place, actor=world.chair, cycle=world.cycle, reason="Checked.",
               now=window.start + timedelta(hours=7))
     assert {c.state for c in Commitment.objects.all()} == {CommitmentState.RELEASED}
