@@ -86,3 +86,6 @@ def test_in_its_second_week_a_run_gives_back_that_weeks_window_and_its_third_wee
         f"part given back by the team ({8 * 48:,} of {8 * week_hours:,} GPU-hours kept)")
     third = Commitment.objects.get(request_ref=run.pk, week_number=3)
     assert (third.state, third.settled_by_name) == (CommitmentState.RELEASED, actor_name(world.lead_a))
+    page = client.get(reverse("committee:request-detail", args=[run.pk])).content.decode()
+    later = page[page.index('id="run"'):page.index("</table>", page.index('id="run"'))]
+    assert "released" in later and f"by {actor_name(world.lead_a)}" in later and "threshold None" not in later
