@@ -3,7 +3,8 @@
 - `publishing`: a week's plan published as its next version (`plan_publish`);
 - `schedulers`: scheduler clients and their tokens, and the sync status they report;
 - `usage`: the measured usage the scheduler side reports;
-- `commitments`: the later weeks of runs (`commitments_record`, `commitment_settle`).
+- `commitments`: the later weeks of runs (`commitments_record`, `commitment_settle`,
+  `commitments_give_back`).
 
 One function per operation; the pages, the API, the management commands and the committee's
 publishing glue all call these.
@@ -14,6 +15,7 @@ from allocations.services.commitments import (
     commitment_decide,
     commitment_reason_set,
     commitment_settle,
+    commitments_give_back,
     commitments_record,
 )
 from allocations.services.publishing import plan_publish
@@ -42,6 +44,7 @@ __all__ = [
     "commitment_decide",
     "commitment_reason_set",
     "commitment_settle",
+    "commitments_give_back",
     "commitments_record",
     "measured_usage_record",
     "plan_publish",

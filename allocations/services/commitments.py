@@ -1,5 +1,5 @@
-"""Writes of commitments: a run's later weeks recorded when its first week is placed, and their continuation
-settled on evidence (docs/multi-week-runs.md)."""
+"""Writes of commitments: a run's later weeks recorded when its first week is placed, their continuation
+settled on evidence, and what its team gives back carried into them (docs/multi-week-runs.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
 from allocations.commitments import RunWeek
-from allocations.models import AllocationWindow, Commitment, CommitmentState
+from allocations.models import AllocationPlan, AllocationWindow, Commitment, CommitmentState
 from core.locks import write_transaction
 
 
@@ -137,3 +137,31 @@ def commitment_decide(
     locked.state, locked.settled_by_name, locked.settled_at = state, by_name, now
     locked.save(update_fields=fields)
     return locked
+
+
+@write_transaction
+def commitments_give_back(
+    *, request_ref: int, after_week: str, gpu_count: int, by_name: str, now: datetime
+) -> list[Commitment]:
+    """A run's team gave back GPUs of its window in `after_week` through to that week's end, keeping `gpu_count`:
+    each of the run's later weeks that has no plan yet then holds at most `gpu_count` GPUs or, keeping none, is
+    released, settled by `by_name` at `now` (so no correction of an earlier week commits it again). A week already
+    published, or released or withheld before, stays as it is. Returns the commitments changed."""
+    published = set(AllocationPlan.objects.filter(week__gt=after_week).values_list("week", flat=True).distinct())
+    changed = []
+    for commitment in Commitment.objects.select_for_update(no_key=True).filter(
+            request_ref=request_ref, week__gt=after_week,
+            state__in=(CommitmentState.COMMITTED, CommitmentState.CONFIRMED)).order_by("week"):
+        if commitment.week in published:
+            continue
+        if gpu_count <= 0:
+            commitment.state, commitment.settled_by_name, commitment.settled_at = (
+                CommitmentState.RELEASED, by_name, now)
+            commitment.save(update_fields=["state", "settled_by_name", "settled_at"])
+        elif commitment.gpu_count > gpu_count:
+            commitment.gpu_count = gpu_count
+            commitment.save(update_fields=["gpu_count"])
+        else:
+            continue
+        changed.append(commitment)
+    return changed

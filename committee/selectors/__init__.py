@@ -182,7 +182,7 @@ from committee.selectors.records import (
     cycle_record_progress,
     cycles_record_behind,
 )
-from committee.selectors.release import ReleaseOffer, extension_offer, release_offer
+from committee.selectors.release import ReleaseOffer, ReleaseWeek, extension_offer, release_offer, release_week
 from committee.selectors.replanning import (
     PlanPreview,
     WindowChange,
@@ -290,6 +290,7 @@ __all__ = [
     "RankingRows",
     "RecordProgress",
     "ReleaseOffer",
+    "ReleaseWeek",
     "RequestBudget",
     "RequestConflicts",
     "RequestCopy",
@@ -403,6 +404,7 @@ __all__ = [
     "ranking_rows",
     "realized_per_gpu_hour",
     "release_offer",
+    "release_week",
     "reporting_lines",
     "request_active_by_team_pool",
     "request_active_on_pool",

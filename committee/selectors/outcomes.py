@@ -25,7 +25,7 @@ from django.utils.translation import gettext_lazy
 
 from allocations import selectors as allocation_selectors
 from allocations.explanations import explanation_text, placement_text
-from allocations.models import AllocationWindow
+from allocations.models import AllocationWindow, Commitment
 from committee.models import (
     PLACING_OUTCOMES,
     CycleStatus,
@@ -153,6 +153,9 @@ class RequestOutcome:
     status: PlacementStatus
     shortened: bool = False
     preemptible: bool = False
+    # What the placement is held to when it is not the decision's own week: a run's later week is held to its
+    # commitment (that week's GPUs over the whole week), not to the first week's decision.
+    held_to: DecidedPart | None = None
 
     @property
     def differs(self) -> bool:
@@ -167,10 +170,11 @@ class RequestOutcome:
     @property
     def status_label(self) -> str:
         """The difference in words: "shortened (24 of 32 GPUs)", "placed as decided", "not placed"…"""
+        decided = self.held_to or self.decided
         return placement_label(
             status=self.status,
-            decided_gpu_count=self.decided.gpu_count if self.decided else None,
-            decided_gpu_hours=self.decided.gpu_hours if self.decided else None,
+            decided_gpu_count=decided.gpu_count if decided else None,
+            decided_gpu_hours=decided.gpu_hours if decided else None,
             placed_gpu_count=self.placed.gpu_count if self.placed else 0,
             placed_gpu_hours=self.placed.gpu_hours if self.placed else 0,
             preemptible=self.preemptible,
@@ -498,16 +502,17 @@ def request_outcome_map(
     "undecided"; a grant holding less because its team gave GPUs back is "given_back", not "shortened". The caller
     scopes `requests` to what the viewer may read. Five queries, however many requests: the decisions, the cycles'
     statuses and `allocations.selectors.request_allocation_map`'s three; one more when a grant holds less than decided
-    (`requests_given_back`).
+    (`requests_given_back`), and one when a run is placed in a later week than its own (held to that week's
+    commitment: its GPUs over the whole week, `held_to`).
     """
     rows = list(requests)
     if not rows:
         return {}
     ids = [r.pk for r in rows]
     decisions = {d.request_id: d for d in Decision.objects.filter(request_id__in=ids)}
-    statuses = dict(
-        ReviewCycle.objects.filter(pk__in={r.cycle_id for r in rows}).order_by().values_list("pk", "status")
-    )
+    cycles = {pk: (status, week) for pk, status, week in ReviewCycle.objects.filter(
+        pk__in={r.cycle_id for r in rows}).order_by().values_list("pk", "status", "week")}
+    statuses = {pk: status for pk, (status, _week) in cycles.items()}
     roles = viewer_roles(user=viewer) if viewer is not None else None
     shown = [
         r for r in rows
@@ -531,10 +536,17 @@ def request_outcome_map(
     }
     statuses_of = {}
     elsewhere = _placed_elsewhere(rows=shown, allocations=allocations)
+    run_weeks = _run_weeks_held(rows=shown, allocations=allocations, cycles=cycles)
+    held_to: dict[int, DecidedPart] = {}
     for r in shown:
         decided = _decided(decisions[r.pk], r)
-        # A grant placed on another pool it named ("either pool") is held to its conversion there.
+        # A grant placed on another pool it named ("either pool") is held to its conversion there, a run's later week
+        # to its commitment.
         asked = _converted(decided, r, elsewhere[r.pk]) if r.pk in elsewhere else decided
+        if r.pk in run_weeks and decided.is_grant:
+            asked = held_to[r.pk] = dataclasses.replace(
+                asked, gpu_count=run_weeks[r.pk].gpu_count,
+                duration_hours=int((run_weeks[r.pk].end - run_weeks[r.pk].start).total_seconds() // 3600))
         statuses_of[r.pk] = (decided, *_status(asked, allocations.get(r.pk), statuses.get(r.cycle_id)))
     given_back = requests_given_back(
         refs=[pk for pk, (_d, status, _s, _p) in statuses_of.items() if status == PlacementStatus.SHORTENED])
@@ -550,8 +562,23 @@ def request_outcome_map(
             status=status,
             shortened=shortened,
             preemptible=preemptible,
+            held_to=held_to.get(r.pk),
         )
     return result
+
+
+def _run_weeks_held(
+    *, rows: Sequence[GpuRequest], allocations: Mapping[int, allocation_selectors.RequestAllocation],
+    cycles: Mapping[int, tuple[str, str]],
+) -> dict[int, Commitment]:
+    """Request id -> the commitment of the week its current allocation is in, for the runs placed in a later week
+    than their own (one query, none when every allocation is in its request's week)."""
+    later = {r.pk: allocations[r.pk].plan.week for r in rows
+             if r.pk in allocations and r.cycle_id in cycles and allocations[r.pk].plan.week != cycles[r.cycle_id][1]}
+    if not later:
+        return {}
+    found = Commitment.objects.filter(request_ref__in=list(later), week__in=set(later.values()))
+    return {c.request_ref: c for c in found if later.get(c.request_ref) == c.week}
 
 
 def requests_given_back(*, refs: Iterable[int]) -> set[int]:

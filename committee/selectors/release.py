@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from allocations import selectors as allocation_selectors
+from allocations.models import AllocationPlan, AllocationWindow, Commitment
 from committee.models import CycleStatus, GpuRequest
 from committee.selectors.people import Viewer, user_is_team_lead, user_is_team_member
 
@@ -24,23 +25,55 @@ def extension_offer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime) -
     cycle = gpu_request.cycle
     if not (cycle.starts_at <= now < cycle.ends_at) or not user_is_team_member(user=viewer, team=gpu_request.team):
         return None
-    return _offer(gpu_request=gpu_request, now=now)
+    plan = allocation_selectors.plan_for_week(week=cycle.week)
+    return None if plan is None else _offer([
+        w for w in allocation_selectors.plan_window_list(plan=plan).filter(request_ref=gpu_request.pk) if w.end > now])
 
 
 def release_offer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime) -> ReleaseOffer | None:
     """The offer for a lead of the request's team while its window in the week's current plan has not ended; None
-    for anyone else, a week not published, a request without a window or one that ended. Three queries."""
+    for anyone else, a week not published, a request without a window or one that ended. A run over several weeks
+    offers its window of the week it runs in (`release_week`). Three queries, one more for a run."""
     if gpu_request.cycle.status != CycleStatus.PUBLISHED or not user_is_team_lead(user=viewer, team=gpu_request.team):
         return None
-    return _offer(gpu_request=gpu_request, now=now)
+    return _offer(release_week(gpu_request=gpu_request, now=now).windows)
 
 
-def _offer(*, gpu_request: GpuRequest, now: datetime) -> ReleaseOffer | None:
-    plan = allocation_selectors.plan_for_week(week=gpu_request.cycle.week)
-    if plan is None:
-        return None
-    windows = [w for w in allocation_selectors.plan_window_list(plan=plan).filter(request_ref=gpu_request.pk)
-               if w.end > now]
+@dataclass(frozen=True)
+class ReleaseWeek:
+    """The week a release of a request changes: its current plan (None: not published) and the request's windows in
+    it that have not ended."""
+
+    week: str
+    plan: AllocationPlan | None
+    windows: list[AllocationWindow]
+
+
+def release_week(*, gpu_request: GpuRequest, now: datetime) -> ReleaseWeek:
+    """The week whose current plan holds what `gpu_request` may give back at `now`: its own week, or for a run over
+    several weeks the first of its weeks (its own, then those it is committed to) whose current plan has a window of
+    it not ended: the week it runs in, or its next one already published (docs/release.md). Its own week, with no
+    window, when none has one. Two queries a week looked at, one more for a run."""
+    own = gpu_request.cycle.week
+    weeks = [own]
+    if gpu_request.run_weeks > 1:
+        weeks += list(Commitment.objects.filter(request_ref=gpu_request.pk, week__gt=own)
+                      .order_by("week").values_list("week", flat=True))
+    first: ReleaseWeek | None = None
+    for week in weeks:
+        plan = allocation_selectors.plan_for_week(week=week)
+        windows = [] if plan is None else [
+            w for w in allocation_selectors.plan_window_list(plan=plan).filter(request_ref=gpu_request.pk)
+            if w.end > now]
+        found = ReleaseWeek(week=week, plan=plan, windows=windows)
+        if windows:
+            return found
+        first = first or found
+    assert first is not None
+    return first
+
+
+def _offer(windows: list[AllocationWindow]) -> ReleaseOffer | None:
     if not windows:
         return None
     return ReleaseOffer(gpu_count=max(w.gpu_count for w in windows), ends_at=max(w.end for w in windows))

@@ -7,6 +7,8 @@ correction is): the released request's windows take their new shape and stay fix
 team's window stays as it is, and the week's waitlist, the grants the current plan shortened or left
 unplaced, is placed again by rank, from now on, into what is free. A shortened grant whose window
 has already started keeps it (a running job does not move): only grants not running yet can gain.
+A run over several weeks gives back from the week it runs in (or its next one published), and its
+later weeks not published yet keep at most what it keeps.
 The request's history, the week's decision record (a revision, through `cycle_plan_place`) and the
 plan's note say who gave what back and why; every team whose window changed is told in its
 "decision published" notice, and the `window.released` lifecycle event goes to the team's inbox, the chat and
@@ -27,11 +29,12 @@ from django.utils.translation import gettext as _
 from allocations import engine
 from allocations import selectors as allocation_selectors
 from allocations.models import AllocationPlan, AllocationWindow
+from allocations.services import commitments_give_back
 from committee import limits, selectors
 from committee.models import CycleStatus, GpuRequest, LifecycleEventType, ReviewCycle
 from committee.services.events import lifecycle_event_record, window_event_data
 from committee.services.publishing import cycle_plan_place
-from committee.services.requests import request_event_record
+from committee.services.requests import actor_name, request_event_record
 from core.datetimes import format_when
 from core.errors import StateConflict
 from core.locks import write_transaction
@@ -123,14 +126,18 @@ def window_release(
     window ends, for GPUs outside 1..what the window holds from that hour, or a reason too long. Side effects, in
     the one transaction: the plan version (`cycle_plan_place`: the week's decision record gets a revision and the
     teams whose windows changed a "decision published" notification through the outbox) and a "released" event
-    in the request's history.
+    in the request's history. A run over several weeks: the week is the one it runs in (`release_week`), and its
+    later weeks with no plan yet hold at most the GPUs it keeps to that week's end, or are released when it keeps
+    none (`allocations.services.commitments_give_back`).
     """
     if not selectors.user_is_team_lead(user=actor, team=gpu_request.team):
         raise PermissionDenied(
             _("Only a lead of %(team)s gives back its GPUs.") % {"team": gpu_request.team.name}
         )
     now = now or timezone.now()
-    cycle = ReviewCycle.objects.select_for_update(no_key=True).get(pk=gpu_request.cycle_id)
+    # A run over several weeks gives back from the week it runs in (or its next one published), not its first.
+    week = selectors.release_week(gpu_request=gpu_request, now=now).week
+    cycle = ReviewCycle.objects.select_for_update(no_key=True).get(week=week)
     reason = (reason or "").strip()
     errors: dict[str, list[Any]] = dict(limits.length_errors("reason", reason, limits.REASON_MAX_LENGTH))
     if errors:
@@ -177,12 +184,17 @@ def window_release(
         actor=actor, cycle=cycle, reason=text_render(reason_text), reason_text=reason_text, now=now, keep=keep,
         replace={gpu_request.pk: shape}, replace_explanations=(explanation,),
     )
+    # The run's later weeks not published yet hold at most what it keeps to the end of this week (none: released).
+    commitments_give_back(request_ref=gpu_request.pk, after_week=cycle.week, gpu_count=kept,
+                          by_name=actor_name(actor), now=now)
     detail = stored_text("window_released", **params)
     request_event_record(request=gpu_request, actor=actor, action="released", detail=text_render(detail),
                          detail_text=detail)
     first = windows[0]
+    # A run's later week has plan versions of its own: its key names the week.
+    version = f"v{published.version}" if cycle.pk == gpu_request.cycle_id else f"{cycle.week}:v{published.version}"
     lifecycle_event_record(
-        type=LifecycleEventType.WINDOW_RELEASED, key=f"window.released:{gpu_request.pk}:v{published.version}",
+        type=LifecycleEventType.WINDOW_RELEASED, key=f"window.released:{gpu_request.pk}:{version}",
         team_id=gpu_request.team_id, cluster_id=first.cluster_id, request_ref=gpu_request.pk, occurred_at=hour,
         data=window_event_data(first, released_gpu_count=gpu_count, kept_gpu_count=kept,
                                effective_from=hour.isoformat(), plan_version=published.version, reason=reason),

@@ -166,11 +166,15 @@ def run_extension_file(
     held = list(allocation_selectors.commitment_list_for_runs(refs=[run.pk]))
     last = max((c for c in held if c.state in PLACED_STATES), key=lambda c: c.week, default=None)
     plan = allocation_selectors.plan_for_week(week=run.cycle.week)
-    window = next((w for w in allocation_selectors.plan_window_list(plan=plan) if w.request_ref == run.pk),
-                  None) if plan is not None else None
+    # Its last window of the week (a part given back splits a window at the hour: the part kept runs to the end).
+    window = max((w for w in allocation_selectors.plan_window_list(plan=plan) if w.request_ref == run.pk),
+                 key=lambda w: w.end, default=None) if plan is not None else None
     last_end = last.end if last is not None else (window.end if window is not None else None)
     if not is_run or window is None or last_end is None or last_end <= now:
         raise StateConflict(_("Only a run over several weeks that is granted, placed and not over can be extended."))
+    if last is None and window.end < run.cycle.ends_at:
+        raise StateConflict(_("The run's team gave its GPUs back before the end of week %(week)s: there is no run "
+                              "to continue.") % {"week": run.cycle.week})
     last_week = last.week if last is not None else run.cycle.week
     next_label = selectors.next_week(last_week)
     cycle = ReviewCycle.objects.filter(week=next_label).first()

@@ -21,6 +21,8 @@ def test_team_member_files_and_submits_a_request_with_two_alternatives(browser_p
         alternatives=(("Distilled student ranker", "300"), ("bf16 mixed precision", "600")),
     )
     page.locator(".alternative-row").first.get_by_label("Feasible for us").check()
+    # The hint beside the form answers the pool, GPUs and window chosen (docs/multi-week-runs.md).
+    page.locator("#filing-hint").get_by_text("atlas/a100 is 0% committed in your window").wait_for()
     page.get_by_role("button", name="Save").click()
     page.get_by_text("Draft saved").wait_for()
     page.get_by_role("button", name="Submit to the committee").click()
