@@ -10,7 +10,8 @@ has already started keeps it (a running job does not move): only grants not runn
 The request's history, the week's decision record (a revision, through `cycle_plan_place`) and the
 plan's note say who gave what back and why; every team whose window changed is told in its
 "decision published" notice, and the `window.released` lifecycle event goes to the team's inbox, the chat and
-the webhooks (committee/services/events.py). See docs/release.md.
+the webhooks (committee/services/events.py). A run over several weeks whose team gives every GPU back from an hour
+ends there: its later weeks are released (`later_weeks_released` in the event). See docs/release.md.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from django.utils.translation import gettext as _
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationPlan, AllocationWindow
+from allocations.models import AllocationPlan, AllocationWindow, CommitmentState
 from committee import limits, selectors
 from committee.models import CycleStatus, GpuRequest, LifecycleEventType, ReviewCycle
 from committee.services.events import lifecycle_event_record, window_event_data
@@ -173,10 +174,16 @@ def window_release(
         reasons=(engine.Reason("released", {"start": engine.instant_param(hour), "released": gpu_count,
                                             "gpu_count": kept}),),
     )
+    # A run's later weeks held now: giving every GPU back from an hour ends the run there, and releases them
+    # (committee.services.runs.run_commitments_publish, inside the publish).
+    held_weeks = {c.week for c in allocation_selectors.commitment_list_for_runs(refs=[gpu_request.pk])
+                  if c.state != CommitmentState.RELEASED}
     published = cycle_plan_place(
         actor=actor, cycle=cycle, reason=text_render(reason_text), reason_text=reason_text, now=now, keep=keep,
         replace={gpu_request.pk: shape}, replace_explanations=(explanation,),
     )
+    weeks_released = [c.week for c in allocation_selectors.commitment_list_for_runs(refs=[gpu_request.pk])
+                      if c.week in held_weeks and c.state == CommitmentState.RELEASED]
     detail = stored_text("window_released", **params)
     request_event_record(request=gpu_request, actor=actor, action="released", detail=text_render(detail),
                          detail_text=detail)
@@ -185,6 +192,7 @@ def window_release(
         type=LifecycleEventType.WINDOW_RELEASED, key=f"window.released:{gpu_request.pk}:v{published.version}",
         team_id=gpu_request.team_id, cluster_id=first.cluster_id, request_ref=gpu_request.pk, occurred_at=hour,
         data=window_event_data(first, released_gpu_count=gpu_count, kept_gpu_count=kept,
-                               effective_from=hour.isoformat(), plan_version=published.version, reason=reason),
+                               effective_from=hour.isoformat(), plan_version=published.version, reason=reason,
+                               later_weeks_released=weeks_released),
     )
     return Release(plan=published, effective_from=hour, released_gpu_count=gpu_count, kept_gpu_count=kept)
