@@ -260,6 +260,14 @@ def lifecycle_event_text(params: Mapping[str, Any]) -> str:
                  "under the elastic policy's %(threshold)s.") % {
             **words, "since": when("idle_since"), "util": format_pct(_number(params.get("utilization_pct")), 1),
             "threshold": format_pct(_number(params.get("threshold_pct")), 0)}
+    if kind == LifecycleEventType.WINDOW_RELEASED and params.get("later_weeks_released"):
+        return ngettext("%(team)s gave back %(released)d GPU of R-%(request)s from %(from)s: the run ends there, "
+                        "its later weeks (%(weeks)s) are released.",
+                        "%(team)s gave back %(released)d GPUs of R-%(request)s from %(from)s: the run ends there, "
+                        "its later weeks (%(weeks)s) are released.",
+                        int(params.get("released_gpu_count", 0))) % {
+            **words, "released": int(params.get("released_gpu_count", 0)), "from": when("effective_from"),
+            "weeks": ", ".join(str(week) for week in params["later_weeks_released"])}
     if kind == LifecycleEventType.WINDOW_RELEASED:
         return ngettext("%(team)s gave back %(released)d GPU of R-%(request)s from %(from)s.",
                         "%(team)s gave back %(released)d GPUs of R-%(request)s from %(from)s.",

@@ -12,7 +12,8 @@ later weeks not published yet keep at most what it keeps.
 The request's history, the week's decision record (a revision, through `cycle_plan_place`) and the
 plan's note say who gave what back and why; every team whose window changed is told in its
 "decision published" notice, and the `window.released` lifecycle event goes to the team's inbox, the chat and
-the webhooks (committee/services/events.py). See docs/release.md.
+the webhooks (committee/services/events.py). A run over several weeks whose team gives every GPU back from an hour
+ends there: its later weeks are released (`later_weeks_released` in the event). See docs/release.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from django.utils.translation import gettext as _
 
 from allocations import engine
 from allocations import selectors as allocation_selectors
-from allocations.models import AllocationPlan, AllocationWindow
+from allocations.models import AllocationPlan, AllocationWindow, CommitmentState
 from allocations.services import commitments_give_back
 from committee import limits, selectors
 from committee.models import CycleStatus, GpuRequest, LifecycleEventType, ReviewCycle
@@ -184,9 +185,11 @@ def window_release(
         actor=actor, cycle=cycle, reason=text_render(reason_text), reason_text=reason_text, now=now, keep=keep,
         replace={gpu_request.pk: shape}, replace_explanations=(explanation,),
     )
-    # The run's later weeks not published yet hold at most what it keeps to the end of this week (none: released).
-    commitments_give_back(request_ref=gpu_request.pk, after_week=cycle.week, gpu_count=kept,
-                          by_name=actor_name(actor), now=now)
+    # The run's later weeks not published yet hold at most what it keeps to the end of this week (none: released:
+    # the run ends there, and the event lists them).
+    changed = commitments_give_back(request_ref=gpu_request.pk, after_week=cycle.week, gpu_count=kept,
+                                    by_name=actor_name(actor), now=now)
+    weeks_released = [c.week for c in changed if c.state == CommitmentState.RELEASED]
     detail = stored_text("window_released", **params)
     request_event_record(request=gpu_request, actor=actor, action="released", detail=text_render(detail),
                          detail_text=detail)
@@ -197,6 +200,7 @@ def window_release(
         type=LifecycleEventType.WINDOW_RELEASED, key=f"window.released:{gpu_request.pk}:{version}",
         team_id=gpu_request.team_id, cluster_id=first.cluster_id, request_ref=gpu_request.pk, occurred_at=hour,
         data=window_event_data(first, released_gpu_count=gpu_count, kept_gpu_count=kept,
-                               effective_from=hour.isoformat(), plan_version=published.version, reason=reason),
+                               effective_from=hour.isoformat(), plan_version=published.version, reason=reason,
+                               later_weeks_released=weeks_released),
     )
     return Release(plan=published, effective_from=hour, released_gpu_count=gpu_count, kept_gpu_count=kept)

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
 from allocations.commitments import run_week_gpu_counts
-from allocations.models import PLACED_STATES, AllocationPlan, Commitment, CommitmentState
+from allocations.models import PLACED_STATES, AllocationPlan, AllocationWindow, Commitment, CommitmentState
 from allocations.services import (
     PlacedRun,
     commitment_decide,
@@ -40,8 +40,9 @@ def run_commitments_publish(
       gave a reason) or withheld (the committee decides at the review; it was not placed);
     - each run of this week the plan placed, granted for more than one week, gets a commitment for each later week
       it was granted (same pool as its window here, the whole of each week, with that week's GPUs:
-      `allocations.commitments.run_week_gpu_counts`); a run the new version no
-      longer places has its commitments released (allocations.services.commitments_record).
+      `allocations.commitments.run_week_gpu_counts`; its last window: a release may have split it); a run the new
+      version no longer places has its commitments released (allocations.services.commitments_record). What a run's
+      team gives back is carried into its later weeks by the release (allocations.services.commitments_give_back).
 
     Each settled continuation is told once (`grant.continuation_confirmed` / `grant.continuation_withheld`:
     the team's inbox, the chat, the webhooks; docs/events.md), and so is each run extended by weeks whose continuing
@@ -55,11 +56,11 @@ def run_commitments_publish(
                 threshold_pct=continuation.threshold_pct, by_name=actor_name(actor), now=now,
             )
             continuation_event_record(commitment=settled, now=now)
-    windows = {
-        window.request_ref: window
-        for window in allocation_selectors.plan_window_list(plan=plan)
-        if window.request_ref is not None
-    }
+    windows: dict[int, AllocationWindow] = {}  # each request's last window: a release may have split it
+    for held in allocation_selectors.plan_window_list(plan=plan):
+        ref = held.request_ref
+        if ref is not None and (ref not in windows or held.end > windows[ref].end):
+            windows[ref] = held
     runs = []
     for position, (demand, decision) in enumerate(placement.demands, start=1):
         weeks_granted = decision.weeks_granted

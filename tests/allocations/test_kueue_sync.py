@@ -554,27 +554,39 @@ def test_export_refuses_options_it_cannot_use(live_server: Any, orion: SimpleNam
         assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
-def test_a_run_keeps_its_quota_across_the_week_boundary_unpublished_next_week_and_all(
+def test_a_run_keeps_its_quota_across_the_week_boundary_and_loses_it_at_the_hour_it_is_given_back(
     live_server: Any, world: SimpleNamespace, kube: KubeApiServer, tmp_path: Path, settings: Any
 ) -> None:
-    # Team A's two-week run on orion: the last 4 hours of 2026-W50 (Sunday 20:00 to 24:00 in Berlin), then W51
-    # committed and not published. The sync passes an hour before Monday 00:00 and an hour after, then again.
+    # Team A's two-week run on orion: the last 4 hours of 2027-W12 (Sunday 20:00 to 24:00 in Berlin, the week summer
+    # time starts: 167 hours), then W13 committed and not published. The sync passes an hour before Monday 00:00 and
+    # an hour after, then W13 is published, then the team gives it back from 10:00 on Monday.
     from allocations import services
     from allocations.commitments import RunWeek
     from allocations.engine import EngineWindow
     from committee import weeks
     from tests.allocations.plans import placed
+    from tests.allocations.test_kueue import validate
 
     settings.TIME_ZONE = "Europe/Berlin"
-    start, end = (t.astimezone(UTC) for t in weeks.week_bounds("2026-W50"))
-    run_window = EngineWindow(ref=21, pool=world.h100.key, gpu_count=8, start=end - timedelta(hours=4), end=end,
-                              tier="standard")
-    plan = services.plan_publish(week="2026-W50", week_starts_at=start, week_ends_at=end, source_ref="test",
-                                 windows=[run_window], explanations=[placed(run_window)],
-                                 pools={world.h100.key: world.h100}, teams={21: world.team_a},
-                                 published_by_name="Chris Chair")
-    [first] = AllocationWindow.objects.filter(plan=plan)
-    week2 = RunWeek("2026-W51", 2, *(t.astimezone(UTC) for t in weeks.week_bounds("2026-W51")))
+
+    def bounds(week: str) -> tuple[datetime, datetime]:
+        start, end = weeks.week_bounds(week)
+        return start.astimezone(UTC), end.astimezone(UTC)
+
+    def publish_week(week: str, *parts: tuple[datetime, datetime]) -> list[AllocationWindow]:
+        start, end = bounds(week)
+        engine = [EngineWindow(ref=21, pool=world.h100.key, gpu_count=8, start=s, end=e, tier="standard")
+                  for s, e in parts]
+        plan = services.plan_publish(week=week, week_starts_at=start, week_ends_at=end, source_ref="test",
+                                     windows=engine, explanations=[placed(engine[0])],
+                                     pools={world.h100.key: world.h100}, teams={21: world.team_a},
+                                     published_by_name="Chris Chair")
+        return list(AllocationWindow.objects.filter(plan=plan))
+
+    start, end = bounds("2027-W12")
+    assert end - start == timedelta(hours=167)
+    [first] = publish_week("2027-W12", (end - timedelta(hours=4), end))
+    week2 = RunWeek("2027-W13", 2, *bounds("2027-W13"))
     services.commitments_record(refs=[21], runs=[services.PlacedRun(window=first, run_weeks=2,
                                                                      later_weeks=[week2], position=0)])
     adapter = KueueSync(kube=KubeClient(load_kubeconfig(kubeconfig(tmp_path, kube))), cluster="orion",
@@ -582,19 +594,38 @@ def test_a_run_keeps_its_quota_across_the_week_boundary_unpublished_next_week_an
     docket = DocketClient(live_server.url, token_for(world.orion, "kueue-sync"), "orion")
     slept: list[float] = []
 
-    def passes(at: datetime, count: int) -> None:
+    def passes(at: datetime, count: int = 1) -> dict[str, Any]:
+        """`count` passes of the sync's loop at `at`; the team's ClusterQueue as stored."""
         moments = iter([at] * 2 * count)
         run_loop(docket, adapter, interval_s=3600, resync_s=0, dry_run=False, passes=count, sleep=slept.append,
                  now=lambda: next(moments), out=io.StringIO())
+        return kube.stored("clusterqueues", "docket-team-a")
 
-    passes(end - timedelta(hours=1), 1)
-    version = kube.stored("clusterqueues", "docket-team-a")["metadata"]["resourceVersion"]
-    passes(end + timedelta(hours=1), 2)  # Monday 01:00: the first window has ended, W51 is not published
+    version = passes(end - timedelta(hours=1))["metadata"]["resourceVersion"]
+    queue = passes(end + timedelta(hours=1), 2)  # Monday 01:00: the first window has ended, W13 is not published
 
-    queue = kube.stored("clusterqueues", "docket-team-a")
     assert limits(queue)["nominalQuota"] == 8  # held from the committed week
+    validate({k: v for k, v in queue.items() if k != "status"})  # as Kueue's CRD accepts it
     # The same object on both sides of the boundary: applied three times, never changed.
     assert queue["metadata"]["resourceVersion"] == version
     assert len([r for r in kube.applies() if r.path == CQ_PATH + "docket-team-a"]) == 3
     # No wake-up at Monday 00:00 (nothing changes there); the next change is the end of the committed week.
     assert slept[0] == 3600 and adapter.next_boundary == week2.end
+
+    # W13 is published: its window holds the week instead of the commitment, counted once; the same queue (its
+    # annotation now names that window), its quota unchanged.
+    [second] = publish_week("2027-W13", (week2.start, week2.end))
+    before = queue
+    queue = passes(end + timedelta(hours=2))
+    assert queue["spec"] == before["spec"] and queue["metadata"]["uid"] == before["metadata"]["uid"]
+    assert [w["id"] for w in json.loads(queue["metadata"]["annotations"]["docket.io/windows"])] == [second.pk]
+
+    # The team gives its GPUs back from 10:00 (the week's next plan version ends the window there): the quota holds
+    # until that hour, the loop wakes at it, and from it the team's queue holds nothing.
+    hour = week2.start + timedelta(hours=10)
+    publish_week("2027-W13", (week2.start, hour))
+    queue = passes(hour - timedelta(hours=1))
+    assert limits(queue)["nominalQuota"] == 8 and adapter.next_boundary == hour
+    queue = passes(hour)
+    assert limits(queue)["nominalQuota"] == 0
+    validate({k: v for k, v in queue.items() if k != "status"})

@@ -1,7 +1,9 @@
 """Issue 28, point 6: the Slurm sync carries a run across the week boundary on a real controller.
 
 A run over several weeks is one reservation from its first hour to the end of the last week it is committed to, so
-a job in it runs on across Sunday 24:00 in the committee's zone (Europe/Berlin here) on the same nodes: tested live
+a job in it runs on across Sunday 24:00 in the committee's zone (Europe/Berlin here) on the same nodes, also when
+the run's GPUs grow at that hour and its next week is not published yet (the reservation's node count follows the
+committed week around the running job): tested live
 at the end of the week summer time starts (2027-W12, 167 hours) on a lab whose clock starts seconds before that
 boundary (tests/allocations/slurm_clock_lab.py), and, without waiting, across a week of 169 hours (2027-W43). The
 sync runs as its own process (`docket-slurm-sync --once`) against the real Docket (`live_server`), which keeps the
@@ -61,11 +63,12 @@ def publish_week(world: SimpleNamespace, week: str, windows: list[tuple[Any, int
     )
 
 
-def commit(window: AllocationWindow, run_weeks: int) -> None:
-    """The run's later weeks, as its first week's publish records them."""
+def commit(window: AllocationWindow, run_weeks: int, gpu_counts: tuple[int, ...] = ()) -> None:
+    """The run's later weeks, as its first week's publish records them (`gpu_counts`: each later week's GPUs)."""
     later_weeks = [RunWeek(later(window.week, n), n + 1, *bounds(later(window.week, n))) for n in range(1, run_weeks)]
     services.commitments_record(refs=[window.request_ref or 0], runs=[
-        services.PlacedRun(window=window, run_weeks=run_weeks, later_weeks=later_weeks, position=0)])
+        services.PlacedRun(window=window, run_weeks=run_weeks, later_weeks=later_weeks, position=0,
+                           gpu_counts=gpu_counts)])
 
 
 def run_window(plan: AllocationPlan, ref: int) -> AllocationWindow:
@@ -98,12 +101,13 @@ def test_a_run_is_one_reservation_across_the_week_boundary_and_a_job_in_it_runs_
     fall_start, fall_end = bounds(FALL)
     assert (spring_end - spring_start, fall_end - fall_start) == (timedelta(hours=167), timedelta(hours=169))
 
-    # Team A's three-week run: its first week's window is the spring week's last 4 hours (16 GPUs, 2 nodes), then
-    # weeks 13 and 14 are committed. Team B's two-week run starts the last day of the 169-hour week.
-    spring = publish_week(world, SPRING, [(world.team_a, 16, spring_end - timedelta(hours=4), spring_end, RUN_A)])
+    # Team A's three-week run grows at its second week: its first week's window is the spring week's last 4 hours
+    # (8 GPUs, 1 node), then weeks 13 and 14 are committed with 16 GPUs (2 nodes). Team B's two-week run starts the
+    # last day of the 169-hour week.
+    spring = publish_week(world, SPRING, [(world.team_a, 8, spring_end - timedelta(hours=4), spring_end, RUN_A)])
     fall = publish_week(world, FALL, [(world.team_b, 8, fall_end - timedelta(hours=24), fall_end, RUN_B)])
     first_a, first_b = run_window(spring, RUN_A), run_window(fall, RUN_B)
-    commit(first_a, 3)
+    commit(first_a, 3, gpu_counts=(16, 16))
     commit(first_b, 2)
     end_a, end_b = bounds(later(SPRING, 2))[1], bounds(later(FALL, 1))[1]
     run_a, run_b = f"docket-w{first_a.pk}", f"docket-w{first_b.pk}"
@@ -121,14 +125,14 @@ def boundary(live_server: Any, world: SimpleNamespace, token: str, lab: ClockLab
     reservations = lab.reservations()
     assert set(reservations) == {run_a, run_b}, out  # one each, not one per week
     assert reservations[run_a].start <= lab.now() and reservations[run_a].end == end_a
-    assert (reservations[run_a].node_count, reservations[run_a].accounts) == (2, {"team-a-acct"})
+    assert (reservations[run_a].node_count, reservations[run_a].accounts) == (1, {"team-a-acct"})  # this week's
     # 24 + 168 hours from the 169-hour week's last day: no hour lost or doubled at the change of time.
     assert (reservations[run_b].start, reservations[run_b].end) == (fall_end - timedelta(hours=24), end_b)
     before = held(lab)
     again = sync(live_server, token, lab)
     assert held(lab) == before and "create " not in again and "update " not in again and "delete " not in again
 
-    job = lab.sbatch(f"--reservation={run_a}", "-A", "team-a-acct", "--gres=gpu:a100:8", "-N", "2", "-t", "60",
+    job = lab.sbatch(f"--reservation={run_a}", "-A", "team-a-acct", "--gres=gpu:a100:8", "-N", "1", "-t", "60",
                      "--wrap", "sleep 600")
     deadline = lab.now() + timedelta(seconds=8)
     while lab.job(job)[0] != "RUNNING" and lab.now() < deadline:
@@ -136,13 +140,17 @@ def boundary(live_server: Any, world: SimpleNamespace, token: str, lab: ClockLab
     state, nodes = lab.job(job)
     assert state == "RUNNING" and lab.now() < spring_end, (state, nodes, lab.now())
 
-    # Sunday 24:00 in Berlin passes; week 13 is not published yet: its commitment holds the run's nodes.
+    # Sunday 24:00 in Berlin passes; week 13 is not published yet: its commitment holds the run's nodes, now two
+    # (the loop wakes at that hour): the same reservation grows around the running job's node, which it keeps.
     lab.wait_until(spring_end + timedelta(seconds=1))
     clock.move_to(lab.now())
     assert lab.job(job) == ("RUNNING", nodes)
     out = sync(live_server, token, lab)  # first_a has ended: Docket lists it no more
-    assert held(lab) == before, out
+    assert "update " in out and "create " not in out and "delete " not in out, out
+    grown = lab.reservations()[run_a]
+    assert (grown.start, grown.end, grown.node_count) == (before[run_a][0], end_a, 2), out  # the lab's two nodes
     assert lab.job(job) == ("RUNNING", nodes)
+    before = held(lab)
     # Slurm ends a job when its reservation ends (ResvOverRun=0): this one's runs two more weeks.
     assert f"Reservation={run_a} " in lab.run("scontrol", "-o", "show", "job", str(job)).stdout
 

@@ -28,7 +28,7 @@ import pytest
 from allocations import services
 from allocations.models import ClusterAccount, Department, Team, WindowSyncStatus
 from committee import weeks
-from docket_scheduler.base import DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
+from docket_scheduler.base import DesiredCommitment, DesiredWindow, RemovalGuard, SyncState, SyncStatus, Withdrawal
 from docket_scheduler.client import DocketClient, poll
 from docket_scheduler.slurm_commands import SlurmConfig, parse_config
 from docket_scheduler.slurm_qos import QosSettings, quota_desire
@@ -140,11 +140,11 @@ def lab(clean_slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811  (the fi
 
 
 def sync(lab: SlurmLab, windows: list[DesiredWindow], now: datetime = FIXED_NOW, *,
-         dry_run: bool = False, guard: RemovalGuard | None = None, **options: Any
-         ) -> tuple[list[SyncStatus], str, SlurmSync]:
+         dry_run: bool = False, guard: RemovalGuard | None = None, commitments: list[DesiredCommitment] | None = None,
+         **options: Any) -> tuple[list[SyncStatus], str, SlurmSync]:
     out = io.StringIO()
     adapter = SlurmSync(env=lab.env, out=out, **options)
-    statuses = adapter.sync(windows, now=now, dry_run=dry_run, guard=guard)
+    statuses = adapter.sync(windows, now=now, dry_run=dry_run, guard=guard, commitments=commitments or ())
     return statuses, out.getvalue(), adapter
 
 
@@ -427,3 +427,42 @@ def test_poll_applies_the_quota_at_the_windows_start_though_the_plan_did_not_cha
     assert adapter.next_boundary == plan.windows.get().end
     stored = WindowSyncStatus.objects.get(window=plan.windows.get())
     assert stored.message.startswith("quota: account team-a-acct runs up to 4 GPUs")
+
+
+@pytest.mark.slurm
+def test_a_runs_quota_holds_across_the_week_boundary_and_goes_at_the_hour_it_is_given_back(lab: SlurmLab) -> None:
+    # Team A's two-week run as a standard window: the last 4 hours of 2027-W12 (Sunday 20:00 to 24:00 in Berlin, the
+    # week summer time starts: 167 hours), then 2027-W13 committed. Quotas have no times of their own in Slurm: the
+    # sync holds what is in force at its `now`, so the boundary is crossed without waiting.
+    from dataclasses import replace
+    from datetime import UTC
+    from zoneinfo import ZoneInfo
+
+    from docket_scheduler.base import parse_commitments
+
+    berlin = ZoneInfo("Europe/Berlin")
+    w12, monday = (datetime(2027, 3, day, tzinfo=berlin).astimezone(UTC) for day in (22, 29))
+    next_monday = datetime(2027, 4, 5, tzinfo=berlin).astimezone(UTC)
+    assert (monday - w12, next_monday - monday) == (timedelta(hours=167), timedelta(hours=168))
+    first = replace(window(1, gpus=8, start=monday - 4 * HOUR, end=monday), request_id=204)
+    [week2] = parse_commitments([{
+        "id": 7, "week": "2027-W13", "cluster": "lab", "pool": "a100", "gpu_count": 8, "start": monday.isoformat(),
+        "end": next_monday.isoformat(), "team": "team-a", "account": "team-a-acct", "state": "committed",
+        "request_id": 204, "week_of_run": 2, "run_weeks": 2}])
+
+    _statuses, out, _adapter = sync(lab, [first], monday - HOUR, commitments=[week2])
+    assert "GrpTRES=gres/gpu=8 " in out
+    # Monday 01:00, W13 not published: the committed week holds the same quota, nothing is changed in Slurm.
+    _statuses, out, adapter = sync(lab, [first], monday + HOUR, commitments=[week2])
+    assert "qos" not in out  # no sacctmgr change at all
+    assert adapter.next_boundary == next_monday  # no wake-up at Monday 00:00
+
+    # W13 is published (its window stands for the commitment) and the team gives it back from 10:00 (the week's next
+    # plan version ends the window there): the quota holds until that hour, the loop wakes at it, and it goes then.
+    hour = monday + 10 * HOUR
+    given_back = replace(window(3, gpus=8, start=monday, end=hour), request_id=204)
+    _statuses, out, adapter = sync(lab, [given_back], monday + 2 * HOUR, commitments=[week2])
+    assert "GrpTRES=gres/gpu=8 " in out and "delete qos" not in out and adapter.next_boundary == hour
+    [status], out, _adapter = sync(lab, [given_back], hour, commitments=[week2])
+    assert f"delete qos where name={QUOTA_QOS}" in out and QUOTA_QOS not in qos_state(lab)[0]
+    assert status.message == "window has ended; no quota"

@@ -106,6 +106,11 @@ def test_once_last_weeks_window_has_ended_its_reservation_goes_on_with_the_run()
     # Week 2 not published yet: the reservation is carried on by the commitment, untouched.
     [carry] = reconcile([], [held], now, commitments=[WEEK2, WEEK3], lineage={1: RUN})
     assert isinstance(carry, Carry) and carry.changes == ()
+    # A run that grows at the boundary (8 GPUs last week, 16 in week 2): the same reservation holds week 2's nodes,
+    # as the node size of its last window's pool says (`node_sizes`, from the window's own endpoint).
+    small = reservation("docket-w1", FIRST.start, WEEK3.end, nodes=1)
+    [carry] = reconcile([], [small], now, commitments=[WEEK2, WEEK3], lineage={1: RUN}, node_sizes={1: 8})
+    assert isinstance(carry, Carry) and carry.changes == (("NodeCnt", "2"),) and carry.name == "docket-w1"
     # Listed but ended (Docket's clock behind the scheduler's): reported ended, its reservation not deleted.
     carry, report = reconcile([FIRST], [held], now, commitments=[WEEK2, WEEK3])
     assert isinstance(carry, Carry) and isinstance(report, Report)

@@ -358,12 +358,14 @@ class RemovalGuard:
     Before any removal, an adapter hands a live object whose window left the list to the run that window belonged
     to, when the run goes on (`request_of`: the request of a window the list no longer holds, an ended or superseded
     one, from the window's own endpoint; None when Docket does not say): the run keeps its object across a week
-    boundary or a release instead of losing it.
+    boundary or a release instead of losing it. `gpus_per_node_of` gives the GPUs per node of such a window's pool
+    (known once `request_of` asked; None otherwise), so the object can hold the committed week's GPUs.
     """
 
     max_remove_pct: int = DEFAULT_MAX_REMOVE_PCT
     check: Callable[[int], tuple[Withdrawal, str]] | None = None
     request_of: Callable[[int], int | None] | None = None
+    gpus_per_node_of: Callable[[int], int | None] | None = None
     refused: dict[str, str] = field(default_factory=dict)
     held: dict[int, str] = field(default_factory=dict)
 

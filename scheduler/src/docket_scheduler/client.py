@@ -89,6 +89,7 @@ class DocketClient:
         self.timeout_s = timeout_s
         self._origin = _origin(self.base_url)
         self._requests: dict[int, int | None] = {}
+        self._node_sizes: dict[int, int] = {}  # GPUs per node of the windows asked about
         if self._origin[0] not in ("http", "https") or not self._origin[1]:
             raise DocketError(f"{url!r} is not an http(s) URL")
 
@@ -183,11 +184,19 @@ class DocketClient:
             url = f"{self.base_url}/api/v1/windows/{window_id}/"
             try:
                 _status, body, _headers = self._request("GET", url)
-                request = _json_object(body, url).get("request_id")
+                window = _json_object(body, url)
             except DocketError:
                 return None  # not remembered: asked again next pass
+            request, size = window.get("request_id"), window.get("gpus_per_node")
             self._requests[window_id] = request if isinstance(request, int) and not isinstance(request, bool) else None
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                self._node_sizes[window_id] = size
         return self._requests[window_id]
+
+    def window_gpus_per_node(self, window_id: int) -> int | None:
+        """The GPUs per node of a window's pool, as its own endpoint said when `window_request` asked (None before,
+        or when it did not say)."""
+        return self._node_sizes.get(window_id)
 
     def post_statuses(self, statuses: Sequence[SyncStatus]) -> None:
         """Report every window's status; raises DocketError unless Docket answers 2xx."""
@@ -420,7 +429,7 @@ def run_pass(
             client.post_statuses([SyncStatus(w.id, SyncState.FAILED, 0, 0, message) for w in snapshot.windows])
         raise StalePlan(message)
     guard = RemovalGuard(max_remove_pct=max_remove_pct, check=client.window_withdrawal,
-                         request_of=client.window_request)
+                         request_of=client.window_request, gpus_per_node_of=client.window_gpus_per_node)
     statuses = adapter.sync(snapshot.windows, now=now or datetime.now(UTC), dry_run=dry_run, guard=guard,
                             commitments=snapshot.commitments)
     for message in guard.refused.values():

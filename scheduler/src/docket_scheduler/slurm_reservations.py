@@ -230,6 +230,7 @@ def reconcile(
     held_as_quota: Collection[int] = (),
     commitments: Sequence[DesiredCommitment] = (),
     lineage: Mapping[int, int | None] | None = None,
+    node_sizes: Mapping[int, int] | None = None,
 ) -> list[Action]:
     """The actions that make Slurm's docket-w* reservations match `desired` at `now`.
 
@@ -239,7 +240,9 @@ def reconcile(
     never before). A span is held by the reservation of its earliest window that has one; when none of its windows
     has one, by a live reservation of ours whose window `lineage` (window id -> its request, for windows the list no
     longer holds) says was the same run's: the run's window of last week that ended, or the window a release split.
-    A new span's reservation is named after its first window.
+    A new span's reservation is named after its first window. A reservation carried by a committed week not published
+    yet holds that week's GPUs (whole nodes of `node_sizes`: window id -> GPUs per node of its pool, for the windows
+    `lineage` names), so a run that grows or shrinks at the week boundary does so in the same reservation.
 
     `held_as_quota` names windows that are published but held another way (a standard or
     preemptible window under QOS): a reservation left from before is deleted with that reason.
@@ -299,6 +302,10 @@ def reconcile(
             claimed.add(window_id)
             follow: tuple[tuple[str, str], ...] = (
                 (("EndTime", slurm_time(end)),) if left.end != whole_seconds(end) else ())
+            size = (node_sizes or {}).get(window_id)
+            week = next(c for c in commitments if c.request_id == request and c.holds and c.start <= now < c.end)
+            if size and (nodes := math.ceil(week.gpu_count / size)) != left.node_count:
+                follow += (("NodeCnt", str(nodes)),)
             carries.append(Carry(left.name, request, follow))
 
     for window_id, (state, message) in sorted(problems.items()):
@@ -465,13 +472,17 @@ class ReservationExecutor:
         current = self.list_reservations()
         listed = {window.id for window in windows}
         lineage: dict[int, int | None] = {}
+        node_sizes: dict[int, int] = {}
         if guard.request_of is not None and any(w.request_id is not None for w in windows):
             for reservation in current:
                 window_id = reservation.window_id
                 if window_id is not None and window_id not in listed and reservation.start <= now < reservation.end:
                     lineage[window_id] = guard.request_of(window_id)
+                    size = guard.gpus_per_node_of(window_id) if guard.gpus_per_node_of is not None else None
+                    if size:
+                        node_sizes[window_id] = size
         actions = reconcile(windows, current, now, held_as_quota=held_as_quota, commitments=commitments,
-                            lineage=lineage)
+                            lineage=lineage, node_sizes=node_sizes)
         actions = _guard_deletes(actions, current, now=now, guard=guard)
         if dry_run:
             print("dry run: the plan below changes nothing and reports nothing", file=self.out)
