@@ -329,7 +329,7 @@ def _grant_every_other(world: Any) -> None:
 
 @pytest.mark.parametrize("page", ["review-cycle", "cycle-finalize"])
 def test_the_preview_adds_no_query_per_request(client, world, page):
-    teams = bulk_teams(100)
+    teams = bulk_teams(50)
     close(world)
     bulk_requests(world, teams[:5], scored_by=(world.chair, world.reviewer))
     _grant_every_other(world)
@@ -341,15 +341,15 @@ def test_the_preview_adds_no_query_per_request(client, world, page):
     assert body.count("would get") == 5 or page == "cycle-finalize"
     bulk_requests(world, teams[5:], scored_by=(world.chair, world.reviewer))
     _grant_every_other(world)
-    with CaptureQueriesContext(connection) as two_hundred:
+    with CaptureQueriesContext(connection) as sixty:
         body = client.get(url(world, page)).content.decode()
-    # The page shows one page of request cards (10), every other one granted: the preview still placed all 100.
+    # The page shows one page of request cards (10), every other one granted: the preview still placed all 50.
     assert body.count("would get") == 5 or page == "cycle-finalize"
-    assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
+    assert len(sixty) == len(ten), "\n".join(q["sql"] for q in sixty.captured_queries)
 
 
-def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for_10_and_200(client, world):
-    teams = bulk_teams(100)
+def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for_10_and_60(client, world):
+    teams = bulk_teams(30)
     close(world)
     few = bulk_requests(world, teams[:5], scored_by=(world.chair, world.reviewer))
     _grant_every_other(world)
@@ -364,16 +364,16 @@ def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for
     many = bulk_requests(world, teams[5:], scored_by=(world.chair, world.reviewer))
     _grant_every_other(world)
     undecided = [r for r in many if not Decision.objects.filter(request=r).exists()]
-    with CaptureQueriesContext(connection) as two_hundred:
+    with CaptureQueriesContext(connection) as sixty:
         response = client.post(url(world, "review-decision", undecided[0].pk), data, **HTMX)
     assert 'id="ranking"' not in response.content.decode()  # the save answers with its own form only
-    with CaptureQueriesContext(connection) as two_hundred_refresh:
+    with CaptureQueriesContext(connection) as sixty_refresh:
         refresh = client.get(url(world, "review-ranking"), **HTMX).content.decode()
     # The refresh draws the placement of every grant and the "would get" line of the page's 10 cards.
     assert refresh.count('<div class="would-get') == 10 and '<section id="placement" hx-swap-oob="true">' in refresh
-    assert len(two_hundred) == len(ten), "\n".join(q["sql"] for q in two_hundred.captured_queries)
-    assert len(two_hundred_refresh) == len(ten_refresh)
-    assert GpuRequest.objects.filter(status=RequestStatus.SUBMITTED).count() == 200
+    assert len(sixty) == len(ten), "\n".join(q["sql"] for q in sixty.captured_queries)
+    assert len(sixty_refresh) == len(ten_refresh)
+    assert GpuRequest.objects.filter(status=RequestStatus.SUBMITTED).count() == 60
 
 
 def test_names_in_the_timeline_are_text_not_markup(client, world):
