@@ -23,13 +23,16 @@ chart's vector page into its slot, wherever the slot fell.
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import io
 import logging
 import multiprocessing
 import os
 import queue
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +46,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 WORKER_TIMEOUT_SECONDS = 600
+
+# The garbage collector's thresholds while a piece is laid out: WeasyPrint makes a few hundred thousand boxes, styles
+# and Pango objects a piece that live until it is written, and with Python's default (700, 10, 10) the collector
+# scans them again and again (6% of the layout's CPU, 1% with these; docs/benchmarks.md, "The decision record's PDF").
+LAYOUT_GC_THRESHOLDS = (50_000, 20, 1_000)
 
 # Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
 # margin (14 mm), on the baseline of the bottom margin box's line (16 mm margin, 8 pt text, vertically centred),
@@ -172,12 +180,37 @@ def _placements(document: Any) -> tuple[Placement, ...]:
     return tuple(placements)
 
 
+_collector_lock = threading.Lock()
+_collector_layouts = 0
+_collector_thresholds: tuple[int, ...] = ()
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The garbage collector at LAYOUT_GC_THRESHOLDS while the block runs, and back to the process's own after. Other
+    threads of the process (a thread pool's) see them too meanwhile; the last layout to end puts the process's back."""
+    global _collector_layouts, _collector_thresholds
+    with _collector_lock:
+        if _collector_layouts == 0:
+            _collector_thresholds = gc.get_threshold()
+            gc.set_threshold(*LAYOUT_GC_THRESHOLDS)
+        _collector_layouts += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_layouts -= 1
+            if _collector_layouts == 0:
+                gc.set_threshold(*_collector_thresholds)
+
+
 def lay_out(html: str) -> LaidOut:
     """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
     from weasyprint import HTML  # imported where PDFs are made (see weasyprint_import), not where Django starts
 
-    document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render()
-    content = document.write_pdf()
+    with fewer_collections():
+        document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render()
+        content = document.write_pdf()
     assert content is not None
     return LaidOut(content=content, pages=len(document.pages), placements=_placements(document))
 

@@ -3,6 +3,7 @@ numbered wrong, and the same PDF text whatever the number of workers."""
 
 from __future__ import annotations
 
+import gc
 import html
 import io
 import re
@@ -182,3 +183,26 @@ def test_a_link_to_the_apps_own_pages_prints_as_its_text_and_a_link_to_another_s
     assert links == ["https://example.org/note"]
     whole = " ".join(" ".join(page_texts(content)).split())
     assert "Granted Ranker retrain after last week; see the vendor's note." in whole
+
+
+def test_a_quote_of_one_paragraph_prints_as_that_paragraph_indented_and_other_quotes_stay():
+    """A decision's rationale, a quote of one paragraph, prints as one indented paragraph (one box, the same lines);
+    a quote of several paragraphs or with a list inside is left as written (a quote in it may be printed so)."""
+    web = render_markdown("> Granted: *clear* effect.\n\nAfter.\n\n> One.\n>\n> Two.\n\nMid.\n\n> - a list\n>\n"
+                          "> > nested\n")
+
+    printed = pdf.quotes_of_one_paragraph_as_paragraphs(web)
+
+    assert '<p class="quote">Granted: <em>clear</em> effect.</p>' in printed
+    assert "<blockquote>\n<p>One.</p>\n<p>Two.</p>\n</blockquote>" in printed
+    assert '<blockquote>\n<ul>\n<li>a list</li>\n</ul>\n<p class="quote">nested</p>\n</blockquote>' in printed
+    assert printed.count("<blockquote>") == web.count("<blockquote>") - 2 == 2
+
+
+def test_the_garbage_collector_collects_less_during_a_layout_and_as_before_after_it():
+    before = gc.get_threshold()
+    with print_pieces.fewer_collections():
+        with print_pieces.fewer_collections():  # another thread's layout meanwhile
+            assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
+        assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
+    assert gc.get_threshold() == before
