@@ -368,6 +368,7 @@ def html_to_pdf(*, html: str) -> bytes:
     from weasyprint import HTML  # imported where PDFs are made, not with the app (print_pieces.weasyprint_import)
 
     with print_pieces.fewer_collections():
-        content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf()
+        content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf(
+            font_config=print_pieces.font_config())
     assert content is not None
     return content

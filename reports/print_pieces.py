@@ -41,6 +41,7 @@ import pikepdf
 from reports.chart_printer import PrintedCharts
 
 if TYPE_CHECKING:
+    from weasyprint.text.fonts import FontConfiguration
     from weasyprint.urls import URLFetcher
 
 logger = logging.getLogger(__name__)
@@ -204,12 +205,31 @@ def fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_collector_thresholds)
 
 
+_fonts = threading.local()
+
+
+def font_config() -> FontConfiguration:
+    """The fonts WeasyPrint lays pages out with, kept for every document this thread of this process lays out.
+
+    Without it WeasyPrint loads Fontconfig's configuration and makes a new Pango font map for each document, so each
+    piece of a record finds and loads its fonts again: 7% of the text's layout CPU (docs/benchmarks.md). One a thread
+    (Pango's font map is not shared between threads) and a process: a forked layout worker makes its own rather than
+    reading font files through the parent's open descriptors."""
+    if getattr(_fonts, "pid", None) != os.getpid():
+        from weasyprint.text.fonts import FontConfiguration
+
+        _fonts.config = FontConfiguration()
+        _fonts.pid = os.getpid()
+    config: FontConfiguration = _fonts.config
+    return config
+
+
 def lay_out(html: str) -> LaidOut:
     """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
     from weasyprint import HTML  # imported where PDFs are made (see weasyprint_import), not where Django starts
 
     with fewer_collections():
-        document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render()
+        document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render(font_config=font_config())
         content = document.write_pdf()
     assert content is not None
     return LaidOut(content=content, pages=len(document.pages), placements=_placements(document))

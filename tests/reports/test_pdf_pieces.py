@@ -9,6 +9,7 @@ import io
 import re
 import shutil
 import subprocess
+import threading
 from datetime import UTC, datetime
 
 import pikepdf
@@ -206,3 +207,15 @@ def test_the_garbage_collector_collects_less_during_a_layout_and_as_before_after
             assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
         assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
     assert gc.get_threshold() == before
+
+
+def test_the_fonts_are_kept_for_the_next_documents_of_a_thread_and_each_thread_has_its_own():
+    kept = print_pieces.font_config()
+    other: list[object] = []
+    thread = threading.Thread(target=lambda: other.append(print_pieces.font_config()))
+    thread.start()
+    thread.join()
+
+    assert print_pieces.font_config() is kept
+    assert other and other[0] is not kept
+    assert print_pieces.lay_out("<p>one</p>").pages == print_pieces.lay_out("<p>two</p>").pages == 1
