@@ -129,7 +129,8 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     joined, each chart is placed in its slot, and the pages are numbered. Charts that cannot be printed leave a note
     saying why in their place.
     """
-    with translation.override(translation.get_language() or "en"):
+    # The record's Markdown and the charts' figures make as many short-lived objects as the layout does.
+    with translation.override(translation.get_language() or "en"), print_pieces.fewer_collections():
         if not is_decision_record(revision):
             progress("typesetting", 60)
             html = render_to_string("reports/print/page.html", print_context(revision=revision))

@@ -48,9 +48,10 @@ logger = logging.getLogger(__name__)
 
 WORKER_TIMEOUT_SECONDS = 600
 
-# The garbage collector's thresholds while a piece is laid out: WeasyPrint makes a few hundred thousand boxes, styles
-# and Pango objects a piece that live until it is written, and with Python's default (700, 10, 10) the collector
-# scans them again and again (6% of the layout's CPU, 1% with these; docs/benchmarks.md, "The decision record's PDF").
+# The garbage collector's thresholds while a PDF is made: WeasyPrint makes a few hundred thousand boxes, styles and
+# Pango objects a piece that live until it is written, and with Python's default (700, 10, 10) the collector scans
+# them again and again (6% of the layout's CPU, 1% with these, and 8% of the record's Markdown and charts' figures;
+# docs/benchmarks.md, "The decision record's PDF").
 LAYOUT_GC_THRESHOLDS = (50_000, 20, 1_000)
 
 # Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
@@ -184,6 +185,14 @@ def _placements(document: Any) -> tuple[Placement, ...]:
 _collector_lock = threading.Lock()
 _collector_layouts = 0
 _collector_thresholds: tuple[int, ...] = ()
+
+
+def _collector_lock_after_fork() -> None:  # another thread of the parent may have held it when a worker was forked
+    global _collector_lock
+    _collector_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_collector_lock_after_fork)
 
 
 @contextlib.contextmanager
