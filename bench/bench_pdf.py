@@ -3,6 +3,11 @@
 
     .venv/bin/python bench/bench_pdf.py                                  # sizes 12 200 1000, workers 2 1
     .venv/bin/python bench/bench_pdf.py --sizes 200 --workers 2 --repeat 5
+    .venv/bin/python bench/bench_pdf.py --sizes 200 1000 --workers 1 --before /tmp/before --rounds 2
+
+`--before DIR` times a checkout of older code too (`git worktree add --detach /tmp/before <commit>`, its .venv linked
+to this one's), on the same weeks, alternately with this code, `--rounds` times: the rows of both are taken side by
+side under the same load, each labelled with its code in the "code" column.
 
 Each size's week is built once (tests/reports/big_week.py: N submitted requests scored by three members and granted,
 finalized and published at a pinned instant) in a SQLite file kept in `--dir`, so the archive holds the week's
@@ -116,6 +121,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[2, 1])
     parser.add_argument("--repeat", type=int, default=3, help="PDFs made after the first, in the same process")
     parser.add_argument("--dir", default="/tmp/docket-bench-pdf")
+    parser.add_argument("--before", help="a checkout of older code to time alternately with this one")
+    parser.add_argument("--rounds", type=int, default=1, help="with --before: times each code is run, alternately")
     parser.add_argument("--build", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -127,15 +134,24 @@ def main() -> int:
     if args.one:
         measure(args.one, folder / f"week{args.one}.sqlite3", workers=args.workers[0], repeat=args.repeat)
         return 0
-    print("| requests | workers | PDF | pages | whole PDF (wall) s | its charts alone s | this process CPU s "
+    codes = [("this", Path(__file__))]
+    if args.before:
+        codes.insert(0, ("before", Path(args.before).resolve() / "bench" / "bench_pdf.py"))
+    print("| requests | workers | code | PDF | pages | whole PDF (wall) s | its charts alone s | this process CPU s "
           "| layout workers CPU s | load average |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|", flush=True)
+    print("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
     for size in args.sizes:  # a process each: Django is set up once a process, and each starts its own Chromium
         if not (folder / f"week{size}.sqlite3").exists():
             subprocess.run([sys.executable, __file__, "--dir", args.dir, "--build", str(size)], check=True)
         for workers in args.workers:
-            subprocess.run([sys.executable, __file__, "--dir", args.dir, "--one", str(size), "--workers",
-                            str(workers), "--repeat", str(args.repeat)], check=True)
+            for _ in range(args.rounds if args.before else 1):
+                for label, script in codes:
+                    done = subprocess.run([sys.executable, str(script), "--dir", args.dir, "--one", str(size),
+                                           "--workers", str(workers), "--repeat", str(args.repeat)],
+                                          check=True, capture_output=True, text=True, cwd=script.parent.parent)
+                    for line in done.stdout.splitlines():  # "| size | workers | …": the code after the workers
+                        cells = line.split(" | ")
+                        print(" | ".join([*cells[:2], label, *cells[2:]]), flush=True)
     return 0
 
 

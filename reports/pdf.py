@@ -129,7 +129,8 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     joined, each chart is placed in its slot, and the pages are numbered. Charts that cannot be printed leave a note
     saying why in their place.
     """
-    with translation.override(translation.get_language() or "en"):
+    # The record's Markdown and the charts' figures make as many short-lived objects as the layout does.
+    with translation.override(translation.get_language() or "en"), print_pieces.fewer_collections():
         if not is_decision_record(revision):
             progress("typesetting", 60)
             html = render_to_string("reports/print/page.html", print_context(revision=revision))
@@ -232,7 +233,7 @@ class DecisionRecordPrint:
 
     def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
         with translation.override(self.language):
-            html = app_links_as_text(render_markdown(body))
+            html = quotes_of_one_paragraph_as_paragraphs(app_links_as_text(render_markdown(body)))
         return [
             self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
             for index, fragment in enumerate(_long_section_runs(html))
@@ -251,6 +252,19 @@ def app_links_as_text(html: str) -> str:
     apart: the ranking's and the windows' lines, a link each, cost about twice a plain line's CPU
     (docs/benchmarks.md, "The decision record's PDF")."""
     return _APP_LINK.sub(r"\1", html)
+
+
+# A quote that holds one paragraph and nothing else (the rationale of each decision in a record).
+_ONE_PARAGRAPH_QUOTE = re.compile(
+    r"<blockquote>\s*<p>((?:(?!</?p[\s>]|</?blockquote[\s>]).)*)</p>\s*</blockquote>", re.DOTALL)
+
+
+def quotes_of_one_paragraph_as_paragraphs(html: str) -> str:
+    """The HTML with each quote of one paragraph printed as that paragraph, indented as the quote was (the print
+    style's `p.quote`: a quote's margins, into which its paragraph's collapsed): the same lines at the same places,
+    one box fewer. A decision's rationale is such a quote, and its two nested boxes were a sixth of the layout of the
+    decisions (docs/benchmarks.md, "The decision record's PDF")."""
+    return _ONE_PARAGRAPH_QUOTE.sub(r'<p class="quote">\1</p>', html)
 
 
 def _long_section_runs(html: str) -> list[str]:
@@ -354,6 +368,8 @@ def html_to_pdf(*, html: str) -> bytes:
     """The PDF of an HTML document, fetching nothing but `data:` URLs (the same rule as the archive's PDFs)."""
     from weasyprint import HTML  # imported where PDFs are made, not with the app (print_pieces.weasyprint_import)
 
-    content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf()
+    with print_pieces.fewer_collections():
+        content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf(
+            font_config=print_pieces.font_config())
     assert content is not None
     return content

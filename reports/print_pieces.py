@@ -23,13 +23,16 @@ chart's vector page into its slot, wherever the slot fell.
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import io
 import logging
 import multiprocessing
 import os
 import queue
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -38,11 +41,18 @@ import pikepdf
 from reports.chart_printer import PrintedCharts
 
 if TYPE_CHECKING:
+    from weasyprint.text.fonts import FontConfiguration
     from weasyprint.urls import URLFetcher
 
 logger = logging.getLogger(__name__)
 
 WORKER_TIMEOUT_SECONDS = 600
+
+# The garbage collector's thresholds while a PDF is made: WeasyPrint makes a few hundred thousand boxes, styles and
+# Pango objects a piece that live until it is written, and with Python's default (700, 10, 10) the collector scans
+# them again and again (6% of the layout's CPU, 1% with these, and 8% of the record's Markdown and charts' figures;
+# docs/benchmarks.md, "The decision record's PDF").
+LAYOUT_GC_THRESHOLDS = (50_000, 20, 1_000)
 
 # Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
 # margin (14 mm), on the baseline of the bottom margin box's line (16 mm margin, 8 pt text, vertically centred),
@@ -172,12 +182,64 @@ def _placements(document: Any) -> tuple[Placement, ...]:
     return tuple(placements)
 
 
+_collector_lock = threading.Lock()
+_collector_layouts = 0
+_collector_thresholds: tuple[int, ...] = ()
+
+
+def _collector_lock_after_fork() -> None:  # another thread of the parent may have held it when a worker was forked
+    global _collector_lock
+    _collector_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_collector_lock_after_fork)
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The garbage collector at LAYOUT_GC_THRESHOLDS while the block runs, and back to the process's own after. Other
+    threads of the process (a thread pool's) see them too meanwhile; the last layout to end puts the process's back."""
+    global _collector_layouts, _collector_thresholds
+    with _collector_lock:
+        if _collector_layouts == 0:
+            _collector_thresholds = gc.get_threshold()
+            gc.set_threshold(*LAYOUT_GC_THRESHOLDS)
+        _collector_layouts += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_layouts -= 1
+            if _collector_layouts == 0:
+                gc.set_threshold(*_collector_thresholds)
+
+
+_fonts = threading.local()
+
+
+def font_config() -> FontConfiguration:
+    """The fonts WeasyPrint lays pages out with, kept for every document this thread of this process lays out.
+
+    Without it WeasyPrint loads Fontconfig's configuration and makes a new Pango font map for each document, so each
+    piece of a record finds and loads its fonts again: 7% of the text's layout CPU (docs/benchmarks.md). One a thread
+    (Pango's font map is not shared between threads) and a process: a forked layout worker makes its own rather than
+    reading font files through the parent's open descriptors."""
+    if getattr(_fonts, "pid", None) != os.getpid():
+        from weasyprint.text.fonts import FontConfiguration
+
+        _fonts.config = FontConfiguration()
+        _fonts.pid = os.getpid()
+    config: FontConfiguration = _fonts.config
+    return config
+
+
 def lay_out(html: str) -> LaidOut:
     """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
     from weasyprint import HTML  # imported where PDFs are made (see weasyprint_import), not where Django starts
 
-    document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render()
-    content = document.write_pdf()
+    with fewer_collections():
+        document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render(font_config=font_config())
+        content = document.write_pdf()
     assert content is not None
     return LaidOut(content=content, pages=len(document.pages), placements=_placements(document))
 

@@ -3,11 +3,13 @@ numbered wrong, and the same PDF text whatever the number of workers."""
 
 from __future__ import annotations
 
+import gc
 import html
 import io
 import re
 import shutil
 import subprocess
+import threading
 from datetime import UTC, datetime
 
 import pikepdf
@@ -182,3 +184,38 @@ def test_a_link_to_the_apps_own_pages_prints_as_its_text_and_a_link_to_another_s
     assert links == ["https://example.org/note"]
     whole = " ".join(" ".join(page_texts(content)).split())
     assert "Granted Ranker retrain after last week; see the vendor's note." in whole
+
+
+def test_a_quote_of_one_paragraph_prints_as_that_paragraph_indented_and_other_quotes_stay():
+    """A decision's rationale, a quote of one paragraph, prints as one indented paragraph (one box, the same lines);
+    a quote of several paragraphs or with a list inside is left as written (a quote in it may be printed so)."""
+    web = render_markdown("> Granted: *clear* effect.\n\nAfter.\n\n> One.\n>\n> Two.\n\nMid.\n\n> - a list\n>\n"
+                          "> > nested\n")
+
+    printed = pdf.quotes_of_one_paragraph_as_paragraphs(web)
+
+    assert '<p class="quote">Granted: <em>clear</em> effect.</p>' in printed
+    assert "<blockquote>\n<p>One.</p>\n<p>Two.</p>\n</blockquote>" in printed
+    assert '<blockquote>\n<ul>\n<li>a list</li>\n</ul>\n<p class="quote">nested</p>\n</blockquote>' in printed
+    assert printed.count("<blockquote>") == web.count("<blockquote>") - 2 == 2
+
+
+def test_the_garbage_collector_collects_less_during_a_layout_and_as_before_after_it():
+    before = gc.get_threshold()
+    with print_pieces.fewer_collections():
+        with print_pieces.fewer_collections():  # another thread's layout meanwhile
+            assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
+        assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
+    assert gc.get_threshold() == before
+
+
+def test_the_fonts_are_kept_for_the_next_documents_of_a_thread_and_each_thread_has_its_own():
+    kept = print_pieces.font_config()
+    other: list[object] = []
+    thread = threading.Thread(target=lambda: other.append(print_pieces.font_config()))
+    thread.start()
+    thread.join()
+
+    assert print_pieces.font_config() is kept
+    assert other and other[0] is not kept
+    assert print_pieces.lay_out("<p>one</p>").pages == print_pieces.lay_out("<p>two</p>").pages == 1
