@@ -82,16 +82,16 @@ def test_the_first_screen_runs_the_same_queries_for_12_and_60_requests(client, w
     org_with_conflicts(world, teams)  # the conflicts found from the organisation, on every request (docs/conflicts.md)
     close(world)
     bulk_requests(world, teams[:6], scored_by=(world.chair, world.reviewer))
-    # (60: with the record's progress, the runs carried in, the departments' budgets, the teams' track records, the
-    # fast lane's grants and the conflicts found)
+    # (62: with the record's progress, the runs carried in, the departments' budgets, the teams' track records, the
+    # fast lane's grants, the conflicts found and the cards' department and team filter)
     client.force_login(world.finance)
     client.get(url(world, "review-cycle"))  # warm the session
     services.cycle_ranking_changed(cycle=world.cycle)  # both reads rank the week (bulk_requests moves it too)
-    with django_assert_max_num_queries(60) as twelve:
+    with django_assert_max_num_queries(62) as twelve:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 12 requests." in body
     bulk_requests(world, teams[6:], scored_by=(world.chair, world.reviewer))
-    with django_assert_max_num_queries(60) as sixty:
+    with django_assert_max_num_queries(62) as sixty:
         body = client.get(url(world, "review-cycle")).content.decode()
     assert "You have scored 0 of 60 requests." in body
     assert body.count('class="review-request"') == 10

@@ -17,8 +17,9 @@ def test_the_committee_sees_every_chart_drawn_and_its_numbers(browser_page, worl
     page.on("request", lambda request: requests.append(request.url))
     sign_in(page, "chair")
     page.goto(f"/archive/dashboards/?first_week={WEEK_1}&last_week={WEEK_2}")
-    page.wait_for_function("document.querySelectorAll('.plotly-chart .main-svg').length >= 7")
-    assert page.locator(".dashboard-chart").count() == 7  # GPU busy time has its own chart
+    page.wait_for_function("document.querySelectorAll('.plotly-chart .main-svg').length >= 8")
+    assert page.locator(".dashboard-chart").count() == 8  # GPU busy time and the departments have their own charts
+    assert page.locator("#department-used .plotly-chart .main-svg").count() >= 1  # the committee's, drawn
     section = page.locator("#granted-used")
     section.get_by_text("The numbers").click()
     assert section.locator("table tbody tr").count() == 4
