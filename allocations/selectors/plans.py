@@ -72,6 +72,21 @@ def plan_window_list(
     return _of_org(windows, department=department, team=team)
 
 
+def plan_last_windows(*, plan: AllocationPlan, refs: Iterable[int] | None = None) -> dict[int, AllocationWindow]:
+    """Each request's last window in `plan` (the latest end), by request ref; of `refs` only when given. A part given
+    back splits a window at the hour: the part kept to the end is the one a run continues from. One query."""
+    windows = plan_window_list(plan=plan).filter(request_ref__isnull=False)
+    if refs is not None:
+        windows = windows.filter(request_ref__in=list(refs))
+    last: dict[int, AllocationWindow] = {}
+    for window in windows:
+        ref = window.request_ref
+        assert ref is not None
+        if ref not in last or window.end > last[ref].end:
+            last[ref] = window
+    return last
+
+
 def plan_withdrawn_list(
     *, plan: AllocationPlan, department: Department | None = None, team: Team | None = None
 ) -> QuerySet[AllocationWindow]:

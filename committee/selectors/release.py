@@ -26,8 +26,7 @@ def extension_offer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime) -
     if not (cycle.starts_at <= now < cycle.ends_at) or not user_is_team_member(user=viewer, team=gpu_request.team):
         return None
     plan = allocation_selectors.plan_for_week(week=cycle.week)
-    return None if plan is None else _offer([
-        w for w in allocation_selectors.plan_window_list(plan=plan).filter(request_ref=gpu_request.pk) if w.end > now])
+    return None if plan is None else _offer(_windows_not_ended(plan=plan, gpu_request=gpu_request, now=now))
 
 
 def release_offer(*, viewer: Viewer, gpu_request: GpuRequest, now: datetime) -> ReleaseOffer | None:
@@ -62,15 +61,19 @@ def release_week(*, gpu_request: GpuRequest, now: datetime) -> ReleaseWeek:
     first: ReleaseWeek | None = None
     for week in weeks:
         plan = allocation_selectors.plan_for_week(week=week)
-        windows = [] if plan is None else [
-            w for w in allocation_selectors.plan_window_list(plan=plan).filter(request_ref=gpu_request.pk)
-            if w.end > now]
+        windows = [] if plan is None else _windows_not_ended(plan=plan, gpu_request=gpu_request, now=now)
         found = ReleaseWeek(week=week, plan=plan, windows=windows)
         if windows:
             return found
         first = first or found
     assert first is not None
     return first
+
+
+def _windows_not_ended(*, plan: AllocationPlan, gpu_request: GpuRequest, now: datetime) -> list[AllocationWindow]:
+    """The request's windows in `plan` that have not ended at `now`. One query."""
+    return [w for w in allocation_selectors.plan_window_list(plan=plan).filter(request_ref=gpu_request.pk)
+            if w.end > now]
 
 
 def _offer(windows: list[AllocationWindow]) -> ReleaseOffer | None:

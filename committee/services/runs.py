@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from allocations import selectors as allocation_selectors
 from allocations.commitments import run_week_gpu_counts
-from allocations.models import PLACED_STATES, AllocationPlan, AllocationWindow, Commitment, CommitmentState
+from allocations.models import PLACED_STATES, AllocationPlan, Commitment, CommitmentState
 from allocations.services import (
     PlacedRun,
     commitment_decide,
@@ -56,11 +56,7 @@ def run_commitments_publish(
                 threshold_pct=continuation.threshold_pct, by_name=actor_name(actor), now=now,
             )
             continuation_event_record(commitment=settled, now=now)
-    windows: dict[int, AllocationWindow] = {}  # each request's last window: a release may have split it
-    for held in allocation_selectors.plan_window_list(plan=plan):
-        ref = held.request_ref
-        if ref is not None and (ref not in windows or held.end > windows[ref].end):
-            windows[ref] = held
+    windows = allocation_selectors.plan_last_windows(plan=plan)  # a release may have split one
     runs = []
     for position, (demand, decision) in enumerate(placement.demands, start=1):
         weeks_granted = decision.weeks_granted
@@ -168,8 +164,7 @@ def run_extension_file(
     last = max((c for c in held if c.state in PLACED_STATES), key=lambda c: c.week, default=None)
     plan = allocation_selectors.plan_for_week(week=run.cycle.week)
     # Its last window of the week (a part given back splits a window at the hour: the part kept runs to the end).
-    window = max((w for w in allocation_selectors.plan_window_list(plan=plan) if w.request_ref == run.pk),
-                 key=lambda w: w.end, default=None) if plan is not None else None
+    window = allocation_selectors.plan_last_windows(plan=plan, refs=[run.pk]).get(run.pk) if plan is not None else None
     last_end = last.end if last is not None else (window.end if window is not None else None)
     if not is_run or window is None or last_end is None or last_end <= now:
         raise StateConflict(_("Only a run over several weeks that is granted, placed and not over can be extended."))
