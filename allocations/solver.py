@@ -68,6 +68,12 @@ MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps i
 # gets a repair: CP-SAT moves only the higher windows that lie in its bounds now (else around
 # its fit), everything else held as it is. It finds room, it proves nothing. Its own budget.
 REPAIR_BUDGET = 3000
+# A large pool holds most of the week's GPU-hours and its models cost no more than a small pool's:
+# each full BUDGET_GPUS of its total capacity past the first adds one POOL_SOLVER_BUDGET (at most
+# BUDGET_SCALE_MAX budgets a block), whose solves stop at EXTRA_LIMIT: they find more, rarely prove.
+BUDGET_GPUS = 128
+BUDGET_SCALE_MAX = 3
+EXTRA_LIMIT = 0.005
 MAX_REPAIR_JOBS = 24
 REPAIR_LIMIT = 0.02
 REPAIR_REACH = 24  # hours a repair may move a window either way (keeps its model short)
@@ -277,9 +283,10 @@ def place_pool(
 
     ``fixed_standard`` / ``fixed_total`` are the GPUs fixed windows hold per hour on the
     standard and the total capacity. The pool is first cut into independent time blocks
-    (``time_blocks``): each is placed on its own, with its own ``budget`` (and
-    ``repair_budget`` for the repairs past it); ``decompose=False`` places the pool as one
-    block (the tests compare the two)."""
+    (``time_blocks``): each is placed on its own, with its own ``budget`` (more on a pool of
+    ``BUDGET_GPUS`` × 2 and more, its solves at ``EXTRA_LIMIT``; and ``repair_budget`` for
+    the repairs past it); ``decompose=False`` places the pool as one block (the tests compare
+    the two)."""
     stats = stats if stats is not None else PoolStats()
     base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
     greedy = greedy_pool(jobs, base.copy())
@@ -291,8 +298,11 @@ def place_pool(
     placeable = [j for j, job in enumerate(jobs) if job is not None and _placeable(job, cap)]
     blocks = time_blocks(jobs, placeable) if decompose else [placeable]
     stats.blocks += len(blocks)
+    extra = budget * (min(BUDGET_SCALE_MAX, max(1, total_limit // BUDGET_GPUS)) - 1)
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
-        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, (budget, repair_budget), stats)
+        _place_block(
+            jobs, block, greedy, placements, values, base, cap, compulsory, (budget, extra, repair_budget), stats
+        )
     _polish(jobs, placements, cap)
     return placements
 
@@ -325,11 +335,11 @@ def _place_block(
     base: Capacity,
     cap: Capacity,
     compulsory: tuple[list[int], list[int]],
-    budgets: tuple[int, int],
+    budgets: tuple[int, int, int],
     stats: PoolStats,
 ) -> None:
     """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order."""
-    budget, repair_budget = budgets
+    budget, extra, repair_budget = budgets
     compulsory_total, compulsory_standard = compulsory
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
     spent = 0
@@ -358,8 +368,9 @@ def _place_block(
                     pass  # nothing above it can move out of its way: the fit is optimal
                 else:
                     solved: tuple[int, dict[int, Placement], int] = (-1, {}, 0)
-                    if spent < budget and len(component) <= MAX_MODEL_JOBS:
-                        solved = _solve_rank(jobs, values, placements, best, k, component, base, SOLVE_LIMIT, stats)
+                    if spent < budget + extra and len(component) <= MAX_MODEL_JOBS:
+                        limit = SOLVE_LIMIT if spent < budget else EXTRA_LIMIT
+                        solved = _solve_rank(jobs, values, placements, best, k, component, base, limit, stats)
                         spent += solved[2]
                     elif repair_spent < repair_budget:
                         # Past the budget (or too connected to model whole): a repair, not a proof.
