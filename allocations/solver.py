@@ -69,8 +69,10 @@ MAX_MODEL_JOBS = 120  # a rank whose bounds connect to more higher ranks keeps i
 # its fit), everything else held as it is. It finds room, it proves nothing. Its own budget.
 REPAIR_BUDGET = 3000
 # A large pool holds most of the week's GPU-hours and its models cost no more than a small pool's:
-# each full BUDGET_GPUS of its total capacity past the first adds one POOL_SOLVER_BUDGET (at most
+# in a block of more than EXTRA_RANKS ranks (where one budget reaches only the top few), each full
+# BUDGET_GPUS of the pool's total capacity past the first adds one POOL_SOLVER_BUDGET (at most
 # BUDGET_SCALE_MAX budgets a block), whose solves stop at EXTRA_LIMIT: they find more, rarely prove.
+EXTRA_RANKS = 250
 BUDGET_GPUS = 128
 BUDGET_SCALE_MAX = 3
 EXTRA_LIMIT = 0.005
@@ -283,10 +285,10 @@ def place_pool(
 
     ``fixed_standard`` / ``fixed_total`` are the GPUs fixed windows hold per hour on the
     standard and the total capacity. The pool is first cut into independent time blocks
-    (``time_blocks``): each is placed on its own, with its own ``budget`` (more on a pool of
-    ``BUDGET_GPUS`` × 2 and more, its solves at ``EXTRA_LIMIT``; and ``repair_budget`` for
-    the repairs past it); ``decompose=False`` places the pool as one block (the tests compare
-    the two)."""
+    (``time_blocks``): each is placed on its own, with its own ``budget`` (more for a block of
+    more than ``EXTRA_RANKS`` ranks on a pool of ``BUDGET_GPUS`` × 2 and more, its solves at
+    ``EXTRA_LIMIT``; and ``repair_budget`` for the repairs past it); ``decompose=False`` places
+    the pool as one block (the tests compare the two)."""
     stats = stats if stats is not None else PoolStats()
     base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
     greedy = greedy_pool(jobs, base.copy())
@@ -300,9 +302,8 @@ def place_pool(
     stats.blocks += len(blocks)
     extra = budget * (min(BUDGET_SCALE_MAX, max(1, total_limit // BUDGET_GPUS)) - 1)
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
-        _place_block(
-            jobs, block, greedy, placements, values, base, cap, compulsory, (budget, extra, repair_budget), stats
-        )
+        budgets = (budget, extra if len(block) > EXTRA_RANKS else 0, repair_budget)
+        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, budgets, stats)
     _polish(jobs, placements, cap)
     return placements
 
