@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from allocations import solver
 from allocations.engine import Demand, PoolCapacity, allocate
 from allocations.solver import Capacity, Job, PoolStats, greedy_pool, place_pool, time_blocks
 from tests.allocations.oracle import lexicographic_optimum, rank_upper_bounds
@@ -205,3 +206,37 @@ def test_the_per_rank_bound_equals_the_exact_optimum_where_the_engine_reaches_it
         assert stats["better"] == 0
         # held at its own optimum instead of the engine's plan, it is the strict optimum itself
         assert rank_upper_bounds(windows=(), lexicographic=True, **kwargs) == optimum, seed  # type: ignore[arg-type]
+
+
+def test_a_large_pool_with_many_ranks_gets_more_budget_and_no_rank_above_pays_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A block of more than ``EXTRA_RANKS`` ranks on a pool of 461 GPUs gets two more budgets: more ranks are
+    solved, the plan is rank by rank at least the one budget's and feasible; a block of fewer ranks is placed as
+    with one budget."""
+    rng = random.Random(7)
+    jobs: list[Job | None] = []
+    for _ in range(300):
+        duration = rng.choice([2, 4, 8, 12, 24, 48])
+        lo = rng.randint(0, 168 - duration)
+        count = rng.choice([4, 8, 16, 32, 64])
+        jobs.append(job(lo, min(168, lo + duration + rng.randint(0, 48)), duration, count, rng.randint(1, count)))
+    kwargs: dict[str, object] = {
+        "hours": 168,
+        "standard_limit": 359,
+        "total_limit": 461,
+        "fixed_standard": [0] * 168,
+        "fixed_total": [0] * 168,
+    }
+    budgets = {"budget": 40, "repair_budget": 0}
+    more, one = PoolStats(), PoolStats()
+
+    larger = place_pool(jobs, stats=more, **budgets, **kwargs)  # type: ignore[arg-type]
+    fewer = place_pool(jobs[:200], **budgets, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(solver, "BUDGET_SCALE_MAX", 1)
+    single = place_pool(jobs, stats=one, **budgets, **kwargs)  # type: ignore[arg-type]
+
+    assert more.solves > one.solves
+    assert [0 if p is None else p[1] for p in larger] >= [0 if p is None else p[1] for p in single]
+    assert_feasible(jobs, larger, kwargs)
+    assert place_pool(jobs[:200], **budgets, **kwargs) == fewer  # type: ignore[arg-type]
