@@ -197,45 +197,56 @@ class DecisionRecordPrint:
         text = len(self.text.body) + sum(len(part.body) for part in self.parts)
         return 1 if text < IN_PROCESS_BELOW else settings.DOCKET_PDF_WORKERS
 
-    def _piece(self, **context: Any) -> print_pieces.Piece:
+    def _piece(self, *, footer: str = "", footers: Sequence[str] = (), **context: Any) -> print_pieces.Piece:
+        """A piece of the record; `footer`: the running title drawn on its pages, from the footers piece (`footers`:
+        the running titles, a page each, laid out in the print style's footer: the only piece with margin boxes)."""
         with translation.override(self.language):  # the language the PDF is printed in, whichever thread asks
-            return print_pieces.Piece(render_to_string(
+            html = render_to_string(
                 "reports/print/decision_record_piece.html",
                 {"revision": self.revision, "page": self.revision.page, "title": self.text.title,
-                 "LANGUAGE_CODE": self.language, **context},
-            ))
+                 "LANGUAGE_CODE": self.language, "footers": footers, "titles_stamped": not footers, **context},
+            )
+        return print_pieces.Piece(html, footer=footer, footers=tuple(footers))
 
     def pieces(self, *, charts_note: str = "") -> list[print_pieces.Piece | print_pieces.Late]:
-        """The cover, the charts (their slots, or `charts_note` when they cannot be printed), the text (made late)."""
-        cover = print_pieces.Piece(
-            self._piece(piece="cover", summary_lines=_summary_lines(self.data)).html, numbered=False
-        )
+        """The cover, the charts (their slots, or `charts_note` when they cannot be printed), the text (made late),
+        and the running titles of its pages (their footers)."""
+        cover = replace(self._piece(piece="cover", summary_lines=_summary_lines(self.data)), numbered=False)
         result: list[print_pieces.Piece | print_pieces.Late] = [
             cover, print_pieces.Late(lambda: [self._charts_piece(note=charts_note)], last=True)]
         texts = [(self.text.title, "", self.text.body)]
         texts += [(part.title, part.title, part.body) for part in self.parts]
         for running_title, part_title, body in texts:
             result.append(print_pieces.Late(partial(self._text_pieces, running_title, part_title, body)))
+        footers = [title for title in dict.fromkeys([self._charts_title, *(title for title, _, _ in texts)]) if title]
+        if footers:
+            result.append(replace(self._piece(piece="footers", footers=footers), numbered=False))
         return result
+
+    @property
+    def _charts_title(self) -> str:
+        return self.text.title or self.revision.title
 
     def _charts_piece(self, *, note: str) -> print_pieces.Piece:
         if note or not self.charts:
             with translation.override(self.language):
                 note = note or _("This record has no data to chart.")
-            return self._piece(piece="charts", slots=[], charts_note=note)
+            return self._piece(piece="charts", slots=[], charts_note=note, footer=self._charts_title)
         slots = chart_slots(self.charts)
-        return replace(self._piece(piece="charts", slots=slots), charts=tuple(slot.key for slot in slots))
+        return replace(self._piece(piece="charts", slots=slots, footer=self._charts_title),
+                       charts=tuple(slot.key for slot in slots))
 
     def without_charts(self, laid: Sequence[print_pieces.LaidOut], *, note: str) -> list[print_pieces.LaidOut]:
         """The laid-out pieces with the charts' piece laid out again saying why there are no charts (`note`)."""
-        noted = print_pieces.lay_out(self._charts_piece(note=note).html)
+        noted = print_pieces.lay_out_piece(self._charts_piece(note=note))
         return [noted if piece.charts else piece for piece in laid]
 
     def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
         with translation.override(self.language):
             html = quotes_of_one_paragraph_as_paragraphs(app_links_as_text(render_markdown(body)))
         return [
-            self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
+            self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment,
+                        footer=running_title)
             for index, fragment in enumerate(_long_section_runs(html))
         ]
 

@@ -64,10 +64,17 @@ def test_a_record_laid_out_in_pieces_has_every_request_once_in_order_and_numbers
     texts = page_texts(render(published_week, settings, workers=2))
 
     total = len(texts)
+    week = published_week.data["cycle"]["week"]
     assert not re.search(r"\b\d+ / \d+\s*$", texts[0])  # the cover has no number
+    parts = []
     for number, text in enumerate(texts[1:], start=2):
         footer = text.rstrip().splitlines()[-1]
-        assert footer.rstrip().endswith(f"{number} / {total}"), (number, footer)
+        # The page's running title at the left (the record's, then each part's from its first page on), its number
+        # at the right.
+        found = re.fullmatch(rf"\s*Decision record {week}(?:, part (\d) of \d)?\s+{number} / {total}\s*", footer)
+        assert found, (number, footer)
+        parts.append(int(found.group(1) or 1))
+    assert parts == sorted(parts) and set(parts) == set(range(1, len(record.parts) + 2))
     whole = " ".join(" ".join(texts).split())
     heading = r"(\d+)\. Training run \d{4} of Big team \d{4} — Big team \d{4}: Grant"  # one per decision
     decided = [int(n) for n in re.findall(heading, whole)]
@@ -116,6 +123,23 @@ def test_pieces_are_joined_in_their_order_and_numbered_except_the_unnumbered():
     assert "late one" in texts[1] and "late two" in texts[2] and "many words" in texts[3]
     assert [re.findall(r"(\d+) / (\d+)", text)[-1] for text in texts[1:]] == [
         (str(n), str(len(texts))) for n in range(2, len(texts) + 1)]
+
+
+def test_each_page_gets_the_footer_its_piece_names_and_a_piece_of_footers_adds_no_page():
+    footers = print_pieces.Piece('<p>Footer one</p><p style="break-before: page">Footer two</p>', numbered=False,
+                                 footers=("one", "two"))
+    pieces: list[print_pieces.Piece | print_pieces.Late] = [
+        print_pieces.Piece("<h1>Cover</h1>", numbered=False), footers,
+        print_pieces.Late(lambda: [print_pieces.Piece("<p>first</p>" * 40, footer="one")]),
+        print_pieces.Piece("<p>second</p>", footer="two")]
+
+    joined = print_pieces.join(print_pieces.lay_out_pieces(pieces, workers=1))
+
+    texts = [" ".join(text.split()) for text in page_texts(joined.content)]
+    assert joined.pages == len(texts) == 4 and joined.piece_pages == [1, 2, 1]
+    assert texts[0] == "Cover"
+    assert [re.findall(r"Footer \w+", text) for text in texts] == [[], ["Footer one"], ["Footer one"], ["Footer two"]]
+    assert texts[3] == "Footer two second 4/4"
 
 
 def _join_in_a_pool_child(workers: int) -> list[str]:
