@@ -189,6 +189,19 @@ def test_a_long_table_prints_a_line_a_row_with_every_cell_in_order(db, settings)
     assert "Rank · Request · Team · Pool · GPU-hours" in whole
 
 
+def test_a_record_is_cut_before_its_top_level_sections_only(monkeypatch):
+    monkeypatch.setattr(pdf, "LONG_SECTION", 1)  # every top-level section long enough for a piece of its own
+    html = render_markdown(
+        '## One\n\nText.\n\n> ## Quoted\n\n- ## Listed\n\n<abbr title="</p></p><h2>">a</abbr>\n\n'
+        "| h |\n|---|\n| <h2>cell</h2> |\n\n## Two\n\nMore."
+    )
+
+    runs = pdf._long_section_runs(html)
+
+    assert [re.findall(r"<h2>(.*?)</h2>", run) for run in runs] == [["One", "Quoted", "Listed", "cell"], ["Two"]]
+    assert "".join(runs) == html
+
+
 def test_a_link_to_the_apps_own_pages_prints_as_its_text_and_a_link_to_another_site_stays(db, settings):
     """A relative address ("/requests/3/") has no host to lead to in a PDF: it prints as text, in the line it stood
     in; a link the author wrote to another site stays a link."""
