@@ -129,7 +129,7 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     saying why in their place.
     """
     # The record's Markdown and the charts' figures make as many short-lived objects as the layout does.
-    with translation.override(translation.get_language() or "en"), print_pieces.fewer_collections():
+    with translation.override(translation.get_language() or "en"), print_pieces.collector_paused():
         if not is_decision_record(revision):
             progress("typesetting", 60)
             html = render_to_string("reports/print/page.html", print_context(revision=revision))
@@ -375,7 +375,7 @@ def html_to_pdf(*, html: str) -> bytes:
     """The PDF of an HTML document, fetching nothing but `data:` URLs (the same rule as the archive's PDFs)."""
     from weasyprint import HTML  # imported where PDFs are made, not with the app (print_pieces.weasyprint_import)
 
-    with print_pieces.fewer_collections():
+    with print_pieces.collector_paused():
         content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf(
             font_config=print_pieces.font_config())
     assert content is not None

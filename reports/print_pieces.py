@@ -50,11 +50,11 @@ logger = logging.getLogger(__name__)
 
 WORKER_TIMEOUT_SECONDS = 600
 
-# The garbage collector's thresholds while a PDF is made: WeasyPrint makes a few hundred thousand boxes, styles and
-# Pango objects a piece that live until it is written, and with Python's default (700, 10, 10) the collector scans
-# them again and again (6% of the layout's CPU, 1% with these, and 8% of the record's Markdown and charts' figures;
-# docs/benchmarks.md, "The decision record's PDF").
-LAYOUT_GC_THRESHOLDS = (50_000, 20, 1_000)
+# The garbage collector is paused while a PDF is made: WeasyPrint makes a few hundred thousand boxes, styles and Pango
+# objects a piece that live until it is written, and the collector only scanned them again and again (at thresholds
+# of (50,000, 20, 1,000), 15 collections and 0.6-0.9 s of a 1,000-request record's PDF). Nearly all of it is freed by
+# reference counting: what a PDF leaves to the collector is 10,000-35,000 objects (0.2 s), and the process's peak
+# memory is the same (docs/benchmarks.md, "The decision record's PDF").
 
 # Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
 # margin (14 mm), on the baseline of the bottom margin box's line (16 mm margin, 8 pt text, vertically centred),
@@ -197,7 +197,7 @@ def _placements(document: Any) -> tuple[Placement, ...]:
 
 _collector_lock = threading.Lock()
 _collector_layouts = 0
-_collector_thresholds: tuple[int, ...] = ()
+_collector_was_enabled = True
 
 
 def _collector_lock_after_fork() -> None:  # another thread of the parent may have held it when a worker was forked
@@ -209,22 +209,23 @@ os.register_at_fork(after_in_child=_collector_lock_after_fork)
 
 
 @contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """The garbage collector at LAYOUT_GC_THRESHOLDS while the block runs, and back to the process's own after. Other
-    threads of the process (a thread pool's) see them too meanwhile; the last layout to end puts the process's back."""
-    global _collector_layouts, _collector_thresholds
+def collector_paused() -> Iterator[None]:
+    """The garbage collector paused while the block runs, and as it was after (its next collection frees what the
+    block left). Other threads of the process (a thread pool's) are paused too meanwhile; the last layout to end
+    puts it back."""
+    global _collector_layouts, _collector_was_enabled
     with _collector_lock:
         if _collector_layouts == 0:
-            _collector_thresholds = gc.get_threshold()
-            gc.set_threshold(*LAYOUT_GC_THRESHOLDS)
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
         _collector_layouts += 1
     try:
         yield
     finally:
         with _collector_lock:
             _collector_layouts -= 1
-            if _collector_layouts == 0:
-                gc.set_threshold(*_collector_thresholds)
+            if _collector_layouts == 0 and _collector_was_enabled:
+                gc.enable()
 
 
 _fonts = threading.local()
@@ -254,7 +255,7 @@ def lay_out(html: str) -> LaidOut:
     """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
     from weasyprint import HTML  # imported where PDFs are made (see weasyprint_import), not where Django starts
 
-    with fewer_collections():
+    with collector_paused():
         document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render(font_config=font_config())
         content = document.write_pdf()
     assert content is not None

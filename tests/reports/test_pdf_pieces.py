@@ -237,13 +237,20 @@ def test_a_quote_of_one_paragraph_prints_as_that_paragraph_indented_and_other_qu
     assert printed.count("<blockquote>") == web.count("<blockquote>") - 2 == 2
 
 
-def test_the_garbage_collector_collects_less_during_a_layout_and_as_before_after_it():
-    before = gc.get_threshold()
-    with print_pieces.fewer_collections():
-        with print_pieces.fewer_collections():  # another thread's layout meanwhile
-            assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
-        assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
-    assert gc.get_threshold() == before
+def test_the_garbage_collector_is_paused_during_a_layout_and_as_before_after_it():
+    assert gc.isenabled()
+    with print_pieces.collector_paused():
+        with print_pieces.collector_paused():  # another thread's layout meanwhile
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # a process that runs without it keeps it off
+    try:
+        with print_pieces.collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_the_fonts_are_kept_for_the_next_documents_of_a_thread_and_each_thread_has_its_own():
