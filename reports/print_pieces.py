@@ -493,7 +493,8 @@ def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool], charts: 
         if key in forms:  # the footer's page is the page's size: drawn where it was laid out
             name = page.add_resource(forms[key], pikepdf.Name.XObject, prefix="DocketFooter")
             stamps += page.calc_form_xobject_placement(forms[key], name, pikepdf.Rectangle(page.mediabox),
-                                                       allow_shrink=False, allow_expand=False)
+                                                       invert_transformations=True, allow_shrink=False,
+                                                       allow_expand=False)
         if wanted:
             text = f"{number} / {total}"
             width = float(page.mediabox[2]) - float(page.mediabox[0])
