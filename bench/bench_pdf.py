@@ -13,7 +13,8 @@ Each size's week is built once (tests/reports/big_week.py: N submitted requests 
 finalized and published at a pinned instant) in a SQLite file kept in `--dir`, so the archive holds the week's
 decision record as a server holds it. Each (size, workers) then runs in a new process, as a Celery worker would:
 its first PDF starts the chart printer (reports/chart_printer.py: Chromium, plotly.js), the `--repeat` next ones
-find it running. Each PDF is made from the record's latest revision as the export task makes it
+find it running; before the first, what a Celery worker does as it starts is timed apart (reports.tasks:
+WeasyPrint imported). Each PDF is made from the record's latest revision as the export task makes it
 (reports.pdf.render_revision_pdf) and timed: the whole (wall clock), the CPU of this process and of its layout
 workers (reaped children), and the load average; then the same charts are printed alone (Chromium running) and
 timed. Chromium's own CPU is not counted. Prints a Markdown table for docs/benchmarks.md: the first PDF, and the
@@ -79,6 +80,18 @@ def measure(size: int, database: Path, *, workers: int, repeat: int) -> None:
     revision = page.revisions.order_by("-number").first()
     assert revision is not None
     charts = pdf.DecisionRecordPrint(revision=revision).charts
+    try:  # what a Celery worker does as it starts (WeasyPrint imported), before its first PDF: timed apart
+        from reports.tasks import weasyprint_at_worker_start
+    except ImportError:  # older code: its first PDF imports WeasyPrint
+        weasyprint_at_worker_start = None
+    if weasyprint_at_worker_start is not None:
+        before, started = os.times(), time.perf_counter()
+        weasyprint_at_worker_start()
+        after = os.times()
+        wall = time.perf_counter() - started
+        cpu = (after.user - before.user) + (after.system - before.system)
+        print(f"| {size:,} | {workers} | worker start (WeasyPrint imported) | | {wall:.2f} | | {cpu:.2f} | | "
+              f"{os.getloadavg()[0]:.1f} |", flush=True)
     runs = []
     for _ in range(1 + repeat):
         before = os.times()

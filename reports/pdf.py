@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
-from html.parser import HTMLParser
 from typing import Any
 
 from django.conf import settings
@@ -130,7 +129,7 @@ def render_revision_pdf(*, revision: PageRevision, progress: Progress = _no_prog
     saying why in their place.
     """
     # The record's Markdown and the charts' figures make as many short-lived objects as the layout does.
-    with translation.override(translation.get_language() or "en"), print_pieces.fewer_collections():
+    with translation.override(translation.get_language() or "en"), print_pieces.collector_paused():
         if not is_decision_record(revision):
             progress("typesetting", 60)
             html = render_to_string("reports/print/page.html", print_context(revision=revision))
@@ -197,45 +196,56 @@ class DecisionRecordPrint:
         text = len(self.text.body) + sum(len(part.body) for part in self.parts)
         return 1 if text < IN_PROCESS_BELOW else settings.DOCKET_PDF_WORKERS
 
-    def _piece(self, **context: Any) -> print_pieces.Piece:
+    def _piece(self, *, footer: str = "", footers: Sequence[str] = (), **context: Any) -> print_pieces.Piece:
+        """A piece of the record; `footer`: the running title drawn on its pages, from the footers piece (`footers`:
+        the running titles, a page each, laid out in the print style's footer: the only piece with margin boxes)."""
         with translation.override(self.language):  # the language the PDF is printed in, whichever thread asks
-            return print_pieces.Piece(render_to_string(
+            html = render_to_string(
                 "reports/print/decision_record_piece.html",
                 {"revision": self.revision, "page": self.revision.page, "title": self.text.title,
-                 "LANGUAGE_CODE": self.language, **context},
-            ))
+                 "LANGUAGE_CODE": self.language, "footers": footers, "titles_stamped": not footers, **context},
+            )
+        return print_pieces.Piece(html, footer=footer, footers=tuple(footers))
 
     def pieces(self, *, charts_note: str = "") -> list[print_pieces.Piece | print_pieces.Late]:
-        """The cover, the charts (their slots, or `charts_note` when they cannot be printed), the text (made late)."""
-        cover = print_pieces.Piece(
-            self._piece(piece="cover", summary_lines=_summary_lines(self.data)).html, numbered=False
-        )
+        """The cover, the charts (their slots, or `charts_note` when they cannot be printed), the text (made late),
+        and the running titles of its pages (their footers)."""
+        cover = replace(self._piece(piece="cover", summary_lines=_summary_lines(self.data)), numbered=False)
         result: list[print_pieces.Piece | print_pieces.Late] = [
             cover, print_pieces.Late(lambda: [self._charts_piece(note=charts_note)], last=True)]
         texts = [(self.text.title, "", self.text.body)]
         texts += [(part.title, part.title, part.body) for part in self.parts]
         for running_title, part_title, body in texts:
             result.append(print_pieces.Late(partial(self._text_pieces, running_title, part_title, body)))
+        footers = [title for title in dict.fromkeys([self._charts_title, *(title for title, _, _ in texts)]) if title]
+        if footers:
+            result.append(replace(self._piece(piece="footers", footers=footers), numbered=False))
         return result
+
+    @property
+    def _charts_title(self) -> str:
+        return self.text.title or self.revision.title
 
     def _charts_piece(self, *, note: str) -> print_pieces.Piece:
         if note or not self.charts:
             with translation.override(self.language):
                 note = note or _("This record has no data to chart.")
-            return self._piece(piece="charts", slots=[], charts_note=note)
+            return self._piece(piece="charts", slots=[], charts_note=note, footer=self._charts_title)
         slots = chart_slots(self.charts)
-        return replace(self._piece(piece="charts", slots=slots), charts=tuple(slot.key for slot in slots))
+        return replace(self._piece(piece="charts", slots=slots, footer=self._charts_title),
+                       charts=tuple(slot.key for slot in slots))
 
     def without_charts(self, laid: Sequence[print_pieces.LaidOut], *, note: str) -> list[print_pieces.LaidOut]:
         """The laid-out pieces with the charts' piece laid out again saying why there are no charts (`note`)."""
-        noted = print_pieces.lay_out(self._charts_piece(note=note).html)
+        noted = print_pieces.lay_out_piece(self._charts_piece(note=note))
         return [noted if piece.charts else piece for piece in laid]
 
     def _text_pieces(self, running_title: str, part_title: str, body: str) -> list[print_pieces.Piece]:
         with translation.override(self.language):
             html = quotes_of_one_paragraph_as_paragraphs(app_links_as_text(render_markdown(body)))
         return [
-            self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment)
+            self._piece(running_title=running_title, part_title=part_title if index == 0 else "", html=fragment,
+                        footer=running_title)
             for index, fragment in enumerate(_long_section_runs(html))
         ]
 
@@ -334,41 +344,38 @@ def _long_tables_cut(html: str) -> list[str]:
     return cuts
 
 
-class _TopLevelH2(HTMLParser):
-    """Offsets of the <h2> tags at the top level of an HTML fragment (not inside a list, quote or table)."""
-
-    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-    def __init__(self, html: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.depth = 0
-        self.found: list[tuple[int, int]] = []
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "h2" and self.depth == 0:
-            self.found.append(self.getpos())
-        if tag not in self.VOID:
-            self.depth += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag not in self.VOID:
-            self.depth = max(0, self.depth - 1)
+# A start or end tag of sanitized HTML (reports.markdown.sanitize): its attributes' values quoted, text's "<" escaped.
+_TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9]*)(?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*\s*/?>""")
+_VOID = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
+})  # fmt: skip
 
 
 def _top_level_h2_offsets(html: str) -> list[int]:
-    line_starts = [0]  # HTMLParser counts lines by "\n" only
-    for line in html.split("\n"):
-        line_starts.append(line_starts[-1] + len(line) + 1)
-    return [line_starts[line - 1] + column for line, column in _TopLevelH2(html).found]
+    """Offsets of the <h2> tags at the top level of a sanitized HTML fragment (not inside a list, quote or table).
+
+    Read from its tags alone, not by an HTML parser: at 1,000 requests Python's HTMLParser took 1.5% of the record's
+    PDF (docs/benchmarks.md)."""
+    depth = 0
+    found = []
+    for tag in _TAG.finditer(html):
+        name = tag.group(2).lower()
+        if name in _VOID:
+            continue
+        if tag.group(1):
+            depth = max(0, depth - 1)
+            continue
+        if name == "h2" and depth == 0:
+            found.append(tag.start())
+        depth += 1
+    return found
 
 
 def html_to_pdf(*, html: str) -> bytes:
     """The PDF of an HTML document, fetching nothing but `data:` URLs (the same rule as the archive's PDFs)."""
     from weasyprint import HTML  # imported where PDFs are made, not with the app (print_pieces.weasyprint_import)
 
-    with print_pieces.fewer_collections():
+    with print_pieces.collector_paused():
         content = HTML(string=html, url_fetcher=print_pieces.fetcher(), base_url=None).write_pdf(
             font_config=print_pieces.font_config())
     assert content is not None

@@ -7,8 +7,10 @@ worker process (one a core, `DOCKET_PDF_WORKERS`), and the pieces' PDFs are join
 whatever the number of workers: the pieces, not the workers, decide where pages break.
 
 A page's number ("n / N") needs the whole document's page count, which no piece knows: pieces are laid out without
-it, and the numbers are stamped on the joined PDF (`stamp_page_numbers`), where the print style's bottom-right
-margin box puts them.
+it, and the numbers are stamped on the joined PDF (`join_and_number`), where the print style's bottom-right
+margin box puts them. A page's running title (its footer) is stamped too: each is laid out once, a page of a
+footers piece (`Piece.footers`), and drawn on every page of the pieces that carry it (`Piece.footer`), rather than
+laid out again in a margin box of every page.
 
 A piece may be late (`Late`): made by the caller while the workers lay out the others (a record's text, rendered from
 Markdown meanwhile). Workers are forked before the caller starts any thread of its own, and only lay out HTML: they
@@ -48,11 +50,11 @@ logger = logging.getLogger(__name__)
 
 WORKER_TIMEOUT_SECONDS = 600
 
-# The garbage collector's thresholds while a PDF is made: WeasyPrint makes a few hundred thousand boxes, styles and
-# Pango objects a piece that live until it is written, and with Python's default (700, 10, 10) the collector scans
-# them again and again (6% of the layout's CPU, 1% with these, and 8% of the record's Markdown and charts' figures;
-# docs/benchmarks.md, "The decision record's PDF").
-LAYOUT_GC_THRESHOLDS = (50_000, 20, 1_000)
+# The garbage collector is paused while a PDF is made: WeasyPrint makes a few hundred thousand boxes, styles and Pango
+# objects a piece that live until it is written, and the collector only scanned them again and again (at thresholds
+# of (50,000, 20, 1,000), 15 collections and 0.6-0.9 s of a 1,000-request record's PDF). Nearly all of it is freed by
+# reference counting: what a PDF leaves to the collector is 10,000-35,000 objects (0.2 s), and the process's peak
+# memory is the same (docs/benchmarks.md, "The decision record's PDF").
 
 # Where `reports/print/_style.html` puts the page number on a landscape ("wide") page: right-aligned at the right
 # margin (14 mm), on the baseline of the bottom margin box's line (16 mm margin, 8 pt text, vertically centred),
@@ -69,11 +71,16 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True)
 class Piece:
     """One HTML document to lay out: a run of pages of the whole. `numbered`: its pages get "n / N"; `charts`: the
-    keys of the chart slots it holds."""
+    keys of the chart slots it holds; `footer`: the footer (a page of a footers piece) drawn on each of its pages.
+
+    A piece with `footers` is no pages of the whole: its page i is the footer `footers[i]`, laid out where the print
+    style puts a footer, alone on its page."""
 
     html: str
     numbered: bool = True
     charts: tuple[str, ...] = ()
+    footer: str = ""
+    footers: tuple[str, ...] = ()
 
     @property
     def weight(self) -> int:
@@ -134,13 +141,19 @@ class Placement:
 
 @dataclass(frozen=True)
 class LaidOut:
-    """A piece's PDF, its page count, and where its chart slots fell."""
+    """A piece's PDF, its page count, and where its chart slots fell; what its piece says of its pages."""
 
     content: bytes
     pages: int
     placements: tuple[Placement, ...] = ()
     numbered: bool = True
     charts: tuple[str, ...] = field(default=(), compare=False)
+    footer: str = ""
+    footers: tuple[str, ...] = ()
+
+    def of(self, piece: Piece) -> LaidOut:
+        """This layout with what `piece` says of its pages (a worker lays out only the piece's HTML)."""
+        return replace(self, numbered=piece.numbered, charts=piece.charts, footer=piece.footer, footers=piece.footers)
 
 
 @dataclass(frozen=True)
@@ -184,7 +197,7 @@ def _placements(document: Any) -> tuple[Placement, ...]:
 
 _collector_lock = threading.Lock()
 _collector_layouts = 0
-_collector_thresholds: tuple[int, ...] = ()
+_collector_was_enabled = True
 
 
 def _collector_lock_after_fork() -> None:  # another thread of the parent may have held it when a worker was forked
@@ -196,22 +209,23 @@ os.register_at_fork(after_in_child=_collector_lock_after_fork)
 
 
 @contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """The garbage collector at LAYOUT_GC_THRESHOLDS while the block runs, and back to the process's own after. Other
-    threads of the process (a thread pool's) see them too meanwhile; the last layout to end puts the process's back."""
-    global _collector_layouts, _collector_thresholds
+def collector_paused() -> Iterator[None]:
+    """The garbage collector paused while the block runs, and as it was after (its next collection frees what the
+    block left). Other threads of the process (a thread pool's) are paused too meanwhile; the last layout to end
+    puts it back."""
+    global _collector_layouts, _collector_was_enabled
     with _collector_lock:
         if _collector_layouts == 0:
-            _collector_thresholds = gc.get_threshold()
-            gc.set_threshold(*LAYOUT_GC_THRESHOLDS)
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
         _collector_layouts += 1
     try:
         yield
     finally:
         with _collector_lock:
             _collector_layouts -= 1
-            if _collector_layouts == 0:
-                gc.set_threshold(*_collector_thresholds)
+            if _collector_layouts == 0 and _collector_was_enabled:
+                gc.enable()
 
 
 _fonts = threading.local()
@@ -233,11 +247,15 @@ def font_config() -> FontConfiguration:
     return config
 
 
+def lay_out_piece(piece: Piece) -> LaidOut:
+    return lay_out(piece.html).of(piece)
+
+
 def lay_out(html: str) -> LaidOut:
     """One piece's PDF, its page count and where its chart slots fell (their width is the chart's, to its height)."""
     from weasyprint import HTML  # imported where PDFs are made (see weasyprint_import), not where Django starts
 
-    with fewer_collections():
+    with collector_paused():
         document = HTML(string=html, url_fetcher=fetcher(), base_url=None).render(font_config=font_config())
         content = document.write_pdf()
     assert content is not None
@@ -298,7 +316,7 @@ def lay_out_pieces(
         return keys
 
     def done(key: Key, laid: LaidOut) -> None:
-        outputs[key] = replace(laid, numbered=made[key].numbered, charts=made[key].charts)
+        outputs[key] = laid.of(made[key])
         if progress is not None:
             progress(len(outputs), max(len(made), len(outputs)))
 
@@ -390,17 +408,30 @@ def _lay_out_in_workers(
                 process.join()
 
 
+@dataclass(frozen=True)
+class Footers:
+    """A PDF whose page i is the footer `keys[i]`, alone where the print style puts a footer."""
+
+    pdf: bytes
+    keys: tuple[str, ...]
+
+
 def join(laid: Sequence[LaidOut], *, charts: PrintedCharts | None = None, number_pages: bool = True) -> JoinedPdf:
-    """The pieces' pages in order in one PDF, each chart placed in its slot (when `charts` has it) and, with
-    `number_pages`, "i / N" stamped on every page of a numbered piece."""
+    """The pieces' pages in order in one PDF, each chart placed in its slot (when `charts` has it), each page's
+    footer drawn (from the footers pieces) and, with `number_pages`, "i / N" stamped on every page of a numbered
+    piece."""
     numbered: list[bool] = []
+    footer_keys: list[str] = []
     placements: list[tuple[int, Placement]] = []
-    for piece in laid:
+    pages = [piece for piece in laid if not piece.footers]
+    for piece in pages:
         placements += [(len(numbered) + placement.page, placement) for placement in piece.placements]
         numbered += [piece.numbered and number_pages] * piece.pages
-    content, placed = join_and_number([piece.content for piece in laid], numbered=numbered, charts=charts,
-                                      placements=placements)
-    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[piece.pages for piece in laid],
+        footer_keys += [piece.footer] * piece.pages
+    footers = [Footers(pdf=piece.content, keys=piece.footers) for piece in laid if piece.footers]
+    content, placed = join_and_number([piece.content for piece in pages], numbered=numbered, charts=charts,
+                                      placements=placements, footers=footers, footer_keys=footer_keys)
+    return JoinedPdf(content=content, pages=len(numbered), piece_pages=[piece.pages for piece in pages],
                      charts_placed=placed)
 
 
@@ -428,11 +459,22 @@ def _place_charts(joined: pikepdf.Pdf, charts: PrintedCharts, placements: Sequen
     return placed
 
 
+def _footer_forms(joined: pikepdf.Pdf, footers: Sequence[Footers]) -> dict[str, pikepdf.Object]:
+    """Each footer's page as a form in `joined`, made once and drawn on every page that carries it."""
+    forms = {}
+    for footer in footers:
+        source = pikepdf.open(io.BytesIO(footer.pdf))
+        for key, page in zip(footer.keys, source.pages, strict=False):
+            forms[key] = joined.copy_foreign(page.as_form_xobject())
+    return forms
+
+
 def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool], charts: PrintedCharts | None = None,
-                    placements: Sequence[tuple[int, Placement]] = ()) -> tuple[bytes, int]:
-    """The PDFs' pages in order in one PDF; each page i (1-based) that `numbered` marks gets "i / N" stamped, and the
-    charts go into their slots (`placements`: a page of the whole, from 0, and the slot). Also: how many charts were
-    placed."""
+                    placements: Sequence[tuple[int, Placement]] = (), footers: Sequence[Footers] = (),
+                    footer_keys: Sequence[str] = ()) -> tuple[bytes, int]:
+    """The PDFs' pages in order in one PDF; each page i (1-based) that `numbered` marks gets "i / N" stamped, the
+    charts go into their slots (`placements`: a page of the whole, from 0, and the slot), and page i gets the footer
+    `footer_keys[i]` (one of `footers`' pages) drawn over it. Also: how many charts were placed."""
     joined = pikepdf.new()
     for content in pdfs:
         source = pikepdf.open(io.BytesIO(content))
@@ -440,23 +482,32 @@ def join_and_number(pdfs: Sequence[bytes], *, numbered: Sequence[bool], charts: 
     total = len(joined.pages)
     assert total == len(numbered), (total, len(numbered))
     placed = _place_charts(joined, charts, placements) if charts is not None else 0
+    forms = _footer_forms(joined, footers)
     font = joined.make_indirect(pikepdf.Dictionary(
         Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica,
         Encoding=pikepdf.Name.WinAnsiEncoding,
     ))
-    for number, (page, wanted) in enumerate(zip(joined.pages, numbered, strict=True), start=1):
-        if not wanted:
+    footer_keys = list(footer_keys) or [""] * total
+    for number, (page, wanted, key) in enumerate(zip(joined.pages, numbered, footer_keys, strict=True), start=1):
+        stamps = b""
+        if key in forms:  # the footer's page is the page's size: drawn where it was laid out
+            name = page.add_resource(forms[key], pikepdf.Name.XObject, prefix="DocketFooter")
+            stamps += page.calc_form_xobject_placement(forms[key], name, pikepdf.Rectangle(page.mediabox),
+                                                       invert_transformations=True, allow_shrink=False,
+                                                       allow_expand=False)
+        if wanted:
+            text = f"{number} / {total}"
+            width = float(page.mediabox[2]) - float(page.mediabox[0])
+            x = width - NUMBER_RIGHT_MARGIN_PT - _number_width_pt(text)
+            name = page.add_resource(font, pikepdf.Name.Font, prefix="DocketNumber")
+            stamps += (f"q BT {name} {NUMBER_SIZE_PT} Tf {NUMBER_GREY} g {x:.3f} {NUMBER_BASELINE_PT} Td ({text}) Tj "
+                       "ET Q").encode("ascii")
+        if not stamps:
             continue
-        text = f"{number} / {total}"
-        width = float(page.mediabox[2]) - float(page.mediabox[0])
-        x = width - NUMBER_RIGHT_MARGIN_PT - _number_width_pt(text)
-        name = page.add_resource(font, pikepdf.Name.Font, prefix="DocketNumber")
-        stream = (f"q BT {name} {NUMBER_SIZE_PT} Tf {NUMBER_GREY} g {x:.3f} {NUMBER_BASELINE_PT} Td ({text}) Tj ET Q"
-                  .encode("ascii"))
         # The page's own content is wrapped in q … Q first, so whatever it leaves in the graphics state (WeasyPrint
-        # flips the y axis) does not move the number.
+        # flips the y axis) does not move the stamps.
         page.contents_add(pikepdf.Stream(joined, b"q\n"), prepend=True)
-        page.contents_add(pikepdf.Stream(joined, b"\nQ\n" + stream))
+        page.contents_add(pikepdf.Stream(joined, b"\nQ\n" + stamps))
     out = io.BytesIO()
     joined.save(out)
     return out.getvalue(), placed

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from celery import Task, shared_task
+from typing import Any
+
+from celery import Task, shared_task, signals
 
 from committee.models import ReviewCycle
 from committee.outbox import outbox_once
+from reports import print_pieces
 from reports.services.exports import pdf_export_render
 from reports.services.records import RECORD_TASK, decision_record_sync
 
@@ -33,3 +36,11 @@ def write_decision_record(self: Task, cycle_id: int, reason: str = "", published
         if first:
             decision_record_sync(cycle=ReviewCycle.objects.get(pk=cycle_id), reason=reason, published=published)
         return first
+
+
+@signals.worker_init.connect(dispatch_uid="reports.weasyprint_at_worker_start")
+def weasyprint_at_worker_start(**kwargs: Any) -> None:
+    """A Celery worker imports WeasyPrint as it starts, not in its first PDF export: about 0.5 s of CPU a process
+    (docs/benchmarks.md, "The decision record's PDF"). A prefork pool's children are forked after, and inherit it; a
+    solo or threads pool runs in this process. Web processes never send the signal, and never import it."""
+    print_pieces.weasyprint_import()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -66,6 +67,12 @@ def test_wiki_links_point_at_archive_pages_and_requests():
     assert '<a class="wikilink" href="/archive/decision-record-2026-w49/"' in html and ">last week</a>" in html
     assert '<a class="request-link" href="/requests/42/"' in html
     assert 'href="/archive/charter/"' in html
+
+
+def test_each_request_link_of_a_text_points_at_its_own_request():
+    html = render("[[request:42]], [[request:7|seven]], [[request:0012]] and [[request:918273645]].")
+    assert re.findall(r'href="([^"]*)"', html) == ["/requests/42/", "/requests/7/", "/requests/12/",
+                                                   "/requests/918273645/"]
 
 
 def test_wiki_links_work_inside_table_rows_with_an_escaped_separator():

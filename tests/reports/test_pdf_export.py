@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,23 @@ def test_export_pages_need_sign_in_and_downloads_need_a_ready_file(client, world
     assert client.get(reverse("reports:export", args=[export.pk])).status_code == 200
     assert client.get(reverse("reports:export-download", args=[export.pk])).status_code == 404
     assert client.get(reverse("reports:export", args=[export.pk + 100])).status_code == 404
+
+
+WORKER_START = """
+import sys
+from celery import signals
+from config.celery import app
+app.loader.init_worker()  # what a worker does first: Django set up, every app's tasks imported
+print("weasyprint" in sys.modules)
+signals.worker_init.send(sender=None)
+print("weasyprint" in sys.modules)
+"""
+
+
+def test_a_celery_worker_imports_weasyprint_as_it_starts_not_in_its_first_export():
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", WORKER_START], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+    assert done.stdout.split() == ["False", "True"], done.stderr  # not with Django and the tasks; at the start

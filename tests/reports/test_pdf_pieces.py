@@ -64,10 +64,17 @@ def test_a_record_laid_out_in_pieces_has_every_request_once_in_order_and_numbers
     texts = page_texts(render(published_week, settings, workers=2))
 
     total = len(texts)
+    week = published_week.data["cycle"]["week"]
     assert not re.search(r"\b\d+ / \d+\s*$", texts[0])  # the cover has no number
+    parts = []
     for number, text in enumerate(texts[1:], start=2):
         footer = text.rstrip().splitlines()[-1]
-        assert footer.rstrip().endswith(f"{number} / {total}"), (number, footer)
+        # The page's running title at the left (the record's, then each part's from its first page on), its number
+        # at the right.
+        found = re.fullmatch(rf"\s*Decision record {week}(?:, part (\d) of \d)?\s+{number} / {total}\s*", footer)
+        assert found, (number, footer)
+        parts.append(int(found.group(1) or 1))
+    assert parts == sorted(parts) and set(parts) == set(range(1, len(record.parts) + 2))
     whole = " ".join(" ".join(texts).split())
     heading = r"(\d+)\. Training run \d{4} of Big team \d{4} — Big team \d{4}: Grant"  # one per decision
     decided = [int(n) for n in re.findall(heading, whole)]
@@ -118,6 +125,23 @@ def test_pieces_are_joined_in_their_order_and_numbered_except_the_unnumbered():
         (str(n), str(len(texts))) for n in range(2, len(texts) + 1)]
 
 
+def test_each_page_gets_the_footer_its_piece_names_and_a_piece_of_footers_adds_no_page():
+    footers = print_pieces.Piece('<p>Footer one</p><p style="break-before: page">Footer two</p>', numbered=False,
+                                 footers=("one", "two"))
+    pieces: list[print_pieces.Piece | print_pieces.Late] = [
+        print_pieces.Piece("<h1>Cover</h1>", numbered=False), footers,
+        print_pieces.Late(lambda: [print_pieces.Piece("<p>first</p>" * 40, footer="one")]),
+        print_pieces.Piece("<p>second</p>", footer="two")]
+
+    joined = print_pieces.join(print_pieces.lay_out_pieces(pieces, workers=1))
+
+    texts = [" ".join(text.split()) for text in page_texts(joined.content)]
+    assert joined.pages == len(texts) == 4 and joined.piece_pages == [1, 2, 1]
+    assert texts[0] == "Cover"
+    assert [re.findall(r"Footer \w+", text) for text in texts] == [[], ["Footer one"], ["Footer one"], ["Footer two"]]
+    assert texts[3] == "Footer two second 4/4"
+
+
 def _join_in_a_pool_child(workers: int) -> list[str]:
     pieces: list[print_pieces.Piece | print_pieces.Late] = [
         print_pieces.Piece("<h1>Cover</h1>", numbered=False), print_pieces.Piece("<p>one</p>"),
@@ -165,6 +189,19 @@ def test_a_long_table_prints_a_line_a_row_with_every_cell_in_order(db, settings)
     assert "Rank · Request · Team · Pool · GPU-hours" in whole
 
 
+def test_a_record_is_cut_before_its_top_level_sections_only(monkeypatch):
+    monkeypatch.setattr(pdf, "LONG_SECTION", 1)  # every top-level section long enough for a piece of its own
+    html = render_markdown(
+        '## One\n\nText.\n\n> ## Quoted\n\n- ## Listed\n\n<abbr title="</p></p><h2>">a</abbr>\n\n'
+        "| h |\n|---|\n| <h2>cell</h2> |\n\n## Two\n\nMore."
+    )
+
+    runs = pdf._long_section_runs(html)
+
+    assert [re.findall(r"<h2>(.*?)</h2>", run) for run in runs] == [["One", "Quoted", "Listed", "cell"], ["Two"]]
+    assert "".join(runs) == html
+
+
 def test_a_link_to_the_apps_own_pages_prints_as_its_text_and_a_link_to_another_site_stays(db, settings):
     """A relative address ("/requests/3/") has no host to lead to in a PDF: it prints as text, in the line it stood
     in; a link the author wrote to another site stays a link."""
@@ -200,13 +237,20 @@ def test_a_quote_of_one_paragraph_prints_as_that_paragraph_indented_and_other_qu
     assert printed.count("<blockquote>") == web.count("<blockquote>") - 2 == 2
 
 
-def test_the_garbage_collector_collects_less_during_a_layout_and_as_before_after_it():
-    before = gc.get_threshold()
-    with print_pieces.fewer_collections():
-        with print_pieces.fewer_collections():  # another thread's layout meanwhile
-            assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
-        assert gc.get_threshold() == print_pieces.LAYOUT_GC_THRESHOLDS
-    assert gc.get_threshold() == before
+def test_the_garbage_collector_is_paused_during_a_layout_and_as_before_after_it():
+    assert gc.isenabled()
+    with print_pieces.collector_paused():
+        with print_pieces.collector_paused():  # another thread's layout meanwhile
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # a process that runs without it keeps it off
+    try:
+        with print_pieces.collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_the_fonts_are_kept_for_the_next_documents_of_a_thread_and_each_thread_has_its_own():
