@@ -26,7 +26,7 @@ from committee import weeks
 from committee.models import CommitteeSeat, MembershipRole, ReviewCycle, SeatRole, TeamMembership
 from committee.services import cycle_create
 from core import breaker
-from tests import fast_flush, migrated_template
+from tests import fast_flush, live_server_sqlite, migrated_template
 from tests.clock import FIXED_NOW, machine_now
 from tests.elastic_policy import elastic_version_one_as_migrated
 
@@ -51,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     time_machine.travel(FIXED_NOW, tick=True).start()
     migrated_template.install()
     fast_flush.install()
+    live_server_sqlite.install()
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist: it sees every report
         config.pluginmanager.register(FileSeconds(), "docket-file-seconds")
     if hasattr(config.option, "loadscopereorder"):  # set in the controller, which schedules; xdist may be absent
