@@ -152,6 +152,11 @@ def process_cache_empty() -> None:
     process: a test's database is rolled back and its ids come again, so a week's ranking kept by an earlier test
     (committee/selectors/ranking.py) would be read for another week. A shared cache (CACHE_URL) is left alone:
     other workers count rate limits in it."""
+    empty_process_cache()
+
+
+def empty_process_cache() -> None:
+    """`process_cache_empty`'s work, for a test that runs several cases in savepoints of its own."""
     from django.core.cache import caches
     from django.core.cache.backends.locmem import LocMemCache
 

@@ -32,13 +32,16 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from django.core.cache import cache
+from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from allocations.models import AllocationPlan
 from committee.models import GpuRequest, Score
 from policy import selectors as policy_selectors
 from reports.selectors import revision_latest
+from tests.clock import FIXED_NOW
+from tests.conftest import empty_process_cache
 from tests.security_world import ROLES, client_for
 from tests.security_world import estate as build_estate
 
@@ -578,13 +581,14 @@ EXCLUDED_PREFIXES = ("admin/", "static/", "media/")  # admin: see test_admin_ref
 
 
 def cases() -> list[Any]:
+    """One test a row and method; its seven roles are cases of it, each in a savepoint of its own."""
     params = []
     for row in TABLE:
         for method, statuses in row.methods.items():
             expected = [int(s) for s in statuses.split()]
             assert len(expected) == len(ROLES), f"{row.route} {method}: {len(expected)} statuses for 7 roles"
-            for role, status in zip(ROLES, expected, strict=True):
-                params.append(pytest.param(row, method, role, status, id=f"{method} /{row.route} {row.label} {role}"))
+            params.append(pytest.param(row, method, dict(zip(ROLES, expected, strict=True)),
+                                       id=f"{method} /{row.route} {row.label}"))
     return params
 
 
@@ -634,8 +638,28 @@ def test_api_rows_cover_every_method_the_view_accepts() -> None:
         assert rows[route] == accepted, f"/{route}: the view takes {sorted(accepted)}, the table {sorted(rows[route])}"
 
 
-@pytest.mark.parametrize(("row", "method", "role", "expected"), cases())
-def test_permission(estate: SimpleNamespace, db: Any, row: Row, method: str, role: str, expected: int) -> None:
+@pytest.mark.parametrize(("row", "method", "expected"), cases())
+def test_permission(estate: SimpleNamespace, db: Any, clock: Any, row: Row, method: str,
+                    expected: dict[str, int]) -> None:
+    """Each role's answer, every role tried: the failure lists every role that got another status."""
+    problems = []
+    for role, status in expected.items():
+        # What each test starts from (tests/conftest.py): the clock, no language, empty process caches and rate
+        # limits; and the role's writes undone before the next role's request.
+        clock.move_to(FIXED_NOW)
+        translation.deactivate()
+        empty_process_cache()
+        cache.clear()
+        with transaction.atomic():
+            try:
+                problems.extend(_case(estate, row, method, role, status))
+            except AssertionError as failed:  # the page's reading (assert_reads_one_way)
+                problems.append(str(failed))
+            transaction.set_rollback(True)
+    assert not problems, "\n".join(problems)
+
+
+def _case(estate: SimpleNamespace, row: Row, method: str, role: str, expected: int) -> list[str]:
     client = client_for(estate, role, api=row.api)
     path = row.path(estate)
     assert resolve(path).route == row.route, f"{path} resolves to another pattern"
@@ -648,14 +672,17 @@ def test_permission(estate: SimpleNamespace, db: Any, row: Row, method: str, rol
     else:
         response = client.generic(method, path + _query(row.query(estate)), _form(body),
                                   content_type="application/x-www-form-urlencoded")
-    detail = response.content[:300].decode(errors="replace") if response.status_code != expected else ""
-    assert response.status_code == expected, f"{role} {method} {path}: {response.status_code} ≠ {expected} {detail}"
+    if response.status_code != expected:
+        detail = response.content[:300].decode(errors="replace")
+        return [f"{role} {method} {path}: {response.status_code} ≠ {expected} {detail}"]
     if response.status_code == 302 and not row.route.startswith(("accounts/", "i18n/")):
         to_login = response["Location"].startswith("/accounts/login/")
         # Nobody signed in is sent to sign in; someone signed in never is (their session worked).
-        assert to_login == (role == "anon" or role.startswith("sched_")), response["Location"]
+        if to_login != (role == "anon" or role.startswith("sched_")):
+            return [f"{role} {method} {path}: redirected to {response['Location']}"]
     if method == "GET" and role == _page_reads(row):  # the page as its reader sees it, in English: it reads one way
         assert_reads_one_way(row, role, response, "en")
+    return []
 
 
 def _query(values: dict[str, Any]) -> str:
