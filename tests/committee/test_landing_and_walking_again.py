@@ -1,18 +1,19 @@
-"""Each role lands where its work is; the review opens the week that needs work; the demo can be walked again."""
+"""Each role lands where its work is; the review opens the week that needs work.
+
+The demo walked again after `seed_demo --reset`: tests/test_week_walk_browser.py (the walk's own request and teams are
+gone, the first steps work again); what the README's first step finds: tests/committee/test_seed_demo.py."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from committee import selectors, weeks
-from committee.models import CycleStatus, GpuRequest, RequestStatus, ReviewCycle
+from committee.models import CycleStatus, ReviewCycle
 from committee.services import cycle_create
 from tests.committee.reviewing import close
 from tests.conftest import make_user
@@ -78,22 +79,3 @@ def test_the_chair_opens_the_next_week_when_none_is_open_and_no_one_else_can(cli
     again = client.post(url, follow=True)
     assert f"Week {opened.week} is already open for intake." in again.content.decode()
     assert ReviewCycle.objects.filter(status=CycleStatus.OPEN).count() == 1
-
-
-@pytest.mark.django_db(transaction=True)  # --reset flushes (TRUNCATE), as it does outside a test's transaction
-def test_the_demo_leaves_a_pool_for_the_readmes_first_step_and_can_be_reset(client):
-    call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
-    cycle = ReviewCycle.objects.get(status=CycleStatus.OPEN)
-    search = GpuRequest.objects.filter(cycle=cycle, team__slug="search").exclude(status=RequestStatus.WITHDRAWN)
-    assert list(search.values_list("pool__slug", flat=True)) == ["a100"]  # H100 is free to file on
-    chair = get_user_model().objects.get(username="chair")
-    assert chair.is_staff and chair.is_superuser
-    client.force_login(chair)
-    assert client.get("/admin/").status_code == 200
-
-    GpuRequest.objects.filter(cycle=cycle, team__slug="ads").update(title="Changed while walking the demo")
-    make_user("someone-new")
-    call_command("seed_demo", "--i-know-this-is-not-production", "--reset", verbosity=0)
-    assert not GpuRequest.objects.filter(title="Changed while walking the demo").exists()
-    assert not get_user_model().objects.filter(username="someone-new").exists()
-    assert GpuRequest.objects.filter(cycle__status=CycleStatus.OPEN, team__slug="ads").exists()

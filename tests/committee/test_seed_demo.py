@@ -182,6 +182,16 @@ class TestTheSeededDemo:
         assert [w["member"] for w in record.data["waivers"]] == ["Priya Product"]
         assert "## Conflicts waived" in record.body
 
+    def test_seed_demo_leaves_a_pool_for_the_readmes_first_step_and_the_chair_in_the_admin(self, seeded_demo, db,
+                                                                                          client):
+        cycle = ReviewCycle.objects.get(status=CycleStatus.OPEN)
+        search = GpuRequest.objects.filter(cycle=cycle, team__slug="search").exclude(status=RequestStatus.WITHDRAWN)
+        assert list(search.values_list("pool__slug", flat=True)) == ["a100"]  # H100 is free to file on
+        chair = get_user_model().objects.get(username="chair")
+        assert chair.is_staff and chair.is_superuser
+        client.force_login(chair)
+        assert client.get("/admin/").status_code == 200
+
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()
         call_command("seed_demo", "--i-know-this-is-not-production")
