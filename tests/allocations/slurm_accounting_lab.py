@@ -420,18 +420,23 @@ def slurm_accounting_lab(root: Path, *, accounts: Sequence[str]) -> Iterator[Slu
     lab = SlurmLab(root=root, conf=conf, env=env, accounts=tuple(accounts))
     log = root / "log"
     mariadbd: subprocess.Popen[bytes] | None = None
+    # Its own temporary folder too: in /tmp, a bootstrap's temporary table was once gone before MariaDB removed it
+    # ("Could not remove temporary table: '/tmp/#sql-temptable-…', error: 2") and the install failed, twice under a
+    # full run with other labs starting beside it.
+    (root / "tmp").mkdir()
     try:
         # 1. MariaDB, private datadir and port; the shared server on 3306 is not touched.
         installed = subprocess.run(
             [_which("mariadb-install-db") or "", "--no-defaults", f"--datadir={root}/db", "--user=root",
-             "--auth-root-authentication-method=normal", "--skip-test-db"],
+             "--auth-root-authentication-method=normal", "--skip-test-db", f"--tmpdir={root}/tmp"],
             env=env, capture_output=True, text=True, timeout=120, check=False,
         )
         if installed.returncode != 0:  # what it said, for a failure seen once under a full run
             raise RuntimeError(f"mariadb-install-db exited {installed.returncode}: "
                                f"{(installed.stderr or installed.stdout).strip()[-2000:]}")
         mariadbd = subprocess.Popen(  # it writes its pid file; stopped by that pid
-            [_which("mariadbd") or "", "--no-defaults", f"--datadir={root}/db", f"--port={ports['mariadb']}",
+            [_which("mariadbd") or "", "--no-defaults", f"--datadir={root}/db", f"--tmpdir={root}/tmp",
+             f"--port={ports['mariadb']}",
              "--bind-address=127.0.0.1", f"--socket={root}/mysqld.sock", f"--pid-file={root}/state/mysqld.pid",
              f"--user={USER}", f"--log-error={log}/mariadb.err", "--skip-name-resolve",
              "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=16M", "--innodb-lock-wait-timeout=900",
