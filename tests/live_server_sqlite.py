@@ -15,7 +15,7 @@ their server is Django's, unchanged.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from django.core.servers.basehttp import ThreadedWSGIServer
@@ -27,9 +27,9 @@ class OneRequestAtATimeWhenShared(ThreadedWSGIServer):
         super().__init__(*args, connections_override=connections_override, **kwargs)
         self.one_at_a_time = threading.Lock() if connections_override else None
 
-    def set_app(self, application: Callable[..., Iterable[bytes]]) -> None:
+    def set_app(self, application: Any) -> None:
         lock = self.one_at_a_time
-        if lock is None:
+        if lock is None or application is None:
             super().set_app(application)
             return
 
@@ -47,4 +47,4 @@ class OneRequestAtATimeWhenShared(ThreadedWSGIServer):
 
 
 def install() -> None:
-    LiveServerThread.server_class = OneRequestAtATimeWhenShared
+    LiveServerThread.server_class = OneRequestAtATimeWhenShared  # type: ignore[attr-defined]  # not in the stubs
