@@ -320,6 +320,14 @@ def test_only_the_chair_sees_the_confirmations(client, world, who):
 # --- query counts ----------------------------------------------------------------------------
 
 
+def _grant_every_other(world: Any) -> None:
+    """The requests bulk_requests decided (every other one) granted whole; the rest stay undecided."""
+    rows = list(Decision.objects.filter(cycle=world.cycle).select_related("request"))
+    for decision in rows:
+        decision.outcome, decision.granted_gpu_count = "grant", decision.requested_gpu_count
+    Decision.objects.bulk_update(rows, ["outcome", "granted_gpu_count"])
+
+
 def _grant_every_request(world: Any) -> None:
     """Every request of the week granted whole (bulk_requests decides every other one, and which of them a page of
     cards shows depends on the scores, which depend on the ids earlier tests left)."""
@@ -362,7 +370,7 @@ def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for
     teams = bulk_teams(30)
     close(world)
     few = bulk_requests(world, teams[:5], scored_by=(world.chair, world.reviewer))
-    _grant_every_request(world)
+    _grant_every_other(world)
     client.force_login(world.chair)
     undecided = [r for r in few if not Decision.objects.filter(request=r).exists()]
     data = {"outcome": "reject", "rationale": "Not now."}
@@ -372,7 +380,7 @@ def test_an_inline_decision_and_the_refresh_it_asks_for_run_the_same_queries_for
     with CaptureQueriesContext(connection) as ten_refresh:
         client.get(url(world, "review-ranking"), **HTMX)
     many = bulk_requests(world, teams[5:], scored_by=(world.chair, world.reviewer))
-    _grant_every_request(world)
+    _grant_every_other(world)
     undecided = [r for r in many if not Decision.objects.filter(request=r).exists()]
     with CaptureQueriesContext(connection) as sixty:
         response = client.post(url(world, "review-decision", undecided[0].pk), data, **HTMX)
