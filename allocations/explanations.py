@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.utils.dates import WEEKDAYS_ABBR
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from allocations.engine import Reason
 
@@ -102,19 +103,25 @@ class _Labels:
 
     def label(self, instant: datetime) -> str:
         instant = instant.astimezone(UTC)
-        text = _("%(weekday)s %(time)s") % {"weekday": WEEKDAYS_ABBR[instant.weekday()], "time": f"{instant:%H:%M}"}
-        weeks = (instant - self.start) // _WEEK
-        if weeks == 1:
-            return _("next %(label)s") % {"label": text}
-        if weeks > 1:
-            return ngettext("%(label)s (+%(weeks)d week)", "%(label)s (+%(weeks)d weeks)", weeks) % {
-                "label": text,
-                "weeks": weeks,
-            }
-        return text
+        return _label(instant.weekday(), f"{instant:%H:%M}", (instant - self.start) // _WEEK, get_language())
 
     def span(self, start: str, end: str) -> str:
         return f"{self.at(start)}{_DASH}{self.at(end)}"
+
+
+@lru_cache(maxsize=4096)
+def _label(weekday: int, time: str, weeks: int, language: str | None) -> str:
+    """ "Tue 08:00", "next Mon 00:00", "Mon 00:00 (+2 weeks)" in `language` (the active one: part of the key, so a
+    week of explanations asks gettext once an hour of the week, not four times a demand)."""
+    text = _("%(weekday)s %(time)s") % {"weekday": WEEKDAYS_ABBR[weekday], "time": time}
+    if weeks == 1:
+        return _("next %(label)s") % {"label": text}
+    if weeks > 1:
+        return ngettext("%(label)s (+%(weeks)d week)", "%(label)s (+%(weeks)d weeks)", weeks) % {
+            "label": text,
+            "weeks": weeks,
+        }
+    return text
 
 
 def _instant(param: str) -> datetime:

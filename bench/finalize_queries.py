@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-PROFILE = False
+PROFILE = ""  # a pstats sort key when profiling
 
 
 @dataclass
@@ -101,8 +101,8 @@ def _measure(service: Callable[..., object], **kwargs: Any) -> tuple[Measured, M
 
         profiler = cProfile.Profile()
         in_transaction = _timed(lambda: profiler.runcall(transaction_only))
-        print(f"\n{getattr(service, '__name__', service)}: the transaction's profile (cProfile, top 25 by own time)")
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        print(f"\n{getattr(service, '__name__', service)}: the transaction's profile (cProfile, top 40 by {PROFILE})")
+        pstats.Stats(profiler).sort_stats(PROFILE).print_stats(40)
     else:
         in_transaction = _timed(transaction_only)
     after_commit = _timed(lambda: [callback() for callback in after])
@@ -119,7 +119,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--profile", action="store_true", help="print a cProfile of each transaction (slower)")
+    parser.add_argument("--profile", nargs="?", const="tottime", default="", metavar="SORT",
+                        help="print a cProfile of each transaction (slower), sorted by SORT (tottime, cumulative)")
     args = parser.parse_args()
     global PROFILE
     PROFILE = args.profile

@@ -86,17 +86,26 @@ def demand_priority(*, rank: int | None, decision: Decision) -> tuple[bool, int,
     return (rank is None, rank or 0, decision.pk)
 
 
-def cycle_demands(*, cycle: ReviewCycle) -> list[tuple[engine.Demand, Decision]]:
-    """The engine's demands for a cycle, highest priority first, each with its decision.
+def cycle_demands(
+    *, cycle: ReviewCycle, pools: Mapping[str, GpuPool] | None = None
+) -> list[tuple[engine.Demand, Decision]]:
+    """The engine's demands for a cycle, highest priority first, each with its decision (its request and team
+    selected, and its request's pool: the one of `pools`, the engine's, when given).
 
     Grants and partial grants (`decision_demand`); deferrals and rejections ask for nothing.
     Order (`demand_priority`): the priority rank frozen at finalize, then unranked decisions by
     id (a decision taken on a request that missed quorum still gets placed, after every ranked one).
     """
-    decisions = sorted(
-        decision_list_granted(cycle=cycle).prefetch_related(pool_options_prefetch()),
-        key=lambda d: demand_priority(rank=d.priority_rank, decision=d),
-    )
+    decisions = decision_list_granted(cycle=cycle).prefetch_related(pool_options_prefetch())
+    if pools:
+        decisions = decisions.select_related(None).select_related("request__team")
+    decisions = sorted(decisions, key=lambda d: demand_priority(rank=d.priority_rank, decision=d))
+    if pools:
+        by_id = {pool.pk: pool for pool in pools.values()}
+        for decision in decisions:
+            request = decision.request
+            if request.pool_id in by_id:  # the week's pools are all of them: a request's is among them
+                request.pool = by_id[request.pool_id]
     return [(decision_demand(decision=decision), decision) for decision in decisions]
 
 
@@ -176,7 +185,7 @@ def cycle_publish_placement(
     """
     pools = engine_pools(week=cycle.week)
     if decisions is None:
-        demands = cycle_demands(cycle=cycle)
+        demands = cycle_demands(cycle=cycle, pools=pools)
     else:
         granted = [d for d in decisions if d.outcome in PLACING_OUTCOMES]
         prefetch_related_objects(granted, pool_options_prefetch())

@@ -56,7 +56,10 @@ def run_commitments_publish(
                 threshold_pct=continuation.threshold_pct, by_name=actor_name(actor), now=now,
             )
             continuation_event_record(commitment=settled, now=now)
-    windows = allocation_selectors.plan_last_windows(plan=plan)  # a release may have split one
+    # Only a run or an extension of one needs its window read back (its last: a release may have split it).
+    run_refs = [demand.ref for demand, decision in placement.demands
+                if decision.weeks_granted > 1 or decision.request.extends_run_id is not None]
+    windows = allocation_selectors.plan_last_windows(plan=plan, refs=run_refs) if run_refs else {}
     runs = []
     for position, (demand, decision) in enumerate(placement.demands, start=1):
         weeks_granted = decision.weeks_granted

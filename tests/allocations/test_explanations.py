@@ -110,9 +110,13 @@ def test_a_language_without_a_catalogue_falls_back_to_the_english_text():
 
 
 def test_weekdays_are_read_in_the_active_language():
-    # Django's catalogue names weekdays in German; Docket's own words have no German yet.
+    # Django's catalogue names weekdays in German; Docket's own words have no German yet. The same hours read in
+    # English before and after: a label once made is kept for its language only.
+    placed = demand(1, 10, 48, at(1, 8), at(7))
+    assert explained(placed) == ["placed Tue 08:00–Thu 08:00 on 10 A100"]
     with translation.override("de"):
-        assert explained(demand(1, 10, 48, at(1, 8), at(7))) == ["placed Di 08:00–Do 08:00 on 10 A100"]
+        assert explained(placed) == ["placed Di 08:00–Do 08:00 on 10 A100"]
+    assert explained(placed) == ["placed Tue 08:00–Thu 08:00 on 10 A100"]
 
 
 def test_an_unknown_code_is_refused():

@@ -25,10 +25,11 @@ from tests.reports.big_week import big_week
 PINNED = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 FINALIZE_QUERIES = 18  # the ranking (its score tallies, the quorum and rubric in force for the week), the decisions,
 # the events, the requests' status, the cycle, and the record's outbox message (whether its address is free)
-PUBLISH_QUERIES = 44  # the placement (the decisions and the other pools they name, the pools and their reserves for
+PUBLISH_QUERIES = 43  # the placement (the decisions and the other pools they name, the pools and their reserves for
 # the week, the windows already started), the plan and its windows, the events, the cycle, the two outbox messages;
 # the runs over several weeks (docs/multi-week-runs.md): the commitments carried in, the continuation threshold, the
-# week's runs to commit; the budget alert's outbox message (four: its departments' budgets are read by the task)
+# week's runs to commit (their windows are read back only in a week that has runs: one query more); the budget
+# alert's outbox message (four: its departments' budgets are read by the task)
 RECORD_AT_FINALIZE_QUERIES = 76  # after commit: the outbox's task writes the record (decided and placed, the week's
 # corrections and appeals, the policy changes since the week before (the store's pool reserves and prices apart), the
 # discussion, recusals and waivers of conflicts found (docs/conflicts.md), the rubric's page, the runs carried into
