@@ -378,7 +378,7 @@ REST_FRAMEWORK: dict[str, Any] = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",
     "DESCRIPTION": "GPU allocation committee: requests, scores, decisions, windows and usage.",
-    "VERSION": "1.3.0",
+    "VERSION": "1.3.1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -6,4 +6,4 @@ only to read a YAML kubeconfig or print Kueue objects as YAML. The version is th
 speaks (config/settings.py, SPECTACULAR_SETTINGS["VERSION"]): tests/scheduler/test_package.py holds them equal.
 """
 
-__version__ = "1.3.0"
+__version__ = "1.3.1"
