@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from allocations.models import Department, Team
 from committee import scoring
 from committee.models import ConflictDeclaration, GpuRequest, ReviewCycle, Score, criterion_label
 from committee.selectors.conflicts import found_conflicts_map
@@ -83,6 +84,7 @@ class QueueEntry:
     request_id: int
     team_id: int
     mine: int  # how many criteria of it the member has scored
+    department_id: int | None = None  # the team's department (the org chart as it is now)
     recused: bool = False  # the member declared a conflict of interest on it, or one was found and not waived
     found: str | None = None  # why a conflict found from the organisation (not waived) keeps the member out
 
@@ -155,18 +157,21 @@ def _queue_entries(*, cycle: ReviewCycle, viewer: Viewer) -> list[QueueEntry]:
     requests = list(rows)
     found = _found_for(viewer=viewer, requests=requests)
     return [
-        QueueEntry(request_id=r.pk, team_id=r.team_id, mine=r.mine, recused=r.recused or r.pk in found,
-                   found=found.get(r.pk))
+        QueueEntry(request_id=r.pk, team_id=r.team_id, mine=r.mine, department_id=r.team.department_id,
+                   recused=r.recused or r.pk in found, found=found.get(r.pk))
         for r in requests
     ]
 
 
 def member_queue(
     *, cycle: ReviewCycle, viewer: Viewer, unscored_only: bool = False, page: int = 1,
-    per_page: int = GRID_PAGE_SIZE, with_rows: bool = True,
+    per_page: int = GRID_PAGE_SIZE, with_rows: bool = True, department: Department | None = None,
+    team: Team | None = None,
 ) -> MemberQueue:
     """The viewer's queue: requests they have not fully scored first (in submission order), then
-    those they have, then their own team's (not scorable). `unscored_only` keeps only the first.
+    those they have, then their own team's (not scorable). `unscored_only` keeps only the first; `department` and
+    `team` only the requests of that department's teams, of that team (the order and its pages; the counts stay
+    the member's whole queue).
 
     Three queries for any number of requests (the viewer's roles are cached on the user): the queue,
     the page's requests, the viewer's scores of them. `with_rows=False` stops after the first.
@@ -177,6 +182,10 @@ def member_queue(
     ordered = sorted(entries, key=lambda e: states[e.request_id])  # stable: submission order within a state
     if unscored_only:
         ordered = [e for e in ordered if states[e.request_id] == TO_SCORE]
+    if department is not None:
+        ordered = [e for e in ordered if e.department_id == department.pk]
+    if team is not None:
+        ordered = [e for e in ordered if e.team_id == team.pk]
     order = [e.request_id for e in ordered]
     pages = max(1, -(-len(order) // per_page))
     page = min(max(1, page), pages)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -21,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from allocations.forms import OrgFilterForm, org_filter
 from committee import scoring, selectors, services
 from committee.models import CycleStatus, GpuRequest, ReviewCycle, criterion_label
 from committee.selectors import grid as grid_selectors
@@ -85,10 +87,13 @@ def _grid_entries(
 
 
 def _grid_context(
-    request: AuthenticatedHttpRequest, cycle: ReviewCycle, *, page: int, unscored_only: bool,
+    request: AuthenticatedHttpRequest, cycle: ReviewCycle, *, page: int, unscored_only: bool, org: OrgFilterForm,
     posted: dict[str, str] | None = None, errors: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=unscored_only, page=page)
+    department, team = org.chosen()
+    queue = grid_selectors.member_queue(cycle=cycle, viewer=request.user, unscored_only=unscored_only, page=page,
+                                        department=department, team=team)
+    mine = "unscored" if unscored_only else ""
     return {
         "cycle": cycle,
         "queue": queue,
@@ -97,7 +102,11 @@ def _grid_context(
         "entries": _grid_entries(queue.rows, posted or {}, errors or {}),
         "errors": errors or {},
         "in_review": cycle.status == CycleStatus.IN_REVIEW,
-        "mine": "unscored" if unscored_only else "",
+        "mine": mine,
+        # A department's or a team's requests: the links and the form without JavaScript keep it.
+        "org_form": org,
+        "org_query": urlencode(org.query()),
+        "pager_query": urlencode({**({"mine": mine} if mine else {}), **org.query()}),
     }
 
 
@@ -120,10 +129,11 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
         require_committee(request, refusal=score_answer(exc).message if request.method == "POST" else None)
     cycle = selectors.cycle_get(week=week)
     unscored_only = _unscored_only(request)
+    org = org_filter(request.GET if request.method == "GET" else request.POST)
     if request.method == "GET":
         page = _page_number(request.GET.get("page"))
         return render(request, "committee/review_grid.html",
-                      _grid_context(request, cycle, page=page, unscored_only=unscored_only))
+                      _grid_context(request, cycle, page=page, unscored_only=unscored_only, org=org))
     page = _page_number(request.POST.get("page"))
     posted: dict[str, str] = {}
     cells: list[tuple[int, str, str]] = []
@@ -174,12 +184,13 @@ def review_grid(request: AuthenticatedHttpRequest, week: str) -> HttpResponse:
     except _RollBack as rollback:
         errors = rollback.refused
     if errors:
-        context = _grid_context(request, cycle, page=page, unscored_only=unscored_only, posted=posted, errors=errors)
+        context = _grid_context(request, cycle, page=page, unscored_only=unscored_only, org=org, posted=posted,
+                                errors=errors)
         context["error_count"] = len(errors)
         return render(request, "committee/review_grid.html", context, status=400)
     messages.success(request, ngettext("%(n)s score saved.", "%(n)s scores saved.", saved) % {"n": saved})
-    query = f"?page={page}" + ("&mine=unscored" if unscored_only else "")
-    return redirect(reverse("committee:review-grid", args=[cycle.week]) + query)
+    query = urlencode({"page": page, **({"mine": "unscored"} if unscored_only else {}), **org.query()})
+    return redirect(reverse("committee:review-grid", args=[cycle.week]) + "?" + query)
 
 
 def _unchanged(current: int | None, raw: str) -> bool:

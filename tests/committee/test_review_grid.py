@@ -138,6 +138,37 @@ def test_without_javascript_an_own_team_cell_refuses_the_whole_page(client, worl
     assert not Score.objects.exists()
 
 
+def test_the_grid_narrows_to_a_department_and_keeps_it_through_pages_links_and_a_save(client, world):
+    from allocations.models import Department, Team
+
+    a, b = two_requests_in_review(world)
+    research = Department.objects.create(name="Research", slug="research")
+    Team.objects.filter(pk=world.team_b.pk).update(department=research)
+    client.force_login(world.finance)
+    body = client.get(url(world, "review-grid"), {"department": "research"}).content.decode()
+    assert f'name="cell-{b.pk}-urgency"' in body and f'name="cell-{a.pk}-urgency"' not in body
+    assert "You have scored 0 of 2 requests." in body  # the count stays the member's whole queue
+    assert "?mine=unscored&amp;department=research" in body
+    assert '<input type="hidden" name="department" value="research">' in body  # the form without JavaScript
+    # Its save keeps the department; scoring the other team's request is still the grid's (the filter narrows the
+    # page, not what may be scored).
+    saved = client.post(url(world, "review-grid"), {f"cell-{b.pk}-urgency": "7", "page": "1", "department": "research"})
+    assert saved.status_code == 302
+    assert saved["Location"] == url(world, "review-grid") + "?page=1&department=research"
+    assert Score.objects.get(member=world.finance).value == 7
+    # A team outside the department is told, and narrows nothing; a department with no request says so.
+    body = client.get(url(world, "review-grid"), {"department": "research", "team": "team-a"}).content.decode()
+    assert "This team is not in the chosen department." in body
+    assert f'name="cell-{a.pk}-urgency"' in body and f'name="cell-{b.pk}-urgency"' in body
+    Department.objects.create(name="Legal", slug="legal")
+    body = client.get(url(world, "review-grid"), {"department": "legal"}).content.decode()
+    assert "No request of the chosen department or team." in body and 'class="grid-cell"' not in body
+    # Bad input changes nothing: an unknown department is an error on the form, every request still shown.
+    body = client.get(url(world, "review-grid"), {"department": "nowhere"}).content.decode()
+    assert f'name="cell-{a.pk}-urgency"' in body and f'name="cell-{b.pk}-urgency"' in body
+    assert "Select a valid choice." in body
+
+
 def _grid_queries(client, world, django_assert_max_num_queries, count):
     with django_assert_max_num_queries(count) as captured:
         response = client.get(url(world, "review-grid"))
