@@ -1,14 +1,28 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db.models import Sum
 from django.utils import timezone
+from rest_framework.test import APIClient
 
-from allocations.models import Cluster, GpuPool, Team
+from allocations.models import (
+    AllocationPlan,
+    AllocationWindow,
+    Cluster,
+    ClusterAccount,
+    GpuPool,
+    SchedulerClient,
+    Team,
+    UsageRecord,
+    WindowSyncStatus,
+)
 from committee import weeks
+from committee.demo import DEMO_SCHEDULER_TOKENS
 from committee.models import (
     CommitteeSeat,
     CycleStatus,
@@ -25,9 +39,13 @@ from committee.models import (
 from committee.quarters import quarter_of
 from committee.selectors import rubric_for_week
 from governed.models import PolicyChange
+from policy import selectors as policy_selectors
+from policy.models import Proposal
+from tests.clock import FIXED_NOW
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, PolicyChange, Score, Decision,
-          FairShareSnapshot, RequestQuestion)
+          FairShareSnapshot, RequestQuestion, AllocationPlan, AllocationWindow, UsageRecord, SchedulerClient,
+          ClusterAccount, Proposal)
 
 
 def _counts():
@@ -35,7 +53,9 @@ def _counts():
 
 
 class TestTheSeededDemo:
-    """What one seed_demo leaves in the database (the class's tests share it: `seeded_demo`, tests/conftest.py)."""
+    """What one seed_demo leaves in the database (the class's tests share it: `seeded_demo`, tests/conftest.py): the
+    review's side, the schedulers' (accounts, demo scheduler tokens, four weeks of windows and usage) and the policy
+    lab's. One class, so that the demo is seeded once for all of them."""
 
     def test_seed_demo_builds_the_demo_and_prints_logins(self, seeded_demo, db):
         out = seeded_demo.out
@@ -191,6 +211,49 @@ class TestTheSeededDemo:
         assert chair.is_staff and chair.is_superuser
         client.force_login(chair)
         assert client.get("/admin/").status_code == 200
+
+    def test_demo_tokens_read_the_demo_windows(self, seeded_demo, db):
+        out = seeded_demo.out
+        assert DEMO_SCHEDULER_TOKENS["atlas"] in out and "DEMO ONLY" in out and "curl" in out
+        last_week = weeks.week_label(FIXED_NOW.date() - timedelta(days=7))
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Bearer {DEMO_SCHEDULER_TOKENS['atlas']}")
+        response = api.get("/api/v1/windows/", {"cluster": "atlas", "week": last_week})
+        assert response.status_code == 200
+        results = response.json()["results"]
+        assert results and all(w["account"] == w["team"] for w in results)  # slurm account = team slug on atlas
+        assert api.get("/api/v1/windows/", {"cluster": "orion"}).status_code == 404
+        current = ReviewCycle.objects.filter(week=weeks.current_week_label(FIXED_NOW)).first()
+        if current is not None:  # the review side seeds this week finalized: it is published, active now
+            assert current.status == "published"
+            live = api.get("/api/v1/windows/", {"cluster": "atlas", "active_at": FIXED_NOW.isoformat()})
+            assert live.json()["count"] > 0
+            assert WindowSyncStatus.objects.filter(state="short").count() == 1  # one node short, beside its window
+
+    def test_four_weeks_of_usage_with_one_team_using_half(self, seeded_demo, db):
+        history = [weeks.week_label(FIXED_NOW.date() - timedelta(weeks=back)) for back in range(1, 5)]
+        # Each past week went through the review: published by its cycle, the engine's windows for its requests.
+        plans = AllocationPlan.objects.filter(week__in=history)
+        assert plans.count() == 4 and all(p.source_ref.startswith("review-cycle:") for p in plans)
+        assert not AllocationWindow.objects.filter(week__in=history, request_ref__isnull=True).exists()
+        for team in ("ads", "search"):
+            granted = sum(w.gpu_hours for w in AllocationWindow.objects.filter(team__slug=team, pool__slug="a100",
+                                                                               week__in=history))
+            used = UsageRecord.objects.filter(team__slug=team, pool__slug="a100").aggregate(
+                h=Sum("gpu_hours_used"))["h"]
+            ratio = Decimal(used) / Decimal(granted)
+            assert (Decimal("0.4") < ratio < Decimal("0.6")) == (team == "ads")
+        assert UsageRecord.objects.values("period_start__date").distinct().count() >= 4 * 3
+
+    def test_demo_seeds_the_burst_reserve_proposal_and_a_second_one(self, seeded_demo, db):
+        burst = Proposal.objects.get(title="A100 burst reserve 20% → 15%")
+        assert [(c.key, c.old_value, c.new_value) for c in burst.changes.all()] == [
+            ("pool.a100.burst_reserve_pct", "20", "15")]
+        assert burst.figures.count() == 3 and burst.comments.count() == 2
+        assert sorted(burst.votes.values_list("choice", flat=True)) == ["against", "support"]
+        assert len({v.voter_id for v in burst.votes.all()}) == 2
+        board = policy_selectors.proposal_board(now=timezone.now())
+        assert len(board.open) == 2 and board.adopted == []
 
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()
