@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import csv
+import io
 from datetime import timedelta
 from decimal import Decimal
 
@@ -7,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -41,6 +44,7 @@ from committee.selectors import rubric_for_week
 from governed.models import PolicyChange
 from policy import selectors as policy_selectors
 from policy.models import Proposal
+from reports.dashboards import monthly
 from tests.clock import FIXED_NOW
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, PolicyChange, Score, Decision,
@@ -254,6 +258,26 @@ class TestTheSeededDemo:
         assert len({v.voter_id for v in burst.votes.all()}) == 2
         board = policy_selectors.proposal_board(now=timezone.now())
         assert len(board.open) == 2 and board.adopted == []
+
+    def test_the_dashboards_show_four_weeks_of_history_and_the_monthly_review_flags_something(self, seeded_demo, db,
+                                                                                          client):
+        client.force_login(get_user_model().objects.get(username="chair"))
+        rows = list(csv.DictReader(io.StringIO(
+            client.get(reverse("reports:dashboard-csv", args=["granted-used"])).content.decode())))
+        used = "Used A100-eq GPU-h"
+        past = sorted({row["Week"] for row in rows if row[used] and Decimal(row[used]) > 0})
+        assert len(past) >= 4
+        for key in ("utilization", "queue-wait", "demand-capacity", "fair-share", "scores"):
+            table = list(csv.DictReader(io.StringIO(
+                client.get(reverse("reports:dashboard-csv", args=[key])).content.decode())))
+            assert table, key
+        demand = list(csv.DictReader(io.StringIO(
+            client.get(reverse("reports:dashboard-csv", args=["demand-capacity"])).content.decode())))
+        assert sum(1 for row in demand if Decimal(row["Requested A100-eq GPU-h"]) > 0) >= 5  # 4 past weeks, this, next
+        review = monthly.monthly_review(month=monthly.month_list(now=timezone.now())[0], now=timezone.now())
+        assert review.flagged
+        page = client.get(reverse("reports:monthly-review")).content.decode()
+        assert "Open the parameter review" in page
 
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()

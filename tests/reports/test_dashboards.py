@@ -303,33 +303,6 @@ def test_the_number_of_queries_does_not_grow_with_the_rows(client, dash, django_
     assert "Dept one" in body and "Dept 7" in body
 
 
-def test_the_demo_shows_four_weeks_of_history_and_its_monthly_review_flags_something(client, db):
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-    from django.utils import timezone
-
-    from reports.dashboards import monthly
-
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    client.force_login(get_user_model().objects.get(username="chair"))
-    rows = list(csv.DictReader(io.StringIO(
-        client.get(reverse("reports:dashboard-csv", args=["granted-used"])).content.decode())))
-    used = "Used A100-eq GPU-h"
-    past = sorted({row["Week"] for row in rows if row[used] and Decimal(row[used]) > 0})
-    assert len(past) >= 4
-    for key in ("utilization", "queue-wait", "demand-capacity", "fair-share", "scores"):
-        table = list(csv.DictReader(io.StringIO(
-            client.get(reverse("reports:dashboard-csv", args=[key])).content.decode())))
-        assert table, key
-    demand = list(csv.DictReader(io.StringIO(
-        client.get(reverse("reports:dashboard-csv", args=["demand-capacity"])).content.decode())))
-    assert sum(1 for row in demand if Decimal(row["Requested A100-eq GPU-h"]) > 0) >= 5  # 4 past weeks, this, next
-    review = monthly.monthly_review(month=monthly.month_list(now=timezone.now())[0], now=timezone.now())
-    assert review.flagged
-    page = client.get(reverse("reports:monthly-review")).content.decode()
-    assert "Open the parameter review" in page
-
-
 def test_a_team_name_a_spreadsheet_would_run_is_quoted_in_the_csv(client, dash):
     from allocations.models import Team
 
