@@ -279,6 +279,21 @@ class TestTheSeededDemo:
         page = client.get(reverse("reports:monthly-review")).content.decode()
         assert "Open the parameter review" in page
 
+    def test_seed_demo_inbox_holds_the_weeks_in_play_not_every_seeded_week(self, seeded_demo, db, client):
+        # The notifications are recorded once the seeding's transactions commit, as in `make run` (the class's seed
+        # runs what its commits start).
+        now_week = weeks.current_week_label(timezone.now())
+        intake_week = ReviewCycle.objects.get(status=CycleStatus.OPEN).week
+        unread = Notification.objects.filter(recipient__username="product", read_at__isnull=True)
+        assert {n.params.get("week") for n in unread.exclude(kind="budget_alert")} == {now_week, intake_week}
+        # Consumer Products, near its limit, has passed 80 % of its quarter's budget: the committee was told, once.
+        assert [n.key for n in unread.filter(kind="budget_alert")] == [
+            f"budget:consumer:{quarter_of(timezone.now())}:80"]
+        assert Notification.objects.filter(recipient__username="product", read_at__isnull=False).count() >= 4
+        client.force_login(get_user_model().objects.get(username="product"))
+        page = client.get("/inbox/").content.decode()
+        assert f"{unread.count()} unread notifications." in page
+
     def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
         first = _counts()
         call_command("seed_demo", "--i-know-this-is-not-production")
@@ -326,22 +341,6 @@ class TestTheSeededDemo:
         assert emergency.plan is not None and (emergency.plan.week, emergency.plan.version) == (current, 2)
         assert AllocationWindow.objects.get(request_ref=emergency.request_id).tier == "preemptible"
         assert emergency.review_cycle is not None and emergency.review_cycle.status == CycleStatus.OPEN
-
-
-def test_seed_demo_inbox_holds_the_weeks_in_play_not_every_seeded_week(transactional_db, client):
-    # transactional: the notifications are recorded once the seeding's transactions commit, as in `make run`.
-    call_command("seed_demo", "--i-know-this-is-not-production", verbosity=0)
-    now_week = weeks.current_week_label(timezone.now())
-    intake_week = ReviewCycle.objects.get(status=CycleStatus.OPEN).week
-    unread = Notification.objects.filter(recipient__username="product", read_at__isnull=True)
-    assert {n.params.get("week") for n in unread.exclude(kind="budget_alert")} == {now_week, intake_week}
-    # Consumer Products, near its limit, has passed 80 % of its quarter's budget: the committee was told, once.
-    assert [n.key for n in unread.filter(kind="budget_alert")] == [
-        f"budget:consumer:{quarter_of(timezone.now())}:80"]
-    assert Notification.objects.filter(recipient__username="product", read_at__isnull=False).count() >= 4
-    client.force_login(get_user_model().objects.get(username="product"))
-    page = client.get("/inbox/").content.decode()
-    assert f"{unread.count()} unread notifications." in page
 
 
 def test_seed_demo_refuses_with_debug_off_unless_told_and_creates_nothing(db, settings):
