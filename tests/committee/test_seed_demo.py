@@ -294,9 +294,11 @@ class TestTheSeededDemo:
         page = client.get("/inbox/").content.decode()
         assert f"{unread.count()} unread notifications." in page
 
-    def test_seed_demo_twice_changes_nothing(self, seeded_demo, db):
+    def test_seed_demo_again_with_debug_on_needs_no_flag_and_changes_nothing(self, seeded_demo, db, settings, capsys):
+        settings.DEBUG = True  # as `make run` seeds: no --i-know-this-is-not-production
         first = _counts()
-        call_command("seed_demo", "--i-know-this-is-not-production")
+        call_command("seed_demo")
+        assert "Demo data ready." in capsys.readouterr().out
         assert _counts() == first
 
     def test_seed_demo_past_weeks_went_through_finalize_and_publish_and_the_demo_shows_an_alternative_and_an_emergency(
@@ -350,12 +352,6 @@ def test_seed_demo_refuses_with_debug_off_unless_told_and_creates_nothing(db, se
         call_command("seed_demo")
     assert "--i-know-this-is-not-production" in str(refused.value) and "DEBUG=1" in str(refused.value)
     assert _counts() == before
-
-
-def test_seed_demo_runs_with_debug_on_without_the_flag(db, settings, capsys):
-    settings.DEBUG = True
-    call_command("seed_demo")
-    assert "Demo data ready." in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("at", ["2026-12-06T15:00:00", "2026-12-06T23:59:30", "2026-12-04T18:00:30"],
