@@ -45,11 +45,13 @@ from governed.models import PolicyChange
 from policy import selectors as policy_selectors
 from policy.models import Proposal
 from reports.dashboards import monthly
+from reports.executive import selectors as executive_selectors
+from reports.models import BufferFund, BufferSpend, DeferredPurchase
 from tests.clock import FIXED_NOW
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, PolicyChange, Score, Decision,
           FairShareSnapshot, RequestQuestion, AllocationPlan, AllocationWindow, UsageRecord, SchedulerClient,
-          ClusterAccount, Proposal)
+          ClusterAccount, Proposal, BufferFund, BufferSpend, DeferredPurchase)
 
 
 def _counts():
@@ -293,6 +295,18 @@ class TestTheSeededDemo:
         client.force_login(get_user_model().objects.get(username="product"))
         page = client.get("/inbox/").content.decode()
         assert f"{unread.count()} unread notifications." in page
+
+    def test_seed_demo_opens_the_running_quarters_buffer_fund_and_sets_queue_wait_targets(self, seeded_demo, db):
+        fund = BufferFund.objects.get(quarter=quarter_of(FIXED_NOW))
+        state = executive_selectors.fund_state(fund)
+        (spend,) = executive_selectors.buffer_spend_list(fund=fund)
+        assert spend.emergency is not None and spend.emergency_title == spend.emergency.request.title
+        # The buffer is the demo departments' buffer lines, 5% of each budget; the spend took at most two fifths of it.
+        assert len(state.lines) == 3 and state.buffer == sum(line.buffer for line in state.lines) > 0
+        assert state.buffer == state.budgets_total * 5 / 100 and 0 < spend.amount <= state.buffer * 2 / 5
+        assert state.balance == state.buffer - spend.amount and state.deferred > 0
+        targets = dict(GpuPool.objects.values_list("slug", "queue_wait_target_minutes"))
+        assert targets == {"a100": 15, "h100": 45}
 
     def test_seed_demo_again_with_debug_on_needs_no_flag_and_changes_nothing(self, seeded_demo, db, settings, capsys):
         settings.DEBUG = True  # as `make run` seeds: no --i-know-this-is-not-production

@@ -369,23 +369,3 @@ def test_two_spends_at_once_cannot_overdraw_the_fund(world):
     assert sorted(results) == ["6000.00 USD is more than the fund's balance of 4000.00 USD.", "recorded"]
     assert selectors.fund_state(fund).spent == Decimal("6000.00")
     assert waited == 1  # the second spend waited on the fund's lock
-
-
-def test_the_demo_opens_the_running_quarters_fund_and_sets_queue_wait_targets(db):
-    from django.core.management import call_command
-
-    from allocations.models import GpuPool
-
-    call_command("seed_demo", "--i-know-this-is-not-production")
-    fund = BufferFund.objects.get(quarter=quarters.quarter_of(FIXED_NOW))
-    state = selectors.fund_state(fund)
-    (spend,) = selectors.buffer_spend_list(fund=fund)
-    assert spend.emergency is not None and spend.emergency_title == spend.emergency.request.title
-    # The buffer is the demo departments' buffer lines, 5% of each budget; the spend took at most two fifths of it.
-    assert len(state.lines) == 3 and state.buffer == sum(line.buffer for line in state.lines) > 0
-    assert state.buffer == state.budgets_total * 5 / 100 and 0 < spend.amount <= state.buffer * 2 / 5
-    assert state.balance == state.buffer - spend.amount and state.deferred > 0
-    targets = dict(GpuPool.objects.values_list("slug", "queue_wait_target_minutes"))
-    assert targets == {"a100": 15, "h100": 45}
-    call_command("seed_demo", "--i-know-this-is-not-production")  # again: nothing added
-    assert (BufferFund.objects.count(), BufferSpend.objects.count(), DeferredPurchase.objects.count()) == (1, 1, 1)
