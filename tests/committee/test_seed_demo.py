@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -48,6 +49,7 @@ from reports.dashboards import monthly
 from reports.executive import selectors as executive_selectors
 from reports.models import BufferFund, BufferSpend, DeferredPurchase
 from tests.clock import FIXED_NOW
+from tests.links_crawl import crawl
 
 MODELS = (Cluster, GpuPool, Team, CommitteeSeat, GpuRequest, ReviewCycle, PolicyChange, Score, Decision,
           FairShareSnapshot, RequestQuestion, AllocationPlan, AllocationWindow, UsageRecord, SchedulerClient,
@@ -307,6 +309,16 @@ class TestTheSeededDemo:
         assert state.balance == state.buffer - spend.amount and state.deferred > 0
         targets = dict(GpuPool.objects.values_list("slug", "queue_wait_target_minutes"))
         assert targets == {"a100": 15, "h100": 45}
+
+    def test_no_link_a_team_member_sees_answers_404_or_403(self, seeded_demo, db):
+        client = Client()
+        client.force_login(get_user_model().objects.get(username="search-dev"))
+        unreadable_pages: dict[str, list[str]] = {}
+        seen, found_on = crawl(client, "/", unreadable_pages)
+        dead = {url: f"{status} (linked from {found_on[url]})" for url, status in seen.items()
+                if status in (403, 404)}
+        assert not dead, f"{len(dead)} of {len(seen)} links a team member follows are dead ends: {dead}"
+        assert not unreadable_pages, f"pages that do not read well: {unreadable_pages}"
 
     def test_seed_demo_again_with_debug_on_needs_no_flag_and_changes_nothing(self, seeded_demo, db, settings, capsys):
         settings.DEBUG = True  # as `make run` seeds: no --i-know-this-is-not-production
