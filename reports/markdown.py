@@ -138,7 +138,7 @@ class _PlainTextSkipped(InlineTreeprocessor):
     """Python-Markdown's inline treeprocessor, passing over a text in which no inline pattern's expression is found:
     such a text comes out as it went in, after the treeprocessor has tried each of its 15 patterns on it, one step after
     another. In a week's record most texts are such (19,000 of 24,000 at 1,000 requests), and trying the patterns
-    on them was a third of its Markdown's CPU (docs/benchmarks.md, "The decision record's PDF").
+    on them was about a quarter of its Markdown's CPU (docs/benchmarks.md, "The decision record's PDF").
 
     It hooks Python-Markdown's private method for one text (`__handleInline`); should that change, the patterns are
     tried on every text again, as before: the HTML is the same either way."""
