@@ -59,3 +59,21 @@ def test_the_share_of_capacity_used_and_gpu_busy_time_are_two_charts():
     assert used_title == "share of pool capacity used, %"
     assert busy_title == "GPU busy time while in use, %"
     assert "utiliz" not in (used_title + busy_title).lower()
+
+
+def test_a_long_weeks_scores_print_in_slices_of_thirty_on_one_axis():
+    criteria = [{"key": "impact", "label": "Impact", "weight_pct": 60}, {"key": "urgency", "label": "Urgency",
+                                                                         "weight_pct": 40}]
+    ranking = [{"rank": n, "team": "A", "title": f"Run {n}", "scores": {"impact": 5, "urgency": 10}}
+               for n in range(1, 36)]
+    first, second = charts.decision_record_print_charts({"ranking": ranking, "rubric": {"criteria": criteria}})
+    assert (first.key, second.key) == ("scores-1", "scores-2")
+    assert first.title == "Weighted scores by request (0–100), ranks 1–30 of 35"
+    assert second.title == first.figure.layout.title.text.replace("1–30", "31–35") == second.figure.layout.title.text
+    layout = second.figure.layout
+    assert (layout.height, layout.bargap, layout.barmode, layout.title.x) == (600, 0.25, "stack", 0.02)
+    assert (layout.yaxis.autorange, layout.yaxis.tickfont.size, tuple(layout.xaxis.range)) == ("reversed", 9, (0, 100))
+    impact, urgency = second.figure.data
+    assert (impact.name, urgency.name) == ("Impact (60%)", "Urgency (40%)")
+    assert impact.y == tuple(f"#{n} A: Run {n}" for n in range(31, 36)) and impact.x == (30.0,) * 5
+    assert urgency.x == (40.0,) * 5 and impact.marker.color == charts.PALETTE[0]

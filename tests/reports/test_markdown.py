@@ -91,3 +91,24 @@ def test_wiki_link_labels_are_text_not_html():
 
 def test_linked_slugs_finds_page_links_only():
     assert linked_slugs("[[a-b]] [[request:3]] [[C|x]] `[[d]]`") == {"a-b", "c", "d"}
+
+
+SAMPLES = [
+    "plain words, no syntax at all",
+    "# Title\n\n**bold** _it_ `code` *one* __two__ ***three*** a_b_c 2 * 3\n\nline one  \nline two",
+    "| Rank | Request | Total |\n|---|---|---|\n| 1 | [[request:3\\|Run 1]] | 64.67 |\n| 2 | plain | 6.00 |"
+    "\n| 3 | `x|y` | a &amp; b &copy; <b>bold</b> |",
+    "> Granted: plain.\n\n_Request: [[request:14|Run 2]]; total 64.67; placed \\(480 GPU\\-hours\\)_",
+    "[site](https://example.com) ![img](/x.png) <https://example.com> <a@b.co> [ref][r]\n\n[r]: /archive/",
+    "<!-- a comment -->\n\nTerm\n: its definition\n\n```\n**not** [[code]]\n```\n\n1. one\n2. two",
+]
+
+
+def test_texts_without_inline_syntax_render_as_python_markdown_renders_them(monkeypatch):
+    """The texts passed over (no inline pattern found in them) come out as Python-Markdown's own inline step
+    leaves them: the same HTML for every sample and every payload of the corpus."""
+    from reports import markdown as markdown_module
+
+    ours = [render(text) for text in [*SAMPLES, *XSS_PAYLOADS]]
+    monkeypatch.setattr(markdown_module._PlainTextExtension, "extendMarkdown", lambda self, md: None)
+    assert [render(text) for text in [*SAMPLES, *XSS_PAYLOADS]] == ours
