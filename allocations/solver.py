@@ -32,9 +32,11 @@ repeated until nothing moves.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -295,15 +297,18 @@ def place_pool(
     cap = base.copy()
     placements: list[Placement] = [None] * len(jobs)
     values = [0] * len(jobs)
-    # Compulsory parts of the placed higher ranks: GPUs held at an hour wherever they start.
-    compulsory = ([0] * hours, [0] * hours)  # total, standard
+    # The capacity less the placed higher ranks' compulsory parts (the GPUs a window holds at an
+    # hour wherever it starts), kept up to date as ranks are placed, and the base capacity's free
+    # GPU-hours from hour 0 (total, standard): what the bounds of step 2 read.
+    room = base.copy()
+    energy = (_positive_sums(base.total), _positive_sums(base.standard))
     placeable = [j for j, job in enumerate(jobs) if job is not None and _placeable(job, cap)]
     blocks = time_blocks(jobs, placeable) if decompose else [placeable]
     stats.blocks += len(blocks)
     extra = budget * (min(BUDGET_SCALE_MAX, max(1, total_limit // BUDGET_GPUS)) - 1)
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
         budgets = (budget, extra if len(block) > EXTRA_RANKS else 0, repair_budget)
-        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, budgets, stats)
+        _place_block(jobs, block, greedy, placements, values, base, cap, (room, energy), budgets, stats)
     _polish(jobs, placements, cap)
     return placements
 
@@ -335,17 +340,19 @@ def _place_block(
     values: list[int],
     base: Capacity,
     cap: Capacity,
-    compulsory: tuple[list[int], list[int]],
+    bounds: tuple[Capacity, tuple[list[int], list[int]]],
     budgets: tuple[int, int, int],
     stats: PoolStats,
 ) -> None:
     """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order."""
     budget, extra, repair_budget = budgets
-    compulsory_total, compulsory_standard = compulsory
+    room, energy = bounds
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
     spent = 0
     repair_spent = 0
-    held: list[tuple[int, int, int, int, bool]] = []  # the placed ranks above: lo, hi, duration, GPUs, preemptible_ok
+    # The placed ranks above: their GPUs by (lo, hi, duration, preemptible_ok), and their bounds by connection.
+    held: dict[tuple[int, int, int, bool], int] = {}
+    connected = _Connected()
     for position, k in enumerate(block):
         job = jobs[k]
         assert job is not None
@@ -360,16 +367,17 @@ def _place_block(
             best, best_value = greedy[k], greedy_value
 
         if best_value < job.count:
-            bound = _upper_bound(job, base, compulsory_standard, compulsory_total)
+            bound = _upper_bound(job, room)
             if best_value < bound:
-                bound = _energy_bound(job, base, held, bound)
+                bound = _energy_bound(job, energy, held, bound)
             if best_value < bound:
-                component = _component(jobs, values, k, block[:position])
-                if len(component) <= 1:
+                linked = connected.count(job.lo, job.hi)  # the placed higher ranks whose bounds connect to k's
+                if linked == 0:
                     pass  # nothing above it can move out of its way: the fit is optimal
                 else:
                     solved: tuple[int, dict[int, Placement], int] = (-1, {}, 0)
-                    if spent < budget + extra and len(component) <= MAX_MODEL_JOBS:
+                    if spent < budget + extra and linked < MAX_MODEL_JOBS:
+                        component = sorted([k, *connected.ranks(job.lo, job.hi)])
                         limit = SOLVE_LIMIT if spent < budget else EXTRA_LIMIT
                         solved = _solve_rank(jobs, values, placements, best, k, component, base, limit, stats)
                         spent += solved[2]
@@ -416,42 +424,49 @@ def _place_block(
         values[k] = best_value
         if best is not None:
             _book(cap, job, best)
-            held.append((job.lo, job.hi, job.duration, best_value, job.preemptible_ok))
+            key = (job.lo, job.hi, job.duration, job.preemptible_ok)
+            held[key] = held.get(key, 0) + best_value
+            connected.add(job.lo, job.hi, k)
             first, last = job.hi - job.duration, job.lo + job.duration
             if first < last:
-                compulsory_total[first:last] = [v + best_value for v in compulsory_total[first:last]]
-                if not job.preemptible_ok:
-                    compulsory_standard[first:last] = [v + best_value for v in compulsory_standard[first:last]]
+                room.take(first, last, best_value, job.preemptible_ok)
 
 
-def _upper_bound(job: Job, base: Capacity, compulsory_standard: list[int], compulsory_total: list[int]) -> int:
-    """A count ``job`` cannot exceed whatever the higher ranks do: what is left beside their
-    compulsory parts, for its whole duration at some start, and in GPU-hours over its bounds."""
+def _upper_bound(job: Job, room: Capacity) -> int:
+    """A count ``job`` cannot exceed whatever the higher ranks do: what ``room`` (the capacity less
+    their compulsory parts) leaves, for its whole duration at some start, and in GPU-hours over its bounds."""
     lo, hi = job.lo, job.hi
-    total = [f - c for f, c in zip(base.total[lo:hi], compulsory_total[lo:hi], strict=True)]
-    if job.preemptible_ok:
-        free = total
-    else:
-        standard = [f - c for f, c in zip(base.standard[lo:hi], compulsory_standard[lo:hi], strict=True)]
-        free = list(map(min, standard, total))
-    found = best_fit(free, 0, len(free), job.duration, job.count, job.minimum)
+    free = room.total if job.preemptible_ok else room.view
+    found = best_fit(free, lo, hi, job.duration, job.count, job.minimum)
     if found is None:
         return 0
-    bound = min(found[1], sum(max(0, v) for v in free) // job.duration)
+    part = free[lo:hi]
+    gpu_hours = sum(part) if min(part) >= 0 else sum(v for v in part if v > 0)
+    bound = min(found[1], gpu_hours // job.duration)
     return bound if bound >= job.minimum else 0
 
 
-def _energy_bound(job: Job, base: Capacity, held: list[tuple[int, int, int, int, bool]], bound: int) -> int:
+def _positive_sums(free: Sequence[int]) -> list[int]:
+    """Free GPU-hours before each hour (hours short of capacity count as 0): [lo, hi) holds
+    ``sums[hi] - sums[lo]``."""
+    return list(accumulate((max(0, v) for v in free), initial=0))
+
+
+def _energy_bound(
+    job: Job, energy: tuple[list[int], list[int]], held: dict[tuple[int, int, int, bool], int], bound: int
+) -> int:
     """``bound`` lowered by energy: the GPU-hours the capacity has over the job's bounds
-    [lo, hi), less what each placed higher rank (``held``: lo, hi, duration, GPUs,
-    preemptible_ok) must spend inside them wherever it starts (its least overlap with
-    [lo, hi)), divided by the job's duration; on the total capacity, and for a job that may
-    not be preemptible on the standard capacity too (which preemptible ranks need not use)."""
+    [lo, hi) (``energy``: the base capacity's ``_positive_sums``, total and standard), less what
+    the placed higher ranks (``held``: their GPUs by lo, hi, duration, preemptible_ok) must spend
+    inside them wherever they start (their least overlap with [lo, hi)), divided by the job's
+    duration; on the total capacity, and for a job that may not be preemptible on the standard
+    capacity too (which preemptible ranks need not use)."""
     lo, hi, duration = job.lo, job.hi, job.duration
     span = hi - lo
-    total = sum(v for v in base.total[lo:hi] if v > 0)
-    standard = 0 if job.preemptible_ok else sum(v for v in base.standard[lo:hi] if v > 0)
-    for a, b, d, gpus, preemptible_ok in held:
+    total_sums, standard_sums = energy
+    total = total_sums[hi] - total_sums[lo]
+    standard = 0 if job.preemptible_ok else standard_sums[hi] - standard_sums[lo]
+    for (a, b, d, preemptible_ok), gpus in held.items():
         if a < hi and b > lo:
             least = min(d, span, a + d - lo, hi - b + d)
             if least > 0:
@@ -463,28 +478,46 @@ def _energy_bound(job: Job, base: Capacity, held: list[tuple[int, int, int, int,
     return bound if bound >= job.minimum else 0
 
 
-def _component(jobs: Sequence[Job | None], values: list[int], k: int, higher: Sequence[int]) -> list[int]:
-    """Rank k and the placed higher ranks (among ``higher``) whose bounds connect to its
-    bounds (overlap, directly or through other such ranks): the only ones that can make room
-    for it."""
-    job = jobs[k]
-    assert job is not None
-    spans = sorted((jobs[j].lo, jobs[j].hi, j) for j in higher if values[j] > 0)  # type: ignore[union-attr]
-    # grow the hull around [lo, hi) until no placed higher rank overlaps it
-    lo, hi = job.lo, job.hi
-    members = [k]
-    taken = [False] * len(spans)
-    changed = True
-    while changed:
-        changed = False
-        for i, (a, b, j) in enumerate(spans):
-            if not taken[i] and a < hi and b > lo:
-                taken[i] = True
-                members.append(j)
-                if a < lo or b > hi:
-                    lo, hi = min(lo, a), max(hi, b)
-                    changed = True
-    return sorted(members)
+class _Connected:
+    """Spans [lo, hi) of hours, grouped into the connected components of their overlaps (spans
+    that share an hour, directly or through others): each component's hull, in hour order, and
+    its members. Adding a span merges the components it touches; a query touches only the
+    components whose hull shares an hour with it (bisect on the hulls)."""
+
+    __slots__ = ("ends", "members", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.members: list[list[int]] = []
+
+    def _touching(self, lo: int, hi: int) -> range:
+        """The components whose hull shares an hour with [lo, hi); hulls are disjoint, so
+        both their starts and their ends are sorted."""
+        return range(bisect_right(self.ends, lo), bisect_left(self.starts, hi))
+
+    def add(self, lo: int, hi: int, member: int) -> None:
+        touching = self._touching(lo, hi)
+        first, last = touching.start, touching.stop
+        groups = self.members[first:last]
+        merged = max(groups, key=len, default=[])  # extend the largest: merging stays cheap
+        for group in groups:
+            if group is not merged:
+                merged.extend(group)
+        merged.append(member)
+        if groups:
+            lo, hi = min(lo, self.starts[first]), max(hi, self.ends[last - 1])
+        self.starts[first:last] = [lo]
+        self.ends[first:last] = [hi]
+        self.members[first:last] = [merged]
+
+    def count(self, lo: int, hi: int) -> int:
+        """How many spans connect to [lo, hi): those of the components it touches."""
+        return sum(len(self.members[i]) for i in self._touching(lo, hi))
+
+    def ranks(self, lo: int, hi: int) -> list[int]:
+        """The spans that connect to [lo, hi) (unordered)."""
+        return [member for i in self._touching(lo, hi) for member in self.members[i]]
 
 
 def _blocking(
