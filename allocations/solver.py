@@ -36,7 +36,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, groupby
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ class Capacity:
             self.standard = [standard_limit - v for v in fixed_standard]
         if fixed_total is not None:
             self.total = [total_limit - v for v in fixed_total]
-        self.view = list(map(min, self.standard, self.total))
+        self.view = [s if s < t else t for s, t in zip(self.standard, self.total, strict=True)]
 
     def copy(self) -> Capacity:
         other = Capacity(0, self.standard_limit, self.total_limit)
@@ -211,7 +211,9 @@ class Capacity:
     def take(self, start: int, end: int, count: int, preemptible: bool) -> None:
         self.total[start:end] = [v - count for v in self.total[start:end]]
         if preemptible:
-            self.view[start:end] = list(map(min, self.standard[start:end], self.total[start:end]))
+            self.view[start:end] = [
+                s if s < t else t for s, t in zip(self.standard[start:end], self.total[start:end], strict=True)
+            ]
         else:
             self.standard[start:end] = [v - count for v in self.standard[start:end]]
             self.view[start:end] = [v - count for v in self.view[start:end]]
@@ -596,26 +598,23 @@ def _solve_rank(
         intervals = [i for i, _ in items]
         demands = [d for _, d in items]
         hour = lo_all
-        while hour < hi_all:
-            height = capacity - max(0, free[hour])
-            end = hour + 1
-            while end < hi_all and capacity - max(0, free[end]) == height:
-                end += 1
-            if height > 0:
-                intervals.append(model.new_fixed_size_interval_var(hour, end - hour, f"b{hour}"))
-                demands.append(height)
-            hour = end
+        for free_gpus, run in groupby([v if v > 0 else 0 for v in free[lo_all:hi_all]]):  # runs of equal blocks
+            length = len(list(run))
+            if free_gpus < capacity:
+                intervals.append(model.new_fixed_size_interval_var(hour, length, f"b{hour}"))
+                demands.append(capacity - free_gpus)
+            hour += length
         model.add_cumulative(intervals, demands, capacity)  # type: ignore[arg-type]
 
     cumulative(total_items, base.total)
     cumulative(standard_items, base.standard)
     model.maximize(count_k)
-    for j in component:
-        placement = hint if j == k else placements[j]
-        if placement is not None:
-            model.add_hint(starts[j], placement[0])
-    model.add_hint(present_k, hint is not None)
-    model.add_hint(count_k, 0 if hint is None else hint[1])
+    # The hints as add_hint() writes them, in one call rather than two per variable.
+    hinted = [(starts[j], placements[j] if j != k else hint) for j in component]
+    hints = [(start.index, placement[0]) for start, placement in hinted if placement is not None]
+    hints += [(present_k.index, int(hint is not None)), (count_k.index, 0 if hint is None else hint[1])]
+    model.proto.solution_hint.vars.extend([var for var, _ in hints])
+    model.proto.solution_hint.values.extend([value for _, value in hints])
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
