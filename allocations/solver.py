@@ -242,19 +242,21 @@ def _placeable(job: Job, cap: Capacity) -> bool:
 def greedy_pool(jobs: Sequence[Job | None], cap: Capacity) -> list[Placement]:
     """Today's greedy, in rank order: standard first, the burst reserve only when no count in
     [minimum, count] fits on standard capacity. Books ``cap``. ``None`` jobs are skipped."""
-    out: list[Placement] = []
-    for job in jobs:
-        placement: Placement = None
-        if job is not None and _placeable(job, cap):
-            fit = cap.fit(job, False)
-            preemptible = False
-            if fit is None and job.preemptible_ok:
-                fit, preemptible = cap.fit(job, True), True
-            if fit is not None:
-                placement = (fit[0], fit[1], preemptible)
-                _book(cap, job, placement)
-        out.append(placement)
-    return out
+    return [_greedy_fit(job, cap) for job in jobs]
+
+
+def _greedy_fit(job: Job | None, cap: Capacity) -> Placement:
+    """Today's greedy for one job beside what ``cap`` holds, booked in ``cap``."""
+    placement: Placement = None
+    if job is not None and _placeable(job, cap):
+        fit = cap.fit(job, False)
+        preemptible = False
+        if fit is None and job.preemptible_ok:
+            fit, preemptible = cap.fit(job, True), True
+        if fit is not None:
+            placement = (fit[0], fit[1], preemptible)
+            _book(cap, job, placement)
+    return placement
 
 
 def _fit_now(job: Job, cap: Capacity) -> Placement:
@@ -295,7 +297,6 @@ def place_pool(
     the pool as one block (the tests compare the two)."""
     stats = stats if stats is not None else PoolStats()
     base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
-    greedy = greedy_pool(jobs, base.copy())
     cap = base.copy()
     placements: list[Placement] = [None] * len(jobs)
     values = [0] * len(jobs)
@@ -310,7 +311,7 @@ def place_pool(
     extra = budget * (min(BUDGET_SCALE_MAX, max(1, total_limit // BUDGET_GPUS)) - 1)
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
         budgets = (budget, extra if len(block) > EXTRA_RANKS else 0, repair_budget)
-        _place_block(jobs, block, greedy, placements, values, base, cap, (room, energy), budgets, stats)
+        _place_block(jobs, block, placements, values, base, cap, (room, energy), budgets, stats)
     _polish(jobs, placements, cap)
     return placements
 
@@ -337,7 +338,6 @@ def time_blocks(jobs: Sequence[Job | None], ranks: Sequence[int]) -> list[list[i
 def _place_block(
     jobs: Sequence[Job | None],
     block: list[int],
-    greedy: list[Placement],
     placements: list[Placement],
     values: list[int],
     base: Capacity,
@@ -350,6 +350,11 @@ def _place_block(
     budget, extra, repair_budget = budgets
     room, energy = bounds
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
+    # Today's greedy on the block's ranks (blocks share no hour: the same as on the whole pool), run only as
+    # far as the block follows it.
+    greedy: dict[int, Placement] = {}
+    greedy_cap = base.copy()
+    greedy_value = 0
     spent = 0
     repair_spent = 0
     # The placed ranks above: their GPUs by (lo, hi, duration, preemptible_ok), and their bounds by connection.
@@ -360,7 +365,9 @@ def _place_block(
         assert job is not None
         best = _fit_now(job, cap)
         best_value = 0 if best is None else best[1]
-        greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
+        if tracking_greedy:
+            greedy[k] = _greedy_fit(job, greedy_cap)
+            greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
         if tracking_greedy and greedy_value > best_value:
             for j in block[:position]:  # today's greedy placement of the ranks above has the same values
                 _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
@@ -666,7 +673,13 @@ def _model() -> cp_model_types.CpModel:
 def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity) -> None:
     """Make the placement canonical, in rank order, until nothing moves: the most GPUs each
     job can get beside all other windows, then the earliest start on standard capacity,
-    else the earliest start in the burst reserve. No job ever loses GPUs."""
+    else the earliest start in the burst reserve. No job ever loses GPUs.
+
+    A job is looked at again only when a move since it was last looked at freed or took an
+    hour of its bounds: its answer reads only those hours, so it would stay where it is."""
+    moves = 0
+    changed_at = [0] * len(cap.total)  # the move that last freed or took each hour (0: none)
+    settled = [-1] * len(jobs)  # the moves so far when each job was last made canonical (-1: not yet)
     for _ in range(_POLISH_ROUNDS):
         moved = False
         for k, job in enumerate(jobs):
@@ -674,6 +687,8 @@ def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capaci
                 continue
             current = placements[k]
             if current is not None and current[1] == job.count and not _may_move(job, current):
+                continue
+            if settled[k] >= 0 and max(changed_at[job.lo : job.hi]) <= settled[k]:
                 continue
             _book(cap, job, current, -1)
             count = 0 if current is None else current[1]
@@ -688,6 +703,11 @@ def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capaci
             if new != current:
                 placements[k] = new
                 moved = True
+                moves += 1
+                for window in (current, new):
+                    if window is not None:
+                        changed_at[window[0] : window[0] + job.duration] = [moves] * job.duration
+            settled[k] = moves
         if not moved:
             return
 
