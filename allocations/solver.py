@@ -109,7 +109,9 @@ class PoolStats:
     limit_hit: int = 0  # solves stopped by their deterministic limit
     improved: int = 0  # ranks where the solver beat the greedy fit
     deterministic_time: float = 0.0  # CP-SAT's, summed
-    skipped_budget: int = 0  # ranks left to the greedy fit because the budget was spent
+    # ranks below their full count left to their fit because the budgets were spent (once both are, whatever
+    # their bounds would say: they are not computed), or too connected for a repair
+    skipped_budget: int = 0
     blocks: int = 0  # independent time blocks the pool was cut into
     repairs: int = 0  # ranks past the budget sent to a repair (counted in solves too)
 
@@ -375,7 +377,9 @@ def _place_block(
                 _book(cap, jobs[j], placements[j])  # type: ignore[arg-type]
             best, best_value = greedy[k], greedy_value
 
-        if best_value < job.count:
+        if best_value < job.count and spent >= budget + extra and repair_spent >= repair_budget:
+            stats.skipped_budget += 1  # no solve or repair is left to the block: its fit stands, bounds or not
+        elif best_value < job.count:
             bound = _upper_bound(job, room)
             if best_value < bound:
                 bound = _energy_bound(job, energy, held, bound)
