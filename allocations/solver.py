@@ -237,6 +237,33 @@ def _book(cap: Capacity, job: Job, placement: Placement, sign: int = 1) -> None:
         cap.take(start, start + job.duration, sign * count, preemptible)
 
 
+def _unbook(cap: Capacity, job: Job, placement: Placement, changes: _Changes) -> None:
+    """Take a window out of ``cap``, recording the hours it leaves."""
+    _book(cap, job, placement, -1)
+    if placement is not None:
+        changes.record(placement[0], placement[0] + job.duration)
+
+
+class _Changes:
+    """The move that last freed or took each hour of a pool, by a running count of moves: a job
+    whose answer reads only the hours of its bounds gives the same answer while no move since
+    touched them."""
+
+    __slots__ = ("at", "count")
+
+    def __init__(self, hours: int) -> None:
+        self.at = [0] * hours
+        self.count = 0
+
+    def record(self, start: int, end: int) -> None:
+        self.count += 1
+        self.at[start:end] = [self.count] * (end - start)
+
+    def since(self, lo: int, hi: int, moves: int) -> bool:
+        """Whether a move after the first ``moves`` freed or took an hour of [lo, hi)."""
+        return max(self.at[lo:hi]) > moves
+
+
 def _placeable(job: Job, cap: Capacity) -> bool:
     return job.hi - job.lo >= job.duration and job.minimum <= job.count
 
@@ -311,10 +338,12 @@ def place_pool(
     blocks = time_blocks(jobs, placeable) if decompose else [placeable]
     stats.blocks += len(blocks)
     extra = budget * (min(BUDGET_SCALE_MAX, max(1, total_limit // BUDGET_GPUS)) - 1)
+    changes = _Changes(hours)
+    settled = [-1] * len(jobs)  # for a rank the loop left without a window: the moves before its fit found none
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
         budgets = (budget, extra if len(block) > EXTRA_RANKS else 0, repair_budget)
-        _place_block(jobs, block, placements, values, base, cap, (room, energy), budgets, stats)
-    _polish(jobs, placements, cap)
+        _place_block(jobs, block, placements, values, base, cap, (room, energy), budgets, stats, changes, settled)
+    _polish(jobs, placements, cap, changes, settled)
     return placements
 
 
@@ -347,8 +376,12 @@ def _place_block(
     bounds: tuple[Capacity, tuple[list[int], list[int]]],
     budgets: tuple[int, int, int],
     stats: PoolStats,
+    changes: _Changes,
+    settled: list[int],
 ) -> None:
-    """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order."""
+    """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order.
+    Records in ``changes`` the hours a moved window leaves, and in ``settled`` the moves before the
+    fit of each rank left without a window (``_polish`` reads both)."""
     budget, extra, repair_budget = budgets
     room, energy = bounds
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
@@ -365,6 +398,7 @@ def _place_block(
     for position, k in enumerate(block):
         job = jobs[k]
         assert job is not None
+        moves_before = changes.count
         best = _fit_now(job, cap)
         best_value = 0 if best is None else best[1]
         if tracking_greedy:
@@ -372,7 +406,7 @@ def _place_block(
             greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
         if tracking_greedy and greedy_value > best_value:
             for j in block[:position]:  # today's greedy placement of the ranks above has the same values
-                _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                _unbook(cap, jobs[j], placements[j], changes)  # type: ignore[arg-type]
                 placements[j] = greedy[j]
                 _book(cap, jobs[j], placements[j])  # type: ignore[arg-type]
             best, best_value = greedy[k], greedy_value
@@ -426,7 +460,7 @@ def _place_block(
                         stats.improved += 1
                         for j, placement in solved[1].items():
                             if j != k:
-                                _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                                _unbook(cap, jobs[j], placements[j], changes)  # type: ignore[arg-type]
                                 placements[j] = placement
                                 _book(cap, jobs[j], placement)  # type: ignore[arg-type]
                         best, best_value = solved[1][k], solved[0]
@@ -434,6 +468,8 @@ def _place_block(
         if tracking_greedy and best_value != greedy_value:
             tracking_greedy = False
         placements[k] = best
+        if best is None:
+            settled[k] = moves_before
         values[k] = best_value
         if best is not None:
             _book(cap, job, best)
@@ -674,16 +710,18 @@ def _model() -> cp_model_types.CpModel:
     return _MODEL_CLASS()
 
 
-def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity) -> None:
+def _polish(
+    jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity, changes: _Changes, settled: list[int]
+) -> None:
     """Make the placement canonical, in rank order, until nothing moves: the most GPUs each
     job can get beside all other windows, then the earliest start on standard capacity,
     else the earliest start in the burst reserve. No job ever loses GPUs.
 
-    A job is looked at again only when a move since it was last looked at freed or took an
-    hour of its bounds: its answer reads only those hours, so it would stay where it is."""
-    moves = 0
-    changed_at = [0] * len(cap.total)  # the move that last freed or took each hour (0: none)
-    settled = [-1] * len(jobs)  # the moves so far when each job was last made canonical (-1: not yet)
+    A job is looked at again only when a move since it was last looked at (``settled``: the
+    moves before; -1 for not yet) freed or took an hour of its bounds: its answer reads only
+    those hours, so it would stay where it is. The rank loop's moves count too: a job that got
+    no window there finds none while no window has left its bounds, since the windows placed
+    since (lower ranks) only take capacity."""
     for _ in range(_POLISH_ROUNDS):
         moved = False
         for k, job in enumerate(jobs):
@@ -692,7 +730,7 @@ def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capaci
             current = placements[k]
             if current is not None and current[1] == job.count and not _may_move(job, current):
                 continue
-            if settled[k] >= 0 and max(changed_at[job.lo : job.hi]) <= settled[k]:
+            if settled[k] >= 0 and not changes.since(job.lo, job.hi, settled[k]):
                 continue
             _book(cap, job, current, -1)
             count = 0 if current is None else current[1]
@@ -707,11 +745,10 @@ def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capaci
             if new != current:
                 placements[k] = new
                 moved = True
-                moves += 1
                 for window in (current, new):
                     if window is not None:
-                        changed_at[window[0] : window[0] + job.duration] = [moves] * job.duration
-            settled[k] = moves
+                        changes.record(window[0], window[0] + job.duration)
+            settled[k] = changes.count
         if not moved:
             return
 
