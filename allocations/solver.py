@@ -604,23 +604,18 @@ def _solve_rank(
     starts = {}
     total_items: list[tuple[object, object]] = []
     standard_items: list[tuple[object, object]] = []
-    domains = {}  # first and last start of each member
-    for j in component:
-        job = jobs[j]
-        assert job is not None
-        first, last = job.lo, job.hi - job.duration
-        placement = hint if j == k else placements[j]
-        if reach is not None and placement is not None:  # a repair moves windows a little only
-            first, last = max(first, placement[0] - reach), min(last, placement[0] + reach)
-        domains[j] = (first, last)
-    lo_all = min(domains[j][0] for j in component)
-    hi_all = max(domains[j][1] + jobs[j].duration for j in component)  # type: ignore[union-attr]
+    lo_all, hi_all = len(base.total), 0  # the hours any member may cover
     count_k = None
     present_k = None
     for j in component:
         job = jobs[j]
         assert job is not None
-        start = model.new_int_var(*domains[j], f"s{j}")
+        first, last = job.lo, job.hi - job.duration  # its first and last start
+        placement = hint if j == k else placements[j]
+        if reach is not None and placement is not None:  # a repair moves windows a little only
+            first, last = max(first, placement[0] - reach), min(last, placement[0] + reach)
+        lo_all, hi_all = min(lo_all, first), max(hi_all, last + job.duration)
+        start = model.new_int_var(first, last, f"s{j}")
         starts[j] = start
         if j == k:
             present_k = model.new_bool_var("p")
@@ -679,7 +674,8 @@ def _solve_rank(
         stats.limit_hit += 1
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return -1, {}, spent
-    value = solver.value(count_k)
+    solution = list(solver.response_proto.solution)  # every variable's value, by index: one call, not one each
+    value = solution[count_k.index]
     result: dict[int, Placement] = {}
     for j in component:
         job = jobs[j]
@@ -687,7 +683,7 @@ def _solve_rank(
         if j == k and value == 0:
             result[j] = None
         else:
-            result[j] = (solver.value(starts[j]), value if j == k else values[j], job.preemptible_ok)
+            result[j] = (solution[starts[j].index], value if j == k else values[j], job.preemptible_ok)
     return value, result, spent
 
 
