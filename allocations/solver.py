@@ -119,8 +119,17 @@ class PoolStats:
 # --- free-capacity searches on an hourly array ------------------------------------------
 
 
+def _no_run(free: Sequence[int], lo: int, hi: int, need: int, hours: int) -> bool:
+    """True when the sample says no ``hours`` consecutive hours of [lo, hi) all have ``need`` free:
+    every such run holds one of the hours lo + hours - 1, lo + 2 × hours - 1, ..., so when none
+    of those has ``need``, none fits. A C-level slice, before the full scan; False proves nothing."""
+    return max(free[lo + hours - 1 : hi : hours], default=need - 1) < need
+
+
 def first_run(free: Sequence[int], lo: int, hi: int, need: int, hours: int) -> int:
     """Earliest s in [lo, hi - hours] with ``free[h] >= need`` for all h in [s, s + hours)."""
+    if _no_run(free, lo, hi, need, hours):
+        return -1
     ok = bytes([v >= need for v in free[lo:hi]])
     found = ok.find(b"\x01" * hours)
     return -1 if found < 0 else lo + found
@@ -141,12 +150,12 @@ def best_fit(free: Sequence[int], lo: int, hi: int, hours: int, count: int, mini
 
     One pass of a sliding-window minimum over [lo, hi): the deque holds the hours of the
     current window whose free counts increase from front to back, so its front is the
-    window's minimum. O(hi - lo); two C-level shortcuts answer the common cases first.
+    window's minimum. O(hi - lo); C-level shortcuts answer the common cases first.
     Requires ``hi - lo >= hours``.
     """
     if min(free[lo : lo + hours]) >= count:  # fits at the earliest start
         return lo, count
-    if max(free[lo:hi]) < minimum:  # no single hour has room
+    if _no_run(free, lo, hi, minimum, hours):  # not even the minimum fits: a sample of the hours says so
         return None
     if bytes([v >= minimum for v in free[lo:hi]]).find(b"\x01" * hours) < 0:  # not even the minimum fits
         return None
