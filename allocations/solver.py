@@ -531,8 +531,8 @@ def _energy_bound(
                 total -= gpus * least
                 if not preemptible_ok:
                     standard -= gpus * least
-    energy = total if job.preemptible_ok else min(total, standard)
-    bound = min(bound, max(0, energy) // duration)
+    gpu_hours = total if job.preemptible_ok else min(total, standard)
+    bound = min(bound, max(0, gpu_hours) // duration)
     return bound if bound >= job.minimum else 0
 
 
