@@ -32,9 +32,11 @@ repeated until nothing moves.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate, groupby
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -107,7 +109,9 @@ class PoolStats:
     limit_hit: int = 0  # solves stopped by their deterministic limit
     improved: int = 0  # ranks where the solver beat the greedy fit
     deterministic_time: float = 0.0  # CP-SAT's, summed
-    skipped_budget: int = 0  # ranks left to the greedy fit because the budget was spent
+    # ranks below their full count left to their fit because the budgets were spent (once both are, whatever
+    # their bounds would say: they are not computed), or too connected for a repair
+    skipped_budget: int = 0
     blocks: int = 0  # independent time blocks the pool was cut into
     repairs: int = 0  # ranks past the budget sent to a repair (counted in solves too)
 
@@ -115,8 +119,17 @@ class PoolStats:
 # --- free-capacity searches on an hourly array ------------------------------------------
 
 
+def _no_run(free: Sequence[int], lo: int, hi: int, need: int, hours: int) -> bool:
+    """True when the sample says no ``hours`` consecutive hours of [lo, hi) all have ``need`` free:
+    every such run holds one of the hours lo + hours - 1, lo + 2 × hours - 1, ..., so when none
+    of those has ``need``, none fits. A C-level slice, before the full scan; False proves nothing."""
+    return max(free[lo + hours - 1 : hi : hours], default=need - 1) < need
+
+
 def first_run(free: Sequence[int], lo: int, hi: int, need: int, hours: int) -> int:
     """Earliest s in [lo, hi - hours] with ``free[h] >= need`` for all h in [s, s + hours)."""
+    if _no_run(free, lo, hi, need, hours):
+        return -1
     ok = bytes([v >= need for v in free[lo:hi]])
     found = ok.find(b"\x01" * hours)
     return -1 if found < 0 else lo + found
@@ -137,12 +150,12 @@ def best_fit(free: Sequence[int], lo: int, hi: int, hours: int, count: int, mini
 
     One pass of a sliding-window minimum over [lo, hi): the deque holds the hours of the
     current window whose free counts increase from front to back, so its front is the
-    window's minimum. O(hi - lo); two C-level shortcuts answer the common cases first.
+    window's minimum. O(hi - lo); C-level shortcuts answer the common cases first.
     Requires ``hi - lo >= hours``.
     """
     if min(free[lo : lo + hours]) >= count:  # fits at the earliest start
         return lo, count
-    if max(free[lo:hi]) < minimum:  # no single hour has room
+    if _no_run(free, lo, hi, minimum, hours):  # not even the minimum fits: a sample of the hours says so
         return None
     if bytes([v >= minimum for v in free[lo:hi]]).find(b"\x01" * hours) < 0:  # not even the minimum fits
         return None
@@ -197,7 +210,7 @@ class Capacity:
             self.standard = [standard_limit - v for v in fixed_standard]
         if fixed_total is not None:
             self.total = [total_limit - v for v in fixed_total]
-        self.view = list(map(min, self.standard, self.total))
+        self.view = [s if s < t else t for s, t in zip(self.standard, self.total, strict=True)]
 
     def copy(self) -> Capacity:
         other = Capacity(0, self.standard_limit, self.total_limit)
@@ -209,7 +222,9 @@ class Capacity:
     def take(self, start: int, end: int, count: int, preemptible: bool) -> None:
         self.total[start:end] = [v - count for v in self.total[start:end]]
         if preemptible:
-            self.view[start:end] = list(map(min, self.standard[start:end], self.total[start:end]))
+            self.view[start:end] = [
+                s if s < t else t for s, t in zip(self.standard[start:end], self.total[start:end], strict=True)
+            ]
         else:
             self.standard[start:end] = [v - count for v in self.standard[start:end]]
             self.view[start:end] = [v - count for v in self.view[start:end]]
@@ -231,6 +246,33 @@ def _book(cap: Capacity, job: Job, placement: Placement, sign: int = 1) -> None:
         cap.take(start, start + job.duration, sign * count, preemptible)
 
 
+def _unbook(cap: Capacity, job: Job, placement: Placement, changes: _Changes) -> None:
+    """Take a window out of ``cap``, recording the hours it leaves."""
+    _book(cap, job, placement, -1)
+    if placement is not None:
+        changes.record(placement[0], placement[0] + job.duration)
+
+
+class _Changes:
+    """The move that last freed or took each hour of a pool, by a running count of moves: a job
+    whose answer reads only the hours of its bounds gives the same answer while no move since
+    touched them."""
+
+    __slots__ = ("at", "count")
+
+    def __init__(self, hours: int) -> None:
+        self.at = [0] * hours
+        self.count = 0
+
+    def record(self, start: int, end: int) -> None:
+        self.count += 1
+        self.at[start:end] = [self.count] * (end - start)
+
+    def since(self, lo: int, hi: int, moves: int) -> bool:
+        """Whether a move after the first ``moves`` freed or took an hour of [lo, hi)."""
+        return max(self.at[lo:hi]) > moves
+
+
 def _placeable(job: Job, cap: Capacity) -> bool:
     return job.hi - job.lo >= job.duration and job.minimum <= job.count
 
@@ -238,19 +280,21 @@ def _placeable(job: Job, cap: Capacity) -> bool:
 def greedy_pool(jobs: Sequence[Job | None], cap: Capacity) -> list[Placement]:
     """Today's greedy, in rank order: standard first, the burst reserve only when no count in
     [minimum, count] fits on standard capacity. Books ``cap``. ``None`` jobs are skipped."""
-    out: list[Placement] = []
-    for job in jobs:
-        placement: Placement = None
-        if job is not None and _placeable(job, cap):
-            fit = cap.fit(job, False)
-            preemptible = False
-            if fit is None and job.preemptible_ok:
-                fit, preemptible = cap.fit(job, True), True
-            if fit is not None:
-                placement = (fit[0], fit[1], preemptible)
-                _book(cap, job, placement)
-        out.append(placement)
-    return out
+    return [_greedy_fit(job, cap) for job in jobs]
+
+
+def _greedy_fit(job: Job | None, cap: Capacity) -> Placement:
+    """Today's greedy for one job beside what ``cap`` holds, booked in ``cap``."""
+    placement: Placement = None
+    if job is not None and _placeable(job, cap):
+        fit = cap.fit(job, False)
+        preemptible = False
+        if fit is None and job.preemptible_ok:
+            fit, preemptible = cap.fit(job, True), True
+        if fit is not None:
+            placement = (fit[0], fit[1], preemptible)
+            _book(cap, job, placement)
+    return placement
 
 
 def _fit_now(job: Job, cap: Capacity) -> Placement:
@@ -291,20 +335,24 @@ def place_pool(
     the pool as one block (the tests compare the two)."""
     stats = stats if stats is not None else PoolStats()
     base = Capacity(hours, standard_limit, total_limit, fixed_standard, fixed_total)
-    greedy = greedy_pool(jobs, base.copy())
     cap = base.copy()
     placements: list[Placement] = [None] * len(jobs)
     values = [0] * len(jobs)
-    # Compulsory parts of the placed higher ranks: GPUs held at an hour wherever they start.
-    compulsory = ([0] * hours, [0] * hours)  # total, standard
+    # The capacity less the placed higher ranks' compulsory parts (the GPUs a window holds at an
+    # hour wherever it starts), kept up to date as ranks are placed, and the base capacity's free
+    # GPU-hours from hour 0 (total, standard): what the bounds of step 2 read.
+    room = base.copy()
+    energy = (_positive_sums(base.total), _positive_sums(base.standard))
     placeable = [j for j, job in enumerate(jobs) if job is not None and _placeable(job, cap)]
     blocks = time_blocks(jobs, placeable) if decompose else [placeable]
     stats.blocks += len(blocks)
     extra = budget * (min(BUDGET_SCALE_MAX, max(1, total_limit // BUDGET_GPUS)) - 1)
+    changes = _Changes(hours)
+    settled = [-1] * len(jobs)  # for a rank the loop left without a window: the moves before its fit found none
     for block in blocks:  # blocks share no hour: each sees only its own windows in ``cap``
         budgets = (budget, extra if len(block) > EXTRA_RANKS else 0, repair_budget)
-        _place_block(jobs, block, greedy, placements, values, base, cap, compulsory, budgets, stats)
-    _polish(jobs, placements, cap)
+        _place_block(jobs, block, placements, values, base, cap, (room, energy), budgets, stats, changes, settled)
+    _polish(jobs, placements, cap, changes, settled)
     return placements
 
 
@@ -330,46 +378,62 @@ def time_blocks(jobs: Sequence[Job | None], ranks: Sequence[int]) -> list[list[i
 def _place_block(
     jobs: Sequence[Job | None],
     block: list[int],
-    greedy: list[Placement],
     placements: list[Placement],
     values: list[int],
     base: Capacity,
     cap: Capacity,
-    compulsory: tuple[list[int], list[int]],
+    bounds: tuple[Capacity, tuple[list[int], list[int]]],
     budgets: tuple[int, int, int],
     stats: PoolStats,
+    changes: _Changes,
+    settled: list[int],
 ) -> None:
-    """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order."""
+    """The rank loop (greedy fit, bounds, CP-SAT, repairs) over one block's ranks, in rank order.
+    Records in ``changes`` the hours a moved window leaves, and in ``settled`` the moves before the
+    fit of each rank left without a window (``_polish`` reads both)."""
     budget, extra, repair_budget = budgets
-    compulsory_total, compulsory_standard = compulsory
+    room, energy = bounds
     tracking_greedy = True  # every rank of the block so far got exactly what the greedy gave it
+    # Today's greedy on the block's ranks (blocks share no hour: the same as on the whole pool), run only as
+    # far as the block follows it.
+    greedy: dict[int, Placement] = {}
+    greedy_cap = base.copy()
+    greedy_value = 0
     spent = 0
     repair_spent = 0
-    held: list[tuple[int, int, int, int, bool]] = []  # the placed ranks above: lo, hi, duration, GPUs, preemptible_ok
+    # The placed ranks above: their GPUs by (lo, hi, duration, preemptible_ok), and their bounds by connection.
+    held: dict[tuple[int, int, int, bool], int] = {}
+    connected = _Connected()
     for position, k in enumerate(block):
         job = jobs[k]
         assert job is not None
+        moves_before = changes.count
         best = _fit_now(job, cap)
         best_value = 0 if best is None else best[1]
-        greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
+        if tracking_greedy:
+            greedy[k] = _greedy_fit(job, greedy_cap)
+            greedy_value = 0 if greedy[k] is None else greedy[k][1]  # type: ignore[index]
         if tracking_greedy and greedy_value > best_value:
             for j in block[:position]:  # today's greedy placement of the ranks above has the same values
-                _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                _unbook(cap, jobs[j], placements[j], changes)  # type: ignore[arg-type]
                 placements[j] = greedy[j]
                 _book(cap, jobs[j], placements[j])  # type: ignore[arg-type]
             best, best_value = greedy[k], greedy_value
 
-        if best_value < job.count:
-            bound = _upper_bound(job, base, compulsory_standard, compulsory_total)
+        if best_value < job.count and spent >= budget + extra and repair_spent >= repair_budget:
+            stats.skipped_budget += 1  # no solve or repair is left to the block: its fit stands, bounds or not
+        elif best_value < job.count:
+            bound = _upper_bound(job, room)
             if best_value < bound:
-                bound = _energy_bound(job, base, held, bound)
+                bound = _energy_bound(job, energy, held, bound)
             if best_value < bound:
-                component = _component(jobs, values, k, block[:position])
-                if len(component) <= 1:
+                linked = connected.count(job.lo, job.hi)  # the placed higher ranks whose bounds connect to k's
+                if linked == 0:
                     pass  # nothing above it can move out of its way: the fit is optimal
                 else:
                     solved: tuple[int, dict[int, Placement], int] = (-1, {}, 0)
-                    if spent < budget + extra and len(component) <= MAX_MODEL_JOBS:
+                    if spent < budget + extra and linked < MAX_MODEL_JOBS:
+                        component = sorted([k, *connected.ranks(job.lo, job.hi)])
                         limit = SOLVE_LIMIT if spent < budget else EXTRA_LIMIT
                         solved = _solve_rank(jobs, values, placements, best, k, component, base, limit, stats)
                         spent += solved[2]
@@ -405,7 +469,7 @@ def _place_block(
                         stats.improved += 1
                         for j, placement in solved[1].items():
                             if j != k:
-                                _book(cap, jobs[j], placements[j], -1)  # type: ignore[arg-type]
+                                _unbook(cap, jobs[j], placements[j], changes)  # type: ignore[arg-type]
                                 placements[j] = placement
                                 _book(cap, jobs[j], placement)  # type: ignore[arg-type]
                         best, best_value = solved[1][k], solved[0]
@@ -413,78 +477,105 @@ def _place_block(
         if tracking_greedy and best_value != greedy_value:
             tracking_greedy = False
         placements[k] = best
+        if best is None:
+            settled[k] = moves_before
         values[k] = best_value
         if best is not None:
             _book(cap, job, best)
-            held.append((job.lo, job.hi, job.duration, best_value, job.preemptible_ok))
+            key = (job.lo, job.hi, job.duration, job.preemptible_ok)
+            held[key] = held.get(key, 0) + best_value
+            connected.add(job.lo, job.hi, k)
             first, last = job.hi - job.duration, job.lo + job.duration
             if first < last:
-                compulsory_total[first:last] = [v + best_value for v in compulsory_total[first:last]]
-                if not job.preemptible_ok:
-                    compulsory_standard[first:last] = [v + best_value for v in compulsory_standard[first:last]]
+                room.take(first, last, best_value, job.preemptible_ok)
 
 
-def _upper_bound(job: Job, base: Capacity, compulsory_standard: list[int], compulsory_total: list[int]) -> int:
-    """A count ``job`` cannot exceed whatever the higher ranks do: what is left beside their
-    compulsory parts, for its whole duration at some start, and in GPU-hours over its bounds."""
+def _upper_bound(job: Job, room: Capacity) -> int:
+    """A count ``job`` cannot exceed whatever the higher ranks do: what ``room`` (the capacity less
+    their compulsory parts) leaves, for its whole duration at some start, and in GPU-hours over its bounds."""
     lo, hi = job.lo, job.hi
-    total = [f - c for f, c in zip(base.total[lo:hi], compulsory_total[lo:hi], strict=True)]
-    if job.preemptible_ok:
-        free = total
-    else:
-        standard = [f - c for f, c in zip(base.standard[lo:hi], compulsory_standard[lo:hi], strict=True)]
-        free = list(map(min, standard, total))
-    found = best_fit(free, 0, len(free), job.duration, job.count, job.minimum)
+    free = room.total if job.preemptible_ok else room.view
+    found = best_fit(free, lo, hi, job.duration, job.count, job.minimum)
     if found is None:
         return 0
-    bound = min(found[1], sum(max(0, v) for v in free) // job.duration)
+    part = free[lo:hi]
+    gpu_hours = sum(part) if min(part) >= 0 else sum(v for v in part if v > 0)
+    bound = min(found[1], gpu_hours // job.duration)
     return bound if bound >= job.minimum else 0
 
 
-def _energy_bound(job: Job, base: Capacity, held: list[tuple[int, int, int, int, bool]], bound: int) -> int:
+def _positive_sums(free: Sequence[int]) -> list[int]:
+    """Free GPU-hours before each hour (hours short of capacity count as 0): [lo, hi) holds
+    ``sums[hi] - sums[lo]``."""
+    return list(accumulate((max(0, v) for v in free), initial=0))
+
+
+def _energy_bound(
+    job: Job, energy: tuple[list[int], list[int]], held: dict[tuple[int, int, int, bool], int], bound: int
+) -> int:
     """``bound`` lowered by energy: the GPU-hours the capacity has over the job's bounds
-    [lo, hi), less what each placed higher rank (``held``: lo, hi, duration, GPUs,
-    preemptible_ok) must spend inside them wherever it starts (its least overlap with
-    [lo, hi)), divided by the job's duration; on the total capacity, and for a job that may
-    not be preemptible on the standard capacity too (which preemptible ranks need not use)."""
+    [lo, hi) (``energy``: the base capacity's ``_positive_sums``, total and standard), less what
+    the placed higher ranks (``held``: their GPUs by lo, hi, duration, preemptible_ok) must spend
+    inside them wherever they start (their least overlap with [lo, hi)), divided by the job's
+    duration; on the total capacity, and for a job that may not be preemptible on the standard
+    capacity too (which preemptible ranks need not use)."""
     lo, hi, duration = job.lo, job.hi, job.duration
     span = hi - lo
-    total = sum(v for v in base.total[lo:hi] if v > 0)
-    standard = 0 if job.preemptible_ok else sum(v for v in base.standard[lo:hi] if v > 0)
-    for a, b, d, gpus, preemptible_ok in held:
+    total_sums, standard_sums = energy
+    total = total_sums[hi] - total_sums[lo]
+    standard = 0 if job.preemptible_ok else standard_sums[hi] - standard_sums[lo]
+    for (a, b, d, preemptible_ok), gpus in held.items():
         if a < hi and b > lo:
             least = min(d, span, a + d - lo, hi - b + d)
             if least > 0:
                 total -= gpus * least
                 if not preemptible_ok:
                     standard -= gpus * least
-    energy = total if job.preemptible_ok else min(total, standard)
-    bound = min(bound, max(0, energy) // duration)
+    gpu_hours = total if job.preemptible_ok else min(total, standard)
+    bound = min(bound, max(0, gpu_hours) // duration)
     return bound if bound >= job.minimum else 0
 
 
-def _component(jobs: Sequence[Job | None], values: list[int], k: int, higher: Sequence[int]) -> list[int]:
-    """Rank k and the placed higher ranks (among ``higher``) whose bounds connect to its
-    bounds (overlap, directly or through other such ranks): the only ones that can make room
-    for it."""
-    job = jobs[k]
-    assert job is not None
-    spans = sorted((jobs[j].lo, jobs[j].hi, j) for j in higher if values[j] > 0)  # type: ignore[union-attr]
-    # grow the hull around [lo, hi) until no placed higher rank overlaps it
-    lo, hi = job.lo, job.hi
-    members = [k]
-    taken = [False] * len(spans)
-    changed = True
-    while changed:
-        changed = False
-        for i, (a, b, j) in enumerate(spans):
-            if not taken[i] and a < hi and b > lo:
-                taken[i] = True
-                members.append(j)
-                if a < lo or b > hi:
-                    lo, hi = min(lo, a), max(hi, b)
-                    changed = True
-    return sorted(members)
+class _Connected:
+    """Spans [lo, hi) of hours, grouped into the connected components of their overlaps (spans
+    that share an hour, directly or through others): each component's hull, in hour order, and
+    its members. Adding a span merges the components it touches; a query touches only the
+    components whose hull shares an hour with it (bisect on the hulls)."""
+
+    __slots__ = ("ends", "members", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.members: list[list[int]] = []
+
+    def _touching(self, lo: int, hi: int) -> range:
+        """The components whose hull shares an hour with [lo, hi); hulls are disjoint, so
+        both their starts and their ends are sorted."""
+        return range(bisect_right(self.ends, lo), bisect_left(self.starts, hi))
+
+    def add(self, lo: int, hi: int, member: int) -> None:
+        touching = self._touching(lo, hi)
+        first, last = touching.start, touching.stop
+        groups = self.members[first:last]
+        merged = max(groups, key=len, default=[])  # extend the largest: merging stays cheap
+        for group in groups:
+            if group is not merged:
+                merged.extend(group)
+        merged.append(member)
+        if groups:
+            lo, hi = min(lo, self.starts[first]), max(hi, self.ends[last - 1])
+        self.starts[first:last] = [lo]
+        self.ends[first:last] = [hi]
+        self.members[first:last] = [merged]
+
+    def count(self, lo: int, hi: int) -> int:
+        """How many spans connect to [lo, hi): those of the components it touches."""
+        return sum(len(self.members[i]) for i in self._touching(lo, hi))
+
+    def ranks(self, lo: int, hi: int) -> list[int]:
+        """The spans that connect to [lo, hi) (unordered)."""
+        return [member for i in self._touching(lo, hi) for member in self.members[i]]
 
 
 def _blocking(
@@ -522,23 +613,18 @@ def _solve_rank(
     starts = {}
     total_items: list[tuple[object, object]] = []
     standard_items: list[tuple[object, object]] = []
-    domains = {}  # first and last start of each member
-    for j in component:
-        job = jobs[j]
-        assert job is not None
-        first, last = job.lo, job.hi - job.duration
-        placement = hint if j == k else placements[j]
-        if reach is not None and placement is not None:  # a repair moves windows a little only
-            first, last = max(first, placement[0] - reach), min(last, placement[0] + reach)
-        domains[j] = (first, last)
-    lo_all = min(domains[j][0] for j in component)
-    hi_all = max(domains[j][1] + jobs[j].duration for j in component)  # type: ignore[union-attr]
+    lo_all, hi_all = len(base.total), 0  # the hours any member may cover
     count_k = None
     present_k = None
     for j in component:
         job = jobs[j]
         assert job is not None
-        start = model.new_int_var(*domains[j], f"s{j}")
+        first, last = job.lo, job.hi - job.duration  # its first and last start
+        placement = hint if j == k else placements[j]
+        if reach is not None and placement is not None:  # a repair moves windows a little only
+            first, last = max(first, placement[0] - reach), min(last, placement[0] + reach)
+        lo_all, hi_all = min(lo_all, first), max(hi_all, last + job.duration)
+        start = model.new_int_var(first, last, f"s{j}")
         starts[j] = start
         if j == k:
             present_k = model.new_bool_var("p")
@@ -563,26 +649,23 @@ def _solve_rank(
         intervals = [i for i, _ in items]
         demands = [d for _, d in items]
         hour = lo_all
-        while hour < hi_all:
-            height = capacity - max(0, free[hour])
-            end = hour + 1
-            while end < hi_all and capacity - max(0, free[end]) == height:
-                end += 1
-            if height > 0:
-                intervals.append(model.new_fixed_size_interval_var(hour, end - hour, f"b{hour}"))
-                demands.append(height)
-            hour = end
+        for free_gpus, run in groupby([v if v > 0 else 0 for v in free[lo_all:hi_all]]):  # runs of equal blocks
+            length = len(list(run))
+            if free_gpus < capacity:
+                intervals.append(model.new_fixed_size_interval_var(hour, length, f"b{hour}"))
+                demands.append(capacity - free_gpus)
+            hour += length
         model.add_cumulative(intervals, demands, capacity)  # type: ignore[arg-type]
 
     cumulative(total_items, base.total)
     cumulative(standard_items, base.standard)
     model.maximize(count_k)
-    for j in component:
-        placement = hint if j == k else placements[j]
-        if placement is not None:
-            model.add_hint(starts[j], placement[0])
-    model.add_hint(present_k, hint is not None)
-    model.add_hint(count_k, 0 if hint is None else hint[1])
+    # The hints as add_hint() writes them, in one call rather than two per variable.
+    hinted = [(starts[j], placements[j] if j != k else hint) for j in component]
+    hints = [(start.index, placement[0]) for start, placement in hinted if placement is not None]
+    hints += [(present_k.index, int(hint is not None)), (count_k.index, 0 if hint is None else hint[1])]
+    model.proto.solution_hint.vars.extend([var for var, _ in hints])
+    model.proto.solution_hint.values.extend([value for _, value in hints])
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -600,7 +683,8 @@ def _solve_rank(
         stats.limit_hit += 1
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return -1, {}, spent
-    value = solver.value(count_k)
+    solution = list(solver.response_proto.solution)  # every variable's value, by index: one call, not one each
+    value = solution[count_k.index]
     result: dict[int, Placement] = {}
     for j in component:
         job = jobs[j]
@@ -608,7 +692,7 @@ def _solve_rank(
         if j == k and value == 0:
             result[j] = None
         else:
-            result[j] = (solver.value(starts[j]), value if j == k else values[j], job.preemptible_ok)
+            result[j] = (solution[starts[j].index], value if j == k else values[j], job.preemptible_ok)
     return value, result, spent
 
 
@@ -631,10 +715,18 @@ def _model() -> cp_model_types.CpModel:
     return _MODEL_CLASS()
 
 
-def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity) -> None:
+def _polish(
+    jobs: Sequence[Job | None], placements: list[Placement], cap: Capacity, changes: _Changes, settled: list[int]
+) -> None:
     """Make the placement canonical, in rank order, until nothing moves: the most GPUs each
     job can get beside all other windows, then the earliest start on standard capacity,
-    else the earliest start in the burst reserve. No job ever loses GPUs."""
+    else the earliest start in the burst reserve. No job ever loses GPUs.
+
+    A job is looked at again only when a move since it was last looked at (``settled``: the
+    moves before; -1 for not yet) freed or took an hour of its bounds: its answer reads only
+    those hours, so it would stay where it is. The rank loop's moves count too: a job that got
+    no window there finds none while no window has left its bounds, since the windows placed
+    since (lower ranks) only take capacity."""
     for _ in range(_POLISH_ROUNDS):
         moved = False
         for k, job in enumerate(jobs):
@@ -642,6 +734,8 @@ def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capaci
                 continue
             current = placements[k]
             if current is not None and current[1] == job.count and not _may_move(job, current):
+                continue
+            if settled[k] >= 0 and not changes.since(job.lo, job.hi, settled[k]):
                 continue
             _book(cap, job, current, -1)
             count = 0 if current is None else current[1]
@@ -656,6 +750,10 @@ def _polish(jobs: Sequence[Job | None], placements: list[Placement], cap: Capaci
             if new != current:
                 placements[k] = new
                 moved = True
+                for window in (current, new):
+                    if window is not None:
+                        changes.record(window[0], window[0] + job.duration)
+            settled[k] = changes.count
         if not moved:
             return
 
