@@ -96,10 +96,10 @@ def cycle_demands(
     Order (`demand_priority`): the priority rank frozen at finalize, then unranked decisions by
     id (a decision taken on a request that missed quorum still gets placed, after every ranked one).
     """
-    decisions = decision_list_granted(cycle=cycle).prefetch_related(pool_options_prefetch())
+    granted = decision_list_granted(cycle=cycle).prefetch_related(pool_options_prefetch())
     if pools:
-        decisions = decisions.select_related(None).select_related("request__team")
-    decisions = sorted(decisions, key=lambda d: demand_priority(rank=d.priority_rank, decision=d))
+        granted = granted.select_related(None).select_related("request__team")
+    decisions = sorted(granted, key=lambda d: demand_priority(rank=d.priority_rank, decision=d))
     if pools:
         by_id = {pool.pk: pool for pool in pools.values()}
         for decision in decisions:
